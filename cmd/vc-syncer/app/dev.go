@@ -1,0 +1,141 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/cobra"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	"github.com/vcsyncer/syncer/cmd/vc-syncer/app/options"
+	"github.com/vcsyncer/syncer/test/framework"
+)
+
+func newDevCommand() *cobra.Command {
+	var tenants, nodes int
+	var dir string
+	o := options.NewOptions()
+	o.MetricsBindAddress = "127.0.0.1:8080"
+	o.HealthProbeBindAddress = "127.0.0.1:8081"
+	cmd := &cobra.Command{
+		Use:   "dev",
+		Short: "Run a local super cluster, tenants and the syncer until Ctrl-C",
+		Long: `Start everything on this machine, on loopback ports: a super cluster (etcd, kube-apiserver,
+kube-controller-manager, kube-scheduler and kwok with fake Nodes that run Pods), --tenants
+tenant control planes (etcd, kube-apiserver, kube-controller-manager), register the tenants,
+and run the syncer against them. Kubeconfigs are written to --dir (super.kubeconfig,
+tenant-1.kubeconfig, ...). Ctrl-C stops everything.
+
+The control-plane binaries are built from Go modules on first use (about 10 minutes on 2
+cores) into a cache outside the repository; later starts take seconds. Run it from a clone of
+the repository so it can build them, or build them first with 'make tools'.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if tenants < 1 || nodes < 1 {
+				return fmt.Errorf("--tenants and --nodes must be at least 1")
+			}
+			o.Zap.Development = true
+			ctrl.SetLogger(zap.New(zap.UseFlagOptions(&o.Zap)))
+			return runDev(cmd.Context(), cmd, o, dir, tenants, nodes)
+		},
+	}
+	cmd.Flags().IntVar(&tenants, "tenants", 2, "Number of tenant control planes to start.")
+	cmd.Flags().IntVar(&nodes, "nodes", 3, "Number of fake (kwok) Nodes in the super cluster.")
+	cmd.Flags().StringVar(&dir, "dir", ".dev", "Directory for kubeconfigs and control-plane state (logs, etcd data); recreated on start.")
+	cmd.Flags().IntVar(&o.DownwardWorkers, "downward-workers", o.DownwardWorkers, "Number of downward workers (goroutines).")
+	cmd.Flags().IntVar(&o.UpwardWorkers, "upward-workers", o.UpwardWorkers, "Number of upward workers (goroutines).")
+	cmd.Flags().StringVar(&o.MetricsBindAddress, "metrics-bind-address", o.MetricsBindAddress, "Address that serves /metrics; \"0\" turns it off.")
+	cmd.Flags().StringVar(&o.HealthProbeBindAddress, "health-probe-bind-address", o.HealthProbeBindAddress, "Address that serves /healthz and /readyz; \"0\" turns it off.")
+	return cmd
+}
+
+func runDev(ctx context.Context, cmd *cobra.Command, o *options.Options, dir string, tenants, nodes int) error {
+	out := cmd.OutOrStdout()
+	start := time.Now()
+	progress := func(s string) { fmt.Fprintf(out, "[dev +%5.1fs] %s\n", time.Since(start).Seconds(), s) }
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return err
+	}
+	if err := os.RemoveAll(filepath.Join(dir, "state")); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	progress("checking control-plane binaries (the first run builds them: ~10 min)")
+	tools, err := framework.EnsureTools(ctx, progress)
+	if err != nil {
+		return err
+	}
+	env, err := framework.Start(ctx, framework.SuperOptions{
+		Options: framework.Options{Dir: filepath.Join(dir, "state"), ToolsDir: tools, Progress: progress},
+		Nodes:   nodes,
+	}, tenants)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		progress("stopping control planes")
+		_ = env.Stop()
+		progress("stopped")
+	}()
+
+	superKC := filepath.Join(dir, "super.kubeconfig")
+	if err := os.WriteFile(superKC, env.Super.Kubeconfig, 0o600); err != nil {
+		return err
+	}
+	if err := InstallCRD(ctx, env.Super.RESTConfig); err != nil {
+		return err
+	}
+	c, err := client.New(env.Super.RESTConfig, client.Options{Scheme: Scheme()})
+	if err != nil {
+		return err
+	}
+	var tenantKCs []string
+	for i, t := range env.Tenants {
+		path := filepath.Join(dir, fmt.Sprintf("tenant-%d.kubeconfig", i+1))
+		if err := os.WriteFile(path, t.Kubeconfig, 0o600); err != nil {
+			return err
+		}
+		tenantKCs = append(tenantKCs, path)
+		if err := AddTenant(ctx, c, o.KubeconfigNamespace, t.Name, t.Kubeconfig, 1); err != nil {
+			return err
+		}
+		progress("registered Tenant " + t.Name)
+	}
+	kubectl := filepath.Join(tools, "bin", "kubectl")
+	rel := func(p string) string {
+		if wd, err := os.Getwd(); err == nil {
+			if r, err := filepath.Rel(wd, p); err == nil {
+				return r
+			}
+		}
+		return p
+	}
+	fmt.Fprintf(out, `
+vc-syncer dev is up in %.1fs. Try, in another terminal:
+
+  alias kubectl=%s
+  kubectl --kubeconfig %s get tenants                 # the super cluster's view of the tenants
+  kubectl --kubeconfig %s apply -f examples/guestbook/
+  kubectl --kubeconfig %s get pods -o wide -w          # tenant Pods: Running on vNodes
+  kubectl --kubeconfig %s get pods -A -o wide           # the same Pods in the super cluster
+  kubectl --kubeconfig %s get nodes                    # vNodes named after super Nodes
+
+Metrics: http://%s/metrics  Health: http://%s/readyz  Logs of components: %s
+Press Ctrl-C to stop everything.
+
+`, time.Since(start).Seconds(), kubectl, rel(superKC), rel(tenantKCs[0]), rel(tenantKCs[0]), rel(superKC), rel(tenantKCs[0]),
+		o.MetricsBindAddress, o.HealthProbeBindAddress, filepath.Join(rel(dir), "state"))
+	err = Run(ctx, o, env.Super.RESTConfig)
+	if ctx.Err() != nil {
+		return nil
+	}
+	return err
+}

@@ -1,0 +1,86 @@
+// Package options holds the flags of `vc-syncer run`.
+package options
+
+import (
+	"errors"
+	"flag"
+
+	"github.com/spf13/pflag"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+)
+
+// Options are the settings of `vc-syncer run`.
+type Options struct {
+	// SuperKubeconfig is the kubeconfig of the super cluster. Empty: in-cluster config, then $KUBECONFIG.
+	SuperKubeconfig string
+	// DownwardWorkers is the number of tenant → super workers. Defaults to 20.
+	DownwardWorkers int
+	// UpwardWorkers is the number of super → tenant workers. Defaults to 100.
+	UpwardWorkers int
+	// MetricsBindAddress serves Prometheus metrics. Defaults to ":8080"; "0" disables.
+	MetricsBindAddress string
+	// HealthProbeBindAddress serves /healthz and /readyz. Defaults to ":8081".
+	HealthProbeBindAddress string
+	// LeaderElect turns on leader election so only one replica syncs. Defaults to false.
+	LeaderElect bool
+	// LeaderElectionNamespace holds the leader-election Lease. Defaults to KubeconfigNamespace.
+	LeaderElectionNamespace string
+	// KubeconfigNamespace is the only namespace whose Secrets the syncer reads. Defaults to "vc-syncer-system".
+	KubeconfigNamespace string
+	// InstallCRDs creates or updates the Tenant CRD at start-up. Defaults to true.
+	InstallCRDs bool
+	// Zap are the logging options.
+	Zap zap.Options
+}
+
+// NewOptions returns Options with their defaults.
+func NewOptions() *Options {
+	return &Options{
+		DownwardWorkers:        20,
+		UpwardWorkers:          100,
+		MetricsBindAddress:     ":8080",
+		HealthProbeBindAddress: ":8081",
+		KubeconfigNamespace:    "vc-syncer-system",
+		InstallCRDs:            true,
+	}
+}
+
+// AddFlags binds the options to fs, including the zap logging flags.
+func (o *Options) AddFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&o.SuperKubeconfig, "super-kubeconfig", o.SuperKubeconfig,
+		"Path to the super cluster's kubeconfig. Empty: the in-cluster service account, then $KUBECONFIG.")
+	fs.IntVar(&o.DownwardWorkers, "downward-workers", o.DownwardWorkers,
+		"Number of workers that push tenant specs down to the super cluster (goroutines).")
+	fs.IntVar(&o.UpwardWorkers, "upward-workers", o.UpwardWorkers,
+		"Number of workers that push super-cluster statuses up to tenants (goroutines).")
+	fs.StringVar(&o.MetricsBindAddress, "metrics-bind-address", o.MetricsBindAddress,
+		"Address (host:port) that serves Prometheus metrics at /metrics; \"0\" turns it off.")
+	fs.StringVar(&o.HealthProbeBindAddress, "health-probe-bind-address", o.HealthProbeBindAddress,
+		"Address (host:port) that serves /healthz and /readyz; \"0\" turns it off.")
+	fs.BoolVar(&o.LeaderElect, "leader-elect", o.LeaderElect,
+		"Elect a leader through a Lease so that only one of several replicas syncs at a time.")
+	fs.StringVar(&o.LeaderElectionNamespace, "leader-election-namespace", o.LeaderElectionNamespace,
+		"Namespace of the leader-election Lease. Empty: the --kubeconfig-namespace.")
+	fs.StringVar(&o.KubeconfigNamespace, "kubeconfig-namespace", o.KubeconfigNamespace,
+		"The only super-cluster namespace whose Secrets are read: Tenants' kubeconfig Secrets must live here.")
+	fs.BoolVar(&o.InstallCRDs, "install-crds", o.InstallCRDs,
+		"Create or update the Tenant CustomResourceDefinition at start-up (turn off when a chart manages it).")
+	gofs := flag.NewFlagSet("zap", flag.ContinueOnError)
+	o.Zap.BindFlags(gofs)
+	fs.AddGoFlagSet(gofs)
+}
+
+// Validate returns an error describing the first invalid option.
+func (o *Options) Validate() error {
+	var errs []error
+	if o.DownwardWorkers < 1 {
+		errs = append(errs, errors.New("--downward-workers must be at least 1"))
+	}
+	if o.UpwardWorkers < 1 {
+		errs = append(errs, errors.New("--upward-workers must be at least 1"))
+	}
+	if o.KubeconfigNamespace == "" {
+		errs = append(errs, errors.New("--kubeconfig-namespace must not be empty"))
+	}
+	return errors.Join(errs...)
+}

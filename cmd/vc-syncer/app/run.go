@@ -1,0 +1,199 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/yaml"
+
+	"github.com/vcsyncer/syncer/cmd/vc-syncer/app/options"
+	"github.com/vcsyncer/syncer/config"
+	tenancyv1alpha1 "github.com/vcsyncer/syncer/pkg/apis/tenancy/v1alpha1"
+	"github.com/vcsyncer/syncer/pkg/syncer"
+	"github.com/vcsyncer/syncer/pkg/tenant"
+	"github.com/vcsyncer/syncer/pkg/version"
+)
+
+func newRunCommand() *cobra.Command {
+	o := options.NewOptions()
+	cmd := &cobra.Command{
+		Use:   "run",
+		Short: "Run the syncer against a super cluster",
+		Long: `Run the syncer: watch the Tenant objects of the super cluster, connect to every tenant
+control plane they name, push specs down and statuses up until interrupted.
+
+The super cluster is reached through --super-kubeconfig (or in-cluster credentials). The Tenant
+CRD is installed at start-up unless --install-crds=false. Metrics are served at
+--metrics-bind-address/metrics, health at --health-probe-bind-address/healthz and /readyz.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := o.Validate(); err != nil {
+				return err
+			}
+			ctrl.SetLogger(zap.New(zap.UseFlagOptions(&o.Zap)))
+			cfg, err := superConfig(o.SuperKubeconfig)
+			if err != nil {
+				return err
+			}
+			return Run(cmd.Context(), o, cfg)
+		},
+	}
+	o.AddFlags(cmd.Flags())
+	return cmd
+}
+
+// superConfig loads the super cluster's rest.Config from path, or from in-cluster credentials
+// and $KUBECONFIG when path is empty.
+func superConfig(path string) (*rest.Config, error) {
+	var cfg *rest.Config
+	var err error
+	if path != "" {
+		cfg, err = clientcmd.BuildConfigFromFlags("", path)
+	} else {
+		cfg, err = ctrl.GetConfig()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("failed to load super cluster kubeconfig: %w", err)
+	}
+	return cfg, nil
+}
+
+// Scheme returns the scheme of the super-cluster manager: client-go kinds and Tenant.
+func Scheme() *runtime.Scheme {
+	s := runtime.NewScheme()
+	_ = clientgoscheme.AddToScheme(s)
+	_ = tenancyv1alpha1.AddToScheme(s)
+	return s
+}
+
+// Run runs the syncer against the super cluster reached through cfg until ctx is done.
+func Run(ctx context.Context, o *options.Options, cfg *rest.Config) error {
+	log := ctrl.Log.WithName("vc-syncer")
+	ctx = ctrl.LoggerInto(ctx, log)
+	log.Info("Starting", "version", version.String())
+	log.V(1).Info("Flags", "options", fmt.Sprintf("%+v", *o))
+	cfg = rest.CopyConfig(cfg)
+	cfg.UserAgent = "vc-syncer"
+	cfg.QPS, cfg.Burst = 300, 600
+
+	if o.InstallCRDs {
+		if err := InstallCRD(ctx, cfg); err != nil {
+			return err
+		}
+	}
+	superCS, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	if err := ensureNamespace(ctx, superCS, o.KubeconfigNamespace); err != nil {
+		return err
+	}
+	leNS := o.LeaderElectionNamespace
+	if leNS == "" {
+		leNS = o.KubeconfigNamespace
+	}
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:                  Scheme(),
+		Metrics:                 metricsserver.Options{BindAddress: o.MetricsBindAddress},
+		HealthProbeBindAddress:  o.HealthProbeBindAddress,
+		LeaderElection:          o.LeaderElect,
+		LeaderElectionID:        "vc-syncer.tenancy.vcsyncer.io",
+		LeaderElectionNamespace: leNS,
+		Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{
+			&corev1.Secret{}: {Namespaces: map[string]cache.Config{o.KubeconfigNamespace: {}}},
+		}},
+	})
+	if err != nil {
+		return fmt.Errorf("failed to create manager: %w", err)
+	}
+	s, err := syncer.New(syncer.Options{Super: superCS, DownwardWorkers: o.DownwardWorkers, UpwardWorkers: o.UpwardWorkers})
+	if err != nil {
+		return err
+	}
+	registry := tenant.NewRegistry(ctx, s)
+	s.SetRegistry(registry)
+	if err := (&tenant.Reconciler{
+		Client:              mgr.GetClient(),
+		Registry:            registry,
+		KubeconfigNamespace: o.KubeconfigNamespace,
+		Recorder:            mgr.GetEventRecorderFor("vc-syncer"),
+	}).SetupWithManager(mgr); err != nil {
+		return err
+	}
+	if err := mgr.Add(s); err != nil {
+		return err
+	}
+	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
+		return err
+	}
+	if err := mgr.AddReadyzCheck("ping", healthz.Ping); err != nil {
+		return err
+	}
+	return mgr.Start(ctx)
+}
+
+func ensureNamespace(ctx context.Context, cs kubernetes.Interface, ns string) error {
+	_, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
+	if err != nil && !apierrors.IsAlreadyExists(err) && !apierrors.IsForbidden(err) {
+		return fmt.Errorf("failed to create namespace %s: %w", ns, err)
+	}
+	return nil
+}
+
+// InstallCRD creates or updates the Tenant CRD and waits (up to 30 s) until it is Established.
+func InstallCRD(ctx context.Context, cfg *rest.Config) error {
+	crd := &apiextensionsv1.CustomResourceDefinition{}
+	if err := yaml.UnmarshalStrict(config.TenantCRD, crd); err != nil {
+		return fmt.Errorf("embedded Tenant CRD is invalid: %w", err)
+	}
+	cs, err := apiextensionsclient.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	crds := cs.ApiextensionsV1().CustomResourceDefinitions()
+	existing, err := crds.Get(ctx, crd.Name, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		if _, err := crds.Create(ctx, crd, metav1.CreateOptions{}); err != nil {
+			return fmt.Errorf("failed to create Tenant CRD: %w", err)
+		}
+	case err != nil:
+		return fmt.Errorf("failed to read Tenant CRD: %w", err)
+	default:
+		crd.ResourceVersion = existing.ResourceVersion
+		if _, err := crds.Update(ctx, crd, metav1.UpdateOptions{}); err != nil {
+			return fmt.Errorf("failed to update Tenant CRD: %w", err)
+		}
+	}
+	return wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		c, err := crds.Get(ctx, crd.Name, metav1.GetOptions{})
+		if err != nil {
+			return false, nil
+		}
+		for _, cond := range c.Status.Conditions {
+			if cond.Type == apiextensionsv1.Established && cond.Status == apiextensionsv1.ConditionTrue {
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+}

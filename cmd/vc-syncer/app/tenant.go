@@ -1,0 +1,224 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	tenancyv1alpha1 "github.com/vcsyncer/syncer/pkg/apis/tenancy/v1alpha1"
+	"github.com/vcsyncer/syncer/pkg/tenant"
+)
+
+type tenantFlags struct {
+	superKubeconfig string
+	namespace       string
+}
+
+func newTenantCommand() *cobra.Command {
+	f := &tenantFlags{namespace: "vc-syncer-system"}
+	cmd := &cobra.Command{
+		Use:   "tenant",
+		Short: "Register, list and remove tenants in the super cluster",
+		Long: `Manage Tenant objects (tenancy.vcsyncer.io/v1alpha1) and their kubeconfig Secrets in the
+super cluster. A running syncer picks changes up without a restart.`,
+	}
+	cmd.PersistentFlags().StringVar(&f.superKubeconfig, "super-kubeconfig", "",
+		"Path to the super cluster's kubeconfig. Empty: $KUBECONFIG or ~/.kube/config.")
+	cmd.PersistentFlags().StringVar(&f.namespace, "kubeconfig-namespace", f.namespace,
+		"Super-cluster namespace of the kubeconfig Secrets (must match the syncer's --kubeconfig-namespace).")
+	cmd.AddCommand(newTenantAddCommand(f), newTenantListCommand(f), newTenantRemoveCommand(f))
+	return cmd
+}
+
+func (f *tenantFlags) client() (client.Client, error) {
+	cfg, err := superConfig(f.superKubeconfig)
+	if err != nil {
+		return nil, err
+	}
+	return client.New(cfg, client.Options{Scheme: Scheme()})
+}
+
+func newTenantAddCommand(f *tenantFlags) *cobra.Command {
+	var kubeconfig string
+	var weight int32
+	cmd := &cobra.Command{
+		Use:   "add NAME --kubeconfig FILE [--weight N]",
+		Short: "Register a tenant: store its kubeconfig in a Secret and create its Tenant",
+		Long: `Register a tenant control plane. The kubeconfig FILE is flattened (certificate files are
+embedded) and stored in Secret <kubeconfig-namespace>/<NAME>-kubeconfig, key "kubeconfig";
+then Tenant NAME is created (or updated) to point at it. NAME must be a DNS label of at most
+40 characters: it prefixes the tenant's namespaces in the super cluster.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if kubeconfig == "" {
+				return fmt.Errorf("--kubeconfig is required")
+			}
+			c, err := f.client()
+			if err != nil {
+				return err
+			}
+			data, err := flattenKubeconfig(kubeconfig)
+			if err != nil {
+				return err
+			}
+			if err := AddTenant(cmd.Context(), c, f.namespace, args[0], data, weight); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "tenant %s registered (Secret %s/%s-kubeconfig)\n", args[0], f.namespace, args[0])
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&kubeconfig, "kubeconfig", "", "Path to the tenant apiserver's kubeconfig (required).")
+	cmd.Flags().Int32Var(&weight, "weight", 1, "Fair-queue weight: the tenant's share of workers relative to other tenants (1-1000).")
+	return cmd
+}
+
+// flattenKubeconfig reads a kubeconfig file, keeps its current context only and embeds the
+// files it references, so the result works from inside the super cluster.
+func flattenKubeconfig(path string) ([]byte, error) {
+	raw, err := clientcmd.LoadFromFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("failed to read kubeconfig %s: %w", path, err)
+	}
+	if err := clientcmd.ResolveLocalPaths(raw); err != nil {
+		return nil, err
+	}
+	if err := clientcmdapiMinifyFlatten(raw); err != nil {
+		return nil, fmt.Errorf("kubeconfig %s: %w", path, err)
+	}
+	data, err := clientcmd.Write(*raw)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := tenant.ParseKubeconfig(data); err != nil {
+		return nil, fmt.Errorf("kubeconfig %s: %w", path, err)
+	}
+	return data, nil
+}
+
+// AddTenant creates or updates the kubeconfig Secret and the Tenant named name.
+func AddTenant(ctx context.Context, c client.Client, namespace, name string, kubeconfig []byte, weight int32) error {
+	if errs := validation.IsDNS1123Label(name); len(errs) > 0 || len(name) > 40 {
+		return fmt.Errorf("invalid tenant name %q: must be a DNS label of at most 40 characters", name)
+	}
+	if weight < 1 || weight > 1000 {
+		return fmt.Errorf("--weight must be between 1 and 1000, got %d", weight)
+	}
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}
+	if err := c.Create(ctx, ns); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("failed to create namespace %s: %w", namespace, err)
+	}
+	sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name + "-kubeconfig"}}
+	sec.Data = map[string][]byte{"kubeconfig": kubeconfig}
+	if err := c.Create(ctx, sec); apierrors.IsAlreadyExists(err) {
+		existing := &corev1.Secret{}
+		if err := c.Get(ctx, client.ObjectKeyFromObject(sec), existing); err != nil {
+			return err
+		}
+		existing.Data = sec.Data
+		if err := c.Update(ctx, existing); err != nil {
+			return fmt.Errorf("failed to update Secret: %w", err)
+		}
+	} else if err != nil {
+		return fmt.Errorf("failed to create Secret: %w", err)
+	}
+	t := &tenancyv1alpha1.Tenant{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	t.Spec = tenancyv1alpha1.TenantSpec{
+		KubeconfigSecretRef: tenancyv1alpha1.SecretKeyRef{Namespace: namespace, Name: sec.Name, Key: "kubeconfig"},
+		Weight:              weight,
+	}
+	if err := c.Create(ctx, t); apierrors.IsAlreadyExists(err) {
+		existing := &tenancyv1alpha1.Tenant{}
+		if err := c.Get(ctx, client.ObjectKeyFromObject(t), existing); err != nil {
+			return err
+		}
+		existing.Spec = t.Spec
+		return c.Update(ctx, existing)
+	} else if err != nil {
+		return fmt.Errorf("failed to create Tenant: %w", err)
+	}
+	return nil
+}
+
+func newTenantListCommand(f *tenantFlags) *cobra.Command {
+	return &cobra.Command{
+		Use:   "list",
+		Short: "List tenants with weight, phase and conditions",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, err := f.client()
+			if err != nil {
+				return err
+			}
+			var list tenancyv1alpha1.TenantList
+			if err := c.List(cmd.Context(), &list); err != nil {
+				return fmt.Errorf("failed to list Tenants (is the CRD installed? `vc-syncer run` installs it): %w", err)
+			}
+			w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
+			fmt.Fprintln(w, "NAME\tWEIGHT\tPAUSED\tPHASE\tCONNECTED\tSYNCED\tMESSAGE")
+			for _, t := range list.Items {
+				cond := func(typ string) string {
+					if c := meta.FindStatusCondition(t.Status.Conditions, typ); c != nil {
+						return string(c.Status)
+					}
+					return "Unknown"
+				}
+				msg := ""
+				for _, typ := range []string{tenancyv1alpha1.ConditionKubeconfigValid, tenancyv1alpha1.ConditionConnected} {
+					if c := meta.FindStatusCondition(t.Status.Conditions, typ); c != nil && c.Status != metav1.ConditionTrue && msg == "" {
+						msg = c.Reason + ": " + c.Message
+					}
+				}
+				fmt.Fprintf(w, "%s\t%d\t%t\t%s\t%s\t%s\t%s\n", t.Name, t.EffectiveWeight(), t.Spec.Paused, t.Status.Phase,
+					cond(tenancyv1alpha1.ConditionConnected), cond(tenancyv1alpha1.ConditionSynced), msg)
+			}
+			return w.Flush()
+		},
+	}
+}
+
+func newTenantRemoveCommand(f *tenantFlags) *cobra.Command {
+	var keepSecret bool
+	cmd := &cobra.Command{
+		Use:   "remove NAME",
+		Short: "Remove a tenant; the syncer deletes its super-cluster namespaces",
+		Long: `Delete Tenant NAME. The running syncer stops syncing it and deletes every super-cluster
+namespace it created for the tenant (with everything in them) before the Tenant disappears.
+Objects inside the tenant control plane itself are not touched.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := f.client()
+			if err != nil {
+				return err
+			}
+			t := &tenancyv1alpha1.Tenant{}
+			if err := c.Get(cmd.Context(), client.ObjectKey{Name: args[0]}, t); err != nil {
+				return err
+			}
+			if err := c.Delete(cmd.Context(), t); err != nil {
+				return err
+			}
+			if !keepSecret {
+				ref := t.Spec.KubeconfigSecretRef
+				sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ref.Namespace, Name: ref.Name}}
+				if err := c.Delete(cmd.Context(), sec); client.IgnoreNotFound(err) != nil {
+					fmt.Fprintf(os.Stderr, "warning: could not delete Secret %s/%s: %v\n", ref.Namespace, ref.Name, err)
+				}
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "tenant %s deleted; the syncer is removing its super-cluster namespaces\n", args[0])
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&keepSecret, "keep-secret", false, "Keep the tenant's kubeconfig Secret.")
+	return cmd
+}

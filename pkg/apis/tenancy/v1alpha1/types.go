@@ -1,0 +1,120 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// SecretKeyRef names one key of a Secret in the super cluster.
+type SecretKeyRef struct {
+	// Namespace of the Secret. The syncer only reads Secrets in the namespace given by its
+	// --kubeconfig-namespace flag (defaults to vc-syncer-system).
+	Namespace string `json:"namespace"`
+	// Name of the Secret.
+	Name string `json:"name"`
+	// Key in the Secret's data that holds the kubeconfig. Defaults to "kubeconfig".
+	// +optional
+	Key string `json:"key,omitempty"`
+}
+
+// TenantSpec is the desired state of a Tenant.
+type TenantSpec struct {
+	// KubeconfigSecretRef names the Secret key holding a self-contained kubeconfig (embedded
+	// certificates or tokens, no file paths) for the tenant's kube-apiserver.
+	KubeconfigSecretRef SecretKeyRef `json:"kubeconfigSecretRef"`
+	// Weight is the tenant's share of the syncer's workers relative to other tenants when
+	// queues are saturated. Defaults to 1; between 1 and 1000.
+	// +optional
+	Weight int32 `json:"weight,omitempty"`
+	// Paused stops syncing this tenant (its informers are stopped) while keeping its objects
+	// in the super cluster.
+	// +optional
+	Paused bool `json:"paused,omitempty"`
+}
+
+// TenantPhase is a one-word summary of a Tenant's state.
+type TenantPhase string
+
+// Tenant phases.
+const (
+	// TenantPending: the kubeconfig Secret is missing or invalid.
+	TenantPending TenantPhase = "Pending"
+	// TenantConnecting: the kubeconfig is valid; the syncer is reaching the tenant apiserver
+	// or filling its caches.
+	TenantConnecting TenantPhase = "Connecting"
+	// TenantRunning: caches have synced and the tenant is being synced.
+	TenantRunning TenantPhase = "Running"
+	// TenantUnreachable: the tenant apiserver cannot be reached.
+	TenantUnreachable TenantPhase = "Unreachable"
+	// TenantPaused: spec.paused is true.
+	TenantPaused TenantPhase = "Paused"
+	// TenantTerminating: the Tenant is being deleted and its super-cluster objects cleaned up.
+	TenantTerminating TenantPhase = "Terminating"
+)
+
+// Condition types of a Tenant.
+const (
+	// ConditionKubeconfigValid is True when the referenced Secret exists and holds a usable kubeconfig.
+	ConditionKubeconfigValid = "KubeconfigValid"
+	// ConditionConnected is True when the tenant apiserver answered the last health check.
+	ConditionConnected = "Connected"
+	// ConditionSynced is True when the syncer's informer caches for the tenant have synced
+	// and its events are being processed.
+	ConditionSynced = "Synced"
+)
+
+// TenantStatus is the observed state of a Tenant.
+type TenantStatus struct {
+	// ObservedGeneration is the metadata.generation the status was computed for.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// Phase summarises the conditions.
+	// +optional
+	Phase TenantPhase `json:"phase,omitempty"`
+	// Conditions: KubeconfigValid, Connected, Synced.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+	// SuperNamespacePrefix is the prefix of every super-cluster namespace holding this
+	// tenant's objects: "<tenant>-<6 hex of sha256(tenant UID)>-".
+	// +optional
+	SuperNamespacePrefix string `json:"superNamespacePrefix,omitempty"`
+}
+
+// Tenant registers one tenant control plane with the syncer.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:resource:scope=Cluster
+// +kubebuilder:subresource:status
+type Tenant struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   TenantSpec   `json:"spec,omitempty"`
+	Status TenantStatus `json:"status,omitempty"`
+}
+
+// TenantList is a list of Tenants.
+//
+// +kubebuilder:object:root=true
+type TenantList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []Tenant `json:"items"`
+}
+
+// EffectiveWeight returns spec.weight, or 1 when unset or below 1.
+func (t *Tenant) EffectiveWeight() int32 {
+	if t.Spec.Weight < 1 {
+		return 1
+	}
+	return t.Spec.Weight
+}
+
+// KubeconfigKey returns spec.kubeconfigSecretRef.key, or "kubeconfig" when unset.
+func (r SecretKeyRef) KubeconfigKey() string {
+	if r.Key == "" {
+		return "kubeconfig"
+	}
+	return r.Key
+}

@@ -1,0 +1,17 @@
+// Package resources defines the Resource interface every synced kind implements, the request
+// type both pipelines carry, and the environment (super-cluster clients and caches) that
+// reconcilers read.
+//
+// # Usage
+//
+// Each kind lives in pkg/resources/<kind> with the same files: resource.go (informers and
+// event mapping), downward.go (tenant → super) and, where the kind has one, upward.go
+// (super → tenant). The syncer (pkg/syncer) builds one Env, registers every Resource's
+// informers and dispatches requests from its two queues to Downward and Upward.
+//
+// # Implementation details
+//
+// Reconcilers are level-triggered: they read the tenant cache, the super cache, compute the
+// desired object and write only on a real difference. They never parse super names to find
+// the tenant object; requests carry the tenant namespace and name.
+package resources

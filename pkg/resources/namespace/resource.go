@@ -1,0 +1,92 @@
+// Package namespace syncs tenant Namespaces to their mapped super namespaces.
+//
+// A tenant namespace "ns" of tenant T maps to conversion.SuperNamespace(T, uid, ns). The super
+// namespace is created on demand (by this reconciler or by the first namespaced object synced
+// into it) and deleted when the tenant namespace is gone or terminating; deleting it deletes
+// every super object of that tenant namespace.
+package namespace
+
+import (
+	"context"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/vcsyncer/syncer/pkg/conversion"
+	"github.com/vcsyncer/syncer/pkg/resources"
+	"github.com/vcsyncer/syncer/pkg/syncer/downward"
+	"github.com/vcsyncer/syncer/pkg/tenant"
+)
+
+// Resource syncs Namespaces.
+type Resource struct{}
+
+var _ resources.Resource = Resource{}
+
+// Kind implements resources.Resource.
+func (Resource) Kind() resources.Kind { return resources.KindNamespace }
+
+// TenantInformer implements resources.Resource.
+func (Resource) TenantInformer(c *tenant.Cluster) cache.SharedIndexInformer {
+	return c.Informers.Core().V1().Namespaces().Informer()
+}
+
+// SuperInformer implements resources.Resource.
+func (Resource) SuperInformer(env *resources.Env) cache.SharedIndexInformer {
+	return env.SuperInformers.Core().V1().Namespaces().Informer()
+}
+
+// Upward implements resources.Resource; Namespaces have no upward path.
+func (Resource) Upward(context.Context, *resources.Env, *tenant.Cluster, string, string) error {
+	return nil
+}
+
+// Downward implements resources.Resource. name is the tenant namespace.
+func (Resource) Downward(ctx context.Context, env *resources.Env, c *tenant.Cluster, _, name string) error {
+	superNS := resources.SuperNamespace(c, name)
+	tns, err := c.Informers.Core().V1().Namespaces().Lister().Get(name)
+	if err != nil && !apierrors.IsNotFound(err) {
+		return err
+	}
+	tFound := err == nil
+	sns, err := env.SuperInformers.Core().V1().Namespaces().Lister().Get(superNS)
+	if err != nil && !apierrors.IsNotFound(err) {
+		return err
+	}
+	sFound := err == nil
+	if sFound && !conversion.OwnedByTenant(sns, c.UID) {
+		return resources.ErrNotOwned
+	}
+	if !tFound || !tns.DeletionTimestamp.IsZero() {
+		if !sFound || !sns.DeletionTimestamp.IsZero() {
+			return nil
+		}
+		return downward.DeleteSuper(ctx, env.Super.CoreV1().Namespaces(), sns)
+	}
+	if !sFound {
+		_, err := resources.EnsureSuperNamespace(ctx, env, c, name)
+		return err
+	}
+	if !sns.DeletionTimestamp.IsZero() {
+		return nil // being deleted (e.g. by hand); recreated once gone
+	}
+	if o, _ := conversion.OwnerOf(sns); o.UID != string(tns.UID) {
+		// The tenant namespace was recreated: the old super namespace goes first.
+		return downward.DeleteSuper(ctx, env.Super.CoreV1().Namespaces(), sns)
+	}
+	want := resources.DesiredNamespace(c, tns)
+	want.Annotations = resources.MergeAnnotations(sns.Annotations, want.Annotations)
+	// The super apiserver owns this label (set to the super name).
+	if v, ok := sns.Labels[corev1.LabelMetadataName]; ok {
+		want.Labels[corev1.LabelMetadataName] = v
+	}
+	if resources.MetaEqual(want, sns) {
+		return nil
+	}
+	u := sns.DeepCopy()
+	u.Labels, u.Annotations = want.Labels, want.Annotations
+	_, err = env.Super.CoreV1().Namespaces().Update(ctx, u, metav1.UpdateOptions{FieldManager: downward.FieldManager})
+	return err
+}

@@ -1,0 +1,159 @@
+package pod
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/vcsyncer/syncer/pkg/conversion"
+	"github.com/vcsyncer/syncer/pkg/resources"
+	"github.com/vcsyncer/syncer/pkg/syncer/downward"
+	"github.com/vcsyncer/syncer/pkg/tenant"
+)
+
+// ReasonSuperPodLost is the status reason of a tenant Pod whose bound super Pod disappeared.
+const ReasonSuperPodLost = "SuperPodLost"
+
+func reconcileDownward(ctx context.Context, env *resources.Env, c *tenant.Cluster, ns, name string) error {
+	superNS := resources.SuperNamespace(c, ns)
+	t, err := c.Informers.Core().V1().Pods().Lister().Pods(ns).Get(name)
+	if err != nil && !apierrors.IsNotFound(err) {
+		return err
+	}
+	tFound := err == nil
+	s, err := env.SuperInformers.Core().V1().Pods().Lister().Pods(superNS).Get(name)
+	if err != nil && !apierrors.IsNotFound(err) {
+		return err
+	}
+	sFound := err == nil
+	superPods := env.Super.CoreV1().Pods(superNS)
+
+	if sFound {
+		o, owned := conversion.OwnerOf(s)
+		if !owned || o.TenantUID != c.UID {
+			if tFound {
+				c.Recorder.Eventf(t, corev1.EventTypeWarning, "SyncConflict",
+					"Pod %s/%s exists in the super cluster and is not owned by this tenant; not syncing", superNS, name)
+			}
+			return fmt.Errorf("Pod %s/%s: %w", superNS, name, resources.ErrNotOwned)
+		}
+		if tFound && o.UID != string(t.UID) {
+			// The tenant Pod was recreated under the same name: the super Pod is stale.
+			if err := downward.DeleteSuper(ctx, superPods, s); err != nil {
+				return err
+			}
+			return fmt.Errorf("Pod %s/%s: deleted the stale super Pod of a recreated tenant Pod, will recreate", superNS, name)
+		}
+	}
+
+	switch {
+	case !tFound:
+		if sFound && s.DeletionTimestamp.IsZero() {
+			return downward.DeleteSuper(ctx, superPods, s)
+		}
+		return nil
+
+	case !t.DeletionTimestamp.IsZero():
+		if sFound {
+			if s.DeletionTimestamp.IsZero() {
+				uid := s.UID
+				return client404(superPods.Delete(ctx, name, metav1.DeleteOptions{
+					GracePeriodSeconds: t.DeletionGracePeriodSeconds,
+					Preconditions:      &metav1.Preconditions{UID: &uid},
+				}))
+			}
+			return nil // the super Pod's deletion event brings us back
+		}
+		// The super Pod is gone: finish the tenant Pod's graceful deletion, as a kubelet would.
+		zero := int64(0)
+		uid := t.UID
+		return client404(c.Client.CoreV1().Pods(ns).Delete(ctx, name, metav1.DeleteOptions{
+			GracePeriodSeconds: &zero, Preconditions: &metav1.Preconditions{UID: &uid},
+		}))
+
+	case !sFound:
+		if wasRunInSuper(t) {
+			return markLost(ctx, c, t)
+		}
+		if _, err := resources.EnsureSuperNamespace(ctx, env, c, ns); err != nil {
+			return err
+		}
+		if t.Spec.NodeName != "" {
+			c.Recorder.Eventf(t, corev1.EventTypeNormal, "NodeNameIgnored",
+				"spec.nodeName %q is ignored: the super cluster's scheduler places the Pod", t.Spec.NodeName)
+		}
+		want := Desired(c, t, superNS, nil)
+		if _, err := superPods.Create(ctx, want, metav1.CreateOptions{FieldManager: downward.FieldManager}); err != nil {
+			if apierrors.IsAlreadyExists(err) {
+				return err
+			}
+			return downward.Report(c, t, resources.KindPod, "create", err)
+		}
+		return nil
+
+	default:
+		want := Desired(c, t, superNS, s.Annotations)
+		if !NeedsUpdate(want, s) {
+			return nil
+		}
+		if _, err := superPods.Update(ctx, ApplyUpdate(want, s), metav1.UpdateOptions{FieldManager: downward.FieldManager}); err != nil {
+			return downward.Report(c, t, resources.KindPod, "update", err)
+		}
+		return nil
+	}
+}
+
+// wasRunInSuper reports whether the tenant Pod was bound by the syncer (a PodScheduled
+// condition or a host IP, which only binding and the upward status copy set), as opposed to
+// a Pod created with spec.nodeName preset.
+func wasRunInSuper(t *corev1.Pod) bool {
+	if t.Spec.NodeName == "" {
+		return false
+	}
+	if t.Status.HostIP != "" {
+		return true
+	}
+	for _, cond := range t.Status.Conditions {
+		if cond.Type == corev1.PodScheduled && cond.Status == corev1.ConditionTrue {
+			return true
+		}
+	}
+	return false
+}
+
+// markLost sets a bound tenant Pod whose super Pod disappeared to phase Failed, so that its
+// controller replaces it instead of it staying Running forever.
+func markLost(ctx context.Context, c *tenant.Cluster, t *corev1.Pod) error {
+	if t.Status.Phase == corev1.PodSucceeded || t.Status.Phase == corev1.PodFailed {
+		return nil
+	}
+	if tns, err := c.Informers.Core().V1().Namespaces().Lister().Get(t.Namespace); err == nil && !tns.DeletionTimestamp.IsZero() {
+		return nil // the namespace is going away; its Pods are deleted anyway
+	}
+	u := t.DeepCopy()
+	u.Status.Phase = corev1.PodFailed
+	u.Status.Reason = ReasonSuperPodLost
+	u.Status.Message = "the Pod's super-cluster copy was deleted outside the syncer"
+	for i := range u.Status.Conditions {
+		if u.Status.Conditions[i].Type == corev1.PodReady || u.Status.Conditions[i].Type == corev1.ContainersReady {
+			u.Status.Conditions[i].Status = corev1.ConditionFalse
+			u.Status.Conditions[i].Reason = ReasonSuperPodLost
+			u.Status.Conditions[i].LastTransitionTime = metav1.Now()
+		}
+	}
+	if _, err := c.Client.CoreV1().Pods(t.Namespace).UpdateStatus(ctx, u, metav1.UpdateOptions{FieldManager: downward.FieldManager}); err != nil {
+		return fmt.Errorf("failed to mark tenant Pod %s/%s lost: %w", t.Namespace, t.Name, err)
+	}
+	c.Recorder.Event(t, corev1.EventTypeWarning, ReasonSuperPodLost, u.Status.Message)
+	return nil
+}
+
+func client404(err error) error {
+	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
+		return nil
+	}
+	return err
+}

@@ -1,0 +1,65 @@
+// Package pod syncs Pods: specs downward (tenant → super), node binding and status upward.
+//
+// # Downward
+//
+// The super Pod is the tenant Pod's spec in the mapped namespace, with what belongs to the
+// tenant cluster removed (see Desired): spec.nodeName (the super scheduler places Pods),
+// spec.priority and preemptionPolicy (recomputed by the super cluster's admission),
+// priorityClassName other than the built-in system classes, and the tenant's projected
+// service-account token volume (a super-cluster token must never reach a tenant Pod;
+// automountServiceAccountToken is set to false). Pods are mostly immutable: only labels,
+// annotations and container images are updated in place.
+//
+// # Upward
+//
+// When the super Pod is bound, the tenant Pod is bound (pods/binding) to a virtual Node named
+// after the super Node, created in the tenant first (see vnode.go). The super Pod's status is
+// then copied into the tenant Pod.
+//
+// # Deletion and loss
+//
+// Deleting a tenant Pod deletes the super Pod with the same grace period; once the super Pod
+// is gone, the tenant Pod is removed with grace period 0 (the syncer plays the kubelet's part).
+// If a bound super Pod disappears while its tenant Pod is not being deleted, the tenant Pod is
+// set to phase Failed with reason SuperPodLost, like a Pod whose node was lost; its controller
+// (ReplicaSet, Job, ...) replaces it. An unbound tenant Pod whose super Pod disappears gets a
+// new super Pod.
+package pod
+
+import (
+	"context"
+
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/vcsyncer/syncer/pkg/resources"
+	"github.com/vcsyncer/syncer/pkg/tenant"
+)
+
+// Resource syncs Pods.
+type Resource struct{}
+
+var _ resources.Resource = Resource{}
+
+// Kind implements resources.Resource.
+func (Resource) Kind() resources.Kind { return resources.KindPod }
+
+// TenantInformer implements resources.Resource.
+func (Resource) TenantInformer(c *tenant.Cluster) cache.SharedIndexInformer {
+	c.Informers.Core().V1().Nodes().Informer() // vNodes are looked up in the tenant cache
+	return c.Informers.Core().V1().Pods().Informer()
+}
+
+// SuperInformer implements resources.Resource.
+func (Resource) SuperInformer(env *resources.Env) cache.SharedIndexInformer {
+	return env.SuperInformers.Core().V1().Pods().Informer()
+}
+
+// Downward implements resources.Resource.
+func (Resource) Downward(ctx context.Context, env *resources.Env, c *tenant.Cluster, ns, name string) error {
+	return reconcileDownward(ctx, env, c, ns, name)
+}
+
+// Upward implements resources.Resource.
+func (Resource) Upward(ctx context.Context, env *resources.Env, c *tenant.Cluster, ns, name string) error {
+	return reconcileUpward(ctx, env, c, ns, name)
+}

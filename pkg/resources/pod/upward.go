@@ -1,0 +1,84 @@
+package pod
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/vcsyncer/syncer/pkg/conversion"
+	"github.com/vcsyncer/syncer/pkg/resources"
+	"github.com/vcsyncer/syncer/pkg/syncer/downward"
+	"github.com/vcsyncer/syncer/pkg/tenant"
+)
+
+func reconcileUpward(ctx context.Context, env *resources.Env, c *tenant.Cluster, ns, name string) error {
+	t, err := c.Informers.Core().V1().Pods().Lister().Pods(ns).Get(name)
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	s, err := env.SuperInformers.Core().V1().Pods().Lister().Pods(resources.SuperNamespace(c, ns)).Get(name)
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if o, ok := conversion.OwnerOf(s); !ok || o.TenantUID != c.UID || o.UID != string(t.UID) {
+		return nil
+	}
+	if !t.DeletionTimestamp.IsZero() {
+		return nil
+	}
+	if s.Spec.NodeName != "" && t.Spec.NodeName == "" {
+		if err := EnsureVNode(ctx, env, c, s.Spec.NodeName); err != nil {
+			return err
+		}
+		err := c.Client.CoreV1().Pods(ns).Bind(ctx, &corev1.Binding{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, UID: t.UID},
+			Target:     corev1.ObjectReference{Kind: "Node", Name: s.Spec.NodeName},
+		}, metav1.CreateOptions{FieldManager: downward.FieldManager})
+		if err != nil {
+			return fmt.Errorf("failed to bind tenant Pod %s/%s to vNode %s: %w", ns, name, s.Spec.NodeName, err)
+		}
+		// Read the bound Pod back so the status update below does not conflict.
+		if t, err = c.Client.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{}); err != nil {
+			return err
+		}
+	}
+	want := DesiredStatus(t, s)
+	if equality.Semantic.DeepEqual(want, &t.Status) {
+		return nil
+	}
+	u := t.DeepCopy()
+	u.Status = *want
+	if _, err := c.Client.CoreV1().Pods(ns).UpdateStatus(ctx, u, metav1.UpdateOptions{FieldManager: downward.FieldManager}); err != nil {
+		return fmt.Errorf("failed to update tenant Pod %s/%s status: %w", ns, name, err)
+	}
+	return nil
+}
+
+// DesiredStatus returns the tenant Pod status for tenant Pod t given its super Pod s: the
+// super status, except fields that describe the tenant object itself (QoS class, observed
+// generations).
+func DesiredStatus(t, s *corev1.Pod) *corev1.PodStatus {
+	want := s.Status.DeepCopy()
+	want.QOSClass = t.Status.QOSClass
+	want.ObservedGeneration = t.Status.ObservedGeneration
+	want.NominatedNodeName = ""
+	for i := range want.Conditions {
+		want.Conditions[i].ObservedGeneration = 0
+		for _, tc := range t.Status.Conditions {
+			if tc.Type == want.Conditions[i].Type {
+				want.Conditions[i].ObservedGeneration = tc.ObservedGeneration
+			}
+		}
+	}
+	return want
+}

@@ -1,0 +1,75 @@
+package pod
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/vcsyncer/syncer/pkg/resources"
+	"github.com/vcsyncer/syncer/pkg/syncer/downward"
+	"github.com/vcsyncer/syncer/pkg/tenant"
+)
+
+// LabelVNode marks the virtual Nodes the syncer creates in a tenant.
+const LabelVNode = "tenancy.vcsyncer.io/vnode"
+
+// EnsureVNode makes sure the tenant has a virtual Node named after super Node nodeName, with
+// the super Node's labels, addresses, capacity and a Ready condition. It is a minimal vNode:
+// heartbeats, Leases and garbage collection come with the virtual-node manager.
+func EnsureVNode(ctx context.Context, env *resources.Env, c *tenant.Cluster, nodeName string) error {
+	if _, err := c.Informers.Core().V1().Nodes().Lister().Get(nodeName); err == nil {
+		return nil
+	}
+	var super *corev1.Node
+	if sn, err := env.SuperNodes.Core().V1().Nodes().Lister().Get(nodeName); err == nil {
+		super = sn
+	}
+	n := DesiredVNode(nodeName, super)
+	created, err := c.Client.CoreV1().Nodes().Create(ctx, n, metav1.CreateOptions{FieldManager: downward.FieldManager})
+	if apierrors.IsAlreadyExists(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("failed to create vNode %s in tenant: %w", nodeName, err)
+	}
+	created.Status = n.Status
+	if _, err := c.Client.CoreV1().Nodes().UpdateStatus(ctx, created, metav1.UpdateOptions{FieldManager: downward.FieldManager}); err != nil {
+		return fmt.Errorf("failed to set vNode %s status: %w", nodeName, err)
+	}
+	return nil
+}
+
+// DesiredVNode returns the tenant vNode for super Node super (nil when the super Node is not
+// cached: a bare Ready Node is returned).
+func DesiredVNode(nodeName string, super *corev1.Node) *corev1.Node {
+	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{
+		Name:   nodeName,
+		Labels: map[string]string{LabelVNode: "true", corev1.LabelHostname: nodeName},
+	}}
+	now := metav1.Now()
+	n.Status.Conditions = []corev1.NodeCondition{{
+		Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "SuperNodeReady",
+		Message: "virtual node of a super-cluster node", LastHeartbeatTime: now, LastTransitionTime: now,
+	}}
+	if super == nil {
+		return n
+	}
+	for k, v := range super.Labels {
+		if _, ok := n.Labels[k]; !ok {
+			n.Labels[k] = v
+		}
+	}
+	n.Status.Addresses = super.Status.Addresses
+	n.Status.Capacity = super.Status.Capacity
+	n.Status.Allocatable = super.Status.Allocatable
+	n.Status.NodeInfo = super.Status.NodeInfo
+	for _, cond := range super.Status.Conditions {
+		if cond.Type == corev1.NodeReady {
+			n.Status.Conditions[0].Status = cond.Status
+		}
+	}
+	return n
+}

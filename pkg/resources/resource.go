@@ -1,0 +1,194 @@
+package resources
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/vcsyncer/syncer/pkg/conversion"
+	"github.com/vcsyncer/syncer/pkg/tenant"
+)
+
+// Kind names a synced Kubernetes kind (its API kind name).
+type Kind string
+
+// The kinds synced by the walking skeleton.
+const (
+	KindNamespace      Kind = "Namespace"
+	KindPod            Kind = "Pod"
+	KindConfigMap      Kind = "ConfigMap"
+	KindSecret         Kind = "Secret"
+	KindServiceAccount Kind = "ServiceAccount"
+	KindService        Kind = "Service"
+)
+
+// Request is the work item of both pipelines: one tenant object, named by its tenant
+// namespace ("" for cluster-scoped kinds) and name.
+type Request struct {
+	Tenant    string
+	Kind      Kind
+	Namespace string
+	Name      string
+}
+
+// String returns "tenant/Kind/namespace/name".
+func (r Request) String() string {
+	return fmt.Sprintf("%s/%s/%s/%s", r.Tenant, r.Kind, r.Namespace, r.Name)
+}
+
+// Env is what reconcilers share: the super cluster's client and its caches. Super caches hold
+// only objects labelled conversion.LabelManagedBy (plus all Nodes).
+type Env struct {
+	Super          kubernetes.Interface
+	SuperInformers informers.SharedInformerFactory
+	// SuperNodes caches every super Node (for virtual nodes).
+	SuperNodes informers.SharedInformerFactory
+}
+
+// Resource is one synced kind.
+type Resource interface {
+	// Kind returns the kind's name.
+	Kind() Kind
+	// TenantInformer returns (registering on first call) the kind's informer on a tenant.
+	TenantInformer(c *tenant.Cluster) cache.SharedIndexInformer
+	// SuperInformer returns (registering on first call) the kind's informer on the super cluster.
+	SuperInformer(env *Env) cache.SharedIndexInformer
+	// Downward reconciles the super copy of one tenant object. Errors are retried with backoff.
+	Downward(ctx context.Context, env *Env, c *tenant.Cluster, namespace, name string) error
+	// Upward reconciles the tenant object's status from its super copy. Kinds without an
+	// upward path return nil.
+	Upward(ctx context.Context, env *Env, c *tenant.Cluster, namespace, name string) error
+}
+
+// ErrNotOwned is returned when a super object exists at the mapped name but belongs to
+// someone else (another tenant or not the syncer). The syncer refuses to touch it.
+var ErrNotOwned = errors.New("super object exists and is not owned by this tenant")
+
+// SuperNamespace returns the super namespace of a tenant namespace.
+func SuperNamespace(c *tenant.Cluster, ns string) string {
+	return conversion.SuperNamespace(c.Name, c.UID, ns)
+}
+
+// EnsureSuperNamespace makes sure the super namespace for tenant namespace ns exists and is
+// owned by the tenant, creating it from the tenant namespace when missing. It returns the super
+// namespace name; ErrNotOwned (wrapped) when the name is taken by someone else; an error when
+// the tenant namespace is missing or terminating.
+func EnsureSuperNamespace(ctx context.Context, env *Env, c *tenant.Cluster, ns string) (string, error) {
+	superNS := SuperNamespace(c, ns)
+	existing, err := env.SuperInformers.Core().V1().Namespaces().Lister().Get(superNS)
+	if err == nil {
+		if !conversion.OwnedByTenant(existing, c.UID) {
+			return "", fmt.Errorf("namespace %s: %w", superNS, ErrNotOwned)
+		}
+		return superNS, nil
+	}
+	if !apierrors.IsNotFound(err) {
+		return "", err
+	}
+	tns, err := c.Informers.Core().V1().Namespaces().Lister().Get(ns)
+	if err != nil {
+		return "", fmt.Errorf("tenant namespace %s: %w", ns, err)
+	}
+	if !tns.DeletionTimestamp.IsZero() {
+		return "", fmt.Errorf("tenant namespace %s is terminating", ns)
+	}
+	want := DesiredNamespace(c, tns)
+	_, err = env.Super.CoreV1().Namespaces().Create(ctx, want, metav1.CreateOptions{})
+	if apierrors.IsAlreadyExists(err) {
+		// Not in our cache: either created a moment ago or not ours. Check the live object.
+		live, gerr := env.Super.CoreV1().Namespaces().Get(ctx, superNS, metav1.GetOptions{})
+		if gerr != nil {
+			return "", gerr
+		}
+		if !conversion.OwnedByTenant(live, c.UID) {
+			return "", fmt.Errorf("namespace %s: %w", superNS, ErrNotOwned)
+		}
+		return superNS, nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("failed to create super namespace %s: %w", superNS, err)
+	}
+	return superNS, nil
+}
+
+// DesiredNamespace returns the super Namespace for tenant namespace tns: mapped name, the
+// tenant's labels and annotations, ownership stamps.
+func DesiredNamespace(c *tenant.Cluster, tns *corev1.Namespace) *corev1.Namespace {
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{
+		Name:        SuperNamespace(c, tns.Name),
+		Labels:      CopyLabels(tns.Labels),
+		Annotations: CopyMap(tns.Annotations),
+	}}
+	// The super apiserver sets this label to the super name itself.
+	delete(ns.Labels, corev1.LabelMetadataName)
+	conversion.Stamp(&ns.ObjectMeta, conversion.Owner{
+		Tenant: c.Name, TenantUID: c.UID, Namespace: tns.Name, Name: tns.Name, UID: string(tns.UID),
+	})
+	return ns
+}
+
+// Owner returns the ownership record for a tenant object of tenant c.
+func Owner(c *tenant.Cluster, obj metav1.Object) conversion.Owner {
+	return conversion.Owner{
+		Tenant: c.Name, TenantUID: c.UID, Namespace: obj.GetNamespace(), Name: obj.GetName(), UID: string(obj.GetUID()),
+	}
+}
+
+// CopyMap returns a copy of m (nil for an empty map).
+func CopyMap(m map[string]string) map[string]string {
+	if len(m) == 0 {
+		return nil
+	}
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+// CopyLabels returns a copy of tenant labels without keys the syncer reserves for ownership.
+func CopyLabels(m map[string]string) map[string]string {
+	out := CopyMap(m)
+	for k := range out {
+		if conversion.IsOwnKey(k) {
+			delete(out, k)
+		}
+	}
+	return out
+}
+
+// MergeAnnotations returns the annotations a super object should have: those already on the
+// super object that the tenant never set (added by other super-cluster controllers; kept),
+// overlaid with the tenant's annotations, overlaid with the ownership stamps.
+func MergeAnnotations(super, desired map[string]string) map[string]string {
+	out := CopyMap(super)
+	if out == nil {
+		out = map[string]string{}
+	}
+	for k, v := range desired {
+		out[k] = v
+	}
+	return out
+}
+
+// SubsetEqual reports whether every key of want has the same value in have.
+func SubsetEqual(want, have map[string]string) bool {
+	for k, v := range want {
+		if hv, ok := have[k]; !ok || hv != v {
+			return false
+		}
+	}
+	return true
+}
+
+// MapsEqual reports whether two string maps hold the same entries (nil equals empty).
+func MapsEqual(a, b map[string]string) bool {
+	return len(a) == len(b) && SubsetEqual(a, b)
+}

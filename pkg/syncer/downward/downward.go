@@ -1,0 +1,166 @@
+// Package downward is the generic tenant → super reconciler. Kinds whose super copy is a
+// plain translation of the tenant object (ConfigMap, Secret, ServiceAccount, Service) use
+// Reconcile with a Spec; kinds with a life cycle of their own (Pod, Namespace) write their
+// own reconciler from the same steps.
+//
+// # Implementation details
+//
+// Reconcile reads both caches, never the apiservers: tenant object missing or being deleted
+// → delete the super copy (with a UID precondition, and only if the tenant owns it); super copy
+// missing → ensure the super namespace, create; otherwise update only when Spec.Equal says the
+// owned fields differ. A super object at the mapped name that the tenant does not own is never
+// touched: Reconcile returns resources.ErrNotOwned and records a Warning Event on the tenant
+// object.
+package downward
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/vcsyncer/syncer/pkg/conversion"
+	"github.com/vcsyncer/syncer/pkg/resources"
+	"github.com/vcsyncer/syncer/pkg/tenant"
+)
+
+// Object is a Kubernetes object pointer type such as *corev1.ConfigMap.
+type Object interface {
+	metav1.Object
+	runtime.Object
+}
+
+// Getter reads one object by name from a namespaced lister.
+type Getter[T Object] interface {
+	Get(name string) (T, error)
+}
+
+// Writer is the subset of a typed namespaced client that Reconcile uses.
+type Writer[T Object] interface {
+	Create(ctx context.Context, obj T, opts metav1.CreateOptions) (T, error)
+	Update(ctx context.Context, obj T, opts metav1.UpdateOptions) (T, error)
+	Delete(ctx context.Context, name string, opts metav1.DeleteOptions) error
+}
+
+// Spec parameterises Reconcile for one kind.
+type Spec[T Object] struct {
+	// Kind is the kind's name, for errors and Events.
+	Kind resources.Kind
+	// Tenant returns the tenant lister for a tenant namespace.
+	Tenant func(ns string) Getter[T]
+	// Super returns the super lister for a super namespace.
+	Super func(ns string) Getter[T]
+	// Client returns the super client for a super namespace.
+	Client func(ns string) Writer[T]
+	// Skip reports tenant objects that are never synced (nil: none).
+	Skip func(tenantObj T) bool
+	// Desired builds the super object for tenantObj in superNS. existing is the current super
+	// object when hasExisting, so fields the super cluster allocated can be kept. The result
+	// must carry the ownership stamps (conversion.Stamp).
+	Desired func(tenantObj T, superNS string, existing T, hasExisting bool) T
+	// Equal reports whether existing already matches desired in every field the syncer owns.
+	Equal func(desired, existing T) bool
+}
+
+// Reconcile makes the super copy of tenant object ns/name match it. It returns nil when the
+// two agree (or the object is skipped), resources.ErrNotOwned when the mapped super name is
+// taken by an object the tenant does not own, and API errors to retry otherwise.
+func Reconcile[T Object](ctx context.Context, env *resources.Env, c *tenant.Cluster, ns, name string, s Spec[T]) error {
+	superNS := resources.SuperNamespace(c, ns)
+	tObj, tErr := s.Tenant(ns).Get(name)
+	if tErr != nil && !apierrors.IsNotFound(tErr) {
+		return tErr
+	}
+	tFound := tErr == nil
+	sObj, sErr := s.Super(superNS).Get(name)
+	if sErr != nil && !apierrors.IsNotFound(sErr) {
+		return sErr
+	}
+	sFound := sErr == nil
+
+	if sFound && !conversion.OwnedByTenant(sObj, c.UID) {
+		if tFound {
+			c.Recorder.Eventf(tObj, corev1.EventTypeWarning, "SyncConflict",
+				"%s %s/%s exists in the super cluster and is not owned by this tenant; not syncing", s.Kind, superNS, name)
+		}
+		return fmt.Errorf("%s %s/%s: %w", s.Kind, superNS, name, resources.ErrNotOwned)
+	}
+	if tFound && s.Skip != nil && s.Skip(tObj) {
+		return nil
+	}
+	if !tFound || !tObj.GetDeletionTimestamp().IsZero() {
+		if !sFound {
+			return nil
+		}
+		return DeleteSuper(ctx, s.Client(superNS), sObj)
+	}
+	if sFound {
+		if o, _ := conversion.OwnerOf(sObj); o.UID != string(tObj.GetUID()) {
+			// The tenant object was deleted and recreated under the same name: the super copy is stale.
+			if err := DeleteSuper(ctx, s.Client(superNS), sObj); err != nil {
+				return err
+			}
+			return fmt.Errorf("%s %s/%s: deleted stale super copy of a recreated tenant object, will recreate", s.Kind, superNS, name)
+		}
+		want := s.Desired(tObj, superNS, sObj, true)
+		if s.Equal(want, sObj) {
+			return nil
+		}
+		want.SetResourceVersion(sObj.GetResourceVersion())
+		if _, err := s.Client(superNS).Update(ctx, want, metav1.UpdateOptions{FieldManager: FieldManager}); err != nil {
+			return Report(c, tObj, s.Kind, "update", err)
+		}
+		return nil
+	}
+	if _, err := resources.EnsureSuperNamespace(ctx, env, c, ns); err != nil {
+		return err
+	}
+	var zero T
+	want := s.Desired(tObj, superNS, zero, false)
+	if _, err := s.Client(superNS).Create(ctx, want, metav1.CreateOptions{FieldManager: FieldManager}); err != nil {
+		if apierrors.IsAlreadyExists(err) {
+			return err // our cache is behind; the retry sees the object
+		}
+		return Report(c, tObj, s.Kind, "create", err)
+	}
+	return nil
+}
+
+// FieldManager is the field manager name of every syncer write.
+const FieldManager = "vc-syncer"
+
+// DeleteSuper deletes a super object with a UID precondition, so a newer object at the same
+// name is never deleted by mistake. NotFound counts as success.
+func DeleteSuper[T Object](ctx context.Context, w Writer[T], obj T) error {
+	uid := obj.GetUID()
+	err := w.Delete(ctx, obj.GetName(), metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
+	if err == nil || apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
+		return nil
+	}
+	return err
+}
+
+// Report records a Warning Event on the tenant object when the super cluster rejects a write
+// for a reason retrying will not fix (invalid, forbidden), and returns err for the queue.
+func Report(c *tenant.Cluster, tObj runtime.Object, kind resources.Kind, verb string, err error) error {
+	if apierrors.IsInvalid(err) || apierrors.IsForbidden(err) || apierrors.IsBadRequest(err) || apierrors.IsRequestEntityTooLargeError(err) {
+		c.Recorder.Eventf(tObj, corev1.EventTypeWarning, "SyncFailed", "super cluster rejected %s of %s: %v", verb, kind, err)
+	}
+	return fmt.Errorf("failed to %s %s in super cluster: %w", verb, kind, err)
+}
+
+// IsPermanent reports whether err will not go away by retrying soon (the queue then retries
+// with its longest backoff).
+func IsPermanent(err error) bool {
+	return errors.Is(err, resources.ErrNotOwned) || apierrors.IsInvalid(err)
+}
+
+// UIDPrecondition returns delete options with a UID precondition.
+func UIDPrecondition(uid types.UID) metav1.DeleteOptions {
+	return metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}}
+}

@@ -1,0 +1,124 @@
+package syncer
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/vcsyncer/syncer/pkg/conversion"
+	"github.com/vcsyncer/syncer/pkg/resources"
+	"github.com/vcsyncer/syncer/pkg/tenant"
+)
+
+// ClusterStarting implements tenant.Hooks: it registers every kind's tenant informer and a
+// handler that enqueues downward requests once the tenant's caches have synced.
+func (s *Syncer) ClusterStarting(c *tenant.Cluster) {
+	var regs []cache.ResourceEventHandlerRegistration
+	for kind, r := range s.resources {
+		reg, err := r.TenantInformer(c).AddEventHandler(s.tenantHandler(c, kind))
+		if err == nil {
+			regs = append(regs, reg)
+		}
+	}
+	s.mu.Lock()
+	s.registered[c] = regs
+	s.mu.Unlock()
+}
+
+// ClusterSynced implements tenant.Hooks: it enqueues every cached tenant object (downward) and,
+// for kinds with an upward path, the same objects upward, so a tenant added with thousands of
+// objects syncs them all and statuses of already-running super objects come back.
+func (s *Syncer) ClusterSynced(c *tenant.Cluster) {
+	for kind, r := range s.resources {
+		for _, obj := range r.TenantInformer(c).GetStore().List() {
+			m, ok := obj.(metav1.Object)
+			if !ok {
+				continue
+			}
+			req := resources.Request{Tenant: c.Name, Kind: kind, Namespace: m.GetNamespace(), Name: m.GetName()}
+			s.down.Add(req)
+			s.up.Add(req)
+		}
+	}
+	// Super objects whose tenant object no longer exists (deleted while the tenant was not
+	// synced) are found through the super caches.
+	for kind, r := range s.resources {
+		for _, obj := range r.SuperInformer(s.env).GetStore().List() {
+			if m, ok := obj.(metav1.Object); ok {
+				if o, owned := conversion.OwnerOf(m); owned && o.TenantUID == c.UID {
+					s.down.Add(requestFor(o, kind))
+				}
+			}
+		}
+	}
+}
+
+// ClusterStopped implements tenant.Hooks. The stopped Cluster's informers are already shut
+// down; pending requests for it are dropped by the workers (the registry no longer has it).
+func (s *Syncer) ClusterStopped(c *tenant.Cluster) {
+	s.mu.Lock()
+	delete(s.registered, c)
+	s.mu.Unlock()
+}
+
+func requestFor(o conversion.Owner, kind resources.Kind) resources.Request {
+	if kind == resources.KindNamespace {
+		return resources.Request{Tenant: o.Tenant, Kind: kind, Name: o.Namespace}
+	}
+	return resources.Request{Tenant: o.Tenant, Kind: kind, Namespace: o.Namespace, Name: o.Name}
+}
+
+func (s *Syncer) tenantHandler(c *tenant.Cluster, kind resources.Kind) cache.ResourceEventHandler {
+	enqueue := func(obj any) {
+		if !c.Synced() {
+			return // the initial list is enqueued by ClusterSynced
+		}
+		if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+			obj = d.Obj
+		}
+		m, ok := obj.(metav1.Object)
+		if !ok {
+			return
+		}
+		req := resources.Request{Tenant: c.Name, Kind: kind, Namespace: m.GetNamespace(), Name: m.GetName()}
+		s.down.Add(req)
+		if kind == resources.KindService {
+			s.up.Add(req)
+		}
+	}
+	return cache.ResourceEventHandlerFuncs{
+		AddFunc:    enqueue,
+		UpdateFunc: func(_, n any) { enqueue(n) },
+		DeleteFunc: enqueue,
+	}
+}
+
+func (s *Syncer) superHandler(kind resources.Kind) cache.ResourceEventHandler {
+	enqueue := func(obj any) {
+		if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+			obj = d.Obj
+		}
+		m, ok := obj.(metav1.Object)
+		if !ok {
+			return
+		}
+		o, owned := conversion.OwnerOf(m)
+		if !owned {
+			return
+		}
+		if s.registry == nil {
+			return
+		}
+		c, ok := s.registry.Get(o.Tenant)
+		if !ok || c.UID != o.TenantUID || !c.Synced() {
+			return
+		}
+		req := requestFor(o, kind)
+		s.down.Add(req)
+		s.up.Add(req)
+	}
+	return cache.ResourceEventHandlerFuncs{
+		AddFunc:    enqueue,
+		UpdateFunc: func(_, n any) { enqueue(n) },
+		DeleteFunc: enqueue,
+	}
+}

@@ -1,0 +1,206 @@
+package syncer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"golang.org/x/time/rate"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/selection"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/workqueue"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/vcsyncer/syncer/pkg/conversion"
+	"github.com/vcsyncer/syncer/pkg/resources"
+	"github.com/vcsyncer/syncer/pkg/resources/configmap"
+	"github.com/vcsyncer/syncer/pkg/resources/namespace"
+	"github.com/vcsyncer/syncer/pkg/resources/pod"
+	"github.com/vcsyncer/syncer/pkg/resources/secret"
+	"github.com/vcsyncer/syncer/pkg/resources/service"
+	"github.com/vcsyncer/syncer/pkg/resources/serviceaccount"
+	"github.com/vcsyncer/syncer/pkg/tenant"
+)
+
+// Options configures a Syncer.
+type Options struct {
+	// Super is the super cluster's clientset.
+	Super kubernetes.Interface
+	// DownwardWorkers is the number of downward workers. Defaults to 20.
+	DownwardWorkers int
+	// UpwardWorkers is the number of upward workers. Defaults to 100.
+	UpwardWorkers int
+}
+
+// Syncer runs the downward and upward pipelines for every registered tenant.
+type Syncer struct {
+	env       *resources.Env
+	registry  *tenant.Registry
+	resources map[resources.Kind]resources.Resource
+	down, up  workqueue.TypedRateLimitingInterface[resources.Request]
+	opts      Options
+
+	mu         sync.Mutex
+	registered map[*tenant.Cluster][]cache.ResourceEventHandlerRegistration
+}
+
+var (
+	_ tenant.Hooks     = (*Syncer)(nil)
+	_ manager.Runnable = (*Syncer)(nil)
+)
+
+// DefaultResources returns the kinds the syncer handles.
+func DefaultResources() []resources.Resource {
+	return []resources.Resource{
+		namespace.Resource{}, pod.Resource{}, configmap.Resource{}, secret.Resource{},
+		serviceaccount.Resource{}, service.Resource{},
+	}
+}
+
+// New returns a Syncer. Call SetRegistry before Start.
+func New(o Options) (*Syncer, error) {
+	if o.Super == nil {
+		return nil, errors.New("syncer: Options.Super is required")
+	}
+	if o.DownwardWorkers <= 0 {
+		o.DownwardWorkers = 20
+	}
+	if o.UpwardWorkers <= 0 {
+		o.UpwardWorkers = 100
+	}
+	managed, _ := labels.NewRequirement(conversion.LabelManagedBy, selection.Equals, []string{conversion.ManagedByValue})
+	sel := labels.NewSelector().Add(*managed).String()
+	env := &resources.Env{
+		Super: o.Super,
+		SuperInformers: informers.NewSharedInformerFactoryWithOptions(o.Super, 0,
+			informers.WithTweakListOptions(func(lo *metav1.ListOptions) { lo.LabelSelector = sel }),
+			informers.WithTransform(stripManagedFields)),
+		SuperNodes: informers.NewSharedInformerFactoryWithOptions(o.Super, 0, informers.WithTransform(stripManagedFields)),
+	}
+	s := &Syncer{
+		env: env, opts: o,
+		resources:  map[resources.Kind]resources.Resource{},
+		registered: map[*tenant.Cluster][]cache.ResourceEventHandlerRegistration{},
+		down:       newQueue("downward"),
+		up:         newQueue("upward"),
+	}
+	for _, r := range DefaultResources() {
+		s.resources[r.Kind()] = r
+		inf := r.SuperInformer(env)
+		if _, err := inf.AddEventHandler(s.superHandler(r.Kind())); err != nil {
+			return nil, err
+		}
+	}
+	env.SuperNodes.Core().V1().Nodes().Informer()
+	return s, nil
+}
+
+// SetRegistry gives the Syncer the tenant registry it looks Clusters up in.
+func (s *Syncer) SetRegistry(r *tenant.Registry) { s.registry = r }
+
+// Env returns the shared reconcile environment (super client and caches).
+func (s *Syncer) Env() *resources.Env { return s.env }
+
+func newQueue(name string) workqueue.TypedRateLimitingInterface[resources.Request] {
+	// Per-item exponential backoff from 100ms to 60s, and an overall 200 qps / 500 burst bucket,
+	// as client-go's default controller rate limiter but with a shorter ceiling so a rejected
+	// object is retried within a minute once its cause is fixed.
+	rl := workqueue.NewTypedMaxOfRateLimiter(
+		workqueue.NewTypedItemExponentialFailureRateLimiter[resources.Request](100*time.Millisecond, 60*time.Second),
+		&workqueue.TypedBucketRateLimiter[resources.Request]{Limiter: rate.NewLimiter(rate.Limit(200), 500)},
+	)
+	return workqueue.NewTypedRateLimitingQueueWithConfig(rl, workqueue.TypedRateLimitingQueueConfig[resources.Request]{Name: name})
+}
+
+// Start runs the Syncer until ctx is done: it starts the super informers, waits for them to
+// sync, then runs the worker pools. It implements manager.Runnable.
+func (s *Syncer) Start(ctx context.Context) error {
+	if s.registry == nil {
+		return errors.New("syncer: SetRegistry was not called")
+	}
+	log := ctrl.LoggerFrom(ctx).WithName("syncer")
+	s.env.SuperInformers.Start(ctx.Done())
+	s.env.SuperNodes.Start(ctx.Done())
+	for typ, ok := range s.env.SuperInformers.WaitForCacheSync(ctx.Done()) {
+		if !ok {
+			return fmt.Errorf("super informer for %v did not sync", typ)
+		}
+	}
+	s.env.SuperNodes.WaitForCacheSync(ctx.Done())
+	log.Info("Super caches synced; starting workers", "downwardWorkers", s.opts.DownwardWorkers, "upwardWorkers", s.opts.UpwardWorkers)
+
+	var wg sync.WaitGroup
+	for range s.opts.DownwardWorkers {
+		wg.Go(func() { s.work(ctx, s.down, true) })
+	}
+	for range s.opts.UpwardWorkers {
+		wg.Go(func() { s.work(ctx, s.up, false) })
+	}
+	<-ctx.Done()
+	s.down.ShutDown()
+	s.up.ShutDown()
+	wg.Wait()
+	s.env.SuperInformers.Shutdown()
+	s.env.SuperNodes.Shutdown()
+	return nil
+}
+
+func (s *Syncer) work(ctx context.Context, q workqueue.TypedRateLimitingInterface[resources.Request], down bool) {
+	for {
+		req, shutdown := q.Get()
+		if shutdown {
+			return
+		}
+		err := s.process(ctx, req, down)
+		switch {
+		case err == nil:
+			q.Forget(req)
+		case ctx.Err() != nil:
+			q.Forget(req)
+		default:
+			dir := "upward"
+			if down {
+				dir = "downward"
+			}
+			ctrl.LoggerFrom(ctx).V(1).Info("Retrying sync", "direction", dir, "request", req.String(), "reason", err.Error())
+			q.AddRateLimited(req)
+		}
+		q.Done(req)
+	}
+}
+
+func (s *Syncer) process(ctx context.Context, req resources.Request, down bool) error {
+	c, ok := s.registry.Get(req.Tenant)
+	if !ok || !c.Synced() {
+		return nil // tenant removed or not ready: ClusterSynced enqueues everything again
+	}
+	r, ok := s.resources[req.Kind]
+	if !ok {
+		return nil
+	}
+	if down {
+		return r.Downward(ctx, s.env, c, req.Namespace, req.Name)
+	}
+	return r.Upward(ctx, s.env, c, req.Namespace, req.Name)
+}
+
+// DownwardQueueLen returns the number of requests waiting in the downward queue.
+func (s *Syncer) DownwardQueueLen() int { return s.down.Len() }
+
+// UpwardQueueLen returns the number of requests waiting in the upward queue.
+func (s *Syncer) UpwardQueueLen() int { return s.up.Len() }
+
+func stripManagedFields(obj any) (any, error) {
+	if m, ok := obj.(metav1.Object); ok {
+		m.SetManagedFields(nil)
+	}
+	return obj, nil
+}

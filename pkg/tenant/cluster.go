@@ -1,0 +1,217 @@
+package tenant
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
+	ctrl "sigs.k8s.io/controller-runtime"
+)
+
+// State is a snapshot of a Cluster's health.
+type State struct {
+	// Connected is true when the last probe of the tenant apiserver succeeded.
+	Connected bool
+	// Synced is true once the informer caches have synced and handlers enqueue events.
+	Synced bool
+	// LastError is the last probe error, empty when Connected.
+	LastError string
+	// Stopped is true after Stop.
+	Stopped bool
+}
+
+// Cluster is the syncer's live connection to one tenant control plane.
+type Cluster struct {
+	// Name and UID of the Tenant object.
+	Name string
+	UID  string
+	// Client talks to the tenant apiserver.
+	Client kubernetes.Interface
+	// Informers is the tenant's informer factory. Handlers must be registered before the
+	// Cluster starts them (Hooks.ClusterStarting). Cached objects have managedFields stripped.
+	Informers informers.SharedInformerFactory
+	// Recorder writes Events into the tenant cluster (component "vc-syncer").
+	Recorder record.EventRecorder
+
+	kubeconfigHash string
+	probeInterval  time.Duration
+	notify         func(name string)
+
+	mu     sync.RWMutex
+	state  State
+	weight int32
+
+	cancel      context.CancelFunc
+	done        chan struct{}
+	broadcaster record.EventBroadcaster
+}
+
+// newCluster builds a Cluster for a tenant from its rest.Config. It does not contact the
+// tenant apiserver. notify is called (with the tenant name) after every state change.
+func newCluster(name, uid string, cfg *rest.Config, hash string, weight int32, notify func(string)) (*Cluster, error) {
+	cfg = rest.CopyConfig(cfg)
+	cfg.UserAgent = "vc-syncer"
+	// The syncer multiplexes all tenants; client-side rate limiting per tenant would only add
+	// queueing on top of the fair queues. The tenant apiserver's own priority and fairness
+	// still protects it.
+	cfg.QPS, cfg.Burst = 200, 400
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("failed to build client for tenant %s: %w", name, err)
+	}
+	f := informers.NewSharedInformerFactoryWithOptions(cs, 0, informers.WithTransform(stripManagedFields))
+	b := record.NewBroadcaster()
+	b.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: cs.CoreV1().Events("")})
+	return &Cluster{
+		Name: name, UID: uid, Client: cs, Informers: f,
+		Recorder:       b.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "vc-syncer"}),
+		broadcaster:    b,
+		kubeconfigHash: hash,
+		probeInterval:  10 * time.Second,
+		notify:         notify,
+		weight:         weight,
+		done:           make(chan struct{}),
+	}, nil
+}
+
+// stripManagedFields is an informer transform that drops managedFields from cached objects:
+// the syncer never reads them and they are a large part of an object's size.
+func stripManagedFields(obj any) (any, error) {
+	if m, ok := obj.(metav1.Object); ok {
+		m.SetManagedFields(nil)
+	}
+	return obj, nil
+}
+
+// State returns a snapshot of the Cluster's health.
+func (c *Cluster) State() State {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.state
+}
+
+// Synced reports whether the Cluster's caches have synced; handlers drop events before that
+// (the initial list is enqueued in one pass by Hooks.ClusterSynced).
+func (c *Cluster) Synced() bool { return c.State().Synced }
+
+// Weight returns the tenant's fair-queue weight (spec.weight).
+func (c *Cluster) Weight() int32 {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.weight
+}
+
+func (c *Cluster) setWeight(w int32) {
+	c.mu.Lock()
+	c.weight = w
+	c.mu.Unlock()
+}
+
+func (c *Cluster) update(f func(s *State)) {
+	c.mu.Lock()
+	before := c.state
+	f(&c.state)
+	changed := before != c.state
+	c.mu.Unlock()
+	if changed && c.notify != nil {
+		c.notify(c.Name)
+	}
+}
+
+// start runs the Cluster until Stop: probe, start informers, wait for sync, keep probing.
+func (c *Cluster) start(parent context.Context, hooks Hooks) {
+	ctx, cancel := context.WithCancel(parent)
+	c.cancel = cancel
+	go func() {
+		defer close(c.done)
+		c.run(ctx, hooks)
+	}()
+}
+
+func (c *Cluster) probe(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	_, err := c.Client.Discovery().RESTClient().Get().AbsPath("/version").Do(ctx).Raw()
+	return err
+}
+
+func (c *Cluster) run(ctx context.Context, hooks Hooks) {
+	log := ctrl.LoggerFrom(ctx).WithValues("tenant", c.Name)
+	backoff := wait.Backoff{Duration: time.Second, Factor: 2, Jitter: 0.1, Steps: 100, Cap: 30 * time.Second}
+	for {
+		err := c.probe(ctx)
+		if ctx.Err() != nil {
+			return
+		}
+		if err == nil {
+			break
+		}
+		c.update(func(s *State) { s.Connected, s.LastError = false, err.Error() })
+		log.V(2).Info("Waiting for tenant apiserver", "reason", err.Error())
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(backoff.Step()):
+		}
+	}
+	c.update(func(s *State) { s.Connected, s.LastError = true, "" })
+	hooks.ClusterStarting(c)
+	c.Informers.Start(ctx.Done())
+	for _, ok := range c.Informers.WaitForCacheSync(ctx.Done()) {
+		if !ok {
+			return // stopped before the caches synced
+		}
+	}
+	c.update(func(s *State) { s.Synced = true })
+	log.Info("Tenant caches synced")
+	hooks.ClusterSynced(c)
+
+	t := time.NewTicker(c.probeInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		err := c.probe(ctx)
+		if ctx.Err() != nil {
+			return
+		}
+		c.update(func(s *State) {
+			s.Connected = err == nil
+			s.LastError = ""
+			if err != nil {
+				s.LastError = err.Error()
+			}
+		})
+	}
+}
+
+// stop cancels the Cluster's context, stops its informers and event broadcaster, and waits
+// for its goroutine to end.
+func (c *Cluster) stop() {
+	if c.cancel != nil {
+		c.cancel()
+		<-c.done
+	}
+	c.Informers.Shutdown()
+	c.broadcaster.Shutdown()
+	c.mu.Lock()
+	c.state = State{Stopped: true}
+	c.mu.Unlock()
+}
+
+// HasSynced returns the informer's HasSynced for use with cache.WaitForCacheSync.
+func HasSynced(i cache.SharedIndexInformer) cache.InformerSynced { return i.HasSynced }

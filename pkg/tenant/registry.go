@@ -1,0 +1,74 @@
+package tenant
+
+import (
+	"context"
+	"sort"
+	"sync"
+)
+
+// Hooks lets the syncer attach to tenant Clusters. Implementations must not block.
+type Hooks interface {
+	// ClusterStarting is called once per Cluster after its apiserver answered and before its
+	// informers start: register informers and event handlers here.
+	ClusterStarting(c *Cluster)
+	// ClusterSynced is called once the Cluster's caches have synced: enqueue every cached object.
+	ClusterSynced(c *Cluster)
+	// ClusterStopped is called after a Cluster stopped (Tenant removed, paused or its kubeconfig rotated).
+	ClusterStopped(c *Cluster)
+}
+
+// Registry holds the running tenant Clusters by Tenant name. It is safe for concurrent use.
+type Registry struct {
+	ctx   context.Context
+	hooks Hooks
+
+	mu       sync.RWMutex
+	clusters map[string]*Cluster
+}
+
+// NewRegistry returns an empty Registry. Clusters started by it live until ctx is done or
+// they are removed.
+func NewRegistry(ctx context.Context, hooks Hooks) *Registry {
+	return &Registry{ctx: ctx, hooks: hooks, clusters: map[string]*Cluster{}}
+}
+
+// Get returns the running Cluster of the named tenant.
+func (r *Registry) Get(name string) (*Cluster, bool) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	c, ok := r.clusters[name]
+	return c, ok
+}
+
+// Names returns the names of the running tenants, sorted.
+func (r *Registry) Names() []string {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	out := make([]string, 0, len(r.clusters))
+	for n := range r.clusters {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// put starts c and registers it, stopping any previous Cluster of the same tenant first.
+func (r *Registry) put(c *Cluster) {
+	r.remove(c.Name)
+	r.mu.Lock()
+	r.clusters[c.Name] = c
+	r.mu.Unlock()
+	c.start(r.ctx, r.hooks)
+}
+
+// remove stops and unregisters the named tenant's Cluster, if any.
+func (r *Registry) remove(name string) {
+	r.mu.Lock()
+	c, ok := r.clusters[name]
+	delete(r.clusters, name)
+	r.mu.Unlock()
+	if ok {
+		c.stop()
+		r.hooks.ClusterStopped(c)
+	}
+}

@@ -1,0 +1,327 @@
+package tenant
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/client-go/tools/record"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	tenancyv1alpha1 "github.com/vcsyncer/syncer/pkg/apis/tenancy/v1alpha1"
+	"github.com/vcsyncer/syncer/pkg/conversion"
+)
+
+// Finalizer is put on every Tenant so its super-cluster objects are cleaned up before the
+// Tenant disappears.
+const Finalizer = "tenancy.vcsyncer.io/cleanup"
+
+// Condition reasons.
+const (
+	ReasonSecretNotFound      = "SecretNotFound"
+	ReasonSecretKeyMissing    = "SecretKeyMissing"
+	ReasonNamespaceNotWatched = "SecretNamespaceNotWatched"
+	ReasonInvalidKubeconfig   = "InvalidKubeconfig"
+	ReasonValid               = "Valid"
+	ReasonUnreachable         = "Unreachable"
+	ReasonReachable           = "Reachable"
+	ReasonWaiting             = "WaitingForConnection"
+	ReasonCachesSynced        = "CachesSynced"
+	ReasonCachesSyncing       = "CachesSyncing"
+	ReasonPaused              = "Paused"
+	ReasonDeleting            = "Deleting"
+)
+
+// Reconciler is the Tenant controller: it validates the kubeconfig Secret, starts and stops
+// tenant Clusters in the Registry, reports conditions, and cleans up on deletion.
+type Reconciler struct {
+	// Client is the super cluster's (cached) client; Secrets are cached only in
+	// KubeconfigNamespace.
+	Client client.Client
+	// Registry receives the running Clusters.
+	Registry *Registry
+	// KubeconfigNamespace is the only namespace whose Secrets are read.
+	KubeconfigNamespace string
+	// Recorder writes Events on Tenant objects in the super cluster.
+	Recorder record.EventRecorder
+
+	events chan event.TypedGenericEvent[*tenancyv1alpha1.Tenant]
+}
+
+var _ reconcile.Reconciler = (*Reconciler)(nil)
+
+// SetupWithManager registers the controller with mgr. It returns an error when a dependency
+// is missing.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if r.Client == nil || r.Registry == nil || r.KubeconfigNamespace == "" || r.Recorder == nil {
+		return errors.New("tenant.Reconciler needs Client, Registry, KubeconfigNamespace and Recorder")
+	}
+	r.events = make(chan event.TypedGenericEvent[*tenancyv1alpha1.Tenant], 1024)
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("tenant").
+		For(&tenancyv1alpha1.Tenant{}).
+		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.tenantsForSecret),
+			builder.WithPredicates()).
+		WatchesRawSource(source.Channel(r.events, &handler.TypedEnqueueRequestForObject[*tenancyv1alpha1.Tenant]{})).
+		Complete(r)
+}
+
+// Notify asks the controller to re-read the named Tenant's state (used by Clusters).
+func (r *Reconciler) Notify(name string) {
+	if r.events == nil {
+		return
+	}
+	t := &tenancyv1alpha1.Tenant{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	select {
+	case r.events <- event.TypedGenericEvent[*tenancyv1alpha1.Tenant]{Object: t}:
+	default: // a notification is already pending; the periodic resync catches up
+	}
+}
+
+func (r *Reconciler) tenantsForSecret(ctx context.Context, o client.Object) []reconcile.Request {
+	var list tenancyv1alpha1.TenantList
+	if err := r.Client.List(ctx, &list); err != nil {
+		return nil
+	}
+	var out []reconcile.Request
+	for _, t := range list.Items {
+		ref := t.Spec.KubeconfigSecretRef
+		if ref.Namespace == o.GetNamespace() && ref.Name == o.GetName() {
+			out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Name: t.Name}})
+		}
+	}
+	return out
+}
+
+// Reconcile brings one Tenant's Cluster in line with its spec and writes its status.
+func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (_ reconcile.Result, reterr error) {
+	log := ctrl.LoggerFrom(ctx).WithValues("tenant", req.Name)
+	ctx = ctrl.LoggerInto(ctx, log)
+
+	t := &tenancyv1alpha1.Tenant{}
+	if err := r.Client.Get(ctx, req.NamespacedName, t); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.Registry.remove(req.Name)
+			return reconcile.Result{}, nil
+		}
+		return reconcile.Result{}, err
+	}
+	if !t.DeletionTimestamp.IsZero() {
+		return r.reconcileDelete(ctx, t)
+	}
+	if controllerutil.AddFinalizer(t, Finalizer) {
+		if err := r.Client.Update(ctx, t); err != nil {
+			return reconcile.Result{}, fmt.Errorf("failed to add finalizer: %w", err)
+		}
+	}
+
+	before := t.Status.DeepCopy()
+	defer func() {
+		t.Status.ObservedGeneration = t.Generation
+		t.Status.SuperNamespacePrefix = conversion.SuperNamespacePrefix(t.Name, string(t.UID))
+		if equalStatus(before, &t.Status) {
+			return
+		}
+		if err := r.Client.Status().Update(ctx, t); err != nil && !apierrors.IsNotFound(err) {
+			reterr = errors.Join(reterr, fmt.Errorf("failed to update Tenant status: %w", err))
+		}
+	}()
+	return r.reconcileNormal(ctx, t)
+}
+
+func (r *Reconciler) reconcileNormal(ctx context.Context, t *tenancyv1alpha1.Tenant) (reconcile.Result, error) {
+	if t.Spec.Paused {
+		r.Registry.remove(t.Name)
+		setCondition(t, tenancyv1alpha1.ConditionSynced, metav1.ConditionFalse, ReasonPaused, "spec.paused is true; super-cluster objects are kept")
+		t.Status.Phase = tenancyv1alpha1.TenantPaused
+		return reconcile.Result{}, nil
+	}
+
+	cfg, hash, reason, msg := r.loadKubeconfig(ctx, t)
+	if cfg == nil {
+		// Without a usable kubeconfig the tenant is not synced: a Secret removed or broken
+		// on purpose must stop the syncer from acting for that tenant.
+		r.Registry.remove(t.Name)
+		setCondition(t, tenancyv1alpha1.ConditionKubeconfigValid, metav1.ConditionFalse, reason, msg)
+		setCondition(t, tenancyv1alpha1.ConditionConnected, metav1.ConditionUnknown, ReasonWaiting, "no usable kubeconfig")
+		setCondition(t, tenancyv1alpha1.ConditionSynced, metav1.ConditionFalse, ReasonWaiting, "no usable kubeconfig")
+		t.Status.Phase = tenancyv1alpha1.TenantPending
+		r.Recorder.Event(t, corev1.EventTypeWarning, reason, msg)
+		return reconcile.Result{}, nil // the Secret watch triggers the next attempt
+	}
+	setCondition(t, tenancyv1alpha1.ConditionKubeconfigValid, metav1.ConditionTrue, ReasonValid, "kubeconfig Secret is usable")
+
+	c, running := r.Registry.Get(t.Name)
+	if !running || c.kubeconfigHash != hash || c.UID != string(t.UID) {
+		nc, err := newCluster(t.Name, string(t.UID), cfg, hash, t.EffectiveWeight(), r.Notify)
+		if err != nil {
+			setCondition(t, tenancyv1alpha1.ConditionKubeconfigValid, metav1.ConditionFalse, ReasonInvalidKubeconfig, err.Error())
+			t.Status.Phase = tenancyv1alpha1.TenantPending
+			return reconcile.Result{}, nil
+		}
+		if running {
+			ctrl.LoggerFrom(ctx).Info("Restarting tenant connection", "reason", "kubeconfig changed")
+		}
+		r.Registry.put(nc)
+		c = nc
+	}
+	c.setWeight(t.EffectiveWeight())
+
+	s := c.State()
+	switch {
+	case s.Connected:
+		setCondition(t, tenancyv1alpha1.ConditionConnected, metav1.ConditionTrue, ReasonReachable, "tenant apiserver answers")
+	case s.LastError != "":
+		setCondition(t, tenancyv1alpha1.ConditionConnected, metav1.ConditionFalse, ReasonUnreachable, s.LastError)
+	default:
+		setCondition(t, tenancyv1alpha1.ConditionConnected, metav1.ConditionUnknown, ReasonWaiting, "probing tenant apiserver")
+	}
+	if s.Synced {
+		setCondition(t, tenancyv1alpha1.ConditionSynced, metav1.ConditionTrue, ReasonCachesSynced, "caches synced; objects are being synced")
+	} else {
+		setCondition(t, tenancyv1alpha1.ConditionSynced, metav1.ConditionFalse, ReasonCachesSyncing, "waiting for tenant caches")
+	}
+	switch {
+	case !s.Connected && s.LastError != "":
+		t.Status.Phase = tenancyv1alpha1.TenantUnreachable
+	case s.Synced:
+		t.Status.Phase = tenancyv1alpha1.TenantRunning
+	default:
+		t.Status.Phase = tenancyv1alpha1.TenantConnecting
+	}
+	// Clusters notify on change; this periodic requeue is a safety net for missed notifications.
+	return reconcile.Result{RequeueAfter: time.Minute}, nil
+}
+
+// loadKubeconfig reads and validates the Tenant's kubeconfig Secret. It returns a nil config
+// with a condition reason and message when the kubeconfig cannot be used.
+func (r *Reconciler) loadKubeconfig(ctx context.Context, t *tenancyv1alpha1.Tenant) (*rest.Config, string, string, string) {
+	ref := t.Spec.KubeconfigSecretRef
+	if ref.Namespace != r.KubeconfigNamespace {
+		return nil, "", ReasonNamespaceNotWatched, fmt.Sprintf("kubeconfig Secrets must be in namespace %q (the syncer's --kubeconfig-namespace), not %q", r.KubeconfigNamespace, ref.Namespace)
+	}
+	sec := &corev1.Secret{}
+	if err := r.Client.Get(ctx, types.NamespacedName{Namespace: ref.Namespace, Name: ref.Name}, sec); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, "", ReasonSecretNotFound, fmt.Sprintf("Secret %s/%s not found; syncing starts when it appears", ref.Namespace, ref.Name)
+		}
+		return nil, "", ReasonSecretNotFound, fmt.Sprintf("failed to read Secret %s/%s: %v", ref.Namespace, ref.Name, err)
+	}
+	data, ok := sec.Data[ref.KubeconfigKey()]
+	if !ok || len(data) == 0 {
+		return nil, "", ReasonSecretKeyMissing, fmt.Sprintf("Secret %s/%s has no key %q", ref.Namespace, ref.Name, ref.KubeconfigKey())
+	}
+	cfg, err := ParseKubeconfig(data)
+	if err != nil {
+		return nil, "", ReasonInvalidKubeconfig, err.Error()
+	}
+	sum := sha256.Sum256(data)
+	return cfg, hex.EncodeToString(sum[:]), "", ""
+}
+
+// ParseKubeconfig turns kubeconfig bytes into a rest.Config and checks that its TLS and
+// credential settings can be built without reading local files. It returns an error that
+// says what is wrong (parse error, no current context, unreadable certificate).
+func ParseKubeconfig(data []byte) (*rest.Config, error) {
+	cfg, err := clientcmd.RESTConfigFromKubeConfig(data)
+	if err != nil {
+		return nil, fmt.Errorf("invalid kubeconfig: %w", err)
+	}
+	if cfg.Host == "" {
+		return nil, errors.New("invalid kubeconfig: no server address in the current context")
+	}
+	if _, err := rest.TransportFor(cfg); err != nil {
+		return nil, fmt.Errorf("invalid kubeconfig credentials or certificates: %w", err)
+	}
+	return cfg, nil
+}
+
+func (r *Reconciler) reconcileDelete(ctx context.Context, t *tenancyv1alpha1.Tenant) (reconcile.Result, error) {
+	r.Registry.remove(t.Name)
+	if !controllerutil.ContainsFinalizer(t, Finalizer) {
+		return reconcile.Result{}, nil
+	}
+	if t.Status.Phase != tenancyv1alpha1.TenantTerminating {
+		t.Status.Phase = tenancyv1alpha1.TenantTerminating
+		setCondition(t, tenancyv1alpha1.ConditionSynced, metav1.ConditionFalse, ReasonDeleting, "deleting the tenant's super-cluster namespaces")
+		if err := r.Client.Status().Update(ctx, t); err != nil {
+			return reconcile.Result{}, client.IgnoreNotFound(err)
+		}
+	}
+	remaining, err := CleanupSuperNamespaces(ctx, r.Client, string(t.UID))
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	if remaining > 0 {
+		ctrl.LoggerFrom(ctx).V(2).Info("Waiting for super namespaces to be deleted", "remaining", remaining)
+		return reconcile.Result{RequeueAfter: 2 * time.Second}, nil
+	}
+	controllerutil.RemoveFinalizer(t, Finalizer)
+	if err := r.Client.Update(ctx, t); err != nil {
+		return reconcile.Result{}, client.IgnoreNotFound(err)
+	}
+	return reconcile.Result{}, nil
+}
+
+// CleanupSuperNamespaces deletes every super namespace owned by the tenant with the given UID
+// (selected by label, confirmed by annotation) and returns how many still exist. It is the
+// cleanup policy for a removed Tenant: everything the syncer created lives in those namespaces.
+func CleanupSuperNamespaces(ctx context.Context, c client.Client, tenantUID string) (int, error) {
+	var list corev1.NamespaceList
+	if err := c.List(ctx, &list, client.MatchingLabels{
+		conversion.LabelManagedBy: conversion.ManagedByValue, conversion.LabelTenantUID: tenantUID,
+	}); err != nil {
+		return 0, fmt.Errorf("failed to list super namespaces of tenant: %w", err)
+	}
+	n := 0
+	for i := range list.Items {
+		ns := &list.Items[i]
+		if !conversion.OwnedByTenant(ns, tenantUID) {
+			continue
+		}
+		n++
+		if ns.DeletionTimestamp.IsZero() {
+			if err := c.Delete(ctx, ns, client.Preconditions{UID: &ns.UID}); client.IgnoreNotFound(err) != nil {
+				return n, fmt.Errorf("failed to delete super namespace %s: %w", ns.Name, err)
+			}
+		}
+	}
+	return n, nil
+}
+
+func setCondition(t *tenancyv1alpha1.Tenant, typ string, status metav1.ConditionStatus, reason, msg string) {
+	meta.SetStatusCondition(&t.Status.Conditions, metav1.Condition{
+		Type: typ, Status: status, Reason: reason, Message: msg, ObservedGeneration: t.Generation,
+	})
+}
+
+func equalStatus(a, b *tenancyv1alpha1.TenantStatus) bool {
+	if a.Phase != b.Phase || a.ObservedGeneration != b.ObservedGeneration ||
+		a.SuperNamespacePrefix != b.SuperNamespacePrefix || len(a.Conditions) != len(b.Conditions) {
+		return false
+	}
+	for _, c := range a.Conditions {
+		o := meta.FindStatusCondition(b.Conditions, c.Type)
+		if o == nil || o.Status != c.Status || o.Reason != c.Reason || o.Message != c.Message || o.ObservedGeneration != c.ObservedGeneration {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,257 @@
+package framework
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+)
+
+// startParallelism is how many control planes Start brings up at once. Two keeps a 2-core
+// machine busy without making every apiserver slow (7 at once take 7-8 s each instead of 3 s).
+const startParallelism = 2
+
+// Environment is a super cluster and its tenant control planes, started by Start or StartT.
+type Environment struct {
+	// Super is the super cluster (with kube-scheduler, kwok and fake Nodes).
+	Super *ControlPlane
+	// Tenants are the tenant control planes "tenant-1".."tenant-<n>", in that order.
+	Tenants []*ControlPlane
+	// Dir is the parent state directory; each control plane lives in Dir/<name>.
+	Dir string
+
+	removeDir bool
+	stopOnce  sync.Once
+	stopErr   error
+}
+
+// TenantName returns the name Start gives to the i-th tenant (1-based): "tenant-<i>".
+func TenantName(i int) string { return "tenant-" + strconv.Itoa(i) }
+
+// Start starts the super cluster (see StartSuper) and tenants tenant control planes named
+// "tenant-1".."tenant-<n>" (see StartTenant), all under o.Dir (default: a new temporary
+// directory that a successful Stop removes). Control planes start two at a time. Missing
+// tools are built first when o.ToolsDir is empty (see EnsureTools).
+//
+// ctx bounds the start-up only. If any control plane fails, the others are cancelled and
+// stopped, and the error reports every failure with the tail of the failing component's log.
+func Start(ctx context.Context, o SuperOptions, tenants int) (*Environment, error) {
+	if tenants < 0 {
+		return nil, fmt.Errorf("invalid number of tenants %d", tenants)
+	}
+	if o.ToolsDir == "" {
+		dir, err := EnsureTools(ctx, o.Progress)
+		if err != nil {
+			return nil, err
+		}
+		o.ToolsDir = dir
+	}
+	env := &Environment{Dir: o.Dir, Tenants: make([]*ControlPlane, tenants)}
+	if env.Dir == "" {
+		d, err := os.MkdirTemp("", "vc-syncer-env-")
+		if err != nil {
+			return nil, fmt.Errorf("failed to create state dir: %w", err)
+		}
+		env.Dir, env.removeDir = d, true
+	}
+	o.Dir = env.Dir
+	if o.Progress != nil {
+		var mu sync.Mutex
+		progress := o.Progress
+		o.Progress = func(s string) {
+			mu.Lock()
+			defer mu.Unlock()
+			progress(s)
+		}
+	}
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	t0 := time.Now()
+	sem := make(chan struct{}, startParallelism)
+	var (
+		wg   sync.WaitGroup
+		mu   sync.Mutex
+		errs []error
+	)
+	launch := func(startOne func() (*ControlPlane, error), store func(*ControlPlane)) {
+		wg.Go(func() {
+			select {
+			case sem <- struct{}{}:
+			case <-ctx.Done():
+				return
+			}
+			defer func() { <-sem }()
+			if ctx.Err() != nil {
+				return
+			}
+			cp, err := startOne()
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				if len(errs) == 0 || !errors.Is(err, context.Canceled) {
+					errs = append(errs, err)
+				}
+				cancel()
+				return
+			}
+			store(cp)
+		})
+	}
+	launch(func() (*ControlPlane, error) { return StartSuper(ctx, o) },
+		func(cp *ControlPlane) { env.Super = cp })
+	for i := range tenants {
+		launch(func() (*ControlPlane, error) { return StartTenant(ctx, TenantName(i+1), o.Options) },
+			func(cp *ControlPlane) { env.Tenants[i] = cp })
+	}
+	wg.Wait()
+	if len(errs) == 0 && ctx.Err() != nil {
+		errs = append(errs, context.Cause(ctx)) // cancelled before every control plane started
+	}
+	if len(errs) > 0 {
+		_ = env.stopAll()
+		return nil, fmt.Errorf("failed to start environment in %s: %w", env.Dir, errors.Join(errs...))
+	}
+	report(o.Progress, fmt.Sprintf("environment with super cluster and %d tenants ready in %s", tenants, since(t0)))
+	return env, nil
+}
+
+// Stop stops every control plane of the environment in parallel (see ControlPlane.Stop) and,
+// if Start created the state directory itself, removes it unless a control plane reported an
+// error. It is idempotent; later calls return the first call's result.
+func (e *Environment) Stop() error {
+	e.stopOnce.Do(func() {
+		e.stopErr = e.stopAll()
+		if e.stopErr == nil && e.removeDir {
+			e.stopErr = os.RemoveAll(e.Dir)
+		}
+	})
+	return e.stopErr
+}
+
+// stopAll stops every started control plane in parallel and joins their errors.
+func (e *Environment) stopAll() error {
+	planes := append([]*ControlPlane{e.Super}, e.Tenants...)
+	errs := make([]error, len(planes))
+	var wg sync.WaitGroup
+	for i, cp := range planes {
+		if cp != nil {
+			wg.Go(func() { errs[i] = cp.Stop() })
+		}
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// ControlPlanes returns the super cluster followed by the tenants.
+func (e *Environment) ControlPlanes() []*ControlPlane {
+	return append([]*ControlPlane{e.Super}, e.Tenants...)
+}
+
+// StartT starts an Environment for a test or benchmark (see Start) under a directory from
+// t.TempDir() (unless o.Dir is set), with progress lines going to t.Logf, and registers a
+// t.Cleanup that stops it. If the test failed, the cleanup then copies every component log
+// to $VCSYNCER_TEST_ARTIFACTS/<test name>/<control plane>/ (default
+// os.TempDir()/vc-syncer-test-logs/...) and logs where they are.
+//
+// StartT never builds tools: if some are missing it calls t.Fatal with a message telling to
+// run `make tools`, or t.Skip when VCSYNCER_SKIP_IF_NO_TOOLS is set. A start failure is
+// fatal too. Start-up is bounded by 10 minutes.
+func StartT(t testing.TB, o SuperOptions, tenants int) *Environment {
+	t.Helper()
+	if o.ToolsDir == "" {
+		o.ToolsDir = ToolsDir()
+	}
+	if missing := missingTools(o.ToolsDir); len(missing) > 0 {
+		err := missingToolsError(o.ToolsDir, missing)
+		if os.Getenv("VCSYNCER_SKIP_IF_NO_TOOLS") != "" {
+			t.Skipf("skipping (VCSYNCER_SKIP_IF_NO_TOOLS is set): %v", err)
+		}
+		t.Fatal(err)
+	}
+	if o.Dir == "" {
+		o.Dir = t.TempDir()
+	}
+	if o.Progress == nil {
+		o.Progress = func(s string) { t.Logf("%s", s) }
+	}
+	var env *Environment
+	t.Cleanup(func() {
+		if env != nil {
+			if err := env.Stop(); err != nil {
+				t.Errorf("failed to stop test environment: %v", err)
+			}
+		}
+		if t.Failed() {
+			if dest, err := keepLogs(o.Dir, t.Name()); err != nil {
+				t.Logf("failed to keep control-plane logs of %s: %v", o.Dir, err)
+			} else {
+				t.Logf("control-plane logs of the failed test kept in %s", dest)
+			}
+		}
+	})
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Minute)
+	defer cancel()
+	var err error
+	if env, err = Start(ctx, o, tenants); err != nil {
+		t.Fatal(err)
+	}
+	return env
+}
+
+var unsafePathChars = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
+
+// keepLogs copies dir/<control plane>/logs/*.log to the artifacts directory of the test and
+// returns that directory.
+func keepLogs(dir, testName string) (string, error) {
+	base := os.Getenv("VCSYNCER_TEST_ARTIFACTS")
+	if base == "" {
+		base = filepath.Join(os.TempDir(), "vc-syncer-test-logs")
+	}
+	dest := filepath.Join(base, unsafePathChars.ReplaceAllString(testName, "_"))
+	if err := os.RemoveAll(dest); err != nil {
+		return "", err
+	}
+	logs, err := filepath.Glob(filepath.Join(dir, "*", "logs", "*.log"))
+	if err != nil {
+		return "", err
+	}
+	if len(logs) == 0 {
+		return "", fmt.Errorf("no logs found under %s", dir)
+	}
+	for _, src := range logs {
+		plane := filepath.Base(filepath.Dir(filepath.Dir(src)))
+		if err := copyFile(src, filepath.Join(dest, plane, filepath.Base(src))); err != nil {
+			return "", err
+		}
+	}
+	return dest, nil
+}
+
+// copyFile copies src to dst, creating dst's directory.
+func copyFile(src, dst string) error {
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return err
+	}
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.Create(dst)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}
