@@ -41,15 +41,23 @@ if [ ! -x "$DIR/bin/kwok" ]; then
   (cd "$ROOT/hack/tools/kwok" && go build -trimpath -ldflags "-s -w" -o "$DIR/bin/kwok.tmp" sigs.k8s.io/kwok/cmd/kwok)
   mv "$DIR/bin/kwok.tmp" "$DIR/bin/kwok"
 fi
-if [ ! -s "$DIR/kwok-stages.yaml" ]; then
-  # kwok exits with "no stages found" without Stage objects; it ships them in its module.
-  src=$(cd "$ROOT/hack/tools/kwok" && go list -m -f '{{.Dir}}' sigs.k8s.io/kwok)/kustomize/stage
-  out="$DIR/kwok-stages.yaml.tmp"; : > "$out"
-  for f in node/fast/node-initialize.yaml node/heartbeat-with-lease/node-heartbeat-with-lease.yaml \
-           pod/general/pod-ready.yaml pod/general/pod-complete.yaml pod/general/pod-delete.yaml; do
-    printf -- '---\n' >> "$out"; cat "$src/$f" >> "$out"
-  done
-  mv "$out" "$DIR/kwok-stages.yaml"
-fi
+# kwok exits with "no stages found" without Stage objects; it ships them in its module. We use
+# its "fast" stages (no artificial delays). Its fast pod-complete stage selects Pods owned by a
+# Job; super-cluster copies of tenant Pods carry no owner references (tenant UIDs mean nothing
+# there), so our variant selects on the label the Job controller puts on its Pods instead.
+# Regenerated on every run (cheap), so a change here reaches existing caches.
+src=$(cd "$ROOT/hack/tools/kwok" && go list -m -f '{{.Dir}}' sigs.k8s.io/kwok)/kustomize/stage
+out="$DIR/kwok-stages.yaml.tmp"; : > "$out"
+for f in node/fast/node-initialize.yaml node/heartbeat-with-lease/node-heartbeat-with-lease.yaml \
+         pod/fast/pod-ready.yaml pod/fast/pod-complete.yaml pod/fast/pod-delete.yaml; do
+  printf -- '---\n' >> "$out"
+  if [ "$f" = pod/fast/pod-complete.yaml ]; then
+    sed -e "s|key: '.metadata.ownerReferences.\[\].kind'|key: '.metadata.labels[\"batch.kubernetes.io/job-name\"]'|" \
+        -e "/job-name/{n;s/operator: 'In'/operator: 'Exists'/;n;/values:/d}" -e "/^      - 'Job'$/d" "$src/$f" >> "$out"
+  else
+    cat "$src/$f" >> "$out"
+  fi
+done
+mv "$out" "$DIR/kwok-stages.yaml"
 log "tools ready in $DIR"
 echo "$DIR"

@@ -111,7 +111,7 @@ func (r *Reconciler) tenantsForSecret(ctx context.Context, o client.Object) []re
 }
 
 // Reconcile brings one Tenant's Cluster in line with its spec and writes its status.
-func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (_ reconcile.Result, reterr error) {
+func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (res reconcile.Result, reterr error) {
 	log := ctrl.LoggerFrom(ctx).WithValues("tenant", req.Name)
 	ctx = ctrl.LoggerInto(ctx, log)
 
@@ -132,15 +132,19 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (_ re
 		}
 	}
 
-	before := t.Status.DeepCopy()
+	original := t.DeepCopy()
 	defer func() {
 		t.Status.ObservedGeneration = t.Generation
 		t.Status.SuperNamespacePrefix = conversion.SuperNamespacePrefix(t.Name, string(t.UID))
-		if equalStatus(before, &t.Status) {
+		if equalStatus(&original.Status, &t.Status) {
 			return
 		}
-		if err := r.Client.Status().Update(ctx, t); err != nil && !apierrors.IsNotFound(err) {
+		// A merge patch of status only: no conflict with concurrent spec or metadata writes.
+		if err := r.Client.Status().Patch(ctx, t, client.MergeFrom(original)); err != nil && !apierrors.IsNotFound(err) {
 			reterr = errors.Join(reterr, fmt.Errorf("failed to update Tenant status: %w", err))
+		}
+		if reterr != nil {
+			res = reconcile.Result{}
 		}
 	}()
 	return r.reconcileNormal(ctx, t)

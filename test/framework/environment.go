@@ -75,41 +75,34 @@ func Start(ctx context.Context, o SuperOptions, tenants int) (*Environment, erro
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	t0 := time.Now()
-	sem := make(chan struct{}, startParallelism)
+	// Jobs run in order (super first, then tenant-1, tenant-2, ...), startParallelism at a time.
+	jobs := make(chan func() error, tenants+1)
+	jobs <- func() (err error) { env.Super, err = StartSuper(ctx, o); return err }
+	for i := range tenants {
+		jobs <- func() (err error) { env.Tenants[i], err = StartTenant(ctx, TenantName(i+1), o.Options); return err }
+	}
+	close(jobs)
 	var (
 		wg   sync.WaitGroup
 		mu   sync.Mutex
 		errs []error
 	)
-	launch := func(startOne func() (*ControlPlane, error), store func(*ControlPlane)) {
+	for range min(startParallelism, tenants+1) {
 		wg.Go(func() {
-			select {
-			case sem <- struct{}{}:
-			case <-ctx.Done():
-				return
-			}
-			defer func() { <-sem }()
-			if ctx.Err() != nil {
-				return
-			}
-			cp, err := startOne()
-			mu.Lock()
-			defer mu.Unlock()
-			if err != nil {
-				if len(errs) == 0 || !errors.Is(err, context.Canceled) {
-					errs = append(errs, err)
+			for job := range jobs {
+				if ctx.Err() != nil {
+					return
 				}
-				cancel()
-				return
+				if err := job(); err != nil {
+					mu.Lock()
+					if len(errs) == 0 || !errors.Is(err, context.Canceled) {
+						errs = append(errs, err)
+					}
+					mu.Unlock()
+					cancel()
+				}
 			}
-			store(cp)
 		})
-	}
-	launch(func() (*ControlPlane, error) { return StartSuper(ctx, o) },
-		func(cp *ControlPlane) { env.Super = cp })
-	for i := range tenants {
-		launch(func() (*ControlPlane, error) { return StartTenant(ctx, TenantName(i+1), o.Options) },
-			func(cp *ControlPlane) { env.Tenants[i] = cp })
 	}
 	wg.Wait()
 	if len(errs) == 0 && ctx.Err() != nil {
