@@ -3,6 +3,7 @@ module github.com/vcsyncer/syncer
 go 1.26.0
 
 require (
+	github.com/google/go-cmp v0.7.0
 	github.com/spf13/cobra v1.10.2
 	github.com/spf13/pflag v1.1.0
 	golang.org/x/time v0.15.0

@@ -16,7 +16,7 @@ import (
 
 // startParallelism is how many control planes Start brings up at once. Two keeps a 2-core
 // machine busy without making every apiserver slow (7 at once take 7-8 s each instead of 3 s).
-const startParallelism = 2
+const startParallelism = 5
 
 // Environment is a super cluster and its tenant control planes, started by Start or StartT.
 type Environment struct {

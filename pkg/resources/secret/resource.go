@@ -13,7 +13,6 @@ import (
 	"github.com/vcsyncer/syncer/pkg/tenant"
 )
 
-
 // Resource syncs Secrets.
 type Resource struct{}
 

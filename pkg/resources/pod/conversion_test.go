@@ -1,0 +1,159 @@
+package pod
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/vcsyncer/syncer/pkg/conversion"
+	"github.com/vcsyncer/syncer/pkg/tenant"
+)
+
+func tenantPod() *corev1.Pod {
+	prio := int32(1000)
+	policy := corev1.PreemptLowerPriority
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: "web", Namespace: "shop", UID: "pod-uid",
+			Labels:          map[string]string{"app": "web"},
+			Annotations:     map[string]string{"note": "x", "kubectl.kubernetes.io/last-applied-configuration": "{}"},
+			OwnerReferences: []metav1.OwnerReference{{Kind: "ReplicaSet", Name: "web-1", UID: "rs-uid"}},
+			Finalizers:      []string{"example.com/f"},
+		},
+		Spec: corev1.PodSpec{
+			NodeName:          "vnode-1",
+			Priority:          &prio,
+			PreemptionPolicy:  &policy,
+			PriorityClassName: "tenant-high",
+			Containers: []corev1.Container{{
+				Name: "c", Image: "nginx",
+				VolumeMounts: []corev1.VolumeMount{{Name: "kube-api-access-abcde", MountPath: "/var/run/secrets/kubernetes.io/serviceaccount"}, {Name: "cfg", MountPath: "/cfg"}},
+			}},
+			Volumes: []corev1.Volume{
+				{Name: "kube-api-access-abcde", VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{Sources: []corev1.VolumeProjection{
+					{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{Path: "token"}},
+					{ConfigMap: &corev1.ConfigMapProjection{LocalObjectReference: corev1.LocalObjectReference{Name: "kube-root-ca.crt"}}},
+				}}}},
+				{Name: "cfg", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: "cfg"}}}},
+			},
+			EphemeralContainers: []corev1.EphemeralContainer{{EphemeralContainerCommon: corev1.EphemeralContainerCommon{Name: "debug"}}},
+		},
+		Status: corev1.PodStatus{Phase: corev1.PodRunning, QOSClass: corev1.PodQOSBestEffort},
+	}
+}
+
+func TestDesired(t *testing.T) {
+	c := &tenant.Cluster{Name: "t1", UID: "tenant-uid"}
+	got := Desired(c, tenantPod(), "t1-abcdef-shop", map[string]string{"super-webhook": "keep"})
+
+	f := false
+	wantSpec := corev1.PodSpec{
+		Containers: []corev1.Container{{Name: "c", Image: "nginx", VolumeMounts: []corev1.VolumeMount{{Name: "cfg", MountPath: "/cfg"}}}},
+		Volumes: []corev1.Volume{{Name: "cfg", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
+			LocalObjectReference: corev1.LocalObjectReference{Name: "cfg"}}}}},
+		AutomountServiceAccountToken: &f,
+	}
+	if diff := cmp.Diff(wantSpec, got.Spec); diff != "" {
+		t.Errorf("spec mismatch (-want +got):\n%s", diff)
+	}
+	if got.Namespace != "t1-abcdef-shop" || got.Name != "web" {
+		t.Errorf("got %s/%s", got.Namespace, got.Name)
+	}
+	if len(got.OwnerReferences) != 0 || len(got.Finalizers) != 0 {
+		t.Errorf("owner references or finalizers copied: %v %v", got.OwnerReferences, got.Finalizers)
+	}
+	if got.Status.Phase != "" {
+		t.Errorf("status copied: %v", got.Status.Phase)
+	}
+	wantAnn := map[string]string{
+		"note": "x", "super-webhook": "keep",
+		conversion.AnnotationTenant: "t1", conversion.AnnotationTenantUID: "tenant-uid",
+		conversion.AnnotationNamespace: "shop", conversion.AnnotationName: "web", conversion.AnnotationUID: "pod-uid",
+	}
+	if diff := cmp.Diff(wantAnn, got.Annotations); diff != "" {
+		t.Errorf("annotations (-want +got):\n%s", diff)
+	}
+	wantLabels := map[string]string{"app": "web", conversion.LabelManagedBy: conversion.ManagedByValue, conversion.LabelTenantUID: "tenant-uid"}
+	if diff := cmp.Diff(wantLabels, got.Labels); diff != "" {
+		t.Errorf("labels (-want +got):\n%s", diff)
+	}
+}
+
+func TestDesiredKeepsSystemPriorityClass(t *testing.T) {
+	p := tenantPod()
+	p.Spec.PriorityClassName = "system-node-critical"
+	got := Desired(&tenant.Cluster{Name: "t", UID: "u"}, p, "ns", nil)
+	if got.Spec.PriorityClassName != "system-node-critical" {
+		t.Errorf("PriorityClassName = %q", got.Spec.PriorityClassName)
+	}
+}
+
+func TestNeedsUpdate(t *testing.T) {
+	c := &tenant.Cluster{Name: "t1", UID: "tenant-uid"}
+	base := Desired(c, tenantPod(), "ns", nil)
+	cases := map[string]struct {
+		mutate func(have *corev1.Pod)
+		want   bool
+	}{
+		"equal":                             {mutate: func(*corev1.Pod) {}, want: false},
+		"extra super annotation kept":       {mutate: func(h *corev1.Pod) { h.Annotations["cloud"] = "lb" }, want: false},
+		"tenant annotation changed":         {mutate: func(h *corev1.Pod) { h.Annotations["note"] = "y" }, want: true},
+		"label changed":                     {mutate: func(h *corev1.Pod) { h.Labels["app"] = "other" }, want: true},
+		"image changed":                     {mutate: func(h *corev1.Pod) { h.Spec.Containers[0].Image = "nginx:2" }, want: true},
+		"super-assigned nodeName no update": {mutate: func(h *corev1.Pod) { h.Spec.NodeName = "n1" }, want: false},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			have := base.DeepCopy()
+			tc.mutate(have)
+			if got := NeedsUpdate(base, have); got != tc.want {
+				t.Errorf("NeedsUpdate = %v, want %v", got, tc.want)
+			}
+			if tc.want {
+				if NeedsUpdate(base, ApplyUpdate(base, have)) {
+					t.Error("ApplyUpdate did not converge")
+				}
+			}
+		})
+	}
+}
+
+func TestDesiredStatus(t *testing.T) {
+	tp := tenantPod()
+	tp.Generation = 3
+	tp.Status.ObservedGeneration = 3
+	sp := tp.DeepCopy()
+	sp.Status = corev1.PodStatus{
+		Phase: corev1.PodRunning, PodIP: "10.244.0.7", HostIP: "10.0.0.2", QOSClass: corev1.PodQOSBurstable,
+		ObservedGeneration: 1, NominatedNodeName: "n2",
+		Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue, ObservedGeneration: 1}},
+	}
+	got := DesiredStatus(tp, sp)
+	if got.PodIP != "10.244.0.7" || got.Phase != corev1.PodRunning || got.HostIP != "10.0.0.2" {
+		t.Errorf("status not copied: %+v", got)
+	}
+	if got.QOSClass != corev1.PodQOSBestEffort || got.ObservedGeneration != 3 || got.NominatedNodeName != "" {
+		t.Errorf("tenant-owned status fields not kept: %+v", got)
+	}
+	if got.Conditions[0].ObservedGeneration != 0 {
+		t.Errorf("super observedGeneration leaked into conditions: %d", got.Conditions[0].ObservedGeneration)
+	}
+}
+
+func TestWasRunInSuper(t *testing.T) {
+	p := tenantPod()
+	p.Status = corev1.PodStatus{}
+	if wasRunInSuper(p) {
+		t.Error("Pod with preset nodeName and no status counted as run")
+	}
+	p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionTrue}}
+	if !wasRunInSuper(p) {
+		t.Error("bound Pod not counted as run")
+	}
+	p.Spec.NodeName = ""
+	if wasRunInSuper(p) {
+		t.Error("unbound Pod counted as run")
+	}
+}
