@@ -1,0 +1,49 @@
+# vc-syncer. `make help` lists the targets.
+SHELL := /usr/bin/env bash
+GO ?= go
+# Integration and e2e suites start real control planes; 2 cores fit one package at a time.
+TEST_P ?= 1
+TEST_TIMEOUT ?= 40m
+
+.PHONY: help
+help: ## Show this help.
+	@grep -E '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  %-18s %s\n", $$1, $$2}'
+
+.PHONY: build
+build: ## Build bin/vc-syncer.
+	$(GO) build -o bin/vc-syncer ./cmd/vc-syncer
+
+.PHONY: tools
+tools: ## Build (once, cached outside the repo) etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubectl, kwok.
+	./hack/build-tools.sh
+
+.PHONY: test
+test: tools ## Everything: tools, vet, unit, integration and the real-world e2e tests.
+	$(GO) vet ./...
+	$(GO) test -race -count=1 ./pkg/... ./cmd/...
+	$(GO) test -count=1 -p $(TEST_P) -timeout $(TEST_TIMEOUT) ./test/... ./e2e/...
+
+.PHONY: test-unit
+test-unit: ## Fast loop: unit tests only, no control planes.
+	$(GO) test -race -count=1 ./pkg/... ./cmd/...
+
+.PHONY: test-integration
+test-integration: tools ## Integration suites against real local control planes.
+	$(GO) test -count=1 -p $(TEST_P) -timeout $(TEST_TIMEOUT) ./test/...
+
+.PHONY: test-e2e
+test-e2e: tools ## The whole binary against real control planes and the real-world manifests.
+	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) -v ./e2e/...
+
+.PHONY: dev
+dev: build ## Run a local super cluster, 2 tenants and the syncer until Ctrl-C.
+	./bin/vc-syncer dev --tenants 2
+
+.PHONY: lint
+lint: ## go vet and gofmt check.
+	$(GO) vet ./...
+	@test -z "$$(gofmt -l cmd pkg test e2e config)" || (gofmt -l cmd pkg test e2e config; exit 1)
+
+.PHONY: docker-build
+docker-build: ## Build the container image (needs a Docker engine).
+	docker build -t vc-syncer:dev .

@@ -1,0 +1,187 @@
+package framework
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// requireTools skips or fails like StartT when the tools are missing, and returns ToolsDir().
+func requireTools(t *testing.T) string {
+	t.Helper()
+	dir := ToolsDir()
+	if missing := missingTools(dir); len(missing) > 0 {
+		if os.Getenv("VCSYNCER_SKIP_IF_NO_TOOLS") != "" {
+			t.Skip(missingToolsError(dir, missing))
+		}
+		t.Fatal(missingToolsError(dir, missing))
+	}
+	return dir
+}
+
+// fakeTools returns a tools dir that links to the real tools except for the given binaries,
+// which are replaced by shell scripts.
+func fakeTools(t *testing.T, real string, scripts map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "bin"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(real, kwokStagesFile), filepath.Join(dir, kwokStagesFile)); err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range toolBinaries {
+		dst := filepath.Join(dir, "bin", b)
+		var err error
+		if script, ok := scripts[b]; ok {
+			err = os.WriteFile(dst, []byte("#!/bin/sh\n"+script+"\n"), 0o755)
+		} else {
+			err = os.Symlink(filepath.Join(real, "bin", b), dst)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// alive reports whether pid exists and is not a zombie.
+func alive(pid int) bool {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	// The state follows the parenthesised command name.
+	s := string(data)
+	i := strings.LastIndexByte(s, ')')
+	return i < 0 || i+2 >= len(s) || s[i+2] != 'Z'
+}
+
+// TestStartFailure checks that a port conflict is retried, that a component failing to start
+// yields an error quoting its log, and that everything started before is stopped.
+func TestStartFailure(t *testing.T) {
+	real := requireTools(t)
+	marker := filepath.Join(t.TempDir(), "etcd-attempted")
+	tools := fakeTools(t, real, map[string]string{
+		// First attempt: pretend the port was taken; then run the real etcd.
+		Etcd: fmt.Sprintf(`if [ ! -e %[1]s ]; then touch %[1]s; echo "listen tcp 127.0.0.1:1: bind: address already in use" >&2; exit 1; fi
+echo $$ > %[1]s.pid
+exec %[2]s "$@"`, marker, filepath.Join(real, "bin", Etcd)),
+		KubeAPIServer: `echo "Error: unknown flag: --made-up-flag" >&2; exit 1`,
+	})
+	_, err := StartTenant(t.Context(), "broken", Options{Dir: t.TempDir(), ToolsDir: tools})
+	if err == nil {
+		t.Fatal("StartTenant succeeded with a broken kube-apiserver")
+	}
+	t.Logf("error: %v", err)
+	for _, want := range []string{`control plane "broken"`, "kube-apiserver exited before becoming healthy", "unknown flag: --made-up-flag", "logs kept in"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error does not contain %q", want)
+		}
+	}
+	data, err := os.ReadFile(marker + ".pid")
+	if err != nil {
+		t.Fatalf("etcd was not retried after the port conflict: %v", err)
+	}
+	var pid int
+	if _, err := fmt.Sscan(string(data), &pid); err != nil {
+		t.Fatal(err)
+	}
+	if alive(pid) {
+		t.Errorf("etcd (pid %d) still alive after the failed start", pid)
+	}
+}
+
+// TestStopReportsCrashedComponent checks that Stop reports a component that died on its own.
+func TestStopReportsCrashedComponent(t *testing.T) {
+	tools := requireTools(t)
+	cp, err := StartTenant(t.Context(), "crash", Options{ToolsDir: tools, Progress: func(s string) { t.Log(s) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cp.Stop() })
+	pids := cp.PIDs()
+	if err := syscall.Kill(pids[KubeControllerManager], syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(200 * time.Millisecond)
+	err = cp.Stop()
+	if err == nil || !strings.Contains(err.Error(), "kube-controller-manager") || !strings.Contains(err.Error(), "exited unexpectedly") {
+		t.Fatalf("Stop() = %v, want an error about kube-controller-manager exiting unexpectedly", err)
+	}
+	for name, pid := range pids {
+		if alive(pid) {
+			t.Errorf("%s (pid %d) alive after Stop", name, pid)
+		}
+	}
+	if _, err := os.Stat(cp.Dir); err != nil {
+		t.Errorf("state dir removed although Stop failed: %v", err)
+	}
+	_ = os.RemoveAll(filepath.Dir(cp.Dir))
+}
+
+// TestNoLeakWhenParentDies starts a tenant in a child test process, SIGKILLs that process and
+// checks that the kernel killed the components too (Pdeathsig).
+func TestNoLeakWhenParentDies(t *testing.T) {
+	if os.Getenv("VCSYNCER_LEAK_HELPER") != "" {
+		cp, err := StartTenant(t.Context(), "orphan", Options{Dir: os.Getenv("VCSYNCER_LEAK_HELPER")})
+		if err != nil {
+			fmt.Println("ERROR", err)
+			os.Exit(1)
+		}
+		data, _ := json.Marshal(cp.PIDs())
+		fmt.Printf("PIDS %s\n", data)
+		select {} // wait to be killed
+	}
+	requireTools(t)
+	cmd := exec.CommandContext(t.Context(), os.Args[0], "-test.run=^TestNoLeakWhenParentDies$", "-test.count=1")
+	cmd.Env = append(os.Environ(), "VCSYNCER_LEAK_HELPER="+t.TempDir())
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	var pids map[string]int
+	sc := bufio.NewScanner(out)
+	for sc.Scan() {
+		if rest, ok := strings.CutPrefix(sc.Text(), "PIDS "); ok {
+			if err := json.Unmarshal([]byte(rest), &pids); err != nil {
+				t.Fatal(err)
+			}
+			break
+		}
+		t.Logf("helper: %s", sc.Text())
+	}
+	if len(pids) != 3 {
+		t.Fatalf("helper reported PIDs %v, want 3", pids)
+	}
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	err = poll(t.Context(), 10*time.Second, func(context.Context) error {
+		for name, pid := range pids {
+			if alive(pid) {
+				return fmt.Errorf("%s (pid %d) still alive", name, pid)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Errorf("components outlived the killed test process: %v", err)
+		for _, pid := range pids {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
+}

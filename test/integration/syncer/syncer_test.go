@@ -1,0 +1,570 @@
+// Package syncer_test runs the syncer in-process against real local control planes (a super
+// cluster with kwok Nodes and three tenants) and checks registration, both sync directions,
+// ownership, repair and clean-up.
+package syncer_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/vcsyncer/syncer/cmd/vc-syncer/app"
+	tenancyv1alpha1 "github.com/vcsyncer/syncer/pkg/apis/tenancy/v1alpha1"
+	"github.com/vcsyncer/syncer/pkg/conversion"
+	"github.com/vcsyncer/syncer/pkg/resources/pod"
+	"github.com/vcsyncer/syncer/test/framework"
+)
+
+type tenantList = tenancyv1alpha1.TenantList
+
+const kubeconfigNS = "vc-syncer-system"
+
+func TestSyncer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts real control planes")
+	}
+	env := framework.StartT(t, framework.SuperOptions{Nodes: 2}, 3)
+	c := startSyncer(t, env.Super.RESTConfig)
+	super := env.Super.Client
+	ctx := context.Background()
+	t1, t2, t3 := env.Tenants[0], env.Tenants[1], env.Tenants[2]
+
+	// Tenant 3 gets 600 objects before it is registered: they must all be synced.
+	const preexisting = 600
+	mustCreateNS(t, t3.Client, "bulk")
+	for i := range preexisting {
+		_, err := t3.Client.CoreV1().ConfigMaps("bulk").Create(ctx, &corev1.ConfigMap{
+			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("cm-%04d", i)}, Data: map[string]string{"i": fmt.Sprint(i)},
+		}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	for _, tc := range []*framework.ControlPlane{t1, t2} {
+		if err := app.AddTenant(ctx, c, kubeconfigNS, tc.Name, tc.Kubeconfig, 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitRunning(t, c, t1.Name)
+	waitRunning(t, c, t2.Name)
+	uid1 := tenantUID(t, c, t1.Name)
+	uid2 := tenantUID(t, c, t2.Name)
+
+	t.Run("status reports prefix and conditions", func(t *testing.T) {
+		tn := getTenant(t, c, t1.Name)
+		if want := conversion.SuperNamespacePrefix(t1.Name, uid1); tn.Status.SuperNamespacePrefix != want {
+			t.Errorf("superNamespacePrefix = %q, want %q", tn.Status.SuperNamespacePrefix, want)
+		}
+		for _, typ := range []string{tenancyv1alpha1.ConditionKubeconfigValid, tenancyv1alpha1.ConditionConnected, tenancyv1alpha1.ConditionSynced} {
+			if !meta.IsStatusConditionTrue(tn.Status.Conditions, typ) {
+				t.Errorf("condition %s not True: %+v", typ, tn.Status.Conditions)
+			}
+		}
+		if tn.Spec.Weight != 1 || tn.Status.ObservedGeneration != tn.Generation {
+			t.Errorf("weight %d observedGeneration %d generation %d", tn.Spec.Weight, tn.Status.ObservedGeneration, tn.Generation)
+		}
+	})
+
+	// The same namespace and names in two tenants.
+	for _, tc := range []*framework.ControlPlane{t1, t2} {
+		mustCreateNS(t, tc.Client, "shop")
+		created(t)(tc.Client.CoreV1().ConfigMaps("shop").Create(ctx, &corev1.ConfigMap{
+			ObjectMeta: metav1.ObjectMeta{Name: "cfg"}, Data: map[string]string{"owner": tc.Name}}, metav1.CreateOptions{}))
+		created(t)(tc.Client.CoreV1().Secrets("shop").Create(ctx, &corev1.Secret{
+			ObjectMeta: metav1.ObjectMeta{Name: "creds"}, StringData: map[string]string{"password": "pw-" + tc.Name}}, metav1.CreateOptions{}))
+		created(t)(tc.Client.CoreV1().ServiceAccounts("shop").Create(ctx, &corev1.ServiceAccount{
+			ObjectMeta: metav1.ObjectMeta{Name: "builder"}}, metav1.CreateOptions{}))
+		created(t)(tc.Client.CoreV1().Services("shop").Create(ctx, &corev1.Service{
+			ObjectMeta: metav1.ObjectMeta{Name: "web"},
+			Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeNodePort, Selector: map[string]string{"app": "web"},
+				Ports: []corev1.ServicePort{{Name: "http", Port: 80}}}}, metav1.CreateOptions{}))
+		created(t)(tc.Client.CoreV1().Services("shop").Create(ctx, &corev1.Service{
+			ObjectMeta: metav1.ObjectMeta{Name: "db"},
+			Spec:       corev1.ServiceSpec{ClusterIP: corev1.ClusterIPNone, Selector: map[string]string{"app": "db"}, Ports: []corev1.ServicePort{{Port: 5432}}}}, metav1.CreateOptions{}))
+		created(t)(tc.Client.CoreV1().Pods("shop").Create(ctx, webPod("web-0"), metav1.CreateOptions{}))
+	}
+	ns1 := conversion.SuperNamespace(t1.Name, uid1, "shop")
+	ns2 := conversion.SuperNamespace(t2.Name, uid2, "shop")
+
+	t.Run("downward: every kind lands in its own mapped namespace", func(t *testing.T) {
+		if ns1 == ns2 {
+			t.Fatalf("two tenants share super namespace %s", ns1)
+		}
+		for ns, owner := range map[string]*framework.ControlPlane{ns1: t1, ns2: t2} {
+			eventually(t, time.Minute, "ConfigMap in "+ns, func(ctx context.Context) error {
+				cm, err := super.CoreV1().ConfigMaps(ns).Get(ctx, "cfg", metav1.GetOptions{})
+				if err != nil {
+					return err
+				}
+				if cm.Data["owner"] != owner.Name || cm.Annotations[conversion.AnnotationTenant] != owner.Name {
+					return errorf("wrong content %v %v", cm.Data, cm.Annotations)
+				}
+				return nil
+			})
+			eventually(t, time.Minute, "Secret in "+ns, func(ctx context.Context) error {
+				s, err := super.CoreV1().Secrets(ns).Get(ctx, "creds", metav1.GetOptions{})
+				if err != nil {
+					return err
+				}
+				if string(s.Data["password"]) != "pw-"+owner.Name {
+					return errorf("wrong secret data")
+				}
+				return nil
+			})
+			eventually(t, time.Minute, "ServiceAccount in "+ns, func(ctx context.Context) error {
+				_, err := super.CoreV1().ServiceAccounts(ns).Get(ctx, "builder", metav1.GetOptions{})
+				return err
+			})
+			eventually(t, time.Minute, "Services in "+ns, func(ctx context.Context) error {
+				web, err := super.CoreV1().Services(ns).Get(ctx, "web", metav1.GetOptions{})
+				if err != nil {
+					return err
+				}
+				tw, err := owner.Client.CoreV1().Services("shop").Get(ctx, "web", metav1.GetOptions{})
+				if err != nil {
+					return err
+				}
+				if web.Spec.ClusterIP == "" || web.Spec.ClusterIP == tw.Spec.ClusterIP && strings.HasPrefix(tw.Spec.ClusterIP, "10.0.0.") {
+					return errorf("super ClusterIP %q not allocated by the super cluster (tenant %q)", web.Spec.ClusterIP, tw.Spec.ClusterIP)
+				}
+				if web.Spec.Ports[0].NodePort == 0 {
+					return errorf("super did not allocate a node port")
+				}
+				db, err := super.CoreV1().Services(ns).Get(ctx, "db", metav1.GetOptions{})
+				if err != nil {
+					return err
+				}
+				if db.Spec.ClusterIP != corev1.ClusterIPNone {
+					return errorf("headless Service not headless: %q", db.Spec.ClusterIP)
+				}
+				return nil
+			})
+		}
+		// The tenant's own default/kubernetes Service (clusterIPs set by the tenant) syncs
+		// with a super-allocated address.
+		eventually(t, time.Minute, "tenant kubernetes Service", func(ctx context.Context) error {
+			s, err := super.CoreV1().Services(conversion.SuperNamespace(t1.Name, uid1, "default")).Get(ctx, "kubernetes", metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			if s.Spec.ClusterIP == "10.0.0.1" || s.Spec.ClusterIP == "" {
+				return errorf("clusterIP %q", s.Spec.ClusterIP)
+			}
+			return nil
+		})
+	})
+
+	t.Run("upward: Pods run, bound to vNodes, with the super Pod's node and IP", func(t *testing.T) {
+		for ns, owner := range map[string]*framework.ControlPlane{ns1: t1, ns2: t2} {
+			eventually(t, time.Minute, "Pod Running in "+owner.Name, func(ctx context.Context) error {
+				sp, err := super.CoreV1().Pods(ns).Get(ctx, "web-0", metav1.GetOptions{})
+				if err != nil {
+					return err
+				}
+				tp, err := owner.Client.CoreV1().Pods("shop").Get(ctx, "web-0", metav1.GetOptions{})
+				if err != nil {
+					return err
+				}
+				if tp.Status.Phase != corev1.PodRunning || tp.Spec.NodeName != sp.Spec.NodeName || tp.Status.PodIP == "" || tp.Status.PodIP != sp.Status.PodIP {
+					return errorf("tenant %s %s %s, super %s %s %s", tp.Status.Phase, tp.Spec.NodeName, tp.Status.PodIP, sp.Status.Phase, sp.Spec.NodeName, sp.Status.PodIP)
+				}
+				if !podReady(tp) {
+					return errorf("tenant Pod not Ready")
+				}
+				n, err := owner.Client.CoreV1().Nodes().Get(ctx, tp.Spec.NodeName, metav1.GetOptions{})
+				if err != nil {
+					return errorf("vNode: %v", err)
+				}
+				if n.Labels[pod.LabelVNode] != "true" {
+					return errorf("vNode not labelled")
+				}
+				for _, v := range sp.Spec.Volumes {
+					if v.Projected != nil {
+						for _, s := range v.Projected.Sources {
+							if s.ServiceAccountToken != nil {
+								return errorf("super Pod mounts a service-account token volume %s", v.Name)
+							}
+						}
+					}
+				}
+				return nil
+			})
+		}
+	})
+
+	t.Run("updates flow down, extra super annotations are kept", func(t *testing.T) {
+		cm, err := t1.Client.CoreV1().ConfigMaps("shop").Get(ctx, "cfg", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc, err := super.CoreV1().ConfigMaps(ns1).Get(ctx, "cfg", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc.Annotations["example.com/added-by-super-controller"] = "yes"
+		if _, err := super.CoreV1().ConfigMaps(ns1).Update(ctx, sc, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		cm.Data["owner"] = "changed"
+		if _, err := t1.Client.CoreV1().ConfigMaps("shop").Update(ctx, cm, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, time.Minute, "ConfigMap update", func(ctx context.Context) error {
+			sc, err := super.CoreV1().ConfigMaps(ns1).Get(ctx, "cfg", metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			if sc.Data["owner"] != "changed" || sc.Annotations["example.com/added-by-super-controller"] != "yes" {
+				return errorf("data %v annotations %v", sc.Data, sc.Annotations)
+			}
+			return nil
+		})
+		p, err := t1.Client.CoreV1().Pods("shop").Get(ctx, "web-0", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.Labels["version"] = "v2"
+		if _, err := t1.Client.CoreV1().Pods("shop").Update(ctx, p, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, time.Minute, "Pod label update", func(ctx context.Context) error {
+			sp, err := super.CoreV1().Pods(ns1).Get(ctx, "web-0", metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			if sp.Labels["version"] != "v2" {
+				return errorf("labels %v", sp.Labels)
+			}
+			return nil
+		})
+	})
+
+	t.Run("a super copy deleted by someone else is recreated; the tenant object stays", func(t *testing.T) {
+		if err := super.CoreV1().Secrets(ns2).Delete(ctx, "creds", metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, time.Minute, "Secret recreated", func(ctx context.Context) error {
+			_, err := super.CoreV1().Secrets(ns2).Get(ctx, "creds", metav1.GetOptions{})
+			return err
+		})
+		if _, err := t2.Client.CoreV1().Secrets("shop").Get(ctx, "creds", metav1.GetOptions{}); err != nil {
+			t.Fatalf("tenant Secret: %v", err)
+		}
+	})
+
+	t.Run("a running super Pod that disappears fails the tenant Pod", func(t *testing.T) {
+		if err := super.CoreV1().Pods(ns2).Delete(ctx, "web-0", metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, time.Minute, "tenant Pod Failed", func(ctx context.Context) error {
+			tp, err := t2.Client.CoreV1().Pods("shop").Get(ctx, "web-0", metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			if tp.Status.Phase != corev1.PodFailed || tp.Status.Reason != pod.ReasonSuperPodLost {
+				return errorf("phase %s reason %s", tp.Status.Phase, tp.Status.Reason)
+			}
+			return nil
+		})
+		consistently(t, 2*time.Second, "no replacement super Pod for a lost bound Pod", func(ctx context.Context) error {
+			if _, err := super.CoreV1().Pods(ns2).Get(ctx, "web-0", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+				return errorf("super Pod recreated for a bound tenant Pod: %v", err)
+			}
+			return nil
+		})
+	})
+
+	t.Run("objects the syncer does not own are never touched", func(t *testing.T) {
+		// Someone else already uses the super namespace that tenant 1's namespace "taken" maps to.
+		foreign := conversion.SuperNamespace(t1.Name, uid1, "taken")
+		if _, err := super.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{
+			Name: foreign, Labels: map[string]string{"owner": "someone-else"}}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		mustCreateNS(t, t1.Client, "taken")
+		created(t)(t1.Client.CoreV1().ConfigMaps("taken").Create(ctx, &corev1.ConfigMap{
+			ObjectMeta: metav1.ObjectMeta{Name: "x"}}, metav1.CreateOptions{}))
+		consistently(t, 3*time.Second, "foreign namespace untouched", func(ctx context.Context) error {
+			ns, err := super.CoreV1().Namespaces().Get(ctx, foreign, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			if _, ok := ns.Labels[conversion.LabelManagedBy]; ok || ns.Labels["owner"] != "someone-else" {
+				return errorf("foreign namespace modified: %v", ns.Labels)
+			}
+			if _, err := super.CoreV1().ConfigMaps(foreign).Get(ctx, "x", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+				return errorf("syncer wrote into a foreign namespace: %v", err)
+			}
+			return nil
+		})
+		// Deleting the tenant namespace must not delete the foreign super namespace.
+		if err := t1.Client.CoreV1().Namespaces().Delete(ctx, "taken", metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		consistently(t, 2*time.Second, "foreign namespace not deleted", func(ctx context.Context) error {
+			ns, err := super.CoreV1().Namespaces().Get(ctx, foreign, metav1.GetOptions{})
+			if err != nil || !ns.DeletionTimestamp.IsZero() {
+				return errorf("foreign namespace deleted: %v", err)
+			}
+			return nil
+		})
+	})
+
+	t.Run("bad kubeconfigs give False conditions and never stop other tenants", func(t *testing.T) {
+		if err := app.AddTenant(ctx, c, kubeconfigNS, "garbage", []byte("not: [a kubeconfig"), 1); err != nil {
+			t.Fatal(err)
+		}
+		unreachable := strings.Replace(string(t3.Kubeconfig), "server: https://127.0.0.1:", "server: https://127.0.0.1:1", 1)
+		if unreachable == string(t3.Kubeconfig) {
+			t.Fatal("could not rewrite the server address of the kubeconfig")
+		}
+		if err := app.AddTenant(ctx, c, kubeconfigNS, "unreachable", []byte(unreachable), 1); err != nil {
+			t.Fatal(err)
+		}
+		waitCondition(t, c, "garbage", tenancyv1alpha1.ConditionKubeconfigValid, metav1.ConditionFalse, "InvalidKubeconfig")
+		waitCondition(t, c, "unreachable", tenancyv1alpha1.ConditionConnected, metav1.ConditionFalse, "Unreachable")
+		// Other tenants keep syncing meanwhile.
+		created(t)(t1.Client.CoreV1().ConfigMaps("shop").Create(ctx, &corev1.ConfigMap{
+			ObjectMeta: metav1.ObjectMeta{Name: "while-others-are-broken"}}, metav1.CreateOptions{}))
+		eventually(t, 30*time.Second, "tenant 1 still syncs", func(ctx context.Context) error {
+			_, err := super.CoreV1().ConfigMaps(ns1).Get(ctx, "while-others-are-broken", metav1.GetOptions{})
+			return err
+		})
+		if g := getTenant(t, c, "garbage"); g.Status.Phase != tenancyv1alpha1.TenantPending {
+			t.Errorf("garbage phase = %s", g.Status.Phase)
+		}
+	})
+
+	t.Run("a Tenant whose Secret appears later, rotated to tenant 3, syncs everything", func(t *testing.T) {
+		late := &tenancyv1alpha1.Tenant{ObjectMeta: metav1.ObjectMeta{Name: "late"}, Spec: tenancyv1alpha1.TenantSpec{
+			KubeconfigSecretRef: tenancyv1alpha1.SecretKeyRef{Namespace: kubeconfigNS, Name: "late-kubeconfig"}}}
+		if err := c.Create(ctx, late); err != nil {
+			t.Fatal(err)
+		}
+		waitCondition(t, c, "late", tenancyv1alpha1.ConditionKubeconfigValid, metav1.ConditionFalse, "SecretNotFound")
+		// First a kubeconfig that is valid but points nowhere, then rotated to tenant 3's.
+		unreachable := strings.Replace(string(t3.Kubeconfig), "server: https://127.0.0.1:", "server: https://127.0.0.1:1", 1)
+		sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: kubeconfigNS, Name: "late-kubeconfig"},
+			Data: map[string][]byte{"kubeconfig": []byte(unreachable)}}
+		if err := c.Create(ctx, sec); err != nil {
+			t.Fatal(err)
+		}
+		waitCondition(t, c, "late", tenancyv1alpha1.ConditionConnected, metav1.ConditionFalse, "Unreachable")
+		sec.Data["kubeconfig"] = t3.Kubeconfig
+		if err := c.Update(ctx, sec); err != nil {
+			t.Fatal(err)
+		}
+		waitRunning(t, c, "late")
+		uid := tenantUID(t, c, "late")
+		bulk := conversion.SuperNamespace("late", uid, "bulk")
+		eventually(t, 2*time.Minute, "all pre-existing objects synced", func(ctx context.Context) error {
+			l, err := super.CoreV1().ConfigMaps(bulk).List(ctx, metav1.ListOptions{LabelSelector: conversion.LabelManagedBy})
+			if err != nil {
+				return err
+			}
+			if len(l.Items) != preexisting {
+				return errorf("%d of %d ConfigMaps synced", len(l.Items), preexisting)
+			}
+			return nil
+		})
+	})
+
+	t.Run("deleting tenant objects deletes their super copies", func(t *testing.T) {
+		if err := t1.Client.CoreV1().Pods("shop").Delete(ctx, "web-0", metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, time.Minute, "tenant and super Pod gone", func(ctx context.Context) error {
+			if _, err := t1.Client.CoreV1().Pods("shop").Get(ctx, "web-0", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+				return errorf("tenant Pod still there: %v", err)
+			}
+			if _, err := super.CoreV1().Pods(ns1).Get(ctx, "web-0", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+				return errorf("super Pod still there: %v", err)
+			}
+			return nil
+		})
+		if err := t1.Client.CoreV1().Namespaces().Delete(ctx, "shop", metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, 2*time.Minute, "super namespace gone", func(ctx context.Context) error {
+			if _, err := super.CoreV1().Namespaces().Get(ctx, ns1, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+				return errorf("super namespace %s still there: %v", ns1, err)
+			}
+			return nil
+		})
+		// Tenant 2's namespace of the same name is untouched.
+		if _, err := super.CoreV1().ConfigMaps(ns2).Get(ctx, "cfg", metav1.GetOptions{}); err != nil {
+			t.Fatalf("tenant 2's objects affected: %v", err)
+		}
+	})
+
+	t.Run("removing a Tenant stops it and deletes its super namespaces", func(t *testing.T) {
+		uid := tenantUID(t, c, "late")
+		if err := c.Delete(ctx, &tenancyv1alpha1.Tenant{ObjectMeta: metav1.ObjectMeta{Name: "late"}}); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, 2*time.Minute, "Tenant and its namespaces gone", func(ctx context.Context) error {
+			l, err := super.CoreV1().Namespaces().List(ctx, metav1.ListOptions{LabelSelector: conversion.LabelTenantUID + "=" + uid})
+			if err != nil {
+				return err
+			}
+			if len(l.Items) > 0 {
+				return errorf("%d super namespaces left", len(l.Items))
+			}
+			err = c.Get(ctx, client.ObjectKey{Name: "late"}, &tenancyv1alpha1.Tenant{})
+			if !apierrors.IsNotFound(err) {
+				return errorf("Tenant still there: %v", err)
+			}
+			return nil
+		})
+		// A new object in tenant 3 is no longer synced.
+		created(t)(t3.Client.CoreV1().ConfigMaps("bulk").Create(ctx, &corev1.ConfigMap{
+			ObjectMeta: metav1.ObjectMeta{Name: "after-removal"}}, metav1.CreateOptions{}))
+		consistently(t, 2*time.Second, "removed tenant not synced", func(ctx context.Context) error {
+			l, err := super.CoreV1().Namespaces().List(ctx, metav1.ListOptions{LabelSelector: conversion.LabelTenantUID + "=" + uid})
+			if err != nil {
+				return err
+			}
+			if len(l.Items) > 0 {
+				return errorf("removed tenant synced again")
+			}
+			return nil
+		})
+	})
+}
+
+func TestTenantCRDValidation(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts real control planes")
+	}
+	env := framework.StartT(t, framework.SuperOptions{Nodes: 1}, 0)
+	ctx := context.Background()
+	if err := app.InstallCRD(ctx, env.Super.RESTConfig); err != nil {
+		t.Fatal(err)
+	}
+	c, err := client.New(env.Super.RESTConfig, client.Options{Scheme: app.Scheme()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref := tenancyv1alpha1.SecretKeyRef{Namespace: kubeconfigNS, Name: "k"}
+	cases := map[string]struct {
+		tenant  tenancyv1alpha1.Tenant
+		wantErr bool
+	}{
+		"valid with defaults": {tenant: tenancyv1alpha1.Tenant{ObjectMeta: metav1.ObjectMeta{Name: "ok"}, Spec: tenancyv1alpha1.TenantSpec{KubeconfigSecretRef: ref}}},
+		"name too long":       {tenant: tenancyv1alpha1.Tenant{ObjectMeta: metav1.ObjectMeta{Name: strings.Repeat("a", 41)}, Spec: tenancyv1alpha1.TenantSpec{KubeconfigSecretRef: ref}}, wantErr: true},
+		"name with dot":       {tenant: tenancyv1alpha1.Tenant{ObjectMeta: metav1.ObjectMeta{Name: "a.b"}, Spec: tenancyv1alpha1.TenantSpec{KubeconfigSecretRef: ref}}, wantErr: true},
+		"weight too high":     {tenant: tenancyv1alpha1.Tenant{ObjectMeta: metav1.ObjectMeta{Name: "heavy"}, Spec: tenancyv1alpha1.TenantSpec{KubeconfigSecretRef: ref, Weight: 5000}}, wantErr: true},
+		"missing secret name": {tenant: tenancyv1alpha1.Tenant{ObjectMeta: metav1.ObjectMeta{Name: "noref"}, Spec: tenancyv1alpha1.TenantSpec{KubeconfigSecretRef: tenancyv1alpha1.SecretKeyRef{Namespace: kubeconfigNS}}}, wantErr: true},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			tn := tc.tenant.DeepCopy()
+			err := c.Create(ctx, tn)
+			if (err != nil) != tc.wantErr {
+				t.Fatalf("Create error = %v, wantErr %v", err, tc.wantErr)
+			}
+			if err == nil && (tn.Spec.Weight != 1 || tn.Spec.KubeconfigSecretRef.Key != "kubeconfig") {
+				t.Errorf("defaults not applied: weight %d key %q", tn.Spec.Weight, tn.Spec.KubeconfigSecretRef.Key)
+			}
+		})
+	}
+}
+
+func webPod(name string) *corev1.Pod {
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"app": "web"}},
+		Spec: corev1.PodSpec{
+			ServiceAccountName: "builder",
+			Containers: []corev1.Container{{
+				Name: "web", Image: "nginx:1.27",
+				EnvFrom:      []corev1.EnvFromSource{{ConfigMapRef: &corev1.ConfigMapEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "cfg"}}}},
+				VolumeMounts: []corev1.VolumeMount{{Name: "creds", MountPath: "/creds"}},
+			}},
+			Volumes: []corev1.Volume{{Name: "creds", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: "creds"}}}},
+		},
+	}
+}
+
+func podReady(p *corev1.Pod) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+func mustCreateNS(t *testing.T, c kubernetes.Interface, name string) {
+	t.Helper()
+	if _, err := c.CoreV1().Namespaces().Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// Pods need the namespace's default ServiceAccount (created by the tenant's controller-manager).
+	eventually(t, 30*time.Second, "default ServiceAccount in "+name, func(ctx context.Context) error {
+		_, err := c.CoreV1().ServiceAccounts(name).Get(ctx, "default", metav1.GetOptions{})
+		return err
+	})
+}
+
+// created returns a function that fails the test when a create call returned an error; use
+// it as created(t)(client.Create(...)).
+func created(t *testing.T) func(any, error) {
+	return func(_ any, err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func getTenant(t *testing.T, c client.Client, name string) *tenancyv1alpha1.Tenant {
+	t.Helper()
+	tn := &tenancyv1alpha1.Tenant{}
+	if err := c.Get(context.Background(), client.ObjectKey{Name: name}, tn); err != nil {
+		t.Fatal(err)
+	}
+	return tn
+}
+
+func tenantUID(t *testing.T, c client.Client, name string) string {
+	return string(getTenant(t, c, name).UID)
+}
+
+func waitRunning(t *testing.T, c client.Client, name string) {
+	t.Helper()
+	eventually(t, 2*time.Minute, "Tenant "+name+" Running", func(ctx context.Context) error {
+		tn := &tenancyv1alpha1.Tenant{}
+		if err := c.Get(ctx, client.ObjectKey{Name: name}, tn); err != nil {
+			return err
+		}
+		if tn.Status.Phase != tenancyv1alpha1.TenantRunning {
+			return errorf("phase %q conditions %+v", tn.Status.Phase, tn.Status.Conditions)
+		}
+		return nil
+	})
+}
+
+func waitCondition(t *testing.T, c client.Client, name, typ string, status metav1.ConditionStatus, reason string) {
+	t.Helper()
+	eventually(t, time.Minute, fmt.Sprintf("Tenant %s %s=%s (%s)", name, typ, status, reason), func(ctx context.Context) error {
+		tn := &tenancyv1alpha1.Tenant{}
+		if err := c.Get(ctx, client.ObjectKey{Name: name}, tn); err != nil {
+			return err
+		}
+		cond := meta.FindStatusCondition(tn.Status.Conditions, typ)
+		if cond == nil || cond.Status != status || cond.Reason != reason {
+			return errorf("condition %+v", cond)
+		}
+		return nil
+	})
+}
