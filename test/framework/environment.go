@@ -47,11 +47,11 @@ type Environment struct {
 // TenantName returns the name Start gives to the i-th tenant (1-based): "tenant-<i>".
 func TenantName(i int) string { return "tenant-" + strconv.Itoa(i) }
 
-// Start starts the super cluster (see StartSuper) and tenants tenant control planes named
-// "tenant-1".."tenant-<n>" (see StartTenant), all under o.Dir (default: a new temporary
-// directory that a successful Stop removes). Control planes start in that order, four at a
-// time ($VCSYNCER_START_PARALLELISM overrides the number). Missing
-// tools are built first when o.ToolsDir is empty (see EnsureTools).
+// Start starts the super cluster (see StartSuper) and the given number of tenant control
+// planes, named "tenant-1".."tenant-<n>" (see StartTenant), all under o.Dir (default: a new
+// temporary directory that a successful Stop removes). Control planes start in that order,
+// four at a time ($VCSYNCER_START_PARALLELISM overrides the number). Missing tools are built
+// first when o.ToolsDir is empty (see EnsureTools).
 //
 // ctx bounds the start-up only. If any control plane fails, the others are cancelled and
 // stopped, and the error reports every failure with the tail of the failing component's log.
