@@ -2,6 +2,7 @@ package tenant
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -46,6 +47,9 @@ type Cluster struct {
 
 	kubeconfigHash string
 	probeInterval  time.Duration
+	// claim registers the control plane's identity; false with the other tenant's name when taken.
+	claim    func(c *Cluster, identity string) (string, bool)
+	identity string
 	notify         func(name string)
 
 	mu     sync.RWMutex
@@ -84,6 +88,10 @@ func newCluster(name, uid string, cfg *rest.Config, hash string, weight int32, n
 		done:           make(chan struct{}),
 	}, nil
 }
+
+// ErrDuplicateControlPlane is reported when a second Tenant names a control plane that another
+// Tenant already syncs.
+var ErrDuplicateControlPlane = errors.New("duplicate control plane")
 
 // stripManagedFields is an informer transform that drops managedFields from cached objects:
 // the syncer never reads them and they are a large part of an object's size.
@@ -165,6 +173,23 @@ func (c *Cluster) run(ctx context.Context, hooks Hooks) {
 		case <-time.After(backoff.Step()):
 		}
 	}
+	// Two Tenants naming the same control plane would both write binding and status into
+	// the same tenant objects and fight; the second one is refused.
+	for {
+		err := c.claimIdentity(ctx)
+		if err == nil {
+			break
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		c.update(func(s *State) { s.Connected, s.LastError = false, err.Error() })
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(backoff.Step()):
+		}
+	}
 	c.update(func(s *State) { s.Connected, s.LastError = true, "" })
 	hooks.ClusterStarting(c)
 	c.Informers.Start(ctx.Done())
@@ -197,6 +222,22 @@ func (c *Cluster) run(ctx context.Context, hooks Hooks) {
 			}
 		})
 	}
+}
+
+// claimIdentity reads the UID of the tenant's kube-system namespace (its cluster identity)
+// and registers it, failing when another running Cluster already has it.
+func (c *Cluster) claimIdentity(ctx context.Context) error {
+	ns, err := c.Client.CoreV1().Namespaces().Get(ctx, metav1.NamespaceSystem, metav1.GetOptions{})
+	if err != nil {
+		return fmt.Errorf("failed to read the tenant's kube-system namespace: %w", err)
+	}
+	if c.claim == nil {
+		return nil
+	}
+	if other, ok := c.claim(c, string(ns.UID)); !ok {
+		return fmt.Errorf("%w: Tenant %q already syncs this control plane (kube-system UID %s)", ErrDuplicateControlPlane, other, ns.UID)
+	}
+	return nil
 }
 
 // stop cancels the Cluster's context, stops its informers and event broadcaster, and waits

@@ -58,7 +58,21 @@ func (r *Registry) put(c *Cluster) {
 	r.mu.Lock()
 	r.clusters[c.Name] = c
 	r.mu.Unlock()
+	c.claim = r.claim
 	c.start(r.ctx, r.hooks)
+}
+
+// claim records identity for c unless another registered Cluster already holds it.
+func (r *Registry) claim(c *Cluster, identity string) (string, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, o := range r.clusters {
+		if o != c && o.identity == identity {
+			return o.Name, false
+		}
+	}
+	c.identity = identity
+	return "", true
 }
 
 // remove stops and unregisters the named tenant's Cluster, if any.

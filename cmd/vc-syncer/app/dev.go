@@ -124,7 +124,7 @@ vc-syncer dev is up in %.1fs. Try, in another terminal:
   alias kubectl=%s
   kubectl --kubeconfig %s get tenants                 # the super cluster's view of the tenants
   kubectl --kubeconfig %s apply -f examples/guestbook/
-  kubectl --kubeconfig %s get pods -o wide -w          # tenant Pods: Running on vNodes
+  kubectl --kubeconfig %s -n guestbook get pods -o wide  # tenant Pods: Running on vNodes
   kubectl --kubeconfig %s get pods -A -o wide           # the same Pods in the super cluster
   kubectl --kubeconfig %s get nodes                    # vNodes named after super Nodes
 

@@ -72,7 +72,7 @@ func superConfig(path string) (*rest.Config, error) {
 		cfg, err = ctrl.GetConfig()
 	}
 	if err != nil {
-		return nil, fmt.Errorf("failed to load super cluster kubeconfig: %w", err)
+		return nil, fmt.Errorf("failed to load the super cluster's kubeconfig (pass --super-kubeconfig FILE or set $KUBECONFIG): %w", err)
 	}
 	return cfg, nil
 }

@@ -345,6 +345,29 @@ func TestSyncer(t *testing.T) {
 		}
 	})
 
+	t.Run("a second Tenant for the same control plane is refused", func(t *testing.T) {
+		if err := app.AddTenant(ctx, c, kubeconfigNS, "dup", t2.Kubeconfig, 1); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, time.Minute, "dup refused", func(ctx context.Context) error {
+			tn := &tenancyv1alpha1.Tenant{}
+			if err := c.Get(ctx, client.ObjectKey{Name: "dup"}, tn); err != nil {
+				return err
+			}
+			cond := meta.FindStatusCondition(tn.Status.Conditions, tenancyv1alpha1.ConditionConnected)
+			if cond == nil || cond.Status != metav1.ConditionFalse || !strings.Contains(cond.Message, "already syncs") {
+				return errorf("condition %+v", cond)
+			}
+			return nil
+		})
+		if l, err := super.CoreV1().Namespaces().List(ctx, metav1.ListOptions{LabelSelector: conversion.LabelTenantUID + "=" + tenantUID(t, c, "dup")}); err != nil || len(l.Items) > 0 {
+			t.Fatalf("duplicate tenant synced namespaces: %v %d", err, len(l.Items))
+		}
+		if err := c.Delete(ctx, &tenancyv1alpha1.Tenant{ObjectMeta: metav1.ObjectMeta{Name: "dup"}}); err != nil {
+			t.Fatal(err)
+		}
+	})
+
 	t.Run("a Tenant whose Secret appears later, rotated to tenant 3, syncs everything", func(t *testing.T) {
 		late := &tenancyv1alpha1.Tenant{ObjectMeta: metav1.ObjectMeta{Name: "late"}, Spec: tenancyv1alpha1.TenantSpec{
 			KubeconfigSecretRef: tenancyv1alpha1.SecretKeyRef{Namespace: kubeconfigNS, Name: "late-kubeconfig"}}}
