@@ -50,7 +50,7 @@ type Cluster struct {
 	// claim registers the control plane's identity; false with the other tenant's name when taken.
 	claim    func(c *Cluster, identity string) (string, bool)
 	identity string
-	notify         func(name string)
+	notify   func(name string)
 
 	mu     sync.RWMutex
 	state  State
