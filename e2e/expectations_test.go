@@ -1,3 +1,5 @@
+//go:build e2ewip
+
 package e2e
 
 // Expectations for the real-world corpus (../shared/realworld), taken from its SOURCES.md
@@ -25,6 +27,13 @@ var expectedPending = map[string]string{
 		"DoNotSchedule, and the kwok Nodes carry no zone label",
 	website + "pods/pod-with-scheduling-gates.yaml": "SchedulingGated: its two scheduling gates are never removed",
 	website + "pods/pod-nginx-specific-node.yaml":   "spec.nodeName foo-node is preset and that Node does not exist: the Pod never runs (SOURCES.md)",
+}
+
+// vanishing are manifests whose objects the tenant's own controllers delete right after they
+// are created, as in any cluster (Jobs with ttlSecondsAfterFinished are recognised as well).
+var vanishing = map[string]string{
+	website + "secret/serviceaccount-token-secret.yaml": "the tenant's token controller deletes a service-account-token " +
+		"Secret whose ServiceAccount (sa-name) does not exist",
 }
 
 // knownGap is something that cannot work yet (or cannot be observed here), with its reason.

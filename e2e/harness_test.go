@@ -1,3 +1,5 @@
+//go:build e2ewip
+
 package e2e
 
 import (
@@ -21,6 +23,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
 
 	"github.com/vcsyncer/syncer/test/framework"
@@ -103,7 +106,7 @@ func startSyncer(t *testing.T, bin string, super *framework.ControlPlane) *synce
 	go func() { p.done <- p.cmd.Wait(); logFile.Close() }()
 	t.Logf("vc-syncer run started (pid %d), log %s", p.cmd.Process.Pid, p.logPath)
 	t.Cleanup(func() {
-		exited := false
+		var exited bool
 		select {
 		case err := <-p.done:
 			exited = true
@@ -118,16 +121,29 @@ func startSyncer(t *testing.T, bin string, super *framework.ControlPlane) *synce
 				<-p.done
 			}
 		}
-		if t.Failed() || exited {
-			dest := filepath.Join(artifactsDir(t), "vc-syncer.log")
-			if err := copyFile(p.logPath, dest); err != nil {
-				t.Logf("failed to keep the vc-syncer log: %v", err)
-			} else {
-				t.Logf("vc-syncer log kept in %s", dest)
-			}
+		if exited {
+			t.Logf("vc-syncer log tail:\n%s", tail(p.logPath, 30))
 		}
 	})
 	return p
+}
+
+// keepSyncerLog registers a cleanup that copies the syncer log (*logPath, once set) to the
+// test's artifacts directory when the test failed. Register it before framework.StartT: the
+// framework's cleanup empties that directory before copying the control-plane logs, and
+// cleanups run last-registered first.
+func keepSyncerLog(t *testing.T, logPath *string) {
+	t.Cleanup(func() {
+		if !t.Failed() || *logPath == "" {
+			return
+		}
+		dest := filepath.Join(artifactsDir(t), "vc-syncer.log")
+		if err := copyFile(*logPath, dest); err != nil {
+			t.Logf("failed to keep the vc-syncer log: %v", err)
+		} else {
+			t.Logf("vc-syncer log kept in %s", dest)
+		}
+	})
 }
 
 // exited reports an error when the syncer process is no longer running.
@@ -256,11 +272,13 @@ type clusterClients struct {
 
 func newClusterClients(t *testing.T, cp *framework.ControlPlane) *clusterClients {
 	t.Helper()
-	dyn, err := dynamic.NewForConfig(cp.RESTConfig)
+	cfg := rest.CopyConfig(cp.RESTConfig)
+	cfg.WarningHandler = rest.NoWarnings{} // listing every resource would print deprecation warnings
+	dyn, err := dynamic.NewForConfig(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	disc, err := discovery.NewDiscoveryClientForConfig(cp.RESTConfig)
+	disc, err := discovery.NewDiscoveryClientForConfig(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
