@@ -14,6 +14,10 @@ import (
 	"github.com/vcsyncer/syncer/pkg/tenant"
 )
 
+// ReasonNodeNotFound is the Event reason for a tenant Pod whose preset spec.nodeName names no
+// super Node.
+const ReasonNodeNotFound = "NodeNotFound"
+
 // ReasonSuperPodLost is the status reason of a tenant Pod whose bound super Pod disappeared.
 const ReasonSuperPodLost = "SuperPodLost"
 
@@ -78,14 +82,20 @@ func reconcileDownward(ctx context.Context, env *resources.Env, c *tenant.Cluste
 		if wasRunInSuper(t) {
 			return markLost(ctx, c, t)
 		}
+		if t.Spec.NodeName != "" {
+			if _, err := env.SuperNodes.Core().V1().Nodes().Lister().Get(t.Spec.NodeName); err != nil {
+				// As in a cluster where no kubelet has that name: the Pod never runs.
+				c.Recorder.Eventf(t, corev1.EventTypeWarning, ReasonNodeNotFound,
+					"spec.nodeName %q is preset and no super-cluster Node has that name; the Pod will not run", t.Spec.NodeName)
+				return nil
+			}
+		}
 		if _, err := resources.EnsureSuperNamespace(ctx, env, c, ns); err != nil {
 			return err
 		}
-		if t.Spec.NodeName != "" {
-			c.Recorder.Eventf(t, corev1.EventTypeNormal, "NodeNameIgnored",
-				"spec.nodeName %q is ignored: the super cluster's scheduler places the Pod", t.Spec.NodeName)
-		}
 		want := Desired(c, t, superNS, nil)
+		// A preset spec.nodeName naming an existing super Node (a vNode's name) is honoured.
+		want.Spec.NodeName = t.Spec.NodeName
 		if _, err := superPods.Create(ctx, want, metav1.CreateOptions{FieldManager: downward.FieldManager}); err != nil {
 			if apierrors.IsAlreadyExists(err) {
 				return err

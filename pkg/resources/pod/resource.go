@@ -10,6 +10,11 @@
 // automountServiceAccountToken is set to false). Pods are mostly immutable: only labels,
 // annotations and container images are updated in place.
 //
+// A tenant Pod created with spec.nodeName preset is treated as in a cluster without a kubelet
+// of that name: when a super Node of that name exists (vNodes carry super Node names) the super
+// Pod is created bound to it; otherwise the Pod is not synced, stays Pending, and gets a
+// Warning Event with reason NodeNotFound.
+//
 // # Upward
 //
 // When the super Pod is bound, the tenant Pod is bound (pods/binding) to a virtual Node named

@@ -36,10 +36,13 @@ func reconcileUpward(ctx context.Context, env *resources.Env, c *tenant.Cluster,
 	if !t.DeletionTimestamp.IsZero() {
 		return nil
 	}
-	if s.Spec.NodeName != "" && t.Spec.NodeName == "" {
+	if s.Spec.NodeName != "" {
+		// Also for Pods created with spec.nodeName preset: their vNode must exist too.
 		if err := EnsureVNode(ctx, env, c, s.Spec.NodeName); err != nil {
 			return err
 		}
+	}
+	if s.Spec.NodeName != "" && t.Spec.NodeName == "" {
 		err := c.Client.CoreV1().Pods(ns).Bind(ctx, &corev1.Binding{
 			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, UID: t.UID},
 			Target:     corev1.ObjectReference{Kind: "Node", Name: s.Spec.NodeName},

@@ -17,27 +17,66 @@ import (
 const LabelVNode = "tenancy.vcsyncer.io/vnode"
 
 // EnsureVNode makes sure the tenant has a virtual Node named after super Node nodeName, with
-// the super Node's labels, addresses, capacity and a Ready condition. It is a minimal vNode:
-// heartbeats, Leases and garbage collection come with the virtual-node manager.
+// the super Node's labels, addresses, capacity and a Ready condition, and without the
+// node.kubernetes.io/not-ready and /unreachable taints. The tenant apiserver's NodeTaint
+// admission puts not-ready on every new Node and, in a cluster with kubelets, the
+// node-lifecycle controller removes it; tenants run without that controller (vNodes have no
+// kubelet), so the syncer removes it — otherwise DaemonSet Pods, which do not tolerate it,
+// are never created. It is a minimal vNode: heartbeats, Leases and garbage collection come
+// with the virtual-node manager.
 func EnsureVNode(ctx context.Context, env *resources.Env, c *tenant.Cluster, nodeName string) error {
-	if _, err := c.Informers.Core().V1().Nodes().Lister().Get(nodeName); err == nil {
-		return nil
+	nodes := c.Client.CoreV1().Nodes()
+	if existing, err := c.Informers.Core().V1().Nodes().Lister().Get(nodeName); err == nil {
+		if !hasLifecycleTaint(existing) {
+			return nil
+		}
+		return removeLifecycleTaints(ctx, c, existing.DeepCopy())
 	}
 	var super *corev1.Node
 	if sn, err := env.SuperNodes.Core().V1().Nodes().Lister().Get(nodeName); err == nil {
 		super = sn
 	}
 	n := DesiredVNode(nodeName, super)
-	created, err := c.Client.CoreV1().Nodes().Create(ctx, n, metav1.CreateOptions{FieldManager: downward.FieldManager})
+	created, err := nodes.Create(ctx, n, metav1.CreateOptions{FieldManager: downward.FieldManager})
 	if apierrors.IsAlreadyExists(err) {
-		return nil
+		return nil // created concurrently; the next reconcile checks its taints through the cache
 	}
 	if err != nil {
 		return fmt.Errorf("failed to create vNode %s in tenant: %w", nodeName, err)
 	}
 	created.Status = n.Status
-	if _, err := c.Client.CoreV1().Nodes().UpdateStatus(ctx, created, metav1.UpdateOptions{FieldManager: downward.FieldManager}); err != nil {
+	updated, err := nodes.UpdateStatus(ctx, created, metav1.UpdateOptions{FieldManager: downward.FieldManager})
+	if err != nil {
 		return fmt.Errorf("failed to set vNode %s status: %w", nodeName, err)
+	}
+	return removeLifecycleTaints(ctx, c, updated)
+}
+
+// lifecycleTaints are the taints the node-lifecycle controller manages from Node conditions.
+var lifecycleTaints = map[string]bool{corev1.TaintNodeNotReady: true, corev1.TaintNodeUnreachable: true}
+
+func hasLifecycleTaint(n *corev1.Node) bool {
+	for _, t := range n.Spec.Taints {
+		if lifecycleTaints[t.Key] {
+			return true
+		}
+	}
+	return false
+}
+
+func removeLifecycleTaints(ctx context.Context, c *tenant.Cluster, n *corev1.Node) error {
+	if !hasLifecycleTaint(n) {
+		return nil
+	}
+	kept := n.Spec.Taints[:0]
+	for _, t := range n.Spec.Taints {
+		if !lifecycleTaints[t.Key] {
+			kept = append(kept, t)
+		}
+	}
+	n.Spec.Taints = kept
+	if _, err := c.Client.CoreV1().Nodes().Update(ctx, n, metav1.UpdateOptions{FieldManager: downward.FieldManager}); err != nil {
+		return fmt.Errorf("failed to remove lifecycle taints from vNode %s: %w", n.Name, err)
 	}
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -200,6 +201,85 @@ func TestSyncer(t *testing.T) {
 				return nil
 			})
 		}
+	})
+
+	t.Run("preset spec.nodeName: honoured for a super Node, never run otherwise", func(t *testing.T) {
+		pinned := webPod("pinned")
+		pinned.Spec.NodeName = framework.FakeNodeName(1)
+		created(t)(t1.Client.CoreV1().Pods("shop").Create(ctx, pinned, metav1.CreateOptions{}))
+		nowhere := webPod("nowhere")
+		nowhere.Spec.NodeName = "no-such-node"
+		created(t)(t1.Client.CoreV1().Pods("shop").Create(ctx, nowhere, metav1.CreateOptions{}))
+		eventually(t, time.Minute, "pinned Pod Running on its node", func(ctx context.Context) error {
+			tp, err := t1.Client.CoreV1().Pods("shop").Get(ctx, "pinned", metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			sp, err := super.CoreV1().Pods(ns1).Get(ctx, "pinned", metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			if sp.Spec.NodeName != pinned.Spec.NodeName || tp.Status.Phase != corev1.PodRunning || tp.Status.PodIP != sp.Status.PodIP {
+				return errorf("super node %q, tenant phase %s IP %q vs %q", sp.Spec.NodeName, tp.Status.Phase, tp.Status.PodIP, sp.Status.PodIP)
+			}
+			_, err = t1.Client.CoreV1().Nodes().Get(ctx, pinned.Spec.NodeName, metav1.GetOptions{})
+			return err
+		})
+		eventually(t, time.Minute, "NodeNotFound Event", func(ctx context.Context) error {
+			evs, err := t1.Client.CoreV1().Events("shop").List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=nowhere"})
+			if err != nil {
+				return err
+			}
+			for _, e := range evs.Items {
+				if e.Reason == pod.ReasonNodeNotFound {
+					return nil
+				}
+			}
+			return errorf("no %s Event among %d", pod.ReasonNodeNotFound, len(evs.Items))
+		})
+		if _, err := super.CoreV1().Pods(ns1).Get(ctx, "nowhere", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			t.Fatalf("a Pod preset to a missing node was synced: %v", err)
+		}
+	})
+
+	t.Run("vNodes carry no lifecycle taints, so DaemonSets get Pods", func(t *testing.T) {
+		one := int32(1)
+		labels := map[string]string{"app": "agent"}
+		ds := &appsv1.DaemonSet{
+			ObjectMeta: metav1.ObjectMeta{Name: "agent"},
+			Spec: appsv1.DaemonSetSpec{
+				Selector: &metav1.LabelSelector{MatchLabels: labels},
+				Template: corev1.PodTemplateSpec{
+					ObjectMeta: metav1.ObjectMeta{Labels: labels},
+					Spec: corev1.PodSpec{TerminationGracePeriodSeconds: new(int64),
+						Containers: []corev1.Container{{Name: "agent", Image: "busybox"}}},
+				},
+				RevisionHistoryLimit: &one,
+			},
+		}
+		created(t)(t1.Client.AppsV1().DaemonSets("shop").Create(ctx, ds, metav1.CreateOptions{}))
+		eventually(t, 2*time.Minute, "DaemonSet Pods ready on every vNode", func(ctx context.Context) error {
+			nodes, err := t1.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+			if err != nil {
+				return err
+			}
+			for _, n := range nodes.Items {
+				for _, taint := range n.Spec.Taints {
+					if taint.Key == corev1.TaintNodeNotReady || taint.Key == corev1.TaintNodeUnreachable {
+						return errorf("vNode %s has taint %s", n.Name, taint.Key)
+					}
+				}
+			}
+			d, err := t1.Client.AppsV1().DaemonSets("shop").Get(ctx, "agent", metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			if d.Status.DesiredNumberScheduled == 0 || d.Status.NumberReady != d.Status.DesiredNumberScheduled ||
+				int(d.Status.DesiredNumberScheduled) != len(nodes.Items) {
+				return errorf("desired %d ready %d vNodes %d", d.Status.DesiredNumberScheduled, d.Status.NumberReady, len(nodes.Items))
+			}
+			return nil
+		})
 	})
 
 	t.Run("updates flow down, extra super annotations are kept", func(t *testing.T) {
