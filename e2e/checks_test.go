@@ -1,5 +1,3 @@
-//go:build e2ewip
-
 package e2e
 
 // The checks of TestRealWorld: one pass reads both tenants and the super cluster and returns

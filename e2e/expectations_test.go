@@ -1,5 +1,3 @@
-//go:build e2ewip
-
 package e2e
 
 // Expectations for the real-world corpus (../shared/realworld), taken from its SOURCES.md

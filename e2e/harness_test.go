@@ -1,5 +1,3 @@
-//go:build e2ewip
-
 package e2e
 
 import (
