@@ -130,9 +130,22 @@ func (c *Cluster) update(f func(s *State)) {
 	c.mu.Lock()
 	before := c.state
 	f(&c.state)
-	changed := before != c.state
+	after := c.state
+	changed := before != after
 	c.mu.Unlock()
-	if changed && c.notify != nil {
+	if !changed {
+		return
+	}
+	log := ctrl.Log.WithName("tenant").WithValues("tenant", c.Name)
+	switch {
+	case before.Connected && !after.Connected:
+		log.Info("Lost connection to tenant apiserver", "reason", after.LastError)
+	case !after.Connected && after.LastError != "" && before.LastError == "":
+		log.Info("Cannot reach tenant apiserver; retrying with backoff", "reason", after.LastError)
+	case after.Connected && !before.Connected:
+		log.Info("Connected to tenant apiserver")
+	}
+	if c.notify != nil {
 		c.notify(c.Name)
 	}
 }

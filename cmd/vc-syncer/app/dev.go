@@ -71,6 +71,9 @@ func runDev(ctx context.Context, cmd *cobra.Command, o *options.Options, dir str
 	progress("checking control-plane binaries (the first run builds them: ~10 min)")
 	tools, err := framework.EnsureTools(ctx, progress)
 	if err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
 		return err
 	}
 	env, err := framework.Start(ctx, framework.SuperOptions{
@@ -78,6 +81,10 @@ func runDev(ctx context.Context, cmd *cobra.Command, o *options.Options, dir str
 		Nodes:   nodes,
 	}, tenants)
 	if err != nil {
+		if ctx.Err() != nil {
+			progress("interrupted during start-up; everything started so far was stopped")
+			return nil
+		}
 		return err
 	}
 	defer func() {

@@ -33,7 +33,7 @@ func newTenantCommand() *cobra.Command {
 super cluster. A running syncer picks changes up without a restart.`,
 	}
 	cmd.PersistentFlags().StringVar(&f.superKubeconfig, "super-kubeconfig", "",
-		"Path to the super cluster's kubeconfig. Empty: $KUBECONFIG or ~/.kube/config.")
+		"Path to the super cluster's kubeconfig. Empty: $KUBECONFIG, then the in-cluster service account, then ~/.kube/config.")
 	cmd.PersistentFlags().StringVar(&f.namespace, "kubeconfig-namespace", f.namespace,
 		"Super-cluster namespace of the kubeconfig Secrets (must match the syncer's --kubeconfig-namespace).")
 	cmd.AddCommand(newTenantAddCommand(f), newTenantListCommand(f), newTenantRemoveCommand(f))
@@ -79,7 +79,7 @@ then Tenant NAME is created (or updated) to point at it. NAME must be a DNS labe
 		},
 	}
 	cmd.Flags().StringVar(&kubeconfig, "kubeconfig", "", "Path to the tenant apiserver's kubeconfig (required).")
-	cmd.Flags().Int32Var(&weight, "weight", 1, "Fair-queue weight: the tenant's share of workers relative to other tenants (1-1000).")
+	cmd.Flags().Int32Var(&weight, "weight", 1, "Fair-queue weight (1-1000): the tenant's share of workers relative to other tenants once per-tenant fair queuing is enabled; stored but not yet used by this version.")
 	return cmd
 }
 

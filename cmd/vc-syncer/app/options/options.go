@@ -48,7 +48,7 @@ func NewOptions() *Options {
 // AddFlags binds the options to fs, including the zap logging flags.
 func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.SuperKubeconfig, "super-kubeconfig", o.SuperKubeconfig,
-		"Path to the super cluster's kubeconfig. Empty: the in-cluster service account, then $KUBECONFIG.")
+		"Path to the super cluster's kubeconfig. Empty: $KUBECONFIG, then the in-cluster service account, then ~/.kube/config.")
 	fs.IntVar(&o.DownwardWorkers, "downward-workers", o.DownwardWorkers,
 		"Number of workers that push tenant specs down to the super cluster (goroutines).")
 	fs.IntVar(&o.UpwardWorkers, "upward-workers", o.UpwardWorkers,
