@@ -19,6 +19,9 @@
 //
 // # Implementation considerations
 //
-// The queues are client-go rate-limiting workqueues with one FIFO; per-tenant weighted fair
-// queuing replaces the FIFO through workqueue.TypedQueueConfig.Queue (pkg/fairqueue).
+// The queues are client-go rate-limiting workqueues whose ordering is pkg/fairqueue (one
+// sub-queue per tenant, weighted deficit round-robin, weights from Tenant.spec.weight),
+// plugged in through workqueue.TypedQueueConfig.Queue; --fair-queuing=false puts client-go's
+// FIFO back. Live events are high priority within a tenant; a tenant's initial list is low
+// priority, so a tenant registering with many objects does not delay live changes.
 package syncer

@@ -5,6 +5,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/vcsyncer/syncer/pkg/conversion"
+	"github.com/vcsyncer/syncer/pkg/metrics"
 	"github.com/vcsyncer/syncer/pkg/resources"
 	"github.com/vcsyncer/syncer/pkg/tenant"
 )
@@ -35,8 +36,8 @@ func (s *Syncer) ClusterSynced(c *tenant.Cluster) {
 				continue
 			}
 			req := resources.Request{Tenant: c.Name, Kind: kind, Namespace: m.GetNamespace(), Name: m.GetName()}
-			s.down.Add(req)
-			s.up.Add(req)
+			s.enqueue(s.down, req, false)
+			s.enqueue(s.up, req, false)
 		}
 	}
 	// Super objects whose tenant object no longer exists (deleted while the tenant was not
@@ -45,7 +46,7 @@ func (s *Syncer) ClusterSynced(c *tenant.Cluster) {
 		for _, obj := range r.SuperInformer(s.env).GetStore().List() {
 			if m, ok := obj.(metav1.Object); ok {
 				if o, owned := conversion.OwnerOf(m); owned && o.TenantUID == c.UID {
-					s.down.Add(requestFor(o, kind))
+					s.enqueue(s.down, requestFor(o, kind), false)
 				}
 			}
 		}
@@ -58,6 +59,23 @@ func (s *Syncer) ClusterStopped(c *tenant.Cluster) {
 	s.mu.Lock()
 	delete(s.registered, c)
 	s.mu.Unlock()
+	if _, running := s.registry.Get(c.Name); !running {
+		forgetTenantMetrics(c.Name)
+	}
+}
+
+// enqueue adds req to q at high (live event) or low (initial list) priority and counts it.
+func (s *Syncer) enqueue(q *pipelineQueue, req resources.Request, live bool) {
+	dir := directionUpward
+	if q == s.down {
+		dir = directionDownward
+	}
+	metrics.QueueAdd(req.Tenant, dir)
+	if live {
+		q.addHigh(req)
+	} else {
+		q.addLow(req)
+	}
 }
 
 func requestFor(o conversion.Owner, kind resources.Kind) resources.Request {
@@ -80,9 +98,9 @@ func (s *Syncer) tenantHandler(c *tenant.Cluster, kind resources.Kind) cache.Res
 			return
 		}
 		req := resources.Request{Tenant: c.Name, Kind: kind, Namespace: m.GetNamespace(), Name: m.GetName()}
-		s.down.Add(req)
+		s.enqueue(s.down, req, true)
 		if kind == resources.KindService {
-			s.up.Add(req)
+			s.enqueue(s.up, req, true)
 		}
 	}
 	return cache.ResourceEventHandlerFuncs{
@@ -113,8 +131,8 @@ func (s *Syncer) superHandler(kind resources.Kind) cache.ResourceEventHandler {
 			return
 		}
 		req := requestFor(o, kind)
-		s.down.Add(req)
-		s.up.Add(req)
+		s.enqueue(s.down, req, true)
+		s.enqueue(s.up, req, true)
 	}
 	return cache.ResourceEventHandlerFuncs{
 		AddFunc:    enqueue,

@@ -5,21 +5,19 @@ import (
 	"errors"
 	"fmt"
 	"sync"
-	"time"
 
-	"golang.org/x/time/rate"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
-	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/vcsyncer/syncer/pkg/conversion"
+	"github.com/vcsyncer/syncer/pkg/metrics"
 	"github.com/vcsyncer/syncer/pkg/resources"
 	"github.com/vcsyncer/syncer/pkg/resources/configmap"
 	"github.com/vcsyncer/syncer/pkg/resources/namespace"
@@ -38,6 +36,9 @@ type Options struct {
 	DownwardWorkers int
 	// UpwardWorkers is the number of upward workers. Defaults to 100.
 	UpwardWorkers int
+	// DisableFairQueuing uses one FIFO per pipeline instead of per-tenant weighted fair
+	// queues (for comparison). Defaults to false.
+	DisableFairQueuing bool
 }
 
 // Syncer runs the downward and upward pipelines for every registered tenant.
@@ -45,7 +46,7 @@ type Syncer struct {
 	env       *resources.Env
 	registry  *tenant.Registry
 	resources map[resources.Kind]resources.Resource
-	down, up  workqueue.TypedRateLimitingInterface[resources.Request]
+	down, up  *pipelineQueue
 	opts      Options
 
 	mu         sync.Mutex
@@ -89,9 +90,9 @@ func New(o Options) (*Syncer, error) {
 		env: env, opts: o,
 		resources:  map[resources.Kind]resources.Resource{},
 		registered: map[*tenant.Cluster][]cache.ResourceEventHandlerRegistration{},
-		down:       newQueue("downward"),
-		up:         newQueue("upward"),
 	}
+	s.down = newPipelineQueue("downward", !o.DisableFairQueuing, s.weight, observer(directionDownward))
+	s.up = newPipelineQueue("upward", !o.DisableFairQueuing, s.weight, observer(directionUpward))
 	for _, r := range DefaultResources() {
 		s.resources[r.Kind()] = r
 		inf := r.SuperInformer(env)
@@ -100,6 +101,7 @@ func New(o Options) (*Syncer, error) {
 		}
 	}
 	env.SuperNodes.Core().V1().Nodes().Informer()
+	metrics.RegisterQueueStats(s.queueStats)
 	return s, nil
 }
 
@@ -108,17 +110,6 @@ func (s *Syncer) SetRegistry(r *tenant.Registry) { s.registry = r }
 
 // Env returns the shared reconcile environment (super client and caches).
 func (s *Syncer) Env() *resources.Env { return s.env }
-
-func newQueue(name string) workqueue.TypedRateLimitingInterface[resources.Request] {
-	// Per-item exponential backoff from 100ms to 60s, and an overall 200 qps / 500 burst bucket,
-	// as client-go's default controller rate limiter but with a shorter ceiling so a rejected
-	// object is retried within a minute once its cause is fixed.
-	rl := workqueue.NewTypedMaxOfRateLimiter(
-		workqueue.NewTypedItemExponentialFailureRateLimiter[resources.Request](100*time.Millisecond, 60*time.Second),
-		&workqueue.TypedBucketRateLimiter[resources.Request]{Limiter: rate.NewLimiter(rate.Limit(200), 500)},
-	)
-	return workqueue.NewTypedRateLimitingQueueWithConfig(rl, workqueue.TypedRateLimitingQueueConfig[resources.Request]{Name: name})
-}
 
 // Start runs the Syncer until ctx is done: it starts the super informers, waits for them to
 // sync, then runs the worker pools. It implements manager.Runnable.
@@ -153,7 +144,18 @@ func (s *Syncer) Start(ctx context.Context) error {
 	return nil
 }
 
-func (s *Syncer) work(ctx context.Context, q workqueue.TypedRateLimitingInterface[resources.Request], down bool) {
+// weight returns a tenant's fair-queue weight (Tenant.spec.weight), 1 for unknown tenants.
+func (s *Syncer) weight(tenant string) int {
+	if s.registry == nil {
+		return 1
+	}
+	if c, ok := s.registry.Get(tenant); ok {
+		return int(c.Weight())
+	}
+	return 1
+}
+
+func (s *Syncer) work(ctx context.Context, q *pipelineQueue, down bool) {
 	for {
 		req, shutdown := q.Get()
 		if shutdown {
@@ -171,6 +173,7 @@ func (s *Syncer) work(ctx context.Context, q workqueue.TypedRateLimitingInterfac
 				dir = "downward"
 			}
 			ctrl.LoggerFrom(ctx).V(1).Info("Retrying sync", "direction", dir, "request", req.String(), "reason", err.Error())
+			metrics.QueueRetry(req.Tenant, dir)
 			q.AddRateLimited(req)
 		}
 		q.Done(req)

@@ -125,7 +125,9 @@ func Run(ctx context.Context, o *options.Options, cfg *rest.Config) error {
 	if err != nil {
 		return fmt.Errorf("failed to create manager: %w", err)
 	}
-	s, err := syncer.New(syncer.Options{Super: superCS, DownwardWorkers: o.DownwardWorkers, UpwardWorkers: o.UpwardWorkers})
+	s, err := syncer.New(syncer.Options{
+		Super: superCS, DownwardWorkers: o.DownwardWorkers, UpwardWorkers: o.UpwardWorkers, DisableFairQueuing: !o.FairQueuing,
+	})
 	if err != nil {
 		return err
 	}

@@ -79,7 +79,7 @@ then Tenant NAME is created (or updated) to point at it. NAME must be a DNS labe
 		},
 	}
 	cmd.Flags().StringVar(&kubeconfig, "kubeconfig", "", "Path to the tenant apiserver's kubeconfig (required).")
-	cmd.Flags().Int32Var(&weight, "weight", 1, "Fair-queue weight (1-1000): the tenant's share of workers relative to other tenants once per-tenant fair queuing is enabled; stored but not yet used by this version.")
+	cmd.Flags().Int32Var(&weight, "weight", 1, "Fair-queue weight (1-1000): the tenant's share of the syncer's workers relative to other tenants when the queues are saturated.")
 	return cmd
 }
 

@@ -17,6 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/vcsyncer/syncer/cmd/vc-syncer/app"
 	tenancyv1alpha1 "github.com/vcsyncer/syncer/pkg/apis/tenancy/v1alpha1"
@@ -542,6 +543,34 @@ func TestSyncer(t *testing.T) {
 			}
 			return nil
 		})
+	})
+
+	t.Run("per-tenant queue metrics, deleted with the tenant", func(t *testing.T) {
+		families, err := ctrlmetrics.Registry.Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen := map[string]map[string]bool{} // metric -> tenants
+		for _, f := range families {
+			for _, m := range f.GetMetric() {
+				for _, l := range m.GetLabel() {
+					if l.GetName() == "tenant" {
+						if seen[f.GetName()] == nil {
+							seen[f.GetName()] = map[string]bool{}
+						}
+						seen[f.GetName()][l.GetValue()] = true
+					}
+				}
+			}
+		}
+		for _, name := range []string{"vcsyncer_queue_adds_total", "vcsyncer_queue_wait_duration_seconds", "vcsyncer_queue_depth", "vcsyncer_queue_oldest_item_age_seconds"} {
+			if !seen[name][t1.Name] || !seen[name][t2.Name] {
+				t.Errorf("%s has no series for %s and %s: %v", name, t1.Name, t2.Name, seen[name])
+			}
+			if seen[name]["late"] {
+				t.Errorf("%s still has series of the removed tenant", name)
+			}
+		}
 	})
 }
 

@@ -21,6 +21,9 @@ type Options struct {
 	MetricsBindAddress string
 	// HealthProbeBindAddress serves /healthz and /readyz. Defaults to ":8081".
 	HealthProbeBindAddress string
+	// FairQueuing dispatches each pipeline's workers by weighted round-robin over per-tenant
+	// sub-queues; false uses one FIFO (for comparison). Defaults to true.
+	FairQueuing bool
 	// LeaderElect turns on leader election so only one replica syncs. Defaults to false.
 	LeaderElect bool
 	// LeaderElectionNamespace holds the leader-election Lease. Defaults to KubeconfigNamespace.
@@ -42,6 +45,7 @@ func NewOptions() *Options {
 		HealthProbeBindAddress: ":8081",
 		KubeconfigNamespace:    "vc-syncer-system",
 		InstallCRDs:            true,
+		FairQueuing:            true,
 	}
 }
 
@@ -53,6 +57,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"Number of workers that push tenant specs down to the super cluster (goroutines).")
 	fs.IntVar(&o.UpwardWorkers, "upward-workers", o.UpwardWorkers,
 		"Number of workers that push super-cluster statuses up to tenants (goroutines).")
+	fs.BoolVar(&o.FairQueuing, "fair-queuing", o.FairQueuing,
+		"Share workers between tenants by weighted round-robin over per-tenant queues (weights from Tenant spec.weight); false uses one FIFO per pipeline, for comparison.")
 	fs.StringVar(&o.MetricsBindAddress, "metrics-bind-address", o.MetricsBindAddress,
 		"Address (host:port) that serves Prometheus metrics at /metrics; \"0\" turns it off.")
 	fs.StringVar(&o.HealthProbeBindAddress, "health-probe-bind-address", o.HealthProbeBindAddress,

@@ -22,8 +22,8 @@ type TenantSpec struct {
 	// certificates or tokens, no file paths) for the tenant's kube-apiserver.
 	KubeconfigSecretRef SecretKeyRef `json:"kubeconfigSecretRef"`
 	// Weight is the tenant's share of the syncer's workers relative to other tenants when
-	// queues are saturated. Defaults to 1; between 1 and 1000. Stored but not yet used: the
-	// syncer's queues are a single FIFO until per-tenant fair queuing lands.
+	// queues are saturated. Defaults to 1; between 1 and 1000. Used by the fair queues of both
+	// pipelines (pkg/fairqueue); changes take effect without a restart.
 	// +optional
 	Weight int32 `json:"weight,omitempty"`
 	// Paused stops syncing this tenant (its informers are stopped) while keeping its objects

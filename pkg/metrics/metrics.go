@@ -1,0 +1,124 @@
+// Package metrics holds the syncer's Prometheus collectors (namespace vcsyncer), registered in
+// controller-runtime's registry so they are served on --metrics-bind-address/metrics.
+//
+// # Usage
+//
+// Callers use the typed helpers (QueueAdd, QueueRetry, QueueWait) and register a QueueStats
+// source once with RegisterQueueStats. ForgetTenant deletes a removed tenant's series.
+//
+// # Implementation details
+//
+// Labels are bounded: tenant (one per registered Tenant) and direction (downward|upward).
+// Depth and the age of the oldest waiting item are computed at scrape time from the fair queues
+// (a custom collector), so a tenant whose queue is empty reports 0 rather than a stale value.
+package metrics
+
+import (
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+)
+
+// Namespace is the Prometheus namespace of every vc-syncer metric.
+const Namespace = "vcsyncer"
+
+// Directions (label values of "direction").
+const (
+	Downward = "downward"
+	Upward   = "upward"
+)
+
+var (
+	queueAdds = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: Namespace, Subsystem: "queue", Name: "adds_total",
+		Help: "Requests added to a pipeline queue, by tenant and direction.",
+	}, []string{"tenant", "direction"})
+	queueRetries = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: Namespace, Subsystem: "queue", Name: "retries_total",
+		Help: "Requests re-queued with backoff after a failed sync, by tenant and direction.",
+	}, []string{"tenant", "direction"})
+	queueWait = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Namespace: Namespace, Subsystem: "queue", Name: "wait_duration_seconds",
+		Help:    "Time a request waited in a pipeline queue before a worker took it, in seconds.",
+		Buckets: prometheus.ExponentialBuckets(0.001, 2, 16), // 1ms .. ~33s
+	}, []string{"tenant", "direction"})
+	depthDesc = prometheus.NewDesc(prometheus.BuildFQName(Namespace, "queue", "depth"),
+		"Requests waiting in a pipeline queue, by tenant and direction.", []string{"tenant", "direction"}, nil)
+	oldestDesc = prometheus.NewDesc(prometheus.BuildFQName(Namespace, "queue", "oldest_item_age_seconds"),
+		"Age of the oldest request waiting in a pipeline queue, in seconds (the tenant's queue lag).", []string{"tenant", "direction"}, nil)
+)
+
+// QueueStat is one tenant's queue state in one direction.
+type QueueStat struct {
+	Depth  int
+	Oldest time.Duration
+}
+
+// QueueStats returns, per direction, per tenant, the queue state; tenants lists every
+// registered tenant (reported with 0 when their queue is empty).
+type QueueStats func() (tenants []string, stats map[string]map[string]QueueStat)
+
+type statsCollector struct{ src QueueStats }
+
+func (c statsCollector) Describe(ch chan<- *prometheus.Desc) { ch <- depthDesc; ch <- oldestDesc }
+
+func (c statsCollector) Collect(ch chan<- prometheus.Metric) {
+	tenants, stats := c.src()
+	for _, dir := range []string{Downward, Upward} {
+		for _, t := range tenants {
+			st := stats[dir][t]
+			ch <- prometheus.MustNewConstMetric(depthDesc, prometheus.GaugeValue, float64(st.Depth), t, dir)
+			ch <- prometheus.MustNewConstMetric(oldestDesc, prometheus.GaugeValue, st.Oldest.Seconds(), t, dir)
+		}
+	}
+}
+
+var (
+	registerOnce sync.Once
+	statsMu      sync.Mutex
+	statsSource  QueueStats
+)
+
+// Register registers the collectors in controller-runtime's registry. Safe to call more than once.
+func Register() {
+	registerOnce.Do(func() {
+		ctrlmetrics.Registry.MustRegister(queueAdds, queueRetries, queueWait, statsCollector{src: func() ([]string, map[string]map[string]QueueStat) {
+			statsMu.Lock()
+			src := statsSource
+			statsMu.Unlock()
+			if src == nil {
+				return nil, nil
+			}
+			return src()
+		}})
+	})
+}
+
+// RegisterQueueStats sets the source of the depth and oldest-age gauges (the last call wins).
+func RegisterQueueStats(src QueueStats) {
+	Register()
+	statsMu.Lock()
+	statsSource = src
+	statsMu.Unlock()
+}
+
+// QueueAdd counts one request added to a queue.
+func QueueAdd(tenant, direction string) { queueAdds.WithLabelValues(tenant, direction).Inc() }
+
+// QueueRetry counts one request re-queued after a failed sync.
+func QueueRetry(tenant, direction string) { queueRetries.WithLabelValues(tenant, direction).Inc() }
+
+// QueueWait records how long a request waited before a worker took it.
+func QueueWait(tenant, direction string, d time.Duration) {
+	queueWait.WithLabelValues(tenant, direction).Observe(d.Seconds())
+}
+
+// ForgetTenant deletes every series of a removed tenant.
+func ForgetTenant(tenant string) {
+	l := prometheus.Labels{"tenant": tenant}
+	queueAdds.DeletePartialMatch(l)
+	queueRetries.DeletePartialMatch(l)
+	queueWait.DeletePartialMatch(l)
+}

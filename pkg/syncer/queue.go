@@ -1,0 +1,72 @@
+package syncer
+
+import (
+	"time"
+
+	"golang.org/x/time/rate"
+	"k8s.io/client-go/util/workqueue"
+
+	"github.com/vcsyncer/syncer/pkg/fairqueue"
+	"github.com/vcsyncer/syncer/pkg/resources"
+)
+
+// pipelineQueue is one pipeline's rate-limiting workqueue with, when fair queuing is on, the
+// per-tenant fair ordering underneath (pkg/fairqueue).
+type pipelineQueue struct {
+	workqueue.TypedRateLimitingInterface[resources.Request]
+	fair *fairqueue.Queue[resources.Request] // nil with --fair-queuing=false
+}
+
+// newPipelineQueue builds the queue stack rate limiting → delaying → client-go Typed queue →
+// ordering (fair or FIFO). weight returns a tenant's fair-queue weight; observe (may be nil)
+// receives each popped item's tenant and time in queue.
+func newPipelineQueue(name string, fair bool, weight func(string) int, observe func(string, time.Duration)) *pipelineQueue {
+	// Per-item exponential backoff from 100ms to 60s, and an overall 200 qps / 500 burst bucket,
+	// as client-go's default controller rate limiter but with a shorter ceiling so a rejected
+	// object is retried within a minute once its cause is fixed.
+	rl := workqueue.NewTypedMaxOfRateLimiter(
+		workqueue.NewTypedItemExponentialFailureRateLimiter[resources.Request](100*time.Millisecond, 60*time.Second),
+		&workqueue.TypedBucketRateLimiter[resources.Request]{Limiter: rate.NewLimiter(rate.Limit(200), 500)},
+	)
+	pq := &pipelineQueue{}
+	var ordering workqueue.Queue[resources.Request]
+	if fair {
+		pq.fair = fairqueue.New(fairqueue.Options[resources.Request]{
+			TenantOf: func(r resources.Request) string { return r.Tenant },
+			Weight:   weight,
+			Observe:  observe,
+		})
+		ordering = pq.fair
+	} else {
+		ordering = workqueue.DefaultQueue[resources.Request]()
+	}
+	base := workqueue.NewTypedWithConfig(workqueue.TypedQueueConfig[resources.Request]{Name: name, Queue: ordering})
+	delaying := workqueue.NewTypedDelayingQueueWithConfig(workqueue.TypedDelayingQueueConfig[resources.Request]{Name: name, Queue: base})
+	pq.TypedRateLimitingInterface = workqueue.NewTypedRateLimitingQueueWithConfig(rl,
+		workqueue.TypedRateLimitingQueueConfig[resources.Request]{Name: name, DelayingQueue: delaying})
+	return pq
+}
+
+// addHigh enqueues a live event (high priority within its tenant).
+func (q *pipelineQueue) addHigh(r resources.Request) {
+	if q.fair != nil {
+		q.fair.MarkHigh(r)
+	}
+	q.Add(r)
+}
+
+// addLow enqueues bulk work (initial list, resync) at low priority within its tenant.
+func (q *pipelineQueue) addLow(r resources.Request) {
+	if q.fair != nil {
+		q.fair.MarkLow(r)
+	}
+	q.Add(r)
+}
+
+// stats returns per-tenant depth and oldest-item age (empty without fair queuing).
+func (q *pipelineQueue) stats() map[string]fairqueue.TenantStats {
+	if q.fair == nil {
+		return nil
+	}
+	return q.fair.Stats()
+}
