@@ -1,0 +1,440 @@
+// Command bench is vc-syncer's load generator. It starts real local control planes
+// (test/framework), runs the built vc-syncer binary against them, and measures Pod start-up
+// latency through the syncer side by side, in the same run, with a baseline where the same Pods
+// go straight to the super cluster.
+//
+//	go run ./test/bench burst --tenants 2 --pods 200 --nodes 10 --out docs/bench/burst
+//
+// For each Pod it records the time of its create call and the time its Running status is
+// observed by a watch (in the tenant for synced Pods, in the super cluster for the baseline).
+// It reports p50/p90/p99 latency and throughput (Pods/s), the syncer process's CPU seconds
+// (utime+stime from /proc) and peak RSS (VmHWM), as JSON and a Markdown table, and a PNG
+// histogram of both latency distributions (like the VirtualCluster paper's figures 7, 9, 11).
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/vcsyncer/syncer/cmd/vc-syncer/app"
+	tenancyv1alpha1 "github.com/vcsyncer/syncer/pkg/apis/tenancy/v1alpha1"
+	"github.com/vcsyncer/syncer/test/framework"
+)
+
+type config struct {
+	tenants, pods, nodes, concurrency int
+	fair                              bool
+	out                               string
+	timeout                           time.Duration
+}
+
+func main() {
+	if len(os.Args) < 2 || os.Args[1] != "burst" {
+		fmt.Fprintln(os.Stderr, "usage: go run ./test/bench burst [flags]   (run with -h after burst for the flags)")
+		os.Exit(2)
+	}
+	fs := flag.NewFlagSet("burst", flag.ExitOnError)
+	var c config
+	fs.IntVar(&c.tenants, "tenants", 2, "number of tenants, each creating --pods Pods at once")
+	fs.IntVar(&c.pods, "pods", 200, "Pods per tenant")
+	fs.IntVar(&c.nodes, "nodes", 10, "kwok Nodes in the super cluster (110 Pods each)")
+	fs.IntVar(&c.concurrency, "concurrency", 10, "concurrent create calls per tenant (and per baseline tenant)")
+	fs.BoolVar(&c.fair, "fair-queuing", true, "run the syncer with --fair-queuing")
+	fs.StringVar(&c.out, "out", "bench-out", "directory for result.json, result.md and latency.png")
+	fs.DurationVar(&c.timeout, "timeout", 10*time.Minute, "give up after this long per phase")
+	_ = fs.Parse(os.Args[2:])
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, c); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+func logf(format string, args ...any) {
+	fmt.Printf("[bench %s] %s\n", time.Now().Format("15:04:05"), fmt.Sprintf(format, args...))
+}
+
+func run(ctx context.Context, c config) error {
+	if err := os.MkdirAll(c.out, 0o755); err != nil {
+		return err
+	}
+	env, err := framework.Start(ctx, framework.SuperOptions{Options: framework.Options{Progress: func(s string) { logf("%s", s) }}, Nodes: c.nodes}, c.tenants)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = env.Stop() }()
+
+	// Baseline first: the same number of Pods, created the same way, straight into the super cluster.
+	logf("baseline: %d × %d Pods straight into the super cluster", c.tenants, c.pods)
+	var baseClients []kubernetes.Interface
+	var baseNS []string
+	for i := range c.tenants {
+		ns := fmt.Sprintf("baseline-%d", i+1)
+		if err := createNamespace(ctx, env.Super.Client, ns); err != nil {
+			return err
+		}
+		baseClients, baseNS = append(baseClients, env.Super.Client), append(baseNS, ns)
+	}
+	base, err := burst(ctx, c, baseClients, baseNS)
+	if err != nil {
+		return fmt.Errorf("baseline: %w", err)
+	}
+	for _, ns := range baseNS {
+		_ = env.Super.Client.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{})
+	}
+
+	// Then through the syncer.
+	bin, err := buildSyncer(ctx)
+	if err != nil {
+		return err
+	}
+	superKC := filepath.Join(env.Dir, "super.kubeconfig")
+	if err := os.WriteFile(superKC, env.Super.Kubeconfig, 0o600); err != nil {
+		return err
+	}
+	logPath := filepath.Join(c.out, "syncer.log")
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		return err
+	}
+	defer logFile.Close()
+	cmd := exec.CommandContext(ctx, bin, "run", "--super-kubeconfig", superKC, "--metrics-bind-address", "0",
+		"--health-probe-bind-address", "0", "--fair-queuing="+strconv.FormatBool(c.fair))
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	defer func() { _ = cmd.Process.Signal(syscall.SIGTERM); _ = cmd.Wait() }()
+	if err := app.InstallCRD(ctx, env.Super.RESTConfig); err != nil {
+		return err
+	}
+	cl, err := client.New(env.Super.RESTConfig, client.Options{Scheme: app.Scheme()})
+	if err != nil {
+		return err
+	}
+	var tenantClients []kubernetes.Interface
+	var tenantNS []string
+	for _, t := range env.Tenants {
+		if err := app.AddTenant(ctx, cl, "vc-syncer-system", t.Name, t.Kubeconfig, 1); err != nil {
+			return err
+		}
+		if err := createNamespace(ctx, t.Client, "bench"); err != nil {
+			return err
+		}
+		tenantClients, tenantNS = append(tenantClients, t.Client), append(tenantNS, "bench")
+	}
+	if err := waitTenantsRunning(ctx, cl, env.Tenants); err != nil {
+		return err
+	}
+	cpu0, err := cpuSeconds(cmd.Process.Pid)
+	if err != nil {
+		return err
+	}
+	logf("syncer: %d tenants × %d Pods through vc-syncer (fair queuing %t)", c.tenants, c.pods, c.fair)
+	synced, err := burst(ctx, c, tenantClients, tenantNS)
+	if err != nil {
+		return fmt.Errorf("through the syncer: %w", err)
+	}
+	cpu1, _ := cpuSeconds(cmd.Process.Pid)
+	rss, _ := peakRSS(cmd.Process.Pid)
+
+	res := result{
+		Date: time.Now().UTC().Format(time.RFC3339), Tenants: c.tenants, PodsPerTenant: c.pods, Nodes: c.nodes,
+		FairQueuing: c.fair, Concurrency: c.concurrency,
+		Baseline: summarize(base), Syncer: summarize(synced),
+		SyncerCPUSeconds: cpu1 - cpu0, SyncerPeakRSSBytes: rss,
+	}
+	res.P99Ratio = res.Syncer.P99 / res.Baseline.P99
+	res.ThroughputRatio = res.Syncer.Throughput / res.Baseline.Throughput
+	if err := writeResults(c.out, res, base, synced); err != nil {
+		return err
+	}
+	logf("done: p99 %.2fs vs baseline %.2fs (×%.2f), throughput %.1f vs %.1f Pods/s (×%.2f); results in %s",
+		res.Syncer.P99, res.Baseline.P99, res.P99Ratio, res.Syncer.Throughput, res.Baseline.Throughput, res.ThroughputRatio, c.out)
+	return nil
+}
+
+func buildSyncer(ctx context.Context) (string, error) {
+	dir, err := os.MkdirTemp("", "vc-syncer-bench")
+	if err != nil {
+		return "", err
+	}
+	bin := filepath.Join(dir, "vc-syncer")
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/vc-syncer")
+	cmd.Stderr = os.Stderr
+	if out, err := cmd.Output(); err != nil {
+		return "", fmt.Errorf("go build ./cmd/vc-syncer (run from the repository root): %w %s", err, out)
+	}
+	return bin, nil
+}
+
+func createNamespace(ctx context.Context, cs kubernetes.Interface, ns string) error {
+	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		return err
+	}
+	return wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		_, err := cs.CoreV1().ServiceAccounts(ns).Get(ctx, "default", metav1.GetOptions{})
+		return err == nil, nil
+	})
+}
+
+func waitTenantsRunning(ctx context.Context, cl client.Client, tenants []*framework.ControlPlane) error {
+	return wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+		for _, t := range tenants {
+			tn := &tenancyv1alpha1.Tenant{}
+			if err := cl.Get(ctx, client.ObjectKey{Name: t.Name}, tn); err != nil || tn.Status.Phase != tenancyv1alpha1.TenantRunning {
+				return false, nil
+			}
+		}
+		return true, nil
+	})
+}
+
+// sample is one Pod's create time and the time it was seen Running.
+type sample struct{ created, running time.Time }
+
+// burst creates c.pods Pods in each (client, namespace) pair at once and returns, for every Pod,
+// when it was created and when a watch saw it Running.
+func burst(ctx context.Context, c config, clients []kubernetes.Interface, namespaces []string) ([]sample, error) {
+	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	var mu sync.Mutex
+	created := map[string]time.Time{}
+	running := map[string]time.Time{}
+	total := len(clients) * c.pods
+	// Informers, not raw watches: under a burst the apiserver closes watchers that fall
+	// behind, and a reflector re-establishes its watch where a raw watch would just end.
+	for i, cs := range clients {
+		f := informers.NewSharedInformerFactoryWithOptions(cs, 0, informers.WithNamespace(namespaces[i]))
+		seen := func(obj any) {
+			p, ok := obj.(*corev1.Pod)
+			if !ok || p.Status.Phase != corev1.PodRunning {
+				return
+			}
+			key := fmt.Sprint(i, "/", p.Name)
+			mu.Lock()
+			if _, seen := running[key]; !seen {
+				running[key] = time.Now()
+			}
+			done := len(running) == total
+			mu.Unlock()
+			if done {
+				cancel()
+			}
+		}
+		if _, err := f.Core().V1().Pods().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+			AddFunc: seen, UpdateFunc: func(_, n any) { seen(n) },
+		}); err != nil {
+			return nil, err
+		}
+		f.Start(ctx.Done())
+		f.WaitForCacheSync(ctx.Done())
+		defer f.Shutdown()
+	}
+	start := time.Now()
+	var creators sync.WaitGroup
+	errs := make(chan error, len(clients)*c.concurrency)
+	for i, cs := range clients {
+		next := make(chan int)
+		for range c.concurrency {
+			creators.Go(func() {
+				for n := range next {
+					name := fmt.Sprintf("pod-%05d", n)
+					t := time.Now()
+					_, err := cs.CoreV1().Pods(namespaces[i]).Create(ctx, benchPod(name), metav1.CreateOptions{})
+					if err != nil {
+						errs <- fmt.Errorf("create %s/%s: %w", namespaces[i], name, err)
+						return
+					}
+					mu.Lock()
+					created[fmt.Sprint(i, "/", name)] = t
+					mu.Unlock()
+				}
+			})
+		}
+		go func() {
+			defer close(next)
+			for n := range c.pods {
+				select {
+				case next <- n:
+				case <-ctx.Done():
+					return
+				}
+			}
+		}()
+	}
+	progressDone := make(chan struct{})
+	go func() {
+		t := time.NewTicker(5 * time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case <-progressDone:
+				return
+			case <-t.C:
+				mu.Lock()
+				logf("  %d/%d created, %d/%d Running, %s", len(created), total, len(running), total, time.Since(start).Round(time.Second))
+				mu.Unlock()
+			}
+		}
+	}()
+	creators.Wait()
+	<-ctx.Done() // all Running (cancel) or timeout
+	close(progressDone)
+	close(errs)
+	for err := range errs {
+		if !errors.Is(err, context.Canceled) {
+			return nil, err
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(running) < total {
+		return nil, fmt.Errorf("only %d of %d Pods Running (%d created) after %s: %v", len(running), total, len(created), time.Since(start).Round(time.Second), context.Cause(ctx))
+	}
+	out := make([]sample, 0, total)
+	for k, c := range created {
+		out = append(out, sample{created: c, running: running[k]})
+	}
+	return out, nil
+}
+
+func benchPod(name string) *corev1.Pod {
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"app": "bench"}},
+		Spec: corev1.PodSpec{
+			TerminationGracePeriodSeconds: new(int64),
+			Containers: []corev1.Container{{Name: "c", Image: "registry.k8s.io/pause:3.10",
+				Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{}}}},
+		},
+	}
+}
+
+// cpuSeconds returns utime+stime of a process in seconds (proc(5): fields 14 and 15, in clock ticks of 1/100 s).
+func cpuSeconds(pid int) (float64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	s := string(b)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
+	ut, _ := strconv.ParseFloat(f[11], 64)
+	st, _ := strconv.ParseFloat(f[12], 64)
+	return (ut + st) / 100, nil
+}
+
+// peakRSS returns VmHWM of a process in bytes.
+func peakRSS(pid int) (int64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(line, "VmHWM:") {
+			kb, err := strconv.ParseInt(strings.Fields(line)[1], 10, 64)
+			return kb * 1024, err
+		}
+	}
+	return 0, errors.New("VmHWM not found")
+}
+
+// stats summarises latencies in seconds.
+type stats struct {
+	Pods       int     `json:"pods"`
+	P50        float64 `json:"p50Seconds"`
+	P90        float64 `json:"p90Seconds"`
+	P99        float64 `json:"p99Seconds"`
+	Max        float64 `json:"maxSeconds"`
+	Throughput float64 `json:"throughputPodsPerSecond"`
+}
+
+type result struct {
+	Date               string  `json:"date"`
+	Tenants            int     `json:"tenants"`
+	PodsPerTenant      int     `json:"podsPerTenant"`
+	Nodes              int     `json:"nodes"`
+	Concurrency        int     `json:"concurrencyPerTenant"`
+	FairQueuing        bool    `json:"fairQueuing"`
+	Baseline           stats   `json:"baseline"`
+	Syncer             stats   `json:"syncer"`
+	P99Ratio           float64 `json:"p99Ratio"`
+	ThroughputRatio    float64 `json:"throughputRatio"`
+	SyncerCPUSeconds   float64 `json:"syncerCPUSeconds"`
+	SyncerPeakRSSBytes int64   `json:"syncerPeakRSSBytes"`
+}
+
+func latencies(s []sample) []float64 {
+	out := make([]float64, len(s))
+	for i, x := range s {
+		out[i] = x.running.Sub(x.created).Seconds()
+	}
+	slices.Sort(out)
+	return out
+}
+
+func summarize(s []sample) stats {
+	l := latencies(s)
+	q := func(p float64) float64 { return l[min(len(l)-1, int(p*float64(len(l))))] }
+	first, last := s[0].created, s[0].running
+	for _, x := range s {
+		if x.created.Before(first) {
+			first = x.created
+		}
+		if x.running.After(last) {
+			last = x.running
+		}
+	}
+	return stats{Pods: len(l), P50: q(0.50), P90: q(0.90), P99: q(0.99), Max: l[len(l)-1],
+		Throughput: float64(len(l)) / last.Sub(first).Seconds()}
+}
+
+func writeResults(dir string, r result, base, synced []sample) error {
+	j, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "result.json"), j, 0o644); err != nil {
+		return err
+	}
+	md := fmt.Sprintf(`| %d tenants × %d Pods, %d kwok Nodes, fair queuing %t | baseline (straight to super) | through vc-syncer | ratio |
+|---|---|---|---|
+| p50 latency (s) | %.3f | %.3f | %.2f |
+| p90 latency (s) | %.3f | %.3f | %.2f |
+| p99 latency (s) | %.3f | %.3f | %.2f |
+| throughput (Pods/s) | %.1f | %.1f | %.2f |
+| syncer CPU (s) | | %.2f | |
+| syncer peak RSS (MiB) | | %.1f | |
+`, r.Tenants, r.PodsPerTenant, r.Nodes, r.FairQueuing,
+		r.Baseline.P50, r.Syncer.P50, r.Syncer.P50/r.Baseline.P50,
+		r.Baseline.P90, r.Syncer.P90, r.Syncer.P90/r.Baseline.P90,
+		r.Baseline.P99, r.Syncer.P99, r.P99Ratio,
+		r.Baseline.Throughput, r.Syncer.Throughput, r.ThroughputRatio,
+		r.SyncerCPUSeconds, float64(r.SyncerPeakRSSBytes)/(1<<20))
+	if err := os.WriteFile(filepath.Join(dir, "result.md"), []byte(md), 0o644); err != nil {
+		return err
+	}
+	return plotHistogram(filepath.Join(dir, "latency.png"), latencies(base), latencies(synced))
+}
