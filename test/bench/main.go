@@ -44,6 +44,7 @@ import (
 
 type config struct {
 	tenants, pods, nodes, concurrency int
+	rate                              float64
 	fair                              bool
 	out                               string
 	timeout                           time.Duration
@@ -60,6 +61,7 @@ func main() {
 	fs.IntVar(&c.pods, "pods", 200, "Pods per tenant")
 	fs.IntVar(&c.nodes, "nodes", 10, "kwok Nodes in the super cluster (110 Pods each)")
 	fs.IntVar(&c.concurrency, "concurrency", 10, "concurrent create calls per tenant (and per baseline tenant)")
+	fs.Float64Var(&c.rate, "rate", 0, "open-loop arrival rate in Pods/s over all tenants (each Pod's latency then counts from its scheduled arrival, so client-side waiting counts too); 0 = closed-loop burst, latency from the create call")
 	fs.BoolVar(&c.fair, "fair-queuing", true, "run the syncer with --fair-queuing")
 	fs.StringVar(&c.out, "out", "bench-out", "directory for result.json, result.md and latency.png")
 	fs.DurationVar(&c.timeout, "timeout", 10*time.Minute, "give up after this long per phase")
@@ -97,7 +99,9 @@ func run(ctx context.Context, c config) error {
 		}
 		baseClients, baseNS = append(baseClients, env.Super.Client), append(baseNS, ns)
 	}
+	cpuBase0 := componentCPU(env)
 	base, err := burst(ctx, c, baseClients, baseNS)
+	cpuBase := diffCPU(componentCPU(env), cpuBase0)
 	if err != nil {
 		return fmt.Errorf("baseline: %w", err)
 	}
@@ -149,12 +153,23 @@ func run(ctx context.Context, c config) error {
 	if err := waitTenantsRunning(ctx, cl, env.Tenants); err != nil {
 		return err
 	}
+	tenantIndex := map[string]int{}
+	for i, t := range env.Tenants {
+		tenantIndex[t.Name] = i
+	}
+	superTimes, stopSuper, err := trackSuperPods(ctx, env.Super.Client, tenantIndex)
+	if err != nil {
+		return err
+	}
+	defer stopSuper()
 	cpu0, err := cpuSeconds(cmd.Process.Pid)
 	if err != nil {
 		return err
 	}
 	logf("syncer: %d tenants × %d Pods through vc-syncer (fair queuing %t)", c.tenants, c.pods, c.fair)
+	cpuSync0 := componentCPU(env)
 	synced, err := burst(ctx, c, tenantClients, tenantNS)
+	cpuSync := diffCPU(componentCPU(env), cpuSync0)
 	if err != nil {
 		return fmt.Errorf("through the syncer: %w", err)
 	}
@@ -163,11 +178,13 @@ func run(ctx context.Context, c config) error {
 
 	res := result{
 		Date: time.Now().UTC().Format(time.RFC3339), Tenants: c.tenants, PodsPerTenant: c.pods, Nodes: c.nodes,
-		FairQueuing: c.fair, Concurrency: c.concurrency,
+		FairQueuing: c.fair, Concurrency: c.concurrency, Rate: c.rate,
 		Baseline: summarize(base), Syncer: summarize(synced),
 		SyncerCPUSeconds: cpu1 - cpu0, SyncerPeakRSSBytes: rss,
 	}
 	res.P99Ratio = res.Syncer.P99 / res.Baseline.P99
+	res.Phases = phaseBreakdown(synced, superTimes)
+	res.ComponentCPUSeconds = map[string]map[string]float64{"baseline": cpuBase, "syncer": cpuSync}
 	res.ThroughputRatio = res.Syncer.Throughput / res.Baseline.Throughput
 	if err := writeResults(c.out, res, base, synced); err != nil {
 		return err
@@ -214,7 +231,10 @@ func waitTenantsRunning(ctx context.Context, cl client.Client, tenants []*framew
 }
 
 // sample is one Pod's create time and the time it was seen Running.
-type sample struct{ created, running time.Time }
+type sample struct {
+	key              string
+	created, running time.Time
+}
 
 // burst creates c.pods Pods in each (client, namespace) pair at once and returns, for every Pod,
 // when it was created and when a watch saw it Running.
@@ -258,12 +278,19 @@ func burst(ctx context.Context, c config, clients []kubernetes.Interface, namesp
 	var creators sync.WaitGroup
 	errs := make(chan error, len(clients)*c.concurrency)
 	for i, cs := range clients {
-		next := make(chan int)
+		type job struct {
+			n   int
+			due time.Time
+		}
+		next := make(chan job)
 		for range c.concurrency {
 			creators.Go(func() {
-				for n := range next {
-					name := fmt.Sprintf("pod-%05d", n)
+				for j := range next {
+					name := fmt.Sprintf("pod-%05d", j.n)
 					t := time.Now()
+					if c.rate > 0 {
+						t = j.due
+					}
 					_, err := cs.CoreV1().Pods(namespaces[i]).Create(ctx, benchPod(name), metav1.CreateOptions{})
 					if err != nil {
 						errs <- fmt.Errorf("create %s/%s: %w", namespaces[i], name, err)
@@ -278,8 +305,17 @@ func burst(ctx context.Context, c config, clients []kubernetes.Interface, namesp
 		go func() {
 			defer close(next)
 			for n := range c.pods {
+				var due time.Time
+				if c.rate > 0 {
+					due = start.Add(time.Duration(float64(n) * float64(len(clients)) / c.rate * float64(time.Second)))
+					select {
+					case <-time.After(time.Until(due)):
+					case <-ctx.Done():
+						return
+					}
+				}
 				select {
-				case next <- n:
+				case next <- job{n, due}:
 				case <-ctx.Done():
 					return
 				}
@@ -317,7 +353,7 @@ func burst(ctx context.Context, c config, clients []kubernetes.Interface, namesp
 	}
 	out := make([]sample, 0, total)
 	for k, c := range created {
-		out = append(out, sample{created: c, running: running[k]})
+		out = append(out, sample{key: k, created: c, running: running[k]})
 	}
 	return out, nil
 }
@@ -377,6 +413,7 @@ type result struct {
 	PodsPerTenant      int     `json:"podsPerTenant"`
 	Nodes              int     `json:"nodes"`
 	Concurrency        int     `json:"concurrencyPerTenant"`
+	Rate               float64 `json:"ratePodsPerSecond"`
 	FairQueuing        bool    `json:"fairQueuing"`
 	Baseline           stats   `json:"baseline"`
 	Syncer             stats   `json:"syncer"`
@@ -384,6 +421,13 @@ type result struct {
 	ThroughputRatio    float64 `json:"throughputRatio"`
 	SyncerCPUSeconds   float64 `json:"syncerCPUSeconds"`
 	SyncerPeakRSSBytes int64   `json:"syncerPeakRSSBytes"`
+	// Phases are medians (p50) and p99s, in seconds, of: tenant create → super Pod seen
+	// (downward: queue + process), super Pod seen → super Pod Running (super scheduling and
+	// kwok), super Running → tenant Running (upward: queue + bind + status).
+	Phases map[string][2]float64 `json:"phasesP50P99Seconds"`
+	// ComponentCPUSeconds is the CPU time of each control-plane process during each burst
+	// ("super/kube-apiserver", "tenant-1/etcd", ...), to see what the machine spent it on.
+	ComponentCPUSeconds map[string]map[string]float64 `json:"componentCPUSeconds"`
 }
 
 func latencies(s []sample) []float64 {
@@ -419,7 +463,11 @@ func writeResults(dir string, r result, base, synced []sample) error {
 	if err := os.WriteFile(filepath.Join(dir, "result.json"), j, 0o644); err != nil {
 		return err
 	}
-	md := fmt.Sprintf(`| %d tenants × %d Pods, %d kwok Nodes, fair queuing %t | baseline (straight to super) | through vc-syncer | ratio |
+	load := "closed-loop burst"
+	if r.Rate > 0 {
+		load = fmt.Sprintf("%.0f Pods/s open loop", r.Rate)
+	}
+	md := fmt.Sprintf(`| %d tenants × %d Pods, %d kwok Nodes, %s, fair queuing %t | baseline (straight to super) | through vc-syncer | ratio |
 |---|---|---|---|
 | p50 latency (s) | %.3f | %.3f | %.2f |
 | p90 latency (s) | %.3f | %.3f | %.2f |
@@ -427,14 +475,109 @@ func writeResults(dir string, r result, base, synced []sample) error {
 | throughput (Pods/s) | %.1f | %.1f | %.2f |
 | syncer CPU (s) | | %.2f | |
 | syncer peak RSS (MiB) | | %.1f | |
-`, r.Tenants, r.PodsPerTenant, r.Nodes, r.FairQueuing,
+`, r.Tenants, r.PodsPerTenant, r.Nodes, load, r.FairQueuing,
 		r.Baseline.P50, r.Syncer.P50, r.Syncer.P50/r.Baseline.P50,
 		r.Baseline.P90, r.Syncer.P90, r.Syncer.P90/r.Baseline.P90,
 		r.Baseline.P99, r.Syncer.P99, r.P99Ratio,
 		r.Baseline.Throughput, r.Syncer.Throughput, r.ThroughputRatio,
 		r.SyncerCPUSeconds, float64(r.SyncerPeakRSSBytes)/(1<<20))
+	for _, ph := range []string{"downward", "super", "upward"} {
+		if v, ok := r.Phases[ph]; ok {
+			md += fmt.Sprintf("| phase %s p50 / p99 (s) | | %.3f / %.3f | |\n", ph, v[0], v[1])
+		}
+	}
 	if err := os.WriteFile(filepath.Join(dir, "result.md"), []byte(md), 0o644); err != nil {
 		return err
 	}
 	return plotHistogram(filepath.Join(dir, "latency.png"), latencies(base), latencies(synced))
+}
+
+// superTimes records when the super copy of each synced Pod was first seen and first Running.
+type superTimes struct {
+	mu             sync.Mutex
+	added, running map[string]time.Time
+}
+
+// trackSuperPods watches syncer-managed super Pods and records, per bench key ("<tenant
+// index>/<name>"), when each was first seen and first Running.
+func trackSuperPods(ctx context.Context, super kubernetes.Interface, tenantIndex map[string]int) (*superTimes, func(), error) {
+	st := &superTimes{added: map[string]time.Time{}, running: map[string]time.Time{}}
+	f := informers.NewSharedInformerFactoryWithOptions(super, 0, informers.WithTweakListOptions(func(o *metav1.ListOptions) {
+		o.LabelSelector = "tenancy.vcsyncer.io/managed-by=vc-syncer"
+	}))
+	record := func(obj any) {
+		p, ok := obj.(*corev1.Pod)
+		if !ok {
+			return
+		}
+		i, ok := tenantIndex[p.Annotations["tenancy.vcsyncer.io/tenant"]]
+		if !ok {
+			return
+		}
+		key := fmt.Sprint(i, "/", p.Name)
+		now := time.Now()
+		st.mu.Lock()
+		defer st.mu.Unlock()
+		if _, seen := st.added[key]; !seen {
+			st.added[key] = now
+		}
+		if _, seen := st.running[key]; !seen && p.Status.Phase == corev1.PodRunning {
+			st.running[key] = now
+		}
+	}
+	if _, err := f.Core().V1().Pods().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc: record, UpdateFunc: func(_, n any) { record(n) },
+	}); err != nil {
+		return nil, nil, err
+	}
+	stop := make(chan struct{})
+	f.Start(stop)
+	f.WaitForCacheSync(ctx.Done())
+	return st, func() { close(stop); f.Shutdown() }, nil
+}
+
+func phaseBreakdown(synced []sample, st *superTimes) map[string][2]float64 {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	var down, sup, up []float64
+	for _, s := range synced {
+		a, ok1 := st.added[s.key]
+		r, ok2 := st.running[s.key]
+		if !ok1 || !ok2 {
+			continue
+		}
+		down = append(down, a.Sub(s.created).Seconds())
+		sup = append(sup, r.Sub(a).Seconds())
+		up = append(up, s.running.Sub(r).Seconds())
+	}
+	out := map[string][2]float64{}
+	for name, v := range map[string][]float64{"downward": down, "super": sup, "upward": up} {
+		if len(v) == 0 {
+			continue
+		}
+		slices.Sort(v)
+		out[name] = [2]float64{v[len(v)/2], v[min(len(v)-1, int(0.99*float64(len(v))))]}
+	}
+	return out
+}
+
+// componentCPU returns the CPU seconds used so far by every control-plane process.
+func componentCPU(env *framework.Environment) map[string]float64 {
+	out := map[string]float64{}
+	for _, cp := range env.ControlPlanes() {
+		for comp, pid := range cp.PIDs() {
+			if v, err := cpuSeconds(pid); err == nil {
+				out[cp.Name+"/"+comp] = v
+			}
+		}
+	}
+	return out
+}
+
+func diffCPU(after, before map[string]float64) map[string]float64 {
+	out := map[string]float64{}
+	for k, v := range after {
+		out[k] = v - before[k]
+	}
+	return out
 }

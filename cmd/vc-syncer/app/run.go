@@ -17,6 +17,7 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/client-go/util/retry"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -172,19 +173,27 @@ func InstallCRD(ctx context.Context, cfg *rest.Config) error {
 		return err
 	}
 	crds := cs.ApiextensionsV1().CustomResourceDefinitions()
-	existing, err := crds.Get(ctx, crd.Name, metav1.GetOptions{})
-	switch {
-	case apierrors.IsNotFound(err):
-		if _, err := crds.Create(ctx, crd, metav1.CreateOptions{}); err != nil {
-			return fmt.Errorf("failed to create Tenant CRD: %w", err)
+	// Several replicas (or a replica and `vc-syncer dev`) may install it at the same time:
+	// retry on conflict and on a concurrent create.
+	err = retry.OnError(retry.DefaultBackoff, func(err error) bool {
+		return apierrors.IsConflict(err) || apierrors.IsAlreadyExists(err)
+	}, func() error {
+		existing, err := crds.Get(ctx, crd.Name, metav1.GetOptions{})
+		switch {
+		case apierrors.IsNotFound(err):
+			_, err = crds.Create(ctx, crd, metav1.CreateOptions{})
+			return err
+		case err != nil:
+			return err
+		default:
+			want := crd.DeepCopy()
+			want.ResourceVersion = existing.ResourceVersion
+			_, err = crds.Update(ctx, want, metav1.UpdateOptions{})
+			return err
 		}
-	case err != nil:
-		return fmt.Errorf("failed to read Tenant CRD: %w", err)
-	default:
-		crd.ResourceVersion = existing.ResourceVersion
-		if _, err := crds.Update(ctx, crd, metav1.UpdateOptions{}); err != nil {
-			return fmt.Errorf("failed to update Tenant CRD: %w", err)
-		}
+	})
+	if err != nil {
+		return fmt.Errorf("failed to install the Tenant CRD: %w", err)
 	}
 	return wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
 		c, err := crds.Get(ctx, crd.Name, metav1.GetOptions{})

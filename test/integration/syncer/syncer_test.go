@@ -580,8 +580,15 @@ func TestTenantCRDValidation(t *testing.T) {
 	}
 	env := framework.StartT(t, framework.SuperOptions{Nodes: 1}, 0)
 	ctx := context.Background()
-	if err := app.InstallCRD(ctx, env.Super.RESTConfig); err != nil {
-		t.Fatal(err)
+	// Several replicas installing the CRD at once must all succeed (update conflicts are retried).
+	errs := make(chan error, 4)
+	for range 4 {
+		go func() { errs <- app.InstallCRD(ctx, env.Super.RESTConfig) }()
+	}
+	for range 4 {
+		if err := <-errs; err != nil {
+			t.Fatalf("concurrent InstallCRD: %v", err)
+		}
 	}
 	c, err := client.New(env.Super.RESTConfig, client.Options{Scheme: app.Scheme()})
 	if err != nil {
