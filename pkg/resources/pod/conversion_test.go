@@ -157,3 +157,25 @@ func TestWasRunInSuper(t *testing.T) {
 		t.Error("unbound Pod counted as run")
 	}
 }
+
+func TestJustScheduled(t *testing.T) {
+	scheduled := corev1.PodStatus{Phase: corev1.PodPending, Conditions: []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionTrue}}}
+	cases := map[string]struct {
+		status corev1.PodStatus
+		want   bool
+	}{
+		"only scheduled":   {status: scheduled, want: true},
+		"empty status":     {status: corev1.PodStatus{}, want: true},
+		"running":          {status: corev1.PodStatus{Phase: corev1.PodRunning}, want: false},
+		"pending with ip":  {status: corev1.PodStatus{Phase: corev1.PodPending, PodIP: "10.0.0.1"}, want: false},
+		"containers known": {status: corev1.PodStatus{Phase: corev1.PodPending, ContainerStatuses: []corev1.ContainerStatus{{Name: "c"}}}, want: false},
+		"initialized":      {status: corev1.PodStatus{Phase: corev1.PodPending, Conditions: append(scheduled.Conditions, corev1.PodCondition{Type: corev1.PodInitialized})}, want: false},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if got := justScheduled(&corev1.Pod{Status: tc.status}); got != tc.want {
+				t.Errorf("justScheduled = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}

@@ -50,6 +50,11 @@ func reconcileUpward(ctx context.Context, env *resources.Env, c *tenant.Cluster,
 		if err != nil {
 			return fmt.Errorf("failed to bind tenant Pod %s/%s to vNode %s: %w", ns, name, s.Spec.NodeName, err)
 		}
+		if justScheduled(s) {
+			// Binding already set the tenant's PodScheduled condition; the super Pod's next
+			// status change (containers starting) brings the rest. One tenant write per Pod saved.
+			return nil
+		}
 		// Read the bound Pod back so the status update below does not conflict.
 		if t, err = c.Client.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{}); err != nil {
 			return err
@@ -84,4 +89,21 @@ func DesiredStatus(t, s *corev1.Pod) *corev1.PodStatus {
 		}
 	}
 	return want
+}
+
+// justScheduled reports whether the super Pod has been scheduled and nothing else has happened
+// to it yet: phase Pending, no container statuses, no condition but PodScheduled.
+func justScheduled(s *corev1.Pod) bool {
+	if s.Status.Phase != corev1.PodPending && s.Status.Phase != "" {
+		return false
+	}
+	if len(s.Status.ContainerStatuses) > 0 || len(s.Status.InitContainerStatuses) > 0 || s.Status.PodIP != "" {
+		return false
+	}
+	for _, c := range s.Status.Conditions {
+		if c.Type != corev1.PodScheduled {
+			return false
+		}
+	}
+	return true
 }
