@@ -50,11 +50,39 @@ type config struct {
 	timeout                           time.Duration
 }
 
+const usage = `usage: go run ./test/bench EXPERIMENT [flags]   (EXPERIMENT -h lists its flags)
+
+experiments:
+  burst    tenants × pods through vc-syncer vs. the same Pods straight into the super cluster
+  greedy   a greedy tenant's burst vs. a regular tenant's trickle, with fair queuing and with one FIFO
+  memory   the syncer's RSS at several numbers of synced Pods (bytes per Pod = slope)`
+
 func main() {
-	if len(os.Args) < 2 || os.Args[1] != "burst" {
-		fmt.Fprintln(os.Stderr, "usage: go run ./test/bench burst [flags]   (run with -h after burst for the flags)")
+	if len(os.Args) < 2 {
+		fmt.Fprintln(os.Stderr, usage)
 		os.Exit(2)
 	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	var err error
+	switch os.Args[1] {
+	case "burst":
+		err = runBurst(ctx, os.Args[2:])
+	case "greedy":
+		err = runGreedy(ctx, os.Args[2:])
+	case "memory":
+		err = runMemory(ctx, os.Args[2:])
+	default:
+		fmt.Fprintln(os.Stderr, usage)
+		os.Exit(2)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+func runBurst(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("burst", flag.ExitOnError)
 	var c config
 	fs.IntVar(&c.tenants, "tenants", 2, "number of tenants, each creating --pods Pods at once")
@@ -65,13 +93,8 @@ func main() {
 	fs.BoolVar(&c.fair, "fair-queuing", true, "run the syncer with --fair-queuing")
 	fs.StringVar(&c.out, "out", "bench-out", "directory for result.json, result.md and latency.png")
 	fs.DurationVar(&c.timeout, "timeout", 10*time.Minute, "give up after this long per phase")
-	_ = fs.Parse(os.Args[2:])
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := run(ctx, c); err != nil {
-		fmt.Fprintln(os.Stderr, "bench:", err)
-		os.Exit(1)
-	}
+	_ = fs.Parse(args)
+	return run(ctx, c)
 }
 
 func logf(format string, args ...any) {
@@ -236,19 +259,47 @@ type sample struct {
 	created, running time.Time
 }
 
+// load is one stream of Pod creations into one namespace.
+type load struct {
+	client      kubernetes.Interface
+	namespace   string
+	pods        int
+	rate        float64       // Pods/s, open loop; 0 = as fast as concurrency allows
+	concurrency int           // concurrent create calls
+	delay       time.Duration // start after this long
+}
+
 // burst creates c.pods Pods in each (client, namespace) pair at once and returns, for every Pod,
 // when it was created and when a watch saw it Running.
 func burst(ctx context.Context, c config, clients []kubernetes.Interface, namespaces []string) ([]sample, error) {
-	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	loads := make([]load, len(clients))
+	for i := range clients {
+		rate := 0.0
+		if c.rate > 0 {
+			rate = c.rate / float64(len(clients))
+		}
+		loads[i] = load{client: clients[i], namespace: namespaces[i], pods: c.pods, rate: rate, concurrency: c.concurrency}
+	}
+	return runLoads(ctx, c.timeout, loads)
+}
+
+// runLoads runs the loads at once and returns, for every Pod (key "<load index>/<name>"), when
+// it was created (its scheduled arrival for open-loop loads, else the start of its create call)
+// and when an informer saw it Running.
+func runLoads(ctx context.Context, timeout time.Duration, loads []load) ([]sample, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	var mu sync.Mutex
 	created := map[string]time.Time{}
 	running := map[string]time.Time{}
-	total := len(clients) * c.pods
+	total := 0
+	for _, l := range loads {
+		total += l.pods
+	}
 	// Informers, not raw watches: under a burst the apiserver closes watchers that fall
 	// behind, and a reflector re-establishes its watch where a raw watch would just end.
-	for i, cs := range clients {
-		f := informers.NewSharedInformerFactoryWithOptions(cs, 0, informers.WithNamespace(namespaces[i]))
+	for i, l := range loads {
+		f := informers.NewSharedInformerFactoryWithOptions(l.client, 0, informers.WithNamespace(l.namespace))
 		seen := func(obj any) {
 			p, ok := obj.(*corev1.Pod)
 			if !ok || p.Status.Phase != corev1.PodRunning {
@@ -276,24 +327,27 @@ func burst(ctx context.Context, c config, clients []kubernetes.Interface, namesp
 	}
 	start := time.Now()
 	var creators sync.WaitGroup
-	errs := make(chan error, len(clients)*c.concurrency)
-	for i, cs := range clients {
+	errs := make(chan error, 1024)
+	for i, l := range loads {
 		type job struct {
 			n   int
 			due time.Time
 		}
 		next := make(chan job)
-		for range c.concurrency {
+		for range max(1, l.concurrency) {
 			creators.Go(func() {
 				for j := range next {
 					name := fmt.Sprintf("pod-%05d", j.n)
 					t := time.Now()
-					if c.rate > 0 {
+					if l.rate > 0 {
 						t = j.due
 					}
-					_, err := cs.CoreV1().Pods(namespaces[i]).Create(ctx, benchPod(name), metav1.CreateOptions{})
+					_, err := l.client.CoreV1().Pods(l.namespace).Create(ctx, benchPod(name), metav1.CreateOptions{})
 					if err != nil {
-						errs <- fmt.Errorf("create %s/%s: %w", namespaces[i], name, err)
+						select {
+						case errs <- fmt.Errorf("create %s/%s: %w", l.namespace, name, err):
+						default:
+						}
 						return
 					}
 					mu.Lock()
@@ -304,10 +358,16 @@ func burst(ctx context.Context, c config, clients []kubernetes.Interface, namesp
 		}
 		go func() {
 			defer close(next)
-			for n := range c.pods {
+			begin := start.Add(l.delay)
+			select {
+			case <-time.After(time.Until(begin)):
+			case <-ctx.Done():
+				return
+			}
+			for n := range l.pods {
 				var due time.Time
-				if c.rate > 0 {
-					due = start.Add(time.Duration(float64(n) * float64(len(clients)) / c.rate * float64(time.Second)))
+				if l.rate > 0 {
+					due = begin.Add(time.Duration(float64(n) / l.rate * float64(time.Second)))
 					select {
 					case <-time.After(time.Until(due)):
 					case <-ctx.Done():

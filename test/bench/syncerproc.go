@@ -1,0 +1,85 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/vcsyncer/syncer/cmd/vc-syncer/app"
+	"github.com/vcsyncer/syncer/test/framework"
+)
+
+// syncerProc is a running vc-syncer binary.
+type syncerProc struct {
+	cmd *exec.Cmd
+	log *os.File
+}
+
+// startSyncer builds (once per call site) and starts `vc-syncer run` against env's super
+// cluster, logging to logPath.
+func startSyncer(ctx context.Context, env *framework.Environment, bin string, fair bool, logPath string, extraArgs ...string) (*syncerProc, error) {
+	superKC := filepath.Join(env.Dir, "super.kubeconfig")
+	if err := os.WriteFile(superKC, env.Super.Kubeconfig, 0o600); err != nil {
+		return nil, err
+	}
+	f, err := os.Create(logPath)
+	if err != nil {
+		return nil, err
+	}
+	args := append([]string{"run", "--super-kubeconfig", superKC, "--metrics-bind-address", "0",
+		"--health-probe-bind-address", "0", "--fair-queuing=" + strconv.FormatBool(fair)}, extraArgs...)
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Stdout, cmd.Stderr = f, f
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return &syncerProc{cmd: cmd, log: f}, nil
+}
+
+// waitLog waits (up to 2 minutes) until the syncer's log holds n lines containing msg.
+func (p *syncerProc) waitLog(ctx context.Context, msg string, n int) error {
+	return wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 2*time.Minute, true, func(context.Context) (bool, error) {
+		b, err := os.ReadFile(p.log.Name())
+		return err == nil && strings.Count(string(b), msg) >= n, nil
+	})
+}
+
+func (p *syncerProc) pid() int { return p.cmd.Process.Pid }
+
+func (p *syncerProc) stop() {
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	_ = p.cmd.Wait()
+	p.log.Close()
+}
+
+// registerTenants installs the CRD, registers every tenant of env and waits until all are Running.
+func registerTenants(ctx context.Context, env *framework.Environment) error {
+	if err := app.InstallCRD(ctx, env.Super.RESTConfig); err != nil {
+		return err
+	}
+	cl, err := client.New(env.Super.RESTConfig, client.Options{Scheme: app.Scheme()})
+	if err != nil {
+		return err
+	}
+	for _, t := range env.Tenants {
+		if err := app.AddTenant(ctx, cl, "vc-syncer-system", t.Name, t.Kubeconfig, 1); err != nil {
+			return fmt.Errorf("register %s: %w", t.Name, err)
+		}
+	}
+	if err := waitTenantsRunning(ctx, cl, env.Tenants); err != nil {
+		return fmt.Errorf("tenants not Running: %w", err)
+	}
+	return nil
+}
