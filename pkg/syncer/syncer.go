@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/client-go/informers"
@@ -83,7 +84,7 @@ func New(o Options) (*Syncer, error) {
 		Super: o.Super,
 		SuperInformers: informers.NewSharedInformerFactoryWithOptions(o.Super, 0,
 			informers.WithTweakListOptions(func(lo *metav1.ListOptions) { lo.LabelSelector = sel }),
-			informers.WithTransform(stripManagedFields)),
+			informers.WithTransform(superTransform)),
 		SuperNodes: informers.NewSharedInformerFactoryWithOptions(o.Super, 0, informers.WithTransform(stripManagedFields)),
 	}
 	s := &Syncer{
@@ -200,6 +201,15 @@ func (s *Syncer) DownwardQueueLen() int { return s.down.Len() }
 
 // UpwardQueueLen returns the number of requests waiting in the upward queue.
 func (s *Syncer) UpwardQueueLen() int { return s.up.Len() }
+
+// superTransform trims super Pods to what the syncer reads (pod.TrimSuperPod) and strips
+// managedFields from every other cached super object.
+func superTransform(obj any) (any, error) {
+	if _, ok := obj.(*corev1.Pod); ok {
+		return pod.TrimSuperPod(obj)
+	}
+	return stripManagedFields(obj)
+}
 
 func stripManagedFields(obj any) (any, error) {
 	if m, ok := obj.(metav1.Object); ok {

@@ -6,6 +6,9 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
+	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -47,7 +50,8 @@ func runMemory(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	p, err := startSyncer(ctx, env, bin, true, filepath.Join(*out, "syncer.log"))
+	pprofAddr := freeAddr()
+	p, err := startSyncer(ctx, env, bin, true, filepath.Join(*out, "syncer.log"), "--pprof-bind-address", pprofAddr)
 	if err != nil {
 		return err
 	}
@@ -83,6 +87,9 @@ func runMemory(ctx context.Context, args []string) error {
 		}
 		pts = append(pts, point{n * *tenants, rss})
 		logf("%d synced Pods: syncer RSS %.1f MiB", n**tenants, float64(rss)/(1<<20))
+	}
+	if err := saveHeapProfile(ctx, pprofAddr, filepath.Join(*out, "heap.pprof")); err != nil {
+		logf("heap profile not saved: %v", err)
 	}
 	// Least-squares slope over the points with Pods (the empty syncer's RSS is reported, not fitted).
 	var sx, sy, sxx, sxy, k float64
@@ -120,4 +127,35 @@ func currentRSS(pid int) (int64, error) {
 		}
 	}
 	return 0, errors.New("VmRSS not found")
+}
+
+// freeAddr returns a free loopback host:port.
+func freeAddr() string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "127.0.0.1:6060"
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// saveHeapProfile fetches the syncer's heap profile (after a GC) into path; read it with
+// `go tool pprof -sample_index=inuse_space path`.
+func saveHeapProfile(ctx context.Context, addr, path string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/debug/pprof/heap?gc=1", nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	_, err = io.Copy(f, resp.Body)
+	return err
 }

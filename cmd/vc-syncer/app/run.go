@@ -122,6 +122,7 @@ func Run(ctx context.Context, o *options.Options, cfg *rest.Config) error {
 		Scheme:                  Scheme(),
 		Metrics:                 metricsserver.Options{BindAddress: o.MetricsBindAddress},
 		HealthProbeBindAddress:  o.HealthProbeBindAddress,
+		PprofBindAddress:        o.PprofBindAddress,
 		LeaderElection:          o.LeaderElect,
 		LeaderElectionID:        "vc-syncer.tenancy.vcsyncer.io",
 		LeaderElectionNamespace: leNS,

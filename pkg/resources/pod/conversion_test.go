@@ -1,11 +1,13 @@
 package pod
 
 import (
+	"encoding/json"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/strategicpatch"
 
 	"github.com/vcsyncer/syncer/pkg/conversion"
 	"github.com/vcsyncer/syncer/pkg/tenant"
@@ -103,6 +105,7 @@ func TestNeedsUpdate(t *testing.T) {
 		"label changed":                     {mutate: func(h *corev1.Pod) { h.Labels["app"] = "other" }, want: true},
 		"image changed":                     {mutate: func(h *corev1.Pod) { h.Spec.Containers[0].Image = "nginx:2" }, want: true},
 		"super-assigned nodeName no update": {mutate: func(h *corev1.Pod) { h.Spec.NodeName = "n1" }, want: false},
+		"label removed in tenant":           {mutate: func(h *corev1.Pod) { h.Labels["stale"] = "x" }, want: true},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -111,10 +114,30 @@ func TestNeedsUpdate(t *testing.T) {
 			if got := NeedsUpdate(base, have); got != tc.want {
 				t.Errorf("NeedsUpdate = %v, want %v", got, tc.want)
 			}
-			if tc.want {
-				if NeedsUpdate(base, ApplyUpdate(base, have)) {
-					t.Error("ApplyUpdate did not converge")
+			patch, err := UpdatePatch(base, have)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !tc.want {
+				if patch != nil {
+					t.Errorf("patch %s for a Pod that needs no update", patch)
 				}
+				return
+			}
+			orig, _ := json.Marshal(have)
+			patched, err := strategicpatch.StrategicMergePatch(orig, patch, corev1.Pod{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := &corev1.Pod{}
+			if err := json.Unmarshal(patched, got); err != nil {
+				t.Fatal(err)
+			}
+			if NeedsUpdate(base, got) {
+				t.Errorf("patch %s did not converge", patch)
+			}
+			if got.Spec.NodeName != have.Spec.NodeName || len(got.Spec.Volumes) != len(have.Spec.Volumes) {
+				t.Errorf("patch %s touched fields it does not own", patch)
 			}
 		})
 	}
@@ -177,5 +200,28 @@ func TestJustScheduled(t *testing.T) {
 				t.Errorf("justScheduled = %v, want %v", got, tc.want)
 			}
 		})
+	}
+}
+
+func TestTrimSuperPodKeepsWhatTheSyncerReads(t *testing.T) {
+	c := &tenant.Cluster{Name: "t1", UID: "tenant-uid"}
+	p := Desired(c, tenantPod(), "ns", nil)
+	p.Spec.NodeName = "n1"
+	p.Status = corev1.PodStatus{Phase: corev1.PodRunning, PodIP: "10.0.0.3"}
+	full := p.DeepCopy()
+	out, err := TrimSuperPod(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	trimmed := out.(*corev1.Pod)
+	if trimmed.Spec.NodeName != "n1" || trimmed.Status.PodIP != "10.0.0.3" || trimmed.Spec.Volumes != nil {
+		t.Fatalf("trimmed %+v", trimmed.Spec)
+	}
+	want := Desired(c, tenantPod(), "ns", trimmed.Annotations)
+	if NeedsUpdate(want, trimmed) != NeedsUpdate(want, full) {
+		t.Fatal("trimming changes the update decision")
+	}
+	if DesiredStatus(tenantPod(), trimmed).PodIP != DesiredStatus(tenantPod(), full).PodIP {
+		t.Fatal("trimming changes the upward status")
 	}
 }

@@ -7,6 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/vcsyncer/syncer/pkg/conversion"
 	"github.com/vcsyncer/syncer/pkg/resources"
@@ -109,7 +110,11 @@ func reconcileDownward(ctx context.Context, env *resources.Env, c *tenant.Cluste
 		if !NeedsUpdate(want, s) {
 			return nil
 		}
-		if _, err := superPods.Update(ctx, ApplyUpdate(want, s), metav1.UpdateOptions{FieldManager: downward.FieldManager}); err != nil {
+		patch, err := UpdatePatch(want, s)
+		if err != nil || patch == nil {
+			return err
+		}
+		if _, err := superPods.Patch(ctx, name, types.StrategicMergePatchType, patch, metav1.PatchOptions{FieldManager: downward.FieldManager}); err != nil {
 			return downward.Report(c, t, resources.KindPod, "update", err)
 		}
 		return nil

@@ -24,6 +24,8 @@ type Options struct {
 	// FairQueuing dispatches each pipeline's workers by weighted round-robin over per-tenant
 	// sub-queues; false uses one FIFO (for comparison). Defaults to true.
 	FairQueuing bool
+	// PprofBindAddress serves net/http/pprof; empty or "0" turns it off. Defaults to off.
+	PprofBindAddress string
 	// LeaderElect turns on leader election so only one replica syncs. Defaults to false.
 	LeaderElect bool
 	// LeaderElectionNamespace holds the leader-election Lease. Defaults to KubeconfigNamespace.
@@ -63,6 +65,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"Address (host:port) that serves Prometheus metrics at /metrics; \"0\" turns it off.")
 	fs.StringVar(&o.HealthProbeBindAddress, "health-probe-bind-address", o.HealthProbeBindAddress,
 		"Address (host:port) that serves /healthz and /readyz; \"0\" turns it off.")
+	fs.StringVar(&o.PprofBindAddress, "pprof-bind-address", o.PprofBindAddress,
+		"Address (host:port) that serves Go profiles at /debug/pprof/; empty or \"0\" turns it off.")
 	fs.BoolVar(&o.LeaderElect, "leader-elect", o.LeaderElect,
 		"Elect a leader through a Lease so that only one of several replicas syncs at a time.")
 	fs.StringVar(&o.LeaderElectionNamespace, "leader-election-namespace", o.LeaderElectionNamespace,
