@@ -35,6 +35,12 @@ test-integration: tools ## Integration suites against real local control planes.
 test-e2e: tools ## The whole binary against real control planes and the real-world manifests.
 	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) -v ./e2e/...
 
+.PHONY: bench
+bench: tools ## Load-generator experiments (burst, greedy, memory) into bench-out/; see docs/bench/README.md.
+	$(GO) run ./test/bench burst --out bench-out/burst
+	$(GO) run ./test/bench greedy --out bench-out/greedy
+	$(GO) run ./test/bench memory --out bench-out/memory
+
 .PHONY: dev
 dev: build ## Run a local super cluster, 2 tenants and the syncer until Ctrl-C.
 	./bin/vc-syncer dev --tenants 2
