@@ -77,7 +77,7 @@ func newCluster(name, uid string, cfg *rest.Config, hash string, weight int32, n
 	if err != nil {
 		return nil, fmt.Errorf("failed to build client for tenant %s: %w", name, err)
 	}
-	f := informers.NewSharedInformerFactoryWithOptions(cs, 0, informers.WithTransform(stripManagedFields))
+	f := informers.NewSharedInformerFactoryWithOptions(cs, 0, informers.WithTransform(TrimTenantObject))
 	b := record.NewBroadcaster()
 	b.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: cs.CoreV1().Events("")})
 	return &Cluster{
@@ -96,14 +96,28 @@ func newCluster(name, uid string, cfg *rest.Config, hash string, weight int32, n
 // Tenant already syncs.
 var ErrDuplicateControlPlane = errors.New("duplicate control plane")
 
-// stripManagedFields is an informer transform that drops managedFields from cached objects:
-// the syncer never reads them and they are a large part of an object's size.
-func stripManagedFields(obj any) (any, error) {
-	if m, ok := obj.(metav1.Object); ok {
-		m.SetManagedFields(nil)
+// TrimTenantObject is the tenant informers' transform: it drops managedFields and kubectl's
+// last-applied-configuration annotation from cached objects. The syncer never reads either
+// (super copies never carry the annotation), and the annotation repeats the whole object, so
+// for kubectl-applied objects it is often the largest part of the cache. The syncer writes
+// tenant objects only through status subresources, which ignore metadata, so cached objects
+// never overwrite the annotation in the tenant.
+func TrimTenantObject(obj any) (any, error) {
+	m, ok := obj.(metav1.Object)
+	if !ok {
+		return obj, nil
+	}
+	m.SetManagedFields(nil)
+	if ann := m.GetAnnotations(); ann != nil {
+		if _, ok := ann[lastApplied]; ok {
+			delete(ann, lastApplied)
+			m.SetAnnotations(ann)
+		}
 	}
 	return obj, nil
 }
+
+const lastApplied = "kubectl.kubernetes.io/last-applied-configuration"
 
 // State returns a snapshot of the Cluster's health.
 func (c *Cluster) State() State {

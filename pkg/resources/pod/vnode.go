@@ -2,11 +2,13 @@ package pod
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/vcsyncer/syncer/pkg/resources"
 	"github.com/vcsyncer/syncer/pkg/syncer/downward"
@@ -74,8 +76,16 @@ func removeLifecycleTaints(ctx context.Context, c *tenant.Cluster, n *corev1.Nod
 			kept = append(kept, t)
 		}
 	}
-	n.Spec.Taints = kept
-	if _, err := c.Client.CoreV1().Nodes().Update(ctx, n, metav1.UpdateOptions{FieldManager: downward.FieldManager}); err != nil {
+	// A merge patch of the taint list with a resourceVersion precondition: it changes nothing
+	// else on the Node (the cached copy is trimmed) and fails instead of racing another writer.
+	patch, err := json.Marshal(map[string]any{
+		"metadata": map[string]any{"resourceVersion": n.ResourceVersion},
+		"spec":     map[string]any{"taints": kept},
+	})
+	if err != nil {
+		return err
+	}
+	if _, err := c.Client.CoreV1().Nodes().Patch(ctx, n.Name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: downward.FieldManager}); err != nil {
 		return fmt.Errorf("failed to remove lifecycle taints from vNode %s: %w", n.Name, err)
 	}
 	return nil
