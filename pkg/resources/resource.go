@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -50,6 +51,10 @@ type Env struct {
 	SuperInformers informers.SharedInformerFactory
 	// SuperNodes caches every super Node (for virtual nodes).
 	SuperNodes informers.SharedInformerFactory
+	// NamespaceLabels are put on every super namespace when the syncer creates it, e.g.
+	// pod-security.kubernetes.io/enforce=baseline (--pod-security-enforce). Afterwards they
+	// belong to the super cluster's admins: the syncer never changes or reverts them.
+	NamespaceLabels map[string]string
 }
 
 // Resource is one synced kind.
@@ -99,7 +104,7 @@ func EnsureSuperNamespace(ctx context.Context, env *Env, c *tenant.Cluster, ns s
 	if !tns.DeletionTimestamp.IsZero() {
 		return "", fmt.Errorf("tenant namespace %s is terminating", ns)
 	}
-	want := DesiredNamespace(c, tns)
+	want := DesiredNamespace(env, c, tns)
 	_, err = env.Super.CoreV1().Namespaces().Create(ctx, want, metav1.CreateOptions{})
 	if apierrors.IsAlreadyExists(err) {
 		// Not in our cache: either created a moment ago or not ours. Check the live object.
@@ -119,19 +124,46 @@ func EnsureSuperNamespace(ctx context.Context, env *Env, c *tenant.Cluster, ns s
 }
 
 // DesiredNamespace returns the super Namespace for tenant namespace tns: mapped name, the
-// tenant's labels and annotations, ownership stamps.
-func DesiredNamespace(c *tenant.Cluster, tns *corev1.Namespace) *corev1.Namespace {
+// tenant's labels and annotations except those in Kubernetes-reserved domains (see
+// IsReservedKey: a tenant must not set policy on its super namespace, such as Pod Security
+// levels or a node selector), env.NamespaceLabels, and the ownership stamps.
+func DesiredNamespace(env *Env, c *tenant.Cluster, tns *corev1.Namespace) *corev1.Namespace {
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{
 		Name:        SuperNamespace(c, tns.Name),
-		Labels:      CopyLabels(tns.Labels),
-		Annotations: CopyMap(tns.Annotations),
+		Labels:      withoutReserved(CopyLabels(tns.Labels)),
+		Annotations: withoutReserved(CopyMap(tns.Annotations)),
 	}}
-	// The super apiserver sets this label to the super name itself.
-	delete(ns.Labels, corev1.LabelMetadataName)
+	for k, v := range env.NamespaceLabels {
+		if ns.Labels == nil {
+			ns.Labels = map[string]string{}
+		}
+		ns.Labels[k] = v
+	}
 	conversion.Stamp(&ns.ObjectMeta, conversion.Owner{
 		Tenant: c.Name, TenantUID: c.UID, Namespace: tns.Name, Name: tns.Name, UID: string(tns.UID),
 	})
 	return ns
+}
+
+// IsReservedKey reports whether a label or annotation key is in a domain Kubernetes reserves
+// (kubernetes.io, k8s.io and their subdomains). On namespaces such keys carry policy (Pod
+// Security admission levels, PodNodeSelector, metadata.name), so tenant values are never copied.
+func IsReservedKey(k string) bool {
+	i := strings.IndexByte(k, '/')
+	if i < 0 {
+		return false
+	}
+	d := k[:i]
+	return d == "kubernetes.io" || d == "k8s.io" || strings.HasSuffix(d, ".kubernetes.io") || strings.HasSuffix(d, ".k8s.io")
+}
+
+func withoutReserved(m map[string]string) map[string]string {
+	for k := range m {
+		if IsReservedKey(k) {
+			delete(m, k)
+		}
+	}
+	return m
 }
 
 // Owner returns the ownership record for a tenant object of tenant c.

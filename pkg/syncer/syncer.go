@@ -40,6 +40,9 @@ type Options struct {
 	// DisableFairQueuing uses one FIFO per pipeline instead of per-tenant weighted fair
 	// queues (for comparison). Defaults to false.
 	DisableFairQueuing bool
+	// PodSecurityEnforce is put as pod-security.kubernetes.io/enforce on every super namespace
+	// the syncer creates ("" for none).
+	PodSecurityEnforce string
 }
 
 // Syncer runs the downward and upward pipelines for every registered tenant.
@@ -86,6 +89,9 @@ func New(o Options) (*Syncer, error) {
 			informers.WithTweakListOptions(func(lo *metav1.ListOptions) { lo.LabelSelector = sel }),
 			informers.WithTransform(superTransform)),
 		SuperNodes: informers.NewSharedInformerFactoryWithOptions(o.Super, 0, informers.WithTransform(stripManagedFields)),
+	}
+	if o.PodSecurityEnforce != "" {
+		env.NamespaceLabels = map[string]string{"pod-security.kubernetes.io/enforce": o.PodSecurityEnforce}
 	}
 	s := &Syncer{
 		env: env, opts: o,

@@ -31,3 +31,19 @@ func TestTrimTenantObject(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+func TestTrimTenantPod(t *testing.T) {
+	p := &corev1.Pod{Spec: corev1.PodSpec{
+		NodeName:   "n1",
+		Containers: []corev1.Container{{Name: "c", Image: "nginx", Command: []string{"x"}}},
+		Volumes:    []corev1.Volume{{Name: "v"}},
+	}, Status: corev1.PodStatus{PodIP: "10.0.0.1"}}
+	out, _ := TrimTenantObject(p)
+	got := out.(*corev1.Pod)
+	if got.Spec.NodeName != "n1" || got.Spec.Containers[0].Image != "nginx" || got.Status.PodIP != "10.0.0.1" {
+		t.Fatalf("trimmed away what the syncer reads: %+v", got)
+	}
+	if got.Spec.Volumes != nil || got.Spec.Containers[0].Command != nil {
+		t.Fatalf("spec not trimmed: %+v", got.Spec)
+	}
+}

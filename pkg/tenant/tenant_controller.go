@@ -197,7 +197,9 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, t *tenancyv1alpha1.Ten
 	default:
 		setCondition(t, tenancyv1alpha1.ConditionConnected, metav1.ConditionUnknown, ReasonWaiting, "probing tenant apiserver")
 	}
-	if s.Synced {
+	if s.Synced && !s.Connected && s.LastError != "" {
+		setCondition(t, tenancyv1alpha1.ConditionSynced, metav1.ConditionFalse, ReasonUnreachable, "the tenant apiserver is unreachable; syncing resumes when it answers")
+	} else if s.Synced {
 		setCondition(t, tenancyv1alpha1.ConditionSynced, metav1.ConditionTrue, ReasonCachesSynced, "caches synced; objects are being synced")
 	} else {
 		setCondition(t, tenancyv1alpha1.ConditionSynced, metav1.ConditionFalse, ReasonCachesSyncing, "waiting for tenant caches")

@@ -83,23 +83,30 @@ func reconcileDownward(ctx context.Context, env *resources.Env, c *tenant.Cluste
 		if wasRunInSuper(t) {
 			return markLost(ctx, c, t)
 		}
-		if t.Spec.NodeName != "" {
-			if _, err := env.SuperNodes.Core().V1().Nodes().Lister().Get(t.Spec.NodeName); err != nil {
-				// As in a cluster where no kubelet has that name: the Pod never runs.
-				c.Recorder.Eventf(t, corev1.EventTypeWarning, ReasonNodeNotFound,
-					"spec.nodeName %q is preset and no super-cluster Node has that name; the Pod will not run", t.Spec.NodeName)
-				return nil
-			}
+		if t.Spec.NodeName != "" && !presetNodeAllowed(env, c, t.Spec.NodeName) {
+			// As in a cluster where no kubelet has that name: the Pod never runs.
+			c.Recorder.Eventf(t, corev1.EventTypeWarning, ReasonNodeNotFound,
+				"spec.nodeName %q is preset and is not one of this tenant's virtual Nodes; the Pod will not run", t.Spec.NodeName)
+			return nil
 		}
 		if _, err := resources.EnsureSuperNamespace(ctx, env, c, ns); err != nil {
 			return err
 		}
-		want := Desired(c, t, superNS, nil)
+		// The tenant cache holds trimmed Pods: read the full spec once, at least as new as the
+		// cached copy (served from the tenant apiserver's watch cache).
+		full, err := c.Client.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{ResourceVersion: t.ResourceVersion})
+		if err != nil {
+			return fmt.Errorf("failed to read tenant Pod %s/%s: %w", ns, name, err)
+		}
+		if full.UID != t.UID {
+			return fmt.Errorf("tenant Pod %s/%s was recreated; will retry", ns, name)
+		}
+		want := Desired(c, full, superNS, nil)
 		// A preset spec.nodeName naming an existing super Node (a vNode's name) is honoured.
-		want.Spec.NodeName = t.Spec.NodeName
+		want.Spec.NodeName = full.Spec.NodeName
 		if _, err := superPods.Create(ctx, want, metav1.CreateOptions{FieldManager: downward.FieldManager}); err != nil {
 			if apierrors.IsAlreadyExists(err) {
-				return err
+				return downward.Conflict(ctx, c, superPods, t, resources.KindPod, superNS, name, err)
 			}
 			return downward.Report(c, t, resources.KindPod, "create", err)
 		}
@@ -171,4 +178,17 @@ func client404(err error) error {
 		return nil
 	}
 	return err
+}
+
+// presetNodeAllowed reports whether a tenant Pod may be bound directly to super Node name: only
+// when the tenant already has a vNode of that name (the syncer exposed that Node to it by
+// scheduling one of its Pods there) and the super Node exists. A tenant cannot pick arbitrary
+// super Nodes, such as control-plane Nodes, by name.
+func presetNodeAllowed(env *resources.Env, c *tenant.Cluster, name string) bool {
+	vn, err := c.Informers.Core().V1().Nodes().Lister().Get(name)
+	if err != nil || vn.Labels[LabelVNode] != "true" {
+		return false
+	}
+	_, err = env.SuperNodes.Core().V1().Nodes().Lister().Get(name)
+	return err == nil
 }

@@ -10,10 +10,10 @@
 // automountServiceAccountToken is set to false). Pods are mostly immutable: only labels,
 // annotations and container images are updated in place.
 //
-// A tenant Pod created with spec.nodeName preset is treated as in a cluster without a kubelet
-// of that name: when a super Node of that name exists (vNodes carry super Node names) the super
-// Pod is created bound to it; otherwise the Pod is not synced, stays Pending, and gets a
-// Warning Event with reason NodeNotFound.
+// A tenant Pod created with spec.nodeName preset is bound to that super Node only when it names
+// one of the tenant's vNodes (a super Node the syncer already placed its Pods on); otherwise,
+// as in a cluster without a kubelet of that name, it is not synced, stays Pending, and gets a
+// Warning Event with reason NodeNotFound. A tenant cannot pick arbitrary super Nodes.
 //
 // # Upward
 //

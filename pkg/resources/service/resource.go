@@ -3,6 +3,8 @@
 // The super cluster allocates ClusterIPs and node ports: the tenant's allocated values
 // (clusterIP, clusterIPs, nodePort, healthCheckNodePort) are never copied; on update the super
 // object's own allocations are kept. A headless Service (clusterIP "None") stays headless.
+// spec.externalIPs is never copied: in a shared cluster it would let one tenant intercept
+// traffic to any address (CVE-2020-8554).
 package service
 
 import (
@@ -71,6 +73,16 @@ func Desired(c *tenant.Cluster, o *corev1.Service, superNS string, existing *cor
 		spec.ClusterIP, spec.ClusterIPs = corev1.ClusterIPNone, []string{corev1.ClusterIPNone}
 	}
 	spec.HealthCheckNodePort = 0
+	// externalIPs let a Service capture traffic for any address on every node
+	// (CVE-2020-8554): a tenant must not set them in the shared super cluster.
+	if len(spec.ExternalIPs) > 0 {
+		spec.ExternalIPs = nil
+		// The tenant apiserver defaulted externalTrafficPolicy because of the externalIPs; a
+		// ClusterIP Service without them must not have one.
+		if spec.Type == corev1.ServiceTypeClusterIP || spec.Type == "" {
+			spec.ExternalTrafficPolicy = ""
+		}
+	}
 	// IP families follow the super cluster's allocation, not the tenant's.
 	spec.IPFamilies = nil
 	for i := range spec.Ports {

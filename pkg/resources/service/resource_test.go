@@ -70,3 +70,13 @@ func TestDesiredKeepsSuperAllocations(t *testing.T) {
 		t.Errorf("super allocations not kept: %+v", want.Spec)
 	}
 }
+
+func TestDesiredDropsExternalIPs(t *testing.T) {
+	in := svc(corev1.ServiceTypeClusterIP, "10.0.0.9")
+	in.Spec.ExternalIPs = []string{"8.8.8.8"}
+	in.Spec.ExternalTrafficPolicy = corev1.ServiceExternalTrafficPolicyCluster // defaulted by the tenant apiserver
+	got := Desired(&tenant.Cluster{Name: "t", UID: "u"}, in, "ns", nil)
+	if len(got.Spec.ExternalIPs) != 0 || got.Spec.ExternalTrafficPolicy != "" {
+		t.Fatalf("externalIPs %v externalTrafficPolicy %q", got.Spec.ExternalIPs, got.Spec.ExternalTrafficPolicy)
+	}
+}

@@ -45,6 +45,7 @@ type Writer[T Object] interface {
 	Create(ctx context.Context, obj T, opts metav1.CreateOptions) (T, error)
 	Update(ctx context.Context, obj T, opts metav1.UpdateOptions) (T, error)
 	Delete(ctx context.Context, name string, opts metav1.DeleteOptions) error
+	Get(ctx context.Context, name string, opts metav1.GetOptions) (T, error)
 }
 
 // Spec parameterises Reconcile for one kind.
@@ -124,11 +125,29 @@ func Reconcile[T Object](ctx context.Context, env *resources.Env, c *tenant.Clus
 	want := s.Desired(tObj, superNS, zero, false)
 	if _, err := s.Client(superNS).Create(ctx, want, metav1.CreateOptions{FieldManager: FieldManager}); err != nil {
 		if apierrors.IsAlreadyExists(err) {
-			return err // our cache is behind; the retry sees the object
+			return Conflict(ctx, c, s.Client(superNS), tObj, s.Kind, superNS, name, err)
 		}
 		return Report(c, tObj, s.Kind, "create", err)
 	}
 	return nil
+}
+
+// Conflict handles an AlreadyExists answer to a create. The super cache holds only objects
+// labelled as the syncer's, so the live object is read: if it is not owned by this tenant
+// (someone else's object at the mapped name), a SyncConflict Warning Event goes on the tenant
+// object and resources.ErrNotOwned is returned; otherwise the cache is just behind and the
+// create is retried.
+func Conflict[T Object](ctx context.Context, c *tenant.Cluster, w Writer[T], tObj runtime.Object, kind resources.Kind, superNS, name string, err error) error {
+	live, gerr := w.Get(ctx, name, metav1.GetOptions{})
+	if gerr != nil {
+		return err
+	}
+	if conversion.OwnedByTenant(live, c.UID) {
+		return err // our cache is behind; the retry sees the object
+	}
+	c.Recorder.Eventf(tObj, corev1.EventTypeWarning, "SyncConflict",
+		"%s %s/%s exists in the super cluster and is not owned by this tenant; not syncing until it is removed", kind, superNS, name)
+	return fmt.Errorf("%s %s/%s: %w", kind, superNS, name, resources.ErrNotOwned)
 }
 
 // FieldManager is the field manager name of every syncer write.

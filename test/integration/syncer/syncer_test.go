@@ -205,8 +205,12 @@ func TestSyncer(t *testing.T) {
 	})
 
 	t.Run("preset spec.nodeName: honoured for a super Node, never run otherwise", func(t *testing.T) {
+		web, err := t1.Client.CoreV1().Pods("shop").Get(ctx, "web-0", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
 		pinned := webPod("pinned")
-		pinned.Spec.NodeName = framework.FakeNodeName(1)
+		pinned.Spec.NodeName = web.Spec.NodeName // one of tenant 1's vNodes
 		created(t)(t1.Client.CoreV1().Pods("shop").Create(ctx, pinned, metav1.CreateOptions{}))
 		nowhere := webPod("nowhere")
 		nowhere.Spec.NodeName = "no-such-node"
@@ -281,6 +285,121 @@ func TestSyncer(t *testing.T) {
 			}
 			return nil
 		})
+	})
+
+	t.Run("tenants cannot weaken super-cluster policy", func(t *testing.T) {
+		// A tenant namespace asking for privileged Pod Security and an empty node selector.
+		if _, err := t1.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{
+			Name:        "sneaky",
+			Labels:      map[string]string{"pod-security.kubernetes.io/enforce": "privileged", "team": "a"},
+			Annotations: map[string]string{"scheduler.alpha.kubernetes.io/node-selector": ""},
+		}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		sneaky := conversion.SuperNamespace(t1.Name, uid1, "sneaky")
+		eventually(t, time.Minute, "super namespace with the syncer's policy", func(ctx context.Context) error {
+			ns, err := super.CoreV1().Namespaces().Get(ctx, sneaky, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			if ns.Labels["pod-security.kubernetes.io/enforce"] != "baseline" || ns.Labels["team"] != "a" {
+				return errorf("labels %v", ns.Labels)
+			}
+			if _, ok := ns.Annotations["scheduler.alpha.kubernetes.io/node-selector"]; ok {
+				return errorf("reserved annotation copied: %v", ns.Annotations)
+			}
+			return nil
+		})
+		// A super admin's stricter level is not reverted.
+		ns, err := super.CoreV1().Namespaces().Get(ctx, sneaky, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ns.Labels["pod-security.kubernetes.io/enforce"] = "restricted"
+		if _, err := super.CoreV1().Namespaces().Update(ctx, ns, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		tns, err := t1.Client.CoreV1().Namespaces().Get(ctx, "sneaky", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tns.Labels["team"] = "b" // a tenant change triggers a reconcile of the namespace
+		if _, err := t1.Client.CoreV1().Namespaces().Update(ctx, tns, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, time.Minute, "tenant label change synced, admin level kept", func(ctx context.Context) error {
+			ns, err := super.CoreV1().Namespaces().Get(ctx, sneaky, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			if ns.Labels["team"] != "b" || ns.Labels["pod-security.kubernetes.io/enforce"] != "restricted" {
+				return errorf("labels %v", ns.Labels)
+			}
+			return nil
+		})
+		// A privileged Pod is rejected by the super cluster's Pod Security admission and the
+		// tenant hears about it.
+		mustCreateNS(t, t1.Client, "privileged")
+		priv := true
+		created(t)(t1.Client.CoreV1().Pods("privileged").Create(ctx, &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: "root"},
+			Spec: corev1.PodSpec{HostNetwork: true, Containers: []corev1.Container{{Name: "c", Image: "busybox",
+				SecurityContext: &corev1.SecurityContext{Privileged: &priv}}}},
+		}, metav1.CreateOptions{}))
+		eventually(t, time.Minute, "SyncFailed Event for the privileged Pod", func(ctx context.Context) error {
+			evs, err := t1.Client.CoreV1().Events("privileged").List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=root"})
+			if err != nil {
+				return err
+			}
+			for _, e := range evs.Items {
+				if e.Reason == "SyncFailed" && strings.Contains(e.Message, "PodSecurity") {
+					return nil
+				}
+			}
+			return errorf("%d events, none SyncFailed with PodSecurity", len(evs.Items))
+		})
+		if _, err := super.CoreV1().Pods(conversion.SuperNamespace(t1.Name, uid1, "privileged")).Get(ctx, "root", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			t.Fatalf("privileged Pod reached the super cluster: %v", err)
+		}
+		// externalIPs are never copied (CVE-2020-8554).
+		created(t)(t1.Client.CoreV1().Services("privileged").Create(ctx, &corev1.Service{
+			ObjectMeta: metav1.ObjectMeta{Name: "mitm"},
+			Spec: corev1.ServiceSpec{Selector: map[string]string{"a": "b"}, Ports: []corev1.ServicePort{{Port: 80}},
+				ExternalIPs: []string{"8.8.8.8"}},
+		}, metav1.CreateOptions{}))
+		eventually(t, time.Minute, "Service without externalIPs", func(ctx context.Context) error {
+			s, err := super.CoreV1().Services(conversion.SuperNamespace(t1.Name, uid1, "privileged")).Get(ctx, "mitm", metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			if len(s.Spec.ExternalIPs) > 0 {
+				return errorf("externalIPs copied: %v", s.Spec.ExternalIPs)
+			}
+			return nil
+		})
+		// Someone else's object at a mapped name: SyncConflict, never touched.
+		squatNS := conversion.SuperNamespace(t1.Name, uid1, "privileged")
+		if _, err := super.CoreV1().ConfigMaps(squatNS).Create(ctx, &corev1.ConfigMap{
+			ObjectMeta: metav1.ObjectMeta{Name: "squat"}, Data: map[string]string{"a": "super"}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		created(t)(t1.Client.CoreV1().ConfigMaps("privileged").Create(ctx, &corev1.ConfigMap{
+			ObjectMeta: metav1.ObjectMeta{Name: "squat"}, Data: map[string]string{"a": "tenant"}}, metav1.CreateOptions{}))
+		eventually(t, time.Minute, "SyncConflict Event", func(ctx context.Context) error {
+			evs, err := t1.Client.CoreV1().Events("privileged").List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=squat"})
+			if err != nil {
+				return err
+			}
+			for _, e := range evs.Items {
+				if e.Reason == "SyncConflict" {
+					return nil
+				}
+			}
+			return errorf("no SyncConflict Event")
+		})
+		if cm, err := super.CoreV1().ConfigMaps(squatNS).Get(ctx, "squat", metav1.GetOptions{}); err != nil || cm.Data["a"] != "super" {
+			t.Fatalf("someone else's ConfigMap was touched: %v %v", err, cm)
+		}
 	})
 
 	t.Run("updates flow down, extra super annotations are kept", func(t *testing.T) {

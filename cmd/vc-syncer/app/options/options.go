@@ -24,6 +24,10 @@ type Options struct {
 	// FairQueuing dispatches each pipeline's workers by weighted round-robin over per-tenant
 	// sub-queues; false uses one FIFO (for comparison). Defaults to true.
 	FairQueuing bool
+	// PodSecurityEnforce is the Pod Security Standards level (privileged, baseline,
+	// restricted) put on every super namespace the syncer creates, as the label
+	// pod-security.kubernetes.io/enforce. Empty: no label. Defaults to "baseline".
+	PodSecurityEnforce string
 	// PprofBindAddress serves net/http/pprof; empty or "0" turns it off. Defaults to off.
 	PprofBindAddress string
 	// LeaderElect turns on leader election so only one replica syncs. Defaults to false.
@@ -48,6 +52,7 @@ func NewOptions() *Options {
 		KubeconfigNamespace:    "vc-syncer-system",
 		InstallCRDs:            true,
 		FairQueuing:            true,
+		PodSecurityEnforce:     "baseline",
 	}
 }
 
@@ -65,6 +70,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"Address (host:port) that serves Prometheus metrics at /metrics; \"0\" turns it off.")
 	fs.StringVar(&o.HealthProbeBindAddress, "health-probe-bind-address", o.HealthProbeBindAddress,
 		"Address (host:port) that serves /healthz and /readyz; \"0\" turns it off.")
+	fs.StringVar(&o.PodSecurityEnforce, "pod-security-enforce", o.PodSecurityEnforce,
+		"Pod Security Standards level (privileged, baseline or restricted) set as pod-security.kubernetes.io/enforce on every super namespace the syncer creates, so the super apiserver rejects tenant Pods that would break out (privileged, hostPath, host namespaces). Tenants cannot change it; super-cluster admins can. Empty: no label.")
 	fs.StringVar(&o.PprofBindAddress, "pprof-bind-address", o.PprofBindAddress,
 		"Address (host:port) that serves Go profiles at /debug/pprof/; empty or \"0\" turns it off.")
 	fs.BoolVar(&o.LeaderElect, "leader-elect", o.LeaderElect,
@@ -88,6 +95,11 @@ func (o *Options) Validate() error {
 	}
 	if o.UpwardWorkers < 1 {
 		errs = append(errs, errors.New("--upward-workers must be at least 1"))
+	}
+	switch o.PodSecurityEnforce {
+	case "", "privileged", "baseline", "restricted":
+	default:
+		errs = append(errs, errors.New("--pod-security-enforce must be privileged, baseline, restricted or empty"))
 	}
 	if o.KubeconfigNamespace == "" {
 		errs = append(errs, errors.New("--kubeconfig-namespace must not be empty"))
