@@ -412,6 +412,14 @@ func (rw *realWorld) checkPods(ctx context.Context, r *report, v *tenantView) (p
 		id := fmt.Sprintf("%s: Pod %s/%s (from %s in %s)", v.tu.name, tp.Namespace, tp.Name, top, path)
 		sp := v.superPod[tp.Namespace+"/"+tp.Name]
 		if sp == nil {
+			if why, ok := rejectedBySuperPolicy[path]; ok {
+				if tp.Spec.NodeName == "" && tp.Status.Phase == corev1.PodPending {
+					rw.observe(path, "Pod %s/%s refused by the super cluster as designed (%s); the tenant Pod stays Pending", tp.Namespace, tp.Name, why)
+					continue
+				}
+				r.add(reqSameState, "%s was refused by the super cluster's Pod Security but the tenant shows phase %s on node %q", id, tp.Status.Phase, tp.Spec.NodeName)
+				continue
+			}
 			req := reqRunning
 			if _, pend := expectedPending[path]; pend || podsMayNotRun(path) {
 				req = reqSameState

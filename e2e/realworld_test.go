@@ -286,11 +286,21 @@ func (rw *realWorld) logExpectations() {
 		}
 	}
 	t.Logf("manifests whose Pods are expected to stay Pending in the super cluster (and so in the tenant):\n%s", strings.Join(lines, "\n"))
+	lines = nil
+	for _, p := range keys(rejectedBySuperPolicy) {
+		if inCorpus[p] != nil {
+			lines = append(lines, fmt.Sprintf("  %s: %s", p, rejectedBySuperPolicy[p]))
+		}
+	}
+	t.Logf("manifests whose Pods the super cluster refuses by design (Pod Security baseline on super namespaces):\n%s", strings.Join(lines, "\n"))
 }
 
 func gapsOf(path string) []knownGap { return knownGaps[path] }
 
 func podsMayNotRun(path string) bool {
+	if _, ok := rejectedBySuperPolicy[path]; ok {
+		return true
+	}
 	for _, g := range knownGaps[path] {
 		if g.PodsMayNotRun {
 			return true

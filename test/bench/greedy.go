@@ -10,7 +10,6 @@ import (
 	"strings"
 	"time"
 
-
 	"github.com/vcsyncer/syncer/test/framework"
 )
 
@@ -120,4 +119,3 @@ func runGreedy(ctx context.Context, args []string) error {
 		fifo.Greedy.P99, fair.Greedy.P99, fair.Greedy.P99/fifo.Greedy.P99)
 	return os.WriteFile(filepath.Join(*out, "result.md"), []byte(md), 0o644)
 }
-
