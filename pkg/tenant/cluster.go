@@ -18,6 +18,8 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/vcsyncer/syncer/pkg/conversion"
 )
 
 // State is a snapshot of a Cluster's health.
@@ -109,7 +111,7 @@ func TrimTenantObject(obj any) (any, error) {
 	}
 	m.SetManagedFields(nil)
 	if p, ok := obj.(*corev1.Pod); ok {
-		trimPodSpec(p)
+		conversion.TrimPodSpec(p) // the full spec is read from the tenant once, on super Pod creation
 	}
 	if ann := m.GetAnnotations(); ann != nil {
 		if _, ok := ann[lastApplied]; ok {
@@ -121,28 +123,6 @@ func TrimTenantObject(obj any) (any, error) {
 }
 
 const lastApplied = "kubectl.kubernetes.io/last-applied-configuration"
-
-// trimPodSpec keeps of a tenant Pod's spec only what the syncer reads from its cache:
-// nodeName and the names and images of containers and init containers. The full spec is read
-// from the tenant apiserver once, when the super Pod is created (pkg/resources/pod); Pods are
-// mostly immutable, and updates touch only labels, annotations and images.
-func trimPodSpec(p *corev1.Pod) {
-	trim := func(cs []corev1.Container) []corev1.Container {
-		if len(cs) == 0 {
-			return nil
-		}
-		out := make([]corev1.Container, len(cs))
-		for i, c := range cs {
-			out[i] = corev1.Container{Name: c.Name, Image: c.Image}
-		}
-		return out
-	}
-	p.Spec = corev1.PodSpec{
-		NodeName:       p.Spec.NodeName,
-		Containers:     trim(p.Spec.Containers),
-		InitContainers: trim(p.Spec.InitContainers),
-	}
-}
 
 // State returns a snapshot of the Cluster's health.
 func (c *Cluster) State() State {

@@ -52,13 +52,19 @@ func (r *Registry) Names() []string {
 	return out
 }
 
-// put starts c and registers it, stopping any previous Cluster of the same tenant first.
+// put registers c in place of any previous Cluster of the same tenant, stops the previous one,
+// then starts c. The tenant stays registered throughout, so hooks can tell a restart (rotated
+// kubeconfig) from a removal.
 func (r *Registry) put(c *Cluster) {
-	r.remove(c.Name)
+	c.claim = r.claim
 	r.mu.Lock()
+	old, ok := r.clusters[c.Name]
 	r.clusters[c.Name] = c
 	r.mu.Unlock()
-	c.claim = r.claim
+	if ok {
+		old.stop()
+		r.hooks.ClusterStopped(old)
+	}
 	c.start(r.ctx, r.hooks)
 }
 

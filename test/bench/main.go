@@ -443,19 +443,7 @@ func cpuSeconds(pid int) (float64, error) {
 }
 
 // peakRSS returns VmHWM of a process in bytes.
-func peakRSS(pid int) (int64, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0, err
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if strings.HasPrefix(line, "VmHWM:") {
-			kb, err := strconv.ParseInt(strings.Fields(line)[1], 10, 64)
-			return kb * 1024, err
-		}
-	}
-	return 0, errors.New("VmHWM not found")
-}
+func peakRSS(pid int) (int64, error) { return procStatusBytes(pid, "VmHWM") }
 
 // stats summarises latencies in seconds.
 type stats struct {

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -115,18 +114,21 @@ func runMemory(ctx context.Context, args []string) error {
 }
 
 // currentRSS returns VmRSS of a process in bytes.
-func currentRSS(pid int) (int64, error) {
+func currentRSS(pid int) (int64, error) { return procStatusBytes(pid, "VmRSS") }
+
+// procStatusBytes reads a "<field>: N kB" line of /proc/<pid>/status (proc(5)) as bytes.
+func procStatusBytes(pid int, field string) (int64, error) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		return 0, err
 	}
 	for _, line := range strings.Split(string(b), "\n") {
-		if strings.HasPrefix(line, "VmRSS:") {
+		if strings.HasPrefix(line, field+":") {
 			kb, err := strconv.ParseInt(strings.Fields(line)[1], 10, 64)
 			return kb * 1024, err
 		}
 	}
-	return 0, errors.New("VmRSS not found")
+	return 0, fmt.Errorf("%s not found in /proc/%d/status", field, pid)
 }
 
 // freeAddr returns a free loopback host:port.

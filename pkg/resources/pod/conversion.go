@@ -6,6 +6,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/vcsyncer/syncer/pkg/conversion"
 	"github.com/vcsyncer/syncer/pkg/resources"
 	"github.com/vcsyncer/syncer/pkg/tenant"
 )
@@ -153,20 +154,6 @@ func TrimSuperPod(obj any) (any, error) {
 		return obj, nil
 	}
 	p.ManagedFields = nil
-	trim := func(cs []corev1.Container) []corev1.Container {
-		if len(cs) == 0 {
-			return nil
-		}
-		out := make([]corev1.Container, len(cs))
-		for i, c := range cs {
-			out[i] = corev1.Container{Name: c.Name, Image: c.Image}
-		}
-		return out
-	}
-	p.Spec = corev1.PodSpec{
-		NodeName:       p.Spec.NodeName,
-		Containers:     trim(p.Spec.Containers),
-		InitContainers: trim(p.Spec.InitContainers),
-	}
+	conversion.TrimPodSpec(p)
 	return p, nil
 }
