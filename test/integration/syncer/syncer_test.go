@@ -230,18 +230,7 @@ func TestSyncer(t *testing.T) {
 			_, err = t1.Client.CoreV1().Nodes().Get(ctx, pinned.Spec.NodeName, metav1.GetOptions{})
 			return err
 		})
-		eventually(t, time.Minute, "NodeNotFound Event", func(ctx context.Context) error {
-			evs, err := t1.Client.CoreV1().Events("shop").List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=nowhere"})
-			if err != nil {
-				return err
-			}
-			for _, e := range evs.Items {
-				if e.Reason == pod.ReasonNodeNotFound {
-					return nil
-				}
-			}
-			return errorf("no %s Event among %d", pod.ReasonNodeNotFound, len(evs.Items))
-		})
+		waitEvent(t, t1.Client, "shop", "nowhere", pod.ReasonNodeNotFound, "")
 		if _, err := super.CoreV1().Pods(ns1).Get(ctx, "nowhere", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 			t.Fatalf("a Pod preset to a missing node was synced: %v", err)
 		}
@@ -346,18 +335,7 @@ func TestSyncer(t *testing.T) {
 			Spec: corev1.PodSpec{HostNetwork: true, Containers: []corev1.Container{{Name: "c", Image: "busybox",
 				SecurityContext: &corev1.SecurityContext{Privileged: &priv}}}},
 		}, metav1.CreateOptions{}))
-		eventually(t, time.Minute, "SyncFailed Event for the privileged Pod", func(ctx context.Context) error {
-			evs, err := t1.Client.CoreV1().Events("privileged").List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=root"})
-			if err != nil {
-				return err
-			}
-			for _, e := range evs.Items {
-				if e.Reason == "SyncFailed" && strings.Contains(e.Message, "PodSecurity") {
-					return nil
-				}
-			}
-			return errorf("%d events, none SyncFailed with PodSecurity", len(evs.Items))
-		})
+		waitEvent(t, t1.Client, "privileged", "root", "SyncFailed", "PodSecurity")
 		if _, err := super.CoreV1().Pods(conversion.SuperNamespace(t1.Name, uid1, "privileged")).Get(ctx, "root", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 			t.Fatalf("privileged Pod reached the super cluster: %v", err)
 		}
@@ -385,18 +363,7 @@ func TestSyncer(t *testing.T) {
 		}
 		created(t)(t1.Client.CoreV1().ConfigMaps("privileged").Create(ctx, &corev1.ConfigMap{
 			ObjectMeta: metav1.ObjectMeta{Name: "squat"}, Data: map[string]string{"a": "tenant"}}, metav1.CreateOptions{}))
-		eventually(t, time.Minute, "SyncConflict Event", func(ctx context.Context) error {
-			evs, err := t1.Client.CoreV1().Events("privileged").List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=squat"})
-			if err != nil {
-				return err
-			}
-			for _, e := range evs.Items {
-				if e.Reason == "SyncConflict" {
-					return nil
-				}
-			}
-			return errorf("no SyncConflict Event")
-		})
+		waitEvent(t, t1.Client, "privileged", "squat", "SyncConflict", "")
 		if cm, err := super.CoreV1().ConfigMaps(squatNS).Get(ctx, "squat", metav1.GetOptions{}); err != nil || cm.Data["a"] != "super" {
 			t.Fatalf("someone else's ConfigMap was touched: %v %v", err, cm)
 		}
@@ -824,5 +791,23 @@ func waitCondition(t *testing.T, c client.Client, name, typ string, status metav
 			return errorf("condition %+v", cond)
 		}
 		return nil
+	})
+}
+
+// waitEvent waits until the object ns/name in a tenant has an Event with the given reason whose
+// message contains contains ("" matches any message).
+func waitEvent(t *testing.T, c kubernetes.Interface, ns, name, reason, contains string) {
+	t.Helper()
+	eventually(t, time.Minute, fmt.Sprintf("%s Event on %s/%s", reason, ns, name), func(ctx context.Context) error {
+		evs, err := c.CoreV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=" + name})
+		if err != nil {
+			return err
+		}
+		for _, e := range evs.Items {
+			if e.Reason == reason && strings.Contains(e.Message, contains) {
+				return nil
+			}
+		}
+		return errorf("none of %d Events has reason %s and %q", len(evs.Items), reason, contains)
 	})
 }
