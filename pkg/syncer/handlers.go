@@ -1,6 +1,8 @@
 package syncer
 
 import (
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/cache"
 
@@ -13,16 +15,10 @@ import (
 // ClusterStarting implements tenant.Hooks: it registers every kind's tenant informer and a
 // handler that enqueues downward requests once the tenant's caches have synced.
 func (s *Syncer) ClusterStarting(c *tenant.Cluster) {
-	var regs []cache.ResourceEventHandlerRegistration
 	for kind, r := range s.resources {
-		reg, err := r.TenantInformer(c).AddEventHandler(s.tenantHandler(c, kind))
-		if err == nil {
-			regs = append(regs, reg)
-		}
+		// An error means the informer has stopped, i.e. the Cluster is stopping already.
+		_, _ = r.TenantInformer(c).AddEventHandler(s.tenantHandler(c, kind))
 	}
-	s.mu.Lock()
-	s.registered[c] = regs
-	s.mu.Unlock()
 }
 
 // ClusterSynced implements tenant.Hooks: it enqueues every cached tenant object (downward) and,
@@ -37,7 +33,9 @@ func (s *Syncer) ClusterSynced(c *tenant.Cluster) {
 			}
 			req := resources.Request{Tenant: c.Name, Kind: kind, Namespace: m.GetNamespace(), Name: m.GetName()}
 			s.enqueue(s.down, req, false)
-			s.enqueue(s.up, req, false)
+			if hasUpward(kind) {
+				s.enqueue(s.up, req, false)
+			}
 		}
 	}
 	// Super objects whose tenant object no longer exists (deleted while the tenant was not
@@ -56,9 +54,6 @@ func (s *Syncer) ClusterSynced(c *tenant.Cluster) {
 // ClusterStopped implements tenant.Hooks. The stopped Cluster's informers are already shut
 // down; pending requests for it are dropped by the workers (the registry no longer has it).
 func (s *Syncer) ClusterStopped(c *tenant.Cluster) {
-	s.mu.Lock()
-	delete(s.registered, c)
-	s.mu.Unlock()
 	if _, running := s.registry.Get(c.Name); !running {
 		forgetTenantMetrics(c.Name)
 	}
@@ -86,7 +81,7 @@ func requestFor(o conversion.Owner, kind resources.Kind) resources.Request {
 }
 
 func (s *Syncer) tenantHandler(c *tenant.Cluster, kind resources.Kind) cache.ResourceEventHandler {
-	enqueue := func(obj any) {
+	enqueue := func(obj any, down bool) {
 		if !c.Synced() {
 			return // the initial list is enqueued by ClusterSynced
 		}
@@ -98,20 +93,24 @@ func (s *Syncer) tenantHandler(c *tenant.Cluster, kind resources.Kind) cache.Res
 			return
 		}
 		req := resources.Request{Tenant: c.Name, Kind: kind, Namespace: m.GetNamespace(), Name: m.GetName()}
-		s.enqueue(s.down, req, true)
+		if down {
+			s.enqueue(s.down, req, true)
+		}
 		if kind == resources.KindService {
-			s.enqueue(s.up, req, true)
+			s.enqueue(s.up, req, true) // the tenant Service may need its load-balancer status back
 		}
 	}
 	return cache.ResourceEventHandlerFuncs{
-		AddFunc:    enqueue,
-		UpdateFunc: func(_, n any) { enqueue(n) },
-		DeleteFunc: enqueue,
+		AddFunc: func(o any) { enqueue(o, true) },
+		// A tenant Pod's status changes (mostly the syncer's own upward writes) never change
+		// what the downward reconciler does with it.
+		UpdateFunc: func(o, n any) { enqueue(n, !podStatusOnly(o, n)) },
+		DeleteFunc: func(o any) { enqueue(o, true) },
 	}
 }
 
 func (s *Syncer) superHandler(kind resources.Kind) cache.ResourceEventHandler {
-	enqueue := func(obj any) {
+	enqueue := func(obj any, down bool) {
 		if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 			obj = d.Obj
 		}
@@ -120,10 +119,7 @@ func (s *Syncer) superHandler(kind resources.Kind) cache.ResourceEventHandler {
 			return
 		}
 		o, owned := conversion.OwnerOf(m)
-		if !owned {
-			return
-		}
-		if s.registry == nil {
+		if !owned || s.registry == nil {
 			return
 		}
 		c, ok := s.registry.Get(o.Tenant)
@@ -131,12 +127,37 @@ func (s *Syncer) superHandler(kind resources.Kind) cache.ResourceEventHandler {
 			return
 		}
 		req := requestFor(o, kind)
-		s.enqueue(s.down, req, true)
-		s.enqueue(s.up, req, true)
+		if down {
+			s.enqueue(s.down, req, true) // repair a super copy changed or deleted by someone else
+		}
+		if hasUpward(kind) {
+			s.enqueue(s.up, req, true)
+		}
 	}
 	return cache.ResourceEventHandlerFuncs{
-		AddFunc:    enqueue,
-		UpdateFunc: func(_, n any) { enqueue(n) },
-		DeleteFunc: enqueue,
+		AddFunc: func(o any) { enqueue(o, true) },
+		// Status-only changes of a super Pod (scheduling, kubelet) matter upward only.
+		UpdateFunc: func(o, n any) { enqueue(n, !podStatusOnly(o, n)) },
+		DeleteFunc: func(o any) { enqueue(o, true) },
 	}
+}
+
+// hasUpward reports whether a kind has an upward (super → tenant) path.
+func hasUpward(kind resources.Kind) bool {
+	return kind == resources.KindPod || kind == resources.KindService
+}
+
+// podStatusOnly reports whether an update event of a Pod changed nothing but its status (and
+// resourceVersion). For other kinds it returns false.
+func podStatusOnly(oldObj, newObj any) bool {
+	o, ok1 := oldObj.(*corev1.Pod)
+	n, ok2 := newObj.(*corev1.Pod)
+	if !ok1 || !ok2 {
+		return false
+	}
+	return o.UID == n.UID && o.Generation == n.Generation &&
+		equality.Semantic.DeepEqual(o.DeletionTimestamp, n.DeletionTimestamp) &&
+		equality.Semantic.DeepEqual(o.Labels, n.Labels) &&
+		equality.Semantic.DeepEqual(o.Annotations, n.Annotations) &&
+		equality.Semantic.DeepEqual(o.Spec, n.Spec)
 }

@@ -11,7 +11,6 @@ import (
 	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/cache"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
@@ -52,9 +51,6 @@ type Syncer struct {
 	resources map[resources.Kind]resources.Resource
 	down, up  *pipelineQueue
 	opts      Options
-
-	mu         sync.Mutex
-	registered map[*tenant.Cluster][]cache.ResourceEventHandlerRegistration
 }
 
 var (
@@ -95,8 +91,7 @@ func New(o Options) (*Syncer, error) {
 	}
 	s := &Syncer{
 		env: env, opts: o,
-		resources:  map[resources.Kind]resources.Resource{},
-		registered: map[*tenant.Cluster][]cache.ResourceEventHandlerRegistration{},
+		resources: map[resources.Kind]resources.Resource{},
 	}
 	s.down = newPipelineQueue("downward", !o.DisableFairQueuing, s.weight, observer(directionDownward))
 	s.up = newPipelineQueue("upward", !o.DisableFairQueuing, s.weight, observer(directionUpward))
@@ -114,9 +109,6 @@ func New(o Options) (*Syncer, error) {
 
 // SetRegistry gives the Syncer the tenant registry it looks Clusters up in.
 func (s *Syncer) SetRegistry(r *tenant.Registry) { s.registry = r }
-
-// Env returns the shared reconcile environment (super client and caches).
-func (s *Syncer) Env() *resources.Env { return s.env }
 
 // Start runs the Syncer until ctx is done: it starts the super informers, waits for them to
 // sync, then runs the worker pools. It implements manager.Runnable.
@@ -201,12 +193,6 @@ func (s *Syncer) process(ctx context.Context, req resources.Request, down bool) 
 	}
 	return r.Upward(ctx, s.env, c, req.Namespace, req.Name)
 }
-
-// DownwardQueueLen returns the number of requests waiting in the downward queue.
-func (s *Syncer) DownwardQueueLen() int { return s.down.Len() }
-
-// UpwardQueueLen returns the number of requests waiting in the upward queue.
-func (s *Syncer) UpwardQueueLen() int { return s.up.Len() }
 
 // superTransform trims super Pods to what the syncer reads (pod.TrimSuperPod) and strips
 // managedFields from every other cached super object.

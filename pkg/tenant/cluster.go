@@ -15,7 +15,6 @@ import (
 	"k8s.io/client-go/kubernetes/scheme"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
 
@@ -288,6 +287,3 @@ func (c *Cluster) stop() {
 	c.state = State{Stopped: true}
 	c.mu.Unlock()
 }
-
-// HasSynced returns the informer's HasSynced for use with cache.WaitForCacheSync.
-func HasSynced(i cache.SharedIndexInformer) cache.InformerSynced { return i.HasSynced }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -136,7 +137,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (res 
 	defer func() {
 		t.Status.ObservedGeneration = t.Generation
 		t.Status.SuperNamespacePrefix = conversion.SuperNamespacePrefix(t.Name, string(t.UID))
-		if equalStatus(&original.Status, &t.Status) {
+		// meta.SetStatusCondition keeps lastTransitionTime unless the status changes, so an
+		// unchanged status compares equal and is not written.
+		if equality.Semantic.DeepEqual(original.Status, t.Status) {
 			return
 		}
 		// A merge patch of status only: no conflict with concurrent spec or metadata writes.
@@ -316,18 +319,4 @@ func setCondition(t *tenancyv1alpha1.Tenant, typ string, status metav1.Condition
 	meta.SetStatusCondition(&t.Status.Conditions, metav1.Condition{
 		Type: typ, Status: status, Reason: reason, Message: msg, ObservedGeneration: t.Generation,
 	})
-}
-
-func equalStatus(a, b *tenancyv1alpha1.TenantStatus) bool {
-	if a.Phase != b.Phase || a.ObservedGeneration != b.ObservedGeneration ||
-		a.SuperNamespacePrefix != b.SuperNamespacePrefix || len(a.Conditions) != len(b.Conditions) {
-		return false
-	}
-	for _, c := range a.Conditions {
-		o := meta.FindStatusCondition(b.Conditions, c.Type)
-		if o == nil || o.Status != c.Status || o.Reason != c.Reason || o.Message != c.Message || o.ObservedGeneration != c.ObservedGeneration {
-			return false
-		}
-	}
-	return true
 }

@@ -15,14 +15,12 @@ package downward
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/vcsyncer/syncer/pkg/conversion"
 	"github.com/vcsyncer/syncer/pkg/resources"
@@ -171,15 +169,4 @@ func Report(c *tenant.Cluster, tObj runtime.Object, kind resources.Kind, verb st
 		c.Recorder.Eventf(tObj, corev1.EventTypeWarning, "SyncFailed", "super cluster rejected %s of %s: %v", verb, kind, err)
 	}
 	return fmt.Errorf("failed to %s %s in super cluster: %w", verb, kind, err)
-}
-
-// IsPermanent reports whether err will not go away by retrying soon (the queue then retries
-// with its longest backoff).
-func IsPermanent(err error) bool {
-	return errors.Is(err, resources.ErrNotOwned) || apierrors.IsInvalid(err)
-}
-
-// UIDPrecondition returns delete options with a UID precondition.
-func UIDPrecondition(uid types.UID) metav1.DeleteOptions {
-	return metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}}
 }

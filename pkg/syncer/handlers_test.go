@@ -1,0 +1,37 @@
+package syncer
+
+import (
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+func TestPodStatusOnly(t *testing.T) {
+	base := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{UID: "u", Labels: map[string]string{"a": "1"}},
+		Spec: corev1.PodSpec{NodeName: "n", Containers: []corev1.Container{{Name: "c", Image: "i"}}}}
+	now := metav1.Now()
+	cases := map[string]struct {
+		mutate func(p *corev1.Pod)
+		want   bool
+	}{
+		"status":     {mutate: func(p *corev1.Pod) { p.Status.Phase = corev1.PodRunning; p.ResourceVersion = "2" }, want: true},
+		"label":      {mutate: func(p *corev1.Pod) { p.Labels["a"] = "2" }, want: false},
+		"annotation": {mutate: func(p *corev1.Pod) { p.Annotations = map[string]string{"x": "y"} }, want: false},
+		"image":      {mutate: func(p *corev1.Pod) { p.Spec.Containers[0].Image = "j" }, want: false},
+		"deleting":   {mutate: func(p *corev1.Pod) { p.DeletionTimestamp = &now }, want: false},
+		"recreated":  {mutate: func(p *corev1.Pod) { p.UID = "v" }, want: false},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			n := base.DeepCopy()
+			tc.mutate(n)
+			if got := podStatusOnly(base, n); got != tc.want {
+				t.Errorf("podStatusOnly = %v, want %v", got, tc.want)
+			}
+		})
+	}
+	if podStatusOnly(&corev1.Service{}, &corev1.Service{}) {
+		t.Error("non-Pod kinds must never be filtered")
+	}
+}
