@@ -9,8 +9,6 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
-
-	"github.com/vcsyncer/syncer/test/framework"
 )
 
 // greedyResult is one mode's outcome of the greedy experiment.
@@ -39,7 +37,7 @@ func runGreedy(ctx context.Context, args []string) error {
 	if err := os.MkdirAll(*out, 0o755); err != nil {
 		return err
 	}
-	env, err := framework.Start(ctx, framework.SuperOptions{Options: framework.Options{Progress: func(s string) { logf("%s", s) }}, Nodes: *nodes}, *greedyTenants+1)
+	env, err := startEnv(ctx, *nodes, *greedyTenants+1)
 	if err != nil {
 		return err
 	}

@@ -37,7 +37,6 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/vcsyncer/syncer/cmd/vc-syncer/app"
 	tenancyv1alpha1 "github.com/vcsyncer/syncer/pkg/apis/tenancy/v1alpha1"
 	"github.com/vcsyncer/syncer/test/framework"
 )
@@ -97,6 +96,12 @@ func runBurst(ctx context.Context, args []string) error {
 	return run(ctx, c)
 }
 
+// startEnv starts the local super cluster with nodes kwok Nodes and the given number of
+// tenants, logging progress.
+func startEnv(ctx context.Context, nodes, tenants int) (*framework.Environment, error) {
+	return framework.Start(ctx, framework.SuperOptions{Options: framework.Options{Progress: func(s string) { logf("%s", s) }}, Nodes: nodes}, tenants)
+}
+
 func logf(format string, args ...any) {
 	fmt.Printf("[bench %s] %s\n", time.Now().Format("15:04:05"), fmt.Sprintf(format, args...))
 }
@@ -105,7 +110,7 @@ func run(ctx context.Context, c config) error {
 	if err := os.MkdirAll(c.out, 0o755); err != nil {
 		return err
 	}
-	env, err := framework.Start(ctx, framework.SuperOptions{Options: framework.Options{Progress: func(s string) { logf("%s", s) }}, Nodes: c.nodes}, c.tenants)
+	env, err := startEnv(ctx, c.nodes, c.tenants)
 	if err != nil {
 		return err
 	}
@@ -137,44 +142,21 @@ func run(ctx context.Context, c config) error {
 	if err != nil {
 		return err
 	}
-	superKC := filepath.Join(env.Dir, "super.kubeconfig")
-	if err := os.WriteFile(superKC, env.Super.Kubeconfig, 0o600); err != nil {
-		return err
-	}
-	logPath := filepath.Join(c.out, "syncer.log")
-	logFile, err := os.Create(logPath)
+	p, err := startSyncer(ctx, env, bin, c.fair, filepath.Join(c.out, "syncer.log"))
 	if err != nil {
 		return err
 	}
-	defer logFile.Close()
-	cmd := exec.CommandContext(ctx, bin, "run", "--super-kubeconfig", superKC, "--metrics-bind-address", "0",
-		"--health-probe-bind-address", "0", "--fair-queuing="+strconv.FormatBool(c.fair))
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		return err
-	}
-	defer func() { _ = cmd.Process.Signal(syscall.SIGTERM); _ = cmd.Wait() }()
-	if err := app.InstallCRD(ctx, env.Super.RESTConfig); err != nil {
-		return err
-	}
-	cl, err := client.New(env.Super.RESTConfig, client.Options{Scheme: app.Scheme()})
-	if err != nil {
+	defer p.stop()
+	if err := registerTenants(ctx, env); err != nil {
 		return err
 	}
 	var tenantClients []kubernetes.Interface
 	var tenantNS []string
 	for _, t := range env.Tenants {
-		if err := app.AddTenant(ctx, cl, "vc-syncer-system", t.Name, t.Kubeconfig, 1); err != nil {
-			return err
-		}
 		if err := createNamespace(ctx, t.Client, "bench"); err != nil {
 			return err
 		}
 		tenantClients, tenantNS = append(tenantClients, t.Client), append(tenantNS, "bench")
-	}
-	if err := waitTenantsRunning(ctx, cl, env.Tenants); err != nil {
-		return err
 	}
 	tenantIndex := map[string]int{}
 	for i, t := range env.Tenants {
@@ -185,7 +167,7 @@ func run(ctx context.Context, c config) error {
 		return err
 	}
 	defer stopSuper()
-	cpu0, err := cpuSeconds(cmd.Process.Pid)
+	cpu0, err := cpuSeconds(p.pid())
 	if err != nil {
 		return err
 	}
@@ -196,8 +178,8 @@ func run(ctx context.Context, c config) error {
 	if err != nil {
 		return fmt.Errorf("through the syncer: %w", err)
 	}
-	cpu1, _ := cpuSeconds(cmd.Process.Pid)
-	rss, _ := peakRSS(cmd.Process.Pid)
+	cpu1, _ := cpuSeconds(p.pid())
+	rss, _ := peakRSS(p.pid())
 
 	res := result{
 		Date: time.Now().UTC().Format(time.RFC3339), Tenants: c.tenants, PodsPerTenant: c.pods, Nodes: c.nodes,

@@ -14,8 +14,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/vcsyncer/syncer/test/framework"
 )
 
 // runMemory measures the syncer's resident memory at several numbers of synced Pods in one
@@ -40,7 +38,7 @@ func runMemory(ctx context.Context, args []string) error {
 	if err := os.MkdirAll(*out, 0o755); err != nil {
 		return err
 	}
-	env, err := framework.Start(ctx, framework.SuperOptions{Options: framework.Options{Progress: func(s string) { logf("%s", s) }}, Nodes: *nodes}, *tenants)
+	env, err := startEnv(ctx, *nodes, *tenants)
 	if err != nil {
 		return err
 	}
