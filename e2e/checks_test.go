@@ -440,7 +440,7 @@ func (rw *realWorld) checkPods(ctx context.Context, r *report, v *tenantView) (p
 		if d := diffLabels(tp.Labels, sp.Labels); d != "" {
 			r.add(reqContent, "%s: super Pod %s/%s labels differ: %s", id, sp.Namespace, sp.Name, d)
 		}
-		rw.noteGenericGaps(r, path, id, tp, sp)
+		rw.checkPodIdentity(r, id, tp, sp)
 		// State (1, 2).
 		superState, tenantState := podState(sp), podState(tp)
 		if sp.Status.Phase == corev1.PodRunning || sp.Status.Phase == corev1.PodSucceeded {
@@ -606,8 +606,11 @@ func diffLabels(tenant, super map[string]string) string {
 	return fmt.Sprintf("tenant %v, super %v", tenant, s)
 }
 
-// noteGenericGaps logs the generic known gaps a Pod shows.
-func (rw *realWorld) noteGenericGaps(r *report, path, id string, tp, sp *corev1.Pod) {
+// checkPodIdentity checks what a container of the super Pod would see of its identity: no
+// downward-API reference that a kubelet resolves to the super namespace or the super UID, and
+// every projected service-account token of the tenant Pod served from the syncer's token
+// Secret (a tenant token), never a super-cluster token.
+func (rw *realWorld) checkPodIdentity(r *report, id string, tp, sp *corev1.Pod) {
 	var refs []string
 	visit := func(where string, f *corev1.ObjectFieldSelector) {
 		if f != nil && (f.FieldPath == "metadata.namespace" || f.FieldPath == "metadata.uid") {
@@ -629,30 +632,45 @@ func (rw *realWorld) noteGenericGaps(r *report, path, id string, tp, sp *corev1.
 				visit("volume/"+vol.Name+"/"+it.Path, it.FieldRef)
 			}
 		}
+		if vol.Projected != nil {
+			for _, src := range vol.Projected.Sources {
+				if src.ServiceAccountToken != nil {
+					r.add(reqContent, "%s: super Pod %s/%s projects a super-cluster service-account token in volume %s", id, sp.Namespace, sp.Name, vol.Name)
+				}
+				if src.DownwardAPI != nil {
+					for _, it := range src.DownwardAPI.Items {
+						visit("volume/"+vol.Name+"/"+it.Path, it.FieldRef)
+					}
+				}
+			}
+		}
 	}
-	if len(refs) > 0 && !strings.Contains(path, "(no manifest)") {
-		r.note("KNOWN GAP downward-api-super-identity: %s: super Pod %s/%s keeps %s, which a real kubelet resolves to "+
-			"namespace %s / the super UID instead of tenant namespace %s / UID %s", id, sp.Namespace, sp.Name,
-			strings.Join(refs, ", "), sp.Namespace, tp.Namespace, tp.UID)
+	if len(refs) > 0 {
+		r.add(reqContent, "%s: super Pod %s/%s keeps %s, which a kubelet resolves to namespace %s / the super UID instead of "+
+			"tenant namespace %s / UID %s", id, sp.Namespace, sp.Name, strings.Join(refs, ", "), sp.Namespace, tp.Namespace, tp.UID)
 	}
-	// User-requested projected service-account tokens are dropped.
+	tokenSecret := sp.Annotations[annotationTokenSecret]
 	for _, vol := range tp.Spec.Volumes {
-		if vol.Projected == nil || strings.HasPrefix(vol.Name, "kube-api-access-") {
+		if vol.Projected == nil {
 			continue
 		}
-		for _, src := range vol.Projected.Sources {
+		for i, src := range vol.Projected.Sources {
 			if src.ServiceAccountToken == nil {
 				continue
 			}
-			found := false
+			var got *corev1.VolumeProjection
 			for _, sv := range sp.Spec.Volumes {
-				found = found || sv.Name == vol.Name
+				if sv.Name == vol.Name && sv.Projected != nil && i < len(sv.Projected.Sources) {
+					got = &sv.Projected.Sources[i]
+				}
 			}
-			if found {
-				r.note("GAP CLOSED? projected-token-dropped: %s: super Pod %s/%s keeps the projected token volume %s", id, sp.Namespace, sp.Name, vol.Name)
-			} else {
-				r.note("KNOWN GAP projected-token-dropped: %s: the tenant's projected serviceAccountToken volume %s (audience %q) "+
-					"is not in super Pod %s/%s", id, vol.Name, src.ServiceAccountToken.Audience, sp.Namespace, sp.Name)
+			switch {
+			case got == nil || got.Secret == nil || tokenSecret == "" || got.Secret.Name != tokenSecret:
+				r.add(reqContent, "%s: the tenant's projected serviceAccountToken (volume %s, audience %q) is not served from the "+
+					"syncer's token Secret in super Pod %s/%s", id, vol.Name, src.ServiceAccountToken.Audience, sp.Namespace, sp.Name)
+			case len(got.Secret.Items) != 1 || got.Secret.Items[0].Path != src.ServiceAccountToken.Path:
+				r.add(reqContent, "%s: super Pod %s/%s projects the tenant token of volume %s at %v, want path %q", id, sp.Namespace, sp.Name,
+					vol.Name, got.Secret.Items, src.ServiceAccountToken.Path)
 			}
 		}
 	}

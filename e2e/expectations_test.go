@@ -134,12 +134,6 @@ var knownGaps = map[string][]knownGap{
 		Reason: "the super cluster allocates its own node ports (pkg/resources/service): the tenant's fixed nodePort 31000 " +
 			"is not kept, so <node>:31000 does not reach the Service (keeping it would collide between the two tenants)",
 	}},
-	website + "pods/storage/projected-service-account-token.yaml": {{
-		Name: "projected-token-dropped",
-		Reason: "the syncer removes every projected volume with a serviceAccountToken source (a super-cluster token must never " +
-			"reach a tenant Pod), so the Pod's own token-vol (audience api) and its mount are missing from the super Pod: " +
-			"a real container would find no /service-account/token",
-	}},
 	website + "service/networking/network-policy-default-deny-all.yaml":                                            {gapNetworkPolicy},
 	"GoogleCloudPlatform-microservices-demo/kustomize/components/network-policies/network-policy-cartservice.yaml": {gapNetworkPolicy},
 	gke + "observability/elastic-stack-tutorial/max-map-count-setter-ds.yaml": {{
@@ -160,11 +154,4 @@ var gapNetworkPolicy = knownGap{
 	Name: "networkpolicy-not-synced",
 	Reason: "NetworkPolicies are not among the synced kinds: they stay in the tenant, which runs no Pod, and the super " +
 		"Pods are not isolated by them",
-}
-
-// genericGaps apply to any manifest; the test detects and logs them per Pod.
-var genericGaps = map[string]string{
-	"downward-api-super-identity": "env/volume fieldRefs metadata.namespace and metadata.uid are copied unchanged into the super " +
-		"Pod, so a real kubelet would inject the super namespace and the super Pod's UID instead of the tenant's " +
-		"(the super Pod's tenancy.vcsyncer.io/namespace and /uid annotations hold the tenant values)",
 }

@@ -6,6 +6,9 @@ import (
 
 // Labels and annotations the syncer writes on every super-cluster object it owns.
 const (
+	// Domain prefixes every label and annotation key the syncer writes ("<Domain>/<name>").
+	// Tenant-supplied keys in this domain are never copied to super objects.
+	Domain = "tenancy.vcsyncer.io"
 	// LabelManagedBy marks super objects created by the syncer; informers on the super
 	// cluster select on it so the syncer never caches (or touches) objects it does not own.
 	LabelManagedBy = "tenancy.vcsyncer.io/managed-by"

@@ -1,6 +1,8 @@
 package resources
 
 import (
+	"strings"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/vcsyncer/syncer/pkg/conversion"
@@ -31,13 +33,27 @@ func MetaEqual(desired, existing metav1.Object) bool {
 		SubsetEqual(desired.GetAnnotations(), existing.GetAnnotations())
 }
 
-// withoutLastApplied drops kubectl's last-applied-configuration annotation: it describes the
-// tenant object, can be large, and would make a super object's own `kubectl apply` diff lie.
+// withoutLastApplied drops kubectl's last-applied-configuration annotation (it describes the
+// tenant object, can be large, and would make a super object's own `kubectl apply` diff lie)
+// and every annotation in the syncer's own domain (tenancy.vcsyncer.io/): those on a super
+// object are written by the syncer only, so a tenant can neither forge ownership nor fight the
+// syncer over them.
 func withoutLastApplied(m map[string]string) map[string]string {
-	if _, ok := m["kubectl.kubernetes.io/last-applied-configuration"]; !ok {
+	drop := func(k string) bool {
+		return k == "kubectl.kubernetes.io/last-applied-configuration" || strings.HasPrefix(k, conversion.Domain+"/")
+	}
+	found := false
+	for k := range m {
+		found = found || drop(k)
+	}
+	if !found {
 		return m
 	}
 	out := CopyMap(m)
-	delete(out, "kubectl.kubernetes.io/last-applied-configuration")
+	for k := range out {
+		if drop(k) {
+			delete(out, k)
+		}
+	}
 	return out
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -42,6 +43,9 @@ type Options struct {
 	// PodSecurityEnforce is put as pod-security.kubernetes.io/enforce on every super namespace
 	// the syncer creates ("" for none).
 	PodSecurityEnforce string
+	// TenantDNS and ClusterDomain: see resources.Env.
+	TenantDNS     bool
+	ClusterDomain string
 }
 
 // Syncer runs the downward and upward pipelines for every registered tenant.
@@ -84,7 +88,9 @@ func New(o Options) (*Syncer, error) {
 		SuperInformers: informers.NewSharedInformerFactoryWithOptions(o.Super, 0,
 			informers.WithTweakListOptions(func(lo *metav1.ListOptions) { lo.LabelSelector = sel }),
 			informers.WithTransform(superTransform)),
-		SuperNodes: informers.NewSharedInformerFactoryWithOptions(o.Super, 0, informers.WithTransform(stripManagedFields)),
+		SuperNodes:    informers.NewSharedInformerFactoryWithOptions(o.Super, 0, informers.WithTransform(stripManagedFields)),
+		TenantDNS:     o.TenantDNS,
+		ClusterDomain: o.ClusterDomain,
 	}
 	if o.PodSecurityEnforce != "" {
 		env.NamespaceLabels = map[string]string{"pod-security.kubernetes.io/enforce": o.PodSecurityEnforce}
@@ -94,6 +100,10 @@ func New(o Options) (*Syncer, error) {
 		resources: map[resources.Kind]resources.Resource{},
 	}
 	s.down = newPipelineQueue("downward", !o.DisableFairQueuing, s.weight, observer(directionDownward))
+	env.EnqueueAfter = func(r resources.Request, after time.Duration) {
+		metrics.QueueAdd(r.Tenant, directionDownward)
+		s.down.AddAfter(r, after)
+	}
 	s.up = newPipelineQueue("upward", !o.DisableFairQueuing, s.weight, observer(directionUpward))
 	for _, r := range DefaultResources() {
 		s.resources[r.Kind()] = r

@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -45,6 +48,12 @@ type Cluster struct {
 	Informers informers.SharedInformerFactory
 	// Recorder writes Events into the tenant cluster (component "vc-syncer").
 	Recorder record.EventRecorder
+	// APIServerHost and APIServerPort are the tenant apiserver's address from its kubeconfig
+	// (the port defaults to 443 for https). Tenant Pods running in the super cluster reach
+	// their apiserver there, so the kubeconfig must name an address the super cluster's Pods
+	// can reach.
+	APIServerHost string
+	APIServerPort int32
 
 	kubeconfigHash string
 	probeInterval  time.Duration
@@ -78,11 +87,15 @@ func newCluster(name, uid string, cfg *rest.Config, hash string, weight int32, n
 	if err != nil {
 		return nil, fmt.Errorf("failed to build client for tenant %s: %w", name, err)
 	}
+	host, port, err := apiServerAddress(cfg.Host)
+	if err != nil {
+		return nil, fmt.Errorf("tenant %s: kubeconfig server %q: %w", name, cfg.Host, err)
+	}
 	f := informers.NewSharedInformerFactoryWithOptions(cs, 0, informers.WithTransform(TrimTenantObject))
 	b := record.NewBroadcaster()
 	b.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: cs.CoreV1().Events("")})
 	return &Cluster{
-		Name: name, UID: uid, Client: cs, Informers: f,
+		Name: name, UID: uid, Client: cs, Informers: f, APIServerHost: host, APIServerPort: port,
 		Recorder:       b.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "vc-syncer"}),
 		broadcaster:    b,
 		kubeconfigHash: hash,
@@ -286,4 +299,32 @@ func (c *Cluster) stop() {
 	c.mu.Lock()
 	c.state = State{Stopped: true}
 	c.mu.Unlock()
+}
+
+// apiServerAddress returns the host and port of a kubeconfig server URL ("https://h:p",
+// "h:p" or "h"); the port defaults to 443 (https) or 80 (http). Errors: unparseable URL or
+// port.
+func apiServerAddress(server string) (string, int32, error) {
+	if !strings.Contains(server, "://") {
+		server = "https://" + server
+	}
+	u, err := url.Parse(server)
+	if err != nil {
+		return "", 0, err
+	}
+	port := int32(443)
+	if u.Scheme == "http" {
+		port = 80
+	}
+	if p := u.Port(); p != "" {
+		n, err := strconv.ParseInt(p, 10, 32)
+		if err != nil || n <= 0 || n > 65535 {
+			return "", 0, fmt.Errorf("invalid port %q", p)
+		}
+		port = int32(n)
+	}
+	if u.Hostname() == "" {
+		return "", 0, errors.New("no host")
+	}
+	return u.Hostname(), port, nil
 }

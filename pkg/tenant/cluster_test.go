@@ -47,3 +47,24 @@ func TestTrimTenantPod(t *testing.T) {
 		t.Fatalf("spec not trimmed: %+v", got.Spec)
 	}
 }
+
+func TestAPIServerAddress(t *testing.T) {
+	for in, want := range map[string]struct {
+		host string
+		port int32
+		err  bool
+	}{
+		"https://10.0.0.1:6443":         {host: "10.0.0.1", port: 6443},
+		"https://tenant-a.example.com":  {host: "tenant-a.example.com", port: 443},
+		"http://10.0.0.1":               {host: "10.0.0.1", port: 80},
+		"10.0.0.2:8443":                 {host: "10.0.0.2", port: 8443},
+		"https://[fd00::1]:6443/prefix": {host: "fd00::1", port: 6443},
+		"https://10.0.0.1:99999":        {err: true},
+		"https://:6443":                 {err: true},
+	} {
+		h, p, err := apiServerAddress(in)
+		if (err != nil) != want.err || h != want.host || p != want.port {
+			t.Errorf("apiServerAddress(%q) = %q, %d, %v; want %q, %d, err %v", in, h, p, err, want.host, want.port, want.err)
+		}
+	}
+}

@@ -24,7 +24,8 @@ func runMemory(ctx context.Context, args []string) error {
 	tenants := fs.Int("tenants", 2, "tenants")
 	steps := fs.String("steps", "250,500,750,1000", "cumulative Pods per tenant at which RSS is read")
 	nodes := fs.Int("nodes", 20, "kwok Nodes (110 Pods each)")
-	settle := fs.Duration("settle", 10*time.Second, "wait after each step before reading RSS")
+	settle := fs.Duration("settle", 10*time.Second, "wait after each step (and after the forced GC) before reading RSS")
+	steady := fs.Bool("steady", true, "read RSS in steady state: trigger the GC that the Go runtime would run on its own within 2 minutes of idleness (via /debug/pprof/heap?gc=1), then wait --settle for the scavenger to return freed pages")
 	out := fs.String("out", "bench-out/memory", "output directory")
 	_ = fs.Parse(args)
 	var points []int
@@ -57,13 +58,33 @@ func runMemory(ctx context.Context, args []string) error {
 		return err
 	}
 	type point struct {
-		Pods     int   `json:"pods"`
-		RSSBytes int64 `json:"rssBytes"`
+		Pods      int   `json:"pods"`
+		RSSBytes  int64 `json:"rssBytes"`
+		HeapAlloc int64 `json:"heapAllocBytes"`
 	}
 	var pts []point
 	done := 0
-	rss0, _ := currentRSS(p.pid())
-	pts = append(pts, point{0, rss0})
+	read := func() (point, error) {
+		var pt point
+		if *steady {
+			if _, err := heapAlloc(ctx, pprofAddr); err != nil {
+				return pt, err
+			}
+			time.Sleep(*settle)
+		}
+		h, err := heapAlloc(ctx, pprofAddr)
+		if err != nil {
+			return pt, err
+		}
+		rss, err := currentRSS(p.pid())
+		return point{RSSBytes: rss, HeapAlloc: h}, err
+	}
+	time.Sleep(*settle)
+	pt0, err := read()
+	if err != nil {
+		return err
+	}
+	pts = append(pts, pt0)
 	for step, n := range points {
 		ns := fmt.Sprintf("mem-%d", step)
 		var loads []load
@@ -78,36 +99,36 @@ func runMemory(ctx context.Context, args []string) error {
 		}
 		done = n
 		time.Sleep(*settle)
-		rss, err := currentRSS(p.pid())
+		pt, err := read()
 		if err != nil {
 			return err
 		}
-		pts = append(pts, point{n * *tenants, rss})
-		logf("%d synced Pods: syncer RSS %.1f MiB", n**tenants, float64(rss)/(1<<20))
+		pt.Pods = n * *tenants
+		pts = append(pts, pt)
+		logf("%d synced Pods: syncer RSS %.1f MiB, Go heap in use %.1f MiB", pt.Pods, float64(pt.RSSBytes)/(1<<20), float64(pt.HeapAlloc)/(1<<20))
 	}
 	if err := saveHeapProfile(ctx, pprofAddr, filepath.Join(*out, "heap.pprof")); err != nil {
 		logf("heap profile not saved: %v", err)
 	}
-	// Least-squares slope over the points with Pods (the empty syncer's RSS is reported, not fitted).
-	var sx, sy, sxx, sxy, k float64
+	// Least-squares slopes over the points with Pods (the empty syncer is reported, not fitted).
+	var xs, rs, hs []float64
 	for _, pt := range pts[1:] {
-		x, y := float64(pt.Pods), float64(pt.RSSBytes)
-		sx, sy, sxx, sxy, k = sx+x, sy+y, sxx+x*x, sxy+x*y, k+1
+		xs, rs, hs = append(xs, float64(pt.Pods)), append(rs, float64(pt.RSSBytes)), append(hs, float64(pt.HeapAlloc))
 	}
-	slope := (k*sxy - sx*sy) / (k*sxx - sx*sx)
+	slope, heapSlope := lsSlope(xs, rs), lsSlope(xs, hs)
 	j, _ := json.MarshalIndent(map[string]any{
 		"date": time.Now().UTC().Format(time.RFC3339), "tenants": *tenants, "goVersion": runtime.Version(),
-		"points": pts, "bytesPerPod": slope,
+		"points": pts, "bytesPerPod": slope, "heapBytesPerPod": heapSlope, "steady": *steady,
 	}, "", "  ")
 	if err := os.WriteFile(filepath.Join(*out, "result.json"), j, 0o644); err != nil {
 		return err
 	}
-	md := "| synced Pods | syncer RSS (MiB) |\n|---|---|\n"
+	md := "| synced Pods | syncer RSS (MiB) | Go heap in use (MiB) |\n|---|---|---|\n"
 	for _, pt := range pts {
-		md += fmt.Sprintf("| %d | %.1f |\n", pt.Pods, float64(pt.RSSBytes)/(1<<20))
+		md += fmt.Sprintf("| %d | %.1f | %.1f |\n", pt.Pods, float64(pt.RSSBytes)/(1<<20), float64(pt.HeapAlloc)/(1<<20))
 	}
-	md += fmt.Sprintf("\nSlope (least squares over the non-empty points): **%.1f KB per synced Pod** (target ≤ 10 KB; the paper reports 40 KB).\n", slope/1000)
-	logf("slope %.1f KB per Pod", slope/1000)
+	md += fmt.Sprintf("\nRSS read in steady state: %v. Slope (least squares over the non-empty points): **%.1f KB of RSS per synced Pod** (target ≤ 10 KB; the paper reports 40 KB); live Go heap %.1f KB per synced Pod.\n", *steady, slope/1000, heapSlope/1000)
+	logf("slope %.1f KB RSS, %.1f KB heap per Pod", slope/1000, heapSlope/1000)
 	return os.WriteFile(filepath.Join(*out, "result.md"), []byte(md), 0o644)
 }
 
@@ -158,4 +179,39 @@ func saveHeapProfile(ctx context.Context, addr, path string) error {
 	defer f.Close()
 	_, err = io.Copy(f, resp.Body)
 	return err
+}
+
+// lsSlope returns the least-squares slope of ys over xs (NaN with fewer than two distinct xs).
+func lsSlope(xs, ys []float64) float64 {
+	var sx, sy, sxx, sxy float64
+	k := float64(len(xs))
+	for i := range xs {
+		sx, sy, sxx, sxy = sx+xs[i], sy+ys[i], sxx+xs[i]*xs[i], sxy+xs[i]*ys[i]
+	}
+	return (k*sxy - sx*sy) / (k*sxx - sx*sx)
+}
+
+// heapAlloc runs a garbage collection in the syncer (through /debug/pprof/heap?gc=1) and
+// returns the bytes of live heap objects after it (runtime.MemStats.HeapAlloc, from the
+// profile's debug=1 text footer).
+func heapAlloc(ctx context.Context, addr string) (int64, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/debug/pprof/heap?gc=1&debug=1", nil)
+	if err != nil {
+		return 0, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "# HeapAlloc = "); ok {
+			return strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+		}
+	}
+	return 0, fmt.Errorf("no HeapAlloc in the heap profile of %s", addr)
 }

@@ -25,44 +25,67 @@ func Desired(c *tenant.Cluster, t *corev1.Pod, superNS string, existingAnn map[s
 		spec.PriorityClassName = ""
 	}
 	spec.EphemeralContainers = nil
-	stripServiceAccountToken(spec)
-	return &corev1.Pod{
-		ObjectMeta: resources.DesiredMeta(c, t, superNS, existingAnn),
-		Spec:       *spec,
+	rewriteFieldRefs(spec)
+	meta := resources.DesiredMeta(c, t, superNS, existingAnn)
+	if rewriteProjectedTokens(spec, TokenSecretName(t.UID)) {
+		if meta.Annotations == nil {
+			meta.Annotations = map[string]string{}
+		}
+		meta.Annotations[AnnotationTokenSecret] = TokenSecretName(t.UID)
 	}
+	return &corev1.Pod{ObjectMeta: meta, Spec: *spec}
 }
 
-// stripServiceAccountToken removes projected volumes that carry a service-account token (the
-// tenant's kube-api-access-* volume) and their mounts, and turns off automounting so the
-// super cluster's admission does not mount a super-cluster token instead.
-func stripServiceAccountToken(spec *corev1.PodSpec) {
-	removed := map[string]bool{}
-	vols := spec.Volumes[:0]
-	for _, v := range spec.Volumes {
-		if v.Projected != nil && slices.ContainsFunc(v.Projected.Sources, func(s corev1.VolumeProjection) bool {
-			return s.ServiceAccountToken != nil
-		}) {
-			removed[v.Name] = true
-			continue
+// superIdentityFieldPaths maps the downward-API field paths whose values differ between a
+// tenant Pod and its super copy to field paths of the super Pod that hold the tenant's values
+// (the ownership annotations written by conversion.Stamp). A kubelet resolves
+// metadata.namespace to the super namespace and metadata.uid to the super Pod's UID; the
+// rewritten references resolve to the tenant namespace and the tenant Pod's UID instead.
+// metadata.name, spec.nodeName (vNodes carry the super Node's name), spec.serviceAccountName
+// (ServiceAccounts keep their names) and the status fields are the same on both sides.
+var superIdentityFieldPaths = map[string]string{
+	"metadata.namespace": "metadata.annotations['" + conversion.AnnotationNamespace + "']",
+	"metadata.uid":       "metadata.annotations['" + conversion.AnnotationUID + "']",
+}
+
+// rewriteFieldRefs rewrites, in spec, every downward-API field reference (container and init
+// container env, downwardAPI volumes, projected downwardAPI sources) listed in
+// superIdentityFieldPaths, so the containers see the tenant's identity.
+func rewriteFieldRefs(spec *corev1.PodSpec) {
+	fix := func(f *corev1.ObjectFieldSelector) {
+		if f == nil {
+			return
 		}
-		vols = append(vols, v)
+		if p, ok := superIdentityFieldPaths[f.FieldPath]; ok {
+			f.FieldPath = p
+		}
 	}
-	spec.Volumes = vols
-	if len(spec.Volumes) == 0 {
-		spec.Volumes = nil
-	}
-	strip := func(cs []corev1.Container) {
+	for _, cs := range [][]corev1.Container{spec.InitContainers, spec.Containers} {
 		for i := range cs {
-			cs[i].VolumeMounts = slices.DeleteFunc(cs[i].VolumeMounts, func(m corev1.VolumeMount) bool { return removed[m.Name] })
-			if len(cs[i].VolumeMounts) == 0 {
-				cs[i].VolumeMounts = nil
+			for j := range cs[i].Env {
+				if vf := cs[i].Env[j].ValueFrom; vf != nil {
+					fix(vf.FieldRef)
+				}
 			}
 		}
 	}
-	strip(spec.InitContainers)
-	strip(spec.Containers)
-	f := false
-	spec.AutomountServiceAccountToken = &f
+	for i := range spec.Volumes {
+		v := &spec.Volumes[i]
+		if v.DownwardAPI != nil {
+			for j := range v.DownwardAPI.Items {
+				fix(v.DownwardAPI.Items[j].FieldRef)
+			}
+		}
+		if v.Projected != nil {
+			for _, src := range v.Projected.Sources {
+				if src.DownwardAPI != nil {
+					for j := range src.DownwardAPI.Items {
+						fix(src.DownwardAPI.Items[j].FieldRef)
+					}
+				}
+			}
+		}
+	}
 }
 
 // NeedsUpdate reports whether the super Pod differs from desired in the fields that can be

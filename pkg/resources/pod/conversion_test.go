@@ -3,6 +3,7 @@ package pod
 import (
 	"encoding/json"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
@@ -51,10 +52,20 @@ func TestDesired(t *testing.T) {
 	got := Desired(c, tenantPod(), "t1-abcdef-shop", map[string]string{"super-webhook": "keep"})
 
 	f := false
+	secret := TokenSecretName("pod-uid")
 	wantSpec := corev1.PodSpec{
-		Containers: []corev1.Container{{Name: "c", Image: "nginx", VolumeMounts: []corev1.VolumeMount{{Name: "cfg", MountPath: "/cfg"}}}},
-		Volumes: []corev1.Volume{{Name: "cfg", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
-			LocalObjectReference: corev1.LocalObjectReference{Name: "cfg"}}}}},
+		Containers: []corev1.Container{{Name: "c", Image: "nginx", VolumeMounts: []corev1.VolumeMount{
+			{Name: "kube-api-access-abcde", MountPath: "/var/run/secrets/kubernetes.io/serviceaccount"}, {Name: "cfg", MountPath: "/cfg"}}}},
+		Volumes: []corev1.Volume{
+			// The tenant token and the tenant CA come from the token Secret the syncer writes.
+			{Name: "kube-api-access-abcde", VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{Sources: []corev1.VolumeProjection{
+				{Secret: &corev1.SecretProjection{LocalObjectReference: corev1.LocalObjectReference{Name: secret},
+					Items: []corev1.KeyToPath{{Key: "kube-api-access-abcde.0.token", Path: "token"}}}},
+				{Secret: &corev1.SecretProjection{LocalObjectReference: corev1.LocalObjectReference{Name: secret},
+					Items: []corev1.KeyToPath{{Key: tenantCAKey, Path: "ca.crt"}}}},
+			}}}},
+			{Name: "cfg", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
+				LocalObjectReference: corev1.LocalObjectReference{Name: "cfg"}}}}},
 		AutomountServiceAccountToken: &f,
 	}
 	if diff := cmp.Diff(wantSpec, got.Spec); diff != "" {
@@ -73,6 +84,7 @@ func TestDesired(t *testing.T) {
 		"note": "x", "super-webhook": "keep",
 		conversion.AnnotationTenant: "t1", conversion.AnnotationTenantUID: "tenant-uid",
 		conversion.AnnotationNamespace: "shop", conversion.AnnotationName: "web", conversion.AnnotationUID: "pod-uid",
+		AnnotationTokenSecret: secret,
 	}
 	if diff := cmp.Diff(wantAnn, got.Annotations); diff != "" {
 		t.Errorf("annotations (-want +got):\n%s", diff)
@@ -223,5 +235,105 @@ func TestTrimSuperPodKeepsWhatTheSyncerReads(t *testing.T) {
 	}
 	if DesiredStatus(tenantPod(), trimmed).PodIP != DesiredStatus(tenantPod(), full).PodIP {
 		t.Fatal("trimming changes the upward status")
+	}
+}
+
+func TestDesiredRewritesSuperIdentityFieldRefs(t *testing.T) {
+	p := tenantPod()
+	ref := func(path string) *corev1.ObjectFieldSelector { return &corev1.ObjectFieldSelector{FieldPath: path} }
+	p.Spec.Containers[0].Env = []corev1.EnvVar{
+		{Name: "NS", ValueFrom: &corev1.EnvVarSource{FieldRef: ref("metadata.namespace")}},
+		{Name: "UID", ValueFrom: &corev1.EnvVarSource{FieldRef: ref("metadata.uid")}},
+		{Name: "NAME", ValueFrom: &corev1.EnvVarSource{FieldRef: ref("metadata.name")}},
+		{Name: "IP", ValueFrom: &corev1.EnvVarSource{FieldRef: ref("status.podIP")}},
+	}
+	p.Spec.InitContainers = []corev1.Container{{Name: "init", Env: []corev1.EnvVar{{Name: "NS", ValueFrom: &corev1.EnvVarSource{FieldRef: ref("metadata.namespace")}}}}}
+	p.Spec.Volumes = append(p.Spec.Volumes,
+		corev1.Volume{Name: "info", VolumeSource: corev1.VolumeSource{DownwardAPI: &corev1.DownwardAPIVolumeSource{Items: []corev1.DownwardAPIVolumeFile{
+			{Path: "ns", FieldRef: ref("metadata.namespace")}, {Path: "labels", FieldRef: ref("metadata.labels")},
+		}}}},
+		corev1.Volume{Name: "proj", VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{Sources: []corev1.VolumeProjection{
+			{DownwardAPI: &corev1.DownwardAPIProjection{Items: []corev1.DownwardAPIVolumeFile{{Path: "uid", FieldRef: ref("metadata.uid")}}}},
+		}}}})
+	before := p.DeepCopy()
+	got := Desired(&tenant.Cluster{Name: "t", UID: "u"}, p, "ns", nil)
+	nsPath := "metadata.annotations['" + conversion.AnnotationNamespace + "']"
+	uidPath := "metadata.annotations['" + conversion.AnnotationUID + "']"
+	env := got.Spec.Containers[0].Env
+	for i, want := range []string{nsPath, uidPath, "metadata.name", "status.podIP"} {
+		if env[i].ValueFrom.FieldRef.FieldPath != want {
+			t.Errorf("env %s fieldPath = %q, want %q", env[i].Name, env[i].ValueFrom.FieldRef.FieldPath, want)
+		}
+	}
+	if got.Spec.InitContainers[0].Env[0].ValueFrom.FieldRef.FieldPath != nsPath {
+		t.Errorf("init container env not rewritten: %q", got.Spec.InitContainers[0].Env[0].ValueFrom.FieldRef.FieldPath)
+	}
+	vols := map[string]corev1.Volume{}
+	for _, v := range got.Spec.Volumes {
+		vols[v.Name] = v
+	}
+	if fp := vols["info"].DownwardAPI.Items[0].FieldRef.FieldPath; fp != nsPath {
+		t.Errorf("downwardAPI volume fieldPath = %q", fp)
+	}
+	if fp := vols["info"].DownwardAPI.Items[1].FieldRef.FieldPath; fp != "metadata.labels" {
+		t.Errorf("metadata.labels rewritten to %q", fp)
+	}
+	if fp := vols["proj"].Projected.Sources[0].DownwardAPI.Items[0].FieldRef.FieldPath; fp != uidPath {
+		t.Errorf("projected downwardAPI fieldPath = %q", fp)
+	}
+	// The annotations the rewritten paths read carry the tenant's values.
+	if got.Annotations[conversion.AnnotationNamespace] != "shop" || got.Annotations[conversion.AnnotationUID] != "pod-uid" {
+		t.Errorf("identity annotations = %v", got.Annotations)
+	}
+	if diff := cmp.Diff(before, p); diff != "" {
+		t.Errorf("Desired mutated the tenant Pod (-before +after):\n%s", diff)
+	}
+}
+
+func TestDesiredDropsTenantAnnotationsInSyncerDomain(t *testing.T) {
+	p := tenantPod()
+	p.Spec.Volumes, p.Spec.Containers[0].VolumeMounts = nil, nil
+	p.Annotations[AnnotationTokenSecret] = "someone-elses-secret"
+	p.Annotations[AnnotationTokenRefresh] = "2999-01-01T00:00:00Z"
+	p.Annotations[conversion.AnnotationTenant] = "other-tenant"
+	got := Desired(&tenant.Cluster{Name: "t", UID: "u"}, p, "ns", map[string]string{AnnotationTokenRefresh: "2026-01-01T00:00:00Z"})
+	if v, ok := got.Annotations[AnnotationTokenSecret]; ok {
+		t.Errorf("tenant-supplied %s = %q copied", AnnotationTokenSecret, v)
+	}
+	if v := got.Annotations[AnnotationTokenRefresh]; v != "2026-01-01T00:00:00Z" {
+		t.Errorf("%s = %q, want the super Pod's own value", AnnotationTokenRefresh, v)
+	}
+	if v := got.Annotations[conversion.AnnotationTenant]; v != "t" {
+		t.Errorf("%s = %q", conversion.AnnotationTenant, v)
+	}
+}
+
+func TestTokenRefreshTiming(t *testing.T) {
+	issued := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	if got, want := refreshAt(issued, issued.Add(time.Hour)), issued.Add(48*time.Minute); !got.Equal(want) {
+		t.Errorf("1h token refreshed at %v, want %v (80%%)", got, want)
+	}
+	if got, want := refreshAt(issued, issued.Add(365*24*time.Hour)), issued.Add(24*time.Hour); !got.Equal(want) {
+		t.Errorf("1y token refreshed at %v, want %v (24h cap)", got, want)
+	}
+	pod := func(ann map[string]string) *corev1.Pod {
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Annotations: ann}}
+	}
+	now := issued
+	for name, tc := range map[string]struct {
+		ann   map[string]string
+		due   bool
+		after time.Duration
+	}{
+		"no token secret": {ann: nil},
+		"never written":   {ann: map[string]string{AnnotationTokenSecret: "s"}, due: true},
+		"unparseable":     {ann: map[string]string{AnnotationTokenSecret: "s", AnnotationTokenRefresh: "soon"}, due: true},
+		"past":            {ann: map[string]string{AnnotationTokenSecret: "s", AnnotationTokenRefresh: "2025-12-31T23:00:00Z"}, due: true},
+		"in ten minutes":  {ann: map[string]string{AnnotationTokenSecret: "s", AnnotationTokenRefresh: "2026-01-01T00:10:00Z"}, after: 10 * time.Minute},
+	} {
+		due, after := tokenRefreshDue(pod(tc.ann), now)
+		if due != tc.due || after != tc.after {
+			t.Errorf("%s: due, after = %v, %v; want %v, %v", name, due, after, tc.due, tc.after)
+		}
 	}
 }

@@ -3,6 +3,7 @@ package pod
 import (
 	"context"
 	"fmt"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -18,6 +19,10 @@ import (
 // ReasonNodeNotFound is the Event reason for a tenant Pod whose preset spec.nodeName names no
 // super Node.
 const ReasonNodeNotFound = "NodeNotFound"
+
+// ReasonTokenSyncFailed is the Event reason for a tenant Pod whose service-account tokens could
+// not be requested from the tenant or written into the super cluster.
+const ReasonTokenSyncFailed = "TokenSyncFailed"
 
 // ReasonSuperPodLost is the status reason of a tenant Pod whose bound super Pod disappeared.
 const ReasonSuperPodLost = "SuperPodLost"
@@ -104,15 +109,39 @@ func reconcileDownward(ctx context.Context, env *resources.Env, c *tenant.Cluste
 		want := Desired(c, full, superNS, nil)
 		// A preset spec.nodeName naming an existing super Node (a vNode's name) is honoured.
 		want.Spec.NodeName = full.Spec.NodeName
-		if _, err := superPods.Create(ctx, want, metav1.CreateOptions{FieldManager: downward.FieldManager}); err != nil {
+		// Fields a Pod cannot change later: the tenant apiserver's address and the DNS.
+		setAPIServerAccess(&want.Spec, c.APIServerHost, c.APIServerPort, env.ClusterDomain)
+		if err := setTenantDNS(env, c, &want.Spec, ns); err != nil {
+			return err
+		}
+		created, err := superPods.Create(ctx, want, metav1.CreateOptions{FieldManager: downward.FieldManager})
+		if err != nil {
 			if apierrors.IsAlreadyExists(err) {
 				return downward.Conflict(ctx, c, superPods, t, resources.KindPod, superNS, name, err)
 			}
 			return downward.Report(c, t, resources.KindPod, "create", err)
 		}
-		return nil
+		if created.Annotations[AnnotationTokenSecret] == "" {
+			return nil
+		}
+		// The kubelet waits for the token Secret before starting the containers.
+		return syncTokens(ctx, env, c, full, created)
 
 	default:
+		if due, after := tokenRefreshDue(s, time.Now()); due {
+			full, err := c.Client.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
+			if err != nil {
+				return fmt.Errorf("failed to read tenant Pod %s/%s: %w", ns, name, err)
+			}
+			if full.UID != t.UID {
+				return fmt.Errorf("tenant Pod %s/%s was recreated; will retry", ns, name)
+			}
+			if err := syncTokens(ctx, env, c, full, s); err != nil {
+				return err
+			}
+		} else if after > 0 && env.EnqueueAfter != nil {
+			env.EnqueueAfter(resources.Request{Tenant: c.Name, Kind: resources.KindPod, Namespace: ns, Name: name}, after)
+		}
 		want := Desired(c, t, superNS, s.Annotations)
 		if !NeedsUpdate(want, s) {
 			return nil
@@ -126,6 +155,25 @@ func reconcileDownward(ctx context.Context, env *resources.Env, c *tenant.Cluste
 		}
 		return nil
 	}
+}
+
+// syncTokens writes fresh tenant service-account tokens for super Pod superPod (see
+// ensureTokens) and schedules the next refresh. A failure is reported as a TokenSyncFailed
+// Event on the tenant Pod and returned (the request is retried with backoff).
+func syncTokens(ctx context.Context, env *resources.Env, c *tenant.Cluster, full, superPod *corev1.Pod) error {
+	if !superPod.DeletionTimestamp.IsZero() {
+		return nil
+	}
+	next, err := ensureTokens(ctx, env, c, full, superPod)
+	if err != nil {
+		c.Recorder.Eventf(full, corev1.EventTypeWarning, ReasonTokenSyncFailed,
+			"service-account tokens for the super-cluster copy not written (will retry): %v", err)
+		return err
+	}
+	if env.EnqueueAfter != nil {
+		env.EnqueueAfter(resources.Request{Tenant: c.Name, Kind: resources.KindPod, Namespace: full.Namespace, Name: full.Name}, time.Until(next))
+	}
+	return nil
 }
 
 // wasRunInSuper reports whether the tenant Pod was bound by the syncer (a PodScheduled

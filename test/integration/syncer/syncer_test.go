@@ -204,6 +204,18 @@ func TestSyncer(t *testing.T) {
 		}
 	})
 
+	t.Run("service-account tokens come from the tenant", func(t *testing.T) {
+		testTenantTokens(t, super, t1, ns1, "shop", "web-0")
+	})
+
+	t.Run("downward-API fieldRefs keep the tenant's namespace and UID", func(t *testing.T) {
+		testDownwardAPIIdentity(t, super, t2, ns2, "shop")
+	})
+
+	t.Run("Pods reach their tenant's apiserver and DNS", func(t *testing.T) {
+		testTenantAPIAccess(t, super, t1, ns1, conversion.SuperNamespace(t1.Name, uid1, "kube-system"), "shop")
+	})
+
 	t.Run("preset spec.nodeName: honoured for a super Node, never run otherwise", func(t *testing.T) {
 		web, err := t1.Client.CoreV1().Pods("shop").Get(ctx, "web-0", metav1.GetOptions{})
 		if err != nil {
@@ -491,7 +503,7 @@ func TestSyncer(t *testing.T) {
 		if err := app.AddTenant(ctx, c, kubeconfigNS, "garbage", []byte("not: [a kubeconfig"), 1); err != nil {
 			t.Fatal(err)
 		}
-		unreachable := strings.Replace(string(t3.Kubeconfig), "server: https://127.0.0.1:", "server: https://127.0.0.1:1", 1)
+		unreachable := unreachableKubeconfig(t3.Kubeconfig)
 		if unreachable == string(t3.Kubeconfig) {
 			t.Fatal("could not rewrite the server address of the kubeconfig")
 		}
@@ -543,7 +555,7 @@ func TestSyncer(t *testing.T) {
 		}
 		waitCondition(t, c, "late", tenancyv1alpha1.ConditionKubeconfigValid, metav1.ConditionFalse, "SecretNotFound")
 		// First a kubeconfig that is valid but points nowhere, then rotated to tenant 3's.
-		unreachable := strings.Replace(string(t3.Kubeconfig), "server: https://127.0.0.1:", "server: https://127.0.0.1:1", 1)
+		unreachable := unreachableKubeconfig(t3.Kubeconfig)
 		sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: kubeconfigNS, Name: "late-kubeconfig"},
 			Data: map[string][]byte{"kubeconfig": []byte(unreachable)}}
 		if err := c.Create(ctx, sec); err != nil {

@@ -4,6 +4,9 @@ package options
 import (
 	"errors"
 	"flag"
+	"fmt"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"strings"
 
 	"github.com/spf13/pflag"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
@@ -38,6 +41,11 @@ type Options struct {
 	KubeconfigNamespace string
 	// InstallCRDs creates or updates the Tenant CRD at start-up. Defaults to true.
 	InstallCRDs bool
+	// TenantDNS points tenant Pods with dnsPolicy ClusterFirst at their tenant's DNS Service
+	// (kube-system/kube-dns) when the tenant has one. Defaults to true.
+	TenantDNS bool
+	// TenantClusterDomain is the tenants' DNS cluster domain. Defaults to "cluster.local".
+	TenantClusterDomain string
 	// Zap are the logging options.
 	Zap zap.Options
 }
@@ -53,6 +61,8 @@ func NewOptions() *Options {
 		InstallCRDs:            true,
 		FairQueuing:            true,
 		PodSecurityEnforce:     "baseline",
+		TenantDNS:              true,
+		TenantClusterDomain:    "cluster.local",
 	}
 }
 
@@ -82,6 +92,10 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"The only super-cluster namespace whose Secrets are read: Tenants' kubeconfig Secrets must live here.")
 	fs.BoolVar(&o.InstallCRDs, "install-crds", o.InstallCRDs,
 		"Create or update the Tenant CustomResourceDefinition at start-up (turn off when a chart manages it).")
+	fs.BoolVar(&o.TenantDNS, "tenant-dns", o.TenantDNS,
+		"Point tenant Pods with dnsPolicy ClusterFirst at their tenant's own DNS Service (kube-system/kube-dns, through its super-cluster copy) when the tenant has one, so names like svc.namespace resolve as in the tenant; false (or a tenant without kube-dns) leaves them on the super cluster's DNS, where short Service names of the Pod's own namespace still resolve.")
+	fs.StringVar(&o.TenantClusterDomain, "tenant-cluster-domain", o.TenantClusterDomain,
+		"DNS domain of the tenant clusters, used in tenant Pods' DNS search paths and in the host aliases kubernetes.default.svc.<domain> that point at the tenant apiserver.")
 	gofs := flag.NewFlagSet("zap", flag.ContinueOnError)
 	o.Zap.BindFlags(gofs)
 	fs.AddGoFlagSet(gofs)
@@ -100,6 +114,9 @@ func (o *Options) Validate() error {
 	case "", "privileged", "baseline", "restricted":
 	default:
 		errs = append(errs, errors.New("--pod-security-enforce must be privileged, baseline, restricted or empty"))
+	}
+	if errs2 := validation.IsDNS1123Subdomain(o.TenantClusterDomain); len(errs2) > 0 {
+		errs = append(errs, fmt.Errorf("--tenant-cluster-domain %q: %s", o.TenantClusterDomain, strings.Join(errs2, "; ")))
 	}
 	if o.KubeconfigNamespace == "" {
 		errs = append(errs, errors.New("--kubeconfig-namespace must not be empty"))

@@ -1,0 +1,273 @@
+package pod
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"time"
+
+	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/vcsyncer/syncer/pkg/conversion"
+	"github.com/vcsyncer/syncer/pkg/resources"
+	"github.com/vcsyncer/syncer/pkg/syncer/downward"
+	"github.com/vcsyncer/syncer/pkg/tenant"
+)
+
+// Service-account tokens of tenant Pods.
+//
+// A tenant Pod's projected serviceAccountToken sources (the kube-api-access-* volume that the
+// tenant's ServiceAccount admission adds, and any the user wrote) must carry a token issued by
+// the TENANT apiserver: the Pod talks to its tenant, and a super-cluster token must never reach
+// a tenant Pod. So the syncer, like a kubelet (pkg/kubelet/token in Kubernetes), requests each
+// token with the TokenRequest API (KEP-1205, bound service-account tokens) from the tenant
+// apiserver, bound to the tenant Pod (so it dies with the Pod), and writes the tokens into one
+// super Secret per Pod. In the super Pod, each serviceAccountToken source is replaced by a
+// secret source projecting the same path from that Secret, and the tenant's root CA
+// (kube-root-ca.crt, which would otherwise be the super cluster's) comes from the same Secret.
+// The Secret is owned by the super Pod (ownerReference), so the super cluster's garbage
+// collector deletes it with the Pod. Tokens are refreshed when 80% of their lifetime has passed,
+// the kubelet's rule.
+
+const (
+	// AnnotationTokenSecret on a super Pod names the super Secret that holds its tenant tokens.
+	AnnotationTokenSecret = "tenancy.vcsyncer.io/sa-token-secret"
+	// AnnotationTokenRefresh on a super Pod is when (RFC 3339) its tenant tokens are refreshed
+	// next; absent until the Secret has been written.
+	AnnotationTokenRefresh = "tenancy.vcsyncer.io/sa-token-refresh"
+	// LabelTokenSecret marks the token Secrets the syncer writes; its value is the super Pod's
+	// name hash (bounded to 63 characters).
+	LabelTokenSecret = "tenancy.vcsyncer.io/sa-token"
+	// tenantCAKey is the Secret key holding the tenant's root CA bundle.
+	tenantCAKey = "tenant-ca.crt"
+	// rootCAConfigMap is the ConfigMap every Kubernetes namespace gets with the cluster's CA.
+	rootCAConfigMap = "kube-root-ca.crt"
+	// defaultTokenSeconds is the projected token lifetime when the source sets none (the API
+	// default of ServiceAccountTokenProjection.expirationSeconds).
+	defaultTokenSeconds = 3600
+)
+
+// TokenSecretName returns the name of the super Secret holding the tenant tokens of the tenant
+// Pod with UID podUID: "vcsyncer-sa-token-" and 16 hex digits of SHA-256(UID), 34 characters.
+func TokenSecretName(podUID types.UID) string {
+	sum := sha256.Sum256([]byte(podUID))
+	return "vcsyncer-sa-token-" + hex.EncodeToString(sum[:8])
+}
+
+// tokenKey returns the Secret key of the token of source i of projected volume vol.
+func tokenKey(vol string, i int) string { return vol + "." + strconv.Itoa(i) + ".token" }
+
+// tokenSource is one projected serviceAccountToken source of a tenant Pod.
+type tokenSource struct {
+	key string
+	src corev1.ServiceAccountTokenProjection
+}
+
+// tokenSources lists the projected serviceAccountToken sources of spec with their Secret keys,
+// and whether any projected volume needs the tenant root CA.
+func tokenSources(spec *corev1.PodSpec) (out []tokenSource, needsCA bool) {
+	for _, v := range spec.Volumes {
+		if v.Projected == nil {
+			continue
+		}
+		for i, s := range v.Projected.Sources {
+			if s.ServiceAccountToken != nil {
+				out = append(out, tokenSource{key: tokenKey(v.Name, i), src: *s.ServiceAccountToken})
+			}
+			if s.ConfigMap != nil && s.ConfigMap.Name == rootCAConfigMap {
+				needsCA = true
+			}
+		}
+	}
+	return out, needsCA
+}
+
+// rewriteProjectedTokens replaces, in spec, every projected serviceAccountToken source with a
+// source from the token Secret secretName (same path, mode from the volume), and every
+// projected kube-root-ca.crt ConfigMap source with the tenant CA from that Secret. It turns off
+// automounting so the super cluster's ServiceAccount admission never mounts a super token. It
+// returns whether any source was rewritten (false: no Secret is needed).
+func rewriteProjectedTokens(spec *corev1.PodSpec, secretName string) bool {
+	rewrote := false
+	for vi := range spec.Volumes {
+		v := &spec.Volumes[vi]
+		if v.Projected == nil {
+			continue
+		}
+		for i := range v.Projected.Sources {
+			s := &v.Projected.Sources[i]
+			switch {
+			case s.ServiceAccountToken != nil:
+				path := s.ServiceAccountToken.Path
+				*s = corev1.VolumeProjection{Secret: &corev1.SecretProjection{
+					LocalObjectReference: corev1.LocalObjectReference{Name: secretName},
+					Items:                []corev1.KeyToPath{{Key: tokenKey(v.Name, i), Path: path}},
+				}}
+				rewrote = true
+			case s.ConfigMap != nil && s.ConfigMap.Name == rootCAConfigMap:
+				var items []corev1.KeyToPath
+				for _, it := range s.ConfigMap.Items {
+					if it.Key == "ca.crt" {
+						items = append(items, corev1.KeyToPath{Key: tenantCAKey, Path: it.Path, Mode: it.Mode})
+					}
+				}
+				if len(s.ConfigMap.Items) == 0 {
+					items = []corev1.KeyToPath{{Key: tenantCAKey, Path: "ca.crt"}}
+				}
+				*s = corev1.VolumeProjection{Secret: &corev1.SecretProjection{
+					LocalObjectReference: corev1.LocalObjectReference{Name: secretName},
+					Items:                items, Optional: s.ConfigMap.Optional,
+				}}
+				rewrote = true
+			}
+		}
+	}
+	f := false
+	spec.AutomountServiceAccountToken = &f
+	return rewrote
+}
+
+// tokenRefreshDue reports whether the tenant tokens of super Pod s must be (re)written now, and
+// otherwise how long until they must be. A Pod without a token Secret never needs one.
+func tokenRefreshDue(s *corev1.Pod, now time.Time) (due bool, after time.Duration) {
+	if s.Annotations[AnnotationTokenSecret] == "" {
+		return false, 0
+	}
+	at, err := time.Parse(time.RFC3339, s.Annotations[AnnotationTokenRefresh])
+	if err != nil {
+		return true, 0 // never written, or unreadable: write now
+	}
+	if d := at.Sub(now); d > 0 {
+		return false, d
+	}
+	return true, 0
+}
+
+// refreshAt returns when a token issued at issued and expiring at exp is refreshed: after 80%
+// of its lifetime, the kubelet's rule (pkg/kubelet/token: requiresRefresh), and at least every
+// 24 hours.
+func refreshAt(issued, exp time.Time) time.Time {
+	at := issued.Add(exp.Sub(issued) * 8 / 10)
+	if limit := issued.Add(24 * time.Hour); at.After(limit) {
+		at = limit
+	}
+	return at
+}
+
+// ensureTokens requests fresh tenant tokens for the tenant Pod full (its full spec, read from the
+// tenant apiserver) and writes them, with the tenant root CA, into the super Secret named by
+// the super Pod's AnnotationTokenSecret; then records the next refresh time on the super Pod.
+// superPod must be the live super Pod (its UID becomes the Secret's owner). It returns when the
+// next refresh is due. Errors: TokenRequest refused by the tenant (e.g. the ServiceAccount is
+// gone), the Secret name taken by an object the syncer does not own (resources.ErrNotOwned),
+// or a failed super write; all are retried by the caller.
+func ensureTokens(ctx context.Context, env *resources.Env, c *tenant.Cluster, full, superPod *corev1.Pod) (time.Time, error) {
+	name := superPod.Annotations[AnnotationTokenSecret]
+	srcs, needsCA := tokenSources(&full.Spec)
+	data := map[string][]byte{}
+	now := time.Now()
+	next := now.Add(24 * time.Hour)
+	sa := full.Spec.ServiceAccountName
+	if sa == "" {
+		sa = "default"
+	}
+	for _, ts := range srcs {
+		secs := int64(defaultTokenSeconds)
+		if ts.src.ExpirationSeconds != nil {
+			secs = *ts.src.ExpirationSeconds
+		}
+		var auds []string
+		if ts.src.Audience != "" {
+			auds = []string{ts.src.Audience}
+		}
+		tr, err := c.Client.CoreV1().ServiceAccounts(full.Namespace).CreateToken(ctx, sa, &authenticationv1.TokenRequest{
+			Spec: authenticationv1.TokenRequestSpec{
+				Audiences: auds, ExpirationSeconds: &secs,
+				BoundObjectRef: &authenticationv1.BoundObjectReference{Kind: "Pod", APIVersion: "v1", Name: full.Name, UID: full.UID},
+			},
+		}, metav1.CreateOptions{})
+		if err != nil {
+			return time.Time{}, fmt.Errorf("TokenRequest for ServiceAccount %s/%s in the tenant: %w", full.Namespace, sa, err)
+		}
+		data[ts.key] = []byte(tr.Status.Token)
+		if at := refreshAt(now, tr.Status.ExpirationTimestamp.Time); at.Before(next) {
+			next = at
+		}
+	}
+	if needsCA {
+		cm, err := c.Informers.Core().V1().ConfigMaps().Lister().ConfigMaps(full.Namespace).Get(rootCAConfigMap)
+		if err != nil {
+			return time.Time{}, fmt.Errorf("tenant root CA ConfigMap %s/%s: %w", full.Namespace, rootCAConfigMap, err)
+		}
+		data[tenantCAKey] = []byte(cm.Data["ca.crt"])
+	}
+	if err := writeTokenSecret(ctx, env, superPod, name, data); err != nil {
+		return time.Time{}, err
+	}
+	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{
+		"annotations": map[string]string{AnnotationTokenRefresh: next.UTC().Format(time.RFC3339)},
+	}})
+	if _, err := env.Super.CoreV1().Pods(superPod.Namespace).Patch(ctx, superPod.Name, types.MergePatchType, patch,
+		metav1.PatchOptions{FieldManager: downward.FieldManager}); err != nil {
+		return time.Time{}, fmt.Errorf("failed to record the token refresh time on super Pod %s/%s: %w", superPod.Namespace, superPod.Name, err)
+	}
+	return next, nil
+}
+
+// writeTokenSecret creates or replaces the token Secret name in the super Pod's namespace. The
+// Secret is labelled LabelTokenSecret and owned by the super Pod; an existing Secret without
+// that owner is never touched (resources.ErrNotOwned).
+func writeTokenSecret(ctx context.Context, env *resources.Env, superPod *corev1.Pod, name string, data map[string][]byte) error {
+	secrets := env.Super.CoreV1().Secrets(superPod.Namespace)
+	ctrl := true
+	want := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: name, Namespace: superPod.Namespace,
+			Labels: map[string]string{
+				LabelTokenSecret: name,
+				// Not conversion.LabelManagedBy: the Secret maps to no tenant Secret, and the
+				// Secret kind's reconciler must not treat it as an orphaned copy.
+				conversion.LabelTenantUID: superPod.Labels[conversion.LabelTenantUID],
+			},
+			OwnerReferences: []metav1.OwnerReference{{
+				APIVersion: "v1", Kind: "Pod", Name: superPod.Name, UID: superPod.UID, Controller: &ctrl,
+			}},
+		},
+		Type: corev1.SecretTypeOpaque,
+		Data: data,
+	}
+	existing, err := secrets.Get(ctx, name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		if _, err := secrets.Create(ctx, want, metav1.CreateOptions{FieldManager: downward.FieldManager}); err != nil {
+			return fmt.Errorf("failed to create token Secret %s/%s: %w", superPod.Namespace, name, err)
+		}
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if !ownedBy(existing, superPod.UID) {
+		return fmt.Errorf("token Secret %s/%s: %w", superPod.Namespace, name, resources.ErrNotOwned)
+	}
+	want.ResourceVersion = existing.ResourceVersion
+	if _, err := secrets.Update(ctx, want, metav1.UpdateOptions{FieldManager: downward.FieldManager}); err != nil {
+		return fmt.Errorf("failed to update token Secret %s/%s: %w", superPod.Namespace, name, err)
+	}
+	return nil
+}
+
+func ownedBy(o metav1.Object, uid types.UID) bool {
+	for _, ref := range o.GetOwnerReferences() {
+		if ref.UID == uid && ref.Kind == "Pod" {
+			return true
+		}
+	}
+	return false
+}

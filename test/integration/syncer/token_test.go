@@ -1,0 +1,210 @@
+package syncer_test
+
+import (
+	"context"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/vcsyncer/syncer/pkg/conversion"
+	"github.com/vcsyncer/syncer/pkg/resources/pod"
+	"github.com/vcsyncer/syncer/test/framework"
+)
+
+// testTenantTokens checks that the super copy of tenant Pod ns/name (already Running) mounts a
+// service-account token issued by the TENANT apiserver, bound to the tenant Pod, with the
+// tenant's CA, and no super-cluster token.
+func testTenantTokens(t *testing.T, super kubernetes.Interface, tc *framework.ControlPlane, superNS, ns, name string) {
+	ctx := context.Background()
+	tp, err := tc.Client.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tenantVol string
+	for _, v := range tp.Spec.Volumes {
+		if strings.HasPrefix(v.Name, "kube-api-access-") {
+			tenantVol = v.Name
+		}
+	}
+	if tenantVol == "" {
+		t.Fatalf("tenant Pod %s/%s has no kube-api-access volume: %+v", ns, name, tp.Spec.Volumes)
+	}
+	var sp *corev1.Pod
+	var secret *corev1.Secret
+	eventually(t, time.Minute, "token Secret written", func(ctx context.Context) error {
+		sp, err = super.CoreV1().Pods(superNS).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if sp.Annotations[pod.AnnotationTokenRefresh] == "" {
+			return errorf("no %s annotation yet", pod.AnnotationTokenRefresh)
+		}
+		secret, err = super.CoreV1().Secrets(superNS).Get(ctx, sp.Annotations[pod.AnnotationTokenSecret], metav1.GetOptions{})
+		return err
+	})
+	if sp.Spec.AutomountServiceAccountToken == nil || *sp.Spec.AutomountServiceAccountToken {
+		t.Errorf("super Pod automountServiceAccountToken = %v, want false", sp.Spec.AutomountServiceAccountToken)
+	}
+	var vol *corev1.Volume
+	for i := range sp.Spec.Volumes {
+		if sp.Spec.Volumes[i].Name == tenantVol {
+			vol = &sp.Spec.Volumes[i]
+		}
+		if p := sp.Spec.Volumes[i].Projected; p != nil {
+			for _, s := range p.Sources {
+				if s.ServiceAccountToken != nil {
+					t.Errorf("super Pod volume %s projects a super-cluster token", sp.Spec.Volumes[i].Name)
+				}
+			}
+		}
+	}
+	if vol == nil || vol.Projected == nil {
+		t.Fatalf("super Pod lacks projected volume %s: %+v", tenantVol, sp.Spec.Volumes)
+	}
+	paths := map[string]string{} // path -> Secret key
+	for _, s := range vol.Projected.Sources {
+		if s.Secret != nil && s.Secret.Name == secret.Name {
+			for _, it := range s.Secret.Items {
+				paths[it.Path] = it.Key
+			}
+		}
+	}
+	if paths["token"] == "" || paths["ca.crt"] == "" {
+		t.Fatalf("super volume %s does not project token and ca.crt from Secret %s: %+v", tenantVol, secret.Name, vol.Projected.Sources)
+	}
+	owned := false
+	for _, ref := range secret.OwnerReferences {
+		owned = owned || (ref.Kind == "Pod" && ref.UID == sp.UID)
+	}
+	if !owned {
+		t.Errorf("token Secret %s is not owned by the super Pod: %+v", secret.Name, secret.OwnerReferences)
+	}
+	if secret.Labels[conversion.LabelManagedBy] != "" {
+		t.Errorf("token Secret carries %s (it would be taken for a copy of a tenant Secret)", conversion.LabelManagedBy)
+	}
+	rootCA, err := tc.Client.CoreV1().ConfigMaps(ns).Get(ctx, "kube-root-ca.crt", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(secret.Data[paths["ca.crt"]]) != rootCA.Data["ca.crt"] {
+		t.Errorf("ca.crt in the super Pod is not the tenant's root CA")
+	}
+	token := string(secret.Data[paths["token"]])
+	review := func(c kubernetes.Interface) *authenticationv1.TokenReview {
+		r, err := c.AuthenticationV1().TokenReviews().Create(ctx, &authenticationv1.TokenReview{Spec: authenticationv1.TokenReviewSpec{Token: token}}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	tr := review(tc.Client)
+	wantUser := "system:serviceaccount:" + ns + ":" + tp.Spec.ServiceAccountName
+	if !tr.Status.Authenticated || tr.Status.User.Username != wantUser {
+		t.Errorf("tenant TokenReview: authenticated %v as %q (%s), want %q", tr.Status.Authenticated, tr.Status.User.Username, tr.Status.Error, wantUser)
+	}
+	if got := tr.Status.User.Extra["authentication.kubernetes.io/pod-uid"]; len(got) != 1 || got[0] != string(tp.UID) {
+		t.Errorf("token is bound to Pod UID %v, want the tenant Pod %s", got, tp.UID)
+	}
+	if sr := review(super); sr.Status.Authenticated {
+		t.Errorf("the super cluster accepts the tenant token as %q", sr.Status.User.Username)
+	}
+	at, err := time.Parse(time.RFC3339, sp.Annotations[pod.AnnotationTokenRefresh])
+	if err != nil || time.Until(at) < 10*time.Minute {
+		t.Errorf("next refresh %q (%v): want a time ~80%% of the token lifetime ahead", sp.Annotations[pod.AnnotationTokenRefresh], err)
+	}
+}
+
+// testDownwardAPIIdentity creates a tenant Pod whose env reads metadata.namespace and
+// metadata.uid and checks that its super copy reads them from the annotations that carry the
+// tenant's values.
+func testDownwardAPIIdentity(t *testing.T, super kubernetes.Interface, tc *framework.ControlPlane, superNS, ns string) {
+	ctx := context.Background()
+	ref := func(p string) *corev1.EnvVarSource {
+		return &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: p}}
+	}
+	p := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "whoami"},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "busybox", Env: []corev1.EnvVar{
+			{Name: "MY_NAMESPACE", ValueFrom: ref("metadata.namespace")}, {Name: "MY_UID", ValueFrom: ref("metadata.uid")},
+		}}}},
+	}
+	created(t)(tc.Client.CoreV1().Pods(ns).Create(ctx, p, metav1.CreateOptions{}))
+	eventually(t, time.Minute, "super Pod whoami", func(ctx context.Context) error {
+		sp, err := super.CoreV1().Pods(superNS).Get(ctx, "whoami", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		env := sp.Spec.Containers[0].Env
+		want := map[string]string{
+			"MY_NAMESPACE": "metadata.annotations['" + conversion.AnnotationNamespace + "']",
+			"MY_UID":       "metadata.annotations['" + conversion.AnnotationUID + "']",
+		}
+		for _, e := range env {
+			if _, ok := want[e.Name]; !ok {
+				continue // the KUBERNETES_* variables of the tenant apiserver
+			}
+			if e.ValueFrom == nil || e.ValueFrom.FieldRef == nil || e.ValueFrom.FieldRef.FieldPath != want[e.Name] {
+				return errorf("env %s reads %s, want %s", e.Name, e.ValueFrom.FieldRef.FieldPath, want[e.Name])
+			}
+		}
+		tp, err := tc.Client.CoreV1().Pods(ns).Get(ctx, "whoami", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if sp.Annotations[conversion.AnnotationNamespace] != ns || sp.Annotations[conversion.AnnotationUID] != string(tp.UID) {
+			return errorf("super annotations %v do not hold the tenant namespace and UID", sp.Annotations)
+		}
+		return nil
+	})
+}
+
+// testTenantAPIAccess checks that a super Pod reaches its tenant's apiserver (KUBERNETES_*
+// variables, kubernetes host aliases) and, once the tenant has a kube-system/kube-dns Service,
+// the tenant's DNS through that Service's super copy.
+func testTenantAPIAccess(t *testing.T, super kubernetes.Interface, tc *framework.ControlPlane, superNS, dnsNS, ns string) {
+	ctx := context.Background()
+	created(t)(tc.Client.CoreV1().Services("kube-system").Create(ctx, &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: "kube-dns"},
+		Spec: corev1.ServiceSpec{Selector: map[string]string{"k8s-app": "kube-dns"},
+			Ports: []corev1.ServicePort{{Name: "dns", Port: 53, Protocol: corev1.ProtocolUDP}}},
+	}, metav1.CreateOptions{}))
+	created(t)(tc.Client.CoreV1().Pods(ns).Create(ctx, &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "dns-check"},
+		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "busybox"}}},
+	}, metav1.CreateOptions{}))
+	u, err := url.Parse(tc.RESTConfig.Host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, time.Minute, "super Pod dns-check with the tenant's DNS and apiserver", func(ctx context.Context) error {
+		sp, err := super.CoreV1().Pods(superNS).Get(ctx, "dns-check", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		dns, err := super.CoreV1().Services(dnsNS).Get(ctx, "kube-dns", metav1.GetOptions{})
+		if err != nil {
+			return errorf("super copy of kube-dns in %s: %v", dnsNS, err)
+		}
+		if sp.Spec.DNSPolicy != corev1.DNSNone || sp.Spec.DNSConfig == nil || len(sp.Spec.DNSConfig.Nameservers) == 0 ||
+			sp.Spec.DNSConfig.Nameservers[0] != dns.Spec.ClusterIP || sp.Spec.DNSConfig.Searches[0] != ns+".svc.cluster.local" {
+			return errorf("dnsPolicy %q dnsConfig %+v, want nameserver %s", sp.Spec.DNSPolicy, sp.Spec.DNSConfig, dns.Spec.ClusterIP)
+		}
+		env := map[string]string{}
+		for _, e := range sp.Spec.Containers[0].Env {
+			env[e.Name] = e.Value
+		}
+		if env["KUBERNETES_SERVICE_HOST"] != u.Hostname() || env["KUBERNETES_SERVICE_PORT"] != u.Port() {
+			return errorf("KUBERNETES_SERVICE_HOST/PORT = %s:%s, want the tenant apiserver %s", env["KUBERNETES_SERVICE_HOST"], env["KUBERNETES_SERVICE_PORT"], u.Host)
+		}
+		if len(sp.Spec.HostAliases) != 1 || sp.Spec.HostAliases[0].IP != u.Hostname() {
+			return errorf("hostAliases %+v, want kubernetes -> %s", sp.Spec.HostAliases, u.Hostname())
+		}
+		return nil
+	})
+}
