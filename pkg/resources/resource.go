@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -56,9 +55,6 @@ type Env struct {
 	// pod-security.kubernetes.io/enforce=baseline (--pod-security-enforce). Afterwards they
 	// belong to the super cluster's admins: the syncer never changes or reverts them.
 	NamespaceLabels map[string]string
-	// EnqueueAfter adds a downward request after a delay (for time-driven work such as
-	// refreshing service-account tokens). Nil in unit tests: callers must check.
-	EnqueueAfter func(r Request, after time.Duration)
 	// TenantDNS points ClusterFirst Pods at their tenant's DNS Service (kube-system/kube-dns)
 	// when the tenant has one (--tenant-dns).
 	TenantDNS bool

@@ -100,10 +100,6 @@ func New(o Options) (*Syncer, error) {
 		resources: map[resources.Kind]resources.Resource{},
 	}
 	s.down = newPipelineQueue("downward", !o.DisableFairQueuing, s.weight, observer(directionDownward))
-	env.EnqueueAfter = func(r resources.Request, after time.Duration) {
-		metrics.QueueAdd(r.Tenant, directionDownward)
-		s.down.AddAfter(r, after)
-	}
 	s.up = newPipelineQueue("upward", !o.DisableFairQueuing, s.weight, observer(directionUpward))
 	for _, r := range DefaultResources() {
 		s.resources[r.Kind()] = r
@@ -144,6 +140,7 @@ func (s *Syncer) Start(ctx context.Context) error {
 	for range s.opts.UpwardWorkers {
 		wg.Go(func() { s.work(ctx, s.up, false) })
 	}
+	wg.Go(func() { s.refreshTokens(ctx) })
 	<-ctx.Done()
 	s.down.ShutDown()
 	s.up.ShutDown()
@@ -151,6 +148,30 @@ func (s *Syncer) Start(ctx context.Context) error {
 	s.env.SuperInformers.Shutdown()
 	s.env.SuperNodes.Shutdown()
 	return nil
+}
+
+// tokenRefreshInterval is how often the super Pod cache is scanned for tenant service-account
+// tokens due for refresh. Tokens are refreshed at 80% of a lifetime of at least 10 minutes
+// (the API minimum), so 30 s is well inside the remaining 2 minutes.
+const tokenRefreshInterval = 30 * time.Second
+
+// refreshTokens enqueues, every tokenRefreshInterval until ctx is done, the Pods whose tenant
+// tokens are due (pod.TokenRefreshesDue), at low priority.
+func (s *Syncer) refreshTokens(ctx context.Context) {
+	t := time.NewTicker(tokenRefreshInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case now := <-t.C:
+			for _, req := range pod.TokenRefreshesDue(s.env, now) {
+				if c, ok := s.registry.Get(req.Tenant); ok && c.Synced() {
+					s.enqueue(s.down, req, false)
+				}
+			}
+		}
+	}
 }
 
 // weight returns a tenant's fair-queue weight (Tenant.spec.weight), 1 for unknown tenants.

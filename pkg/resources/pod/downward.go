@@ -128,7 +128,7 @@ func reconcileDownward(ctx context.Context, env *resources.Env, c *tenant.Cluste
 		return syncTokens(ctx, env, c, full, created)
 
 	default:
-		if due, after := tokenRefreshDue(s, time.Now()); due {
+		if due, _ := tokenRefreshDue(s, time.Now()); due {
 			full, err := c.Client.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
 			if err != nil {
 				return fmt.Errorf("failed to read tenant Pod %s/%s: %w", ns, name, err)
@@ -139,8 +139,6 @@ func reconcileDownward(ctx context.Context, env *resources.Env, c *tenant.Cluste
 			if err := syncTokens(ctx, env, c, full, s); err != nil {
 				return err
 			}
-		} else if after > 0 && env.EnqueueAfter != nil {
-			env.EnqueueAfter(resources.Request{Tenant: c.Name, Kind: resources.KindPod, Namespace: ns, Name: name}, after)
 		}
 		want := Desired(c, t, superNS, s.Annotations)
 		if !NeedsUpdate(want, s) {
@@ -158,20 +156,16 @@ func reconcileDownward(ctx context.Context, env *resources.Env, c *tenant.Cluste
 }
 
 // syncTokens writes fresh tenant service-account tokens for super Pod superPod (see
-// ensureTokens) and schedules the next refresh. A failure is reported as a TokenSyncFailed
+// ensureTokens); the next refresh is found by TokenRefreshesDue. A failure is reported as a TokenSyncFailed
 // Event on the tenant Pod and returned (the request is retried with backoff).
 func syncTokens(ctx context.Context, env *resources.Env, c *tenant.Cluster, full, superPod *corev1.Pod) error {
 	if !superPod.DeletionTimestamp.IsZero() {
 		return nil
 	}
-	next, err := ensureTokens(ctx, env, c, full, superPod)
-	if err != nil {
+	if _, err := ensureTokens(ctx, env, c, full, superPod); err != nil {
 		c.Recorder.Eventf(full, corev1.EventTypeWarning, ReasonTokenSyncFailed,
 			"service-account tokens for the super-cluster copy not written (will retry): %v", err)
 		return err
-	}
-	if env.EnqueueAfter != nil {
-		env.EnqueueAfter(resources.Request{Tenant: c.Name, Kind: resources.KindPod, Namespace: full.Namespace, Name: full.Name}, time.Until(next))
 	}
 	return nil
 }

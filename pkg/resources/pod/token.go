@@ -271,3 +271,24 @@ func ownedBy(o metav1.Object, uid types.UID) bool {
 	}
 	return false
 }
+
+// TokenRefreshesDue returns the tenant Pods whose super copies' tokens must be refreshed by
+// now (AnnotationTokenRefresh not after now, or never written), read from the super Pod cache.
+// The syncer calls it periodically and enqueues the result downward, so no per-Pod timer is
+// held in memory.
+func TokenRefreshesDue(env *resources.Env, now time.Time) []resources.Request {
+	var out []resources.Request
+	for _, obj := range env.SuperInformers.Core().V1().Pods().Informer().GetStore().List() {
+		p, ok := obj.(*corev1.Pod)
+		if !ok || !p.DeletionTimestamp.IsZero() {
+			continue
+		}
+		if due, _ := tokenRefreshDue(p, now); !due {
+			continue
+		}
+		if o, owned := conversion.OwnerOf(p); owned {
+			out = append(out, resources.Request{Tenant: o.Tenant, Kind: resources.KindPod, Namespace: o.Namespace, Name: o.Name})
+		}
+	}
+	return out
+}
