@@ -1,6 +1,8 @@
 package resources
 
 import (
+	"reflect"
+	"sort"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -9,28 +11,104 @@ import (
 	"github.com/vcsyncer/syncer/pkg/tenant"
 )
 
-// DesiredMeta returns the metadata of the super copy of tenant object tObj in superNS: same
-// name, the tenant's labels (the syncer owns a super object's labels), the super object's
-// existing annotations existingAnn (nil when creating) overlaid with the tenant's, and the
-// ownership stamps.
-// Owner references, finalizers and managed fields are never copied: tenant UIDs mean nothing
-// in the super cluster.
-func DesiredMeta(c *tenant.Cluster, tObj metav1.Object, superNS string, existingAnn map[string]string) metav1.ObjectMeta {
-	m := metav1.ObjectMeta{
-		Name:        tObj.GetName(),
-		Namespace:   superNS,
-		Labels:      CopyLabels(tObj.GetLabels()),
-		Annotations: MergeAnnotations(existingAnn, withoutLastApplied(tObj.GetAnnotations())),
+// Annotations recording which label and annotation keys of a super object came from its tenant
+// object at the last sync (comma-separated, sorted). They tell the syncer's keys apart from
+// keys other super-cluster controllers add (cloud load balancers, webhooks, admins): the
+// syncer removes a key the tenant removed, and never touches a key it did not write — the
+// same idea as kubectl's last-applied-configuration.
+const (
+	AnnotationSyncedLabels      = conversion.Domain + "/synced-labels"
+	AnnotationSyncedAnnotations = conversion.Domain + "/synced-annotations"
+)
+
+// DesiredMeta returns the metadata of the super copy of tenant object tObj in superNS, given
+// the current super object existing (nil, or a typed nil pointer, when creating): same name;
+// the tenant's labels and annotations; the labels and annotations on existing that the
+// syncer did not copy from the tenant (kept); the AnnotationSynced* records; and the
+// ownership stamps. Tenant keys in the syncer's own domain and kubectl's last-applied
+// annotation are never copied. Owner references, finalizers and managed fields are never
+// copied: tenant UIDs mean nothing in the super cluster.
+//
+// A super object written before the AnnotationSyncedLabels record existed is treated as
+// having all its labels from the tenant (the syncer used to own every label) and none of its
+// annotations (it used to keep every annotation).
+func DesiredMeta(c *tenant.Cluster, tObj metav1.Object, superNS string, existing metav1.Object) metav1.ObjectMeta {
+	tLabels := CopyLabels(tObj.GetLabels())
+	tAnn := withoutLastApplied(tObj.GetAnnotations())
+	var exLabels, exAnn map[string]string
+	if !isNil(existing) {
+		exLabels, exAnn = existing.GetLabels(), existing.GetAnnotations()
 	}
+	syncedLabels, recorded := exAnn[AnnotationSyncedLabels]
+	prevLabels := keySet(syncedLabels)
+	if !recorded {
+		prevLabels = keySetOf(exLabels)
+	}
+	prevAnn := keySet(exAnn[AnnotationSyncedAnnotations])
+	m := metav1.ObjectMeta{Name: tObj.GetName(), Namespace: superNS, Labels: map[string]string{}, Annotations: map[string]string{}}
+	for k, v := range exLabels {
+		if !prevLabels[k] && !conversion.IsOwnKey(k) {
+			m.Labels[k] = v
+		}
+	}
+	for k, v := range tLabels {
+		m.Labels[k] = v
+	}
+	for k, v := range exAnn {
+		if !prevAnn[k] {
+			m.Annotations[k] = v
+		}
+	}
+	for k, v := range tAnn {
+		m.Annotations[k] = v
+	}
+	m.Annotations[AnnotationSyncedLabels] = joinKeys(tLabels)
+	m.Annotations[AnnotationSyncedAnnotations] = joinKeys(tAnn)
 	conversion.Stamp(&m, Owner(c, tObj))
 	return m
 }
 
-// MetaEqual reports whether existing has desired's labels exactly and desired's annotations
-// (extra annotations on existing, added by super-cluster controllers, are allowed).
+// MetaEqual reports whether existing has exactly desired's labels and annotations (desired
+// comes from DesiredMeta, which already keeps what other controllers added to existing).
 func MetaEqual(desired, existing metav1.Object) bool {
 	return MapsEqual(desired.GetLabels(), existing.GetLabels()) &&
-		SubsetEqual(desired.GetAnnotations(), existing.GetAnnotations())
+		MapsEqual(desired.GetAnnotations(), existing.GetAnnotations())
+}
+
+func isNil(o metav1.Object) bool {
+	if o == nil {
+		return true
+	}
+	v := reflect.ValueOf(o)
+	return v.Kind() == reflect.Pointer && v.IsNil()
+}
+
+func keySet(joined string) map[string]bool {
+	if joined == "" {
+		return nil
+	}
+	out := map[string]bool{}
+	for _, k := range strings.Split(joined, ",") {
+		out[k] = true
+	}
+	return out
+}
+
+func keySetOf(m map[string]string) map[string]bool {
+	out := make(map[string]bool, len(m))
+	for k := range m {
+		out[k] = true
+	}
+	return out
+}
+
+func joinKeys(m map[string]string) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return strings.Join(keys, ",")
 }
 
 // withoutLastApplied drops kubectl's last-applied-configuration annotation (it describes the

@@ -5,6 +5,7 @@ import (
 	"context"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/client-go/tools/cache"
 
@@ -59,12 +60,12 @@ func (Resource) Downward(ctx context.Context, env *resources.Env, c *tenant.Clus
 
 // Desired returns the super copy of tenant ConfigMap o in superNS.
 func Desired(c *tenant.Cluster, o *corev1.ConfigMap, superNS string, existing *corev1.ConfigMap, has bool) *corev1.ConfigMap {
-	var ann map[string]string
+	var ex metav1.Object
 	if has {
-		ann = existing.Annotations
+		ex = existing
 	}
 	return &corev1.ConfigMap{
-		ObjectMeta: resources.DesiredMeta(c, o, superNS, ann),
+		ObjectMeta: resources.DesiredMeta(c, o, superNS, ex),
 		Data:       o.Data,
 		BinaryData: o.BinaryData,
 		Immutable:  o.Immutable,

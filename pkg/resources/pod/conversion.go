@@ -2,7 +2,9 @@ package pod
 
 import (
 	"encoding/json"
+	"hash/fnv"
 	"slices"
+	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -14,9 +16,15 @@ import (
 // systemPriorityClasses exist in every cluster, so a Pod that names one keeps it.
 var systemPriorityClasses = []string{"system-cluster-critical", "system-node-critical"}
 
-// Desired returns the super Pod for tenant Pod t in superNS. existingAnn are the annotations
-// of the current super Pod (nil when creating), kept where the tenant does not set them.
-func Desired(c *tenant.Cluster, t *corev1.Pod, superNS string, existingAnn map[string]string) *corev1.Pod {
+// AnnotationSyncedImages on a super Pod is a hash (FNV-64a, hex) of the tenant Pod's container
+// names and images at the last sync. The syncer pushes images only when the tenant's change,
+// so an image rewritten in the super cluster (say, a webhook pinning digests) is not fought over.
+const AnnotationSyncedImages = conversion.Domain + "/synced-images"
+
+// Desired returns the super Pod for tenant Pod t in superNS. existing is the current super Pod
+// (nil when creating): labels and annotations other super-cluster controllers added to it
+// are kept (resources.DesiredMeta).
+func Desired(c *tenant.Cluster, t *corev1.Pod, superNS string, existing *corev1.Pod) *corev1.Pod {
 	spec := t.Spec.DeepCopy()
 	spec.NodeName = ""
 	spec.Priority = nil
@@ -26,7 +34,8 @@ func Desired(c *tenant.Cluster, t *corev1.Pod, superNS string, existingAnn map[s
 	}
 	spec.EphemeralContainers = nil
 	rewriteFieldRefs(spec)
-	meta := resources.DesiredMeta(c, t, superNS, existingAnn)
+	meta := resources.DesiredMeta(c, t, superNS, existing)
+	meta.Annotations[AnnotationSyncedImages] = imagesHash(t)
 	if rewriteProjectedTokens(spec, TokenSecretName(t.UID)) {
 		if meta.Annotations == nil {
 			meta.Annotations = map[string]string{}
@@ -88,29 +97,28 @@ func rewriteFieldRefs(spec *corev1.PodSpec) {
 	}
 }
 
-// NeedsUpdate reports whether the super Pod differs from desired in the fields that can be
-// changed on a live Pod and that the syncer owns: labels, annotations and container images.
-func NeedsUpdate(want, have *corev1.Pod) bool {
-	if !resources.MapsEqual(want.Labels, have.Labels) || !resources.SubsetEqual(want.Annotations, have.Annotations) {
-		return true
-	}
-	return !sameImages(want.Spec.Containers, have.Spec.Containers) || !sameImages(want.Spec.InitContainers, have.Spec.InitContainers)
-}
-
-func sameImages(a, b []corev1.Container) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i].Image != b[i].Image {
-			return false
+// imagesHash returns the AnnotationSyncedImages value of tenant Pod t.
+func imagesHash(t *corev1.Pod) string {
+	h := fnv.New64a()
+	for _, cs := range [][]corev1.Container{t.Spec.InitContainers, t.Spec.Containers} {
+		for _, c := range cs {
+			_, _ = h.Write([]byte(c.Name + "=" + c.Image + "\n"))
 		}
 	}
-	return true
+	return strconv.FormatUint(h.Sum64(), 16)
 }
 
-// UpdatePatch returns a strategic-merge patch that gives the super Pod have want's labels,
-// annotations and container images, and nothing else. A patch, not an Update: the super Pod in
+// NeedsUpdate reports whether the super Pod differs from desired in the fields that can be
+// changed on a live Pod and that the syncer owns: labels and annotations (desired keeps what
+// others added, see resources.DesiredMeta), and container images when the tenant changed them
+// since the last sync (AnnotationSyncedImages is among the annotations).
+func NeedsUpdate(want, have *corev1.Pod) bool {
+	return !resources.MapsEqual(want.Labels, have.Labels) || !resources.MapsEqual(want.Annotations, have.Annotations)
+}
+
+// UpdatePatch returns a strategic-merge patch that gives the super Pod have want's labels and
+// annotations, and want's container images when the tenant changed them since the last sync,
+// and nothing else. A patch, not an Update: the super Pod in
 // the cache is trimmed (see TrimSuperPod), so it cannot be sent back whole; and a patch never
 // overwrites fields other controllers set. Returns nil when there is nothing to change.
 func UpdatePatch(want, have *corev1.Pod) ([]byte, error) {
@@ -135,6 +143,11 @@ func UpdatePatch(want, have *corev1.Pod) ([]byte, error) {
 			ann[k] = v
 		}
 	}
+	for k := range have.Annotations {
+		if _, ok := want.Annotations[k]; !ok {
+			ann[k] = nil // removed in the tenant since the last sync
+		}
+	}
 	if len(ann) > 0 {
 		meta["annotations"] = ann
 	}
@@ -143,13 +156,14 @@ func UpdatePatch(want, have *corev1.Pod) ([]byte, error) {
 		patch["metadata"] = meta
 	}
 	spec := map[string]any{}
+	imagesChanged := want.Annotations[AnnotationSyncedImages] != have.Annotations[AnnotationSyncedImages]
 	for field, pair := range map[string][2][]corev1.Container{
 		"containers": {want.Spec.Containers, have.Spec.Containers}, "initContainers": {want.Spec.InitContainers, have.Spec.InitContainers},
 	} {
 		var changed []map[string]any
 		for _, w := range pair[0] {
 			for _, h := range pair[1] {
-				if h.Name == w.Name && h.Image != w.Image {
+				if imagesChanged && h.Name == w.Name && h.Image != w.Image {
 					changed = append(changed, map[string]any{"name": w.Name, "image": w.Image})
 				}
 			}

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
 
 	"github.com/vcsyncer/syncer/pkg/conversion"
+	"github.com/vcsyncer/syncer/pkg/resources"
 	"github.com/vcsyncer/syncer/pkg/tenant"
 )
 
@@ -49,7 +50,9 @@ func tenantPod() *corev1.Pod {
 
 func TestDesired(t *testing.T) {
 	c := &tenant.Cluster{Name: "t1", UID: "tenant-uid"}
-	got := Desired(c, tenantPod(), "t1-abcdef-shop", map[string]string{"super-webhook": "keep"})
+	existing := Desired(c, tenantPod(), "t1-abcdef-shop", nil)
+	existing.Annotations["super-webhook"] = "keep"
+	got := Desired(c, tenantPod(), "t1-abcdef-shop", existing)
 
 	f := false
 	secret := TokenSecretName("pod-uid")
@@ -84,7 +87,9 @@ func TestDesired(t *testing.T) {
 		"note": "x", "super-webhook": "keep",
 		conversion.AnnotationTenant: "t1", conversion.AnnotationTenantUID: "tenant-uid",
 		conversion.AnnotationNamespace: "shop", conversion.AnnotationName: "web", conversion.AnnotationUID: "pod-uid",
-		AnnotationTokenSecret: secret,
+		AnnotationTokenSecret:            secret,
+		resources.AnnotationSyncedLabels: "app", resources.AnnotationSyncedAnnotations: "note",
+		AnnotationSyncedImages: imagesHash(tenantPod()),
 	}
 	if diff := cmp.Diff(wantAnn, got.Annotations); diff != "" {
 		t.Errorf("annotations (-want +got):\n%s", diff)
@@ -106,27 +111,60 @@ func TestDesiredKeepsSystemPriorityClass(t *testing.T) {
 
 func TestNeedsUpdate(t *testing.T) {
 	c := &tenant.Cluster{Name: "t1", UID: "tenant-uid"}
-	base := Desired(c, tenantPod(), "ns", nil)
 	cases := map[string]struct {
-		mutate func(have *corev1.Pod)
+		tenant func(tp *corev1.Pod)   // a change in the tenant
+		super  func(have *corev1.Pod) // a change in the super cluster by someone else
 		want   bool
+		check  func(t *testing.T, got *corev1.Pod)
 	}{
-		"equal":                             {mutate: func(*corev1.Pod) {}, want: false},
-		"extra super annotation kept":       {mutate: func(h *corev1.Pod) { h.Annotations["cloud"] = "lb" }, want: false},
-		"tenant annotation changed":         {mutate: func(h *corev1.Pod) { h.Annotations["note"] = "y" }, want: true},
-		"label changed":                     {mutate: func(h *corev1.Pod) { h.Labels["app"] = "other" }, want: true},
-		"image changed":                     {mutate: func(h *corev1.Pod) { h.Spec.Containers[0].Image = "nginx:2" }, want: true},
-		"super-assigned nodeName no update": {mutate: func(h *corev1.Pod) { h.Spec.NodeName = "n1" }, want: false},
-		"label removed in tenant":           {mutate: func(h *corev1.Pod) { h.Labels["stale"] = "x" }, want: true},
+		"equal":                              {want: false},
+		"super annotation added by others":   {super: func(h *corev1.Pod) { h.Annotations["cloud"] = "lb" }, want: false},
+		"super label added by others":        {super: func(h *corev1.Pod) { h.Labels["policy.example/zone"] = "a" }, want: false},
+		"super nodeName assigned":            {super: func(h *corev1.Pod) { h.Spec.NodeName = "n1" }, want: false},
+		"super image rewritten by a webhook": {super: func(h *corev1.Pod) { h.Spec.Containers[0].Image = "nginx@sha256:abc" }, want: false},
+		"tenant annotation changed": {tenant: func(p *corev1.Pod) { p.Annotations["note"] = "y" }, want: true,
+			check: func(t *testing.T, got *corev1.Pod) {
+				if got.Annotations["note"] != "y" {
+					t.Errorf("note = %q", got.Annotations["note"])
+				}
+			}},
+		"tenant annotation removed": {tenant: func(p *corev1.Pod) { delete(p.Annotations, "note") }, want: true,
+			check: func(t *testing.T, got *corev1.Pod) {
+				if _, ok := got.Annotations["note"]; ok {
+					t.Error("annotation removed in the tenant kept in super")
+				}
+			}},
+		"tenant label changed": {tenant: func(p *corev1.Pod) { p.Labels["app"] = "other" }, want: true},
+		"tenant label removed, others' label kept": {
+			tenant: func(p *corev1.Pod) { delete(p.Labels, "app") },
+			super:  func(h *corev1.Pod) { h.Labels["policy.example/zone"] = "a" }, want: true,
+			check: func(t *testing.T, got *corev1.Pod) {
+				if _, ok := got.Labels["app"]; ok || got.Labels["policy.example/zone"] != "a" {
+					t.Errorf("labels %v: want app removed and policy.example/zone kept", got.Labels)
+				}
+			}},
+		"tenant image changed": {tenant: func(p *corev1.Pod) { p.Spec.Containers[0].Image = "nginx:2" }, want: true,
+			check: func(t *testing.T, got *corev1.Pod) {
+				if got.Spec.Containers[0].Image != "nginx:2" {
+					t.Errorf("image = %q", got.Spec.Containers[0].Image)
+				}
+			}},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			have := base.DeepCopy()
-			tc.mutate(have)
-			if got := NeedsUpdate(base, have); got != tc.want {
+			tp := tenantPod()
+			have := Desired(c, tp, "ns", nil) // as created
+			if tc.super != nil {
+				tc.super(have)
+			}
+			if tc.tenant != nil {
+				tc.tenant(tp)
+			}
+			want := Desired(c, tp, "ns", have)
+			if got := NeedsUpdate(want, have); got != tc.want {
 				t.Errorf("NeedsUpdate = %v, want %v", got, tc.want)
 			}
-			patch, err := UpdatePatch(base, have)
+			patch, err := UpdatePatch(want, have)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -145,11 +183,14 @@ func TestNeedsUpdate(t *testing.T) {
 			if err := json.Unmarshal(patched, got); err != nil {
 				t.Fatal(err)
 			}
-			if NeedsUpdate(base, got) {
+			if again := Desired(c, tp, "ns", got); NeedsUpdate(again, got) {
 				t.Errorf("patch %s did not converge", patch)
 			}
 			if got.Spec.NodeName != have.Spec.NodeName || len(got.Spec.Volumes) != len(have.Spec.Volumes) {
 				t.Errorf("patch %s touched fields it does not own", patch)
+			}
+			if tc.check != nil {
+				tc.check(t, got)
 			}
 		})
 	}
@@ -229,7 +270,7 @@ func TestTrimSuperPodKeepsWhatTheSyncerReads(t *testing.T) {
 	if trimmed.Spec.NodeName != "n1" || trimmed.Status.PodIP != "10.0.0.3" || trimmed.Spec.Volumes != nil {
 		t.Fatalf("trimmed %+v", trimmed.Spec)
 	}
-	want := Desired(c, tenantPod(), "ns", trimmed.Annotations)
+	want := Desired(c, tenantPod(), "ns", trimmed)
 	if NeedsUpdate(want, trimmed) != NeedsUpdate(want, full) {
 		t.Fatal("trimming changes the update decision")
 	}
@@ -293,10 +334,12 @@ func TestDesiredRewritesSuperIdentityFieldRefs(t *testing.T) {
 func TestDesiredDropsTenantAnnotationsInSyncerDomain(t *testing.T) {
 	p := tenantPod()
 	p.Spec.Volumes, p.Spec.Containers[0].VolumeMounts = nil, nil
+	existing := Desired(&tenant.Cluster{Name: "t", UID: "u"}, p, "ns", nil)
+	existing.Annotations[AnnotationTokenRefresh] = "2026-01-01T00:00:00Z"
 	p.Annotations[AnnotationTokenSecret] = "someone-elses-secret"
 	p.Annotations[AnnotationTokenRefresh] = "2999-01-01T00:00:00Z"
 	p.Annotations[conversion.AnnotationTenant] = "other-tenant"
-	got := Desired(&tenant.Cluster{Name: "t", UID: "u"}, p, "ns", map[string]string{AnnotationTokenRefresh: "2026-01-01T00:00:00Z"})
+	got := Desired(&tenant.Cluster{Name: "t", UID: "u"}, p, "ns", existing)
 	if v, ok := got.Annotations[AnnotationTokenSecret]; ok {
 		t.Errorf("tenant-supplied %s = %q copied", AnnotationTokenSecret, v)
 	}

@@ -140,7 +140,7 @@ func reconcileDownward(ctx context.Context, env *resources.Env, c *tenant.Cluste
 				return err
 			}
 		}
-		want := Desired(c, t, superNS, s.Annotations)
+		want := Desired(c, t, superNS, s)
 		if !NeedsUpdate(want, s) {
 			return nil
 		}

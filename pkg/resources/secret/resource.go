@@ -5,6 +5,7 @@ import (
 	"context"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/client-go/tools/cache"
 
@@ -55,12 +56,12 @@ func (Resource) Downward(ctx context.Context, env *resources.Env, c *tenant.Clus
 
 // Desired returns the super copy of tenant Secret o in superNS.
 func Desired(c *tenant.Cluster, o *corev1.Secret, superNS string, existing *corev1.Secret, has bool) *corev1.Secret {
-	var ann map[string]string
+	var ex metav1.Object
 	if has {
-		ann = existing.Annotations
+		ex = existing
 	}
 	return &corev1.Secret{
-		ObjectMeta: resources.DesiredMeta(c, o, superNS, ann),
+		ObjectMeta: resources.DesiredMeta(c, o, superNS, ex),
 		Type:       o.Type,
 		Data:       o.Data,
 		Immutable:  o.Immutable,

@@ -62,10 +62,6 @@ func (Resource) Downward(ctx context.Context, env *resources.Env, c *tenant.Clus
 // Desired returns the super copy of tenant Service o in superNS. existing (nil when creating)
 // supplies the values the super cluster allocated.
 func Desired(c *tenant.Cluster, o *corev1.Service, superNS string, existing *corev1.Service) *corev1.Service {
-	var ann map[string]string
-	if existing != nil {
-		ann = existing.Annotations
-	}
 	spec := *o.Spec.DeepCopy()
 	headless := spec.ClusterIP == corev1.ClusterIPNone
 	spec.ClusterIP, spec.ClusterIPs = "", nil
@@ -91,7 +87,7 @@ func Desired(c *tenant.Cluster, o *corev1.Service, superNS string, existing *cor
 	if existing != nil {
 		keepAllocated(&spec, &existing.Spec)
 	}
-	return &corev1.Service{ObjectMeta: resources.DesiredMeta(c, o, superNS, ann), Spec: spec}
+	return &corev1.Service{ObjectMeta: resources.DesiredMeta(c, o, superNS, existing), Spec: spec}
 }
 
 // keepAllocated copies the super cluster's allocations into spec where the tenant's spec

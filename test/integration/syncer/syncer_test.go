@@ -428,6 +428,10 @@ func TestSyncer(t *testing.T) {
 		})
 	})
 
+	t.Run("no fights: others' super labels, annotations and image rewrites kept; tenant removals flow down", func(t *testing.T) {
+		testNoFights(t, super, t2, ns2, "shop", "web-0")
+	})
+
 	t.Run("a super copy deleted by someone else is recreated; the tenant object stays", func(t *testing.T) {
 		if err := super.CoreV1().Secrets(ns2).Delete(ctx, "creds", metav1.DeleteOptions{}); err != nil {
 			t.Fatal(err)

@@ -1,0 +1,89 @@
+package syncer_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/vcsyncer/syncer/test/framework"
+)
+
+// testNoFights checks, on tenant Pod ns/name and its super copy in superNS, that labels and
+// annotations other super-cluster controllers add are kept, that an image a super-cluster
+// webhook rewrote is not reverted while the tenant's image is unchanged, and that keys the
+// tenant removes are removed from the super copy.
+func testNoFights(t *testing.T, super kubernetes.Interface, tc *framework.ControlPlane, superNS, ns, name string) {
+	ctx := context.Background()
+	tenantPatch := func(patch string) {
+		t.Helper()
+		if _, err := tc.Client.CoreV1().Pods(ns).Patch(ctx, name, types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	superPod := func(ctx context.Context) (*corev1.Pod, error) { return super.CoreV1().Pods(superNS).Get(ctx, name, metav1.GetOptions{}) }
+
+	tenantPatch(`{"metadata":{"labels":{"tier":"front"},"annotations":{"team":"a"}}}`)
+	eventually(t, time.Minute, "tenant label and annotation synced", func(ctx context.Context) error {
+		sp, err := superPod(ctx)
+		if err != nil {
+			return err
+		}
+		if sp.Labels["tier"] != "front" || sp.Annotations["team"] != "a" {
+			return errorf("labels %v annotations %v", sp.Labels, sp.Annotations)
+		}
+		return nil
+	})
+	// Others in the super cluster: a label, an annotation, an image rewrite.
+	sp, err := superPod(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	image := sp.Spec.Containers[0].Image
+	patch := `{"metadata":{"labels":{"policy.example/zone":"a"},"annotations":{"example.com/lb":"1"}},` +
+		`"spec":{"containers":[{"name":"` + sp.Spec.Containers[0].Name + `","image":"` + image + `-pinned"}]}}`
+	if _, err := super.CoreV1().Pods(superNS).Patch(ctx, name, types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// The tenant removes its label and annotation.
+	tenantPatch(`{"metadata":{"labels":{"tier":null},"annotations":{"team":null}}}`)
+	eventually(t, time.Minute, "tenant removals synced, others' changes kept", func(ctx context.Context) error {
+		sp, err := superPod(ctx)
+		if err != nil {
+			return err
+		}
+		if _, ok := sp.Labels["tier"]; ok {
+			return errorf("label removed in the tenant still on the super Pod: %v", sp.Labels)
+		}
+		if _, ok := sp.Annotations["team"]; ok {
+			return errorf("annotation removed in the tenant still on the super Pod: %v", sp.Annotations)
+		}
+		return nil
+	})
+	consistently(t, 3*time.Second, "others' changes kept", func(ctx context.Context) error {
+		sp, err := superPod(ctx)
+		if err != nil {
+			return err
+		}
+		if sp.Labels["policy.example/zone"] != "a" || sp.Annotations["example.com/lb"] != "1" || sp.Spec.Containers[0].Image != image+"-pinned" {
+			return errorf("labels %v annotations %v image %s", sp.Labels, sp.Annotations, sp.Spec.Containers[0].Image)
+		}
+		return nil
+	})
+	// A tenant image change still flows down.
+	tenantPatch(`{"spec":{"containers":[{"name":"` + sp.Spec.Containers[0].Name + `","image":"` + image + `-v2"}]}}`)
+	eventually(t, time.Minute, "tenant image change synced", func(ctx context.Context) error {
+		sp, err := superPod(ctx)
+		if err != nil {
+			return err
+		}
+		if sp.Spec.Containers[0].Image != image+"-v2" {
+			return errorf("image %s", sp.Spec.Containers[0].Image)
+		}
+		return nil
+	})
+}
