@@ -25,7 +25,9 @@ func testNoFights(t *testing.T, super kubernetes.Interface, tc *framework.Contro
 			t.Fatal(err)
 		}
 	}
-	superPod := func(ctx context.Context) (*corev1.Pod, error) { return super.CoreV1().Pods(superNS).Get(ctx, name, metav1.GetOptions{}) }
+	superPod := func(ctx context.Context) (*corev1.Pod, error) {
+		return super.CoreV1().Pods(superNS).Get(ctx, name, metav1.GetOptions{})
+	}
 
 	tenantPatch(`{"metadata":{"labels":{"tier":"front"},"annotations":{"team":"a"}}}`)
 	eventually(t, time.Minute, "tenant label and annotation synced", func(ctx context.Context) error {
