@@ -3,6 +3,7 @@ package syncer
 import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/labels"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/cache"
 
@@ -135,7 +136,10 @@ func (s *Syncer) superHandler(kind resources.Kind) cache.ResourceEventHandler {
 		}
 	}
 	return cache.ResourceEventHandlerFuncs{
-		AddFunc: func(o any) { enqueue(o, true) },
+		AddFunc: func(o any) {
+			enqueue(o, true)
+			s.enqueuePodsWaitingFor(kind, o)
+		},
 		// Status-only changes of a super Pod (scheduling, kubelet) matter upward only.
 		UpdateFunc: func(o, n any) { enqueue(n, !podStatusOnly(o, n)) },
 		DeleteFunc: func(o any) { enqueue(o, true) },
@@ -160,4 +164,44 @@ func podStatusOnly(oldObj, newObj any) bool {
 		equality.Semantic.DeepEqual(o.Labels, n.Labels) &&
 		equality.Semantic.DeepEqual(o.Annotations, n.Annotations) &&
 		equality.Semantic.DeepEqual(o.Spec, n.Spec)
+}
+
+// podDependencies are the kinds a super Pod may need before the super cluster accepts or runs
+// it: the super apiserver refuses a Pod whose ServiceAccount does not exist yet, and a kubelet
+// waits for the ConfigMaps and Secrets it mounts.
+var podDependencies = map[resources.Kind]bool{
+	resources.KindServiceAccount: true, resources.KindConfigMap: true, resources.KindSecret: true,
+}
+
+// enqueuePodsWaitingFor enqueues, when the super copy of a Pod dependency (podDependencies)
+// appears, the tenant Pods of the same tenant namespace that have no super copy yet, so a Pod
+// applied before its ServiceAccount converges as soon as the ServiceAccount is synced instead
+// of after its retry backoff.
+func (s *Syncer) enqueuePodsWaitingFor(kind resources.Kind, obj any) {
+	if !podDependencies[kind] || s.registry == nil {
+		return
+	}
+	m, ok := obj.(metav1.Object)
+	if !ok {
+		return
+	}
+	o, owned := conversion.OwnerOf(m)
+	if !owned {
+		return
+	}
+	c, ok := s.registry.Get(o.Tenant)
+	if !ok || c.UID != o.TenantUID || !c.Synced() {
+		return
+	}
+	pods, err := c.Informers.Core().V1().Pods().Lister().Pods(o.Namespace).List(labels.Everything())
+	if err != nil {
+		return
+	}
+	superPods := s.env.SuperInformers.Core().V1().Pods().Lister().Pods(m.GetNamespace())
+	for _, p := range pods {
+		if _, err := superPods.Get(p.Name); err == nil || !p.DeletionTimestamp.IsZero() {
+			continue
+		}
+		s.enqueue(s.down, resources.Request{Tenant: c.Name, Kind: resources.KindPod, Namespace: p.Namespace, Name: p.Name}, true)
+	}
 }

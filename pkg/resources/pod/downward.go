@@ -106,6 +106,13 @@ func reconcileDownward(ctx context.Context, env *resources.Env, c *tenant.Cluste
 		if full.UID != t.UID {
 			return fmt.Errorf("tenant Pod %s/%s was recreated; will retry", ns, name)
 		}
+		if sa := full.Spec.ServiceAccountName; sa != "" && sa != "default" {
+			// The super apiserver refuses a Pod whose ServiceAccount is missing: wait for the
+			// ServiceAccount's super copy (its arrival enqueues this Pod again).
+			if _, err := env.SuperInformers.Core().V1().ServiceAccounts().Lister().ServiceAccounts(superNS).Get(sa); err != nil {
+				return fmt.Errorf("Pod %s/%s waits for the super copy of ServiceAccount %s: %w", ns, name, sa, err)
+			}
+		}
 		want := Desired(c, full, superNS, nil)
 		// A preset spec.nodeName naming an existing super Node (a vNode's name) is honoured.
 		want.Spec.NodeName = full.Spec.NodeName
