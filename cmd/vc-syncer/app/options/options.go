@@ -4,6 +4,7 @@ package options
 import (
 	"errors"
 	"flag"
+	"time"
 
 	"github.com/spf13/pflag"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
@@ -40,6 +41,9 @@ type Options struct {
 	InstallCRDs bool
 	// Zap are the logging options.
 	Zap zap.Options
+	// RemediationInterval is the time between two periodic remediation scans (pkg/remediation);
+	// 0 turns them off. Defaults to 60s.
+	RemediationInterval time.Duration
 }
 
 // NewOptions returns Options with their defaults.
@@ -53,6 +57,7 @@ func NewOptions() *Options {
 		InstallCRDs:            true,
 		FairQueuing:            true,
 		PodSecurityEnforce:     "baseline",
+		RemediationInterval:    60 * time.Second,
 	}
 }
 
@@ -82,6 +87,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"The only super-cluster namespace whose Secrets are read: Tenants' kubeconfig Secrets must live here.")
 	fs.BoolVar(&o.InstallCRDs, "install-crds", o.InstallCRDs,
 		"Create or update the Tenant CustomResourceDefinition at start-up (turn off when a chart manages it).")
+	fs.DurationVar(&o.RemediationInterval, "remediation-interval", o.RemediationInterval,
+		"Time between two remediation scans, which compare every tenant's cache with the super cluster's cache and re-enqueue drifted objects at low priority (e.g. 60s, 5m); 0 turns them off.")
 	gofs := flag.NewFlagSet("zap", flag.ContinueOnError)
 	o.Zap.BindFlags(gofs)
 	fs.AddGoFlagSet(gofs)
@@ -100,6 +107,9 @@ func (o *Options) Validate() error {
 	case "", "privileged", "baseline", "restricted":
 	default:
 		errs = append(errs, errors.New("--pod-security-enforce must be privileged, baseline, restricted or empty"))
+	}
+	if o.RemediationInterval < 0 {
+		errs = append(errs, errors.New("--remediation-interval must not be negative"))
 	}
 	if o.KubeconfigNamespace == "" {
 		errs = append(errs, errors.New("--kubeconfig-namespace must not be empty"))
