@@ -266,7 +266,9 @@ func TestScanSkipBreaksConfirmation(t *testing.T) {
 	f := newFixture(t)
 	c := f.addTenant("t1", true, true)
 	runSteps(t, f, c, []scanStep{
-		{do: func(f *fixture, c *tenant.Cluster) { mustAdd(t, f.superStore(pod.Resource{}), superPodOf(c, tenantPod("gone"))) }},
+		{do: func(f *fixture, c *tenant.Cluster) {
+			mustAdd(t, f.superStore(pod.Resource{}), superPodOf(c, tenantPod("gone")))
+		}},
 		{do: func(f *fixture, c *tenant.Cluster) { f.ready["t1"] = false }},
 		{do: func(f *fixture, c *tenant.Cluster) { f.ready["t1"] = true }},
 		{want: []recorded{{req: req(c, resources.KindPod, "gone")}}},

@@ -35,7 +35,7 @@ func TestCheck(t *testing.T) {
 		}, want: resources.InSync},
 		"data edited in super": {
 			mutate: func(tc, sc *corev1.ConfigMap) (*corev1.ConfigMap, *corev1.ConfigMap) {
-				sc.Data["k"] = "w"
+				sc.Data = map[string]string{"k": "w"}
 				return tc, sc
 			},
 			want: resources.MismatchContentDiffers,
