@@ -1,10 +1,14 @@
 package pod
 
 import (
+	"reflect"
+	"slices"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/vcsyncer/syncer/pkg/conversion"
 	"github.com/vcsyncer/syncer/pkg/resources"
 	"github.com/vcsyncer/syncer/pkg/tenant"
 )
@@ -45,14 +49,92 @@ func (Resource) Check(env *resources.Env, c *tenant.Cluster, t, s metav1.Object)
 	if !ok {
 		return resources.InSync
 	}
-	if NeedsUpdate(Desired(c, tp, sp.Namespace, sp.Annotations), sp) {
+	if !contentInSync(c, tp, sp) {
 		return resources.MismatchContentDiffers
 	}
 	if sp.Spec.NodeName != "" && tp.Spec.NodeName == "" {
 		return resources.MismatchStatusDiffers // not bound to its vNode yet
 	}
-	if !equality.Semantic.DeepEqual(DesiredStatus(tp, sp), &tp.Status) {
+	if !statusInSync(tp, sp) {
 		return resources.MismatchStatusDiffers
 	}
 	return resources.InSync
+}
+
+// contentInSync reports what !NeedsUpdate(Desired(c, t, s.Namespace, s.Annotations), s)
+// reports, without building the desired Pod (remediation compares every Pod of every tenant;
+// TestContentInSyncMatchesNeedsUpdate keeps the two in step): the super Pod's labels are the
+// tenant's (without ownership keys) plus the ownership labels, exactly; it has every tenant
+// annotation (except kubectl's last-applied) and the ownership annotations; container and
+// init-container images are the same, in order.
+func contentInSync(c *tenant.Cluster, t, s *corev1.Pod) bool {
+	n := 0
+	for k, v := range t.Labels {
+		if conversion.IsOwnKey(k) {
+			continue
+		}
+		n++
+		if hv, ok := s.Labels[k]; !ok || hv != v {
+			return false
+		}
+	}
+	if len(s.Labels) != n+2 || s.Labels[conversion.LabelManagedBy] != conversion.ManagedByValue || s.Labels[conversion.LabelTenantUID] != c.UID {
+		return false
+	}
+	for k, v := range t.Annotations {
+		if conversion.IsOwnKey(k) || k == conversion.AnnotationTenantUID || k == lastAppliedAnnotation {
+			continue
+		}
+		if hv, ok := s.Annotations[k]; !ok || hv != v {
+			return false
+		}
+	}
+	a := s.Annotations
+	if a[conversion.AnnotationTenant] != c.Name || a[conversion.AnnotationTenantUID] != c.UID ||
+		a[conversion.AnnotationNamespace] != t.Namespace || a[conversion.AnnotationName] != t.Name || a[conversion.AnnotationUID] != string(t.UID) {
+		return false
+	}
+	for _, k := range []string{conversion.AnnotationTenant, conversion.AnnotationTenantUID, conversion.AnnotationNamespace, conversion.AnnotationName, conversion.AnnotationUID} {
+		if _, ok := a[k]; !ok {
+			return false
+		}
+	}
+	return sameImages(t.Spec.Containers, s.Spec.Containers) && sameImages(t.Spec.InitContainers, s.Spec.InitContainers)
+}
+
+const lastAppliedAnnotation = "kubectl.kubernetes.io/last-applied-configuration"
+
+// statusInSync reports what equality.Semantic.DeepEqual(DesiredStatus(t, s), &t.Status)
+// reports. It builds the desired status as a shallow copy (copying the conditions only when a
+// condition's observedGeneration must change) and tries reflect.DeepEqual first, which implies
+// semantic equality and is several times cheaper; only when that fails is the semantic
+// comparison (nil equals empty, times compared as instants) run.
+func statusInSync(t, s *corev1.Pod) bool {
+	want := s.Status
+	want.QOSClass = t.Status.QOSClass
+	want.ObservedGeneration = t.Status.ObservedGeneration
+	want.NominatedNodeName = ""
+	copied := false
+	for i := range want.Conditions {
+		var og int64
+		for _, tc := range t.Status.Conditions {
+			if tc.Type == want.Conditions[i].Type {
+				og = tc.ObservedGeneration
+			}
+		}
+		if want.Conditions[i].ObservedGeneration != og {
+			if !copied {
+				want.Conditions = slices.Clone(want.Conditions)
+				copied = true
+			}
+			want.Conditions[i].ObservedGeneration = og
+		}
+	}
+	if want.Phase != t.Status.Phase || want.PodIP != t.Status.PodIP || len(want.Conditions) != len(t.Status.Conditions) {
+		return false
+	}
+	if reflect.DeepEqual(&want, &t.Status) {
+		return true
+	}
+	return equality.Semantic.DeepEqual(&want, &t.Status)
 }

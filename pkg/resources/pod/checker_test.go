@@ -1,13 +1,16 @@
 package pod
 
 import (
+	"math/rand/v2"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
 
+	"github.com/vcsyncer/syncer/pkg/conversion"
 	"github.com/vcsyncer/syncer/pkg/resources"
 	"github.com/vcsyncer/syncer/pkg/tenant"
 )
@@ -136,5 +139,78 @@ func TestCheck(t *testing.T) {
 				t.Errorf("Check = %q, want %q", got, tc.want)
 			}
 		})
+	}
+}
+
+// mutations applied at random to a tenant Pod and its super copy, to check that the fast
+// comparisons of Check agree with the reconcilers' own decisions.
+var podMutations = []func(t, s *corev1.Pod){
+	func(t, _ *corev1.Pod) { t.Labels["app"] = "other" },
+	func(t, _ *corev1.Pod) { t.Labels["new"] = "1" },
+	func(t, _ *corev1.Pod) { delete(t.Labels, "app") },
+	func(t, _ *corev1.Pod) { t.Labels[conversion.LabelManagedBy] = "tenant-set" },
+	func(_, s *corev1.Pod) { s.Labels["extra"] = "1" },
+	func(_, s *corev1.Pod) { delete(s.Labels, conversion.LabelTenantUID) },
+	func(t, _ *corev1.Pod) { t.Annotations["note"] = "changed" },
+	func(t, _ *corev1.Pod) { t.Annotations["kubectl.kubernetes.io/last-applied-configuration"] = "{}" },
+	func(t, _ *corev1.Pod) { t.Annotations[conversion.AnnotationName] = "spoofed" },
+	func(_, s *corev1.Pod) { s.Annotations["added"] = "by-webhook" },
+	func(_, s *corev1.Pod) { delete(s.Annotations, "note") },
+	func(_, s *corev1.Pod) { s.Annotations[conversion.AnnotationNamespace] = "elsewhere" },
+	func(t, _ *corev1.Pod) { t.Spec.Containers[0].Image = "nginx:2" },
+	func(_, s *corev1.Pod) { s.Spec.InitContainers = []corev1.Container{{Name: "i", Image: "busybox"}} },
+	func(t, _ *corev1.Pod) { clear(t.Labels) },
+	func(_, s *corev1.Pod) { s.Status.Phase = corev1.PodFailed },
+	func(_, s *corev1.Pod) { s.Status.PodIP = "10.9.9.9" },
+	func(t, _ *corev1.Pod) { t.Status.Conditions[0].ObservedGeneration = 4 },
+	func(_, s *corev1.Pod) { s.Status.Conditions[1].ObservedGeneration = 2 },
+	func(_, s *corev1.Pod) { s.Status.NominatedNodeName = "n2" },
+	func(_, s *corev1.Pod) { s.Status.QOSClass = corev1.PodQOSGuaranteed },
+	func(_, s *corev1.Pod) { s.Status.ObservedGeneration = 9 },
+	func(_, s *corev1.Pod) { s.Status.Message = "evicted" },
+	func(_, s *corev1.Pod) {
+		s.Status.Conditions = append(s.Status.Conditions, corev1.PodCondition{Type: corev1.ContainersReady, Status: corev1.ConditionTrue})
+	},
+	func(_, s *corev1.Pod) {
+		s.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "c", Ready: true}}
+	},
+	func(_, s *corev1.Pod) { s.Status.HostIPs = []corev1.HostIP{} }, // empty vs nil: semantically equal
+	func(t, s *corev1.Pod) {
+		now := metav1.Now()
+		s.Status.StartTime = &now
+		utc := metav1.NewTime(now.UTC()) // the same instant in another location
+		t.Status.StartTime = &utc
+	},
+}
+
+// TestFastComparisonsMatchReconcilers checks, over random combinations of mutations, that
+// contentInSync equals !NeedsUpdate(Desired(...)) (the downward reconcile's decision) and
+// statusInSync equals Semantic.DeepEqual(DesiredStatus(...)) (the upward reconcile's).
+func TestFastComparisonsMatchReconcilers(t *testing.T) {
+	c := &tenant.Cluster{Name: "t1", UID: "tenant-uid"}
+	rng := rand.New(rand.NewPCG(1, 2))
+	var contentDiffers, statusDiffers int
+	for i := range 3000 {
+		tp, sp := checkPods(c)
+		for range rng.IntN(3) {
+			podMutations[rng.IntN(len(podMutations))](tp, sp)
+		}
+		wantContent := !NeedsUpdate(Desired(c, tp, sp.Namespace, sp.Annotations), sp)
+		if got := contentInSync(c, tp, sp); got != wantContent {
+			t.Fatalf("case %d: contentInSync = %v, reconcile decides %v\ntenant %+v\nsuper %+v", i, got, wantContent, tp.ObjectMeta, sp.ObjectMeta)
+		}
+		wantStatus := equality.Semantic.DeepEqual(DesiredStatus(tp, sp), &tp.Status)
+		if got := statusInSync(tp, sp); got != wantStatus {
+			t.Fatalf("case %d: statusInSync = %v, reconcile decides %v\ntenant %+v\nsuper %+v", i, got, wantStatus, tp.Status, sp.Status)
+		}
+		if !wantContent {
+			contentDiffers++
+		}
+		if !wantStatus {
+			statusDiffers++
+		}
+	}
+	if contentDiffers == 0 || contentDiffers == 3000 || statusDiffers == 0 || statusDiffers == 3000 {
+		t.Fatalf("mutations do not cover both outcomes: content differs %d, status differs %d of 3000", contentDiffers, statusDiffers)
 	}
 }
