@@ -48,7 +48,10 @@ func RemediationSkip(tenant, reason string) { remediationSkips.WithLabelValues(t
 // RemediationScan records the duration of one remediation scan.
 func RemediationScan(d time.Duration) { remediationScanDuration.Observe(d.Seconds()) }
 
-// forgetRemediation deletes a removed tenant's remediation series.
+// ForgetRemediationTenant deletes a removed tenant's remediation series (ForgetTenant does
+// this too, with every other series of the tenant).
+func ForgetRemediationTenant(tenant string) { forgetRemediation(prometheus.Labels{"tenant": tenant}) }
+
 func forgetRemediation(l prometheus.Labels) {
 	remediationMismatches.DeletePartialMatch(l)
 	remediationFixes.DeletePartialMatch(l)

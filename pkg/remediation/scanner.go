@@ -74,6 +74,9 @@ func DefaultTenantReady(c *tenant.Cluster) (bool, string) {
 type Scanner struct {
 	o      Options
 	states map[string]*tenantState // by tenant name
+	// reported holds the tenants the scanner has written metric series for, so that a removed
+	// tenant's series are deleted even if a scan raced with its removal.
+	reported map[string]bool
 }
 
 var _ manager.Runnable = (*Scanner)(nil)
@@ -86,7 +89,7 @@ func New(o Options) (*Scanner, error) {
 	if o.TenantReady == nil {
 		o.TenantReady = DefaultTenantReady
 	}
-	return &Scanner{o: o, states: map[string]*tenantState{}}, nil
+	return &Scanner{o: o, states: map[string]*tenantState{}, reported: map[string]bool{}}, nil
 }
 
 // Start scans every Options.Interval until ctx is done (the first scan one interval after the
@@ -145,6 +148,7 @@ func (s *Scanner) Scan() Result {
 			continue
 		}
 		live[name] = true
+		s.reported[name] = true
 		if ok, reason := s.o.TenantReady(c); !ok {
 			metrics.RemediationSkip(name, reason)
 			delete(s.states, name) // confirmation must span two trusted scans
@@ -163,6 +167,12 @@ func (s *Scanner) Scan() Result {
 	for name := range s.states {
 		if !live[name] {
 			delete(s.states, name)
+		}
+	}
+	for name := range s.reported {
+		if !live[name] {
+			metrics.ForgetRemediationTenant(name)
+			delete(s.reported, name)
 		}
 	}
 	for _, r := range s.o.Resources {

@@ -316,6 +316,9 @@ func TestScanDropsStateOfRemovedAndRotatedTenants(t *testing.T) {
 	if _, ok := f.sc.states["t1"]; ok {
 		t.Fatal("state of a removed tenant kept")
 	}
+	if f.sc.reported["t1"] {
+		t.Fatal("a removed tenant is still listed as having metric series")
+	}
 	f.tenants["t1"] = c
 	f.sc.Scan()
 	rotated := &tenant.Cluster{Name: c.Name, UID: c.UID, Informers: c.Informers}
