@@ -93,6 +93,7 @@ func Register() {
 			}
 			return src()
 		}})
+		ctrlmetrics.Registry.MustRegister(remediationCollectors()...)
 	})
 }
 
@@ -121,4 +122,5 @@ func ForgetTenant(tenant string) {
 	queueAdds.DeletePartialMatch(l)
 	queueRetries.DeletePartialMatch(l)
 	queueWait.DeletePartialMatch(l)
+	forgetRemediation(l)
 }

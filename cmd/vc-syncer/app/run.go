@@ -29,6 +29,7 @@ import (
 	"github.com/vcsyncer/syncer/cmd/vc-syncer/app/options"
 	"github.com/vcsyncer/syncer/config"
 	tenancyv1alpha1 "github.com/vcsyncer/syncer/pkg/apis/tenancy/v1alpha1"
+	"github.com/vcsyncer/syncer/pkg/remediation"
 	"github.com/vcsyncer/syncer/pkg/syncer"
 	"github.com/vcsyncer/syncer/pkg/tenant"
 	"github.com/vcsyncer/syncer/pkg/version"
@@ -153,6 +154,17 @@ func Run(ctx context.Context, o *options.Options, cfg *rest.Config) error {
 	}
 	if err := mgr.Add(s); err != nil {
 		return err
+	}
+	if o.RemediationInterval > 0 {
+		scanner, err := remediation.New(remediation.Options{
+			Interval: o.RemediationInterval, Env: s.Env(), Resources: s.Resources(), Tenants: registry, Queue: s,
+		})
+		if err != nil {
+			return err
+		}
+		if err := mgr.Add(scanner); err != nil {
+			return err
+		}
 	}
 	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
 		return err

@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/vcsyncer/syncer/pkg/conversion"
 	"github.com/vcsyncer/syncer/pkg/resources"
@@ -34,8 +35,7 @@ func Desired(c *tenant.Cluster, t *corev1.Pod, superNS string, existing *corev1.
 	}
 	spec.EphemeralContainers = nil
 	rewriteFieldRefs(spec)
-	meta := resources.DesiredMeta(c, t, superNS, existing)
-	meta.Annotations[AnnotationSyncedImages] = imagesHash(t)
+	meta := desiredMeta(c, t, superNS, existing)
 	if rewriteProjectedTokens(spec, TokenSecretName(t.UID)) {
 		if meta.Annotations == nil {
 			meta.Annotations = map[string]string{}
@@ -95,6 +95,18 @@ func rewriteFieldRefs(spec *corev1.PodSpec) {
 			}
 		}
 	}
+}
+
+// desiredMeta returns the metadata of the super Pod of tenant Pod t: resources.DesiredMeta and
+// AnnotationSyncedImages. existing may be nil.
+func desiredMeta(c *tenant.Cluster, t *corev1.Pod, superNS string, existing *corev1.Pod) metav1.ObjectMeta {
+	var ex metav1.Object
+	if existing != nil {
+		ex = existing
+	}
+	meta := resources.DesiredMeta(c, t, superNS, ex)
+	meta.Annotations[AnnotationSyncedImages] = imagesHash(t)
+	return meta
 }
 
 // imagesHash returns the AnnotationSyncedImages value of tenant Pod t.

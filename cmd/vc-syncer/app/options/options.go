@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"strings"
+	"time"
 
 	"github.com/spf13/pflag"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
@@ -48,6 +49,9 @@ type Options struct {
 	TenantClusterDomain string
 	// Zap are the logging options.
 	Zap zap.Options
+	// RemediationInterval is the time between two periodic remediation scans (pkg/remediation);
+	// 0 turns them off. Defaults to 60s.
+	RemediationInterval time.Duration
 }
 
 // NewOptions returns Options with their defaults.
@@ -63,6 +67,7 @@ func NewOptions() *Options {
 		PodSecurityEnforce:     "baseline",
 		TenantDNS:              true,
 		TenantClusterDomain:    "cluster.local",
+		RemediationInterval:    60 * time.Second,
 	}
 }
 
@@ -96,6 +101,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"Point tenant Pods with dnsPolicy ClusterFirst at their tenant's own DNS Service (kube-system/kube-dns, through its super-cluster copy) when the tenant has one, so names like svc.namespace resolve as in the tenant; false (or a tenant without kube-dns) leaves them on the super cluster's DNS, where short Service names of the Pod's own namespace still resolve.")
 	fs.StringVar(&o.TenantClusterDomain, "tenant-cluster-domain", o.TenantClusterDomain,
 		"DNS domain of the tenant clusters, used in tenant Pods' DNS search paths and in the host aliases kubernetes.default.svc.<domain> that point at the tenant apiserver.")
+	fs.DurationVar(&o.RemediationInterval, "remediation-interval", o.RemediationInterval,
+		"Time between two remediation scans, which compare every tenant's cache with the super cluster's cache and re-enqueue drifted objects at low priority (e.g. 60s, 5m); 0 turns them off.")
 	gofs := flag.NewFlagSet("zap", flag.ContinueOnError)
 	o.Zap.BindFlags(gofs)
 	fs.AddGoFlagSet(gofs)
@@ -117,6 +124,9 @@ func (o *Options) Validate() error {
 	}
 	if errs2 := validation.IsDNS1123Subdomain(o.TenantClusterDomain); len(errs2) > 0 {
 		errs = append(errs, fmt.Errorf("--tenant-cluster-domain %q: %s", o.TenantClusterDomain, strings.Join(errs2, "; ")))
+	}
+	if o.RemediationInterval < 0 {
+		errs = append(errs, errors.New("--remediation-interval must not be negative"))
 	}
 	if o.KubeconfigNamespace == "" {
 		errs = append(errs, errors.New("--kubeconfig-namespace must not be empty"))

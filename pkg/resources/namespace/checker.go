@@ -1,0 +1,22 @@
+package namespace
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/vcsyncer/syncer/pkg/resources"
+	"github.com/vcsyncer/syncer/pkg/tenant"
+)
+
+var _ resources.Checker = Resource{}
+
+// Check implements resources.Checker for presence and identity only (resources.CheckPresence):
+// every tenant namespace has a super namespace recorded with its UID. A super namespace that is
+// terminating while the tenant namespace is not is left alone, as the reconciler does (it is
+// recreated once gone, through its deletion event). Labels and annotations are not compared:
+// super-cluster admins own the ones the tenant does not set.
+func (Resource) Check(_ *resources.Env, _ *tenant.Cluster, t, s metav1.Object) resources.Mismatch {
+	if s != nil && t.GetDeletionTimestamp() == nil && s.GetDeletionTimestamp() != nil {
+		return resources.InSync
+	}
+	return resources.CheckPresence(t, s)
+}

@@ -1,0 +1,107 @@
+package pod
+
+import (
+	"reflect"
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/vcsyncer/syncer/pkg/resources"
+	"github.com/vcsyncer/syncer/pkg/tenant"
+)
+
+var _ resources.Checker = Resource{}
+
+// Check implements resources.Checker. It follows the two reconcilers step by step:
+//
+//   - no super Pod: expected (InSync) for a tenant Pod that already ran and finished (markLost
+//     has nothing to do) and for a Pod whose preset spec.nodeName is not one of the tenant's
+//     vNodes (it never runs); otherwise MismatchMissingInSuper (created, or marked lost);
+//   - super Pod recorded with another tenant UID, or still live while the tenant Pod is being
+//     deleted: MismatchStaleInSuper;
+//   - labels, annotations or container images differ (NeedsUpdate on Desired, as the downward
+//     reconcile decides): MismatchContentDiffers;
+//   - super Pod bound and the tenant Pod not, or the tenant status differs from DesiredStatus
+//     (as the upward reconcile decides): MismatchStatusDiffers.
+func (Resource) Check(env *resources.Env, c *tenant.Cluster, t, s metav1.Object) resources.Mismatch {
+	tp, ok := t.(*corev1.Pod)
+	if !ok {
+		return resources.InSync
+	}
+	if s == nil && tp.DeletionTimestamp == nil {
+		if wasRunInSuper(tp) {
+			if tp.Status.Phase == corev1.PodSucceeded || tp.Status.Phase == corev1.PodFailed {
+				return resources.InSync
+			}
+			return resources.MismatchMissingInSuper
+		}
+		if tp.Spec.NodeName != "" && !presetNodeAllowed(env, c, tp.Spec.NodeName) {
+			return resources.InSync
+		}
+	}
+	if m := resources.CheckPresence(t, s); m != resources.InSync || tp.DeletionTimestamp != nil {
+		return m
+	}
+	sp, ok := s.(*corev1.Pod)
+	if !ok {
+		return resources.InSync
+	}
+	if !contentInSync(c, tp, sp) {
+		return resources.MismatchContentDiffers
+	}
+	if sp.Spec.NodeName != "" && tp.Spec.NodeName == "" {
+		return resources.MismatchStatusDiffers // not bound to its vNode yet
+	}
+	if !statusInSync(tp, sp) {
+		return resources.MismatchStatusDiffers
+	}
+	return resources.InSync
+}
+
+// contentInSync reports what !NeedsUpdate(Desired(c, t, s.Namespace, s), s) reports, building
+// only the desired metadata (NeedsUpdate compares labels and annotations; the tenant images
+// are among the annotations as AnnotationSyncedImages), not the desired spec
+// (TestContentInSyncMatchesNeedsUpdate keeps the two in step).
+func contentInSync(c *tenant.Cluster, t, s *corev1.Pod) bool {
+	want := &corev1.Pod{ObjectMeta: desiredMeta(c, t, s.Namespace, s)}
+	return !NeedsUpdate(want, s)
+}
+
+const lastAppliedAnnotation = "kubectl.kubernetes.io/last-applied-configuration"
+
+// statusInSync reports what equality.Semantic.DeepEqual(DesiredStatus(t, s), &t.Status)
+// reports. It builds the desired status as a shallow copy (copying the conditions only when a
+// condition's observedGeneration must change) and tries reflect.DeepEqual first, which implies
+// semantic equality and is several times cheaper; only when that fails is the semantic
+// comparison (nil equals empty, times compared as instants) run.
+func statusInSync(t, s *corev1.Pod) bool {
+	want := s.Status
+	want.QOSClass = t.Status.QOSClass
+	want.ObservedGeneration = t.Status.ObservedGeneration
+	want.NominatedNodeName = ""
+	copied := false
+	for i := range want.Conditions {
+		var og int64
+		for _, tc := range t.Status.Conditions {
+			if tc.Type == want.Conditions[i].Type {
+				og = tc.ObservedGeneration
+			}
+		}
+		if want.Conditions[i].ObservedGeneration != og {
+			if !copied {
+				want.Conditions = slices.Clone(want.Conditions)
+				copied = true
+			}
+			want.Conditions[i].ObservedGeneration = og
+		}
+	}
+	if want.Phase != t.Status.Phase || want.PodIP != t.Status.PodIP || len(want.Conditions) != len(t.Status.Conditions) {
+		return false
+	}
+	if reflect.DeepEqual(&want, &t.Status) {
+		return true
+	}
+	return equality.Semantic.DeepEqual(&want, &t.Status)
+}
