@@ -1,0 +1,69 @@
+package namespace
+
+import (
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/vcsyncer/syncer/pkg/resources"
+	"github.com/vcsyncer/syncer/pkg/tenant"
+)
+
+func TestCheck(t *testing.T) {
+	c := &tenant.Cluster{Name: "t", UID: "u"}
+	now := metav1.Now()
+	build := func() (*corev1.Namespace, *corev1.Namespace) {
+		tns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "shop", UID: "ns-uid"}}
+		sns := resources.DesiredNamespace(&resources.Env{}, c, tns)
+		sns.UID = "super-ns-uid"
+		sns.Labels["added-by-admins"] = "kept" // never compared
+		return tns, sns
+	}
+	cases := map[string]struct {
+		mutate func(tns, sns *corev1.Namespace) (*corev1.Namespace, *corev1.Namespace)
+		want   resources.Mismatch
+	}{
+		"in sync": {want: resources.InSync},
+		"missing": {
+			mutate: func(tns, _ *corev1.Namespace) (*corev1.Namespace, *corev1.Namespace) { return tns, nil },
+			want:   resources.MismatchMissingInSuper,
+		},
+		"super namespace terminating, tenant not: the reconciler waits": {
+			mutate: func(tns, sns *corev1.Namespace) (*corev1.Namespace, *corev1.Namespace) {
+				sns.DeletionTimestamp = &now
+				return tns, sns
+			},
+			want: resources.InSync,
+		},
+		"tenant namespace terminating, super live": {
+			mutate: func(tns, sns *corev1.Namespace) (*corev1.Namespace, *corev1.Namespace) {
+				tns.DeletionTimestamp = &now
+				return tns, sns
+			},
+			want: resources.MismatchStaleInSuper,
+		},
+		"tenant namespace recreated": {
+			mutate: func(tns, sns *corev1.Namespace) (*corev1.Namespace, *corev1.Namespace) {
+				tns.UID = "new"
+				return tns, sns
+			},
+			want: resources.MismatchStaleInSuper,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			tns, sns := build()
+			if tc.mutate != nil {
+				tns, sns = tc.mutate(tns, sns)
+			}
+			var s metav1.Object
+			if sns != nil {
+				s = sns
+			}
+			if got := (Resource{}).Check(nil, c, tns, s); got != tc.want {
+				t.Errorf("Check = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
