@@ -1,6 +1,7 @@
 package resources
 
 import (
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/vcsyncer/syncer/pkg/conversion"
@@ -39,5 +40,17 @@ func withoutLastApplied(m map[string]string) map[string]string {
 	}
 	out := CopyMap(m)
 	delete(out, "kubectl.kubernetes.io/last-applied-configuration")
+	return out
+}
+
+// CopyResourceList returns a deep copy of a resource list (nil for an empty one).
+func CopyResourceList(l corev1.ResourceList) corev1.ResourceList {
+	if len(l) == 0 {
+		return nil
+	}
+	out := make(corev1.ResourceList, len(l))
+	for k, v := range l {
+		out[k] = v.DeepCopy()
+	}
 	return out
 }

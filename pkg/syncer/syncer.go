@@ -21,10 +21,13 @@ import (
 	"github.com/vcsyncer/syncer/pkg/resources"
 	"github.com/vcsyncer/syncer/pkg/resources/configmap"
 	"github.com/vcsyncer/syncer/pkg/resources/namespace"
+	"github.com/vcsyncer/syncer/pkg/resources/persistentvolume"
+	"github.com/vcsyncer/syncer/pkg/resources/persistentvolumeclaim"
 	"github.com/vcsyncer/syncer/pkg/resources/pod"
 	"github.com/vcsyncer/syncer/pkg/resources/secret"
 	"github.com/vcsyncer/syncer/pkg/resources/service"
 	"github.com/vcsyncer/syncer/pkg/resources/serviceaccount"
+	"github.com/vcsyncer/syncer/pkg/resources/storageclass"
 	"github.com/vcsyncer/syncer/pkg/tenant"
 )
 
@@ -63,6 +66,7 @@ func DefaultResources() []resources.Resource {
 	return []resources.Resource{
 		namespace.Resource{}, pod.Resource{}, configmap.Resource{}, secret.Resource{},
 		serviceaccount.Resource{}, service.Resource{},
+		persistentvolumeclaim.Resource{}, persistentvolume.Resource{}, storageclass.Resource{},
 	}
 }
 
@@ -86,6 +90,7 @@ func New(o Options) (*Syncer, error) {
 			informers.WithTransform(superTransform)),
 		SuperNodes: informers.NewSharedInformerFactoryWithOptions(o.Super, 0, informers.WithTransform(stripManagedFields)),
 	}
+	env.SuperVolumes, env.SuperPublic = newStorageFactories(o.Super)
 	if o.PodSecurityEnforce != "" {
 		env.NamespaceLabels = map[string]string{"pod-security.kubernetes.io/enforce": o.PodSecurityEnforce}
 	}
@@ -103,6 +108,9 @@ func New(o Options) (*Syncer, error) {
 		}
 	}
 	env.SuperNodes.Core().V1().Nodes().Informer()
+	if err := s.watchStorage(); err != nil {
+		return nil, err
+	}
 	metrics.RegisterQueueStats(s.queueStats)
 	return s, nil
 }
@@ -125,6 +133,9 @@ func (s *Syncer) Start(ctx context.Context) error {
 		}
 	}
 	s.env.SuperNodes.WaitForCacheSync(ctx.Done())
+	if err := s.startStorage(ctx); err != nil {
+		return err
+	}
 	log.Info("Super caches synced; starting workers", "downwardWorkers", s.opts.DownwardWorkers, "upwardWorkers", s.opts.UpwardWorkers)
 
 	var wg sync.WaitGroup
@@ -140,6 +151,8 @@ func (s *Syncer) Start(ctx context.Context) error {
 	wg.Wait()
 	s.env.SuperInformers.Shutdown()
 	s.env.SuperNodes.Shutdown()
+	s.env.SuperVolumes.Shutdown()
+	s.env.SuperPublic.Shutdown()
 	return nil
 }
 

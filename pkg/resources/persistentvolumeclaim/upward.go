@@ -1,0 +1,134 @@
+package persistentvolumeclaim
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	kerrors "k8s.io/apimachinery/pkg/util/errors"
+
+	"github.com/vcsyncer/syncer/pkg/conversion"
+	"github.com/vcsyncer/syncer/pkg/resources"
+	"github.com/vcsyncer/syncer/pkg/resources/persistentvolume"
+	"github.com/vcsyncer/syncer/pkg/syncer/downward"
+	"github.com/vcsyncer/syncer/pkg/tenant"
+)
+
+// Annotations the Kubernetes PV controller writes on a claim it binds
+// (pkg/controller/volume/persistentvolume, storagehelpers.AnnBindCompleted and
+// AnnBoundByController); the syncer writes them the same way when it binds a tenant claim.
+const (
+	AnnBindCompleted     = "pv.kubernetes.io/bind-completed"
+	AnnBoundByController = "pv.kubernetes.io/bound-by-controller"
+)
+
+// ReasonVolumeConflict is the reason of the Warning Event on a tenant claim whose tenant PV
+// name is taken by a PV the tenant created.
+const ReasonVolumeConflict = "VolumeConflict"
+
+func reconcileUpward(ctx context.Context, env *resources.Env, c *tenant.Cluster, ns, name string) error {
+	// Tenant PVs of this claim whose super PV went away, was released or rebound.
+	pvs, err := persistentvolume.ForClaim(c, ns, name)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, pv := range pvs {
+		errs = append(errs, persistentvolume.Prune(ctx, env, c, pv))
+	}
+	if err := kerrors.NewAggregate(errs); err != nil {
+		return err
+	}
+
+	t, err := c.Informers.Core().V1().PersistentVolumeClaims().Lister().PersistentVolumeClaims(ns).Get(name)
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	s, err := env.SuperInformers.Core().V1().PersistentVolumeClaims().Lister().PersistentVolumeClaims(resources.SuperNamespace(c, ns)).Get(name)
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if o, ok := conversion.OwnerOf(s); !ok || o.TenantUID != c.UID || o.UID != string(t.UID) || !t.DeletionTimestamp.IsZero() {
+		return nil
+	}
+
+	if s.Spec.VolumeName != "" {
+		superPV, err := env.SuperVolumes.Core().V1().PersistentVolumes().Lister().Get(s.Spec.VolumeName)
+		if err == nil && persistentvolume.BoundTo(superPV, s) {
+			if t, err = bind(ctx, c, t, superPV); err != nil || t == nil {
+				return err
+			}
+		}
+	}
+	want := DesiredStatus(t, s)
+	if equality.Semantic.DeepEqual(want, &t.Status) {
+		return nil
+	}
+	u := t.DeepCopy()
+	u.Status = *want
+	if _, err := c.Client.CoreV1().PersistentVolumeClaims(ns).UpdateStatus(ctx, u, metav1.UpdateOptions{FieldManager: downward.FieldManager}); err != nil {
+		return fmt.Errorf("failed to update tenant PersistentVolumeClaim %s/%s status: %w", ns, name, err)
+	}
+	return nil
+}
+
+// bind makes sure the tenant has the PV for super PV superPV and that tenant claim t names it.
+// It returns the claim as it is now, or nil (and no error) when the tenant PV's name is taken
+// by a PV the tenant created (a VolumeConflict Warning Event is recorded).
+func bind(ctx context.Context, c *tenant.Cluster, t *corev1.PersistentVolumeClaim, superPV *corev1.PersistentVolume) (*corev1.PersistentVolumeClaim, error) {
+	pvName := persistentvolume.TenantName(c.Name, c.UID, t, superPV.Name)
+	err := persistentvolume.Ensure(ctx, c, persistentvolume.Desired(pvName, superPV, t))
+	if errors.Is(err, persistentvolume.ErrConflict) {
+		c.Recorder.Eventf(t, corev1.EventTypeWarning, ReasonVolumeConflict,
+			"the claim is bound to super PersistentVolume %s, but the tenant's own PersistentVolume %s has the name its tenant copy needs; not binding", superPV.Name, pvName)
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if t.Spec.VolumeName != "" && t.Annotations[AnnBindCompleted] != "" {
+		return t, nil
+	}
+	ann := map[string]string{AnnBindCompleted: "yes"}
+	if t.Spec.VolumeName == "" {
+		ann[AnnBoundByController] = "yes"
+	}
+	patch, err := json.Marshal(map[string]any{
+		"metadata": map[string]any{"resourceVersion": t.ResourceVersion, "annotations": ann},
+		"spec":     map[string]any{"volumeName": pvName},
+	})
+	if err != nil {
+		return nil, err
+	}
+	bound, err := c.Client.CoreV1().PersistentVolumeClaims(t.Namespace).Patch(ctx, t.Name, types.MergePatchType, patch,
+		metav1.PatchOptions{FieldManager: downward.FieldManager})
+	if err != nil {
+		return nil, fmt.Errorf("failed to bind tenant PersistentVolumeClaim %s/%s to PersistentVolume %s: %w", t.Namespace, t.Name, pvName, err)
+	}
+	return bound, nil
+}
+
+// DesiredStatus returns the tenant claim status for tenant claim t given its super claim s:
+// the super status (phase, capacity, access modes, conditions, allocated resources, volume
+// attributes class state). Phase Bound is only copied once t names its tenant PV
+// (spec.volumeName), so a tenant never sees a Bound claim without a volume.
+func DesiredStatus(t, s *corev1.PersistentVolumeClaim) *corev1.PersistentVolumeClaimStatus {
+	want := s.Status.DeepCopy()
+	if want.Phase == corev1.ClaimBound && t.Spec.VolumeName == "" {
+		want.Phase = corev1.ClaimPending
+		want.Capacity, want.AccessModes = nil, nil
+	}
+	return want
+}
