@@ -63,11 +63,6 @@ func (Resource) SuperInformer(env *resources.Env) cache.SharedIndexInformer {
 	return env.SuperVolumes.Core().V1().PersistentVolumes().Informer()
 }
 
-// Downward implements resources.Resource; PersistentVolumes are never synced down.
-func (Resource) Downward(context.Context, *resources.Env, *tenant.Cluster, string, string) error {
-	return nil
-}
-
 // Upward implements resources.Resource: it removes the tenant PV name if the syncer created it
 // and its super PV no longer backs the claim it is bound to (see Prune).
 func (Resource) Upward(ctx context.Context, env *resources.Env, c *tenant.Cluster, _, name string) error {

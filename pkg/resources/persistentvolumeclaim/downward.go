@@ -16,24 +16,17 @@ import (
 
 // ReasonVolumeNotSynced is the reason of the Warning Event on a tenant claim that names a PV
 // the tenant created itself.
-const ReasonVolumeNotSynced = "VolumeNotSynced"
+const ReasonVolumeNotSynced = persistentvolume.ReasonVolumeNotSynced
 
 func reconcileDownward(ctx context.Context, env *resources.Env, c *tenant.Cluster, ns, name string) error {
 	tl := c.Informers.Core().V1().PersistentVolumeClaims().Lister()
 	sl := env.SuperInformers.Core().V1().PersistentVolumeClaims().Lister()
 	pvl := c.Informers.Core().V1().PersistentVolumes().Lister()
 	superPVs := env.SuperVolumes.Core().V1().PersistentVolumes().Lister()
-	superNS := resources.SuperNamespace(c, ns)
 
 	if t, err := tl.PersistentVolumeClaims(ns).Get(name); err == nil && t.DeletionTimestamp.IsZero() && t.Spec.VolumeName != "" {
 		if pv, err := pvl.Get(t.Spec.VolumeName); err == nil && !persistentvolume.IsSyncerVolume(pv) {
-			c.Recorder.Eventf(t, corev1.EventTypeWarning, ReasonVolumeNotSynced,
-				"PersistentVolume %s was created in the tenant; tenant PersistentVolumes are not synced to the super cluster, so this claim cannot be served", pv.Name)
-			s, err := sl.PersistentVolumeClaims(superNS).Get(name)
-			if err == nil && conversion.OwnedByTenant(s, c.UID) && s.Spec.VolumeName == "" {
-				return downward.DeleteSuper(ctx, env.Super.CoreV1().PersistentVolumeClaims(superNS), s)
-			}
-			return nil
+			return persistentvolume.RefuseClaim(ctx, env, c, t, pv)
 		}
 	}
 	return downward.Reconcile(ctx, env, c, ns, name, downward.Spec[*corev1.PersistentVolumeClaim]{

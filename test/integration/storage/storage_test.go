@@ -1,4 +1,8 @@
-package syncer_test
+// Package storage_test runs the syncer in-process against real local control planes (a super
+// cluster whose StorageClasses are served by the framework's provisioner, and two tenants)
+// and checks claims down, binding, status and PersistentVolumes up, public StorageClasses and
+// isolation between tenants.
+package storage_test
 
 import (
 	"context"
@@ -194,6 +198,28 @@ func TestStorage(t *testing.T) {
 			}
 			return nil
 		})
+
+		// The claim first, the tenant's PV later: the unbound super copy goes away.
+		created(t)(t1.Client.CoreV1().PersistentVolumeClaims("data").Create(ctx, claim("late-pvc", ptr(""), "late-pv"), metav1.CreateOptions{}))
+		eventually(t, 30*time.Second, "super copy of late-pvc", func(ctx context.Context) error {
+			_, err := super.CoreV1().PersistentVolumeClaims(sns1).Get(ctx, "late-pvc", metav1.GetOptions{})
+			return err
+		})
+		created(t)(t1.Client.CoreV1().PersistentVolumes().Create(ctx, &corev1.PersistentVolume{
+			ObjectMeta: metav1.ObjectMeta{Name: "late-pv"},
+			Spec: corev1.PersistentVolumeSpec{
+				Capacity:               corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")},
+				AccessModes:            []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+				PersistentVolumeSource: corev1.PersistentVolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/var"}},
+			},
+		}, metav1.CreateOptions{}))
+		eventually(t, 30*time.Second, "super copy of late-pvc removed", func(ctx context.Context) error {
+			if _, err := super.CoreV1().PersistentVolumeClaims(sns1).Get(ctx, "late-pvc", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+				return errorf("still there (err %v)", err)
+			}
+			return nil
+		})
+		waitEvent(t, t1.Client, "data", "late-pvc", persistentvolumeclaim.ReasonVolumeNotSynced, "late-pv")
 	})
 
 	t.Run("StatefulSet volumeClaimTemplates get Running Pods", func(t *testing.T) {
