@@ -38,7 +38,7 @@ import (
 	"github.com/vcsyncer/syncer/pkg/tenant"
 )
 
-// ClaimIndex is the name of the tenant PV cache index by claimRef "namespace/name".
+// ClaimIndex is the name of the tenant and super PV cache indexes by claimRef "namespace/name".
 const ClaimIndex = "vcsyncer-claim"
 
 // Resource syncs PersistentVolumes (upward only).
@@ -58,9 +58,12 @@ func (Resource) TenantInformer(c *tenant.Cluster) cache.SharedIndexInformer {
 	return inf
 }
 
-// SuperInformer implements resources.Resource: every super PV, trimmed (Env.SuperVolumes).
+// SuperInformer implements resources.Resource: every super PV, trimmed (Env.SuperVolumes),
+// indexed by claimRef (ClaimIndex).
 func (Resource) SuperInformer(env *resources.Env) cache.SharedIndexInformer {
-	return env.SuperVolumes.Core().V1().PersistentVolumes().Informer()
+	inf := env.SuperVolumes.Core().V1().PersistentVolumes().Informer()
+	_ = inf.AddIndexers(cache.Indexers{ClaimIndex: claimKey})
+	return inf
 }
 
 // Upward implements resources.Resource: it removes the tenant PV name if the syncer created it

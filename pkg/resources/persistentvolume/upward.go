@@ -137,7 +137,9 @@ func Prune(ctx context.Context, env *resources.Env, c *tenant.Cluster, pv *corev
 }
 
 // Backed reports whether syncer-created tenant PV pv still mirrors a super PV bound to the
-// super copy of the tenant claim its claimRef names.
+// super claim of the tenant claim its claimRef names: the syncer's super copy (same tenant UID
+// and claim UID), or, for a generic ephemeral claim (IsEphemeral), the claim of the same name
+// that the super cluster's ephemeral-volume controller made in the tenant's super namespace.
 func Backed(env *resources.Env, c *tenant.Cluster, pv *corev1.PersistentVolume) bool {
 	r := pv.Spec.ClaimRef
 	if r == nil {
@@ -147,13 +149,43 @@ func Backed(env *resources.Env, c *tenant.Cluster, pv *corev1.PersistentVolume) 
 	if err != nil {
 		return false
 	}
-	sc, err := env.SuperInformers.Core().V1().PersistentVolumeClaims().Lister().
-		PersistentVolumeClaims(resources.SuperNamespace(c, r.Namespace)).Get(r.Name)
-	if err != nil {
+	superNS := resources.SuperNamespace(c, r.Namespace)
+	sr := superPV.Spec.ClaimRef
+	if sr == nil || sr.Namespace != superNS || sr.Name != r.Name ||
+		superPV.Status.Phase == corev1.VolumeReleased || superPV.Status.Phase == corev1.VolumeFailed {
 		return false
 	}
-	o, ok := conversion.OwnerOf(sc)
-	return ok && o.TenantUID == c.UID && o.UID == string(r.UID) && BoundTo(superPV, sc)
+	sc, err := env.SuperInformers.Core().V1().PersistentVolumeClaims().Lister().PersistentVolumeClaims(superNS).Get(r.Name)
+	if err == nil {
+		o, ok := conversion.OwnerOf(sc)
+		return ok && o.TenantUID == c.UID && o.UID == string(r.UID) && sr.UID == sc.UID
+	}
+	tc, err := c.Informers.Core().V1().PersistentVolumeClaims().Lister().PersistentVolumeClaims(r.Namespace).Get(r.Name)
+	return err == nil && tc.UID == r.UID && IsEphemeral(tc)
+}
+
+// IsEphemeral reports whether a claim was made for a Pod's generic ephemeral volume: its
+// controller owner is a Pod (KEP-1698; the ephemeral-volume controller names it
+// "<pod>-<volume>"). The super cluster's own ephemeral-volume controller makes the super
+// claim for the super Pod, so such tenant claims are not synced down.
+func IsEphemeral(claim *corev1.PersistentVolumeClaim) bool {
+	ref := metav1.GetControllerOf(claim)
+	return ref != nil && ref.Kind == "Pod" && ref.APIVersion == "v1"
+}
+
+// BoundToName returns the super PV bound to the super claim superNS/name (claimRef by
+// namespace and name, not Released or Failed), or nil.
+func BoundToName(env *resources.Env, superNS, name string) *corev1.PersistentVolume {
+	objs, err := env.SuperVolumes.Core().V1().PersistentVolumes().Informer().GetIndexer().ByIndex(ClaimIndex, superNS+"/"+name)
+	if err != nil {
+		return nil
+	}
+	for _, o := range objs {
+		if pv, ok := o.(*corev1.PersistentVolume); ok && pv.Status.Phase != corev1.VolumeReleased && pv.Status.Phase != corev1.VolumeFailed {
+			return pv
+		}
+	}
+	return nil
 }
 
 // ForClaim returns the syncer-created tenant PVs whose claimRef names tenant claim ns/name.

@@ -24,6 +24,9 @@ func reconcileDownward(ctx context.Context, env *resources.Env, c *tenant.Cluste
 	pvl := c.Informers.Core().V1().PersistentVolumes().Lister()
 	superPVs := env.SuperVolumes.Core().V1().PersistentVolumes().Lister()
 
+	if t, err := tl.PersistentVolumeClaims(ns).Get(name); err == nil && persistentvolume.IsEphemeral(t) {
+		return nil // the super cluster's ephemeral-volume controller makes the super claim
+	}
 	if t, err := tl.PersistentVolumeClaims(ns).Get(name); err == nil && t.DeletionTimestamp.IsZero() && t.Spec.VolumeName != "" {
 		if pv, err := pvl.Get(t.Spec.VolumeName); err == nil && !persistentvolume.IsSyncerVolume(pv) {
 			return persistentvolume.RefuseClaim(ctx, env, c, t, pv)

@@ -33,6 +33,15 @@
 // the super claim's status (phase, capacity, access modes, conditions, allocated resources)
 // is copied into the tenant claim. Tenant control planes run without the PV binder; a tenant
 // whose binder runs sees the same pre-bound pair and agrees.
+//
+// # Generic ephemeral volumes
+//
+// A claim whose controller owner is a Pod (made by the tenant's ephemeral-volume controller,
+// KEP-1698) is not synced down: the super Pod keeps its ephemeral volume and the super
+// cluster's own ephemeral-volume controller makes the super claim "<pod>-<volume>" (same
+// name) for it; a synced copy would collide with it. Once the super PV bound to that claim is
+// Bound (and the super Pod is the syncer's copy of the claim's Pod), the tenant claim gets its
+// tenant PV and is bound to it, with phase Bound and the PV's capacity and access modes.
 package persistentvolumeclaim
 
 import (

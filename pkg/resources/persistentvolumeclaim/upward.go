@@ -53,6 +53,9 @@ func reconcileUpward(ctx context.Context, env *resources.Env, c *tenant.Cluster,
 	if err != nil {
 		return err
 	}
+	if persistentvolume.IsEphemeral(t) {
+		return reconcileEphemeral(ctx, env, c, t)
+	}
 	s, err := env.SuperInformers.Core().V1().PersistentVolumeClaims().Lister().PersistentVolumeClaims(resources.SuperNamespace(c, ns)).Get(name)
 	if apierrors.IsNotFound(err) {
 		return nil
@@ -80,6 +83,46 @@ func reconcileUpward(ctx context.Context, env *resources.Env, c *tenant.Cluster,
 	u.Status = *want
 	if _, err := c.Client.CoreV1().PersistentVolumeClaims(ns).UpdateStatus(ctx, u, metav1.UpdateOptions{FieldManager: downward.FieldManager}); err != nil {
 		return fmt.Errorf("failed to update tenant PersistentVolumeClaim %s/%s status: %w", ns, name, err)
+	}
+	return nil
+}
+
+// reconcileEphemeral binds generic ephemeral tenant claim t once the super PV of the super
+// claim of the same name (made by the super cluster's ephemeral-volume controller for the
+// super Pod, which must be the syncer's copy of t's Pod) is bound, and sets its status as the
+// PV controller would (phase Bound, the PV's capacity and access modes). The super claim is
+// not the syncer's, so it is neither cached nor read.
+func reconcileEphemeral(ctx context.Context, env *resources.Env, c *tenant.Cluster, t *corev1.PersistentVolumeClaim) error {
+	if !t.DeletionTimestamp.IsZero() {
+		return nil
+	}
+	superNS := resources.SuperNamespace(c, t.Namespace)
+	owner := metav1.GetControllerOf(t)
+	sp, err := env.SuperInformers.Core().V1().Pods().Lister().Pods(superNS).Get(owner.Name)
+	if err != nil {
+		return nil // the super Pod comes first; its claim follows
+	}
+	if o, ok := conversion.OwnerOf(sp); !ok || o.TenantUID != c.UID || o.UID != string(owner.UID) {
+		return nil
+	}
+	superPV := persistentvolume.BoundToName(env, superNS, t.Name)
+	if superPV == nil || superPV.Status.Phase != corev1.VolumeBound {
+		return nil
+	}
+	if t, err = bind(ctx, c, t, superPV); err != nil || t == nil {
+		return err
+	}
+	want := t.Status.DeepCopy()
+	want.Phase = corev1.ClaimBound
+	want.Capacity = resources.CopyResourceList(superPV.Spec.Capacity)
+	want.AccessModes = superPV.Spec.AccessModes
+	if equality.Semantic.DeepEqual(want, &t.Status) {
+		return nil
+	}
+	u := t.DeepCopy()
+	u.Status = *want
+	if _, err := c.Client.CoreV1().PersistentVolumeClaims(t.Namespace).UpdateStatus(ctx, u, metav1.UpdateOptions{FieldManager: downward.FieldManager}); err != nil {
+		return fmt.Errorf("failed to update tenant PersistentVolumeClaim %s/%s status: %w", t.Namespace, t.Name, err)
 	}
 	return nil
 }

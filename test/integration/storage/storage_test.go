@@ -256,6 +256,38 @@ func TestStorage(t *testing.T) {
 		}
 	})
 
+	t.Run("generic ephemeral volume claims bind through the super cluster's own claim", func(t *testing.T) {
+		tmpl := claim("", nil, "")
+		created(t)(t1.Client.CoreV1().Pods("data").Create(ctx, &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: "scratch"},
+			Spec: corev1.PodSpec{
+				Containers: []corev1.Container{{Name: "c", Image: "busybox", VolumeMounts: []corev1.VolumeMount{{Name: "tmp", MountPath: "/tmp"}}}},
+				Volumes: []corev1.Volume{{Name: "tmp", VolumeSource: corev1.VolumeSource{Ephemeral: &corev1.EphemeralVolumeSource{
+					VolumeClaimTemplate: &corev1.PersistentVolumeClaimTemplate{Spec: tmpl.Spec},
+				}}}},
+			},
+		}, metav1.CreateOptions{}))
+		tc := waitClaimBound(t, t1.Client, "data", "scratch-tmp")
+		sc, err := super.CoreV1().PersistentVolumeClaims(sns1).Get(ctx, "scratch-tmp", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sc.Labels[conversion.LabelManagedBy] != "" || metav1.GetControllerOf(sc) == nil || metav1.GetControllerOf(sc).Kind != "Pod" {
+			t.Errorf("super claim should be the super ephemeral-volume controller's: labels %v owner %+v", sc.Labels, metav1.GetControllerOf(sc))
+		}
+		checkTenantPV(t, t1.Client, tc, sc.Spec.VolumeName)
+		eventually(t, time.Minute, "Pod scratch Running", func(ctx context.Context) error {
+			p, err := t1.Client.CoreV1().Pods("data").Get(ctx, "scratch", metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			if p.Status.Phase != corev1.PodRunning {
+				return errorf("phase %s", p.Status.Phase)
+			}
+			return nil
+		})
+	})
+
 	t.Run("deleting the claim removes the tenant PV", func(t *testing.T) {
 		tc, err := t1.Client.CoreV1().PersistentVolumeClaims("data").Get(ctx, "db", metav1.GetOptions{})
 		if err != nil {
