@@ -662,7 +662,7 @@ func (rw *realWorld) testSettled(t *testing.T) {
 }
 
 // syncedKinds are the kinds the syncer copies to the super cluster today; a super copy of any
-// other kind means a known gap (PVCs, PriorityClasses, NetworkPolicies...) is closing.
+// other kind means a known gap (PriorityClasses, NetworkPolicies...) is closing.
 var syncedKinds = map[string]bool{"Namespace": true, "Pod": true, "ConfigMap": true, "Secret": true, "ServiceAccount": true, "Service": true,
 	"PersistentVolumeClaim": true}
 

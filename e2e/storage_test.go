@@ -71,6 +71,17 @@ func (rw *realWorld) loadClaims(ctx context.Context, v *tenantView) error {
 		v.superClaim[o.Annotations[annotationNamespace]+"/"+o.Annotations[annotationName]] = o
 		v.superIn["PersistentVolumeClaim "+o.Namespace+"/"+o.Name] = o.Annotations[annotationNamespace]
 	}
+	// A generic ephemeral volume's claim (controller owner: a Pod) is not copied: the super
+	// cluster's ephemeral-volume controller makes its own claim of the same name for the super Pod.
+	for _, tc := range v.claims {
+		if ref := metav1.GetControllerOf(&tc); ref == nil || ref.Kind != "Pod" || v.superNS[tc.Namespace] == "" {
+			continue
+		}
+		sc, err := rw.super.Client.CoreV1().PersistentVolumeClaims(v.superNS[tc.Namespace]).Get(ctx, tc.Name, metav1.GetOptions{})
+		if err == nil {
+			v.superClaim[tc.Namespace+"/"+tc.Name] = sc
+		}
+	}
 	return nil
 }
 
