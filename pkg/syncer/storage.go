@@ -17,13 +17,9 @@ import (
 	"github.com/vcsyncer/syncer/pkg/resources/persistentvolume"
 )
 
-// Storage watches super objects the syncer does not own and never writes: every
-// PersistentVolume (trimmed, see persistentvolume.TrimSuper) and the StorageClasses labelled
-// conversion.LabelPublic=true. A super PV event is mapped to the tenant claim its claimRef
-// names (through the owned super namespace's ownership annotations, never by parsing names)
-// and enqueued upward; a public StorageClass event is enqueued upward for every tenant.
-
-// newStorageFactories returns Env.SuperVolumes and Env.SuperPublic.
+// newStorageFactories returns Env.SuperVolumes and Env.SuperPublic: informer factories for
+// super objects the syncer does not own and never writes, every PersistentVolume (trimmed, see
+// persistentvolume.TrimSuper) and the StorageClasses labelled conversion.LabelPublic=true.
 func newStorageFactories(super kubernetes.Interface) (volumes, public informers.SharedInformerFactory) {
 	public = informers.NewSharedInformerFactoryWithOptions(super, 0,
 		informers.WithTweakListOptions(func(lo *metav1.ListOptions) {
@@ -34,7 +30,10 @@ func newStorageFactories(super kubernetes.Interface) (volumes, public informers.
 	return volumes, public
 }
 
-// watchStorage registers the handlers of the storage informers (call once, in New).
+// watchStorage registers the handlers of the storage informers (call once, in New). A super
+// PV event is mapped to the tenant claim its claimRef names (through the owned super
+// namespace's ownership annotations, never by parsing names) and enqueued upward; a public
+// StorageClass event is enqueued upward for every tenant.
 func (s *Syncer) watchStorage() error {
 	pvs := s.env.SuperVolumes.Core().V1().PersistentVolumes().Informer()
 	if _, err := pvs.AddEventHandler(cache.ResourceEventHandlerFuncs{
