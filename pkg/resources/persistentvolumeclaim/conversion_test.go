@@ -200,20 +200,23 @@ func TestDesiredStatus(t *testing.T) {
 		Capacity:    corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")},
 		Conditions:  []corev1.PersistentVolumeClaimCondition{{Type: corev1.PersistentVolumeClaimResizing, Status: corev1.ConditionTrue}},
 	}
+	pendingWithConditions := corev1.PersistentVolumeClaimStatus{Phase: corev1.ClaimPending, Conditions: bound.Conditions}
 	cases := map[string]struct {
 		tenantVolume string
+		tenantPV     bool
 		super        corev1.PersistentVolumeClaimStatus
 		want         corev1.PersistentVolumeClaimStatus
 	}{
-		"pending":                     {super: corev1.PersistentVolumeClaimStatus{Phase: corev1.ClaimPending}, want: corev1.PersistentVolumeClaimStatus{Phase: corev1.ClaimPending}},
-		"bound, tenant claim bound":   {tenantVolume: "pvc-1", super: bound, want: bound},
-		"bound, tenant claim unbound": {super: bound, want: corev1.PersistentVolumeClaimStatus{Phase: corev1.ClaimPending, Conditions: bound.Conditions}},
-		"lost is copied as it is":     {tenantVolume: "pvc-1", super: corev1.PersistentVolumeClaimStatus{Phase: corev1.ClaimLost}, want: corev1.PersistentVolumeClaimStatus{Phase: corev1.ClaimLost}},
+		"pending":                       {super: corev1.PersistentVolumeClaimStatus{Phase: corev1.ClaimPending}, want: corev1.PersistentVolumeClaimStatus{Phase: corev1.ClaimPending}},
+		"bound, tenant claim bound":     {tenantVolume: "pvc-1", tenantPV: true, super: bound, want: bound},
+		"bound, tenant claim unbound":   {tenantPV: true, super: bound, want: pendingWithConditions},
+		"bound, preset name, no PV yet": {tenantVolume: "fileserver", super: bound, want: pendingWithConditions},
+		"lost is copied as it is":       {tenantVolume: "pvc-1", super: corev1.PersistentVolumeClaimStatus{Phase: corev1.ClaimLost}, want: corev1.PersistentVolumeClaimStatus{Phase: corev1.ClaimLost}},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			s := &corev1.PersistentVolumeClaim{Status: tc.super}
-			got := DesiredStatus(tenantClaim(tc.tenantVolume), s)
+			got := DesiredStatus(tenantClaim(tc.tenantVolume), s, tc.tenantPV)
 			if diff := cmp.Diff(tc.want, *got); diff != "" {
 				t.Errorf("status (-want +got):\n%s", diff)
 			}

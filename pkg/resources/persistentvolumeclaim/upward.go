@@ -67,15 +67,17 @@ func reconcileUpward(ctx context.Context, env *resources.Env, c *tenant.Cluster,
 		return nil
 	}
 
+	bound := false
 	if s.Spec.VolumeName != "" {
 		superPV, err := env.SuperVolumes.Core().V1().PersistentVolumes().Lister().Get(s.Spec.VolumeName)
 		if err == nil && persistentvolume.BoundTo(superPV, s) {
 			if t, err = bind(ctx, c, t, superPV); err != nil || t == nil {
 				return err
 			}
+			bound = true
 		}
 	}
-	want := DesiredStatus(t, s)
+	want := DesiredStatus(t, s, bound)
 	if equality.Semantic.DeepEqual(want, &t.Status) {
 		return nil
 	}
@@ -165,11 +167,11 @@ func bind(ctx context.Context, c *tenant.Cluster, t *corev1.PersistentVolumeClai
 
 // DesiredStatus returns the tenant claim status for tenant claim t given its super claim s:
 // the super status (phase, capacity, access modes, conditions, allocated resources, volume
-// attributes class state). Phase Bound is only copied once t names its tenant PV
-// (spec.volumeName), so a tenant never sees a Bound claim without a volume.
-func DesiredStatus(t, s *corev1.PersistentVolumeClaim) *corev1.PersistentVolumeClaimStatus {
+// attributes class state). Phase Bound is only copied once the tenant PV exists (bound) and t
+// names it (spec.volumeName), so a tenant never sees a Bound claim without its volume.
+func DesiredStatus(t, s *corev1.PersistentVolumeClaim, bound bool) *corev1.PersistentVolumeClaimStatus {
 	want := s.Status.DeepCopy()
-	if want.Phase == corev1.ClaimBound && t.Spec.VolumeName == "" {
+	if want.Phase == corev1.ClaimBound && (!bound || t.Spec.VolumeName == "") {
 		want.Phase = corev1.ClaimPending
 		want.Capacity, want.AccessModes = nil, nil
 	}
