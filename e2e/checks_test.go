@@ -89,6 +89,7 @@ const (
 	reqContent
 	reqServiceStatus
 	reqWorkloads
+	reqClaims
 )
 
 var requirements = []struct {
@@ -100,6 +101,7 @@ var requirements = []struct {
 	{reqContent, "super objects live in per-tenant namespaces with the tenant content"},
 	{reqServiceStatus, "services get the super load-balancer status"},
 	{reqWorkloads, "tenant controllers see their workloads ready"},
+	{reqClaims, "claims are Bound to tenant PVs that mirror the super PVs"},
 }
 
 // report is the result of one check pass.
@@ -150,6 +152,11 @@ type tenantView struct {
 	superIn map[string]string
 	// vnodes are the tenant's Nodes (virtual Nodes written by the syncer).
 	vnodes []corev1.Node
+	// claims are the tenant's claims, pvs all its PVs by name, superClaim the super claims by
+	// "<tenant ns>/<name>" (see loadClaims).
+	claims     []corev1.PersistentVolumeClaim
+	pvs        map[string]*corev1.PersistentVolume
+	superClaim map[string]*corev1.PersistentVolumeClaim
 }
 
 // load reads the tenant's and the super cluster's objects.
@@ -270,6 +277,9 @@ func (rw *realWorld) load(ctx context.Context, tu *tenantUnderTest) (*tenantView
 		v.superSvc[key(o)] = o
 		v.superIn["Service "+o.Namespace+"/"+o.Name] = o.Annotations[annotationNamespace]
 	}
+	if err := rw.loadClaims(ctx, v); err != nil {
+		return nil, err
+	}
 	return v, nil
 }
 
@@ -319,6 +329,7 @@ func (rw *realWorld) check(ctx context.Context) *report {
 		rw.checkConfigData(r, v)
 		rw.checkServices(r, v)
 		rw.checkWorkloads(ctx, r, v)
+		rw.checkClaims(r, v)
 	}
 	var counts []string
 	for _, k := range keys(r.counts) {

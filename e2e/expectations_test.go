@@ -20,11 +20,33 @@ const (
 var expectedPending = map[string]string{
 	examples + "AI/vllm-deployment/vllm-deployment.yaml": "Unschedulable: requests nvidia.com/gpu, the kwok Nodes have none",
 	gke + "ai-ml/llm-multiple-gpus/falcon-40b/text-generation-inference.yaml": "Unschedulable: nvidia.com/gpu and a nodeSelector for spot GPU nodes " +
-		"(its generic ephemeral volume's claim, storage class premium-rwo, is not provisionable either)",
+		"(its generic ephemeral volume's claim, storage class premium-rwo, binds all the same)",
 	gke + "quickstarts/whereami/k8s/deployment.yaml": "Unschedulable: topologySpreadConstraints on topology.kubernetes.io/zone with " +
 		"DoNotSchedule, and the kwok Nodes carry no zone label",
 	website + "pods/pod-with-scheduling-gates.yaml": "SchedulingGated: its two scheduling gates are never removed",
 	website + "pods/pod-nginx-specific-node.yaml":   "spec.nodeName foo-node is preset and that Node does not exist: the Pod never runs (SOURCES.md)",
+	examples + "AI/model-serving-tensorflow/deployment.yaml": "its claim my-model-pvc names the tenant-created hostPath PV my-model-pv, " +
+		"which the syncer never copies down (package persistentvolumeclaim), so the claim has no super copy and the super " +
+		"scheduler keeps the Pod Pending (persistentvolumeclaim not found)",
+}
+
+// unservedClaims are manifests whose PersistentVolumeClaims the syncer refuses to serve by
+// design: the test asserts the tenant claim stays Pending with no super copy (the syncer also
+// records a VolumeNotSynced Warning Event on it). Every other tenant claim must be Bound to a tenant PV whose
+// claimRef names it and which mirrors the super claim's PV.
+var unservedClaims = map[string]string{
+	examples + "AI/model-serving-tensorflow/pvc.yaml": "volumeName my-model-pv is a PV the tenant created (pv.yaml, hostPath " +
+		"/mnt/models/my_model): tenant PVs are never synced down, since one could name any host path or disk of the shared " +
+		"super cluster",
+}
+
+// staticVolumes are the super PVs the test creates for each tenant as a super-cluster admin
+// would, before the manifests are applied: tenant claim volumeName V binds super PV
+// "<tenant>-<6 hex of sha256(tenant UID)>-V" (see conversion.SuperVolumeName).
+var staticVolumes = map[string]string{
+	// GKE batch/aiml-workloads persistent-volume-claim.yaml: storageClassName "" and volumeName
+	// fileserver (a Filestore share in the tutorial), 1T ReadWriteMany.
+	"fileserver": "1T",
 }
 
 // vanishing are manifests whose objects the tenant's own controllers delete right after they
@@ -51,8 +73,6 @@ type knownGap struct {
 }
 
 const (
-	pvcReason = "PersistentVolumeClaims are not synced yet (PVC downward, PV/StorageClass upward come with a later issue): " +
-		"the super Pod names a claim that does not exist in the super cluster, so the super scheduler keeps it Pending"
 	kwokReason = "kwok fakes the kubelet: it pulls no image, runs no container and mounts no volume, so every scheduled " +
 		"Pod turns Running (Pods labelled by a Job Succeeded); the test can only assert that the tenant shows the super Pod's state"
 	missingSAReason = "the Pod template names a ServiceAccount that the upstream kustomize base defines in a file that is not " +
@@ -60,9 +80,6 @@ const (
 )
 
 var (
-	gapPVC       = knownGap{Name: "pvc-sync", Reason: pvcReason, PodsMayNotRun: true}
-	gapPVCObject = knownGap{Name: "pvc-sync", Reason: "PersistentVolumeClaims and PersistentVolumes are not synced yet (later issue): " +
-		"the objects stay tenant-only and get no super copy or status"}
 	gapMissingSA = knownGap{Name: "serviceaccount-not-in-corpus", Reason: missingSAReason, PodsMayNotRun: true}
 )
 
@@ -78,26 +95,12 @@ func kwokGap(real string) knownGap {
 var rejectedBySuperPolicy = map[string]string{
 	examples + "_archived/sysdig-cloud/sysdig-daemonset.yaml":   "privileged, hostNetwork, hostPID and hostPath volumes violate Pod Security baseline",
 	examples + "_archived/javaweb-tomcat-sidecar/javaweb.yaml":  "hostPort 8001 violates Pod Security baseline",
-	examples + "databases/cassandra/cassandra-statefulset.yaml": "capability IPC_LOCK violates Pod Security baseline (its PVCs are a known gap as well)",
+	examples + "databases/cassandra/cassandra-statefulset.yaml": "capability IPC_LOCK violates Pod Security baseline (its claims, class fast, still bind)",
 }
 
 // knownGaps are the named known gaps per corpus file. The test logs every one of them on
 // every run, and logs when one of them turns out to work.
 var knownGaps = map[string][]knownGap{
-	// Volumes.
-	examples + "AI/model-serving-tensorflow/deployment.yaml":                       {gapPVC},
-	examples + "AI/model-serving-tensorflow/pvc.yaml":                              {gapPVCObject},
-	examples + "AI/model-serving-tensorflow/pv.yaml":                               {gapPVCObject},
-	gke + "batch/aiml-workloads/kubernetes-manifests/persistent-volume-claim.yaml": {gapPVCObject},
-	podinfo + "deploy/bases/database/pvc-primary.yaml":                             {gapPVCObject},
-	podinfo + "deploy/bases/database/statefulset-primary.yaml":                     {gapPVC},
-	examples + "databases/cassandra/cassandra-statefulset.yaml": {{
-		Name: "pvc-sync", PodsMayNotRun: true,
-		Reason: pvcReason + " (volumeClaimTemplates; the StorageClass in the same file is tenant-only too)",
-	}},
-	website + "application/web/web.yaml":                            {{Name: "pvc-sync", Reason: pvcReason + " (volumeClaimTemplates)", PodsMayNotRun: true}},
-	examples + "_archived/cockroachdb/cockroachdb-statefulset.yaml": {{Name: "pvc-sync", Reason: pvcReason + " (volumeClaimTemplates)", PodsMayNotRun: true}},
-
 	// Environment.
 	website + "service/networking/dual-stack-preferred-ipfamilies-svc.yaml": {{
 		Name: "single-stack-tenant", Rejected: true,

@@ -167,6 +167,7 @@ func setUp(t *testing.T, env *framework.Environment, bin string, manifests []*ma
 		tu.uid = waitTenantRunning(t, rw.syncer, rw.superC.dyn, cp.Name)
 		rw.tenants = append(rw.tenants, tu)
 	}
+	rw.createStaticVolumes(t)
 	if out, _, err := newKubectl(t, env.Super).run(t.Context(), "get", "tenants"); err == nil {
 		t.Logf("kubectl get tenants (super cluster):\n%s", out)
 	}
@@ -660,8 +661,9 @@ func (rw *realWorld) testSettled(t *testing.T) {
 }
 
 // syncedKinds are the kinds the syncer copies to the super cluster today; a super copy of any
-// other kind means a known gap (PVCs, PriorityClasses, NetworkPolicies...) is closing.
-var syncedKinds = map[string]bool{"Namespace": true, "Pod": true, "ConfigMap": true, "Secret": true, "ServiceAccount": true, "Service": true}
+// other kind means a known gap (PriorityClasses, NetworkPolicies...) is closing.
+var syncedKinds = map[string]bool{"Namespace": true, "Pod": true, "ConfigMap": true, "Secret": true, "ServiceAccount": true, "Service": true,
+	"PersistentVolumeClaim": true}
 
 // logNewlySyncedKinds logs super objects of the tenants whose kind is not in syncedKinds.
 func (rw *realWorld) logNewlySyncedKinds(t *testing.T) {

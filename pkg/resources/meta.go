@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/vcsyncer/syncer/pkg/conversion"
@@ -132,6 +133,18 @@ func withoutLastApplied(m map[string]string) map[string]string {
 		if drop(k) {
 			delete(out, k)
 		}
+	}
+	return out
+}
+
+// CopyResourceList returns a deep copy of a resource list (nil for an empty one).
+func CopyResourceList(l corev1.ResourceList) corev1.ResourceList {
+	if len(l) == 0 {
+		return nil
+	}
+	out := make(corev1.ResourceList, len(l))
+	for k, v := range l {
+		out[k] = v.DeepCopy()
 	}
 	return out
 }

@@ -30,6 +30,14 @@ const (
 	KindService        Kind = "Service"
 )
 
+// The storage kinds: PersistentVolumeClaims down, their status, bound PersistentVolumes and
+// public StorageClasses up.
+const (
+	KindPersistentVolumeClaim Kind = "PersistentVolumeClaim"
+	KindPersistentVolume      Kind = "PersistentVolume"
+	KindStorageClass          Kind = "StorageClass"
+)
+
 // Request is the work item of both pipelines: one tenant object, named by its tenant
 // namespace ("" for cluster-scoped kinds) and name.
 type Request struct {
@@ -61,6 +69,13 @@ type Env struct {
 	// ClusterDomain is the tenants' DNS cluster domain (--tenant-cluster-domain), used in Pod
 	// search paths and host aliases. Empty means cluster.local.
 	ClusterDomain string
+	// SuperVolumes caches every super PersistentVolume, trimmed to what binding needs (no
+	// volume source, labels or annotations): PVs are not the syncer's, so the managed-by
+	// selector of SuperInformers cannot find them. Read only; the syncer never writes PVs.
+	SuperVolumes informers.SharedInformerFactory
+	// SuperPublic caches super objects labelled conversion.LabelPublic=true (StorageClasses),
+	// which are copied up into every tenant. Read only.
+	SuperPublic informers.SharedInformerFactory
 }
 
 // Resource is one synced kind.

@@ -17,6 +17,11 @@
 // their ownership annotations and enqueue both an upward request (status) and a downward one
 // (so a super object deleted or changed by someone else is repaired).
 //
+// Two more super caches hold objects the syncer does not own and only reads (storage.go):
+// every PersistentVolume, trimmed, whose events are mapped through claimRef and the owned
+// super namespace to the tenant claim (upward), and StorageClasses labelled
+// tenancy.vcsyncer.io/public=true, whose events are enqueued upward for every tenant.
+//
 // # Implementation considerations
 //
 // The queues are client-go rate-limiting workqueues whose ordering is pkg/fairqueue (one

@@ -39,6 +39,7 @@ func (s *Syncer) ClusterSynced(c *tenant.Cluster) {
 			}
 		}
 	}
+	s.enqueuePublicFor(c.Name) // public StorageClasses the tenant does not have yet
 	// Super objects whose tenant object no longer exists (deleted while the tenant was not
 	// synced) are found through the super caches.
 	for kind, r := range s.resources {
@@ -100,6 +101,9 @@ func (s *Syncer) tenantHandler(c *tenant.Cluster, kind resources.Kind) cache.Res
 		if kind == resources.KindService {
 			s.enqueue(s.up, req, true) // the tenant Service may need its load-balancer status back
 		}
+		if kind == resources.KindPersistentVolumeClaim || kind == resources.KindPersistentVolume || kind == resources.KindStorageClass {
+			s.enqueue(s.up, req, true) // binding, status, or a synced storage object changed in the tenant
+		}
 	}
 	return cache.ResourceEventHandlerFuncs{
 		AddFunc: func(o any) { enqueue(o, true) },
@@ -148,7 +152,8 @@ func (s *Syncer) superHandler(kind resources.Kind) cache.ResourceEventHandler {
 
 // hasUpward reports whether a kind has an upward (super → tenant) path.
 func hasUpward(kind resources.Kind) bool {
-	return kind == resources.KindPod || kind == resources.KindService
+	return kind == resources.KindPod || kind == resources.KindService ||
+		kind == resources.KindPersistentVolumeClaim || kind == resources.KindPersistentVolume || kind == resources.KindStorageClass
 }
 
 // podStatusOnly reports whether an update event of a Pod changed nothing but its status (and

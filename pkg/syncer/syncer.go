@@ -22,10 +22,13 @@ import (
 	"github.com/vcsyncer/syncer/pkg/resources"
 	"github.com/vcsyncer/syncer/pkg/resources/configmap"
 	"github.com/vcsyncer/syncer/pkg/resources/namespace"
+	"github.com/vcsyncer/syncer/pkg/resources/persistentvolume"
+	"github.com/vcsyncer/syncer/pkg/resources/persistentvolumeclaim"
 	"github.com/vcsyncer/syncer/pkg/resources/pod"
 	"github.com/vcsyncer/syncer/pkg/resources/secret"
 	"github.com/vcsyncer/syncer/pkg/resources/service"
 	"github.com/vcsyncer/syncer/pkg/resources/serviceaccount"
+	"github.com/vcsyncer/syncer/pkg/resources/storageclass"
 	"github.com/vcsyncer/syncer/pkg/tenant"
 )
 
@@ -67,6 +70,7 @@ func DefaultResources() []resources.Resource {
 	return []resources.Resource{
 		namespace.Resource{}, pod.Resource{}, configmap.Resource{}, secret.Resource{},
 		serviceaccount.Resource{}, service.Resource{},
+		persistentvolumeclaim.Resource{}, persistentvolume.Resource{}, storageclass.Resource{},
 	}
 }
 
@@ -92,6 +96,7 @@ func New(o Options) (*Syncer, error) {
 		TenantDNS:     o.TenantDNS,
 		ClusterDomain: o.ClusterDomain,
 	}
+	env.SuperVolumes, env.SuperPublic = newStorageFactories(o.Super)
 	if o.PodSecurityEnforce != "" {
 		env.NamespaceLabels = map[string]string{"pod-security.kubernetes.io/enforce": o.PodSecurityEnforce}
 	}
@@ -109,6 +114,9 @@ func New(o Options) (*Syncer, error) {
 		}
 	}
 	env.SuperNodes.Core().V1().Nodes().Informer()
+	if err := s.watchStorage(); err != nil {
+		return nil, err
+	}
 	metrics.RegisterQueueStats(s.queueStats)
 	return s, nil
 }
@@ -131,6 +139,9 @@ func (s *Syncer) Start(ctx context.Context) error {
 		}
 	}
 	s.env.SuperNodes.WaitForCacheSync(ctx.Done())
+	if err := s.startStorage(ctx); err != nil {
+		return err
+	}
 	log.Info("Super caches synced; starting workers", "downwardWorkers", s.opts.DownwardWorkers, "upwardWorkers", s.opts.UpwardWorkers)
 
 	var wg sync.WaitGroup
@@ -147,6 +158,8 @@ func (s *Syncer) Start(ctx context.Context) error {
 	wg.Wait()
 	s.env.SuperInformers.Shutdown()
 	s.env.SuperNodes.Shutdown()
+	s.env.SuperVolumes.Shutdown()
+	s.env.SuperPublic.Shutdown()
 	return nil
 }
 

@@ -86,6 +86,8 @@ type ControlPlane struct {
 	progress   func(string)
 	removeDir  string // parent dir created by us (Options.Dir was empty); removed by a clean Stop
 	superPlane bool
+	// stopProvisioner stops the super cluster's volume provisioner (see runProvisioner).
+	stopProvisioner context.CancelFunc
 
 	mu       sync.Mutex
 	procs    []*process // in start order
@@ -126,7 +128,9 @@ var nameRE = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$`)
 // kube-controller-manager with all default controllers, kube-scheduler and kwok, then creates
 // o.Nodes fake Nodes "kwok-node-0".."kwok-node-<n-1>" (annotated kwok.x-k8s.io/node=fake,
 // InternalIP 10.200.0.<i+1>, podCIDR 10.244.<i>.0/24 when there are at most 256 of them) and
-// waits until they are Ready and untainted and the default ServiceAccount exists. Pods
+// waits until they are Ready and untainted and the default ServiceAccount exists. It also creates
+// the StorageClasses SuperStorageClasses (default "standard") and runs a volume provisioner
+// for them until Stop (see runProvisioner), so claims bind as in a cluster with a CSI driver. Pods
 // scheduled to the fake Nodes become Running with a Pod IP about 0.3 s after creation.
 //
 // ctx bounds the start-up only; the processes run until Stop. On error everything already
@@ -333,6 +337,14 @@ func (c *ControlPlane) run(ctx context.Context, serviceCIDR string, nodes int) e
 			}
 			c.report(fmt.Sprintf("%d fake Nodes Ready in %s", nodes, since(t)))
 		}
+		if err := createStorageClasses(ctx, c.Client); err != nil {
+			return err
+		}
+		pctx, cancel := context.WithCancel(context.Background())
+		c.stopProvisioner = cancel
+		if err := runProvisioner(pctx, c.Client); err != nil {
+			return err
+		}
 	}
 
 	if err := c.waitDefaultServiceAccount(ctx); err != nil {
@@ -516,6 +528,9 @@ func (c *ControlPlane) Stop() error {
 
 // stopProcesses stops the started processes in reverse dependency order.
 func (c *ControlPlane) stopProcesses() error {
+	if c.stopProvisioner != nil {
+		c.stopProvisioner()
+	}
 	procs := c.processes()
 	var errs []error
 	for _, p := range procs {

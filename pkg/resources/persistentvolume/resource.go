@@ -1,0 +1,103 @@
+// Package persistentvolume syncs PersistentVolumes upward (super → tenant): a super PV bound
+// to a tenant's claim appears in the tenant as a tenant PV bound to the tenant's claim.
+//
+// # Upward
+//
+// For a super PV whose claimRef names a super PersistentVolumeClaim that the syncer created
+// for a tenant claim (UIDs checked on both sides), the tenant gets a PV (see Desired) that is
+// pre-bound to the tenant claim (claimRef: namespace, name and UID of the tenant PVC), with
+// status phase Bound, so the tenant sees a bound pair as its own PV controller would make it.
+// Its name is the super PV's name, except when the tenant claim preset spec.volumeName and the
+// super PV is the one that name maps to (conversion.SuperVolumeName): then the tenant PV has
+// the name the tenant asked for. The tenant PV carries the label
+// tenancy.vcsyncer.io/managed-by=vc-syncer and the annotation tenancy.vcsyncer.io/super-name.
+//
+// The tenant PV is a description, not a volume: its source is a placeholder CSI source
+// (driver super.tenancy.vcsyncer.io, handle = super PV name), so no detail of the super
+// cluster's storage (host paths, disk IDs, secrets) reaches a tenant; its reclaim policy is
+// Retain, so nothing in the tenant tries to delete or recycle a volume it cannot reach. The
+// super cluster reclaims the volume. The tenant PV is removed (status Released first, so the
+// tenant's pv-protection controller lets it go) when the super PV is deleted, released, or
+// no longer bound to the tenant claim's super copy.
+//
+// # Not synced
+//
+// The syncer never writes super PVs. PVs the tenant creates itself are never synced down
+// (a tenant PV could name any host path or disk of the shared super cluster) and never
+// touched; see package persistentvolumeclaim for what happens to a claim that names one.
+package persistentvolume
+
+import (
+	"context"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/vcsyncer/syncer/pkg/conversion"
+	"github.com/vcsyncer/syncer/pkg/resources"
+	"github.com/vcsyncer/syncer/pkg/tenant"
+)
+
+// ClaimIndex is the name of the tenant and super PV cache indexes by claimRef "namespace/name".
+const ClaimIndex = "vcsyncer-claim"
+
+// Resource syncs PersistentVolumes (upward only).
+type Resource struct{}
+
+var _ resources.Resource = Resource{}
+
+// Kind implements resources.Resource.
+func (Resource) Kind() resources.Kind { return resources.KindPersistentVolume }
+
+// TenantInformer implements resources.Resource. The tenant PV cache is indexed by claimRef
+// (ClaimIndex).
+func (Resource) TenantInformer(c *tenant.Cluster) cache.SharedIndexInformer {
+	inf := c.Informers.Core().V1().PersistentVolumes().Informer()
+	// Errors mean the index exists already (a later call) or the informer has started.
+	_ = inf.AddIndexers(cache.Indexers{ClaimIndex: claimKey})
+	return inf
+}
+
+// SuperInformer implements resources.Resource: every super PV, trimmed (Env.SuperVolumes),
+// indexed by claimRef (ClaimIndex).
+func (Resource) SuperInformer(env *resources.Env) cache.SharedIndexInformer {
+	inf := env.SuperVolumes.Core().V1().PersistentVolumes().Informer()
+	_ = inf.AddIndexers(cache.Indexers{ClaimIndex: claimKey})
+	return inf
+}
+
+// Upward implements resources.Resource: it removes the tenant PV name if the syncer created it
+// and its super PV no longer backs the claim it is bound to (see Prune).
+func (Resource) Upward(ctx context.Context, env *resources.Env, c *tenant.Cluster, _, name string) error {
+	pv, err := c.Informers.Core().V1().PersistentVolumes().Lister().Get(name)
+	if err != nil {
+		return nil // gone, or not cached yet (its add event comes later)
+	}
+	return Prune(ctx, env, c, pv)
+}
+
+// TrimSuper is the transform of Env.SuperVolumes: it keeps what binding and the tenant PV need
+// (name, UID, capacity, access modes, volume mode, class, mount options, node affinity,
+// claimRef, phase) and drops the volume source, labels, annotations and managed fields.
+func TrimSuper(obj any) (any, error) {
+	pv, ok := obj.(*corev1.PersistentVolume)
+	if !ok {
+		return obj, nil
+	}
+	pv.ManagedFields, pv.Labels, pv.Annotations = nil, nil, nil
+	pv.Spec.PersistentVolumeSource = corev1.PersistentVolumeSource{}
+	return pv, nil
+}
+
+// IsSyncerVolume reports whether a tenant PV was created by the syncer.
+func IsSyncerVolume(pv *corev1.PersistentVolume) bool {
+	return pv.Labels[conversion.LabelManagedBy] == conversion.ManagedByValue && pv.Annotations[conversion.AnnotationSuperName] != ""
+}
+
+func claimKey(obj any) ([]string, error) {
+	pv, ok := obj.(*corev1.PersistentVolume)
+	if !ok || pv.Spec.ClaimRef == nil {
+		return nil, nil
+	}
+	return []string{pv.Spec.ClaimRef.Namespace + "/" + pv.Spec.ClaimRef.Name}, nil
+}

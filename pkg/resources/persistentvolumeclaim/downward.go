@@ -1,0 +1,128 @@
+package persistentvolumeclaim
+
+import (
+	"context"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+
+	"github.com/vcsyncer/syncer/pkg/conversion"
+	"github.com/vcsyncer/syncer/pkg/resources"
+	"github.com/vcsyncer/syncer/pkg/resources/persistentvolume"
+	"github.com/vcsyncer/syncer/pkg/syncer/downward"
+	"github.com/vcsyncer/syncer/pkg/tenant"
+)
+
+// ReasonVolumeNotSynced is the reason of the Warning Event on a tenant claim that names a PV
+// the tenant created itself.
+const ReasonVolumeNotSynced = persistentvolume.ReasonVolumeNotSynced
+
+func reconcileDownward(ctx context.Context, env *resources.Env, c *tenant.Cluster, ns, name string) error {
+	tl := c.Informers.Core().V1().PersistentVolumeClaims().Lister()
+	sl := env.SuperInformers.Core().V1().PersistentVolumeClaims().Lister()
+	pvl := c.Informers.Core().V1().PersistentVolumes().Lister()
+	superPVs := env.SuperVolumes.Core().V1().PersistentVolumes().Lister()
+
+	if t, err := tl.PersistentVolumeClaims(ns).Get(name); err == nil && persistentvolume.IsEphemeral(t) {
+		return nil // the super cluster's ephemeral-volume controller makes the super claim
+	}
+	if t, err := tl.PersistentVolumeClaims(ns).Get(name); err == nil && t.DeletionTimestamp.IsZero() && t.Spec.VolumeName != "" {
+		if pv, err := pvl.Get(t.Spec.VolumeName); err == nil && !persistentvolume.IsSyncerVolume(pv) {
+			return persistentvolume.RefuseClaim(ctx, env, c, t, pv)
+		}
+	}
+	return downward.Reconcile(ctx, env, c, ns, name, downward.Spec[*corev1.PersistentVolumeClaim]{
+		Kind:   resources.KindPersistentVolumeClaim,
+		Tenant: func(ns string) downward.Getter[*corev1.PersistentVolumeClaim] { return tl.PersistentVolumeClaims(ns) },
+		Super:  func(ns string) downward.Getter[*corev1.PersistentVolumeClaim] { return sl.PersistentVolumeClaims(ns) },
+		Client: func(ns string) downward.Writer[*corev1.PersistentVolumeClaim] {
+			return env.Super.CoreV1().PersistentVolumeClaims(ns)
+		},
+		Desired: func(o *corev1.PersistentVolumeClaim, superNS string, existing *corev1.PersistentVolumeClaim, has bool) *corev1.PersistentVolumeClaim {
+			if has {
+				return Desired(c, o, superNS, existing, "")
+			}
+			var tenantPV, superPV *corev1.PersistentVolume
+			if v := o.Spec.VolumeName; v != "" {
+				if pv, err := pvl.Get(v); err == nil {
+					tenantPV = pv
+					if spv, err := superPVs.Get(pv.Annotations[conversion.AnnotationSuperName]); err == nil {
+						superPV = spv
+					}
+				}
+			}
+			return Desired(c, o, superNS, nil, SuperVolume(c.Name, c.UID, superNS, o, tenantPV, superPV))
+		},
+		Equal: Equal,
+	})
+}
+
+// SuperVolume returns the super PV name for the super copy (in superNS) of tenant claim t when
+// it is created: "" when t presets no volumeName; the super PV that syncer-created tenant PV
+// tenantPV mirrors when superPV (that super PV, nil if not cached) is already bound to the
+// super copy; otherwise conversion.SuperVolumeName of the preset name. Claims naming a PV the
+// tenant created are not synced at all (see the package documentation).
+func SuperVolume(tenantName, tenantUID, superNS string, t *corev1.PersistentVolumeClaim, tenantPV, superPV *corev1.PersistentVolume) string {
+	v := t.Spec.VolumeName
+	if v == "" {
+		return ""
+	}
+	if tenantPV != nil && persistentvolume.IsSyncerVolume(tenantPV) && superPV != nil &&
+		superPV.Name == tenantPV.Annotations[conversion.AnnotationSuperName] && superPV.Spec.ClaimRef != nil &&
+		superPV.Spec.ClaimRef.Namespace == superNS && superPV.Spec.ClaimRef.Name == t.Name {
+		return superPV.Name
+	}
+	return conversion.SuperVolumeName(tenantName, tenantUID, v)
+}
+
+// Desired returns the super copy of tenant claim o in superNS. When existing (the current
+// super claim) is nil, the tenant spec is copied with spec.volumeName set to volumeName (see
+// SuperVolume); otherwise existing's spec is kept (claims are immutable apart from these) with
+// the tenant's storage requests and volumeAttributesClassName.
+func Desired(c *tenant.Cluster, o *corev1.PersistentVolumeClaim, superNS string, existing *corev1.PersistentVolumeClaim, volumeName string) *corev1.PersistentVolumeClaim {
+	var spec corev1.PersistentVolumeClaimSpec
+	if existing != nil {
+		spec = *existing.Spec.DeepCopy()
+		spec.Resources = *o.Spec.Resources.DeepCopy()
+		spec.VolumeAttributesClassName = o.Spec.VolumeAttributesClassName
+	} else {
+		spec = *o.Spec.DeepCopy()
+		spec.VolumeName = volumeName
+	}
+	t := o.DeepCopy()
+	t.Annotations = withoutBindingAnnotations(t.Annotations)
+	return &corev1.PersistentVolumeClaim{ObjectMeta: resources.DesiredMeta(c, t, superNS, existing), Spec: spec}
+}
+
+// Equal reports whether the super claim has the desired metadata, storage requests and
+// volumeAttributesClassName (the only mutable parts of a claim's spec).
+func Equal(want, have *corev1.PersistentVolumeClaim) bool {
+	return resources.MetaEqual(want, have) &&
+		equality.Semantic.DeepEqual(want.Spec.Resources, have.Spec.Resources) &&
+		equality.Semantic.DeepEqual(want.Spec.VolumeAttributesClassName, have.Spec.VolumeAttributesClassName)
+}
+
+// IsBindingAnnotation reports annotation keys that a cluster's PV controller, scheduler or
+// provisioner writes on a claim to record binding and provisioning (pv.kubernetes.io/*,
+// volume.kubernetes.io/*, volume.beta.kubernetes.io/storage-provisioner). They describe one
+// cluster's binding and are never copied between tenant and super. The legacy class
+// annotation volume.beta.kubernetes.io/storage-class is the user's request and is copied.
+func IsBindingAnnotation(k string) bool {
+	return strings.HasPrefix(k, "pv.kubernetes.io/") || strings.HasPrefix(k, "volume.kubernetes.io/") ||
+		k == "volume.beta.kubernetes.io/storage-provisioner"
+}
+
+func withoutBindingAnnotations(m map[string]string) map[string]string {
+	var out map[string]string
+	for k, v := range m {
+		if IsBindingAnnotation(k) {
+			continue
+		}
+		if out == nil {
+			out = map[string]string{}
+		}
+		out[k] = v
+	}
+	return out
+}

@@ -1,0 +1,85 @@
+// Package persistentvolumeclaim syncs PersistentVolumeClaims: specs downward (tenant →
+// super), binding and status upward. Claims made by a tenant's StatefulSet controller from
+// volumeClaimTemplates, or by its ephemeral-volume controller, are ordinary claims here.
+//
+// # Downward
+//
+// The super claim is the tenant claim in the mapped namespace (see Desired), without the
+// binding annotations each cluster's PV controller writes (pv.kubernetes.io/*,
+// volume.kubernetes.io/*, volume.beta.kubernetes.io/storage-provisioner; the legacy
+// volume.beta.kubernetes.io/storage-class annotation is kept). A claim's spec is immutable
+// apart from its storage request and volumeAttributesClassName, so only those (and labels and
+// annotations) are updated; spec.volumeName, once the super cluster set it, is never changed.
+//
+// A preset spec.volumeName maps as follows (SuperVolume):
+//   - it names a tenant PV the syncer created: the super PV that tenant PV mirrors, provided
+//     that super PV is already bound (claimRef) to this claim's super copy;
+//   - it names no tenant PV: the super PV conversion.SuperVolumeName(tenant, volumeName),
+//     "<tenant>-<hash>-<volumeName>". PV names are cluster-wide in the super cluster, so a
+//     tenant only reaches PVs that super-cluster admins made for it; it can never name another
+//     tenant's volume. storageClassName "" with a preset volumeName is static binding to that
+//     super PV;
+//   - it names a PV the tenant created itself: the claim cannot be served, because tenant PVs
+//     are never synced down (a tenant PV could name any host path or disk of the shared super
+//     cluster). The claim gets no super copy (an unbound one made earlier is deleted), stays
+//     Pending, and gets a Warning Event with reason VolumeNotSynced; Pods using it stay
+//     Pending in the super cluster ("persistentvolumeclaim not found").
+//
+// # Upward
+//
+// When the super claim is bound to a super PV, the tenant gets the PV (package
+// persistentvolume), the tenant claim is bound to it (spec.volumeName and the
+// pv.kubernetes.io/bind-completed annotation, as the tenant's own PV controller would), and
+// the super claim's status (phase, capacity, access modes, conditions, allocated resources)
+// is copied into the tenant claim. Tenant control planes run without the PV binder; a tenant
+// whose binder runs sees the same pre-bound pair and agrees.
+//
+// # Generic ephemeral volumes
+//
+// A claim whose controller owner is a Pod (made by the tenant's ephemeral-volume controller,
+// KEP-1698) is not synced down: the super Pod keeps its ephemeral volume and the super
+// cluster's own ephemeral-volume controller makes the super claim "<pod>-<volume>" (same
+// name) for it; a synced copy would collide with it. Once the super PV bound to that claim is
+// Bound (and the super Pod is the syncer's copy of the claim's Pod), the tenant claim gets its
+// tenant PV and is bound to it, with phase Bound and the PV's capacity and access modes.
+package persistentvolumeclaim
+
+import (
+	"context"
+
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/vcsyncer/syncer/pkg/resources"
+	"github.com/vcsyncer/syncer/pkg/resources/persistentvolume"
+	"github.com/vcsyncer/syncer/pkg/tenant"
+)
+
+// Resource syncs PersistentVolumeClaims.
+type Resource struct{}
+
+var _ resources.Resource = Resource{}
+
+// Kind implements resources.Resource.
+func (Resource) Kind() resources.Kind { return resources.KindPersistentVolumeClaim }
+
+// TenantInformer implements resources.Resource. Tenant PVs are cached too (binding and the
+// preset volumeName mapping read them).
+func (Resource) TenantInformer(c *tenant.Cluster) cache.SharedIndexInformer {
+	persistentvolume.Resource{}.TenantInformer(c)
+	return c.Informers.Core().V1().PersistentVolumeClaims().Informer()
+}
+
+// SuperInformer implements resources.Resource.
+func (Resource) SuperInformer(env *resources.Env) cache.SharedIndexInformer {
+	return env.SuperInformers.Core().V1().PersistentVolumeClaims().Informer()
+}
+
+// Downward implements resources.Resource.
+func (Resource) Downward(ctx context.Context, env *resources.Env, c *tenant.Cluster, ns, name string) error {
+	return reconcileDownward(ctx, env, c, ns, name)
+}
+
+// Upward implements resources.Resource.
+func (Resource) Upward(ctx context.Context, env *resources.Env, c *tenant.Cluster, ns, name string) error {
+	return reconcileUpward(ctx, env, c, ns, name)
+}
