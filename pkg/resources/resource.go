@@ -55,6 +55,17 @@ type Env struct {
 	// pod-security.kubernetes.io/enforce=baseline (--pod-security-enforce). Afterwards they
 	// belong to the super cluster's admins: the syncer never changes or reverts them.
 	NamespaceLabels map[string]string
+	// VNodes manages the tenants' virtual Nodes (pkg/vnode); the Pod upward path asks it for
+	// the vNode of a super Node before binding a tenant Pod there.
+	VNodes VNodes
+}
+
+// VNodes is the virtual-node manager as reconcilers see it (implemented by pkg/vnode).
+type VNodes interface {
+	// Ensure makes sure tenant c has the virtual Node of super Node superNode and records that
+	// the tenant needs it. It returns an error when the super Node is unknown or the vNode
+	// cannot be created.
+	Ensure(ctx context.Context, c *tenant.Cluster, superNode string) error
 }
 
 // Resource is one synced kind.

@@ -26,6 +26,7 @@ import (
 	"github.com/vcsyncer/syncer/pkg/resources/service"
 	"github.com/vcsyncer/syncer/pkg/resources/serviceaccount"
 	"github.com/vcsyncer/syncer/pkg/tenant"
+	"github.com/vcsyncer/syncer/pkg/vnode"
 )
 
 // Options configures a Syncer.
@@ -42,6 +43,9 @@ type Options struct {
 	// PodSecurityEnforce is put as pod-security.kubernetes.io/enforce on every super namespace
 	// the syncer creates ("" for none).
 	PodSecurityEnforce string
+	// VNode configures the virtual-node manager (GC grace, Lease duration, status report
+	// frequency); zero values take pkg/vnode's defaults.
+	VNode vnode.Options
 }
 
 // Syncer runs the downward and upward pipelines for every registered tenant.
@@ -51,6 +55,7 @@ type Syncer struct {
 	resources map[resources.Kind]resources.Resource
 	down, up  *pipelineQueue
 	opts      Options
+	vnodes    *vnode.Manager
 }
 
 var (
@@ -103,6 +108,11 @@ func New(o Options) (*Syncer, error) {
 		}
 	}
 	env.SuperNodes.Core().V1().Nodes().Informer()
+	vm, err := vnode.New(env, o.VNode)
+	if err != nil {
+		return nil, err
+	}
+	env.VNodes, s.vnodes = vm, vm
 	metrics.RegisterQueueStats(s.queueStats)
 	return s, nil
 }
@@ -134,6 +144,7 @@ func (s *Syncer) Start(ctx context.Context) error {
 	for range s.opts.UpwardWorkers {
 		wg.Go(func() { s.work(ctx, s.up, false) })
 	}
+	wg.Go(func() { _ = s.vnodes.Start(ctx) })
 	<-ctx.Done()
 	s.down.ShutDown()
 	s.up.ShutDown()

@@ -32,6 +32,7 @@ import (
 	"github.com/vcsyncer/syncer/pkg/syncer"
 	"github.com/vcsyncer/syncer/pkg/tenant"
 	"github.com/vcsyncer/syncer/pkg/version"
+	"github.com/vcsyncer/syncer/pkg/vnode"
 )
 
 func newRunCommand() *cobra.Command {
@@ -136,6 +137,8 @@ func Run(ctx context.Context, o *options.Options, cfg *rest.Config) error {
 	s, err := syncer.New(syncer.Options{
 		Super: superCS, DownwardWorkers: o.DownwardWorkers, UpwardWorkers: o.UpwardWorkers, DisableFairQueuing: !o.FairQueuing,
 		PodSecurityEnforce: o.PodSecurityEnforce,
+		VNode: vnode.Options{GCGrace: o.VNodeGCGrace, LeaseDuration: o.VNodeLeaseDuration,
+			StatusReportFrequency: o.VNodeStatusReportFrequency},
 	})
 	if err != nil {
 		return err

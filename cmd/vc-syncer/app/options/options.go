@@ -4,6 +4,7 @@ package options
 import (
 	"errors"
 	"flag"
+	"time"
 
 	"github.com/spf13/pflag"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
@@ -38,6 +39,15 @@ type Options struct {
 	KubeconfigNamespace string
 	// InstallCRDs creates or updates the Tenant CRD at start-up. Defaults to true.
 	InstallCRDs bool
+	// VNodeGCGrace is how long a virtual Node without tenant Pods is kept before it is
+	// removed. Defaults to 30s.
+	VNodeGCGrace time.Duration
+	// VNodeLeaseDuration is the vNode Leases' leaseDurationSeconds; they are renewed every
+	// quarter of it (kubelet default: 40s, renewed every 10s). Defaults to 40s.
+	VNodeLeaseDuration time.Duration
+	// VNodeStatusReportFrequency is how often an unchanged vNode status is written again
+	// (kubelet nodeStatusReportFrequency). Defaults to 5m.
+	VNodeStatusReportFrequency time.Duration
 	// Zap are the logging options.
 	Zap zap.Options
 }
@@ -53,6 +63,10 @@ func NewOptions() *Options {
 		InstallCRDs:            true,
 		FairQueuing:            true,
 		PodSecurityEnforce:     "baseline",
+
+		VNodeGCGrace:               30 * time.Second,
+		VNodeLeaseDuration:         40 * time.Second,
+		VNodeStatusReportFrequency: 5 * time.Minute,
 	}
 }
 
@@ -82,6 +96,12 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"The only super-cluster namespace whose Secrets are read: Tenants' kubeconfig Secrets must live here.")
 	fs.BoolVar(&o.InstallCRDs, "install-crds", o.InstallCRDs,
 		"Create or update the Tenant CustomResourceDefinition at start-up (turn off when a chart manages it).")
+	fs.DurationVar(&o.VNodeGCGrace, "vnode-gc-grace", o.VNodeGCGrace,
+		"How long a tenant's virtual Node is kept after the last tenant Pod bound to it left (duration, e.g. 30s). A vNode whose super Node is deleted is removed at once.")
+	fs.DurationVar(&o.VNodeLeaseDuration, "vnode-lease-duration", o.VNodeLeaseDuration,
+		"leaseDurationSeconds of the node Leases the syncer keeps in each tenant's kube-node-lease namespace (duration, whole seconds); renewed every quarter of it, as a kubelet does. Keep it below the tenant kube-controller-manager's --node-monitor-grace-period (default 50s).")
+	fs.DurationVar(&o.VNodeStatusReportFrequency, "vnode-status-report-frequency", o.VNodeStatusReportFrequency,
+		"How often a virtual Node's status is written when nothing in it changed, refreshing its conditions' lastHeartbeatTime (duration; the kubelet's nodeStatusReportFrequency). Changes of the super Node are written at once.")
 	gofs := flag.NewFlagSet("zap", flag.ContinueOnError)
 	o.Zap.BindFlags(gofs)
 	fs.AddGoFlagSet(gofs)
@@ -100,6 +120,15 @@ func (o *Options) Validate() error {
 	case "", "privileged", "baseline", "restricted":
 	default:
 		errs = append(errs, errors.New("--pod-security-enforce must be privileged, baseline, restricted or empty"))
+	}
+	if o.VNodeGCGrace < 0 {
+		errs = append(errs, errors.New("--vnode-gc-grace must not be negative"))
+	}
+	if o.VNodeLeaseDuration < 4*time.Second {
+		errs = append(errs, errors.New("--vnode-lease-duration must be at least 4s"))
+	}
+	if o.VNodeStatusReportFrequency < time.Second {
+		errs = append(errs, errors.New("--vnode-status-report-frequency must be at least 1s"))
 	}
 	if o.KubeconfigNamespace == "" {
 		errs = append(errs, errors.New("--kubeconfig-namespace must not be empty"))
