@@ -158,7 +158,7 @@ func (b *Bindings) Snapshot() Snapshot {
 	for t, nodes := range b.tenants {
 		m := make(map[string]NodeBinding, len(nodes))
 		for n, r := range nodes {
-			pods := make([]string, 0, len(r.pods))
+			var pods []string
 			for p := range r.pods {
 				pods = append(pods, p)
 			}
