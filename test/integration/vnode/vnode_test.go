@@ -152,6 +152,20 @@ func TestVirtualNodes(t *testing.T) {
 			t.Fatal(err)
 		}
 		born := vn.CreationTimestamp.Time
+		// A new Node carries node.kubernetes.io/not-ready (NodeTaint admission) until the
+		// node-lifecycle controller sees it Ready.
+		eventually(t, 30*time.Second, "new vNodes untainted", func(ctx context.Context) error {
+			for _, node := range pods {
+				vn, err := tenantCS.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
+				if err != nil {
+					return err
+				}
+				if hasTaint(vn, corev1.TaintNodeNotReady) {
+					return errorf("vNode %s taints %v", node, vn.Spec.Taints)
+				}
+			}
+			return nil
+		})
 		controlUnknown := false
 		deadline := time.Now().Add(3 * time.Minute)
 		for {
