@@ -113,6 +113,7 @@ func New(o Options) (*Syncer, error) {
 		return nil, err
 	}
 	env.VNodes, s.vnodes = vm, vm
+	metrics.RegisterVNodeStats(vm.Bindings().Counts)
 	metrics.RegisterQueueStats(s.queueStats)
 	return s, nil
 }

@@ -143,6 +143,17 @@ func (b *Bindings) TenantsOf(node string) []string {
 	return out
 }
 
+// Counts returns, per tenant, the number of super Nodes it has a record of.
+func (b *Bindings) Counts() map[string]int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	out := make(map[string]int, len(b.tenants))
+	for t, nodes := range b.tenants {
+		out[t] = len(nodes)
+	}
+	return out
+}
+
 // ForgetTenant drops everything recorded for the tenant.
 func (b *Bindings) ForgetTenant(tenant string) {
 	b.mu.Lock()
