@@ -19,6 +19,7 @@ type Bindings struct {
 type binding struct {
 	pods       map[string]struct{} // "namespace/name" of tenant Pods with spec.nodeName = the node
 	lastActive time.Time
+	vnode      bool
 }
 
 // Snapshot is a copy of Bindings in a plain, serialisable shape (JSON tags).
@@ -35,6 +36,10 @@ type NodeBinding struct {
 	// binding, or left by a Pod). A vNode without Pods is removed once LastActive is older
 	// than the GC grace period.
 	LastActive time.Time `json:"lastActive"`
+	// VNode is true once the syncer created or adopted the tenant's vNode for the super Node
+	// (Touch). Only then is a missing vNode created again for Pods bound to it: a Pod whose
+	// preset spec.nodeName names a super Node never makes the syncer expose that Node.
+	VNode bool `json:"vnode,omitempty"`
 }
 
 // NewBindings returns empty Bindings.
@@ -83,24 +88,27 @@ func (b *Bindings) RemovePod(tenant, node, pod string, now time.Time) {
 	}
 }
 
-// Touch records that the tenant needs super Node node's vNode at now (a Pod is being bound to
-// it, or the vNode was found in the tenant), creating the record if missing.
+// Touch records that the tenant has, or is about to get, the vNode of super Node node, needed
+// at now (a Pod is being bound to it, or the vNode was found in the tenant), creating the
+// record if missing.
 func (b *Bindings) Touch(tenant, node string, now time.Time) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.getLocked(tenant, node, true).lastActive = now
+	r := b.getLocked(tenant, node, true)
+	r.lastActive, r.vnode = now, true
 }
 
-// Get returns the number of tenant Pods bound to node and when the vNode was last active;
-// ok is false when the tenant has no record of node.
-func (b *Bindings) Get(tenant, node string) (pods int, lastActive time.Time, ok bool) {
+// Get returns the number of tenant Pods bound to node, when the vNode was last active, and
+// whether the syncer created or adopted it (see NodeBinding.VNode); ok is false when the tenant
+// has no record of node.
+func (b *Bindings) Get(tenant, node string) (pods int, lastActive time.Time, vnode, ok bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	r := b.getLocked(tenant, node, false)
 	if r == nil {
-		return 0, time.Time{}, false
+		return 0, time.Time{}, false, false
 	}
-	return len(r.pods), r.lastActive, true
+	return len(r.pods), r.lastActive, r.vnode, true
 }
 
 // ForgetIdle removes the tenant's record of node if no Pod is bound to it and it was last
@@ -143,13 +151,20 @@ func (b *Bindings) TenantsOf(node string) []string {
 	return out
 }
 
-// Counts returns, per tenant, the number of super Nodes it has a record of.
+// Counts returns, per tenant, the number of vNodes the syncer created or adopted and has not
+// removed yet.
 func (b *Bindings) Counts() map[string]int {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	out := make(map[string]int, len(b.tenants))
 	for t, nodes := range b.tenants {
-		out[t] = len(nodes)
+		n := 0
+		for _, r := range nodes {
+			if r.vnode {
+				n++
+			}
+		}
+		out[t] = n
 	}
 	return out
 }
@@ -174,7 +189,7 @@ func (b *Bindings) Snapshot() Snapshot {
 				pods = append(pods, p)
 			}
 			sort.Strings(pods)
-			m[n] = NodeBinding{Pods: pods, LastActive: r.lastActive}
+			m[n] = NodeBinding{Pods: pods, LastActive: r.lastActive, VNode: r.vnode}
 		}
 		s.Tenants[t] = m
 	}
@@ -189,7 +204,7 @@ func (b *Bindings) Restore(s Snapshot) {
 	for t, nodes := range s.Tenants {
 		m := make(map[string]*binding, len(nodes))
 		for n, nb := range nodes {
-			r := &binding{pods: make(map[string]struct{}, len(nb.Pods)), lastActive: nb.LastActive}
+			r := &binding{pods: make(map[string]struct{}, len(nb.Pods)), lastActive: nb.LastActive, vnode: nb.VNode}
 			for _, p := range nb.Pods {
 				r.pods[p] = struct{}{}
 			}

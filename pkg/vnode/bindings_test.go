@@ -17,8 +17,14 @@ func TestBindings(t *testing.T) {
 	b.AddPod("b", "n1", "ns/p1", t0)
 	b.Touch("a", "n2", t0)
 
-	if pods, last, ok := b.Get("a", "n1"); !ok || pods != 2 || !last.Equal(t0) {
-		t.Errorf("a/n1: pods %d last %v ok %v", pods, last, ok)
+	if pods, last, vn, ok := b.Get("a", "n1"); !ok || pods != 2 || !last.Equal(t0) || vn {
+		t.Errorf("a/n1: pods %d last %v vnode %v ok %v", pods, last, vn, ok)
+	}
+	if _, _, vn, _ := b.Get("a", "n2"); !vn {
+		t.Error("a/n2: Touch did not mark the vNode as created")
+	}
+	if got := b.Counts(); !cmp.Equal(got, map[string]int{"a": 1, "b": 0}) {
+		t.Errorf("Counts() = %v", got)
 	}
 	if got := b.TenantsOf("n1"); !cmp.Equal(got, []string{"a", "b"}) {
 		t.Errorf("TenantsOf(n1) = %v", got)
@@ -33,7 +39,7 @@ func TestBindings(t *testing.T) {
 	b.RemovePod("a", "n1", "ns/p1", t0.Add(time.Second))
 	b.RemovePod("a", "n1", "ns/p2", t0.Add(2*time.Second))
 	b.RemovePod("a", "n1", "ns/unknown", t0.Add(time.Hour)) // no effect
-	if pods, last, _ := b.Get("a", "n1"); pods != 0 || !last.Equal(t0.Add(2*time.Second)) {
+	if pods, last, _, _ := b.Get("a", "n1"); pods != 0 || !last.Equal(t0.Add(2*time.Second)) {
 		t.Errorf("after removal: pods %d last %v", pods, last)
 	}
 	// Idle, but active after notAfter: kept.
@@ -43,7 +49,7 @@ func TestBindings(t *testing.T) {
 	if !b.ForgetIdle("a", "n1", t0.Add(2*time.Second)) {
 		t.Error("did not forget an idle node")
 	}
-	if _, _, ok := b.Get("a", "n1"); ok {
+	if _, _, _, ok := b.Get("a", "n1"); ok {
 		t.Error("a/n1 still recorded")
 	}
 	if got := b.TenantsOf("n1"); !cmp.Equal(got, []string{"b"}) {
@@ -64,7 +70,7 @@ func TestBindingsSnapshotRestore(t *testing.T) {
 	b.AddPod("b", "n3", "x/y", t0)
 	snap := b.Snapshot()
 	want := Snapshot{Tenants: map[string]map[string]NodeBinding{
-		"a": {"n1": {Pods: []string{"ns/p1", "ns/p2"}, LastActive: t0}, "n2": {LastActive: t0.Add(time.Second)}},
+		"a": {"n1": {Pods: []string{"ns/p1", "ns/p2"}, LastActive: t0}, "n2": {LastActive: t0.Add(time.Second), VNode: true}},
 		"b": {"n3": {Pods: []string{"x/y"}, LastActive: t0}},
 	}}
 	if diff := cmp.Diff(want, snap); diff != "" {
@@ -87,7 +93,7 @@ func TestBindingsSnapshotRestore(t *testing.T) {
 	}
 	// The copy is deep: changing the original changes neither.
 	b.RemovePod("a", "n1", "ns/p1", t0)
-	if pods, _, _ := r.Get("a", "n1"); pods != 2 {
+	if pods, _, _, _ := r.Get("a", "n1"); pods != 2 {
 		t.Errorf("restored shares state with the original: %d Pods", pods)
 	}
 }

@@ -60,7 +60,7 @@ func (m *Manager) run(ctx context.Context, l *tenantLoop) {
 //     StatusReportFrequency) and the Lease is renewed every LeaseDuration/4.
 func (m *Manager) syncNode(ctx context.Context, l *tenantLoop, name string, full bool, now time.Time) error {
 	c := l.c
-	pods, lastActive, ok := m.bindings.Get(c.Name, name)
+	pods, lastActive, known, ok := m.bindings.Get(c.Name, name)
 	if !ok {
 		return nil
 	}
@@ -88,8 +88,10 @@ func (m *Manager) syncNode(ctx context.Context, l *tenantLoop, name string, full
 	case pods == 0 && now.Sub(lastActive) >= m.opts.GCGrace:
 		return m.gc(ctx, l, name, now)
 	case vn == nil:
-		if pods == 0 {
-			return nil // just created (the cache catches up) or already removed
+		if pods == 0 || !known {
+			// Just created (the cache catches up), already removed, or only named by a Pod's
+			// preset spec.nodeName: the syncer never exposes a super Node for that alone.
+			return nil
 		}
 		l.nodeMu.Lock()
 		defer l.nodeMu.Unlock()
@@ -192,7 +194,7 @@ func (m *Manager) gc(ctx context.Context, l *tenantLoop, name string, now time.T
 	l.nodeMu.Lock()
 	defer l.nodeMu.Unlock()
 	notAfter := now.Add(-m.opts.GCGrace)
-	if pods, lastActive, ok := m.bindings.Get(l.c.Name, name); !ok || pods > 0 || lastActive.After(notAfter) {
+	if pods, lastActive, _, ok := m.bindings.Get(l.c.Name, name); !ok || pods > 0 || lastActive.After(notAfter) {
 		return nil // touched by Ensure meanwhile
 	}
 	vn, err := l.c.Informers.Core().V1().Nodes().Lister().Get(name)

@@ -16,6 +16,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/vcsyncer/syncer/cmd/vc-syncer/app"
 	"github.com/vcsyncer/syncer/cmd/vc-syncer/app/options"
@@ -126,6 +127,31 @@ func TestVirtualNodes(t *testing.T) {
 				return nil
 			})
 		}
+	})
+
+	t.Run("vcsyncer_vnodes counts the tenant's vNodes", func(t *testing.T) {
+		eventually(t, 10*time.Second, "vcsyncer_vnodes = 3", func(context.Context) error {
+			mfs, err := ctrlmetrics.Registry.Gather()
+			if err != nil {
+				return err
+			}
+			for _, mf := range mfs {
+				if mf.GetName() != "vcsyncer_vnodes" {
+					continue
+				}
+				for _, m := range mf.GetMetric() {
+					for _, lp := range m.GetLabel() {
+						if lp.GetName() == "tenant" && lp.GetValue() == tc.Name {
+							if v := m.GetGauge().GetValue(); v != 3 {
+								return errorf("value %v", v)
+							}
+							return nil
+						}
+					}
+				}
+			}
+			return errorf("no series for tenant %s", tc.Name)
+		})
 	})
 
 	t.Run("Leases are renewed about every 10s", func(t *testing.T) {
@@ -352,6 +378,21 @@ func TestVirtualNodes(t *testing.T) {
 		// The vNode with Pods stays.
 		if _, err := tenantCS.CoreV1().Nodes().Get(ctx, node0, metav1.GetOptions{}); err != nil {
 			t.Errorf("vNode %s with a Pod removed: %v", node0, err)
+		}
+		// A Pod whose preset spec.nodeName names that super Node does not bring its vNode back:
+		// a tenant cannot make the syncer expose a super Node of its choosing.
+		preset := pinnedPod("preset", node1)
+		preset.Spec.NodeName = node1
+		if _, err := tenantCS.CoreV1().Pods("app").Create(ctx, preset, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		for end := time.Now().Add(2 * gcGrace); time.Now().Before(end); time.Sleep(500 * time.Millisecond) {
+			if _, err := tenantCS.CoreV1().Nodes().Get(ctx, node1, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+				t.Fatalf("vNode %s created for a Pod with a preset spec.nodeName: %v", node1, err)
+			}
+		}
+		if err := tenantCS.CoreV1().Pods("app").Delete(ctx, "preset", metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
 		}
 	})
 
