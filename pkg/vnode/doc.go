@@ -33,7 +33,10 @@
 // Bindings (one struct, Snapshot/Restore) records per tenant which super Nodes host which
 // tenant Pods (from the tenant Pod informer; DaemonSet Pods do not count, or every vNode would
 // keep itself alive) and when each vNode was last needed. A vNode with no Pod for GCGrace
-// (30 s by default) is deleted with its Lease. Existing vNodes are adopted when a tenant's
+// (30 s by default) is deleted with its Lease. A vNode deleted by someone else while Pods are
+// bound to it is created again, as a kubelet re-registers its Node, but only if the syncer had
+// created or adopted it: a tenant Pod whose preset spec.nodeName names a super Node never
+// makes the syncer expose that Node. Existing vNodes are adopted when a tenant's
 // caches sync, so they are kept current and collected after a syncer restart too.
 //
 // When a super Node disappears, its vNodes and Leases are deleted at once. The tenant Pods
