@@ -120,7 +120,10 @@ func (m *Manager) createLocked(ctx context.Context, l *tenantLoop, super *corev1
 	delete(l.deleted, super.Name)
 	created.Status, _ = DesiredStatus(super, nil, time.Now(), m.opts.StatusReportFrequency)
 	if _, err := nodes.UpdateStatus(ctx, created, metav1.UpdateOptions{FieldManager: downward.FieldManager}); err != nil {
-		l.markDirty(super.Name)
+		l.markDirty(super.Name) // the loop writes the status from the cache
+		if apierrors.IsConflict(err) {
+			return nil // a tenant controller (ttl, node-lifecycle) wrote the new Node first
+		}
 		return fmt.Errorf("failed to set vNode %s status: %w", super.Name, err)
 	}
 	ctrl.LoggerFrom(ctx).V(2).Info("Created vNode", "tenant", l.c.Name, "Node", super.Name)

@@ -16,6 +16,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/retry"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/vcsyncer/syncer/cmd/vc-syncer/app"
@@ -63,14 +64,21 @@ func TestVirtualNodes(t *testing.T) {
 	// controller must mark it Unknown after the grace period. It shows that the controller runs
 	// with that grace period, so vNodes that stay Ready longer owe it to their heartbeats.
 	control := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "control-without-heartbeats"}}
-	control, err := tenantCS.CoreV1().Nodes().Create(ctx, control, metav1.CreateOptions{})
-	if err != nil {
+	if _, err := tenantCS.CoreV1().Nodes().Create(ctx, control, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	now := metav1.Now()
-	control.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue,
-		Reason: "KubeletReady", LastHeartbeatTime: now, LastTransitionTime: now}}
-	if _, err := tenantCS.CoreV1().Nodes().UpdateStatus(ctx, control, metav1.UpdateOptions{}); err != nil {
+	// The tenant's controllers (ttl, node-lifecycle) write new Nodes too: retry on conflict.
+	if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		n, err := tenantCS.CoreV1().Nodes().Get(ctx, control.Name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		now := metav1.Now()
+		n.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue,
+			Reason: "KubeletReady", LastHeartbeatTime: now, LastTransitionTime: now}}
+		_, err = tenantCS.CoreV1().Nodes().UpdateStatus(ctx, n, metav1.UpdateOptions{})
+		return err
+	}); err != nil {
 		t.Fatal(err)
 	}
 
