@@ -247,29 +247,62 @@ func TestVirtualNodes(t *testing.T) {
 	})
 
 	t.Run("no vNode writes while nothing changes, Leases still renewed", func(t *testing.T) {
-		before, err := tenantCS.CoreV1().Nodes().Get(ctx, node0, metav1.GetOptions{})
-		if err != nil {
-			t.Fatal(err)
+		versions := func() (nodes, leases map[string]string) {
+			nodes, leases = map[string]string{}, map[string]string{}
+			for _, node := range pods {
+				n, err := tenantCS.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				l, err := tenantCS.CoordinationV1().Leases(corev1.NamespaceNodeLease).Get(ctx, node, metav1.GetOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				nodes[node], leases[node] = n.ResourceVersion, l.ResourceVersion
+			}
+			return nodes, leases
 		}
-		lb, err := tenantCS.CoordinationV1().Leases(corev1.NamespaceNodeLease).Get(ctx, node0, metav1.GetOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		nb, lb := versions()
 		time.Sleep(12 * time.Second)
-		after, err := tenantCS.CoreV1().Nodes().Get(ctx, node0, metav1.GetOptions{})
+		na, la := versions()
+		for node := range nb {
+			if na[node] != nb[node] {
+				t.Errorf("vNode %s written during a quiet interval: resourceVersion %s -> %s", node, nb[node], na[node])
+			}
+			if la[node] == lb[node] {
+				t.Errorf("Lease of %s not renewed in 12s", node)
+			}
+		}
+	})
+
+	t.Run("a vNode deleted in the tenant while Pods are bound to it comes back", func(t *testing.T) {
+		old, err := tenantCS.CoreV1().Nodes().Get(ctx, node0, metav1.GetOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		la, err := tenantCS.CoordinationV1().Leases(corev1.NamespaceNodeLease).Get(ctx, node0, metav1.GetOptions{})
-		if err != nil {
+		if err := tenantCS.CoreV1().Nodes().Delete(ctx, node0, metav1.DeleteOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		if after.ResourceVersion != before.ResourceVersion {
-			t.Errorf("vNode written during a quiet interval: resourceVersion %s -> %s", before.ResourceVersion, after.ResourceVersion)
-		}
-		if la.ResourceVersion == lb.ResourceVersion {
-			t.Errorf("Lease not renewed in 12s")
-		}
+		eventually(t, 30*time.Second, "vNode re-created with a Lease owned by it", func(ctx context.Context) error {
+			vn, err := tenantCS.CoreV1().Nodes().Get(ctx, node0, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			if vn.UID == old.UID {
+				return errorf("not deleted yet")
+			}
+			if nodeCondition(vn, corev1.NodeReady) != corev1.ConditionTrue {
+				return errorf("conditions %v", vn.Status.Conditions)
+			}
+			l, err := tenantCS.CoordinationV1().Leases(corev1.NamespaceNodeLease).Get(ctx, node0, metav1.GetOptions{})
+			if err != nil {
+				return errorf("Lease: %v", err)
+			}
+			if len(l.OwnerReferences) != 1 || l.OwnerReferences[0].UID != vn.UID {
+				return errorf("Lease owners %+v", l.OwnerReferences)
+			}
+			return nil
+		})
 	})
 
 	patchSuper := func(t *testing.T, node string, patch any, status bool) {
@@ -420,12 +453,14 @@ func TestVirtualNodes(t *testing.T) {
 		eventually(t, 3*time.Minute, "tenant Pod on the lost Node deleted or Failed", func(ctx context.Context) error {
 			p, err := tenantCS.CoreV1().Pods("app").Get(ctx, "on-long", metav1.GetOptions{})
 			if apierrors.IsNotFound(err) {
+				t.Logf("tenant Pod deleted")
 				return nil
 			}
 			if err != nil {
 				return err
 			}
 			if p.Status.Phase == corev1.PodFailed {
+				t.Logf("tenant Pod Failed: reason %q", p.Status.Reason)
 				return nil
 			}
 			return errorf("phase %s", p.Status.Phase)
