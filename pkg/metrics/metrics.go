@@ -124,3 +124,39 @@ func ForgetTenant(tenant string) {
 	queueWait.DeletePartialMatch(l)
 	forgetRemediation(l)
 }
+
+// VNodeStats returns, per tenant, the number of virtual Nodes the syncer keeps for it.
+type VNodeStats func() map[string]int
+
+var (
+	vnodesDesc = prometheus.NewDesc(prometheus.BuildFQName(Namespace, "", "vnodes"),
+		"Virtual Nodes the syncer keeps in a tenant (super Nodes hosting the tenant's Pods, plus idle vNodes within their GC grace period), by tenant.", []string{"tenant"}, nil)
+	vnodeOnce   sync.Once
+	vnodeMu     sync.Mutex
+	vnodeSource VNodeStats
+)
+
+type vnodeCollector struct{}
+
+func (vnodeCollector) Describe(ch chan<- *prometheus.Desc) { ch <- vnodesDesc }
+
+func (vnodeCollector) Collect(ch chan<- prometheus.Metric) {
+	vnodeMu.Lock()
+	src := vnodeSource
+	vnodeMu.Unlock()
+	if src == nil {
+		return
+	}
+	for t, n := range src() {
+		ch <- prometheus.MustNewConstMetric(vnodesDesc, prometheus.GaugeValue, float64(n), t)
+	}
+}
+
+// RegisterVNodeStats registers vcsyncer_vnodes{tenant}, computed at scrape time from src (so a
+// stopped tenant's series disappears with its bookkeeping). The last call's src wins.
+func RegisterVNodeStats(src VNodeStats) {
+	vnodeOnce.Do(func() { ctrlmetrics.Registry.MustRegister(vnodeCollector{}) })
+	vnodeMu.Lock()
+	vnodeSource = src
+	vnodeMu.Unlock()
+}

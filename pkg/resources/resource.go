@@ -76,6 +76,17 @@ type Env struct {
 	// SuperPublic caches super objects labelled conversion.LabelPublic=true (StorageClasses),
 	// which are copied up into every tenant. Read only.
 	SuperPublic informers.SharedInformerFactory
+	// VNodes manages the tenants' virtual Nodes (pkg/vnode); the Pod upward path asks it for
+	// the vNode of a super Node before binding a tenant Pod there.
+	VNodes VNodes
+}
+
+// VNodes is the virtual-node manager as reconcilers see it (implemented by pkg/vnode).
+type VNodes interface {
+	// Ensure makes sure tenant c has the virtual Node of super Node superNode and records that
+	// the tenant needs it. It returns an error when the super Node is unknown or the vNode
+	// cannot be created.
+	Ensure(ctx context.Context, c *tenant.Cluster, superNode string) error
 }
 
 // Resource is one synced kind.

@@ -20,6 +20,7 @@ func (s *Syncer) ClusterStarting(c *tenant.Cluster) {
 		// An error means the informer has stopped, i.e. the Cluster is stopping already.
 		_, _ = r.TenantInformer(c).AddEventHandler(s.tenantHandler(c, kind))
 	}
+	s.vnodes.ClusterStarting(c)
 }
 
 // ClusterSynced implements tenant.Hooks: it enqueues every cached tenant object (downward) and,
@@ -51,11 +52,13 @@ func (s *Syncer) ClusterSynced(c *tenant.Cluster) {
 			}
 		}
 	}
+	s.vnodes.ClusterSynced(c)
 }
 
 // ClusterStopped implements tenant.Hooks. The stopped Cluster's informers are already shut
 // down; pending requests for it are dropped by the workers (the registry no longer has it).
 func (s *Syncer) ClusterStopped(c *tenant.Cluster) {
+	s.vnodes.ClusterStopped(c)
 	if _, running := s.registry.Get(c.Name); !running {
 		forgetTenantMetrics(c.Name)
 	}

@@ -30,6 +30,7 @@ import (
 	"github.com/vcsyncer/syncer/pkg/resources/serviceaccount"
 	"github.com/vcsyncer/syncer/pkg/resources/storageclass"
 	"github.com/vcsyncer/syncer/pkg/tenant"
+	"github.com/vcsyncer/syncer/pkg/vnode"
 )
 
 // Options configures a Syncer.
@@ -49,6 +50,9 @@ type Options struct {
 	// TenantDNS and ClusterDomain: see resources.Env.
 	TenantDNS     bool
 	ClusterDomain string
+	// VNode configures the virtual-node manager (GC grace, Lease duration, status report
+	// frequency); zero values take pkg/vnode's defaults.
+	VNode vnode.Options
 }
 
 // Syncer runs the downward and upward pipelines for every registered tenant.
@@ -58,6 +62,7 @@ type Syncer struct {
 	resources map[resources.Kind]resources.Resource
 	down, up  *pipelineQueue
 	opts      Options
+	vnodes    *vnode.Manager
 }
 
 var (
@@ -117,6 +122,12 @@ func New(o Options) (*Syncer, error) {
 	if err := s.watchStorage(); err != nil {
 		return nil, err
 	}
+	vm, err := vnode.New(env, o.VNode)
+	if err != nil {
+		return nil, err
+	}
+	env.VNodes, s.vnodes = vm, vm
+	metrics.RegisterVNodeStats(vm.Bindings().Counts)
 	metrics.RegisterQueueStats(s.queueStats)
 	return s, nil
 }
@@ -152,6 +163,7 @@ func (s *Syncer) Start(ctx context.Context) error {
 		wg.Go(func() { s.work(ctx, s.up, false) })
 	}
 	wg.Go(func() { s.refreshTokens(ctx) })
+	wg.Go(func() { _ = s.vnodes.Start(ctx) })
 	<-ctx.Done()
 	s.down.ShutDown()
 	s.up.ShutDown()

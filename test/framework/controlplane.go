@@ -30,14 +30,13 @@ const (
 )
 
 // TenantControllers is the --controllers value of a tenant's kube-controller-manager: every
-// default controller except those that act on Nodes or volumes as if kubelets existed. Tenant
-// Nodes are virtual Nodes written by the syncer, so node-lifecycle (would taint them
-// unreachable), taint-eviction and device-taint-eviction (would evict tenant Pods), node-ipam,
-// ttl (would annotate virtual Nodes) and the PersistentVolume binder, attach-detach and
-// expander controllers (the super cluster does that work) are off. The names are the
-// canonical ones of kube-controller-manager v1.37; unknown names make it exit.
-const TenantControllers = "*,-node-lifecycle-controller,-node-ipam-controller,-taint-eviction-controller," +
-	"-device-taint-eviction-controller,-ttl-controller,-persistentvolume-binder-controller," +
+// default controller, node-lifecycle and taint-eviction included with their default settings
+// (--node-monitor-grace-period 50s), except the PersistentVolume binder, attach-detach and
+// expander controllers (the super cluster does that work). Tenant Nodes are virtual Nodes
+// written by the syncer, which renews their Leases in kube-node-lease like a kubelet, so the
+// tenant's node-lifecycle controller keeps them Ready. The names are the canonical ones of
+// kube-controller-manager v1.37; unknown names make it exit.
+const TenantControllers = "*,-persistentvolume-binder-controller," +
 	"-persistentvolume-attach-detach-controller,-persistentvolume-expander-controller"
 
 // Network layout of the local clusters.
@@ -146,8 +145,8 @@ func StartSuper(ctx context.Context, o SuperOptions) (*ControlPlane, error) {
 
 // StartTenant starts a tenant control plane called name (a DNS label, e.g. "tenant-1"): etcd,
 // kube-apiserver (service CIDR 10.0.0.0/24) and a kube-controller-manager running
-// TenantControllers (workload, namespace, service-account, garbage-collector, endpoint...
-// controllers, but no node-lifecycle), and no scheduler: tenant Pods stay Pending until
+// TenantControllers (every default controller, node-lifecycle included, but none of the
+// PersistentVolume ones), and no scheduler: tenant Pods stay Pending until
 // something binds them. It returns once the default ServiceAccount exists.
 //
 // ctx bounds the start-up only; the processes run until Stop. On error everything already

@@ -1,8 +1,8 @@
 // Package framework starts real local Kubernetes control planes from prebuilt binaries for
 // integration tests, benchmarks and `vc-syncer dev`: one super cluster (etcd, kube-apiserver,
 // kube-controller-manager, kube-scheduler and kwok with fake Nodes) and any number of tenant
-// control planes (etcd, kube-apiserver and a kube-controller-manager without node-lifecycle,
-// and no scheduler). No container runtime, kind or envtest download is involved.
+// control planes (etcd, kube-apiserver and a kube-controller-manager with the default
+// controllers, node-lifecycle included, but no PersistentVolume controllers, and no scheduler). No container runtime, kind or envtest download is involved.
 //
 // # Usage
 //

@@ -33,6 +33,7 @@ import (
 	"github.com/vcsyncer/syncer/pkg/syncer"
 	"github.com/vcsyncer/syncer/pkg/tenant"
 	"github.com/vcsyncer/syncer/pkg/version"
+	"github.com/vcsyncer/syncer/pkg/vnode"
 )
 
 func newRunCommand() *cobra.Command {
@@ -138,6 +139,8 @@ func Run(ctx context.Context, o *options.Options, cfg *rest.Config) error {
 		Super: superCS, DownwardWorkers: o.DownwardWorkers, UpwardWorkers: o.UpwardWorkers, DisableFairQueuing: !o.FairQueuing,
 		PodSecurityEnforce: o.PodSecurityEnforce,
 		TenantDNS:          o.TenantDNS, ClusterDomain: o.TenantClusterDomain,
+		VNode: vnode.Options{GCGrace: o.VNodeGCGrace, LeaseDuration: o.VNodeLeaseDuration,
+			StatusReportFrequency: o.VNodeStatusReportFrequency},
 	})
 	if err != nil {
 		return err

@@ -18,8 +18,8 @@
 // # Upward
 //
 // When the super Pod is bound, the tenant Pod is bound (pods/binding) to a virtual Node named
-// after the super Node, created in the tenant first (see vnode.go). The super Pod's status is
-// then copied into the tenant Pod.
+// after the super Node, created in the tenant first by the vNode manager (pkg/vnode). The
+// super Pod's status is then copied into the tenant Pod.
 //
 // # Deletion and loss
 //

@@ -2,6 +2,7 @@ package pod
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
@@ -13,6 +14,7 @@ import (
 	"github.com/vcsyncer/syncer/pkg/resources"
 	"github.com/vcsyncer/syncer/pkg/syncer/downward"
 	"github.com/vcsyncer/syncer/pkg/tenant"
+	"github.com/vcsyncer/syncer/pkg/vnode"
 )
 
 func reconcileUpward(ctx context.Context, env *resources.Env, c *tenant.Cluster, ns, name string) error {
@@ -37,8 +39,11 @@ func reconcileUpward(ctx context.Context, env *resources.Env, c *tenant.Cluster,
 		return nil
 	}
 	if s.Spec.NodeName != "" {
-		// Also for Pods created with spec.nodeName preset: their vNode must exist too.
-		if err := EnsureVNode(ctx, env, c, s.Spec.NodeName); err != nil {
+		// Also for Pods created with spec.nodeName preset: their vNode must exist too. A tenant
+		// Pod already bound to a super Node that has since disappeared keeps getting its status;
+		// its vNode is gone (see pkg/vnode).
+		if err := EnsureVNode(ctx, env, c, s.Spec.NodeName); err != nil &&
+			!(errors.Is(err, vnode.ErrSuperNodeNotFound) && t.Spec.NodeName != "") {
 			return err
 		}
 	}

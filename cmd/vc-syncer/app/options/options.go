@@ -47,6 +47,15 @@ type Options struct {
 	TenantDNS bool
 	// TenantClusterDomain is the tenants' DNS cluster domain. Defaults to "cluster.local".
 	TenantClusterDomain string
+	// VNodeGCGrace is how long a virtual Node without tenant Pods is kept before it is
+	// removed. Defaults to 30s.
+	VNodeGCGrace time.Duration
+	// VNodeLeaseDuration is the vNode Leases' leaseDurationSeconds; they are renewed every
+	// quarter of it (kubelet default: 40s, renewed every 10s). Defaults to 40s.
+	VNodeLeaseDuration time.Duration
+	// VNodeStatusReportFrequency is how often an unchanged vNode status is written again
+	// (kubelet nodeStatusReportFrequency). Defaults to 5m.
+	VNodeStatusReportFrequency time.Duration
 	// Zap are the logging options.
 	Zap zap.Options
 	// RemediationInterval is the time between two periodic remediation scans (pkg/remediation);
@@ -68,6 +77,10 @@ func NewOptions() *Options {
 		TenantDNS:              true,
 		TenantClusterDomain:    "cluster.local",
 		RemediationInterval:    60 * time.Second,
+
+		VNodeGCGrace:               30 * time.Second,
+		VNodeLeaseDuration:         40 * time.Second,
+		VNodeStatusReportFrequency: 5 * time.Minute,
 	}
 }
 
@@ -103,6 +116,12 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"DNS domain of the tenant clusters, used in tenant Pods' DNS search paths and in the host aliases kubernetes.default.svc.<domain> that point at the tenant apiserver.")
 	fs.DurationVar(&o.RemediationInterval, "remediation-interval", o.RemediationInterval,
 		"Time between two remediation scans, which compare every tenant's cache with the super cluster's cache and re-enqueue drifted objects at low priority (e.g. 60s, 5m); 0 turns them off.")
+	fs.DurationVar(&o.VNodeGCGrace, "vnode-gc-grace", o.VNodeGCGrace,
+		"How long a tenant's virtual Node is kept after the last tenant Pod bound to it left (duration, e.g. 30s). A vNode whose super Node is deleted is removed at once.")
+	fs.DurationVar(&o.VNodeLeaseDuration, "vnode-lease-duration", o.VNodeLeaseDuration,
+		"leaseDurationSeconds of the node Leases the syncer keeps in each tenant's kube-node-lease namespace (duration, whole seconds); renewed every quarter of it, as a kubelet does. Keep it below the tenant kube-controller-manager's --node-monitor-grace-period (default 50s).")
+	fs.DurationVar(&o.VNodeStatusReportFrequency, "vnode-status-report-frequency", o.VNodeStatusReportFrequency,
+		"How often a virtual Node's status is written when nothing in it changed, refreshing its conditions' lastHeartbeatTime (duration; the kubelet's nodeStatusReportFrequency). Changes of the super Node are written at once.")
 	gofs := flag.NewFlagSet("zap", flag.ContinueOnError)
 	o.Zap.BindFlags(gofs)
 	fs.AddGoFlagSet(gofs)
@@ -127,6 +146,15 @@ func (o *Options) Validate() error {
 	}
 	if o.RemediationInterval < 0 {
 		errs = append(errs, errors.New("--remediation-interval must not be negative"))
+	}
+	if o.VNodeGCGrace < 0 {
+		errs = append(errs, errors.New("--vnode-gc-grace must not be negative"))
+	}
+	if o.VNodeLeaseDuration < 4*time.Second {
+		errs = append(errs, errors.New("--vnode-lease-duration must be at least 4s"))
+	}
+	if o.VNodeStatusReportFrequency < time.Second {
+		errs = append(errs, errors.New("--vnode-status-report-frequency must be at least 1s"))
 	}
 	if o.KubeconfigNamespace == "" {
 		errs = append(errs, errors.New("--kubeconfig-namespace must not be empty"))
