@@ -24,9 +24,10 @@ const (
 
 // DesiredMeta returns the metadata of the super copy of tenant object tObj in superNS, given
 // the current super object existing (nil, or a typed nil pointer, when creating): same name;
-// the tenant's labels and annotations; the labels and annotations on existing that the
-// syncer did not copy from the tenant (kept); the AnnotationSynced* records; and the
-// ownership stamps. Tenant keys in the syncer's own domain and kubectl's last-applied
+// the labels and annotations on existing that the syncer did not copy from the tenant (kept,
+// and they win over a tenant key of the same name, so the syncer never fights the super
+// cluster over a key); the tenant's other labels and annotations; the AnnotationSynced*
+// records; and the ownership stamps. Tenant keys in the syncer's own domain and kubectl's last-applied
 // annotation are never copied. Owner references, finalizers and managed fields are never
 // copied: tenant UIDs mean nothing in the super cluster.
 //
@@ -52,19 +53,29 @@ func DesiredMeta(c *tenant.Cluster, tObj metav1.Object, superNS string, existing
 			m.Labels[k] = v
 		}
 	}
+	syncedL := map[string]string{}
 	for k, v := range tLabels {
+		if _, taken := m.Labels[k]; taken {
+			continue // set in the super cluster by someone else first: theirs, never fought over
+		}
 		m.Labels[k] = v
+		syncedL[k] = v
 	}
 	for k, v := range exAnn {
 		if !prevAnn[k] {
 			m.Annotations[k] = v
 		}
 	}
+	synced := map[string]string{}
 	for k, v := range tAnn {
+		if _, taken := m.Annotations[k]; taken {
+			continue
+		}
 		m.Annotations[k] = v
+		synced[k] = v
 	}
-	m.Annotations[AnnotationSyncedLabels] = joinKeys(tLabels)
-	m.Annotations[AnnotationSyncedAnnotations] = joinKeys(tAnn)
+	m.Annotations[AnnotationSyncedLabels] = joinKeys(syncedL)
+	m.Annotations[AnnotationSyncedAnnotations] = joinKeys(synced)
 	conversion.Stamp(&m, Owner(c, tObj))
 	return m
 }
@@ -112,14 +123,31 @@ func joinKeys(m map[string]string) string {
 	return strings.Join(keys, ",")
 }
 
+// DeniedAnnotationPrefixes are annotation key prefixes never copied from a tenant object to the
+// super cluster, because super-cluster components act on them with the super cluster's
+// authority: cloud workload identity on ServiceAccounts and Pods (a super webhook would give
+// the Pod the super cluster's cloud credentials), and CNI plugins choosing networks or IPs.
+var DeniedAnnotationPrefixes = []string{
+	"eks.amazonaws.com/", "iam.gke.io/", "azure.workload.identity/", "iam.amazonaws.com/",
+	"k8s.v1.cni.cncf.io/", "cni.projectcalico.org/", "v1.multus-cni.io/",
+}
+
 // withoutLastApplied drops kubectl's last-applied-configuration annotation (it describes the
-// tenant object, can be large, and would make a super object's own `kubectl apply` diff lie)
-// and every annotation in the syncer's own domain (tenancy.vcsyncer.io/): those on a super
-// object are written by the syncer only, so a tenant can neither forge ownership nor fight the
-// syncer over them.
+// tenant object, can be large, and would make a super object's own `kubectl apply` diff lie),
+// every annotation in the syncer's own domain (tenancy.vcsyncer.io/): those on a super object
+// are written by the syncer only, so a tenant can neither forge ownership nor fight the syncer
+// over them; and DeniedAnnotationPrefixes.
 func withoutLastApplied(m map[string]string) map[string]string {
 	drop := func(k string) bool {
-		return k == "kubectl.kubernetes.io/last-applied-configuration" || strings.HasPrefix(k, conversion.Domain+"/")
+		if k == "kubectl.kubernetes.io/last-applied-configuration" || strings.HasPrefix(k, conversion.Domain+"/") {
+			return true
+		}
+		for _, p := range DeniedAnnotationPrefixes {
+			if strings.HasPrefix(k, p) {
+				return true
+			}
+		}
+		return false
 	}
 	found := false
 	for k := range m {

@@ -34,6 +34,7 @@ func Desired(c *tenant.Cluster, t *corev1.Pod, superNS string, existing *corev1.
 		spec.PriorityClassName = ""
 	}
 	spec.EphemeralContainers = nil
+	spec.Tolerations = allowedTolerations(spec.Tolerations)
 	rewriteFieldRefs(spec)
 	meta := desiredMeta(c, t, superNS, existing)
 	if rewriteProjectedTokens(spec, TokenSecretName(t.UID)) {
@@ -43,6 +44,24 @@ func Desired(c *tenant.Cluster, t *corev1.Pod, superNS string, existing *corev1.
 		meta.Annotations[AnnotationTokenSecret] = TokenSecretName(t.UID)
 	}
 	return &corev1.Pod{ObjectMeta: meta, Spec: *spec}
+}
+
+// DeniedTolerationKeys are taint keys a tenant Pod may not tolerate in the super cluster: they
+// keep workloads off the super cluster's control-plane Nodes.
+var DeniedTolerationKeys = []string{"node-role.kubernetes.io/control-plane", "node-role.kubernetes.io/master"}
+
+// allowedTolerations returns tolerations without those for DeniedTolerationKeys and without
+// wildcard tolerations (empty key, operator Exists), which tolerate every taint — the super
+// cluster's control-plane and dedicated-node taints included. A new slice; nil when empty.
+func allowedTolerations(in []corev1.Toleration) []corev1.Toleration {
+	var out []corev1.Toleration
+	for _, t := range in {
+		if t.Key == "" || slices.Contains(DeniedTolerationKeys, t.Key) {
+			continue
+		}
+		out = append(out, t)
+	}
+	return out
 }
 
 // superIdentityFieldPaths maps the downward-API field paths whose values differ between a

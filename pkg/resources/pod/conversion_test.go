@@ -380,3 +380,63 @@ func TestTokenRefreshTiming(t *testing.T) {
 		}
 	}
 }
+
+func TestDesiredDropsDangerousTolerations(t *testing.T) {
+	p := tenantPod()
+	p.Spec.Tolerations = []corev1.Toleration{
+		{Operator: corev1.TolerationOpExists}, // tolerates every taint
+		{Key: "node-role.kubernetes.io/control-plane", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule},
+		{Key: "node-role.kubernetes.io/master", Operator: corev1.TolerationOpExists},
+		{Key: "node.kubernetes.io/not-ready", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute},
+		{Key: "dedicated", Operator: corev1.TolerationOpEqual, Value: "gpu"},
+	}
+	got := Desired(&tenant.Cluster{Name: "t", UID: "u"}, p, "ns", nil)
+	want := []corev1.Toleration{p.Spec.Tolerations[3], p.Spec.Tolerations[4]}
+	if d := cmp.Diff(want, got.Spec.Tolerations); d != "" {
+		t.Errorf("tolerations (-want +got):\n%s", d)
+	}
+	if len(p.Spec.Tolerations) != 5 {
+		t.Error("the tenant Pod was modified")
+	}
+}
+
+func TestRootCAProjection(t *testing.T) {
+	vol := func(items []corev1.KeyToPath) *corev1.PodSpec {
+		return &corev1.PodSpec{Volumes: []corev1.Volume{{Name: "v", VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{
+			Sources: []corev1.VolumeProjection{
+				{ConfigMap: &corev1.ConfigMapProjection{LocalObjectReference: corev1.LocalObjectReference{Name: "kube-root-ca.crt"}, Items: items}},
+				{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{Path: "token"}},
+			}}}}}}
+	}
+	for name, tc := range map[string]struct {
+		items []corev1.KeyToPath
+		want  []corev1.KeyToPath // nil: the CA source is dropped
+	}{
+		"all keys":         {want: []corev1.KeyToPath{{Key: tenantCAKey, Path: "ca.crt"}}},
+		"ca.crt elsewhere": {items: []corev1.KeyToPath{{Key: "ca.crt", Path: "certs/ca.pem"}}, want: []corev1.KeyToPath{{Key: tenantCAKey, Path: "certs/ca.pem"}}},
+		"no ca.crt item":   {items: []corev1.KeyToPath{{Key: "other", Path: "x"}}},
+	} {
+		spec := vol(tc.items)
+		rewriteProjectedTokens(spec, "sec")
+		srcs := spec.Volumes[0].Projected.Sources
+		var ca []corev1.KeyToPath
+		found := false
+		for _, s := range srcs {
+			if s.Secret == nil {
+				t.Errorf("%s: source %+v not rewritten to the token Secret", name, s)
+				continue
+			}
+			if len(s.Secret.Items) == 0 {
+				t.Errorf("%s: a Secret source without items projects every key of the token Secret", name)
+			}
+			for _, it := range s.Secret.Items {
+				if it.Key == tenantCAKey {
+					ca, found = append(ca, it), true
+				}
+			}
+		}
+		if d := cmp.Diff(tc.want, ca); d != "" || found != (tc.want != nil) {
+			t.Errorf("%s: CA items (-want +got):\n%s", name, d)
+		}
+	}
+}

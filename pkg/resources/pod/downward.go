@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/vcsyncer/syncer/pkg/conversion"
@@ -230,14 +231,24 @@ func client404(err error) error {
 }
 
 // presetNodeAllowed reports whether a tenant Pod may be bound directly to super Node name: only
-// when the tenant already has a vNode of that name (the syncer exposed that Node to it by
-// scheduling one of its Pods there) and the super Node exists. A tenant cannot pick arbitrary
-// super Nodes, such as control-plane Nodes, by name.
+// when the super Node exists and the super scheduler already placed one of the tenant's Pods
+// there (so the tenant has a vNode of that name). A tenant cannot pick arbitrary super Nodes,
+// such as control-plane Nodes, by name.
 func presetNodeAllowed(env *resources.Env, c *tenant.Cluster, name string) bool {
-	vn, err := c.Informers.Core().V1().Nodes().Lister().Get(name)
-	if err != nil || vn.Labels[LabelVNode] != "true" {
+	// Decided from super-side state only: a tenant admin can create a Node labelled as a
+	// vNode in the tenant, so the tenant's Nodes prove nothing.
+	if _, err := env.SuperNodes.Core().V1().Nodes().Lister().Get(name); err != nil {
 		return false
 	}
-	_, err = env.SuperNodes.Core().V1().Nodes().Lister().Get(name)
-	return err == nil
+	sel := labels.SelectorFromSet(labels.Set{conversion.LabelTenantUID: c.UID})
+	pods, err := env.SuperInformers.Core().V1().Pods().Lister().List(sel)
+	if err != nil {
+		return false
+	}
+	for _, p := range pods {
+		if p.Spec.NodeName == name && conversion.OwnedByTenant(p, c.UID) {
+			return true
+		}
+	}
+	return false
 }

@@ -6,11 +6,13 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -101,6 +103,11 @@ func rewriteProjectedTokens(spec *corev1.PodSpec, secretName string) bool {
 		if v.Projected == nil {
 			continue
 		}
+		defer func(v *corev1.Volume) {
+			v.Projected.Sources = slices.DeleteFunc(v.Projected.Sources, func(s corev1.VolumeProjection) bool {
+				return equality.Semantic.DeepEqual(s, corev1.VolumeProjection{})
+			})
+		}(v)
 		for i := range v.Projected.Sources {
 			s := &v.Projected.Sources[i]
 			switch {
@@ -112,14 +119,22 @@ func rewriteProjectedTokens(spec *corev1.PodSpec, secretName string) bool {
 				}}
 				rewrote = true
 			case s.ConfigMap != nil && s.ConfigMap.Name == rootCAConfigMap:
-				var items []corev1.KeyToPath
-				for _, it := range s.ConfigMap.Items {
-					if it.Key == "ca.crt" {
-						items = append(items, corev1.KeyToPath{Key: tenantCAKey, Path: it.Path, Mode: it.Mode})
+				// kube-root-ca.crt holds one key, ca.crt. Items must never end up empty: an
+				// empty list would project every key of the token Secret.
+				items := []corev1.KeyToPath{{Key: tenantCAKey, Path: "ca.crt"}}
+				if len(s.ConfigMap.Items) > 0 {
+					items = nil
+					for _, it := range s.ConfigMap.Items {
+						if it.Key == "ca.crt" {
+							items = append(items, corev1.KeyToPath{Key: tenantCAKey, Path: it.Path, Mode: it.Mode})
+						}
 					}
 				}
-				if len(s.ConfigMap.Items) == 0 {
-					items = []corev1.KeyToPath{{Key: tenantCAKey, Path: "ca.crt"}}
+				if len(items) == 0 {
+					// Items that name no key of kube-root-ca.crt: nothing of it would be
+					// projected, so the source is dropped (below).
+					*s = corev1.VolumeProjection{}
+					continue
 				}
 				*s = corev1.VolumeProjection{Secret: &corev1.SecretProjection{
 					LocalObjectReference: corev1.LocalObjectReference{Name: secretName},

@@ -111,6 +111,11 @@ func Reconcile[T Object](ctx context.Context, env *resources.Env, c *tenant.Clus
 			return nil
 		}
 		want.SetResourceVersion(sObj.GetResourceVersion())
+		// Finalizers and owner references on a super object are the super cluster's (for
+		// example kubernetes.io/pvc-protection, a load-balancer cleanup finalizer): the syncer
+		// never sets them and an Update must not drop them.
+		want.SetFinalizers(sObj.GetFinalizers())
+		want.SetOwnerReferences(sObj.GetOwnerReferences())
 		if _, err := s.Client(superNS).Update(ctx, want, metav1.UpdateOptions{FieldManager: FieldManager}); err != nil {
 			return Report(c, tObj, s.Kind, "update", err)
 		}

@@ -89,3 +89,39 @@ func testNoFights(t *testing.T, super kubernetes.Interface, tc *framework.Contro
 		return nil
 	})
 }
+
+// testKeepsFinalizers checks that an update flowing down keeps the finalizers and owner
+// references the super cluster put on a super copy (the syncer never sets them).
+func testKeepsFinalizers(t *testing.T, super kubernetes.Interface, tc *framework.ControlPlane, superNS, ns string) {
+	ctx := context.Background()
+	created(t)(tc.Client.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Name: "finalized"}, Data: map[string]string{"v": "1"}}, metav1.CreateOptions{}))
+	eventually(t, time.Minute, "super ConfigMap finalized", func(ctx context.Context) error {
+		_, err := super.CoreV1().ConfigMaps(superNS).Get(ctx, "finalized", metav1.GetOptions{})
+		return err
+	})
+	const fin = "example.com/super-cleanup"
+	patch := `{"metadata":{"finalizers":["` + fin + `"]}}`
+	if _, err := super.CoreV1().ConfigMaps(superNS).Patch(ctx, "finalized", types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_, _ = super.CoreV1().ConfigMaps(superNS).Patch(context.Background(), "finalized", types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`), metav1.PatchOptions{})
+	})
+	if _, err := tc.Client.CoreV1().ConfigMaps(ns).Patch(ctx, "finalized", types.MergePatchType, []byte(`{"data":{"v":"2"}}`), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, time.Minute, "update synced with the finalizer kept", func(ctx context.Context) error {
+		sc, err := super.CoreV1().ConfigMaps(superNS).Get(ctx, "finalized", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if sc.Data["v"] != "2" {
+			return errorf("data %v", sc.Data)
+		}
+		if len(sc.Finalizers) != 1 || sc.Finalizers[0] != fin {
+			return errorf("finalizers %v, want [%s]", sc.Finalizers, fin)
+		}
+		return nil
+	})
+}

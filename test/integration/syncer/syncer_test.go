@@ -246,6 +246,21 @@ func TestSyncer(t *testing.T) {
 		if _, err := super.CoreV1().Pods(ns1).Get(ctx, "nowhere", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 			t.Fatalf("a Pod preset to a missing node was synced: %v", err)
 		}
+		// A tenant admin forging a vNode for a super Node that hosts none of its Pods gains nothing.
+		node := func(labels map[string]string) *corev1.Node {
+			return &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "reserved-node", Labels: labels}}
+		}
+		created(t)(super.CoreV1().Nodes().Create(ctx, node(nil), metav1.CreateOptions{}))
+		t.Cleanup(func() { _ = super.CoreV1().Nodes().Delete(context.Background(), "reserved-node", metav1.DeleteOptions{}) })
+		created(t)(t1.Client.CoreV1().Nodes().Create(ctx, node(map[string]string{pod.LabelVNode: "true"}), metav1.CreateOptions{}))
+		forged := webPod("forged")
+		forged.Spec.NodeName = "reserved-node"
+		created(t)(t1.Client.CoreV1().Pods("shop").Create(ctx, forged, metav1.CreateOptions{}))
+		waitEvent(t, t1.Client, "shop", "forged", pod.ReasonNodeNotFound, "")
+		if _, err := super.CoreV1().Pods(ns1).Get(ctx, "forged", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			t.Fatalf("a Pod preset to a forged vNode was bound in the super cluster: %v", err)
+		}
+		_ = t1.Client.CoreV1().Pods("shop").Delete(ctx, "forged", metav1.DeleteOptions{})
 	})
 
 	t.Run("vNodes carry no lifecycle taints, so DaemonSets get Pods", func(t *testing.T) {
@@ -430,6 +445,10 @@ func TestSyncer(t *testing.T) {
 
 	t.Run("no fights: others' super labels, annotations and image rewrites kept; tenant removals flow down", func(t *testing.T) {
 		testNoFights(t, super, t2, ns2, "shop", "web-0")
+	})
+
+	t.Run("updates keep the super cluster's finalizers", func(t *testing.T) {
+		testKeepsFinalizers(t, super, t1, ns1, "shop")
 	})
 
 	t.Run("a super copy deleted by someone else is recreated; the tenant object stays", func(t *testing.T) {
