@@ -30,6 +30,18 @@ const (
 	KindService        Kind = "Service"
 )
 
+// Kinds added by issue 4 (more kinds). Ingress, NetworkPolicy and PodDisruptionBudget are
+// opt-in (syncer.Options.OptInKinds); the others are synced by default.
+const (
+	KindEndpoints           Kind = "Endpoints"
+	KindEndpointSlice       Kind = "EndpointSlice"
+	KindIngress             Kind = "Ingress"
+	KindNetworkPolicy       Kind = "NetworkPolicy"
+	KindPodDisruptionBudget Kind = "PodDisruptionBudget"
+	KindPriorityClass       Kind = "PriorityClass"
+	KindEvent               Kind = "Event"
+)
+
 // Request is the work item of both pipelines: one tenant object, named by its tenant
 // namespace ("" for cluster-scoped kinds) and name.
 type Request struct {
@@ -55,6 +67,47 @@ type Env struct {
 	// pod-security.kubernetes.io/enforce=baseline (--pod-security-enforce). Afterwards they
 	// belong to the super cluster's admins: the syncer never changes or reverts them.
 	NamespaceLabels map[string]string
+	// SuperPublic caches super objects labelled conversion.LabelPublic=true (public
+	// PriorityClasses). They are the super cluster's own, not labelled managed-by, and are
+	// synced up into every tenant.
+	SuperPublic informers.SharedInformerFactory
+	// SuperEvents caches every super Event (trimmed); only those about objects the syncer
+	// synced are copied up (pkg/resources/event).
+	SuperEvents informers.SharedInformerFactory
+	// SuperObject returns the cached super object of a synced kind at namespace/name (nil, false
+	// when not cached or the kind is not synced). Set by the syncer.
+	SuperObject func(kind Kind, namespace, name string) (metav1.Object, bool)
+}
+
+// SuperMapper is implemented by kinds whose super objects carry no ownership stamps (public
+// PriorityClasses shared by all tenants, super Events about synced objects). The syncer calls
+// MapSuper for each change of the kind's SuperInformer, and for every cached super object when
+// a tenant's caches have synced, instead of reading ownership annotations.
+type SuperMapper interface {
+	// MapSuper returns the upward requests that a change of super object obj affects, among
+	// the synced tenants clusters.
+	MapSuper(env *Env, obj metav1.Object, clusters []*tenant.Cluster) []Request
+}
+
+// DependentMapper is implemented by kinds whose tenant objects depend on a tenant object of
+// another kind (Endpoints and EndpointSlices on their Service): when the dependency changes,
+// the syncer enqueues the dependents downward so objects applied in any order converge.
+type DependentMapper interface {
+	// DependsOn returns the kind this kind depends on.
+	DependsOn() Kind
+	// Dependents returns the downward requests of tenant c affected by a change of the
+	// dependency dep.
+	Dependents(c *tenant.Cluster, dep metav1.Object) []Request
+}
+
+// Upwarder is implemented by kinds added after the skeleton that have an upward path (the
+// skeleton's Pod and Service are known to the syncer): super changes, and the initial list of
+// a tenant, then enqueue upward requests too.
+type Upwarder interface {
+	// UpwardOnTenantChange reports whether a change of the tenant object also enqueues an
+	// upward request (an Ingress recreated in the tenant needs its status back; a tenant copy
+	// of a public PriorityClass edited in the tenant is reset).
+	UpwardOnTenantChange() bool
 }
 
 // Resource is one synced kind.

@@ -19,6 +19,14 @@ func (s *Syncer) ClusterStarting(c *tenant.Cluster) {
 		// An error means the informer has stopped, i.e. the Cluster is stopping already.
 		_, _ = r.TenantInformer(c).AddEventHandler(s.tenantHandler(c, kind))
 	}
+	// Objects that wait for another (Endpoints for their Service) are re-enqueued when it changes.
+	for _, r := range s.resources {
+		if d, ok := r.(resources.DependentMapper); ok {
+			if dep, ok := s.resources[d.DependsOn()]; ok {
+				_, _ = dep.TenantInformer(c).AddEventHandler(s.dependentHandler(c, d))
+			}
+		}
+	}
 }
 
 // ClusterSynced implements tenant.Hooks: it enqueues every cached tenant object (downward) and,
@@ -33,7 +41,7 @@ func (s *Syncer) ClusterSynced(c *tenant.Cluster) {
 			}
 			req := resources.Request{Tenant: c.Name, Kind: kind, Namespace: m.GetNamespace(), Name: m.GetName()}
 			s.enqueue(s.down, req, false)
-			if hasUpward(kind) {
+			if s.hasUpward(kind) {
 				s.enqueue(s.up, req, false)
 			}
 		}
@@ -41,6 +49,17 @@ func (s *Syncer) ClusterSynced(c *tenant.Cluster) {
 	// Super objects whose tenant object no longer exists (deleted while the tenant was not
 	// synced) are found through the super caches.
 	for kind, r := range s.resources {
+		if m, ok := r.(resources.SuperMapper); ok {
+			// Super objects shared by tenants (public PriorityClasses, Events) reach the new tenant.
+			for _, obj := range r.SuperInformer(s.env).GetStore().List() {
+				if o, ok := obj.(metav1.Object); ok {
+					for _, req := range m.MapSuper(s.env, o, []*tenant.Cluster{c}) {
+						s.enqueue(s.up, req, false)
+					}
+				}
+			}
+			continue
+		}
 		for _, obj := range r.SuperInformer(s.env).GetStore().List() {
 			if m, ok := obj.(metav1.Object); ok {
 				if o, owned := conversion.OwnerOf(m); owned && o.TenantUID == c.UID {
@@ -56,6 +75,11 @@ func (s *Syncer) ClusterSynced(c *tenant.Cluster) {
 func (s *Syncer) ClusterStopped(c *tenant.Cluster) {
 	if _, running := s.registry.Get(c.Name); !running {
 		forgetTenantMetrics(c.Name)
+		for _, r := range s.resources {
+			if f, ok := r.(interface{ Forget(tenant string) }); ok {
+				f.Forget(c.Name) // per-tenant state such as the Event rate limiter
+			}
+		}
 	}
 }
 
@@ -96,7 +120,7 @@ func (s *Syncer) tenantHandler(c *tenant.Cluster, kind resources.Kind) cache.Res
 		if down {
 			s.enqueue(s.down, req, true)
 		}
-		if kind == resources.KindService {
+		if kind == resources.KindService || s.upwardOnTenantChange(kind) {
 			s.enqueue(s.up, req, true) // the tenant Service may need its load-balancer status back
 		}
 	}
@@ -130,7 +154,7 @@ func (s *Syncer) superHandler(kind resources.Kind) cache.ResourceEventHandler {
 		if down {
 			s.enqueue(s.down, req, true) // repair a super copy changed or deleted by someone else
 		}
-		if hasUpward(kind) {
+		if s.hasUpward(kind) {
 			s.enqueue(s.up, req, true)
 		}
 	}
@@ -143,8 +167,68 @@ func (s *Syncer) superHandler(kind resources.Kind) cache.ResourceEventHandler {
 }
 
 // hasUpward reports whether a kind has an upward (super → tenant) path.
-func hasUpward(kind resources.Kind) bool {
+func (s *Syncer) hasUpward(kind resources.Kind) bool {
+	if _, ok := s.resources[kind].(resources.Upwarder); ok {
+		return true
+	}
 	return kind == resources.KindPod || kind == resources.KindService
+}
+
+// upwardOnTenantChange reports whether a tenant change of a kind enqueues it upward too.
+func (s *Syncer) upwardOnTenantChange(kind resources.Kind) bool {
+	u, ok := s.resources[kind].(resources.Upwarder)
+	return ok && u.UpwardOnTenantChange()
+}
+
+// dependentHandler enqueues, downward, the objects of kind d that depend on a changed tenant
+// object of d.DependsOn() (Endpoints and EndpointSlices applied before their Service).
+func (s *Syncer) dependentHandler(c *tenant.Cluster, d resources.DependentMapper) cache.ResourceEventHandler {
+	enqueue := func(obj any) {
+		if !c.Synced() {
+			return // the initial list is enqueued by ClusterSynced
+		}
+		if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+			obj = t.Obj
+		}
+		if m, ok := obj.(metav1.Object); ok {
+			for _, req := range d.Dependents(c, m) {
+				s.enqueue(s.down, req, true)
+			}
+		}
+	}
+	return cache.ResourceEventHandlerFuncs{
+		AddFunc:    enqueue,
+		UpdateFunc: func(_, n any) { enqueue(n) },
+		DeleteFunc: enqueue,
+	}
+}
+
+// mappedSuperHandler enqueues upward the requests m maps a super object's change to, over the
+// synced tenants (kinds whose super objects carry no ownership stamps).
+func (s *Syncer) mappedSuperHandler(m resources.SuperMapper) cache.ResourceEventHandler {
+	enqueue := func(obj any) {
+		if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+			obj = d.Obj
+		}
+		o, ok := obj.(metav1.Object)
+		if !ok || s.registry == nil {
+			return
+		}
+		var clusters []*tenant.Cluster
+		for _, name := range s.registry.Names() {
+			if c, ok := s.registry.Get(name); ok && c.Synced() {
+				clusters = append(clusters, c)
+			}
+		}
+		for _, req := range m.MapSuper(s.env, o, clusters) {
+			s.enqueue(s.up, req, true)
+		}
+	}
+	return cache.ResourceEventHandlerFuncs{
+		AddFunc:    enqueue,
+		UpdateFunc: func(_, n any) { enqueue(n) },
+		DeleteFunc: enqueue,
+	}
 }
 
 // podStatusOnly reports whether an update event of a Pod changed nothing but its status (and

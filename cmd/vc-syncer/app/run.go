@@ -136,6 +136,7 @@ func Run(ctx context.Context, o *options.Options, cfg *rest.Config) error {
 	s, err := syncer.New(syncer.Options{
 		Super: superCS, DownwardWorkers: o.DownwardWorkers, UpwardWorkers: o.UpwardWorkers, DisableFairQueuing: !o.FairQueuing,
 		PodSecurityEnforce: o.PodSecurityEnforce,
+		OptInKinds:         o.OptInKindList(),
 	})
 	if err != nil {
 		return err

@@ -4,9 +4,14 @@ package options
 import (
 	"errors"
 	"flag"
+	"fmt"
+	"strings"
 
 	"github.com/spf13/pflag"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	"github.com/vcsyncer/syncer/pkg/resources"
+	"github.com/vcsyncer/syncer/pkg/syncer"
 )
 
 // Options are the settings of `vc-syncer run`.
@@ -38,6 +43,9 @@ type Options struct {
 	KubeconfigNamespace string
 	// InstallCRDs creates or updates the Tenant CRD at start-up. Defaults to true.
 	InstallCRDs bool
+	// OptInKinds are the opt-in kinds to sync (Ingress, NetworkPolicy, PodDisruptionBudget).
+	// Defaults to none.
+	OptInKinds []string
 	// Zap are the logging options.
 	Zap zap.Options
 }
@@ -82,6 +90,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"The only super-cluster namespace whose Secrets are read: Tenants' kubeconfig Secrets must live here.")
 	fs.BoolVar(&o.InstallCRDs, "install-crds", o.InstallCRDs,
 		"Create or update the Tenant CustomResourceDefinition at start-up (turn off when a chart manages it).")
+	fs.StringSliceVar(&o.OptInKinds, "opt-in-kinds", o.OptInKinds,
+		"Comma-separated opt-in kinds to sync besides the default ones: Ingress, NetworkPolicy, PodDisruptionBudget. Empty: none.")
 	gofs := flag.NewFlagSet("zap", flag.ContinueOnError)
 	o.Zap.BindFlags(gofs)
 	fs.AddGoFlagSet(gofs)
@@ -104,5 +114,20 @@ func (o *Options) Validate() error {
 	if o.KubeconfigNamespace == "" {
 		errs = append(errs, errors.New("--kubeconfig-namespace must not be empty"))
 	}
+	if _, err := syncer.SelectOptIn(o.OptInKindList()); err != nil {
+		errs = append(errs, fmt.Errorf("--opt-in-kinds: %w", err))
+	}
 	return errors.Join(errs...)
+}
+
+// OptInKindList returns OptInKinds as resource kinds, with blanks trimmed and empty items
+// dropped.
+func (o *Options) OptInKindList() []resources.Kind {
+	var out []resources.Kind
+	for _, k := range o.OptInKinds {
+		if k = strings.TrimSpace(k); k != "" {
+			out = append(out, resources.Kind(k))
+		}
+	}
+	return out
 }
