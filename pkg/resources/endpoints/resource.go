@@ -16,6 +16,10 @@
 //     network policies, not the syncer, bound that.
 //   - targetRef: its namespace is mapped to the super namespace and its UID and
 //     resourceVersion are dropped (tenant UIDs mean nothing in the super cluster).
+//   - The super cluster's endpoints controller copies a Service's labels onto the Endpoints it
+//     writes, so the super Endpoints of a synced Service with a selector carry the syncer's
+//     managed-by label too, without the ownership annotations. They are not the syncer's
+//     (resources.Stamped hides them from the reconciler) and are never touched.
 //   - The super copy is labelled endpointslice.kubernetes.io/skip-mirror=true, so the super
 //     cluster's EndpointSlice mirroring controller does not mirror it: the tenant's
 //     EndpointSlices (mirrored by the tenant's own controller) are synced instead (see
@@ -90,7 +94,9 @@ func (Resource) Downward(ctx context.Context, env *resources.Env, c *tenant.Clus
 		Tenant: func(ns string) downward.Getter[*corev1.Endpoints] {
 			return selectorless{endpoints: tl.Endpoints(ns), services: svcs.Services(ns)}
 		},
-		Super:  func(ns string) downward.Getter[*corev1.Endpoints] { return sl.Endpoints(ns) },
+		Super: func(ns string) downward.Getter[*corev1.Endpoints] {
+			return resources.Stamped[*corev1.Endpoints](sl.Endpoints(ns), corev1.Resource("endpoints"))
+		},
 		Client: func(ns string) downward.Writer[*corev1.Endpoints] { return env.Super.CoreV1().Endpoints(ns) },
 		Desired: func(o *corev1.Endpoints, superNS string, existing *corev1.Endpoints, has bool) *corev1.Endpoints {
 			return Desired(c, o, superNS, existing, has)

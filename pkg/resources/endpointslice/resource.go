@@ -109,7 +109,11 @@ func (Resource) Downward(ctx context.Context, env *resources.Env, c *tenant.Clus
 		Tenant: func(ns string) downward.Getter[*discoveryv1.EndpointSlice] {
 			return selectorless{slices: tl.EndpointSlices(ns), services: svcs.Services(ns)}
 		},
-		Super: func(ns string) downward.Getter[*discoveryv1.EndpointSlice] { return sl.EndpointSlices(ns) },
+		Super: func(ns string) downward.Getter[*discoveryv1.EndpointSlice] {
+			// The super EndpointSlice controller copies a Service's labels (the syncer's
+			// managed-by among them) onto its slices; those are not the syncer's.
+			return resources.Stamped[*discoveryv1.EndpointSlice](sl.EndpointSlices(ns), discoveryv1.Resource("endpointslices"))
+		},
 		Client: func(ns string) downward.Writer[*discoveryv1.EndpointSlice] {
 			return env.Super.DiscoveryV1().EndpointSlices(ns)
 		},

@@ -19,8 +19,9 @@ import (
 )
 
 // startSyncer runs the syncer in-process against the super cluster until the test ends. Its
-// log goes to a file that is reported when the test fails.
-func startSyncer(t *testing.T, super *rest.Config) client.Client {
+// log goes to a file that is reported when the test fails. mutate, if any, change the default
+// options (e.g. OptInKinds).
+func startSyncer(t *testing.T, super *rest.Config, mutate ...func(*options.Options)) client.Client {
 	t.Helper()
 	logPath := filepath.Join(t.TempDir(), "syncer.log")
 	f, err := os.Create(logPath)
@@ -30,6 +31,9 @@ func startSyncer(t *testing.T, super *rest.Config) client.Client {
 	ctrl.SetLogger(zap.New(zap.WriteTo(f), zap.UseDevMode(true)))
 	o := options.NewOptions()
 	o.MetricsBindAddress, o.HealthProbeBindAddress = "0", "0"
+	for _, m := range mutate {
+		m(o)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- app.Run(ctx, o, super) }()
