@@ -140,26 +140,18 @@ var knownGaps = map[string][]knownGap{
 			"reach a tenant Pod), so the Pod's own token-vol (audience api) and its mount are missing from the super Pod: " +
 			"a real container would find no /service-account/token",
 	}},
-	website + "service/networking/network-policy-default-deny-all.yaml":                                            {gapNetworkPolicy},
-	"GoogleCloudPlatform-microservices-demo/kustomize/components/network-policies/network-policy-cartservice.yaml": {gapNetworkPolicy},
-	gke + "observability/elastic-stack-tutorial/max-map-count-setter-ds.yaml": {{
-		Name: "priorityclass-not-synced",
-		Reason: "PriorityClasses are opt-in in the design and not synced yet; the syncer clears priorityClassName " +
-			"(user-daemonset-priority) in the super Pod. The DaemonSet's nodeSelector cloud.google.com/compute-class matches " +
-			"no vNode, so it has no Pod here anyway",
-	}},
+	// NetworkPolicies are synced (opt-in kind, turned on by startSyncer) with namespaceSelectors
+	// confined to the tenant (pkg/resources/networkpolicy). max-map-count-setter-ds.yaml's
+	// PriorityClass user-daemonset-priority is the tenant's own, not a public super class, so
+	// its Pods would be rejected early with a PriorityClassNotPublic Event
+	// (pkg/resources/priorityclass); its nodeSelector cloud.google.com/compute-class matches no
+	// vNode, so it has no Pod here.
 	"kubernetes-ingress-nginx/deploy/static/provider/aws/deploy.yaml": {{
 		Name: "webhook-unreachable",
 		Reason: "the ValidatingWebhookConfiguration points at the tenant Service ingress-nginx-controller-admission, whose " +
 			"Pods run in the super cluster where the tenant apiserver cannot reach them (no Endpoints sync, no pod " +
 			"network); only Ingress writes would call it and the corpus applies none",
 	}},
-}
-
-var gapNetworkPolicy = knownGap{
-	Name: "networkpolicy-not-synced",
-	Reason: "NetworkPolicies are not among the synced kinds: they stay in the tenant, which runs no Pod, and the super " +
-		"Pods are not isolated by them",
 }
 
 // genericGaps apply to any manifest; the test detects and logs them per Pod.
