@@ -204,8 +204,10 @@ func (s *Syncer) dependentHandler(c *tenant.Cluster, d resources.DependentMapper
 }
 
 // mappedSuperHandler enqueues upward the requests m maps a super object's change to, over the
-// synced tenants (kinds whose super objects carry no ownership stamps).
-func (s *Syncer) mappedSuperHandler(m resources.SuperMapper) cache.ResourceEventHandler {
+// synced tenants (kinds whose super objects carry no ownership stamps). Events are
+// best-effort: they go in at low priority, behind Pod statuses.
+func (s *Syncer) mappedSuperHandler(kind resources.Kind, m resources.SuperMapper) cache.ResourceEventHandler {
+	live := kind != resources.KindEvent
 	enqueue := func(obj any) {
 		if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 			obj = d.Obj
@@ -221,7 +223,7 @@ func (s *Syncer) mappedSuperHandler(m resources.SuperMapper) cache.ResourceEvent
 			}
 		}
 		for _, req := range m.MapSuper(s.env, o, clusters) {
-			s.enqueue(s.up, req, true)
+			s.enqueue(s.up, req, live)
 		}
 	}
 	return cache.ResourceEventHandlerFuncs{

@@ -150,7 +150,7 @@ func New(o Options) (*Syncer, error) {
 		inf := r.SuperInformer(env)
 		h := s.superHandler(r.Kind())
 		if m, ok := r.(resources.SuperMapper); ok {
-			h = s.mappedSuperHandler(m)
+			h = s.mappedSuperHandler(r.Kind(), m)
 		}
 		if _, err := inf.AddEventHandler(h); err != nil {
 			return nil, err
