@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"testing"
 	"time"
 
@@ -19,9 +20,8 @@ import (
 )
 
 // startSyncer runs the syncer in-process against the super cluster until the test ends. Its
-// log goes to a file that is reported when the test fails. mutate, if any, change the default
-// options (e.g. OptInKinds).
-func startSyncer(t *testing.T, super *rest.Config, mutate ...func(*options.Options)) client.Client {
+// log goes to a file that is reported when the test fails.
+func startSyncer(t *testing.T, super *rest.Config) client.Client {
 	t.Helper()
 	logPath := filepath.Join(t.TempDir(), "syncer.log")
 	f, err := os.Create(logPath)
@@ -31,9 +31,6 @@ func startSyncer(t *testing.T, super *rest.Config, mutate ...func(*options.Optio
 	ctrl.SetLogger(zap.New(zap.WriteTo(f), zap.UseDevMode(true)))
 	o := options.NewOptions()
 	o.MetricsBindAddress, o.HealthProbeBindAddress = "0", "0"
-	for _, m := range mutate {
-		m(o)
-	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- app.Run(ctx, o, super) }()
@@ -94,3 +91,9 @@ func consistently(t *testing.T, d time.Duration, what string, check func(ctx con
 }
 
 func errorf(format string, args ...any) error { return fmt.Errorf(format, args...) }
+
+// unreachableKubeconfig returns kubeconfig with its server moved to 127.0.0.1:1, a valid
+// address where nothing listens.
+func unreachableKubeconfig(kubeconfig []byte) string {
+	return regexp.MustCompile(`server: https://127\.0\.0\.1:[0-9]+`).ReplaceAllString(string(kubeconfig), "server: https://127.0.0.1:1")
+}
