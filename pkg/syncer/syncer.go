@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
@@ -24,11 +23,8 @@ import (
 	"github.com/vcsyncer/syncer/pkg/resources/endpoints"
 	"github.com/vcsyncer/syncer/pkg/resources/endpointslice"
 	"github.com/vcsyncer/syncer/pkg/resources/event"
-	"github.com/vcsyncer/syncer/pkg/resources/ingress"
 	"github.com/vcsyncer/syncer/pkg/resources/namespace"
-	"github.com/vcsyncer/syncer/pkg/resources/networkpolicy"
 	"github.com/vcsyncer/syncer/pkg/resources/pod"
-	"github.com/vcsyncer/syncer/pkg/resources/poddisruptionbudget"
 	"github.com/vcsyncer/syncer/pkg/resources/priorityclass"
 	"github.com/vcsyncer/syncer/pkg/resources/secret"
 	"github.com/vcsyncer/syncer/pkg/resources/service"
@@ -79,34 +75,6 @@ func DefaultResources() []resources.Resource {
 	}
 }
 
-// OptInResources returns the kinds synced only when named in Options.OptInKinds.
-func OptInResources() []resources.Resource {
-	return []resources.Resource{ingress.Resource{}, networkpolicy.Resource{}, poddisruptionbudget.Resource{}}
-}
-
-// ErrUnknownOptInKind is returned (wrapped) for an opt-in kind that OptInResources lacks.
-var ErrUnknownOptInKind = errors.New("unknown opt-in kind")
-
-// SelectOptIn returns the opt-in Resources named by kinds, or ErrUnknownOptInKind (wrapped,
-// naming the kind and the known ones) for a name that is not an opt-in kind.
-func SelectOptIn(kinds []resources.Kind) ([]resources.Resource, error) {
-	known := map[resources.Kind]resources.Resource{}
-	var names []string
-	for _, r := range OptInResources() {
-		known[r.Kind()] = r
-		names = append(names, string(r.Kind()))
-	}
-	var out []resources.Resource
-	for _, k := range kinds {
-		r, ok := known[k]
-		if !ok {
-			return nil, fmt.Errorf("%w %q (known: %s)", ErrUnknownOptInKind, k, strings.Join(names, ", "))
-		}
-		out = append(out, r)
-	}
-	return out, nil
-}
-
 // New returns a Syncer. Call SetRegistry before Start.
 func New(o Options) (*Syncer, error) {
 	if o.Super == nil {
@@ -126,17 +94,13 @@ func New(o Options) (*Syncer, error) {
 			informers.WithTweakListOptions(func(lo *metav1.ListOptions) { lo.LabelSelector = sel }),
 			informers.WithTransform(superTransform)),
 		SuperNodes: informers.NewSharedInformerFactoryWithOptions(o.Super, 0, informers.WithTransform(stripManagedFields)),
-		SuperPublic: informers.NewSharedInformerFactoryWithOptions(o.Super, 0,
-			informers.WithTweakListOptions(func(lo *metav1.ListOptions) { lo.LabelSelector = conversion.LabelPublic + "=" + conversion.PublicValue }),
-			informers.WithTransform(stripManagedFields)),
-		SuperEvents: informers.NewSharedInformerFactoryWithOptions(o.Super, 0, informers.WithTransform(event.Trim)),
-	}
-	optIn, err := SelectOptIn(o.OptInKinds)
-	if err != nil {
-		return nil, fmt.Errorf("syncer: %w", err)
 	}
 	if o.PodSecurityEnforce != "" {
 		env.NamespaceLabels = map[string]string{"pod-security.kubernetes.io/enforce": o.PodSecurityEnforce}
+	}
+	optIn, err := newKindsEnv(env, o)
+	if err != nil {
+		return nil, err
 	}
 	s := &Syncer{
 		env: env, opts: o,
@@ -179,13 +143,8 @@ func (s *Syncer) Start(ctx context.Context) error {
 		}
 	}
 	s.env.SuperNodes.WaitForCacheSync(ctx.Done())
-	for _, f := range []informers.SharedInformerFactory{s.env.SuperPublic, s.env.SuperEvents} {
-		f.Start(ctx.Done())
-		for typ, ok := range f.WaitForCacheSync(ctx.Done()) {
-			if !ok {
-				return fmt.Errorf("super informer for %v did not sync", typ)
-			}
-		}
+	if err := s.startKindsInformers(ctx); err != nil {
+		return err
 	}
 	log.Info("Super caches synced; starting workers", "downwardWorkers", s.opts.DownwardWorkers, "upwardWorkers", s.opts.UpwardWorkers)
 
@@ -202,27 +161,8 @@ func (s *Syncer) Start(ctx context.Context) error {
 	wg.Wait()
 	s.env.SuperInformers.Shutdown()
 	s.env.SuperNodes.Shutdown()
-	s.env.SuperPublic.Shutdown()
-	s.env.SuperEvents.Shutdown()
+	s.shutdownKindsInformers()
 	return nil
-}
-
-// superObject implements resources.Env.SuperObject from the synced kinds' super caches.
-func (s *Syncer) superObject(kind resources.Kind, namespace, name string) (metav1.Object, bool) {
-	r, ok := s.resources[kind]
-	if !ok {
-		return nil, false
-	}
-	key := name
-	if namespace != "" {
-		key = namespace + "/" + name
-	}
-	obj, exists, err := r.SuperInformer(s.env).GetIndexer().GetByKey(key)
-	if err != nil || !exists {
-		return nil, false
-	}
-	m, ok := obj.(metav1.Object)
-	return m, ok
 }
 
 // weight returns a tenant's fair-queue weight (Tenant.spec.weight), 1 for unknown tenants.

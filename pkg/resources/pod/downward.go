@@ -3,7 +3,6 @@ package pod
 import (
 	"context"
 	"fmt"
-	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -12,7 +11,6 @@ import (
 
 	"github.com/vcsyncer/syncer/pkg/conversion"
 	"github.com/vcsyncer/syncer/pkg/resources"
-	"github.com/vcsyncer/syncer/pkg/resources/priorityclass"
 	"github.com/vcsyncer/syncer/pkg/syncer/downward"
 	"github.com/vcsyncer/syncer/pkg/tenant"
 )
@@ -103,14 +101,8 @@ func reconcileDownward(ctx context.Context, env *resources.Env, c *tenant.Cluste
 		if full.UID != t.UID {
 			return fmt.Errorf("tenant Pod %s/%s was recreated; will retry", ns, name)
 		}
-		if pc := full.Spec.PriorityClassName; pc != "" && !slices.Contains(systemPriorityClasses, pc) {
-			if !priorityclass.IsPublic(env, pc) {
-				// Rejected early, as the super cluster's Priority admission would reject it.
-				c.Recorder.Eventf(t, corev1.EventTypeWarning, priorityclass.ReasonPriorityClassNotPublic,
-					"priorityClassName %q is not a public PriorityClass of the super cluster (label %s=%s); the Pod will not run",
-					pc, conversion.LabelPublic, conversion.PublicValue)
-				return nil
-			}
+		if !priorityClassAllowed(env, c, full) {
+			return nil // rejected early, with a PriorityClassNotPublic Event
 		}
 		want := Desired(c, full, superNS, nil)
 		want.Spec.PriorityClassName = full.Spec.PriorityClassName // system or public (checked above)
