@@ -41,7 +41,7 @@ func (s *Syncer) ClusterSynced(c *tenant.Cluster) {
 			}
 			req := resources.Request{Tenant: c.Name, Kind: kind, Namespace: m.GetNamespace(), Name: m.GetName()}
 			s.enqueue(s.down, req, false)
-			if s.hasUpward(kind) {
+			if s.upwardKind(kind) {
 				s.enqueue(s.up, req, false)
 			}
 		}
@@ -154,7 +154,7 @@ func (s *Syncer) superHandler(kind resources.Kind) cache.ResourceEventHandler {
 		if down {
 			s.enqueue(s.down, req, true) // repair a super copy changed or deleted by someone else
 		}
-		if s.hasUpward(kind) {
+		if s.upwardKind(kind) {
 			s.enqueue(s.up, req, true)
 		}
 	}
@@ -166,12 +166,19 @@ func (s *Syncer) superHandler(kind resources.Kind) cache.ResourceEventHandler {
 	}
 }
 
-// hasUpward reports whether a kind has an upward (super → tenant) path.
-func (s *Syncer) hasUpward(kind resources.Kind) bool {
+// hasUpward reports whether a kind of the skeleton has an upward (super → tenant) path; see
+// upwardKind for all kinds.
+func hasUpward(kind resources.Kind) bool {
+	return kind == resources.KindPod || kind == resources.KindService
+}
+
+// upwardKind reports whether a kind has an upward (super → tenant) path: the skeleton's (hasUpward)
+// and those implementing resources.Upwarder.
+func (s *Syncer) upwardKind(kind resources.Kind) bool {
 	if _, ok := s.resources[kind].(resources.Upwarder); ok {
 		return true
 	}
-	return kind == resources.KindPod || kind == resources.KindService
+	return hasUpward(kind)
 }
 
 // upwardOnTenantChange reports whether a tenant change of a kind enqueues it upward too.
