@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"testing"
 	"time"
 
@@ -91,9 +90,3 @@ func consistently(t *testing.T, d time.Duration, what string, check func(ctx con
 }
 
 func errorf(format string, args ...any) error { return fmt.Errorf(format, args...) }
-
-// unreachableKubeconfig returns kubeconfig with its server moved to 127.0.0.1:1, a valid
-// address where nothing listens.
-func unreachableKubeconfig(kubeconfig []byte) string {
-	return regexp.MustCompile(`server: https://127\.0\.0\.1:[0-9]+`).ReplaceAllString(string(kubeconfig), "server: https://127.0.0.1:1")
-}
