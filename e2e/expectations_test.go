@@ -137,24 +137,10 @@ var knownGaps = map[string][]knownGap{
 		Reason: "the super cluster allocates its own node ports (pkg/resources/service): the tenant's fixed nodePort 31000 " +
 			"is not kept, so <node>:31000 does not reach the Service (keeping it would collide between the two tenants)",
 	}},
-	website + "service/networking/network-policy-default-deny-all.yaml":                                            {gapNetworkPolicy},
-	"GoogleCloudPlatform-microservices-demo/kustomize/components/network-policies/network-policy-cartservice.yaml": {gapNetworkPolicy},
-	gke + "observability/elastic-stack-tutorial/max-map-count-setter-ds.yaml": {{
-		Name: "priorityclass-not-synced",
-		Reason: "PriorityClasses are opt-in in the design and not synced yet; the syncer clears priorityClassName " +
-			"(user-daemonset-priority) in the super Pod. The DaemonSet's nodeSelector cloud.google.com/compute-class matches " +
-			"no vNode, so it has no Pod here anyway",
-	}},
 	"kubernetes-ingress-nginx/deploy/static/provider/aws/deploy.yaml": {{
 		Name: "webhook-unreachable",
 		Reason: "the ValidatingWebhookConfiguration points at the tenant Service ingress-nginx-controller-admission, whose " +
 			"Pods run in the super cluster where the tenant apiserver cannot reach them (no Endpoints sync, no pod " +
 			"network); only Ingress writes would call it and the corpus applies none",
 	}},
-}
-
-var gapNetworkPolicy = knownGap{
-	Name: "networkpolicy-not-synced",
-	Reason: "NetworkPolicies are not among the synced kinds: they stay in the tenant, which runs no Pod, and the super " +
-		"Pods are not isolated by them",
 }

@@ -661,9 +661,11 @@ func (rw *realWorld) testSettled(t *testing.T) {
 }
 
 // syncedKinds are the kinds the syncer copies to the super cluster today; a super copy of any
-// other kind means a known gap (PriorityClasses, NetworkPolicies...) is closing.
+// other kind is logged as new.
 var syncedKinds = map[string]bool{"Namespace": true, "Pod": true, "ConfigMap": true, "Secret": true, "ServiceAccount": true, "Service": true,
-	"PersistentVolumeClaim": true}
+	"PersistentVolumeClaim": true,
+	// the last three are opt-in and turned on by startSyncer
+	"Endpoints": true, "EndpointSlice": true, "Ingress": true, "NetworkPolicy": true, "PodDisruptionBudget": true}
 
 // logNewlySyncedKinds logs super objects of the tenants whose kind is not in syncedKinds.
 func (rw *realWorld) logNewlySyncedKinds(t *testing.T) {

@@ -8,12 +8,6 @@ import (
 
 // Storage labels and annotations.
 const (
-	// LabelPublic marks a super-cluster object (a StorageClass) that the syncer copies up
-	// into every tenant. Only the value "true" counts. The syncer only reads such objects;
-	// super-cluster admins set and remove the label.
-	LabelPublic = "tenancy.vcsyncer.io/public"
-	// PublicValue is the value of LabelPublic that marks an object public.
-	PublicValue = "true"
 	// AnnotationSuperName on a tenant object the syncer created from a super object (a
 	// tenant PersistentVolume) holds the super object's name.
 	AnnotationSuperName = "tenancy.vcsyncer.io/super-name"

@@ -48,7 +48,7 @@ func TestDesiredMeta(t *testing.T) {
 		"create with a typed nil existing": {tenant: orig, existing: (*corev1.ConfigMap)(nil),
 			wantLabels: map[string]string{"app": "web", "tier": "front"}, wantAnn: map[string]string{"note": "x"}},
 		"keys others added are kept": {tenant: orig,
-			existing: super(orig, func(m *metav1.ObjectMeta) { m.Labels["zone"] = "a"; m.Annotations["lb"] = "1" }),
+			existing:   super(orig, func(m *metav1.ObjectMeta) { m.Labels["zone"] = "a"; m.Annotations["lb"] = "1" }),
 			wantLabels: map[string]string{"app": "web", "tier": "front", "zone": "a"}, wantAnn: map[string]string{"note": "x", "lb": "1"}},
 		"keys the tenant removed are removed": {tenant: tenantObj(map[string]string{"app": "web"}, nil), existing: super(orig, nil),
 			wantLabels: map[string]string{"app": "web"}, wantAnn: map[string]string{}},
@@ -64,7 +64,7 @@ func TestDesiredMeta(t *testing.T) {
 				conversion.AnnotationTenant: "forged", "kubectl.kubernetes.io/last-applied-configuration": "{}", "ok": "1"}),
 			wantLabels: map[string]string{}, wantAnn: map[string]string{"ok": "1"}},
 		"an object written before the records: labels were the syncer's, annotations kept": {tenant: tenantObj(map[string]string{"app": "web"}, nil),
-			existing: &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "old", "stale": "x"}, Annotations: map[string]string{"note": "x"}}},
+			existing:   &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "old", "stale": "x"}, Annotations: map[string]string{"note": "x"}}},
 			wantLabels: map[string]string{"app": "web"}, wantAnn: map[string]string{"note": "x"}},
 	} {
 		t.Run(name, func(t *testing.T) {

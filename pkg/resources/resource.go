@@ -38,6 +38,18 @@ const (
 	KindStorageClass          Kind = "StorageClass"
 )
 
+// Kinds added by issue 4 (more kinds). Ingress, NetworkPolicy and PodDisruptionBudget are
+// opt-in (syncer.Options.OptInKinds); the others are synced by default.
+const (
+	KindEndpoints           Kind = "Endpoints"
+	KindEndpointSlice       Kind = "EndpointSlice"
+	KindIngress             Kind = "Ingress"
+	KindNetworkPolicy       Kind = "NetworkPolicy"
+	KindPodDisruptionBudget Kind = "PodDisruptionBudget"
+	KindPriorityClass       Kind = "PriorityClass"
+	KindEvent               Kind = "Event"
+)
+
 // Request is the work item of both pipelines: one tenant object, named by its tenant
 // namespace ("" for cluster-scoped kinds) and name.
 type Request struct {
@@ -73,12 +85,18 @@ type Env struct {
 	// volume source, labels or annotations): PVs are not the syncer's, so the managed-by
 	// selector of SuperInformers cannot find them. Read only; the syncer never writes PVs.
 	SuperVolumes informers.SharedInformerFactory
-	// SuperPublic caches super objects labelled conversion.LabelPublic=true (StorageClasses),
-	// which are copied up into every tenant. Read only.
+	// SuperPublic caches super objects labelled conversion.LabelPublic=true (StorageClasses,
+	// PriorityClasses), which are copied up into every tenant. Read only.
 	SuperPublic informers.SharedInformerFactory
 	// VNodes manages the tenants' virtual Nodes (pkg/vnode); the Pod upward path asks it for
 	// the vNode of a super Node before binding a tenant Pod there.
 	VNodes VNodes
+	// SuperEvents caches every super Event (trimmed); only those about objects the syncer
+	// synced are copied up (pkg/resources/event).
+	SuperEvents informers.SharedInformerFactory
+	// SuperObject returns the cached super object of a synced kind at namespace/name (nil, false
+	// when not cached or the kind is not synced). Set by the syncer.
+	SuperObject func(kind Kind, namespace, name string) (metav1.Object, bool)
 }
 
 // VNodes is the virtual-node manager as reconcilers see it (implemented by pkg/vnode).

@@ -21,6 +21,14 @@ func (s *Syncer) ClusterStarting(c *tenant.Cluster) {
 		_, _ = r.TenantInformer(c).AddEventHandler(s.tenantHandler(c, kind))
 	}
 	s.vnodes.ClusterStarting(c)
+	// Objects that wait for another (Endpoints for their Service) are re-enqueued when it changes.
+	for _, r := range s.resources {
+		if d, ok := r.(resources.DependentMapper); ok {
+			if dep, ok := s.resources[d.DependsOn()]; ok {
+				_, _ = dep.TenantInformer(c).AddEventHandler(s.dependentHandler(c, d))
+			}
+		}
+	}
 }
 
 // ClusterSynced implements tenant.Hooks: it enqueues every cached tenant object (downward) and,
@@ -35,7 +43,7 @@ func (s *Syncer) ClusterSynced(c *tenant.Cluster) {
 			}
 			req := resources.Request{Tenant: c.Name, Kind: kind, Namespace: m.GetNamespace(), Name: m.GetName()}
 			s.enqueue(s.down, req, false)
-			if hasUpward(kind) {
+			if s.upwardKind(kind) {
 				s.enqueue(s.up, req, false)
 			}
 		}
@@ -44,6 +52,17 @@ func (s *Syncer) ClusterSynced(c *tenant.Cluster) {
 	// Super objects whose tenant object no longer exists (deleted while the tenant was not
 	// synced) are found through the super caches.
 	for kind, r := range s.resources {
+		if m, ok := r.(resources.SuperMapper); ok {
+			// Super objects shared by tenants (public PriorityClasses, Events) reach the new tenant.
+			for _, obj := range r.SuperInformer(s.env).GetStore().List() {
+				if o, ok := obj.(metav1.Object); ok {
+					for _, req := range m.MapSuper(s.env, o, []*tenant.Cluster{c}) {
+						s.enqueue(s.up, req, false)
+					}
+				}
+			}
+			continue
+		}
 		for _, obj := range r.SuperInformer(s.env).GetStore().List() {
 			if m, ok := obj.(metav1.Object); ok {
 				if o, owned := conversion.OwnerOf(m); owned && o.TenantUID == c.UID {
@@ -61,6 +80,11 @@ func (s *Syncer) ClusterStopped(c *tenant.Cluster) {
 	s.vnodes.ClusterStopped(c)
 	if _, running := s.registry.Get(c.Name); !running {
 		forgetTenantMetrics(c.Name)
+		for _, r := range s.resources {
+			if f, ok := r.(interface{ Forget(tenant string) }); ok {
+				f.Forget(c.Name) // per-tenant state such as the Event rate limiter
+			}
+		}
 	}
 }
 
@@ -101,7 +125,7 @@ func (s *Syncer) tenantHandler(c *tenant.Cluster, kind resources.Kind) cache.Res
 		if down {
 			s.enqueue(s.down, req, true)
 		}
-		if kind == resources.KindService {
+		if kind == resources.KindService || s.upwardOnTenantChange(kind) {
 			s.enqueue(s.up, req, true) // the tenant Service may need its load-balancer status back
 		}
 		if kind == resources.KindPersistentVolumeClaim || kind == resources.KindPersistentVolume || kind == resources.KindStorageClass {
@@ -138,7 +162,7 @@ func (s *Syncer) superHandler(kind resources.Kind) cache.ResourceEventHandler {
 		if down {
 			s.enqueue(s.down, req, true) // repair a super copy changed or deleted by someone else
 		}
-		if hasUpward(kind) {
+		if s.upwardKind(kind) {
 			s.enqueue(s.up, req, true)
 		}
 	}
@@ -153,10 +177,79 @@ func (s *Syncer) superHandler(kind resources.Kind) cache.ResourceEventHandler {
 	}
 }
 
-// hasUpward reports whether a kind has an upward (super → tenant) path.
+// hasUpward reports whether a kind of the skeleton has an upward (super → tenant) path; see
+// upwardKind for all kinds.
 func hasUpward(kind resources.Kind) bool {
 	return kind == resources.KindPod || kind == resources.KindService ||
 		kind == resources.KindPersistentVolumeClaim || kind == resources.KindPersistentVolume || kind == resources.KindStorageClass
+}
+
+// upwardKind reports whether a kind has an upward (super → tenant) path: the skeleton's (hasUpward)
+// and those implementing resources.Upwarder.
+func (s *Syncer) upwardKind(kind resources.Kind) bool {
+	if _, ok := s.resources[kind].(resources.Upwarder); ok {
+		return true
+	}
+	return hasUpward(kind)
+}
+
+// upwardOnTenantChange reports whether a tenant change of a kind enqueues it upward too.
+func (s *Syncer) upwardOnTenantChange(kind resources.Kind) bool {
+	u, ok := s.resources[kind].(resources.Upwarder)
+	return ok && u.UpwardOnTenantChange()
+}
+
+// dependentHandler enqueues, downward, the objects of kind d that depend on a changed tenant
+// object of d.DependsOn() (Endpoints and EndpointSlices applied before their Service).
+func (s *Syncer) dependentHandler(c *tenant.Cluster, d resources.DependentMapper) cache.ResourceEventHandler {
+	enqueue := func(obj any) {
+		if !c.Synced() {
+			return // the initial list is enqueued by ClusterSynced
+		}
+		if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+			obj = t.Obj
+		}
+		if m, ok := obj.(metav1.Object); ok {
+			for _, req := range d.Dependents(c, m) {
+				s.enqueue(s.down, req, true)
+			}
+		}
+	}
+	return cache.ResourceEventHandlerFuncs{
+		AddFunc:    enqueue,
+		UpdateFunc: func(_, n any) { enqueue(n) },
+		DeleteFunc: enqueue,
+	}
+}
+
+// mappedSuperHandler enqueues upward the requests m maps a super object's change to, over the
+// synced tenants (kinds whose super objects carry no ownership stamps). Events are
+// best-effort: they go in at low priority, behind Pod statuses.
+func (s *Syncer) mappedSuperHandler(kind resources.Kind, m resources.SuperMapper) cache.ResourceEventHandler {
+	live := kind != resources.KindEvent
+	enqueue := func(obj any) {
+		if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+			obj = d.Obj
+		}
+		o, ok := obj.(metav1.Object)
+		if !ok || s.registry == nil {
+			return
+		}
+		var clusters []*tenant.Cluster
+		for _, name := range s.registry.Names() {
+			if c, ok := s.registry.Get(name); ok && c.Synced() {
+				clusters = append(clusters, c)
+			}
+		}
+		for _, req := range m.MapSuper(s.env, o, clusters) {
+			s.enqueue(s.up, req, live)
+		}
+	}
+	return cache.ResourceEventHandlerFuncs{
+		AddFunc:    enqueue,
+		UpdateFunc: func(_, n any) { enqueue(n) },
+		DeleteFunc: enqueue,
+	}
 }
 
 // podStatusOnly reports whether an update event of a Pod changed nothing but its status (and

@@ -29,7 +29,7 @@ func (s *Syncer) Requeue(req resources.Request, upward bool) {
 		s.enqueue(s.down, req, false)
 		return
 	}
-	if hasUpward(req.Kind) {
+	if s.upwardKind(req.Kind) {
 		s.enqueue(s.up, req, false)
 	}
 }

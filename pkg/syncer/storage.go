@@ -54,7 +54,7 @@ func (s *Syncer) watchStorage() error {
 
 // startStorage starts the storage informers and waits for their caches.
 func (s *Syncer) startStorage(ctx context.Context) error {
-	for _, f := range []informers.SharedInformerFactory{s.env.SuperVolumes, s.env.SuperPublic} {
+	for _, f := range []informers.SharedInformerFactory{s.env.SuperVolumes} { // SuperPublic: startKindsInformers
 		f.Start(ctx.Done())
 		for typ, ok := range f.WaitForCacheSync(ctx.Done()) {
 			if !ok {

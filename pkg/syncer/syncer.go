@@ -21,10 +21,14 @@ import (
 	"github.com/vcsyncer/syncer/pkg/metrics"
 	"github.com/vcsyncer/syncer/pkg/resources"
 	"github.com/vcsyncer/syncer/pkg/resources/configmap"
+	"github.com/vcsyncer/syncer/pkg/resources/endpoints"
+	"github.com/vcsyncer/syncer/pkg/resources/endpointslice"
+	"github.com/vcsyncer/syncer/pkg/resources/event"
 	"github.com/vcsyncer/syncer/pkg/resources/namespace"
 	"github.com/vcsyncer/syncer/pkg/resources/persistentvolume"
 	"github.com/vcsyncer/syncer/pkg/resources/persistentvolumeclaim"
 	"github.com/vcsyncer/syncer/pkg/resources/pod"
+	"github.com/vcsyncer/syncer/pkg/resources/priorityclass"
 	"github.com/vcsyncer/syncer/pkg/resources/secret"
 	"github.com/vcsyncer/syncer/pkg/resources/service"
 	"github.com/vcsyncer/syncer/pkg/resources/serviceaccount"
@@ -53,6 +57,10 @@ type Options struct {
 	// VNode configures the virtual-node manager (GC grace, Lease duration, status report
 	// frequency); zero values take pkg/vnode's defaults.
 	VNode vnode.Options
+	// OptInKinds are the opt-in kinds to sync besides DefaultResources (see OptInResources:
+	// Ingress, NetworkPolicy, PodDisruptionBudget). Defaults to none; New fails on an
+	// unknown kind.
+	OptInKinds []resources.Kind
 }
 
 // Syncer runs the downward and upward pipelines for every registered tenant.
@@ -76,6 +84,7 @@ func DefaultResources() []resources.Resource {
 		namespace.Resource{}, pod.Resource{}, configmap.Resource{}, secret.Resource{},
 		serviceaccount.Resource{}, service.Resource{},
 		persistentvolumeclaim.Resource{}, persistentvolume.Resource{}, storageclass.Resource{},
+		endpoints.Resource{}, endpointslice.Resource{}, priorityclass.Resource{}, event.New(event.Options{}),
 	}
 }
 
@@ -105,16 +114,25 @@ func New(o Options) (*Syncer, error) {
 	if o.PodSecurityEnforce != "" {
 		env.NamespaceLabels = map[string]string{"pod-security.kubernetes.io/enforce": o.PodSecurityEnforce}
 	}
+	optIn, err := newKindsEnv(env, o)
+	if err != nil {
+		return nil, err
+	}
 	s := &Syncer{
 		env: env, opts: o,
 		resources: map[resources.Kind]resources.Resource{},
 	}
 	s.down = newPipelineQueue("downward", !o.DisableFairQueuing, s.weight, observer(directionDownward))
 	s.up = newPipelineQueue("upward", !o.DisableFairQueuing, s.weight, observer(directionUpward))
-	for _, r := range DefaultResources() {
+	env.SuperObject = s.superObject
+	for _, r := range append(DefaultResources(), optIn...) {
 		s.resources[r.Kind()] = r
 		inf := r.SuperInformer(env)
-		if _, err := inf.AddEventHandler(s.superHandler(r.Kind())); err != nil {
+		h := s.superHandler(r.Kind())
+		if m, ok := r.(resources.SuperMapper); ok {
+			h = s.mappedSuperHandler(r.Kind(), m)
+		}
+		if _, err := inf.AddEventHandler(h); err != nil {
 			return nil, err
 		}
 	}
@@ -153,6 +171,9 @@ func (s *Syncer) Start(ctx context.Context) error {
 	if err := s.startStorage(ctx); err != nil {
 		return err
 	}
+	if err := s.startKindsInformers(ctx); err != nil {
+		return err
+	}
 	log.Info("Super caches synced; starting workers", "downwardWorkers", s.opts.DownwardWorkers, "upwardWorkers", s.opts.UpwardWorkers)
 
 	var wg sync.WaitGroup
@@ -171,7 +192,7 @@ func (s *Syncer) Start(ctx context.Context) error {
 	s.env.SuperInformers.Shutdown()
 	s.env.SuperNodes.Shutdown()
 	s.env.SuperVolumes.Shutdown()
-	s.env.SuperPublic.Shutdown()
+	s.shutdownKindsInformers()
 	return nil
 }
 

@@ -141,6 +141,7 @@ func Run(ctx context.Context, o *options.Options, cfg *rest.Config) error {
 		TenantDNS:          o.TenantDNS, ClusterDomain: o.TenantClusterDomain,
 		VNode: vnode.Options{GCGrace: o.VNodeGCGrace, LeaseDuration: o.VNodeLeaseDuration,
 			StatusReportFrequency: o.VNodeStatusReportFrequency},
+		OptInKinds: o.OptInKindList(),
 	})
 	if err != nil {
 		return err

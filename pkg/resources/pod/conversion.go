@@ -14,7 +14,8 @@ import (
 	"github.com/vcsyncer/syncer/pkg/tenant"
 )
 
-// systemPriorityClasses exist in every cluster, so a Pod that names one keeps it.
+// systemPriorityClasses exist in every cluster. A tenant Pod naming one (CoreDNS does) runs in
+// the super cluster without a priority class unless the super cluster made that class public.
 var systemPriorityClasses = []string{"system-cluster-critical", "system-node-critical"}
 
 // AnnotationSyncedImages on a super Pod is a hash (FNV-64a, hex) of the tenant Pod's container
@@ -30,9 +31,9 @@ func Desired(c *tenant.Cluster, t *corev1.Pod, superNS string, existing *corev1.
 	spec.NodeName = ""
 	spec.Priority = nil
 	spec.PreemptionPolicy = nil
-	if !slices.Contains(systemPriorityClasses, spec.PriorityClassName) {
-		spec.PriorityClassName = ""
-	}
+	// The caller sets a public class back (priorityClassAllowed): the super cluster's
+	// system-* classes would let one tenant preempt every other tenant's Pods.
+	spec.PriorityClassName = ""
 	spec.EphemeralContainers = nil
 	spec.Tolerations = allowedTolerations(spec.Tolerations)
 	rewriteFieldRefs(spec)

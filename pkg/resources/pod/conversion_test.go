@@ -100,12 +100,13 @@ func TestDesired(t *testing.T) {
 	}
 }
 
-func TestDesiredKeepsSystemPriorityClass(t *testing.T) {
+func TestDesiredDropsSystemPriorityClass(t *testing.T) {
+	// A tenant naming system-node-critical must not preempt other tenants' Pods.
 	p := tenantPod()
 	p.Spec.PriorityClassName = "system-node-critical"
 	got := Desired(&tenant.Cluster{Name: "t", UID: "u"}, p, "ns", nil)
-	if got.Spec.PriorityClassName != "system-node-critical" {
-		t.Errorf("PriorityClassName = %q", got.Spec.PriorityClassName)
+	if got.Spec.PriorityClassName != "" || got.Spec.Priority != nil {
+		t.Errorf("PriorityClassName = %q, priority %v", got.Spec.PriorityClassName, got.Spec.Priority)
 	}
 }
 

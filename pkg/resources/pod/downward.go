@@ -13,6 +13,7 @@ import (
 
 	"github.com/vcsyncer/syncer/pkg/conversion"
 	"github.com/vcsyncer/syncer/pkg/resources"
+	"github.com/vcsyncer/syncer/pkg/resources/priorityclass"
 	"github.com/vcsyncer/syncer/pkg/syncer/downward"
 	"github.com/vcsyncer/syncer/pkg/tenant"
 )
@@ -114,7 +115,13 @@ func reconcileDownward(ctx context.Context, env *resources.Env, c *tenant.Cluste
 				return fmt.Errorf("Pod %s/%s waits for the super copy of ServiceAccount %s: %w", ns, name, sa, err)
 			}
 		}
+		if !priorityClassAllowed(env, c, full) {
+			return nil // rejected early, with a PriorityClassNotPublic Event
+		}
 		want := Desired(c, full, superNS, nil)
+		if pc := full.Spec.PriorityClassName; pc != "" && priorityclass.IsPublic(env, pc) {
+			want.Spec.PriorityClassName = pc
+		}
 		// A preset spec.nodeName naming an existing super Node (a vNode's name) is honoured.
 		want.Spec.NodeName = full.Spec.NodeName
 		// Fields a Pod cannot change later: the tenant apiserver's address and the DNS.

@@ -4,11 +4,14 @@
 //
 // The super Pod is the tenant Pod's spec in the mapped namespace, with what belongs to the
 // tenant cluster removed (see Desired): spec.nodeName (the super scheduler places Pods),
-// spec.priority and preemptionPolicy (recomputed by the super cluster's admission),
-// priorityClassName other than the built-in system classes, and the tenant's projected
+// spec.priority and preemptionPolicy (recomputed by the super cluster's admission), and the tenant's projected
 // service-account token volume (a super-cluster token must never reach a tenant Pod;
 // automountServiceAccountToken is set to false). Pods are mostly immutable: only labels,
 // annotations and container images are updated in place.
+//
+// priorityClassName is kept when it names a built-in system class or a public super
+// PriorityClass (pkg/resources/priorityclass); a Pod naming any other class is not synced: it
+// stays Pending with a PriorityClassNotPublic Warning Event.
 //
 // A tenant Pod created with spec.nodeName preset is bound to that super Node only when it names
 // one of the tenant's vNodes (a super Node the syncer already placed its Pods on); otherwise,

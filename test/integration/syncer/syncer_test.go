@@ -251,7 +251,9 @@ func TestSyncer(t *testing.T) {
 			return &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "reserved-node", Labels: labels}}
 		}
 		created(t)(super.CoreV1().Nodes().Create(ctx, node(nil), metav1.CreateOptions{}))
-		t.Cleanup(func() { _ = super.CoreV1().Nodes().Delete(context.Background(), "reserved-node", metav1.DeleteOptions{}) })
+		t.Cleanup(func() {
+			_ = super.CoreV1().Nodes().Delete(context.Background(), "reserved-node", metav1.DeleteOptions{})
+		})
 		created(t)(t1.Client.CoreV1().Nodes().Create(ctx, node(map[string]string{pod.LabelVNode: "true"}), metav1.CreateOptions{}))
 		forged := webPod("forged")
 		forged.Spec.NodeName = "reserved-node"

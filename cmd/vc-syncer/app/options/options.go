@@ -11,6 +11,9 @@ import (
 
 	"github.com/spf13/pflag"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	"github.com/vcsyncer/syncer/pkg/resources"
+	"github.com/vcsyncer/syncer/pkg/syncer"
 )
 
 // Options are the settings of `vc-syncer run`.
@@ -56,6 +59,9 @@ type Options struct {
 	// VNodeStatusReportFrequency is how often an unchanged vNode status is written again
 	// (kubelet nodeStatusReportFrequency). Defaults to 5m.
 	VNodeStatusReportFrequency time.Duration
+	// OptInKinds are the opt-in kinds to sync (Ingress, NetworkPolicy, PodDisruptionBudget).
+	// Defaults to none.
+	OptInKinds []string
 	// Zap are the logging options.
 	Zap zap.Options
 	// RemediationInterval is the time between two periodic remediation scans (pkg/remediation);
@@ -122,6 +128,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"leaseDurationSeconds of the node Leases the syncer keeps in each tenant's kube-node-lease namespace (duration, whole seconds); renewed every quarter of it, as a kubelet does. Keep it below the tenant kube-controller-manager's --node-monitor-grace-period (default 50s).")
 	fs.DurationVar(&o.VNodeStatusReportFrequency, "vnode-status-report-frequency", o.VNodeStatusReportFrequency,
 		"How often a virtual Node's status is written when nothing in it changed, refreshing its conditions' lastHeartbeatTime (duration; the kubelet's nodeStatusReportFrequency). Changes of the super Node are written at once.")
+	fs.StringSliceVar(&o.OptInKinds, "opt-in-kinds", o.OptInKinds,
+		"Comma-separated opt-in kinds to sync besides the default ones: Ingress, NetworkPolicy, PodDisruptionBudget. Empty: none.")
 	gofs := flag.NewFlagSet("zap", flag.ContinueOnError)
 	o.Zap.BindFlags(gofs)
 	fs.AddGoFlagSet(gofs)
@@ -159,5 +167,20 @@ func (o *Options) Validate() error {
 	if o.KubeconfigNamespace == "" {
 		errs = append(errs, errors.New("--kubeconfig-namespace must not be empty"))
 	}
+	if _, err := syncer.SelectOptIn(o.OptInKindList()); err != nil {
+		errs = append(errs, fmt.Errorf("--opt-in-kinds: %w", err))
+	}
 	return errors.Join(errs...)
+}
+
+// OptInKindList returns OptInKinds as resource kinds, with blanks trimmed and empty items
+// dropped.
+func (o *Options) OptInKindList() []resources.Kind {
+	var out []resources.Kind
+	for _, k := range o.OptInKinds {
+		if k = strings.TrimSpace(k); k != "" {
+			out = append(out, resources.Kind(k))
+		}
+	}
+	return out
 }

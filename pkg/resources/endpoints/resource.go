@@ -1,0 +1,179 @@
+// Package endpoints syncs Endpoints downward (tenant → super) for Services without a selector.
+//
+// A Service with a selector gets its Endpoints from the super cluster's own endpoints
+// controller (it selects the super Pods), so the tenant's Endpoints of such a Service are never
+// synced, and a super Endpoints object the syncer does not own is never touched. Only the
+// Endpoints of a tenant Service without a selector — written by the tenant's users or
+// operators to point a Service at addresses of their choosing — get a super copy, at the same
+// name in the mapped super namespace, next to the super copy of the Service.
+//
+// # Translation
+//
+//   - Addresses (ip, hostname, nodeName) are passed as-is: the tenant's IPs are super-cluster
+//     addresses already (tenant Pods show their super Pod IPs), and external addresses mean the
+//     same in both clusters. As in any cluster, whoever may write Endpoints can point a Service
+//     at any address the super cluster's network reaches (CVE-2021-25740); the super cluster's
+//     network policies, not the syncer, bound that.
+//   - targetRef: its namespace is mapped to the super namespace and its UID and
+//     resourceVersion are dropped (tenant UIDs mean nothing in the super cluster).
+//   - The super cluster's endpoints controller copies a Service's labels onto the Endpoints it
+//     writes, so the super Endpoints of a synced Service with a selector carry the syncer's
+//     managed-by label too, without the ownership annotations. They are not the syncer's
+//     (resources.Stamped hides them from the reconciler) and are never touched.
+//   - The super copy is labelled endpointslice.kubernetes.io/skip-mirror=true, so the super
+//     cluster's EndpointSlice mirroring controller does not mirror it: the tenant's
+//     EndpointSlices (mirrored by the tenant's own controller) are synced instead (see
+//     pkg/resources/endpointslice), and the Service gets exactly one set of slices.
+//
+// # Order
+//
+// Endpoints applied before their Service are not synced until the Service exists; the syncer
+// re-enqueues them when the Service appears or changes (DependentMapper). A Service that gains
+// a selector, or is deleted, has the super copy of its Endpoints deleted.
+package endpoints
+
+import (
+	"context"
+
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/vcsyncer/syncer/pkg/resources"
+	"github.com/vcsyncer/syncer/pkg/syncer/downward"
+	"github.com/vcsyncer/syncer/pkg/tenant"
+)
+
+// Resource syncs Endpoints of Services without a selector.
+type Resource struct{}
+
+var (
+	_ resources.Resource        = Resource{}
+	_ resources.DependentMapper = Resource{}
+)
+
+// Kind implements resources.Resource.
+func (Resource) Kind() resources.Kind { return resources.KindEndpoints }
+
+// TenantInformer implements resources.Resource. It also registers the tenant Service
+// informer, which the reconciler reads to decide whether the Endpoints are synced.
+func (Resource) TenantInformer(c *tenant.Cluster) cache.SharedIndexInformer {
+	c.Informers.Core().V1().Services().Informer()
+	return c.Informers.Core().V1().Endpoints().Informer()
+}
+
+// SuperInformer implements resources.Resource.
+func (Resource) SuperInformer(env *resources.Env) cache.SharedIndexInformer {
+	return env.SuperInformers.Core().V1().Endpoints().Informer()
+}
+
+// Upward implements resources.Resource; Endpoints have no upward path.
+func (Resource) Upward(context.Context, *resources.Env, *tenant.Cluster, string, string) error {
+	return nil
+}
+
+// DependsOn implements resources.DependentMapper: Endpoints depend on their Service.
+func (Resource) DependsOn() resources.Kind { return resources.KindService }
+
+// Dependents implements resources.DependentMapper: the Endpoints named after Service svc.
+func (Resource) Dependents(c *tenant.Cluster, svc metav1.Object) []resources.Request {
+	return []resources.Request{{Tenant: c.Name, Kind: resources.KindEndpoints, Namespace: svc.GetNamespace(), Name: svc.GetName()}}
+}
+
+// Downward implements resources.Resource.
+func (Resource) Downward(ctx context.Context, env *resources.Env, c *tenant.Cluster, ns, name string) error {
+	tl := c.Informers.Core().V1().Endpoints().Lister()
+	svcs := c.Informers.Core().V1().Services().Lister()
+	sl := env.SuperInformers.Core().V1().Endpoints().Lister()
+	return downward.Reconcile(ctx, env, c, ns, name, downward.Spec[*corev1.Endpoints]{
+		Kind: resources.KindEndpoints,
+		Tenant: func(ns string) downward.Getter[*corev1.Endpoints] {
+			return selectorless{endpoints: tl.Endpoints(ns), services: svcs.Services(ns)}
+		},
+		Super: func(ns string) downward.Getter[*corev1.Endpoints] {
+			return resources.Stamped[*corev1.Endpoints](sl.Endpoints(ns), corev1.Resource("endpoints"))
+		},
+		Client: func(ns string) downward.Writer[*corev1.Endpoints] { return env.Super.CoreV1().Endpoints(ns) },
+		Desired: func(o *corev1.Endpoints, superNS string, existing *corev1.Endpoints, has bool) *corev1.Endpoints {
+			return Desired(c, o, superNS, existing, has)
+		},
+		Equal: Equal,
+	})
+}
+
+// selectorless reads tenant Endpoints and reports NotFound for those whose Service is missing
+// or has a selector, so the generic reconciler treats them as absent: no super copy, and an
+// existing one (owned by the tenant) is deleted.
+type selectorless struct {
+	endpoints corelisters.EndpointsNamespaceLister
+	services  corelisters.ServiceNamespaceLister
+}
+
+func (g selectorless) Get(name string) (*corev1.Endpoints, error) {
+	ep, err := g.endpoints.Get(name)
+	if err != nil {
+		return nil, err
+	}
+	svc, err := g.services.Get(name)
+	if err != nil {
+		return nil, err
+	}
+	if !Synced(svc) {
+		return nil, apierrors.NewNotFound(corev1.Resource("endpoints"), name)
+	}
+	return ep, nil
+}
+
+// Synced reports whether the Endpoints (and EndpointSlices) of tenant Service svc are synced:
+// only when it has no selector and is not an ExternalName Service (which has no endpoints).
+func Synced(svc *corev1.Service) bool {
+	return len(svc.Spec.Selector) == 0 && svc.Spec.Type != corev1.ServiceTypeExternalName
+}
+
+// Desired returns the super copy of tenant Endpoints o in superNS.
+func Desired(c *tenant.Cluster, o *corev1.Endpoints, superNS string, existing *corev1.Endpoints, has bool) *corev1.Endpoints {
+	var ex metav1.Object
+	if has {
+		ex = existing
+	}
+	meta := resources.DesiredMeta(c, o, superNS, ex)
+	meta.Labels[discoveryv1.LabelSkipMirror] = "true"
+	subsets := make([]corev1.EndpointSubset, 0, len(o.Subsets))
+	for _, s := range o.Subsets {
+		s = *s.DeepCopy()
+		for i := range s.Addresses {
+			s.Addresses[i].TargetRef = TargetRef(c, s.Addresses[i].TargetRef)
+		}
+		for i := range s.NotReadyAddresses {
+			s.NotReadyAddresses[i].TargetRef = TargetRef(c, s.NotReadyAddresses[i].TargetRef)
+		}
+		subsets = append(subsets, s)
+	}
+	if len(subsets) == 0 {
+		subsets = nil
+	}
+	return &corev1.Endpoints{ObjectMeta: meta, Subsets: subsets}
+}
+
+// TargetRef returns the super form of a tenant endpoint's targetRef: the namespace mapped to
+// the super namespace, UID and resourceVersion dropped. nil stays nil.
+func TargetRef(c *tenant.Cluster, ref *corev1.ObjectReference) *corev1.ObjectReference {
+	if ref == nil {
+		return nil
+	}
+	out := *ref
+	if out.Namespace != "" {
+		out.Namespace = resources.SuperNamespace(c, out.Namespace)
+	}
+	out.UID, out.ResourceVersion = "", ""
+	return &out
+}
+
+// Equal reports whether the super Endpoints have the desired content.
+func Equal(want, have *corev1.Endpoints) bool {
+	return resources.MetaEqual(want, have) && equality.Semantic.DeepEqual(want.Subsets, have.Subsets)
+}

@@ -1,0 +1,188 @@
+// Package endpointslice syncs EndpointSlices downward (tenant → super) for Services without a
+// selector.
+//
+// A Service with a selector gets its EndpointSlices from the super cluster's own EndpointSlice
+// controller, so tenant slices of such a Service (and every slice the tenant's
+// endpointslice-controller.k8s.io manages) are never synced, and super EndpointSlices the
+// syncer does not own — those the super cluster's controllers manage — are never touched.
+// The slices of a tenant Service without a selector (written by users, or mirrored from its
+// Endpoints by the tenant's endpointslicemirroring-controller.k8s.io) get a super copy at the
+// same name in the mapped super namespace. The super copies of their Endpoints are labelled
+// endpointslice.kubernetes.io/skip-mirror, so the super cluster does not mirror them a second
+// time (see pkg/resources/endpoints).
+//
+// # Translation
+//
+//   - kubernetes.io/service-name names the super Service: the Service's own name, which the
+//     super copy keeps in the mapped namespace.
+//   - endpointslice.kubernetes.io/managed-by is set to ManagedBy ("vc-syncer.tenancy.vcsyncer.io"),
+//     so no super-cluster controller takes the slice for its own (the tenant's mirroring
+//     controller's name would make the super mirroring controller manage, and delete, it).
+//   - Addresses, hostnames, node names and zones are passed as-is (tenant Pod IPs are super
+//     Pod IPs; see pkg/resources/endpoints for what that allows, CVE-2021-25740); targetRef
+//     namespaces are mapped to super namespaces and their UIDs dropped.
+//
+// # Order
+//
+// Slices applied before their Service wait for it; the syncer re-enqueues every slice of a
+// Service when the Service appears or changes (DependentMapper).
+package endpointslice
+
+import (
+	"context"
+
+	discoveryv1 "k8s.io/api/discovery/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	discoverylisters "k8s.io/client-go/listers/discovery/v1"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/vcsyncer/syncer/pkg/resources"
+	"github.com/vcsyncer/syncer/pkg/resources/endpoints"
+	"github.com/vcsyncer/syncer/pkg/syncer/downward"
+	"github.com/vcsyncer/syncer/pkg/tenant"
+)
+
+// ManagedBy is the endpointslice.kubernetes.io/managed-by value of every super EndpointSlice
+// the syncer writes.
+const ManagedBy = "vc-syncer.tenancy.vcsyncer.io"
+
+// tenantControllerManagedBy is the managed-by value of slices the tenant's EndpointSlice
+// controller writes for Services with a selector.
+const tenantControllerManagedBy = "endpointslice-controller.k8s.io"
+
+// Resource syncs EndpointSlices of Services without a selector.
+type Resource struct{}
+
+var (
+	_ resources.Resource        = Resource{}
+	_ resources.DependentMapper = Resource{}
+)
+
+// Kind implements resources.Resource.
+func (Resource) Kind() resources.Kind { return resources.KindEndpointSlice }
+
+// TenantInformer implements resources.Resource. It also registers the tenant Service informer.
+func (Resource) TenantInformer(c *tenant.Cluster) cache.SharedIndexInformer {
+	c.Informers.Core().V1().Services().Informer()
+	return c.Informers.Discovery().V1().EndpointSlices().Informer()
+}
+
+// SuperInformer implements resources.Resource.
+func (Resource) SuperInformer(env *resources.Env) cache.SharedIndexInformer {
+	return env.SuperInformers.Discovery().V1().EndpointSlices().Informer()
+}
+
+// Upward implements resources.Resource; EndpointSlices have no upward path.
+func (Resource) Upward(context.Context, *resources.Env, *tenant.Cluster, string, string) error {
+	return nil
+}
+
+// DependsOn implements resources.DependentMapper: EndpointSlices depend on their Service.
+func (Resource) DependsOn() resources.Kind { return resources.KindService }
+
+// Dependents implements resources.DependentMapper: the tenant slices labelled with Service
+// svc's name.
+func (Resource) Dependents(c *tenant.Cluster, svc metav1.Object) []resources.Request {
+	sel := labels.SelectorFromSet(labels.Set{discoveryv1.LabelServiceName: svc.GetName()})
+	slices, err := c.Informers.Discovery().V1().EndpointSlices().Lister().EndpointSlices(svc.GetNamespace()).List(sel)
+	if err != nil {
+		return nil
+	}
+	out := make([]resources.Request, 0, len(slices))
+	for _, s := range slices {
+		out = append(out, resources.Request{Tenant: c.Name, Kind: resources.KindEndpointSlice, Namespace: s.Namespace, Name: s.Name})
+	}
+	return out
+}
+
+// Downward implements resources.Resource.
+func (Resource) Downward(ctx context.Context, env *resources.Env, c *tenant.Cluster, ns, name string) error {
+	tl := c.Informers.Discovery().V1().EndpointSlices().Lister()
+	svcs := c.Informers.Core().V1().Services().Lister()
+	sl := env.SuperInformers.Discovery().V1().EndpointSlices().Lister()
+	return downward.Reconcile(ctx, env, c, ns, name, downward.Spec[*discoveryv1.EndpointSlice]{
+		Kind: resources.KindEndpointSlice,
+		Tenant: func(ns string) downward.Getter[*discoveryv1.EndpointSlice] {
+			return selectorless{slices: tl.EndpointSlices(ns), services: svcs.Services(ns)}
+		},
+		Super: func(ns string) downward.Getter[*discoveryv1.EndpointSlice] {
+			// The super EndpointSlice controller copies a Service's labels (the syncer's
+			// managed-by among them) onto its slices; those are not the syncer's.
+			return resources.Stamped[*discoveryv1.EndpointSlice](sl.EndpointSlices(ns), discoveryv1.Resource("endpointslices"))
+		},
+		Client: func(ns string) downward.Writer[*discoveryv1.EndpointSlice] {
+			return env.Super.DiscoveryV1().EndpointSlices(ns)
+		},
+		Desired: func(o *discoveryv1.EndpointSlice, superNS string, existing *discoveryv1.EndpointSlice, has bool) *discoveryv1.EndpointSlice {
+			return Desired(c, o, superNS, existing, has)
+		},
+		Equal: Equal,
+	})
+}
+
+// selectorless reads tenant EndpointSlices and reports NotFound for those that are not synced
+// (see Synced), so the generic reconciler treats them as absent and deletes an owned super copy.
+type selectorless struct {
+	slices   discoverylisters.EndpointSliceNamespaceLister
+	services corelisters.ServiceNamespaceLister
+}
+
+func (g selectorless) Get(name string) (*discoveryv1.EndpointSlice, error) {
+	s, err := g.slices.Get(name)
+	if err != nil {
+		return nil, err
+	}
+	if !Synced(s, g.services) {
+		return nil, apierrors.NewNotFound(discoveryv1.Resource("endpointslices"), name)
+	}
+	return s, nil
+}
+
+// Synced reports whether tenant slice s is synced: it names (kubernetes.io/service-name) a
+// tenant Service without a selector, and the tenant's EndpointSlice controller does not manage it.
+func Synced(s *discoveryv1.EndpointSlice, services corelisters.ServiceNamespaceLister) bool {
+	svcName := s.Labels[discoveryv1.LabelServiceName]
+	if svcName == "" || s.Labels[discoveryv1.LabelManagedBy] == tenantControllerManagedBy {
+		return false
+	}
+	svc, err := services.Get(svcName)
+	return err == nil && endpoints.Synced(svc)
+}
+
+// Desired returns the super copy of tenant EndpointSlice o in superNS.
+func Desired(c *tenant.Cluster, o *discoveryv1.EndpointSlice, superNS string, existing *discoveryv1.EndpointSlice, has bool) *discoveryv1.EndpointSlice {
+	var ex metav1.Object
+	if has {
+		ex = existing
+	}
+	meta := resources.DesiredMeta(c, o, superNS, ex)
+	// The super Service keeps the tenant Service's name in the mapped namespace.
+	meta.Labels[discoveryv1.LabelServiceName] = o.Labels[discoveryv1.LabelServiceName]
+	meta.Labels[discoveryv1.LabelManagedBy] = ManagedBy
+	eps := make([]discoveryv1.Endpoint, len(o.Endpoints))
+	for i, e := range o.Endpoints {
+		e = *e.DeepCopy()
+		e.TargetRef = endpoints.TargetRef(c, e.TargetRef)
+		eps[i] = e
+	}
+	if len(eps) == 0 {
+		eps = nil
+	}
+	return &discoveryv1.EndpointSlice{
+		ObjectMeta:  meta,
+		AddressType: o.AddressType,
+		Endpoints:   eps,
+		Ports:       o.Ports,
+	}
+}
+
+// Equal reports whether the super EndpointSlice has the desired content.
+func Equal(want, have *discoveryv1.EndpointSlice) bool {
+	return resources.MetaEqual(want, have) && want.AddressType == have.AddressType &&
+		equality.Semantic.DeepEqual(want.Endpoints, have.Endpoints) &&
+		equality.Semantic.DeepEqual(want.Ports, have.Ports)
+}

@@ -1,0 +1,271 @@
+// Package event copies super-cluster Events about synced objects up into the tenants.
+//
+// A super Event is copied when it lives in a super namespace the syncer created for a tenant
+// and its involvedObject is a super object the syncer synced for that tenant (found in the super
+// caches, owned by the tenant, same UID). The tenant copy goes into the tenant namespace under
+// the super Event's name, with involvedObject rewritten to the tenant object (its namespace,
+// name and UID, from the super object's ownership annotations) and the super namespace in the
+// message replaced by the tenant namespace. It is labelled tenancy.vcsyncer.io/managed-by in
+// the tenant.
+//
+// # Deduplication and rate limiting
+//
+// The super cluster's event recorders already aggregate repeats into one Event (count,
+// lastTimestamp, series); the tenant copy follows that one object: a later change of the super
+// Event updates the copy's count, timestamps and message instead of creating another Event, and
+// an unchanged one is not written. Writes into each tenant are limited by a token bucket
+// (Options.QPS, Options.Burst); an Event over the limit is dropped, as client-go's event spam
+// filter drops them, and its next change is copied if the bucket allows. Tenant copies expire
+// with the tenant apiserver's --event-ttl; they are not deleted with the super Event.
+//
+// # Implementation considerations
+//
+// Super Events are not labelled by the syncer, so they have their own informer
+// (resources.Env.SuperEvents), trimmed of managedFields. The tenant informer of this kind
+// caches only the syncer's copies (label selector), registered through InformerFor so it
+// replaces the factory's Event informer.
+package event
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/time/rate"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	coreinformers "k8s.io/client-go/informers/core/v1"
+	"k8s.io/client-go/kubernetes"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/tools/cache"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/vcsyncer/syncer/pkg/conversion"
+	"github.com/vcsyncer/syncer/pkg/resources"
+	"github.com/vcsyncer/syncer/pkg/syncer/downward"
+	"github.com/vcsyncer/syncer/pkg/tenant"
+)
+
+// Options configures the Event resource.
+type Options struct {
+	// QPS is the sustained rate of Event writes into one tenant (per second). Defaults to 10.
+	QPS float64
+	// Burst is the number of Event writes into one tenant allowed at once. Defaults to 50.
+	Burst int
+}
+
+// Resource copies super Events up into tenants. Create it with New.
+type Resource struct {
+	opts     Options
+	mu       sync.Mutex
+	limiters map[string]*rate.Limiter
+}
+
+var (
+	_ resources.Resource    = (*Resource)(nil)
+	_ resources.SuperMapper = (*Resource)(nil)
+	_ resources.Upwarder    = (*Resource)(nil)
+)
+
+// New returns the Event resource with o's defaults filled in.
+func New(o Options) *Resource {
+	if o.QPS <= 0 {
+		o.QPS = 10
+	}
+	if o.Burst <= 0 {
+		o.Burst = 50
+	}
+	return &Resource{opts: o, limiters: map[string]*rate.Limiter{}}
+}
+
+// Kind implements resources.Resource.
+func (*Resource) Kind() resources.Kind { return resources.KindEvent }
+
+// TenantInformer implements resources.Resource: the tenant's Events labelled as the syncer's.
+func (*Resource) TenantInformer(c *tenant.Cluster) cache.SharedIndexInformer {
+	return c.Informers.InformerFor(&corev1.Event{}, func(cs kubernetes.Interface, resync time.Duration) cache.SharedIndexInformer {
+		return coreinformers.NewFilteredEventInformer(cs, metav1.NamespaceAll, resync,
+			cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
+			func(lo *metav1.ListOptions) {
+				lo.LabelSelector = conversion.LabelManagedBy + "=" + conversion.ManagedByValue
+			})
+	})
+}
+
+// SuperInformer implements resources.Resource: every super Event (Env.SuperEvents).
+func (*Resource) SuperInformer(env *resources.Env) cache.SharedIndexInformer {
+	return env.SuperEvents.Core().V1().Events().Informer()
+}
+
+// Downward implements resources.Resource; Events are never synced down.
+func (*Resource) Downward(context.Context, *resources.Env, *tenant.Cluster, string, string) error {
+	return nil
+}
+
+// UpwardOnTenantChange implements resources.Upwarder: the tenant's copies are only written by
+// the syncer.
+func (*Resource) UpwardOnTenantChange() bool { return false }
+
+// MapSuper implements resources.SuperMapper: an Event in a tenant's super namespace maps to
+// the same name in the tenant namespace. Whether its involved object was synced is checked by
+// Upward.
+func (*Resource) MapSuper(env *resources.Env, obj metav1.Object, clusters []*tenant.Cluster) []resources.Request {
+	e, ok := obj.(*corev1.Event)
+	if !ok || e.InvolvedObject.Namespace != e.Namespace {
+		return nil
+	}
+	ns, err := env.SuperInformers.Core().V1().Namespaces().Lister().Get(e.Namespace)
+	if err != nil {
+		return nil
+	}
+	o, ok := conversion.OwnerOf(ns)
+	if !ok {
+		return nil
+	}
+	for _, c := range clusters {
+		if c.Name == o.Tenant && c.UID == o.TenantUID {
+			return []resources.Request{{Tenant: c.Name, Kind: resources.KindEvent, Namespace: o.Namespace, Name: e.Name}}
+		}
+	}
+	return nil
+}
+
+// Upward implements resources.Resource: it creates or updates the tenant copy of the super
+// Event name in the super namespace of tenant namespace ns.
+func (r *Resource) Upward(ctx context.Context, env *resources.Env, c *tenant.Cluster, ns, name string) error {
+	superNS := resources.SuperNamespace(c, ns)
+	se, err := env.SuperEvents.Core().V1().Events().Lister().Events(superNS).Get(name)
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	involved, ok := TenantObject(env, c, se)
+	if !ok {
+		return nil
+	}
+	want := Desired(se, ns, involved)
+	lister := corelisters.NewEventLister(r.TenantInformer(c).GetIndexer())
+	have, err := lister.Events(ns).Get(name)
+	if err != nil && !apierrors.IsNotFound(err) {
+		return err
+	}
+	if err == nil && Equal(want, have) {
+		return nil
+	}
+	if !r.allow(c.Name) {
+		ctrl.LoggerFrom(ctx).V(4).Info("Dropping Event over the tenant's rate limit", "tenant", c.Name, "Event", klogRef(ns, name))
+		return nil
+	}
+	events := c.Client.CoreV1().Events(ns)
+	if err != nil { // not found in the cache of our copies
+		_, err = events.Create(ctx, want, metav1.CreateOptions{FieldManager: downward.FieldManager})
+		if apierrors.IsAlreadyExists(err) {
+			return nil // a tenant Event of that name that is not ours, or our cache is behind
+		}
+		if err != nil {
+			return fmt.Errorf("failed to create Event %s/%s in tenant %s: %w", ns, name, c.Name, err)
+		}
+		return nil
+	}
+	u := have.DeepCopy()
+	u.InvolvedObject, u.Reason, u.Message, u.Type = want.InvolvedObject, want.Reason, want.Message, want.Type
+	u.Count, u.FirstTimestamp, u.LastTimestamp, u.Series = want.Count, want.FirstTimestamp, want.LastTimestamp, want.Series
+	if _, err := events.Update(ctx, u, metav1.UpdateOptions{FieldManager: downward.FieldManager}); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("failed to update Event %s/%s in tenant %s: %w", ns, name, c.Name, err)
+	}
+	return nil
+}
+
+func klogRef(ns, name string) string { return ns + "/" + name }
+
+// allow takes a token from tenant's bucket.
+func (r *Resource) allow(tenantName string) bool {
+	r.mu.Lock()
+	l, ok := r.limiters[tenantName]
+	if !ok {
+		l = rate.NewLimiter(rate.Limit(r.opts.QPS), r.opts.Burst)
+		r.limiters[tenantName] = l
+	}
+	r.mu.Unlock()
+	return l.Allow()
+}
+
+// Forget drops the rate limiter of a removed tenant.
+func (r *Resource) Forget(tenantName string) {
+	r.mu.Lock()
+	delete(r.limiters, tenantName)
+	r.mu.Unlock()
+}
+
+// TenantObject returns the tenant object that super Event se is about: ok only when se is in a
+// super namespace of tenant c and its involvedObject is a super object the syncer synced for c
+// (cached, owned by c, same UID when the Event names one).
+func TenantObject(env *resources.Env, c *tenant.Cluster, se *corev1.Event) (conversion.Owner, bool) {
+	ref := se.InvolvedObject
+	if ref.Namespace != se.Namespace || env.SuperObject == nil {
+		return conversion.Owner{}, false
+	}
+	obj, ok := env.SuperObject(resources.Kind(ref.Kind), ref.Namespace, ref.Name)
+	if !ok {
+		return conversion.Owner{}, false
+	}
+	o, owned := conversion.OwnerOf(obj)
+	if !owned || o.TenantUID != c.UID || (ref.UID != "" && ref.UID != obj.GetUID()) {
+		return conversion.Owner{}, false
+	}
+	return o, true
+}
+
+// Desired returns the tenant copy of super Event se in tenant namespace ns, about tenant object
+// involved.
+func Desired(se *corev1.Event, ns string, involved conversion.Owner) *corev1.Event {
+	ref := se.InvolvedObject
+	return &corev1.Event{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: se.Name, Namespace: ns,
+			Labels: map[string]string{conversion.LabelManagedBy: conversion.ManagedByValue},
+		},
+		InvolvedObject: corev1.ObjectReference{
+			Kind: ref.Kind, APIVersion: ref.APIVersion, FieldPath: ref.FieldPath,
+			Namespace: ns, Name: involved.Name, UID: types.UID(involved.UID),
+		},
+		Reason:              se.Reason,
+		Message:             strings.ReplaceAll(se.Message, se.Namespace+"/", ns+"/"),
+		Source:              se.Source,
+		FirstTimestamp:      se.FirstTimestamp,
+		LastTimestamp:       se.LastTimestamp,
+		Count:               se.Count,
+		Type:                se.Type,
+		EventTime:           se.EventTime,
+		Series:              se.Series.DeepCopy(),
+		Action:              se.Action,
+		ReportingController: se.ReportingController,
+		ReportingInstance:   se.ReportingInstance,
+	}
+}
+
+// Equal reports whether tenant copy have shows what want shows.
+func Equal(want, have *corev1.Event) bool {
+	return want.InvolvedObject == have.InvolvedObject && want.Reason == have.Reason &&
+		want.Message == have.Message && want.Type == have.Type && want.Count == have.Count &&
+		want.FirstTimestamp.Equal(&have.FirstTimestamp) && want.LastTimestamp.Equal(&have.LastTimestamp) &&
+		equality.Semantic.DeepEqual(want.Series, have.Series)
+}
+
+// Trim is the super Event informer's transform: it drops managedFields and annotations,
+// which the syncer never reads.
+func Trim(obj any) (any, error) {
+	if e, ok := obj.(*corev1.Event); ok {
+		e.ManagedFields = nil
+		e.Annotations = nil
+		e.Related = nil
+	}
+	return obj, nil
+}

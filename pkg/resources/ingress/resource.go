@@ -1,0 +1,110 @@
+// Package ingress syncs Ingresses (networking.k8s.io/v1) downward (spec) and upward
+// (status.loadBalancer). It is opt-in: syncer.Options.OptInKinds, flag --opt-in-kinds=Ingress.
+//
+// # Translation
+//
+// The spec is copied unchanged: ingressClassName names an IngressClass of the super cluster
+// (IngressClasses are cluster-scoped and the super cluster's ingress controllers serve the
+// super copy), and backend Services and TLS Secrets are namespace-local references whose
+// super copies keep their names in the mapped namespace. The super ingress controller's
+// status.loadBalancer is copied into the tenant Ingress.
+package ingress
+
+import (
+	"context"
+
+	networkingv1 "k8s.io/api/networking/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/vcsyncer/syncer/pkg/conversion"
+	"github.com/vcsyncer/syncer/pkg/resources"
+	"github.com/vcsyncer/syncer/pkg/syncer/downward"
+	"github.com/vcsyncer/syncer/pkg/tenant"
+)
+
+// Resource syncs Ingresses.
+type Resource struct{}
+
+var (
+	_ resources.Resource = Resource{}
+	_ resources.Upwarder = Resource{}
+)
+
+// Kind implements resources.Resource.
+func (Resource) Kind() resources.Kind { return resources.KindIngress }
+
+// TenantInformer implements resources.Resource.
+func (Resource) TenantInformer(c *tenant.Cluster) cache.SharedIndexInformer {
+	return c.Informers.Networking().V1().Ingresses().Informer()
+}
+
+// SuperInformer implements resources.Resource.
+func (Resource) SuperInformer(env *resources.Env) cache.SharedIndexInformer {
+	return env.SuperInformers.Networking().V1().Ingresses().Informer()
+}
+
+// UpwardOnTenantChange implements resources.Upwarder: a new tenant Ingress may find its
+// super copy's status already set.
+func (Resource) UpwardOnTenantChange() bool { return true }
+
+// Downward implements resources.Resource.
+func (Resource) Downward(ctx context.Context, env *resources.Env, c *tenant.Cluster, ns, name string) error {
+	tl := c.Informers.Networking().V1().Ingresses().Lister()
+	sl := env.SuperInformers.Networking().V1().Ingresses().Lister()
+	return downward.Reconcile(ctx, env, c, ns, name, downward.Spec[*networkingv1.Ingress]{
+		Kind:   resources.KindIngress,
+		Tenant: func(ns string) downward.Getter[*networkingv1.Ingress] { return tl.Ingresses(ns) },
+		Super:  func(ns string) downward.Getter[*networkingv1.Ingress] { return sl.Ingresses(ns) },
+		Client: func(ns string) downward.Writer[*networkingv1.Ingress] { return env.Super.NetworkingV1().Ingresses(ns) },
+		Desired: func(o *networkingv1.Ingress, superNS string, existing *networkingv1.Ingress, has bool) *networkingv1.Ingress {
+			return Desired(c, o, superNS, existing, has)
+		},
+		Equal: Equal,
+	})
+}
+
+// Desired returns the super copy of tenant Ingress o in superNS: its spec unchanged.
+func Desired(c *tenant.Cluster, o *networkingv1.Ingress, superNS string, existing *networkingv1.Ingress, has bool) *networkingv1.Ingress {
+	var ex metav1.Object
+	if has {
+		ex = existing
+	}
+	return &networkingv1.Ingress{ObjectMeta: resources.DesiredMeta(c, o, superNS, ex), Spec: *o.Spec.DeepCopy()}
+}
+
+// Equal reports whether the super Ingress has the desired spec and metadata.
+func Equal(want, have *networkingv1.Ingress) bool {
+	return resources.MetaEqual(want, have) && equality.Semantic.DeepEqual(want.Spec, have.Spec)
+}
+
+// Upward implements resources.Resource: it copies the super Ingress's status.loadBalancer
+// into the tenant Ingress.
+func (Resource) Upward(ctx context.Context, env *resources.Env, c *tenant.Cluster, ns, name string) error {
+	t, err := c.Informers.Networking().V1().Ingresses().Lister().Ingresses(ns).Get(name)
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	s, err := env.SuperInformers.Networking().V1().Ingresses().Lister().Ingresses(resources.SuperNamespace(c, ns)).Get(name)
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if o, ok := conversion.OwnerOf(s); !ok || o.TenantUID != c.UID || o.UID != string(t.UID) {
+		return nil
+	}
+	if equality.Semantic.DeepEqual(t.Status.LoadBalancer, s.Status.LoadBalancer) {
+		return nil
+	}
+	u := t.DeepCopy()
+	u.Status.LoadBalancer = *s.Status.LoadBalancer.DeepCopy()
+	_, err = c.Client.NetworkingV1().Ingresses(ns).UpdateStatus(ctx, u, metav1.UpdateOptions{FieldManager: downward.FieldManager})
+	return err
+}

@@ -1,0 +1,38 @@
+package resources
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/vcsyncer/syncer/pkg/tenant"
+)
+
+// SuperMapper is implemented by kinds whose super objects carry no ownership stamps (public
+// PriorityClasses shared by all tenants, super Events about synced objects). The syncer calls
+// MapSuper for each change of the kind's SuperInformer, and for every cached super object when
+// a tenant's caches have synced, instead of reading ownership annotations.
+type SuperMapper interface {
+	// MapSuper returns the upward requests that a change of super object obj affects, among
+	// the synced tenants clusters.
+	MapSuper(env *Env, obj metav1.Object, clusters []*tenant.Cluster) []Request
+}
+
+// DependentMapper is implemented by kinds whose tenant objects depend on a tenant object of
+// another kind (Endpoints and EndpointSlices on their Service): when the dependency changes,
+// the syncer enqueues the dependents downward so objects applied in any order converge.
+type DependentMapper interface {
+	// DependsOn returns the kind this kind depends on.
+	DependsOn() Kind
+	// Dependents returns the downward requests of tenant c affected by a change of the
+	// dependency dep.
+	Dependents(c *tenant.Cluster, dep metav1.Object) []Request
+}
+
+// Upwarder is implemented by kinds added after the skeleton that have an upward path (the
+// skeleton's Pod and Service are known to the syncer): super changes, and the initial list of
+// a tenant, then enqueue upward requests too.
+type Upwarder interface {
+	// UpwardOnTenantChange reports whether a change of the tenant object also enqueues an
+	// upward request (an Ingress recreated in the tenant needs its status back; a tenant copy
+	// of a public PriorityClass edited in the tenant is reset).
+	UpwardOnTenantChange() bool
+}

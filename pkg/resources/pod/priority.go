@@ -1,0 +1,30 @@
+package pod
+
+import (
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/vcsyncer/syncer/pkg/conversion"
+	"github.com/vcsyncer/syncer/pkg/resources"
+	"github.com/vcsyncer/syncer/pkg/resources/priorityclass"
+	"github.com/vcsyncer/syncer/pkg/tenant"
+)
+
+// priorityClassAllowed reports whether tenant Pod p (its full spec) may be created in the super
+// cluster: its priorityClassName is none, a built-in system class (dropped in the super Pod
+// unless public: system classes would let a tenant preempt other tenants), or a public super
+// class (priorityclass.IsPublic, kept). Otherwise the super cluster's Priority admission would refuse the
+// Pod (or, for a super class of the same name that is not public, give it a priority the tenant
+// never chose), so the Pod is rejected early: it gets a PriorityClassNotPublic Warning Event in
+// the tenant and stays Pending; false is returned.
+func priorityClassAllowed(env *resources.Env, c *tenant.Cluster, p *corev1.Pod) bool {
+	pc := p.Spec.PriorityClassName
+	if pc == "" || slices.Contains(systemPriorityClasses, pc) || priorityclass.IsPublic(env, pc) {
+		return true
+	}
+	c.Recorder.Eventf(p, corev1.EventTypeWarning, priorityclass.ReasonPriorityClassNotPublic,
+		"priorityClassName %q is not a public PriorityClass of the super cluster (label %s=%s); the Pod will not run",
+		pc, conversion.LabelPublic, conversion.PublicValue)
+	return false
+}

@@ -1,0 +1,95 @@
+package priorityclass
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes/fake"
+
+	"github.com/vcsyncer/syncer/pkg/conversion"
+	"github.com/vcsyncer/syncer/pkg/resources"
+	"github.com/vcsyncer/syncer/pkg/tenant"
+)
+
+func class(name string, value int32, lbl map[string]string) *schedulingv1.PriorityClass {
+	never := corev1.PreemptNever
+	return &schedulingv1.PriorityClass{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: lbl, UID: "s-uid", ResourceVersion: "9"},
+		Value:      value, GlobalDefault: true, Description: "d", PreemptionPolicy: &never,
+	}
+}
+
+func TestDesired(t *testing.T) {
+	s := class("gold", 1000, map[string]string{conversion.LabelPublic: "true", "tier": "gold"})
+	got := Desired(s)
+	never := corev1.PreemptNever
+	want := &schedulingv1.PriorityClass{
+		ObjectMeta: metav1.ObjectMeta{Name: "gold", Labels: map[string]string{
+			conversion.LabelManagedBy: conversion.ManagedByValue, conversion.LabelPublic: "true"}},
+		Value: 1000, Description: "d", PreemptionPolicy: &never, GlobalDefault: false,
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("(-want +got):\n%s", d)
+	}
+	if !IsCopy(got) {
+		t.Error("IsCopy(Desired) = false")
+	}
+}
+
+func TestEqual(t *testing.T) {
+	want := Desired(class("gold", 1000, map[string]string{conversion.LabelPublic: "true"}))
+	cases := map[string]struct {
+		mutate func(p *schedulingv1.PriorityClass)
+		want   bool
+	}{
+		"same":           {mutate: func(*schedulingv1.PriorityClass) {}, want: true},
+		"value":          {mutate: func(p *schedulingv1.PriorityClass) { p.Value = 1 }, want: false},
+		"description":    {mutate: func(p *schedulingv1.PriorityClass) { p.Description = "x" }, want: false},
+		"global default": {mutate: func(p *schedulingv1.PriorityClass) { p.GlobalDefault = true }, want: false},
+		"preemption": {mutate: func(p *schedulingv1.PriorityClass) {
+			l := corev1.PreemptLowerPriority
+			p.PreemptionPolicy = &l
+		}, want: false},
+		"label removed": {mutate: func(p *schedulingv1.PriorityClass) { p.Labels = nil }, want: false},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			have := want.DeepCopy()
+			tc.mutate(have)
+			if got := Equal(want, have); got != tc.want {
+				t.Errorf("Equal = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestIsPublicAndMapSuper(t *testing.T) {
+	cs := fake.NewClientset(
+		class("gold", 1000, map[string]string{conversion.LabelPublic: "true"}),
+		class("hidden", 5, map[string]string{conversion.LabelPublic: "false"}),
+	)
+	env := &resources.Env{SuperPublic: informers.NewSharedInformerFactory(cs, 0)}
+	inf := Resource{}.SuperInformer(env)
+	stop := make(chan struct{})
+	defer close(stop)
+	env.SuperPublic.Start(stop)
+	env.SuperPublic.WaitForCacheSync(stop)
+	if len(inf.GetStore().List()) != 2 {
+		t.Fatalf("cache holds %d classes", len(inf.GetStore().List()))
+	}
+	for name, want := range map[string]bool{"gold": true, "hidden": false, "absent": false} {
+		if got := IsPublic(env, name); got != want {
+			t.Errorf("IsPublic(%s) = %v, want %v", name, got, want)
+		}
+	}
+	clusters := []*tenant.Cluster{{Name: "a"}, {Name: "b"}}
+	got := Resource{}.MapSuper(env, &metav1.ObjectMeta{Name: "gold"}, clusters)
+	want := []resources.Request{{Tenant: "a", Kind: resources.KindPriorityClass, Name: "gold"}, {Tenant: "b", Kind: resources.KindPriorityClass, Name: "gold"}}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("MapSuper (-want +got):\n%s", d)
+	}
+}

@@ -1,0 +1,462 @@
+// Package kinds_test runs the syncer in-process against real local control planes (a super
+// cluster with a kwok Node and two tenants) and checks the kinds beyond the walking skeleton.
+package kinds_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/vcsyncer/syncer/cmd/vc-syncer/app"
+	"github.com/vcsyncer/syncer/cmd/vc-syncer/app/options"
+	"github.com/vcsyncer/syncer/pkg/conversion"
+	"github.com/vcsyncer/syncer/pkg/resources/endpointslice"
+	"github.com/vcsyncer/syncer/pkg/resources/priorityclass"
+	"github.com/vcsyncer/syncer/test/framework"
+)
+
+// TestMoreKinds checks the kinds beyond the skeleton against real control planes: Endpoints and
+// EndpointSlices of selector-less Services (in any order), the opt-in Ingress, NetworkPolicy
+// and PodDisruptionBudget, public PriorityClasses and Events.
+func TestMoreKinds(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts real control planes")
+	}
+	env := framework.StartT(t, framework.SuperOptions{Nodes: 1}, 2)
+	c := startSyncer(t, env.Super.RESTConfig, func(o *options.Options) {
+		o.OptInKinds = []string{"Ingress", "NetworkPolicy", "PodDisruptionBudget"}
+	})
+	super := env.Super.Client
+	ctx := context.Background()
+	t1, t2 := env.Tenants[0], env.Tenants[1]
+	for _, tc := range []*framework.ControlPlane{t1, t2} {
+		if err := app.AddTenant(ctx, c, kubeconfigNS, tc.Name, tc.Kubeconfig, 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitRunning(t, c, t1.Name)
+	waitRunning(t, c, t2.Name)
+	uid1, uid2 := tenantUID(t, c, t1.Name), tenantUID(t, c, t2.Name)
+	mustCreateNS(t, t1.Client, "apps")
+	mustCreateNS(t, t2.Client, "apps")
+	ns1 := conversion.SuperNamespace(t1.Name, uid1, "apps")
+	eventually(t, time.Minute, "super namespaces", func(ctx context.Context) error {
+		for _, ns := range []string{ns1, conversion.SuperNamespace(t2.Name, uid2, "apps")} {
+			if _, err := super.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+
+	t.Run("Endpoints applied before their selector-less Service converge", func(t *testing.T) {
+		created(t)(t1.Client.CoreV1().Endpoints("apps").Create(ctx, &corev1.Endpoints{
+			ObjectMeta: metav1.ObjectMeta{Name: "ext-db"},
+			Subsets: []corev1.EndpointSubset{{
+				Addresses: []corev1.EndpointAddress{{IP: "192.0.2.10"}},
+				Ports:     []corev1.EndpointPort{{Name: "pg", Port: 5432, Protocol: corev1.ProtocolTCP}},
+			}},
+		}, metav1.CreateOptions{}))
+		consistently(t, 2*time.Second, "no super Endpoints without a Service", func(ctx context.Context) error {
+			if ep, err := super.CoreV1().Endpoints(ns1).Get(ctx, "ext-db", metav1.GetOptions{}); err == nil {
+				return errorf("super Endpoints synced before the Service: %+v", ep.ObjectMeta)
+			}
+			return nil
+		})
+		created(t)(t1.Client.CoreV1().Services("apps").Create(ctx, &corev1.Service{
+			ObjectMeta: metav1.ObjectMeta{Name: "ext-db"},
+			Spec:       corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "pg", Port: 5432}}},
+		}, metav1.CreateOptions{}))
+		eventually(t, time.Minute, "super Endpoints ext-db", func(ctx context.Context) error {
+			ep, err := super.CoreV1().Endpoints(ns1).Get(ctx, "ext-db", metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			if !conversion.OwnedByTenant(ep, uid1) || ep.Labels[discoveryv1.LabelSkipMirror] != "true" {
+				return errorf("not owned or not skip-mirror: %v", ep.Labels)
+			}
+			if len(ep.Subsets) != 1 || len(ep.Subsets[0].Addresses) != 1 || ep.Subsets[0].Addresses[0].IP != "192.0.2.10" {
+				return errorf("subsets %+v", ep.Subsets)
+			}
+			return nil
+		})
+		// The tenant's mirroring controller makes a slice from the Endpoints; it is synced, and
+		// the super cluster does not mirror the super Endpoints a second time.
+		eventually(t, time.Minute, "super EndpointSlice of ext-db", func(ctx context.Context) error {
+			sl, err := super.DiscoveryV1().EndpointSlices(ns1).List(ctx, metav1.ListOptions{LabelSelector: discoveryv1.LabelServiceName + "=ext-db"})
+			if err != nil {
+				return err
+			}
+			if len(sl.Items) != 1 {
+				return errorf("%d super slices for ext-db, want 1 (the tenant's, synced)", len(sl.Items))
+			}
+			s := sl.Items[0]
+			if s.Labels[discoveryv1.LabelManagedBy] != endpointslice.ManagedBy || !conversion.OwnedByTenant(&s, uid1) {
+				return errorf("slice %s labels %v", s.Name, s.Labels)
+			}
+			if len(s.Endpoints) != 1 || s.Endpoints[0].Addresses[0] != "192.0.2.10" {
+				return errorf("slice endpoints %+v", s.Endpoints)
+			}
+			return nil
+		})
+	})
+
+	t.Run("Endpoints of a Service with a selector are never synced", func(t *testing.T) {
+		created(t)(t1.Client.CoreV1().Services("apps").Create(ctx, &corev1.Service{
+			ObjectMeta: metav1.ObjectMeta{Name: "web"},
+			Spec:       corev1.ServiceSpec{Selector: map[string]string{"app": "web"}, Ports: []corev1.ServicePort{{Port: 80}}},
+		}, metav1.CreateOptions{}))
+		eventually(t, time.Minute, "super Service web", func(ctx context.Context) error {
+			_, err := super.CoreV1().Services(ns1).Get(ctx, "web", metav1.GetOptions{})
+			return err
+		})
+		eventually(t, time.Minute, "tenant Endpoints web", func(ctx context.Context) error {
+			_, err := t1.Client.CoreV1().Endpoints("apps").Get(ctx, "web", metav1.GetOptions{})
+			return err
+		})
+		consistently(t, 3*time.Second, "super Endpoints and slices of web are the super cluster's", func(ctx context.Context) error {
+			// The super endpoints controllers copy the super Service's labels (the syncer's
+			// managed-by among them), never its ownership annotations.
+			if ep, err := super.CoreV1().Endpoints(ns1).Get(ctx, "web", metav1.GetOptions{}); err == nil {
+				if _, owned := conversion.OwnerOf(ep); owned || ep.Annotations[conversion.AnnotationUID] != "" {
+					return errorf("super Endpoints web written by the syncer: %v %v", ep.Labels, ep.Annotations)
+				}
+			}
+			sl, err := super.DiscoveryV1().EndpointSlices(ns1).List(ctx, metav1.ListOptions{LabelSelector: discoveryv1.LabelServiceName + "=web"})
+			if err != nil {
+				return err
+			}
+			for _, s := range sl.Items {
+				if _, owned := conversion.OwnerOf(&s); owned || s.Labels[discoveryv1.LabelManagedBy] == endpointslice.ManagedBy {
+					return errorf("super slice %s written by the syncer: %v", s.Name, s.Labels)
+				}
+			}
+			return nil
+		})
+		// A selector-less Service that gains a selector loses its synced Endpoints.
+		svc, err := t1.Client.CoreV1().Services("apps").Get(ctx, "ext-db", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		svc.Spec.Selector = map[string]string{"app": "db"}
+		if _, err := t1.Client.CoreV1().Services("apps").Update(ctx, svc, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, time.Minute, "synced Endpoints ext-db removed", func(ctx context.Context) error {
+			ep, err := super.CoreV1().Endpoints(ns1).Get(ctx, "ext-db", metav1.GetOptions{})
+			if err == nil && conversion.OwnedByTenant(ep, uid1) {
+				return errorf("super Endpoints ext-db still the syncer's")
+			}
+			sl, err := super.DiscoveryV1().EndpointSlices(ns1).List(ctx, metav1.ListOptions{LabelSelector: discoveryv1.LabelManagedBy + "=" + endpointslice.ManagedBy})
+			if err != nil {
+				return err
+			}
+			if len(sl.Items) > 0 {
+				return errorf("%d synced slices left", len(sl.Items))
+			}
+			return nil
+		})
+	})
+
+	t.Run("NetworkPolicy namespaceSelector stays inside the tenant", func(t *testing.T) {
+		mustCreateNS(t, t1.Client, "other")
+		created(t)(t1.Client.NetworkingV1().NetworkPolicies("apps").Create(ctx, &networkingv1.NetworkPolicy{
+			ObjectMeta: metav1.ObjectMeta{Name: "from-any-ns"},
+			Spec: networkingv1.NetworkPolicySpec{
+				PodSelector: metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}},
+				Ingress: []networkingv1.NetworkPolicyIngressRule{{From: []networkingv1.NetworkPolicyPeer{
+					{NamespaceSelector: &metav1.LabelSelector{}},
+					{NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{corev1.LabelMetadataName: "other"}}},
+					{PodSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"role": "client"}}},
+				}}},
+			},
+		}, metav1.CreateOptions{}))
+		var np *networkingv1.NetworkPolicy
+		eventually(t, time.Minute, "super NetworkPolicy", func(ctx context.Context) error {
+			var err error
+			np, err = super.NetworkingV1().NetworkPolicies(ns1).Get(ctx, "from-any-ns", metav1.GetOptions{})
+			return err
+		})
+		if got := np.Spec.PodSelector.MatchLabels["app"]; got != "web" {
+			t.Errorf("podSelector changed: %+v", np.Spec.PodSelector)
+		}
+		peers := np.Spec.Ingress[0].From
+		if peers[2].NamespaceSelector != nil || peers[2].PodSelector.MatchLabels["role"] != "client" {
+			t.Errorf("namespace-local peer changed: %+v", peers[2])
+		}
+		nss, err := super.CoreV1().Namespaces().List(ctx, metav1.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		matching := func(sel *metav1.LabelSelector) []string {
+			s, err := metav1.LabelSelectorAsSelector(sel)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var out []string
+			for _, n := range nss.Items {
+				if s.Matches(labels.Set(n.Labels)) {
+					out = append(out, n.Name)
+				}
+			}
+			return out
+		}
+		all := matching(peers[0].NamespaceSelector)
+		if len(all) < 2 {
+			t.Errorf("{} selects %v, want the tenant's super namespaces (apps, other, ...)", all)
+		}
+		for _, n := range all {
+			ns, _ := super.CoreV1().Namespaces().Get(ctx, n, metav1.GetOptions{})
+			if !conversion.OwnedByTenant(ns, uid1) {
+				t.Errorf("{} selects super namespace %s, which is not tenant %s's", n, t1.Name)
+			}
+		}
+		if got, want := matching(peers[1].NamespaceSelector), conversion.SuperNamespace(t1.Name, uid1, "other"); len(got) != 1 || got[0] != want {
+			t.Errorf("metadata.name=other selects %v, want [%s]", got, want)
+		}
+	})
+
+	t.Run("PodDisruptionBudget and Ingress", func(t *testing.T) {
+		minAvail := intstr.FromInt32(1)
+		created(t)(t1.Client.PolicyV1().PodDisruptionBudgets("apps").Create(ctx, &policyv1.PodDisruptionBudget{
+			ObjectMeta: metav1.ObjectMeta{Name: "web"},
+			Spec:       policyv1.PodDisruptionBudgetSpec{MinAvailable: &minAvail, Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}},
+		}, metav1.CreateOptions{}))
+		eventually(t, time.Minute, "super PodDisruptionBudget", func(ctx context.Context) error {
+			p, err := super.PolicyV1().PodDisruptionBudgets(ns1).Get(ctx, "web", metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			if p.Spec.MinAvailable.IntValue() != 1 || p.Spec.Selector.MatchLabels["app"] != "web" {
+				return errorf("spec %+v", p.Spec)
+			}
+			return nil
+		})
+		class := "nginx"
+		prefix := networkingv1.PathTypePrefix
+		created(t)(t1.Client.NetworkingV1().Ingresses("apps").Create(ctx, &networkingv1.Ingress{
+			ObjectMeta: metav1.ObjectMeta{Name: "web"},
+			Spec: networkingv1.IngressSpec{IngressClassName: &class, Rules: []networkingv1.IngressRule{{
+				Host: "web.example", IngressRuleValue: networkingv1.IngressRuleValue{HTTP: &networkingv1.HTTPIngressRuleValue{
+					Paths: []networkingv1.HTTPIngressPath{{Path: "/", PathType: &prefix, Backend: networkingv1.IngressBackend{
+						Service: &networkingv1.IngressServiceBackend{Name: "web", Port: networkingv1.ServiceBackendPort{Number: 80}}}}},
+				}},
+			}}},
+		}, metav1.CreateOptions{}))
+		var si *networkingv1.Ingress
+		eventually(t, time.Minute, "super Ingress", func(ctx context.Context) error {
+			var err error
+			si, err = super.NetworkingV1().Ingresses(ns1).Get(ctx, "web", metav1.GetOptions{})
+			return err
+		})
+		if si.Spec.IngressClassName == nil || *si.Spec.IngressClassName != class {
+			t.Errorf("ingressClassName %v", si.Spec.IngressClassName)
+		}
+		// The super cluster's ingress controller (played here) publishes an address.
+		si.Status.LoadBalancer.Ingress = []networkingv1.IngressLoadBalancerIngress{{IP: "203.0.113.7"}}
+		if _, err := super.NetworkingV1().Ingresses(ns1).UpdateStatus(ctx, si, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, time.Minute, "tenant Ingress status", func(ctx context.Context) error {
+			ti, err := t1.Client.NetworkingV1().Ingresses("apps").Get(ctx, "web", metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			if !equality.Semantic.DeepEqual(ti.Status.LoadBalancer, si.Status.LoadBalancer) {
+				return errorf("tenant status %+v", ti.Status.LoadBalancer)
+			}
+			return nil
+		})
+	})
+
+	t.Run("public PriorityClasses reach every tenant; Pods use them or are rejected", func(t *testing.T) {
+		created(t)(super.SchedulingV1().PriorityClasses().Create(ctx, &schedulingv1.PriorityClass{
+			ObjectMeta: metav1.ObjectMeta{Name: "gold", Labels: map[string]string{conversion.LabelPublic: conversion.PublicValue}},
+			Value:      1000, Description: "public gold",
+		}, metav1.CreateOptions{}))
+		created(t)(super.SchedulingV1().PriorityClasses().Create(ctx, &schedulingv1.PriorityClass{
+			ObjectMeta: metav1.ObjectMeta{Name: "super-private"}, Value: 2000,
+		}, metav1.CreateOptions{}))
+		for _, tc := range []*framework.ControlPlane{t1, t2} {
+			eventually(t, time.Minute, "gold in "+tc.Name, func(ctx context.Context) error {
+				pc, err := tc.Client.SchedulingV1().PriorityClasses().Get(ctx, "gold", metav1.GetOptions{})
+				if err != nil {
+					return err
+				}
+				if pc.Value != 1000 || pc.Description != "public gold" || !priorityclass.IsCopy(pc) {
+					return errorf("tenant copy %+v", pc)
+				}
+				return nil
+			})
+			if _, err := tc.Client.SchedulingV1().PriorityClasses().Get(ctx, "super-private", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+				t.Errorf("%s: unlabelled super class copied: %v", tc.Name, err)
+			}
+		}
+		// A tenant's own class (not public in the super cluster).
+		created(t)(t1.Client.SchedulingV1().PriorityClasses().Create(ctx, &schedulingv1.PriorityClass{
+			ObjectMeta: metav1.ObjectMeta{Name: "tenant-own"}, Value: 500,
+		}, metav1.CreateOptions{}))
+		created(t)(t1.Client.CoreV1().Pods("apps").Create(ctx, priorityPod("gold-pod", "gold"), metav1.CreateOptions{}))
+		created(t)(t1.Client.CoreV1().Pods("apps").Create(ctx, priorityPod("own-pod", "tenant-own"), metav1.CreateOptions{}))
+		eventually(t, time.Minute, "super Pod keeps the public class", func(ctx context.Context) error {
+			p, err := super.CoreV1().Pods(ns1).Get(ctx, "gold-pod", metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			if p.Spec.PriorityClassName != "gold" || p.Spec.Priority == nil || *p.Spec.Priority != 1000 {
+				return errorf("priorityClassName %q priority %v", p.Spec.PriorityClassName, p.Spec.Priority)
+			}
+			return nil
+		})
+		waitEvent(t, t1.Client, "apps", "own-pod", priorityclass.ReasonPriorityClassNotPublic, "tenant-own")
+		if _, err := super.CoreV1().Pods(ns1).Get(ctx, "own-pod", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			t.Errorf("a Pod with a non-public class reached the super cluster: %v", err)
+		}
+		// Unpublishing removes the tenant copies, never the tenant's own classes.
+		pc, err := super.SchedulingV1().PriorityClasses().Get(ctx, "gold", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		delete(pc.Labels, conversion.LabelPublic)
+		if _, err := super.SchedulingV1().PriorityClasses().Update(ctx, pc, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		for _, tc := range []*framework.ControlPlane{t1, t2} {
+			eventually(t, time.Minute, "gold removed from "+tc.Name, func(ctx context.Context) error {
+				if _, err := tc.Client.SchedulingV1().PriorityClasses().Get(ctx, "gold", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+					return errorf("still there: %v", err)
+				}
+				return nil
+			})
+		}
+		if _, err := t1.Client.SchedulingV1().PriorityClasses().Get(ctx, "tenant-own", metav1.GetOptions{}); err != nil {
+			t.Errorf("tenant's own class touched: %v", err)
+		}
+	})
+
+	t.Run("Events about synced objects are copied up, deduplicated", func(t *testing.T) {
+		created(t)(t1.Client.CoreV1().Pods("apps").Create(ctx, priorityPod("evt-pod", ""), metav1.CreateOptions{}))
+		var tp *corev1.Pod
+		eventually(t, time.Minute, "tenant Pod bound", func(ctx context.Context) error {
+			var err error
+			tp, err = t1.Client.CoreV1().Pods("apps").Get(ctx, "evt-pod", metav1.GetOptions{})
+			if err == nil && tp.Spec.NodeName == "" {
+				return errorf("not bound")
+			}
+			return err
+		})
+		// The super scheduler's Scheduled Event about the super Pod.
+		eventually(t, time.Minute, "Scheduled Event copied", func(ctx context.Context) error {
+			e, err := copiedEvent(ctx, t1.Client, "evt-pod", "Scheduled")
+			if err != nil {
+				return err
+			}
+			ref := e.InvolvedObject
+			if ref.Namespace != "apps" || ref.UID != tp.UID || ref.Kind != "Pod" {
+				return errorf("involvedObject %+v, want the tenant Pod (uid %s)", ref, tp.UID)
+			}
+			if !strings.Contains(e.Message, "apps/evt-pod") || strings.Contains(e.Message, ns1) {
+				return errorf("message not translated: %q", e.Message)
+			}
+			return nil
+		})
+		// A super Event that repeats (count grows) updates the one tenant copy.
+		sp, err := super.CoreV1().Pods(ns1).Get(ctx, "evt-pod", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		now := metav1.Now()
+		se, err := super.CoreV1().Events(ns1).Create(ctx, &corev1.Event{
+			ObjectMeta:     metav1.ObjectMeta{Name: "evt-pod.repeat"},
+			InvolvedObject: corev1.ObjectReference{Kind: "Pod", APIVersion: "v1", Namespace: ns1, Name: "evt-pod", UID: sp.UID},
+			Reason:         "BackOff", Message: "Back-off restarting failed container", Type: corev1.EventTypeWarning,
+			Source: corev1.EventSource{Component: "kubelet"}, FirstTimestamp: now, LastTimestamp: now, Count: 1,
+		}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Another tenant's objects and unsynced names are never reported into tenant 1.
+		created(t)(super.CoreV1().Events(ns1).Create(ctx, &corev1.Event{
+			ObjectMeta:     metav1.ObjectMeta{Name: "not-synced.1"},
+			InvolvedObject: corev1.ObjectReference{Kind: "Pod", APIVersion: "v1", Namespace: ns1, Name: "not-synced"},
+			Reason:         "BackOff", Message: "about an object the syncer did not make", Type: corev1.EventTypeWarning,
+			FirstTimestamp: now, LastTimestamp: now, Count: 1,
+		}, metav1.CreateOptions{}))
+		eventually(t, time.Minute, "BackOff Event copied", func(ctx context.Context) error {
+			e, err := copiedEvent(ctx, t1.Client, "evt-pod", "BackOff")
+			if err != nil {
+				return err
+			}
+			if e.Count != 1 {
+				return errorf("count %d", e.Count)
+			}
+			return nil
+		})
+		se.Count, se.LastTimestamp = 5, metav1.NewTime(now.Add(time.Minute))
+		if _, err := super.CoreV1().Events(ns1).Update(ctx, se, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, time.Minute, "tenant copy count 5", func(ctx context.Context) error {
+			evs, err := t1.Client.CoreV1().Events("apps").List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=evt-pod,reason=BackOff"})
+			if err != nil {
+				return err
+			}
+			if len(evs.Items) != 1 || evs.Items[0].Count != 5 {
+				return errorf("%d BackOff Events, want one with count 5: %+v", len(evs.Items), evs.Items)
+			}
+			return nil
+		})
+		evs, err := t1.Client.CoreV1().Events("apps").List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=not-synced"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(evs.Items) > 0 {
+			t.Errorf("Event about an unsynced object copied: %+v", evs.Items[0])
+		}
+		for _, ns := range []string{"apps", "default"} {
+			evs, err := t2.Client.CoreV1().Events(ns).List(ctx, metav1.ListOptions{LabelSelector: conversion.LabelManagedBy})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(evs.Items) > 0 {
+				t.Errorf("tenant %s got tenant %s's Events: %+v", t2.Name, t1.Name, evs.Items[0].InvolvedObject)
+			}
+		}
+	})
+}
+
+func priorityPod(name, class string) *corev1.Pod {
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec:       corev1.PodSpec{PriorityClassName: class, Containers: []corev1.Container{{Name: "c", Image: "busybox:1.36"}}},
+	}
+}
+
+// copiedEvent returns the syncer's copy of an Event with reason about tenant object name in
+// namespace apps.
+func copiedEvent(ctx context.Context, c kubernetes.Interface, name, reason string) (*corev1.Event, error) {
+	evs, err := c.CoreV1().Events("apps").List(ctx, metav1.ListOptions{
+		FieldSelector: "involvedObject.name=" + name + ",reason=" + reason,
+		LabelSelector: conversion.LabelManagedBy + "=" + conversion.ManagedByValue,
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(evs.Items) != 1 {
+		return nil, errorf("%d copied %s Events about %s, want 1", len(evs.Items), reason, name)
+	}
+	return &evs.Items[0], nil
+}
