@@ -1,9 +1,12 @@
 package conversion
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 )
 
@@ -64,5 +67,29 @@ func TestIsPublic(t *testing.T) {
 				t.Errorf("IsPublic(%v) = %v, want %v", tc.labels, got, tc.want)
 			}
 		})
+	}
+}
+
+func TestConfineStaticBinding(t *testing.T) {
+	empty, std := "", "standard"
+	for name, tc := range map[string]struct {
+		class    *string
+		selector *metav1.LabelSelector
+		want     map[string]string // nil: no selector
+	}{
+		"class \"\": only the tenant's PVs": {class: &empty, want: map[string]string{LabelTenantUID: "uid-1"}},
+		"tenant selector kept":              {class: &empty, selector: &metav1.LabelSelector{MatchLabels: map[string]string{"disk": "ssd", LabelTenantUID: "forged"}}, want: map[string]string{"disk": "ssd", LabelTenantUID: "uid-1"}},
+		"a class: provisioned, untouched":   {class: &std},
+		"unset class: the default class":    {},
+	} {
+		spec := corev1.PersistentVolumeClaimSpec{StorageClassName: tc.class, Selector: tc.selector}
+		ConfineStaticBinding(&spec, "uid-1")
+		var got map[string]string
+		if spec.Selector != nil {
+			got = spec.Selector.MatchLabels
+		}
+		if !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("%s: matchLabels %v, want %v", name, got, tc.want)
+		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -256,7 +257,15 @@ func (s *Syncer) work(ctx context.Context, q *pipelineQueue, down bool) {
 	}
 }
 
-func (s *Syncer) process(ctx context.Context, req resources.Request, down bool) error {
+func (s *Syncer) process(ctx context.Context, req resources.Request, down bool) (err error) {
+	// A panic in one reconcile (one tenant's odd object) must not stop the syncer for every
+	// tenant: it becomes an error, logged with its stack, and the request is retried with backoff.
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("panic while syncing %s: %v", req, r)
+			ctrl.LoggerFrom(ctx).Error(err, "Recovered from a panic in a reconcile", "stack", string(debug.Stack()))
+		}
+	}()
 	c, ok := s.registry.Get(req.Tenant)
 	if !ok || !c.Synced() {
 		return nil // tenant removed or not ready: ClusterSynced enqueues everything again

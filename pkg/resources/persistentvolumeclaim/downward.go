@@ -89,6 +89,7 @@ func Desired(c *tenant.Cluster, o *corev1.PersistentVolumeClaim, superNS string,
 	} else {
 		spec = *o.Spec.DeepCopy()
 		spec.VolumeName = volumeName
+		conversion.ConfineStaticBinding(&spec, c.UID)
 	}
 	t := o.DeepCopy()
 	t.Annotations = withoutBindingAnnotations(t.Annotations)

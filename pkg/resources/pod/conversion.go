@@ -36,6 +36,7 @@ func Desired(c *tenant.Cluster, t *corev1.Pod, superNS string, existing *corev1.
 	spec.PriorityClassName = ""
 	spec.EphemeralContainers = nil
 	spec.Tolerations = allowedTolerations(spec.Tolerations)
+	confineEphemeralClaims(c, spec)
 	rewriteFieldRefs(spec)
 	meta := desiredMeta(c, t, superNS, existing)
 	if rewriteProjectedTokens(spec, TokenSecretName(t.UID)) {
@@ -45,6 +46,25 @@ func Desired(c *tenant.Cluster, t *corev1.Pod, superNS string, existing *corev1.
 		meta.Annotations[AnnotationTokenSecret] = TokenSecretName(t.UID)
 	}
 	return &corev1.Pod{ObjectMeta: meta, Spec: *spec}
+}
+
+// confineEphemeralClaims applies the tenant's volume confinement to generic ephemeral volumes,
+// whose claims the super cluster's ephemeral-volume controller creates from the super Pod: a
+// preset volumeName is mapped into the tenant's own part of the PV name space
+// (conversion.SuperVolumeName) and a claim without a class binds only PVs labelled with the
+// tenant's UID (conversion.ConfineStaticBinding), as for the tenant's own claims.
+func confineEphemeralClaims(c *tenant.Cluster, spec *corev1.PodSpec) {
+	for i := range spec.Volumes {
+		e := spec.Volumes[i].Ephemeral
+		if e == nil || e.VolumeClaimTemplate == nil {
+			continue
+		}
+		cs := &e.VolumeClaimTemplate.Spec
+		if cs.VolumeName != "" {
+			cs.VolumeName = conversion.SuperVolumeName(c.Name, c.UID, cs.VolumeName)
+		}
+		conversion.ConfineStaticBinding(cs, c.UID)
+	}
 }
 
 // DeniedTolerationKeys are taint keys a tenant Pod may not tolerate in the super cluster: they

@@ -139,6 +139,48 @@ func TestStorage(t *testing.T) {
 		checkTenantPV(t, t1.Client, tc, tc.Spec.VolumeName)
 	})
 
+	t.Run("a claim with class \"\" binds only PVs labelled for its tenant", func(t *testing.T) {
+		staticPV := func(name string, labels map[string]string) *corev1.PersistentVolume {
+			return &corev1.PersistentVolume{
+				ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels},
+				Spec: corev1.PersistentVolumeSpec{
+					Capacity:               corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("5Gi")},
+					AccessModes:            []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+					PersistentVolumeSource: corev1.PersistentVolumeSource{NFS: &corev1.NFSVolumeSource{Server: "10.0.0.3", Path: "/" + name}},
+				},
+			}
+		}
+		// An admin's volume for tenant 1, without a claimRef: tenant 2 must not get it.
+		victim := conversion.SuperVolumeName(t1.Name, uid1, "reserved")
+		created(t)(super.CoreV1().PersistentVolumes().Create(ctx, staticPV(victim, map[string]string{conversion.LabelTenantUID: uid1}), metav1.CreateOptions{}))
+		created(t)(t2.Client.CoreV1().PersistentVolumeClaims("data").Create(ctx, claim("any-static", ptr(""), ""), metav1.CreateOptions{}))
+		// A Pod's generic ephemeral volume naming the victim's full super name.
+		eph := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "eph-steal"}, Spec: corev1.PodSpec{
+			Containers: []corev1.Container{{Name: "c", Image: "busybox"}},
+			Volumes: []corev1.Volume{{Name: "v", VolumeSource: corev1.VolumeSource{Ephemeral: &corev1.EphemeralVolumeSource{
+				VolumeClaimTemplate: &corev1.PersistentVolumeClaimTemplate{Spec: *claim("", ptr(""), victim).Spec.DeepCopy()}}}}},
+		}}
+		created(t)(t2.Client.CoreV1().Pods("data").Create(ctx, eph, metav1.CreateOptions{}))
+		consistently(t, 5*time.Second, "tenant 1's volume stays Available", func(ctx context.Context) error {
+			pv, err := super.CoreV1().PersistentVolumes().Get(ctx, victim, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			if pv.Spec.ClaimRef != nil {
+				return errorf("tenant 1's PV %s was claimed by %s/%s", victim, pv.Spec.ClaimRef.Namespace, pv.Spec.ClaimRef.Name)
+			}
+			return nil
+		})
+		// A volume labelled for tenant 2 serves its claim.
+		own := conversion.SuperVolumeName(t2.Name, uid2, "own")
+		created(t)(super.CoreV1().PersistentVolumes().Create(ctx, staticPV(own, map[string]string{conversion.LabelTenantUID: uid2}), metav1.CreateOptions{}))
+		tc := waitClaimBound(t, t2.Client, "data", "any-static")
+		if pv := checkTenantPV(t, t2.Client, tc, tc.Spec.VolumeName); pv.Annotations[conversion.AnnotationSuperName] != own {
+			t.Errorf("tenant 2's claim is bound to %q, want %q", pv.Annotations[conversion.AnnotationSuperName], own)
+		}
+		_ = t2.Client.CoreV1().Pods("data").Delete(ctx, "eph-steal", metav1.DeleteOptions{})
+	})
+
 	t.Run("preset volumeName with class \"\" binds the tenant's super PV", func(t *testing.T) {
 		// The super-cluster admin creates the volume for tenant 1 under the mapped name.
 		superName := conversion.SuperVolumeName(t1.Name, uid1, "fileserver")
