@@ -35,49 +35,62 @@ const (
 // having all its labels from the tenant (the syncer used to own every label) and none of its
 // annotations (it used to keep every annotation).
 func DesiredMeta(c *tenant.Cluster, tObj metav1.Object, superNS string, existing metav1.Object) metav1.ObjectMeta {
-	tLabels := CopyLabels(tObj.GetLabels())
-	tAnn := withoutLastApplied(tObj.GetAnnotations())
 	var exLabels, exAnn map[string]string
 	if !isNil(existing) {
 		exLabels, exAnn = existing.GetLabels(), existing.GetAnnotations()
 	}
+	m := metav1.ObjectMeta{Name: tObj.GetName(), Namespace: superNS}
+	m.Labels, m.Annotations = MergeSynced(exLabels, exAnn, CopyLabels(tObj.GetLabels()), withoutLastApplied(tObj.GetAnnotations()))
+	conversion.Stamp(&m, Owner(c, tObj))
+	return m
+}
+
+// MergeSynced returns the labels and annotations of a super object whose current ones are
+// exLabels and exAnn (nil when creating) and whose tenant object has tLabels and tAnn (already
+// filtered): the keys on the super object that the AnnotationSynced* records (in exAnn) do not
+// list are someone else's and kept, and win over a tenant key of the same name; the tenant's
+// other keys are set; keys the records list and the tenant no longer has are dropped; the new
+// records are added to the returned annotations. Ownership keys (conversion.IsOwnKey) on the
+// super object are dropped, for conversion.Stamp to set. New maps; inputs are not modified.
+// An object without a labels record is treated as having all its labels from the tenant (the
+// syncer used to own every label).
+func MergeSynced(exLabels, exAnn, tLabels, tAnn map[string]string) (labels, annotations map[string]string) {
 	syncedLabels, recorded := exAnn[AnnotationSyncedLabels]
 	prevLabels := keySet(syncedLabels)
 	if !recorded {
 		prevLabels = keySetOf(exLabels)
 	}
 	prevAnn := keySet(exAnn[AnnotationSyncedAnnotations])
-	m := metav1.ObjectMeta{Name: tObj.GetName(), Namespace: superNS, Labels: map[string]string{}, Annotations: map[string]string{}}
+	labels, annotations = map[string]string{}, map[string]string{}
 	for k, v := range exLabels {
 		if !prevLabels[k] && !conversion.IsOwnKey(k) {
-			m.Labels[k] = v
+			labels[k] = v
 		}
 	}
 	syncedL := map[string]string{}
 	for k, v := range tLabels {
-		if _, taken := m.Labels[k]; taken {
+		if _, taken := labels[k]; taken {
 			continue // set in the super cluster by someone else first: theirs, never fought over
 		}
-		m.Labels[k] = v
+		labels[k] = v
 		syncedL[k] = v
 	}
 	for k, v := range exAnn {
-		if !prevAnn[k] {
-			m.Annotations[k] = v
+		if !prevAnn[k] && !conversion.IsOwnKey(k) && k != AnnotationSyncedLabels && k != AnnotationSyncedAnnotations {
+			annotations[k] = v
 		}
 	}
-	synced := map[string]string{}
+	syncedA := map[string]string{}
 	for k, v := range tAnn {
-		if _, taken := m.Annotations[k]; taken {
+		if _, taken := annotations[k]; taken {
 			continue
 		}
-		m.Annotations[k] = v
-		synced[k] = v
+		annotations[k] = v
+		syncedA[k] = v
 	}
-	m.Annotations[AnnotationSyncedLabels] = joinKeys(syncedL)
-	m.Annotations[AnnotationSyncedAnnotations] = joinKeys(synced)
-	conversion.Stamp(&m, Owner(c, tObj))
-	return m
+	annotations[AnnotationSyncedLabels] = joinKeys(syncedL)
+	annotations[AnnotationSyncedAnnotations] = joinKeys(syncedA)
+	return labels, annotations
 }
 
 // MetaEqual reports whether existing has exactly desired's labels and annotations (desired

@@ -90,3 +90,24 @@ func TestDesiredMeta(t *testing.T) {
 		})
 	}
 }
+
+func TestDesiredNamespaceLabels(t *testing.T) {
+	c := &tenant.Cluster{Name: "t1", UID: "uid-1"}
+	env := &Env{NamespaceLabels: map[string]string{"pod-security.kubernetes.io/enforce": "baseline"}}
+	tns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "shop", UID: "ns-uid", Labels: map[string]string{
+		"team": "a", "gone-later": "x", "pod-security.kubernetes.io/enforce": "privileged"}}}
+	created := DesiredNamespace(env, c, tns, nil)
+	if got := created.Labels["pod-security.kubernetes.io/enforce"]; got != "baseline" {
+		t.Fatalf("Pod Security level on creation = %q", got)
+	}
+	// Admins add and change labels on the super namespace afterwards.
+	created.Labels["zone"] = "restricted"
+	created.Labels["pod-security.kubernetes.io/enforce"] = "restricted"
+	// The tenant tries to take the admins' key and drops one of its own.
+	tns.Labels = map[string]string{"team": "a", "zone": "trusted"}
+	got := DesiredNamespace(env, c, tns, created)
+	want := map[string]string{"team": "a", "zone": "restricted", "pod-security.kubernetes.io/enforce": "restricted"}
+	if d := cmp.Diff(want, userKeys(got.Labels)); d != "" {
+		t.Errorf("labels (-want +got):\n%s", d)
+	}
+}

@@ -154,7 +154,7 @@ func EnsureSuperNamespace(ctx context.Context, env *Env, c *tenant.Cluster, ns s
 	if !tns.DeletionTimestamp.IsZero() {
 		return "", fmt.Errorf("tenant namespace %s is terminating", ns)
 	}
-	want := DesiredNamespace(env, c, tns)
+	want := DesiredNamespace(env, c, tns, nil)
 	_, err = env.Super.CoreV1().Namespaces().Create(ctx, want, metav1.CreateOptions{})
 	if apierrors.IsAlreadyExists(err) {
 		// Not in our cache: either created a moment ago or not ours. Check the live object.
@@ -173,21 +173,25 @@ func EnsureSuperNamespace(ctx context.Context, env *Env, c *tenant.Cluster, ns s
 	return superNS, nil
 }
 
-// DesiredNamespace returns the super Namespace for tenant namespace tns: mapped name, the
-// tenant's labels and annotations except those in Kubernetes-reserved domains (see
-// IsReservedKey: a tenant must not set policy on its super namespace, such as Pod Security
-// levels or a node selector), env.NamespaceLabels, and the ownership stamps.
-func DesiredNamespace(env *Env, c *tenant.Cluster, tns *corev1.Namespace) *corev1.Namespace {
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{
-		Name:        SuperNamespace(c, tns.Name),
-		Labels:      withoutReserved(CopyLabels(tns.Labels)),
-		Annotations: withoutReserved(CopyMap(tns.Annotations)),
-	}}
-	for k, v := range env.NamespaceLabels {
-		if ns.Labels == nil {
-			ns.Labels = map[string]string{}
+// DesiredNamespace returns the super Namespace for tenant namespace tns, given the current
+// super namespace existing (nil when creating): mapped name; the tenant's labels and
+// annotations except those in Kubernetes-reserved domains (see IsReservedKey: a tenant must
+// not set policy on its super namespace, such as Pod Security levels or a node selector) and
+// in the syncer's domain, merged with existing's by MergeSynced (keys the super cluster's
+// admins set stay theirs and win over the tenant's); on creation env.NamespaceLabels (not
+// recorded as the tenant's, so they belong to the admins afterwards); and the ownership stamps.
+func DesiredNamespace(env *Env, c *tenant.Cluster, tns *corev1.Namespace, existing *corev1.Namespace) *corev1.Namespace {
+	var exLabels, exAnn map[string]string
+	if existing != nil {
+		exLabels, exAnn = existing.Labels, existing.Annotations
+	}
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: SuperNamespace(c, tns.Name)}}
+	ns.Labels, ns.Annotations = MergeSynced(exLabels, exAnn,
+		withoutReserved(CopyLabels(tns.Labels)), withoutReserved(withoutLastApplied(tns.Annotations)))
+	if existing == nil {
+		for k, v := range env.NamespaceLabels {
+			ns.Labels[k] = v
 		}
-		ns.Labels[k] = v
 	}
 	conversion.Stamp(&ns.ObjectMeta, conversion.Owner{
 		Tenant: c.Name, TenantUID: c.UID, Namespace: tns.Name, Name: tns.Name, UID: string(tns.UID),

@@ -15,7 +15,7 @@ func TestCheck(t *testing.T) {
 	now := metav1.Now()
 	build := func() (*corev1.Namespace, *corev1.Namespace) {
 		tns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "shop", UID: "ns-uid"}}
-		sns := resources.DesiredNamespace(&resources.Env{}, c, tns)
+		sns := resources.DesiredNamespace(&resources.Env{}, c, tns, nil)
 		sns.UID = "super-ns-uid"
 		sns.Labels["added-by-admins"] = "kept" // never compared
 		return tns, sns

@@ -75,26 +75,14 @@ func (Resource) Downward(ctx context.Context, env *resources.Env, c *tenant.Clus
 		// The tenant namespace was recreated: the old super namespace goes first.
 		return downward.DeleteSuper(ctx, env.Super.CoreV1().Namespaces(), sns)
 	}
-	want := resources.DesiredNamespace(env, c, tns)
-	// Labels and annotations already on the super namespace are kept: the super cluster's
-	// admins (and the super apiserver, for kubernetes.io/metadata.name) own the ones the
-	// tenant does not set, and those in reserved domains are never taken from the tenant.
-	want.Labels = resources.MergeAnnotations(sns.Labels, withoutCreationOnly(want.Labels, env.NamespaceLabels))
-	want.Annotations = resources.MergeAnnotations(sns.Annotations, want.Annotations)
-	if resources.MapsEqual(want.Labels, sns.Labels) && resources.SubsetEqual(want.Annotations, sns.Annotations) {
+	// Labels and annotations the tenant did not set (the super cluster's admins', and the super
+	// apiserver's kubernetes.io/metadata.name) are kept and never overridden by the tenant.
+	want := resources.DesiredNamespace(env, c, tns, sns)
+	if resources.MapsEqual(want.Labels, sns.Labels) && resources.MapsEqual(want.Annotations, sns.Annotations) {
 		return nil
 	}
 	u := sns.DeepCopy()
 	u.Labels, u.Annotations = want.Labels, want.Annotations
 	_, err = env.Super.CoreV1().Namespaces().Update(ctx, u, metav1.UpdateOptions{FieldManager: downward.FieldManager})
 	return err
-}
-
-// withoutCreationOnly drops the labels the syncer sets only when it creates a super namespace.
-func withoutCreationOnly(labels, creationOnly map[string]string) map[string]string {
-	out := resources.CopyMap(labels)
-	for k := range creationOnly {
-		delete(out, k)
-	}
-	return out
 }
