@@ -271,14 +271,14 @@ func (rw *realWorld) logExpectations() {
 			continue
 		}
 		for _, g := range knownGaps[p] {
-			l := fmt.Sprintf("  KNOWN GAP %-28s %s: %s", g.Name, p, g.Reason)
+			l := fmt.Sprintf("  KNOWN GAP (%s) %-28s %s: %s", g.Cause, g.Name, p, g.Reason)
 			if g.RealKubelet != "" {
 				l += "; a real kubelet would show " + g.RealKubelet
 			}
 			lines = append(lines, l)
 		}
 	}
-	t.Logf("%d known gaps in this corpus:\n%s", len(lines), strings.Join(lines, "\n"))
+	t.Logf("%d known gaps in this corpus, none of them the syncer's (causes: environment, corpus, design):\n%s", len(lines), strings.Join(lines, "\n"))
 	lines = nil
 	for _, p := range keys(expectedPending) {
 		if inCorpus[p] != nil {
