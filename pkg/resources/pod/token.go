@@ -75,6 +75,7 @@ type tokenSource struct {
 // tokenSources lists the projected serviceAccountToken sources of spec with their Secret keys,
 // and whether any projected volume needs the tenant root CA.
 func tokenSources(spec *corev1.PodSpec) (out []tokenSource, needsCA bool) {
+	needsCA = refersToRootCA(spec)
 	for _, v := range spec.Volumes {
 		if v.Projected == nil {
 			continue
@@ -144,8 +145,103 @@ func rewriteProjectedTokens(spec *corev1.PodSpec, secretName string) bool {
 			}
 		}
 	}
+	if rewriteRootCARefs(spec, secretName) {
+		rewrote = true
+	}
 	f := false
 	spec.AutomountServiceAccountToken = &f
+	return rewrote
+}
+
+// refersToRootCA reports whether spec reads the kube-root-ca.crt ConfigMap anywhere (a
+// projected source, a configMap volume, an env configMapKeyRef or an envFrom).
+func refersToRootCA(spec *corev1.PodSpec) bool {
+	for _, v := range spec.Volumes {
+		if v.ConfigMap != nil && v.ConfigMap.Name == rootCAConfigMap {
+			return true
+		}
+		if v.Projected != nil {
+			for _, s := range v.Projected.Sources {
+				if s.ConfigMap != nil && s.ConfigMap.Name == rootCAConfigMap {
+					return true
+				}
+			}
+		}
+	}
+	for _, cs := range [][]corev1.Container{spec.InitContainers, spec.Containers} {
+		for _, c := range cs {
+			for _, e := range c.Env {
+				if e.ValueFrom != nil && e.ValueFrom.ConfigMapKeyRef != nil && e.ValueFrom.ConfigMapKeyRef.Name == rootCAConfigMap {
+					return true
+				}
+			}
+			for _, e := range c.EnvFrom {
+				if e.ConfigMapRef != nil && e.ConfigMapRef.Name == rootCAConfigMap {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// rewriteRootCARefs points the plain references to kube-root-ca.crt in spec (configMap
+// volumes, env configMapKeyRef, envFrom) at the tenant CA in the token Secret secretName: in
+// the super namespace kube-root-ca.crt is the SUPER cluster's CA, which the super cluster's
+// controller-manager publishes there. envFrom of kube-root-ca.crt is dropped: its only key,
+// ca.crt, is not a valid variable name, so the kubelet sets nothing from it anyway. It returns
+// whether anything was rewritten.
+func rewriteRootCARefs(spec *corev1.PodSpec, secretName string) bool {
+	rewrote := false
+	for i := range spec.Volumes {
+		cm := spec.Volumes[i].ConfigMap
+		if cm == nil || cm.Name != rootCAConfigMap {
+			continue
+		}
+		items := []corev1.KeyToPath{{Key: tenantCAKey, Path: "ca.crt"}}
+		if len(cm.Items) > 0 {
+			items = nil
+			for _, it := range cm.Items {
+				if it.Key == "ca.crt" {
+					items = append(items, corev1.KeyToPath{Key: tenantCAKey, Path: it.Path, Mode: it.Mode})
+				}
+			}
+		}
+		if len(items) == 0 {
+			// Items that name no key of kube-root-ca.crt: mount an empty directory instead of
+			// every key of the token Secret.
+			spec.Volumes[i].VolumeSource = corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}
+			continue
+		}
+		spec.Volumes[i].VolumeSource = corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
+			SecretName: secretName, Items: items, DefaultMode: cm.DefaultMode, Optional: cm.Optional,
+		}}
+		rewrote = true
+	}
+	for _, cs := range [][]corev1.Container{spec.InitContainers, spec.Containers} {
+		for i := range cs {
+			for j := range cs[i].Env {
+				vf := cs[i].Env[j].ValueFrom
+				if vf == nil || vf.ConfigMapKeyRef == nil || vf.ConfigMapKeyRef.Name != rootCAConfigMap {
+					continue
+				}
+				key := tenantCAKey
+				if vf.ConfigMapKeyRef.Key != "ca.crt" {
+					key = "absent." + vf.ConfigMapKeyRef.Key // no such key in kube-root-ca.crt either
+				}
+				cs[i].Env[j].ValueFrom = &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
+					LocalObjectReference: corev1.LocalObjectReference{Name: secretName}, Key: key, Optional: vf.ConfigMapKeyRef.Optional,
+				}}
+				rewrote = true
+			}
+			cs[i].EnvFrom = slices.DeleteFunc(cs[i].EnvFrom, func(e corev1.EnvFromSource) bool {
+				return e.ConfigMapRef != nil && e.ConfigMapRef.Name == rootCAConfigMap
+			})
+			if len(cs[i].EnvFrom) == 0 {
+				cs[i].EnvFrom = nil
+			}
+		}
+	}
 	return rewrote
 }
 

@@ -43,3 +43,38 @@ func TestTokenRefreshesDue(t *testing.T) {
 		t.Errorf("due = %+v, want the Pods due and unwritten of tenant t1 in namespace shop", got)
 	}
 }
+
+func TestRootCAPlainReferences(t *testing.T) {
+	cmRef := corev1.LocalObjectReference{Name: "kube-root-ca.crt"}
+	spec := &corev1.PodSpec{
+		Volumes: []corev1.Volume{
+			{Name: "ca", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: cmRef}}},
+			{Name: "other", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: "app"}}}},
+		},
+		Containers: []corev1.Container{{
+			Name: "c",
+			Env: []corev1.EnvVar{{Name: "CA", ValueFrom: &corev1.EnvVarSource{ConfigMapKeyRef: &corev1.ConfigMapKeySelector{LocalObjectReference: cmRef, Key: "ca.crt"}}}},
+			EnvFrom: []corev1.EnvFromSource{{ConfigMapRef: &corev1.ConfigMapEnvSource{LocalObjectReference: cmRef}},
+				{ConfigMapRef: &corev1.ConfigMapEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "app"}}}},
+		}},
+	}
+	if _, needsCA := tokenSources(spec); !needsCA {
+		t.Error("tokenSources: a configMap volume of kube-root-ca.crt needs the tenant CA")
+	}
+	if !rewriteProjectedTokens(spec, "sec") {
+		t.Fatal("nothing rewritten")
+	}
+	if v := spec.Volumes[0]; v.Secret == nil || v.Secret.SecretName != "sec" || len(v.Secret.Items) != 1 || v.Secret.Items[0].Key != tenantCAKey {
+		t.Errorf("volume ca = %+v, want the tenant CA from Secret sec", v.VolumeSource)
+	}
+	if v := spec.Volumes[1]; v.ConfigMap == nil || v.ConfigMap.Name != "app" {
+		t.Errorf("an unrelated ConfigMap volume changed: %+v", v.VolumeSource)
+	}
+	c := spec.Containers[0]
+	if r := c.Env[0].ValueFrom.SecretKeyRef; r == nil || r.Name != "sec" || r.Key != tenantCAKey {
+		t.Errorf("env CA = %+v", c.Env[0].ValueFrom)
+	}
+	if len(c.EnvFrom) != 1 || c.EnvFrom[0].ConfigMapRef.Name != "app" {
+		t.Errorf("envFrom = %+v, want only app", c.EnvFrom)
+	}
+}
