@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"net/url"
 	"strconv"
 	"strings"
@@ -32,6 +33,9 @@ type State struct {
 	Synced bool
 	// LastError is the last probe error, empty when Connected.
 	LastError string
+	// LastReason classifies LastError as a condition reason: Unauthorized (the apiserver
+	// answered 401/403), DuplicateControlPlane, or Unreachable; empty when Connected.
+	LastReason string
 	// Stopped is true after Stop.
 	Stopped bool
 }
@@ -212,7 +216,7 @@ func (c *Cluster) run(ctx context.Context, hooks Hooks) {
 		if err == nil {
 			break
 		}
-		c.update(func(s *State) { s.Connected, s.LastError = false, err.Error() })
+		c.update(func(s *State) { s.Connected, s.LastError, s.LastReason = false, err.Error(), reasonOf(err) })
 		log.V(2).Info("Waiting for tenant apiserver", "reason", err.Error())
 		select {
 		case <-ctx.Done():
@@ -230,14 +234,14 @@ func (c *Cluster) run(ctx context.Context, hooks Hooks) {
 		if ctx.Err() != nil {
 			return
 		}
-		c.update(func(s *State) { s.Connected, s.LastError = false, err.Error() })
+		c.update(func(s *State) { s.Connected, s.LastError, s.LastReason = false, err.Error(), reasonOf(err) })
 		select {
 		case <-ctx.Done():
 			return
 		case <-time.After(backoff.Step()):
 		}
 	}
-	c.update(func(s *State) { s.Connected, s.LastError = true, "" })
+	c.update(func(s *State) { s.Connected, s.LastError, s.LastReason = true, "", "" })
 	hooks.ClusterStarting(c)
 	c.Informers.Start(ctx.Done())
 	for _, ok := range c.Informers.WaitForCacheSync(ctx.Done()) {
@@ -263,9 +267,9 @@ func (c *Cluster) run(ctx context.Context, hooks Hooks) {
 		}
 		c.update(func(s *State) {
 			s.Connected = err == nil
-			s.LastError = ""
+			s.LastError, s.LastReason = "", ""
 			if err != nil {
-				s.LastError = err.Error()
+				s.LastError, s.LastReason = err.Error(), reasonOf(err)
 			}
 		})
 	}
@@ -282,7 +286,7 @@ func (c *Cluster) claimIdentity(ctx context.Context) error {
 		return nil
 	}
 	if other, ok := c.claim(c, string(ns.UID)); !ok {
-		return fmt.Errorf("%w: Tenant %q already syncs this control plane (kube-system UID %s)", ErrDuplicateControlPlane, other, ns.UID)
+		return fmt.Errorf("%w: Tenant %q already syncs this control plane (kube-system UID %s); remove one of the two Tenants", ErrDuplicateControlPlane, other, ns.UID)
 	}
 	return nil
 }
@@ -327,4 +331,16 @@ func apiServerAddress(server string) (string, int32, error) {
 		return "", 0, errors.New("no host")
 	}
 	return u.Hostname(), port, nil
+}
+
+// reasonOf classifies a probe or identity error as a Connected condition reason.
+func reasonOf(err error) string {
+	switch {
+	case errors.Is(err, ErrDuplicateControlPlane):
+		return "DuplicateControlPlane"
+	case apierrors.IsUnauthorized(err) || apierrors.IsForbidden(err):
+		return "Unauthorized"
+	default:
+		return "Unreachable"
+	}
 }

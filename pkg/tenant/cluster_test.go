@@ -1,7 +1,12 @@
 package tenant
 
 import (
+	"errors"
+	"fmt"
 	"testing"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -66,5 +71,21 @@ func TestAPIServerAddress(t *testing.T) {
 		if (err != nil) != want.err || h != want.host || p != want.port {
 			t.Errorf("apiServerAddress(%q) = %q, %d, %v; want %q, %d, err %v", in, h, p, err, want.host, want.port, want.err)
 		}
+	}
+}
+
+func TestReasonOf(t *testing.T) {
+	gr := schema.GroupResource{Resource: "namespaces"}
+	for want, err := range map[string]error{
+		"Unauthorized":          apierrors.NewUnauthorized("token expired"),
+		"DuplicateControlPlane": fmt.Errorf("%w: Tenant %q already syncs this control plane", ErrDuplicateControlPlane, "a"),
+		"Unreachable":           errors.New("dial tcp 127.0.0.1:1: connect: connection refused"),
+	} {
+		if got := reasonOf(err); got != want {
+			t.Errorf("reasonOf(%v) = %q, want %q", err, got, want)
+		}
+	}
+	if got := reasonOf(apierrors.NewForbidden(gr, "kube-system", errors.New("no"))); got != "Unauthorized" {
+		t.Errorf("forbidden: %q", got)
 	}
 }

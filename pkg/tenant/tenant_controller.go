@@ -196,7 +196,11 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, t *tenancyv1alpha1.Ten
 	case s.Connected:
 		setCondition(t, tenancyv1alpha1.ConditionConnected, metav1.ConditionTrue, ReasonReachable, "tenant apiserver answers")
 	case s.LastError != "":
-		setCondition(t, tenancyv1alpha1.ConditionConnected, metav1.ConditionFalse, ReasonUnreachable, s.LastError)
+		reason := s.LastReason
+		if reason == "" {
+			reason = ReasonUnreachable
+		}
+		setCondition(t, tenancyv1alpha1.ConditionConnected, metav1.ConditionFalse, reason, s.LastError)
 	default:
 		setCondition(t, tenancyv1alpha1.ConditionConnected, metav1.ConditionUnknown, ReasonWaiting, "probing tenant apiserver")
 	}

@@ -126,7 +126,7 @@ func (m *Manager) createLocked(ctx context.Context, l *tenantLoop, super *corev1
 		}
 		return fmt.Errorf("failed to set vNode %s status: %w", super.Name, err)
 	}
-	ctrl.LoggerFrom(ctx).V(2).Info("Created vNode", "tenant", l.c.Name, "Node", super.Name)
+	ctrl.LoggerFrom(ctx).V(2).Info("Created vNode", "Node", super.Name)
 	l.markDirty(super.Name) // the loop writes the Lease
 	return nil
 }
@@ -234,6 +234,6 @@ func (m *Manager) removeLocked(ctx context.Context, l *tenantLoop, vn *corev1.No
 	if err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("failed to delete Lease of vNode %s: %w", vn.Name, err)
 	}
-	ctrl.LoggerFrom(ctx).Info("Removed vNode", "tenant", l.c.Name, "Node", vn.Name, "reason", why)
+	ctrl.LoggerFrom(ctx).Info("Removed vNode", "Node", vn.Name, "reason", why)
 	return nil
 }

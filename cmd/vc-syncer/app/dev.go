@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -63,10 +66,23 @@ func runDev(ctx context.Context, cmd *cobra.Command, o *options.Options, dir str
 	if err != nil {
 		return err
 	}
-	if err := os.RemoveAll(filepath.Join(dir, "state")); err != nil {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	// One dev environment per directory: a second one would wipe the first one's state and
+	// kubeconfigs while it runs. The lock is released when the process exits, however it exits.
+	lock, err := os.OpenFile(filepath.Join(dir, "lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return err
+	}
+	defer lock.Close()
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		holder, _ := os.ReadFile(lock.Name())
+		return fmt.Errorf("another vc-syncer dev (pid %s) is using %s: stop it, or pass a different --dir", strings.TrimSpace(string(holder)), dir)
+	}
+	_ = lock.Truncate(0)
+	_, _ = lock.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+	if err := os.RemoveAll(filepath.Join(dir, "state")); err != nil {
 		return err
 	}
 	progress("checking control-plane binaries (the first run builds them: ~10 min)")

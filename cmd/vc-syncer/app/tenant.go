@@ -162,7 +162,10 @@ func newTenantListCommand(f *tenantFlags) *cobra.Command {
 			}
 			var list tenancyv1alpha1.TenantList
 			if err := c.List(cmd.Context(), &list); err != nil {
-				return fmt.Errorf("failed to list Tenants (is the CRD installed? `vc-syncer run` installs it): %w", err)
+				if meta.IsNoMatchError(err) || apierrors.IsNotFound(err) {
+					return fmt.Errorf("failed to list Tenants: the Tenant CRD is not installed (`vc-syncer run` installs it): %w", err)
+				}
+				return fmt.Errorf("failed to list Tenants from the super cluster: %w", err)
 			}
 			w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
 			fmt.Fprintln(w, "NAME\tWEIGHT\tPAUSED\tPHASE\tCONNECTED\tSYNCED\tMESSAGE")

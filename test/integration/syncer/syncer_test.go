@@ -559,7 +559,7 @@ func TestSyncer(t *testing.T) {
 				return err
 			}
 			cond := meta.FindStatusCondition(tn.Status.Conditions, tenancyv1alpha1.ConditionConnected)
-			if cond == nil || cond.Status != metav1.ConditionFalse || !strings.Contains(cond.Message, "already syncs") {
+			if cond == nil || cond.Status != metav1.ConditionFalse || cond.Reason != "DuplicateControlPlane" || !strings.Contains(cond.Message, "already syncs") {
 				return errorf("condition %+v", cond)
 			}
 			return nil
