@@ -129,6 +129,20 @@ func reconcileDownward(ctx context.Context, env *resources.Env, c *tenant.Cluste
 		if err := setTenantDNS(env, c, &want.Spec, ns); err != nil {
 			return err
 		}
+		// Tenant tokens are requested before the super Pod exists, so that the Pod is created
+		// with its next refresh time and needs no second write; the token Secret, owned by the
+		// Pod, follows it (the kubelet waits for it before starting the containers).
+		var tokens map[string][]byte
+		if want.Annotations[AnnotationTokenSecret] != "" {
+			data, next, err := requestTokens(ctx, c, full)
+			if err != nil {
+				c.Recorder.Eventf(full, corev1.EventTypeWarning, ReasonTokenSyncFailed,
+					"service-account tokens for the super-cluster copy not written (will retry): %v", err)
+				return err
+			}
+			tokens = data
+			want.Annotations[AnnotationTokenRefresh] = next.UTC().Format(time.RFC3339)
+		}
 		created, err := superPods.Create(ctx, want, metav1.CreateOptions{FieldManager: downward.FieldManager})
 		if err != nil {
 			if apierrors.IsAlreadyExists(err) {
@@ -136,14 +150,25 @@ func reconcileDownward(ctx context.Context, env *resources.Env, c *tenant.Cluste
 			}
 			return downward.Report(c, t, resources.KindPod, "create", err)
 		}
-		if created.Annotations[AnnotationTokenSecret] == "" {
+		if tokens == nil {
 			return nil
 		}
-		// The kubelet waits for the token Secret before starting the containers.
-		return syncTokens(ctx, env, c, full, created)
+		if err := writeTokenSecret(ctx, env, created, want.Annotations[AnnotationTokenSecret], tokens); err != nil {
+			// Retried: the Pod exists now, and a Pending Pod's missing Secret is written then.
+			return err
+		}
+		return nil
 
 	default:
-		if due, _ := tokenRefreshDue(s, time.Now()); due {
+		due, _ := tokenRefreshDue(s, time.Now())
+		if !due {
+			missing, err := tokenSecretMissing(ctx, env, s)
+			if err != nil {
+				return err
+			}
+			due = missing
+		}
+		if due {
 			full, err := c.Client.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
 			if err != nil {
 				return fmt.Errorf("failed to read tenant Pod %s/%s: %w", ns, name, err)

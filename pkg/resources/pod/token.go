@@ -272,15 +272,13 @@ func refreshAt(issued, exp time.Time) time.Time {
 	return at
 }
 
-// ensureTokens requests fresh tenant tokens for the tenant Pod full (its full spec, read from the
-// tenant apiserver) and writes them, with the tenant root CA, into the super Secret named by
-// the super Pod's AnnotationTokenSecret; then records the next refresh time on the super Pod.
-// superPod must be the live super Pod (its UID becomes the Secret's owner). It returns when the
-// next refresh is due. Errors: TokenRequest refused by the tenant (e.g. the ServiceAccount is
-// gone), the Secret name taken by an object the syncer does not own (resources.ErrNotOwned),
-// or a failed super write; all are retried by the caller.
-func ensureTokens(ctx context.Context, env *resources.Env, c *tenant.Cluster, full, superPod *corev1.Pod) (time.Time, error) {
-	name := superPod.Annotations[AnnotationTokenSecret]
+// requestTokens requests, from the tenant apiserver, a token for every projected
+// serviceAccountToken source of tenant Pod full (its full spec), bound to that Pod, and reads the
+// tenant root CA when the Pod refers to kube-root-ca.crt. It returns the token Secret's data
+// and when the tokens must be refreshed (refreshAt; at the latest in 24 hours). Errors: a
+// TokenRequest refused by the tenant (e.g. the ServiceAccount is gone), or the tenant's
+// kube-root-ca.crt not cached yet.
+func requestTokens(ctx context.Context, c *tenant.Cluster, full *corev1.Pod) (map[string][]byte, time.Time, error) {
 	srcs, needsCA := tokenSources(&full.Spec)
 	data := map[string][]byte{}
 	now := time.Now()
@@ -305,7 +303,7 @@ func ensureTokens(ctx context.Context, env *resources.Env, c *tenant.Cluster, fu
 			},
 		}, metav1.CreateOptions{})
 		if err != nil {
-			return time.Time{}, fmt.Errorf("TokenRequest for ServiceAccount %s/%s in the tenant: %w", full.Namespace, sa, err)
+			return nil, time.Time{}, fmt.Errorf("TokenRequest for ServiceAccount %s/%s in the tenant: %w", full.Namespace, sa, err)
 		}
 		data[ts.key] = []byte(tr.Status.Token)
 		if at := refreshAt(now, tr.Status.ExpirationTimestamp.Time); at.Before(next) {
@@ -315,11 +313,24 @@ func ensureTokens(ctx context.Context, env *resources.Env, c *tenant.Cluster, fu
 	if needsCA {
 		cm, err := c.Informers.Core().V1().ConfigMaps().Lister().ConfigMaps(full.Namespace).Get(rootCAConfigMap)
 		if err != nil {
-			return time.Time{}, fmt.Errorf("tenant root CA ConfigMap %s/%s: %w", full.Namespace, rootCAConfigMap, err)
+			return nil, time.Time{}, fmt.Errorf("tenant root CA ConfigMap %s/%s: %w", full.Namespace, rootCAConfigMap, err)
 		}
 		data[tenantCAKey] = []byte(cm.Data["ca.crt"])
 	}
-	if err := writeTokenSecret(ctx, env, superPod, name, data); err != nil {
+	return data, next, nil
+}
+
+// ensureTokens refreshes the tenant tokens of super Pod superPod (the live or cached super Pod;
+// its UID becomes the Secret's owner): requestTokens for tenant Pod full, writeTokenSecret,
+// then it records the next refresh time on the super Pod (AnnotationTokenRefresh). It returns
+// that time. Errors: those of requestTokens, the Secret name taken by an object the syncer does
+// not own (resources.ErrNotOwned), or a failed super write; all are retried by the caller.
+func ensureTokens(ctx context.Context, env *resources.Env, c *tenant.Cluster, full, superPod *corev1.Pod) (time.Time, error) {
+	data, next, err := requestTokens(ctx, c, full)
+	if err != nil {
+		return time.Time{}, err
+	}
+	if err := writeTokenSecret(ctx, env, superPod, superPod.Annotations[AnnotationTokenSecret], data); err != nil {
 		return time.Time{}, err
 	}
 	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{
@@ -330,6 +341,33 @@ func ensureTokens(ctx context.Context, env *resources.Env, c *tenant.Cluster, fu
 		return time.Time{}, fmt.Errorf("failed to record the token refresh time on super Pod %s/%s: %w", superPod.Namespace, superPod.Name, err)
 	}
 	return next, nil
+}
+
+// tokenSecretCheckAge is how old a Pending super Pod with a token Secret must be before the
+// syncer checks that its Secret exists: the Secret is written right after the Pod is created,
+// so a younger Pod is almost always waiting for a running write, not for a lost one.
+const tokenSecretCheckAge = 30 * time.Second
+
+// awaitsTokenSecret reports whether super Pod s has a token Secret, has not started (phase
+// Pending) and is older than tokenSecretCheckAge at now: its Secret may be missing after a
+// failed write or a restart between the Pod's creation and the Secret's.
+func awaitsTokenSecret(s *corev1.Pod, now time.Time) bool {
+	return s.Annotations[AnnotationTokenSecret] != "" && (s.Status.Phase == corev1.PodPending || s.Status.Phase == "") &&
+		now.Sub(s.CreationTimestamp.Time) > tokenSecretCheckAge
+}
+
+// tokenSecretMissing reports, for a super Pod that awaitsTokenSecret, whether its token Secret
+// is absent from the super cluster (a live GET: token Secrets are not cached).
+func tokenSecretMissing(ctx context.Context, env *resources.Env, s *corev1.Pod) (bool, error) {
+	name := s.Annotations[AnnotationTokenSecret]
+	if !awaitsTokenSecret(s, time.Now()) {
+		return false, nil
+	}
+	_, err := env.Super.CoreV1().Secrets(s.Namespace).Get(ctx, name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return true, nil
+	}
+	return false, err
 }
 
 // writeTokenSecret creates or replaces the token Secret name in the super Pod's namespace. The
@@ -354,13 +392,14 @@ func writeTokenSecret(ctx context.Context, env *resources.Env, superPod *corev1.
 		Type: corev1.SecretTypeOpaque,
 		Data: data,
 	}
-	existing, err := secrets.Get(ctx, name, metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
-		if _, err := secrets.Create(ctx, want, metav1.CreateOptions{FieldManager: downward.FieldManager}); err != nil {
-			return fmt.Errorf("failed to create token Secret %s/%s: %w", superPod.Namespace, name, err)
-		}
+	_, err := secrets.Create(ctx, want, metav1.CreateOptions{FieldManager: downward.FieldManager})
+	if err == nil {
 		return nil
 	}
+	if !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("failed to create token Secret %s/%s: %w", superPod.Namespace, name, err)
+	}
+	existing, err := secrets.Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
 		return err
 	}
@@ -384,7 +423,8 @@ func ownedBy(o metav1.Object, uid types.UID) bool {
 }
 
 // TokenRefreshesDue returns the tenant Pods whose super copies' tokens must be refreshed by
-// now (AnnotationTokenRefresh not after now, or never written), read from the super Pod cache.
+// now (AnnotationTokenRefresh not after now, or never written), or whose super copies still
+// wait for their token Secret (awaitsTokenSecret), read from the super Pod cache.
 // The syncer calls it periodically and enqueues the result downward, so no per-Pod timer is
 // held in memory.
 func TokenRefreshesDue(env *resources.Env, now time.Time) []resources.Request {
@@ -394,7 +434,7 @@ func TokenRefreshesDue(env *resources.Env, now time.Time) []resources.Request {
 		if !ok || !p.DeletionTimestamp.IsZero() {
 			continue
 		}
-		if due, _ := tokenRefreshDue(p, now); !due {
+		if due, _ := tokenRefreshDue(p, now); !due && !awaitsTokenSecret(p, now) {
 			continue
 		}
 		if o, owned := conversion.OwnerOf(p); owned {

@@ -26,7 +26,7 @@ func TestTokenRefreshesDue(t *testing.T) {
 			ts := metav1.NewTime(now)
 			m.DeletionTimestamp = &ts
 		}
-		_ = store.Add(&corev1.Pod{ObjectMeta: m})
+		_ = store.Add(&corev1.Pod{ObjectMeta: m, Status: corev1.PodStatus{Phase: corev1.PodRunning}})
 	}
 	add("due", map[string]string{AnnotationTokenSecret: "s", AnnotationTokenRefresh: "2026-01-01T11:59:00Z"}, true, false)
 	add("unwritten", map[string]string{AnnotationTokenSecret: "s"}, true, false)
@@ -34,13 +34,23 @@ func TestTokenRefreshesDue(t *testing.T) {
 	add("no-token", nil, true, false)
 	add("deleting", map[string]string{AnnotationTokenSecret: "s"}, true, true)
 	add("foreign", map[string]string{AnnotationTokenSecret: "s"}, false, false)
+	// Pending Pods whose Secret may be missing: checked once older than tokenSecretCheckAge.
+	pending := func(name string, age time.Duration) {
+		m := metav1.ObjectMeta{Namespace: "t1-abc-shop", Name: name, CreationTimestamp: metav1.NewTime(now.Add(-age)),
+			Annotations: map[string]string{AnnotationTokenSecret: "s", AnnotationTokenRefresh: "2026-01-01T12:30:00Z"}}
+		conversion.Stamp(&m, conversion.Owner{Tenant: "t1", TenantUID: "u1", Namespace: "shop", Name: name, UID: "uid-" + name})
+		_ = store.Add(&corev1.Pod{ObjectMeta: m, Status: corev1.PodStatus{Phase: corev1.PodPending}})
+	}
+	pending("pending-old", time.Minute)
+	pending("pending-young", time.Second)
 
 	got := map[string]resources.Request{}
 	for _, r := range TokenRefreshesDue(env, now) {
 		got[r.Name] = r
 	}
-	if len(got) != 2 || got["due"].Tenant != "t1" || got["due"].Namespace != "shop" || got["due"].Kind != resources.KindPod || got["unwritten"].Name != "unwritten" {
-		t.Errorf("due = %+v, want the Pods due and unwritten of tenant t1 in namespace shop", got)
+	if len(got) != 3 || got["due"].Tenant != "t1" || got["due"].Namespace != "shop" || got["due"].Kind != resources.KindPod ||
+		got["unwritten"].Name != "unwritten" || got["pending-old"].Name != "pending-old" {
+		t.Errorf("due = %+v, want due, unwritten and pending-old of tenant t1 in namespace shop", got)
 	}
 }
 
@@ -53,7 +63,7 @@ func TestRootCAPlainReferences(t *testing.T) {
 		},
 		Containers: []corev1.Container{{
 			Name: "c",
-			Env: []corev1.EnvVar{{Name: "CA", ValueFrom: &corev1.EnvVarSource{ConfigMapKeyRef: &corev1.ConfigMapKeySelector{LocalObjectReference: cmRef, Key: "ca.crt"}}}},
+			Env:  []corev1.EnvVar{{Name: "CA", ValueFrom: &corev1.EnvVarSource{ConfigMapKeyRef: &corev1.ConfigMapKeySelector{LocalObjectReference: cmRef, Key: "ca.crt"}}}},
 			EnvFrom: []corev1.EnvFromSource{{ConfigMapRef: &corev1.ConfigMapEnvSource{LocalObjectReference: cmRef}},
 				{ConfigMapRef: &corev1.ConfigMapEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "app"}}}},
 		}},
