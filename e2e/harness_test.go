@@ -96,7 +96,7 @@ func startSyncer(t *testing.T, bin string, super *framework.ControlPlane) *synce
 	}
 	p.cmd = exec.Command(bin, "run", "--super-kubeconfig", super.KubeconfigPath,
 		"--metrics-bind-address", "0", "--health-probe-bind-address", "0", "--zap-log-level", "debug",
-		"--opt-in-kinds=Ingress,NetworkPolicy,PodDisruptionBudget")
+		"--opt-in-kinds=Ingress,NetworkPolicy,PodDisruptionBudget,Event")
 	p.cmd.Stdout, p.cmd.Stderr = logFile, logFile
 	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := p.cmd.Start(); err != nil {

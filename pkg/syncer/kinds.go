@@ -22,7 +22,9 @@ import (
 
 // OptInResources returns the kinds synced only when named in Options.OptInKinds.
 func OptInResources() []resources.Resource {
-	return []resources.Resource{ingress.Resource{}, networkpolicy.Resource{}, poddisruptionbudget.Resource{}}
+	// Event is opt-in because it caches every super-cluster Event (about 1 KB each, a few per
+	// Pod) and copies each into a tenant: measured in docs/bench (memory per Pod, burst).
+	return []resources.Resource{ingress.Resource{}, networkpolicy.Resource{}, poddisruptionbudget.Resource{}, event.New(event.Options{})}
 }
 
 // ErrUnknownOptInKind is returned (wrapped) for an opt-in kind that OptInResources lacks.

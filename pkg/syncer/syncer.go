@@ -24,7 +24,6 @@ import (
 	"github.com/vcsyncer/syncer/pkg/resources/configmap"
 	"github.com/vcsyncer/syncer/pkg/resources/endpoints"
 	"github.com/vcsyncer/syncer/pkg/resources/endpointslice"
-	"github.com/vcsyncer/syncer/pkg/resources/event"
 	"github.com/vcsyncer/syncer/pkg/resources/namespace"
 	"github.com/vcsyncer/syncer/pkg/resources/persistentvolume"
 	"github.com/vcsyncer/syncer/pkg/resources/persistentvolumeclaim"
@@ -59,7 +58,7 @@ type Options struct {
 	// frequency); zero values take pkg/vnode's defaults.
 	VNode vnode.Options
 	// OptInKinds are the opt-in kinds to sync besides DefaultResources (see OptInResources:
-	// Ingress, NetworkPolicy, PodDisruptionBudget). Defaults to none; New fails on an
+	// Ingress, NetworkPolicy, PodDisruptionBudget, Event). Defaults to none; New fails on an
 	// unknown kind.
 	OptInKinds []resources.Kind
 }
@@ -85,7 +84,7 @@ func DefaultResources() []resources.Resource {
 		namespace.Resource{}, pod.Resource{}, configmap.Resource{}, secret.Resource{},
 		serviceaccount.Resource{}, service.Resource{},
 		persistentvolumeclaim.Resource{}, persistentvolume.Resource{}, storageclass.Resource{},
-		endpoints.Resource{}, endpointslice.Resource{}, priorityclass.Resource{}, event.New(event.Options{}),
+		endpoints.Resource{}, endpointslice.Resource{}, priorityclass.Resource{},
 	}
 }
 

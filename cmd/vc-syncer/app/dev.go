@@ -54,7 +54,7 @@ the repository so it can build them, or build them first with 'make tools'.`,
 	cmd.Flags().IntVar(&o.UpwardWorkers, "upward-workers", o.UpwardWorkers, "Number of upward workers (goroutines).")
 	cmd.Flags().StringVar(&o.MetricsBindAddress, "metrics-bind-address", o.MetricsBindAddress, "Address that serves /metrics; \"0\" turns it off.")
 	cmd.Flags().StringVar(&o.HealthProbeBindAddress, "health-probe-bind-address", o.HealthProbeBindAddress, "Address that serves /healthz and /readyz; \"0\" turns it off.")
-	cmd.Flags().StringSliceVar(&o.OptInKinds, "opt-in-kinds", o.OptInKinds, "Comma-separated opt-in kinds to sync: Ingress, NetworkPolicy, PodDisruptionBudget. Empty: none.")
+	cmd.Flags().StringSliceVar(&o.OptInKinds, "opt-in-kinds", o.OptInKinds, "Comma-separated opt-in kinds to sync: Ingress, NetworkPolicy, PodDisruptionBudget, Event. Empty: none.")
 	return cmd
 }
 

@@ -37,7 +37,7 @@ func TestMoreKinds(t *testing.T) {
 	}
 	env := framework.StartT(t, framework.SuperOptions{Nodes: 1}, 2)
 	c := startSyncer(t, env.Super.RESTConfig, func(o *options.Options) {
-		o.OptInKinds = []string{"Ingress", "NetworkPolicy", "PodDisruptionBudget"}
+		o.OptInKinds = []string{"Ingress", "NetworkPolicy", "PodDisruptionBudget", "Event"}
 	})
 	super := env.Super.Client
 	ctx := context.Background()

@@ -59,7 +59,7 @@ type Options struct {
 	// VNodeStatusReportFrequency is how often an unchanged vNode status is written again
 	// (kubelet nodeStatusReportFrequency). Defaults to 5m.
 	VNodeStatusReportFrequency time.Duration
-	// OptInKinds are the opt-in kinds to sync (Ingress, NetworkPolicy, PodDisruptionBudget).
+	// OptInKinds are the opt-in kinds to sync (Ingress, NetworkPolicy, PodDisruptionBudget, Event).
 	// Defaults to none.
 	OptInKinds []string
 	// Zap are the logging options.
@@ -129,7 +129,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.VNodeStatusReportFrequency, "vnode-status-report-frequency", o.VNodeStatusReportFrequency,
 		"How often a virtual Node's status is written when nothing in it changed, refreshing its conditions' lastHeartbeatTime (duration; the kubelet's nodeStatusReportFrequency). Changes of the super Node are written at once.")
 	fs.StringSliceVar(&o.OptInKinds, "opt-in-kinds", o.OptInKinds,
-		"Comma-separated opt-in kinds to sync besides the default ones: Ingress, NetworkPolicy, PodDisruptionBudget. Empty: none.")
+		"Comma-separated opt-in kinds to sync besides the default ones: Ingress, NetworkPolicy, PodDisruptionBudget, Event (super Events about synced objects copied up; caches every super Event). Empty: none.")
 	gofs := flag.NewFlagSet("zap", flag.ContinueOnError)
 	o.Zap.BindFlags(gofs)
 	fs.AddGoFlagSet(gofs)

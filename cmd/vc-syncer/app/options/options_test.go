@@ -16,7 +16,7 @@ func TestOptInKindsFlag(t *testing.T) {
 		"default none":   {want: ""},
 		"list":           {args: []string{"--opt-in-kinds=Ingress,NetworkPolicy,PodDisruptionBudget"}, want: "Ingress,NetworkPolicy,PodDisruptionBudget"},
 		"blanks trimmed": {args: []string{"--opt-in-kinds=Ingress, NetworkPolicy,"}, want: "Ingress,NetworkPolicy"},
-		"unknown kind":   {args: []string{"--opt-in-kinds=Ingress,Networkpolicy"}, wantErr: `--opt-in-kinds: unknown opt-in kind "Networkpolicy" (known: Ingress, NetworkPolicy, PodDisruptionBudget)`},
+		"unknown kind":   {args: []string{"--opt-in-kinds=Ingress,Networkpolicy"}, wantErr: `--opt-in-kinds: unknown opt-in kind "Networkpolicy" (known: Ingress, NetworkPolicy, PodDisruptionBudget, Event)`},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
