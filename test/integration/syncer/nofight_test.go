@@ -125,3 +125,39 @@ func testKeepsFinalizers(t *testing.T, super kubernetes.Interface, tc *framework
 		return nil
 	})
 }
+
+// testServiceNoLoop checks that a LoadBalancer Service with externalTrafficPolicy Local and
+// dual-stack-capable fields (ipFamilyPolicy PreferDualStack) is synced once and then left
+// alone: the super cluster allocates its own health-check node port, IPs and families, and the
+// syncer never writes the super copy again while nothing changes in the tenant.
+func testServiceNoLoop(t *testing.T, super kubernetes.Interface, tc *framework.ControlPlane, superNS, ns string) {
+	ctx := context.Background()
+	prefer := corev1.IPFamilyPolicyPreferDualStack
+	created(t)(tc.Client.CoreV1().Services(ns).Create(ctx, &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: "lb-local"},
+		Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeLoadBalancer, ExternalTrafficPolicy: corev1.ServiceExternalTrafficPolicyLocal,
+			IPFamilyPolicy: &prefer, Selector: map[string]string{"app": "web"}, Ports: []corev1.ServicePort{{Port: 80}}},
+	}, metav1.CreateOptions{}))
+	var rv string
+	eventually(t, time.Minute, "super LoadBalancer Service", func(ctx context.Context) error {
+		s, err := super.CoreV1().Services(superNS).Get(ctx, "lb-local", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if s.Spec.HealthCheckNodePort == 0 || s.Spec.ExternalTrafficPolicy != corev1.ServiceExternalTrafficPolicyLocal {
+			return errorf("healthCheckNodePort %d externalTrafficPolicy %q", s.Spec.HealthCheckNodePort, s.Spec.ExternalTrafficPolicy)
+		}
+		rv = s.ResourceVersion
+		return nil
+	})
+	consistently(t, 4*time.Second, "no update loop on the super Service", func(ctx context.Context) error {
+		s, err := super.CoreV1().Services(superNS).Get(ctx, "lb-local", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if s.ResourceVersion != rv {
+			return errorf("super Service rewritten (resourceVersion %s -> %s) while nothing changed", rv, s.ResourceVersion)
+		}
+		return nil
+	})
+}

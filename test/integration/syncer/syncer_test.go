@@ -449,6 +449,10 @@ func TestSyncer(t *testing.T) {
 		testNoFights(t, super, t2, ns2, "shop", "web-0")
 	})
 
+	t.Run("a LoadBalancer Service with externalTrafficPolicy Local is written once", func(t *testing.T) {
+		testServiceNoLoop(t, super, t1, ns1, "shop")
+	})
+
 	t.Run("updates keep the super cluster's finalizers", func(t *testing.T) {
 		testKeepsFinalizers(t, super, t1, ns1, "shop")
 	})
