@@ -15,7 +15,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
@@ -770,29 +769,6 @@ func podReady(p *corev1.Pod) bool {
 	return false
 }
 
-func mustCreateNS(t *testing.T, c kubernetes.Interface, name string) {
-	t.Helper()
-	if _, err := c.CoreV1().Namespaces().Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	// Pods need the namespace's default ServiceAccount (created by the tenant's controller-manager).
-	eventually(t, 30*time.Second, "default ServiceAccount in "+name, func(ctx context.Context) error {
-		_, err := c.CoreV1().ServiceAccounts(name).Get(ctx, "default", metav1.GetOptions{})
-		return err
-	})
-}
-
-// created returns a function that fails the test when a create call returned an error; use
-// it as created(t)(client.Create(...)).
-func created(t *testing.T) func(any, error) {
-	return func(_ any, err error) {
-		t.Helper()
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-}
-
 func getTenant(t *testing.T, c client.Client, name string) *tenancyv1alpha1.Tenant {
 	t.Helper()
 	tn := &tenancyv1alpha1.Tenant{}
@@ -800,24 +776,6 @@ func getTenant(t *testing.T, c client.Client, name string) *tenancyv1alpha1.Tena
 		t.Fatal(err)
 	}
 	return tn
-}
-
-func tenantUID(t *testing.T, c client.Client, name string) string {
-	return string(getTenant(t, c, name).UID)
-}
-
-func waitRunning(t *testing.T, c client.Client, name string) {
-	t.Helper()
-	eventually(t, 2*time.Minute, "Tenant "+name+" Running", func(ctx context.Context) error {
-		tn := &tenancyv1alpha1.Tenant{}
-		if err := c.Get(ctx, client.ObjectKey{Name: name}, tn); err != nil {
-			return err
-		}
-		if tn.Status.Phase != tenancyv1alpha1.TenantRunning {
-			return errorf("phase %q conditions %+v", tn.Status.Phase, tn.Status.Conditions)
-		}
-		return nil
-	})
 }
 
 func waitCondition(t *testing.T, c client.Client, name, typ string, status metav1.ConditionStatus, reason string) {
@@ -832,23 +790,5 @@ func waitCondition(t *testing.T, c client.Client, name, typ string, status metav
 			return errorf("condition %+v", cond)
 		}
 		return nil
-	})
-}
-
-// waitEvent waits until the object ns/name in a tenant has an Event with the given reason whose
-// message contains contains ("" matches any message).
-func waitEvent(t *testing.T, c kubernetes.Interface, ns, name, reason, contains string) {
-	t.Helper()
-	eventually(t, time.Minute, fmt.Sprintf("%s Event on %s/%s", reason, ns, name), func(ctx context.Context) error {
-		evs, err := c.CoreV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=" + name})
-		if err != nil {
-			return err
-		}
-		for _, e := range evs.Items {
-			if e.Reason == reason && strings.Contains(e.Message, contains) {
-				return nil
-			}
-		}
-		return errorf("none of %d Events has reason %s and %q", len(evs.Items), reason, contains)
 	})
 }
