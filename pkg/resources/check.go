@@ -71,3 +71,22 @@ func CheckPresence(t, s metav1.Object) Mismatch {
 	}
 	return InSync
 }
+
+// CheckWith is the Check of a kind synced by the generic downward reconciler: CheckPresence,
+// then, for a live tenant object with a super copy, whether desired(t, s) (the reconciler's own
+// Desired, given the super copy) equals s by the reconciler's own equal (else
+// MismatchContentDiffers). t and s are the tenant object and its super copy (nil when absent).
+func CheckWith[T metav1.Object](t, s metav1.Object, desired func(t, s T) T, equal func(want, have T) bool) Mismatch {
+	if m := CheckPresence(t, s); m != InSync || t.GetDeletionTimestamp() != nil {
+		return m
+	}
+	tt, ok1 := t.(T)
+	st, ok2 := s.(T)
+	if !ok1 || !ok2 {
+		return InSync
+	}
+	if !equal(desired(tt, st), st) {
+		return MismatchContentDiffers
+	}
+	return InSync
+}

@@ -46,7 +46,7 @@ type Options struct {
 	// InstallCRDs creates or updates the Tenant CRD at start-up. Defaults to true.
 	InstallCRDs bool
 	// TenantDNS points tenant Pods with dnsPolicy ClusterFirst at their tenant's DNS Service
-	// (kube-system/kube-dns) when the tenant has one. Defaults to true.
+	// (kube-system/kube-dns) when the tenant has one. Defaults to false.
 	TenantDNS bool
 	// TenantClusterDomain is the tenants' DNS cluster domain. Defaults to "cluster.local".
 	TenantClusterDomain string
@@ -80,7 +80,6 @@ func NewOptions() *Options {
 		InstallCRDs:            true,
 		FairQueuing:            true,
 		PodSecurityEnforce:     "baseline",
-		TenantDNS:              true,
 		TenantClusterDomain:    "cluster.local",
 		RemediationInterval:    60 * time.Second,
 
@@ -117,7 +116,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.InstallCRDs, "install-crds", o.InstallCRDs,
 		"Create or update the Tenant CustomResourceDefinition at start-up (turn off when a chart manages it).")
 	fs.BoolVar(&o.TenantDNS, "tenant-dns", o.TenantDNS,
-		"Point tenant Pods with dnsPolicy ClusterFirst at their tenant's own DNS Service (kube-system/kube-dns, through its super-cluster copy) when the tenant has one, so names like svc.namespace resolve as in the tenant; false (or a tenant without kube-dns) leaves them on the super cluster's DNS, where short Service names of the Pod's own namespace still resolve.")
+		"Point tenant Pods with dnsPolicy ClusterFirst at their tenant's own DNS Service (kube-system/kube-dns, through its super-cluster copy) when the tenant has one. Turn it on only when that DNS answers with the super cluster's Service IPs (the tenant's own ClusterIPs are not routable in the super cluster). Off (the default), Pods use the super cluster's DNS, where the Service names of the Pod's own namespace resolve by short name.")
 	fs.StringVar(&o.TenantClusterDomain, "tenant-cluster-domain", o.TenantClusterDomain,
 		"DNS domain of the tenant clusters, used in tenant Pods' DNS search paths and in the host aliases kubernetes.default.svc.<domain> that point at the tenant apiserver.")
 	fs.DurationVar(&o.RemediationInterval, "remediation-interval", o.RemediationInterval,

@@ -1,0 +1,18 @@
+package networkpolicy
+
+import (
+	networkingv1 "k8s.io/api/networking/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/vcsyncer/syncer/pkg/resources"
+	"github.com/vcsyncer/syncer/pkg/tenant"
+)
+
+var _ resources.Checker = Resource{}
+
+// Check implements resources.Checker with the downward reconciler's own Desired and Equal.
+func (Resource) Check(_ *resources.Env, c *tenant.Cluster, t, s metav1.Object) resources.Mismatch {
+	return resources.CheckWith(t, s, func(t, s *networkingv1.NetworkPolicy) *networkingv1.NetworkPolicy {
+		return Desired(c, t, s.Namespace, s, true)
+	}, Equal)
+}
