@@ -6,6 +6,7 @@ package itest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -86,7 +87,12 @@ func Eventually(t *testing.T, timeout time.Duration, what string, check func(ctx
 	t.Helper()
 	var last error
 	err := wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
-		last = check(ctx)
+		err := check(ctx)
+		if err != nil && last != nil && (ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded) ||
+			strings.Contains(err.Error(), "would exceed context deadline")) {
+			return false, nil // cut off by the deadline: keep the last real answer
+		}
+		last = err
 		return last == nil, nil
 	})
 	if err != nil {
