@@ -12,10 +12,26 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 K8S=v1.37.2 ETCD=v3.7.3 KWOK=v0.8.0
 DIR=${VCSYNCER_TOOLS_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/vc-syncer/k8s-$K8S-etcd-$ETCD-kwok-$KWOK}
 mkdir -p "$DIR/bin"
-exec 9>"$DIR/.lock"; flock 9   # two concurrent `make tools` never build into the same folder at once
-export CGO_ENABLED=0
 start=$(date +%s)
 log() { echo "[tools +$(( $(date +%s) - start ))s] $*" >&2; }
+# Two concurrent `make tools` never build into the same folder at once.
+exec 9>"$DIR/.lock"
+if ! flock -n 9; then
+  log "another build of the tools holds $DIR/.lock; waiting for it"
+  flock 9
+fi
+export CGO_ENABLED=0
+# heartbeat WHAT CMD...: runs CMD, printing a line every 30 s so a long cold build is never silent.
+heartbeat() {
+  local what=$1; shift
+  "$@" &
+  local pid=$! n=0
+  while kill -0 "$pid" 2>/dev/null; do
+    sleep 1; n=$((n + 1))
+    if (( n % 30 == 0 )); then log "still building $what"; fi
+  done
+  wait "$pid"
+}
 
 k8s_missing=()
 for b in kube-apiserver kube-controller-manager kube-scheduler kubectl; do
@@ -28,17 +44,20 @@ if [ ${#k8s_missing[@]} -gt 0 ]; then
     LDF="$LDF -X $p.gitVersion=$K8S -X $p.gitMajor=1 -X $p.gitMinor=37 -X $p.gitTreeState=clean -X $p.buildDate=1970-01-01T00:00:00Z"
   done
   tmp=$(mktemp -d "$DIR/build.XXXX")
-  (cd "$ROOT/hack/tools/k8s" && go build -trimpath -ldflags "$LDF" -o "$tmp/" "${k8s_missing[@]/#/k8s.io/kubernetes/cmd/}")
+  heartbeat "${k8s_missing[*]}" bash -c 'cd "$1" && shift && go build -trimpath -ldflags "$1" -o "$2/" "${@:3}"' _ \
+    "$ROOT/hack/tools/k8s" "$LDF" "$tmp" "${k8s_missing[@]/#/k8s.io/kubernetes/cmd/}"
   mv "$tmp"/* "$DIR/bin/" && rmdir "$tmp"
 fi
 if [ ! -x "$DIR/bin/etcd" ]; then
   log "building etcd $ETCD (~1 min cold)"
-  (cd "$ROOT/hack/tools/etcd" && go build -trimpath -ldflags "-s -w" -o "$DIR/bin/etcd.tmp" go.etcd.io/etcd/server/v3)
+  heartbeat etcd bash -c 'cd "$1" && go build -trimpath -ldflags "-s -w" -o "$2" go.etcd.io/etcd/server/v3' _ \
+    "$ROOT/hack/tools/etcd" "$DIR/bin/etcd.tmp"
   mv "$DIR/bin/etcd.tmp" "$DIR/bin/etcd"
 fi
 if [ ! -x "$DIR/bin/kwok" ]; then
   log "building kwok $KWOK (~1.5 min cold)"
-  (cd "$ROOT/hack/tools/kwok" && go build -trimpath -ldflags "-s -w" -o "$DIR/bin/kwok.tmp" sigs.k8s.io/kwok/cmd/kwok)
+  heartbeat kwok bash -c 'cd "$1" && go build -trimpath -ldflags "-s -w" -o "$2" sigs.k8s.io/kwok/cmd/kwok' _ \
+    "$ROOT/hack/tools/kwok" "$DIR/bin/kwok.tmp"
   mv "$DIR/bin/kwok.tmp" "$DIR/bin/kwok"
 fi
 # kwok exits with "no stages found" without Stage objects; it ships them in its module. We use
