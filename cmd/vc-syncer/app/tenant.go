@@ -3,8 +3,12 @@ package app
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"text/tabwriter"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
@@ -50,6 +54,7 @@ func (f *tenantFlags) client() (client.Client, error) {
 
 func newTenantAddCommand(f *tenantFlags) *cobra.Command {
 	var kubeconfig string
+	var waitFor time.Duration
 	var weight int32
 	cmd := &cobra.Command{
 		Use:   "add NAME --kubeconfig FILE [--weight N]",
@@ -75,9 +80,14 @@ then Tenant NAME is created (or updated) to point at it. NAME must be a DNS labe
 				return err
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "tenant %s registered (Secret %s/%s-kubeconfig)\n", args[0], f.namespace, args[0])
-			return nil
+			if waitFor <= 0 {
+				fmt.Fprintf(cmd.OutOrStdout(), "the syncer connects to it in the background: `vc-syncer tenant list` shows its phase (or pass --wait)\n")
+				return nil
+			}
+			return WaitTenantRunning(cmd.Context(), c, args[0], waitFor, cmd.OutOrStdout())
 		},
 	}
+	cmd.Flags().DurationVar(&waitFor, "wait", 0, "Wait up to this long (e.g. 1m) for the syncer to report the Tenant Running, and fail with its Connected condition otherwise; 0 returns at once.")
 	cmd.Flags().StringVar(&kubeconfig, "kubeconfig", "", "Path to the tenant apiserver's kubeconfig (required).")
 	cmd.Flags().Int32Var(&weight, "weight", 1, "Fair-queue weight (1-1000): the tenant's share of the syncer's workers relative to other tenants when the queues are saturated.")
 	return cmd
@@ -224,4 +234,29 @@ Objects inside the tenant control plane itself are not touched.`,
 	}
 	cmd.Flags().BoolVar(&keepSecret, "keep-secret", false, "Keep the tenant's kubeconfig Secret.")
 	return cmd
+}
+
+// WaitTenantRunning polls Tenant name until its phase is Running or timeout passes. It prints
+// the phase once it is Running; on timeout it returns an error with the phase and the message
+// of the first condition that is not True (the reason the syncer gave, e.g. Unauthorized).
+func WaitTenantRunning(ctx context.Context, c client.Client, name string, timeout time.Duration, out io.Writer) error {
+	var last tenancyv1alpha1.Tenant
+	err := wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+		if err := c.Get(ctx, client.ObjectKey{Name: name}, &last); err != nil {
+			return false, client.IgnoreNotFound(err)
+		}
+		return last.Status.Phase == tenancyv1alpha1.TenantRunning, nil
+	})
+	if err == nil {
+		fmt.Fprintf(out, "tenant %s is Running\n", name)
+		return nil
+	}
+	why := "no status yet (is `vc-syncer run` running against this super cluster?)"
+	for _, cond := range last.Status.Conditions {
+		if cond.Status != metav1.ConditionTrue {
+			why = fmt.Sprintf("%s=%s (%s): %s", cond.Type, cond.Status, cond.Reason, cond.Message)
+			break
+		}
+	}
+	return fmt.Errorf("tenant %s is not Running after %s: phase %q, %s", name, timeout, last.Status.Phase, why)
 }
