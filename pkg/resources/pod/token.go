@@ -35,17 +35,20 @@ import (
 // secret source projecting the same path from that Secret, and the tenant's root CA
 // (kube-root-ca.crt, which would otherwise be the super cluster's) comes from the same Secret.
 // The Secret is owned by the super Pod (ownerReference), so the super cluster's garbage
-// collector deletes it with the Pod. Tokens are refreshed when 80% of their lifetime has passed,
-// the kubelet's rule.
+// collector deletes it with the Pod. The tokens are requested just before the super Pod is
+// created (so it is created with its next refresh time) and the Secret is written right after.
+// Tokens are refreshed when 80% of their lifetime has passed, the kubelet's rule; a Pending
+// super Pod whose Secret went missing (a failed write, a restart in between) gets it again.
 
 const (
 	// AnnotationTokenSecret on a super Pod names the super Secret that holds its tenant tokens.
 	AnnotationTokenSecret = "tenancy.vcsyncer.io/sa-token-secret"
 	// AnnotationTokenRefresh on a super Pod is when (RFC 3339) its tenant tokens are refreshed
-	// next; absent until the Secret has been written.
+	// next. Set when the super Pod is created (the tokens are requested just before) and after
+	// each refresh.
 	AnnotationTokenRefresh = "tenancy.vcsyncer.io/sa-token-refresh"
-	// LabelTokenSecret marks the token Secrets the syncer writes; its value is the super Pod's
-	// name hash (bounded to 63 characters).
+	// LabelTokenSecret marks the token Secrets the syncer writes; its value is the Secret's own
+	// name (TokenSecretName, 34 characters).
 	LabelTokenSecret = "tenancy.vcsyncer.io/sa-token"
 	// tenantCAKey is the Secret key holding the tenant's root CA bundle.
 	tenantCAKey = "tenant-ca.crt"
@@ -73,7 +76,7 @@ type tokenSource struct {
 }
 
 // tokenSources lists the projected serviceAccountToken sources of spec with their Secret keys,
-// and whether any projected volume needs the tenant root CA.
+// and whether the Pod reads kube-root-ca.crt anywhere (refersToRootCA), so needs the tenant CA.
 func tokenSources(spec *corev1.PodSpec) (out []tokenSource, needsCA bool) {
 	needsCA = refersToRootCA(spec)
 	for _, v := range spec.Volumes {
@@ -83,9 +86,6 @@ func tokenSources(spec *corev1.PodSpec) (out []tokenSource, needsCA bool) {
 		for i, s := range v.Projected.Sources {
 			if s.ServiceAccountToken != nil {
 				out = append(out, tokenSource{key: tokenKey(v.Name, i), src: *s.ServiceAccountToken})
-			}
-			if s.ConfigMap != nil && s.ConfigMap.Name == rootCAConfigMap {
-				needsCA = true
 			}
 		}
 	}
