@@ -343,17 +343,22 @@ func ensureTokens(ctx context.Context, env *resources.Env, c *tenant.Cluster, fu
 	return next, nil
 }
 
-// tokenSecretCheckAge is how old a Pending super Pod with a token Secret must be before the
-// syncer checks that its Secret exists: the Secret is written right after the Pod is created,
-// so a younger Pod is almost always waiting for a running write, not for a lost one.
-const tokenSecretCheckAge = 30 * time.Second
+// A Pending super Pod with a token Secret is checked for a lost Secret (a failed write, or a
+// restart between the Pod's creation and the Secret's) while its age is within
+// [tokenSecretCheckAge, tokenSecretCheckUntil]: younger, its Secret write is almost always still
+// running; the upper bound keeps Pods that stay Pending for long (unschedulable ones) from
+// costing a live GET every refresh scan forever.
+const (
+	tokenSecretCheckAge   = 30 * time.Second
+	tokenSecretCheckUntil = 10 * time.Minute
+)
 
 // awaitsTokenSecret reports whether super Pod s has a token Secret, has not started (phase
-// Pending) and is older than tokenSecretCheckAge at now: its Secret may be missing after a
-// failed write or a restart between the Pod's creation and the Secret's.
+// Pending) and is in the age window above at now.
 func awaitsTokenSecret(s *corev1.Pod, now time.Time) bool {
+	age := now.Sub(s.CreationTimestamp.Time)
 	return s.Annotations[AnnotationTokenSecret] != "" && (s.Status.Phase == corev1.PodPending || s.Status.Phase == "") &&
-		now.Sub(s.CreationTimestamp.Time) > tokenSecretCheckAge
+		age > tokenSecretCheckAge && age < tokenSecretCheckUntil
 }
 
 // tokenSecretMissing reports, for a super Pod that awaitsTokenSecret, whether its token Secret

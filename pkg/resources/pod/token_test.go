@@ -43,6 +43,7 @@ func TestTokenRefreshesDue(t *testing.T) {
 	}
 	pending("pending-old", time.Minute)
 	pending("pending-young", time.Second)
+	pending("pending-for-long", time.Hour) // unschedulable, say: not checked forever
 
 	got := map[string]resources.Request{}
 	for _, r := range TokenRefreshesDue(env, now) {
