@@ -13,19 +13,10 @@ var _ resources.Checker = Resource{}
 // Check implements resources.Checker with the downward reconciler's own Desired and Equal, so
 // it reports exactly the differences a reconcile would write. kube-root-ca.crt is never synced.
 func (Resource) Check(_ *resources.Env, c *tenant.Cluster, t, s metav1.Object) resources.Mismatch {
-	tc, ok := t.(*corev1.ConfigMap)
-	if !ok || tc.Name == RootCAConfigMap {
+	if tc, ok := t.(*corev1.ConfigMap); !ok || tc.Name == RootCAConfigMap {
 		return resources.InSync
 	}
-	if m := resources.CheckPresence(t, s); m != resources.InSync || tc.DeletionTimestamp != nil {
-		return m
-	}
-	sc, ok := s.(*corev1.ConfigMap)
-	if !ok {
-		return resources.InSync
-	}
-	if !Equal(Desired(c, tc, sc.Namespace, sc, true), sc) {
-		return resources.MismatchContentDiffers
-	}
-	return resources.InSync
+	return resources.CheckWith(t, s, func(t, s *corev1.ConfigMap) *corev1.ConfigMap {
+		return Desired(c, t, s.Namespace, s, true)
+	}, Equal)
 }

@@ -14,19 +14,10 @@ var _ resources.Checker = Resource{}
 // it reports exactly the differences a reconcile would write. Service-account token Secrets
 // are never synced (Skip).
 func (Resource) Check(_ *resources.Env, c *tenant.Cluster, t, s metav1.Object) resources.Mismatch {
-	tc, ok := t.(*corev1.Secret)
-	if !ok || Skip(tc) {
+	if tc, ok := t.(*corev1.Secret); !ok || Skip(tc) {
 		return resources.InSync
 	}
-	if m := resources.CheckPresence(t, s); m != resources.InSync || tc.DeletionTimestamp != nil {
-		return m
-	}
-	sc, ok := s.(*corev1.Secret)
-	if !ok {
-		return resources.InSync
-	}
-	if !Equal(Desired(c, tc, sc.Namespace, sc, true), sc) {
-		return resources.MismatchContentDiffers
-	}
-	return resources.InSync
+	return resources.CheckWith(t, s, func(t, s *corev1.Secret) *corev1.Secret {
+		return Desired(c, t, s.Namespace, s, true)
+	}, Equal)
 }

@@ -13,19 +13,10 @@ var _ resources.Checker = Resource{}
 // Check implements resources.Checker with the downward reconciler's own Desired and Equal, so
 // it reports exactly the differences a reconcile would write. The default ServiceAccount is never synced.
 func (Resource) Check(_ *resources.Env, c *tenant.Cluster, t, s metav1.Object) resources.Mismatch {
-	tc, ok := t.(*corev1.ServiceAccount)
-	if !ok || tc.Name == DefaultServiceAccount {
+	if tc, ok := t.(*corev1.ServiceAccount); !ok || tc.Name == DefaultServiceAccount {
 		return resources.InSync
 	}
-	if m := resources.CheckPresence(t, s); m != resources.InSync || tc.DeletionTimestamp != nil {
-		return m
-	}
-	sc, ok := s.(*corev1.ServiceAccount)
-	if !ok {
-		return resources.InSync
-	}
-	if !Equal(Desired(c, tc, sc.Namespace, sc, true), sc) {
-		return resources.MismatchContentDiffers
-	}
-	return resources.InSync
+	return resources.CheckWith(t, s, func(t, s *corev1.ServiceAccount) *corev1.ServiceAccount {
+		return Desired(c, t, s.Namespace, s, true)
+	}, Equal)
 }
