@@ -15,11 +15,9 @@ import (
 
 	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/cache"
 
-	"github.com/vcsyncer/syncer/pkg/conversion"
 	"github.com/vcsyncer/syncer/pkg/resources"
 	"github.com/vcsyncer/syncer/pkg/syncer/downward"
 	"github.com/vcsyncer/syncer/pkg/tenant"
@@ -83,22 +81,10 @@ func Equal(want, have *networkingv1.Ingress) bool {
 // Upward implements resources.Resource: it copies the super Ingress's status.loadBalancer
 // into the tenant Ingress.
 func (Resource) Upward(ctx context.Context, env *resources.Env, c *tenant.Cluster, ns, name string) error {
-	t, err := c.Informers.Networking().V1().Ingresses().Lister().Ingresses(ns).Get(name)
-	if apierrors.IsNotFound(err) {
-		return nil
-	}
-	if err != nil {
+	t, s, ok, err := downward.UpwardPair[*networkingv1.Ingress](c, c.Informers.Networking().V1().Ingresses().Lister().Ingresses(ns),
+		env.SuperInformers.Networking().V1().Ingresses().Lister().Ingresses(resources.SuperNamespace(c, ns)), name)
+	if !ok || err != nil {
 		return err
-	}
-	s, err := env.SuperInformers.Networking().V1().Ingresses().Lister().Ingresses(resources.SuperNamespace(c, ns)).Get(name)
-	if apierrors.IsNotFound(err) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	if o, ok := conversion.OwnerOf(s); !ok || o.TenantUID != c.UID || o.UID != string(t.UID) {
-		return nil
 	}
 	if equality.Semantic.DeepEqual(t.Status.LoadBalancer, s.Status.LoadBalancer) {
 		return nil

@@ -7,10 +7,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/vcsyncer/syncer/pkg/conversion"
 	"github.com/vcsyncer/syncer/pkg/resources"
 	"github.com/vcsyncer/syncer/pkg/syncer/downward"
 	"github.com/vcsyncer/syncer/pkg/tenant"
@@ -18,22 +16,10 @@ import (
 )
 
 func reconcileUpward(ctx context.Context, env *resources.Env, c *tenant.Cluster, ns, name string) error {
-	t, err := c.Informers.Core().V1().Pods().Lister().Pods(ns).Get(name)
-	if apierrors.IsNotFound(err) {
-		return nil
-	}
-	if err != nil {
+	t, s, ok, err := downward.UpwardPair[*corev1.Pod](c, c.Informers.Core().V1().Pods().Lister().Pods(ns),
+		env.SuperInformers.Core().V1().Pods().Lister().Pods(resources.SuperNamespace(c, ns)), name)
+	if !ok || err != nil {
 		return err
-	}
-	s, err := env.SuperInformers.Core().V1().Pods().Lister().Pods(resources.SuperNamespace(c, ns)).Get(name)
-	if apierrors.IsNotFound(err) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	if o, ok := conversion.OwnerOf(s); !ok || o.TenantUID != c.UID || o.UID != string(t.UID) {
-		return nil
 	}
 	if !t.DeletionTimestamp.IsZero() {
 		return nil

@@ -12,11 +12,9 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/cache"
 
-	"github.com/vcsyncer/syncer/pkg/conversion"
 	"github.com/vcsyncer/syncer/pkg/resources"
 	"github.com/vcsyncer/syncer/pkg/syncer/downward"
 	"github.com/vcsyncer/syncer/pkg/tenant"
@@ -128,22 +126,10 @@ func Equal(want, have *corev1.Service) bool {
 // Upward implements resources.Resource: it copies the super Service's load-balancer status
 // into the tenant Service.
 func (Resource) Upward(ctx context.Context, env *resources.Env, c *tenant.Cluster, ns, name string) error {
-	t, err := c.Informers.Core().V1().Services().Lister().Services(ns).Get(name)
-	if apierrors.IsNotFound(err) {
-		return nil
-	}
-	if err != nil {
+	t, s, ok, err := downward.UpwardPair[*corev1.Service](c, c.Informers.Core().V1().Services().Lister().Services(ns),
+		env.SuperInformers.Core().V1().Services().Lister().Services(resources.SuperNamespace(c, ns)), name)
+	if !ok || err != nil {
 		return err
-	}
-	s, err := env.SuperInformers.Core().V1().Services().Lister().Services(resources.SuperNamespace(c, ns)).Get(name)
-	if apierrors.IsNotFound(err) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	if o, ok := conversion.OwnerOf(s); !ok || o.TenantUID != c.UID || o.UID != string(t.UID) {
-		return nil
 	}
 	if equality.Semantic.DeepEqual(t.Status.LoadBalancer, s.Status.LoadBalancer) {
 		return nil

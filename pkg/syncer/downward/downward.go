@@ -175,3 +175,27 @@ func Report(c *tenant.Cluster, tObj runtime.Object, kind resources.Kind, verb st
 	}
 	return fmt.Errorf("failed to %s %s in super cluster: %w", verb, kind, err)
 }
+
+// UpwardPair reads, for the upward direction, tenant object name (from tenant, the tenant cache
+// of its namespace) and its super copy (from super, the super cache of the mapped namespace).
+// ok is false, with a nil error, when either is missing or the super object is not the copy of
+// this tenant object (another tenant's, another UID's): there is nothing to copy up then. The
+// error is a cache read error other than NotFound.
+func UpwardPair[T Object](c *tenant.Cluster, tenant, super Getter[T], name string) (t, s T, ok bool, err error) {
+	if t, err = tenant.Get(name); err != nil {
+		return t, s, false, ignoreNotFound(err)
+	}
+	if s, err = super.Get(name); err != nil {
+		return t, s, false, ignoreNotFound(err)
+	}
+	o, owned := conversion.OwnerOf(s)
+	return t, s, owned && o.TenantUID == c.UID && o.UID == string(t.GetUID()), nil
+}
+
+// ignoreNotFound maps NotFound to nil.
+func ignoreNotFound(err error) error {
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	return err
+}
