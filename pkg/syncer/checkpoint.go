@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
+	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/vcsyncer/syncer/pkg/checkpoint"
 	"github.com/vcsyncer/syncer/pkg/checkpoint/source"
@@ -333,3 +334,17 @@ func (s *Syncer) LastCheckpoint() time.Time {
 
 // Sources returns the Syncer's resumable informer states (for tests and metrics).
 func (s *Syncer) Sources() *source.Registry { return s.sources }
+
+// checkSuperIdentity discards checkpointed super-cluster state read from another super cluster
+// (compared by the UID of its kube-system namespace). It returns an error only when the super
+// cluster cannot be read.
+func (s *Syncer) checkSuperIdentity(ctx context.Context) error {
+	ns, err := s.opts.Super.CoreV1().Namespaces().Get(ctx, metav1.NamespaceSystem, metav1.GetOptions{})
+	if err != nil {
+		return fmt.Errorf("reading the super cluster's kube-system namespace: %w", err)
+	}
+	if n := s.sources.CheckIdentity(superSourcePrefix, string(ns.UID)); n > 0 {
+		ctrl.LoggerFrom(ctx).WithName("checkpoint").Info("Checkpointed state of another super cluster discarded; starting cold", "sources", n)
+	}
+	return nil
+}

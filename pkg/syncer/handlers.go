@@ -6,6 +6,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/tools/cache"
+	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/vcsyncer/syncer/pkg/checkpoint/source"
 	"github.com/vcsyncer/syncer/pkg/conversion"
@@ -18,6 +19,10 @@ import (
 // handler that enqueues downward requests (and those of dependent objects, such as Endpoints
 // waiting for their Service) once the tenant's caches have synced.
 func (s *Syncer) ClusterStarting(c *tenant.Cluster) {
+	if n := s.sources.CheckIdentity(tenantSourcePrefix+c.Name+"/", c.Identity()); n > 0 {
+		ctrl.Log.WithName("checkpoint").Info("Checkpointed state of another control plane discarded; the tenant starts cold",
+			"tenant", c.Name, "sources", n)
+	}
 	for kind, r := range s.resources {
 		// An error means the informer has stopped, i.e. the Cluster is stopping already.
 		_, _ = r.TenantInformer(c).AddEventHandler(s.tenantHandler(c, kind))

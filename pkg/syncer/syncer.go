@@ -192,6 +192,9 @@ func (s *Syncer) Start(ctx context.Context) error {
 			}
 		}
 	}
+	if err := s.checkSuperIdentity(ctx); err != nil {
+		return err
+	}
 	s.env.SuperInformers.Start(ctx.Done())
 	s.env.SuperNodes.Start(ctx.Done())
 	for typ, ok := range s.env.SuperInformers.WaitForCacheSync(ctx.Done()) {

@@ -156,6 +156,10 @@ func (c *Cluster) State() State {
 // (the initial list is enqueued in one pass by Hooks.ClusterSynced).
 func (c *Cluster) Synced() bool { return c.State().Synced }
 
+// Identity returns the UID of the tenant control plane's kube-system namespace, known once the
+// Cluster has connected (before Hooks.ClusterStarting); "" before.
+func (c *Cluster) Identity() string { return c.identity }
+
 // Weight returns the tenant's fair-queue weight (spec.weight).
 func (c *Cluster) Weight() int32 {
 	c.mu.RLock()
@@ -288,6 +292,7 @@ func (c *Cluster) claimIdentity(ctx context.Context) error {
 		return fmt.Errorf("failed to read the tenant's kube-system namespace: %w", err)
 	}
 	if c.claim == nil {
+		c.identity = string(ns.UID)
 		return nil
 	}
 	if other, ok := c.claim(c, string(ns.UID)); !ok {

@@ -80,11 +80,12 @@ type ControlPlane struct {
 	// Client is a clientset built from RESTConfig.
 	Client kubernetes.Interface
 
-	toolsDir   string
-	pki        *pki
-	progress   func(string)
-	removeDir  string // parent dir created by us (Options.Dir was empty); removed by a clean Stop
-	superPlane bool
+	toolsDir      string
+	pki           *pki
+	progress      func(string)
+	removeDir     string // parent dir created by us (Options.Dir was empty); removed by a clean Stop
+	superPlane    bool
+	apiserverArgs []string
 	// stopProvisioner stops the super cluster's volume provisioner (see runProvisioner).
 	stopProvisioner context.CancelFunc
 
@@ -108,6 +109,10 @@ type Options struct {
 	// "tenant-1: kube-apiserver ready in 2.8s". It may be called from several goroutines when
 	// an Environment starts tenants in parallel; Start serializes the calls.
 	Progress func(string)
+	// APIServerArgs are extra kube-apiserver flags, appended last (so they override), e.g.
+	// "--watch-cache=false" and "--etcd-compaction-interval=1s" to make watch positions
+	// expire quickly.
+	APIServerArgs []string
 }
 
 // SuperOptions configures the start of the super cluster.
@@ -174,7 +179,7 @@ func start(ctx context.Context, name string, o Options, super bool, nodes int) (
 		return nil, missingToolsError(toolsDir, missing)
 	}
 
-	c := &ControlPlane{Name: name, toolsDir: toolsDir, progress: o.Progress, superPlane: super}
+	c := &ControlPlane{Name: name, toolsDir: toolsDir, progress: o.Progress, superPlane: super, apiserverArgs: o.APIServerArgs}
 	parent := o.Dir
 	if parent == "" {
 		d, err := os.MkdirTemp("", "vc-syncer-"+name+"-")
@@ -260,7 +265,7 @@ func (c *ControlPlane) run(ctx context.Context, serviceCIDR string, nodes int) e
 			return nil, nil, err
 		}
 		server = "https://127.0.0.1:" + strconv.Itoa(port)
-		return []string{
+		return append([]string{
 			"--bind-address=127.0.0.1", "--advertise-address=127.0.0.1", "--endpoint-reconciler-type=none",
 			"--secure-port=" + strconv.Itoa(port),
 			"--etcd-servers=" + etcdURL,
@@ -271,7 +276,7 @@ func (c *ControlPlane) run(ctx context.Context, serviceCIDR string, nodes int) e
 			"--service-cluster-ip-range=" + serviceCIDR,
 			"--authorization-mode=RBAC", "--allow-privileged=true",
 			"--cert-dir=" + filepath.Join(c.Dir, "apiserver-certs"), "--profiling=false",
-		}, httpProbe(server+"/readyz", adminTLS, ""), nil
+		}, c.apiserverArgs...), httpProbe(server+"/readyz", adminTLS, ""), nil
 	}, bin(KubeAPIServer)); err != nil {
 		return err
 	}

@@ -80,6 +80,9 @@ type State struct {
 	Objects [][]byte
 	// Acked is the ack map: object key ("namespace/name" or "name") → version last enqueued.
 	Acked map[string]ObjectVersion
+	// Identity identifies the cluster the state was read from (its kube-system namespace UID);
+	// state of another cluster is discarded (Registry.CheckIdentity).
+	Identity string
 }
 
 // Source is the resumable state of one informer. Its methods are safe for concurrent use.
@@ -96,6 +99,7 @@ type Source struct {
 	restored bool                      // state came from a checkpoint
 	served   bool                      // the current informer's first List came from the checkpoint
 	mode     string
+	identity string
 }
 
 // Ack records that the object under key, at version v, has been enqueued (or needs no work).
@@ -233,6 +237,7 @@ func (s *Source) checkpoint() (State, error) {
 		st.Position, st.Objects = pending.Position, pending.Objects
 	}
 	s.mu.Lock()
+	st.Identity = s.identity
 	st.Acked = make(map[string]ObjectVersion, len(s.acked))
 	for k, v := range s.acked {
 		st.Acked[k] = v
@@ -282,13 +287,40 @@ func (r *Registry) Restore(states []State) {
 		st := states[i]
 		s := r.Source(st.ID)
 		s.mu.Lock()
-		s.pending, s.restored = &st, true
+		s.pending, s.restored, s.identity = &st, true, st.Identity
 		s.acked = st.Acked
 		if s.acked == nil {
 			s.acked = map[string]ObjectVersion{}
 		}
 		s.mu.Unlock()
 	}
+}
+
+// CheckIdentity records that the Sources whose ID starts with prefix read the cluster with
+// the given identity (its kube-system namespace UID), and discards the restored state of those
+// that read another cluster (a tenant control plane or super cluster rebuilt under the same
+// name): their positions and objects mean nothing there. It returns the number of Sources
+// whose state was discarded. Call it before their informers start.
+func (r *Registry) CheckIdentity(prefix, identity string) int {
+	r.mu.Lock()
+	srcs := make([]*Source, 0)
+	for id, s := range r.sources {
+		if strings.HasPrefix(id, prefix) {
+			srcs = append(srcs, s)
+		}
+	}
+	r.mu.Unlock()
+	n := 0
+	for _, s := range srcs {
+		s.mu.Lock()
+		if s.identity != "" && s.identity != identity {
+			s.pending, s.restored, s.acked = nil, false, map[string]ObjectVersion{}
+			n++
+		}
+		s.identity = identity
+		s.mu.Unlock()
+	}
+	return n
 }
 
 // Forget drops every Source whose ID starts with prefix (a removed tenant: "tenant/<name>/").
