@@ -78,7 +78,12 @@ type syncerProc struct {
 
 func newSyncerProc(t *testing.T, bin string, args []string) *syncerProc {
 	t.Helper()
-	p := &syncerProc{bin: bin, args: args, logPath: filepath.Join(t.TempDir(), "vc-syncer.log")}
+	// Not t.TempDir: keepLog (registered earlier, so run later) still reads it.
+	dir, err := os.MkdirTemp("", "vc-syncer-kill-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &syncerProc{bin: bin, args: args, logPath: filepath.Join(dir, "vc-syncer.log")}
 	f, err := os.OpenFile(p.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		t.Fatal(err)
@@ -157,10 +162,15 @@ func (p *syncerProc) stop(t *testing.T) {
 
 // keepLog registers a cleanup that copies the syncer log to
 // $VCSYNCER_TEST_ARTIFACTS/<test>/vc-syncer.log (default $TMPDIR/vc-syncer-test-logs/...) when
-// the test failed. Register it before framework.StartT, whose cleanup empties that directory.
+// the test failed, then removes the log's directory. Register it before framework.StartT,
+// whose cleanup empties that directory.
 func keepLog(t *testing.T, logPath *string) {
 	t.Cleanup(func() {
-		if !t.Failed() || *logPath == "" {
+		if *logPath == "" {
+			return
+		}
+		defer os.RemoveAll(filepath.Dir(*logPath))
+		if !t.Failed() {
 			return
 		}
 		base := os.Getenv("VCSYNCER_TEST_ARTIFACTS")

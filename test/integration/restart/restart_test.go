@@ -156,7 +156,6 @@ func TestKillRestart(t *testing.T) {
 		t.Fatalf("not converged %s after the load stopped:\n%s", time.Since(converged).Round(time.Second), strings.Join(problems, "\n"))
 	}
 	t.Logf("converged %s after the load stopped", time.Since(converged).Round(100*time.Millisecond))
-	checkTheChecker(t, env.Super.Client, tenants[0])
 
 	// Ready conditions survived: no watched flip, and for every Pod that was Ready before the
 	// last kill and still exists, the Ready lastTransitionTime is the one first seen.
@@ -184,6 +183,8 @@ func TestKillRestart(t *testing.T) {
 	if readyAtKills == 0 || survivors == 0 {
 		t.Fatalf("the Ready check tested nothing: %d Pods Ready summed over the kills, %d Pods Ready before the last kill still exist", readyAtKills, survivors)
 	}
+	p.stop(t)
+	checkTheChecker(t, env.Super.Client, tenants[0])
 	t.Logf("%d kills (seed %d, checkpointing %t): converged; %d Pods were Ready before the last kill and kept their Ready condition; %d Ready Pods summed over the kill moments; total %s",
 		kills, seed, checkpoints, survivors, readyAtKills, time.Since(begin).Round(time.Second))
 }
@@ -209,9 +210,9 @@ func wait(ctx context.Context, timeout time.Duration, cond func(context.Context)
 	}
 }
 
-// checkTheChecker shows that checkTenant can fail: a super ConfigMap stamped as the copy of a
-// tenant object that does not exist, and a stale label on a real copy, must both be reported.
-// Both are undone at once (before the syncer's next remediation scan would).
+// checkTheChecker shows that checkTenant can fail, with the syncer stopped (it would repair
+// both at once): a super ConfigMap stamped as the copy of a tenant object that does not exist,
+// and a real super copy with changed data, must both be reported.
 func checkTheChecker(t *testing.T, super kubernetes.Interface, tn tenantRef) {
 	t.Helper()
 	ctx := t.Context()
@@ -221,9 +222,39 @@ func checkTheChecker(t *testing.T, super kubernetes.Interface, tn tenantRef) {
 	if _, err := super.CoreV1().ConfigMaps(sns).Create(ctx, ghost, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	defer func() { _ = super.CoreV1().ConfigMaps(sns).Delete(ctx, "ghost", metav1.DeleteOptions{}) }()
+	cms, err := super.CoreV1().ConfigMaps(sns).List(ctx, metav1.ListOptions{LabelSelector: labelTest + "=" + valueTest})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var changed string
+	for _, cm := range cms.Items {
+		if cm.Name != "ghost" {
+			cm.Data = map[string]string{"gen": "changed behind the syncer's back"}
+			if _, err := super.CoreV1().ConfigMaps(sns).Update(ctx, &cm, metav1.UpdateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			changed = cm.Name
+			break
+		}
+	}
 	problems := checkTenant(ctx, super, tn)
-	if !slices.ContainsFunc(problems, func(p string) bool { return strings.Contains(p, "ghost") && strings.Contains(p, "left for deleted") }) {
+	found := func(words ...string) bool {
+		return slices.ContainsFunc(problems, func(p string) bool {
+			for _, w := range words {
+				if !strings.Contains(p, w) {
+					return false
+				}
+			}
+			return true
+		})
+	}
+	if !found("/ghost", "left for deleted") {
 		t.Errorf("the convergence check missed a leftover super ConfigMap: %v", problems)
+	}
+	if changed != "" && !found("/"+changed+" content", "behind the syncer") {
+		t.Errorf("the convergence check missed the changed data of super ConfigMap %s: %v", changed, problems)
+	}
+	if changed == "" {
+		t.Errorf("no super ConfigMap in %s to change", sns)
 	}
 }
