@@ -17,11 +17,13 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/vcsyncer/syncer/cmd/vc-syncer/app"
 	tenancyv1alpha1 "github.com/vcsyncer/syncer/pkg/apis/tenancy/v1alpha1"
@@ -53,6 +55,9 @@ type restartResult struct {
 	// EmptySeconds: process start → the sum of vcsyncer_queue_depth is 0 for every registered
 	// tenant and stays 0 for --quiet (the time of the first 0 after the last non-zero scrape).
 	EmptySeconds float64 `json:"emptySeconds"`
+	// LastAddSeconds: process start → the last change of vcsyncer_queue_adds_total seen before
+	// the queues counted as drained (when the last reconcile was asked for).
+	LastAddSeconds float64 `json:"lastAddSeconds"`
 	// Reconciles: vcsyncer_queue_adds_total summed over tenants and directions when the queues
 	// were quiet (the new process's counters start at 0).
 	Reconciles         float64 `json:"reconciles"`
@@ -91,6 +96,7 @@ func runRestart(ctx context.Context, args []string) error {
 	fs.DurationVar(&c.timeout, "timeout", 10*time.Minute, "give up after this long per phase")
 	fs.StringVar(&c.out, "out", "bench-out/restart", "directory for result.json, result.csv, result.md and the syncer logs")
 	_ = fs.Parse(args)
+	ctrllog.SetLogger(logr.Discard()) // the Tenant reads use a controller-runtime client
 	if err := os.MkdirAll(c.out, 0o755); err != nil {
 		return err
 	}
@@ -131,7 +137,7 @@ func runRestart(ctx context.Context, args []string) error {
 	if err := r.populate(ctx); err != nil {
 		return err
 	}
-	if _, err := r.drain(ctx, time.Now()); err != nil {
+	if _, _, err := r.drain(ctx, time.Now()); err != nil {
 		return err
 	}
 	idleLists, err := r.idleLists(ctx, 10*time.Second)
@@ -153,7 +159,7 @@ func runRestart(ctx context.Context, args []string) error {
 		if err := r.start(ctx, "refresh", withCkpt); err != nil {
 			return err
 		}
-		if _, err := r.drain(ctx, time.Now()); err != nil {
+		if _, _, err := r.drain(ctx, time.Now()); err != nil {
 			return err
 		}
 		// 2. From the final checkpoint of a graceful stop.
@@ -262,10 +268,11 @@ func (r *restarter) populate(ctx context.Context) error {
 }
 
 // drain waits until the current process's queues are empty for c.quiet and returns when they
-// became empty, measured from since.
-func (r *restarter) drain(ctx context.Context, since time.Time) (time.Duration, error) {
-	var lastNonZero, firstPresent, firstZeroAfter time.Time
-	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, r.c.timeout, true, func(ctx context.Context) (bool, error) {
+// became empty and when vcsyncer_queue_adds_total last changed, both measured from since.
+func (r *restarter) drain(ctx context.Context, since time.Time) (empty, lastAdd time.Duration, err error) {
+	var lastNonZero, firstPresent, firstZeroAfter, lastAddAt time.Time
+	prevAdds := -1.0
+	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, r.c.timeout, true, func(ctx context.Context) (bool, error) {
 		if err := r.exited(); err != nil {
 			return false, err
 		}
@@ -274,12 +281,18 @@ func (r *restarter) drain(ctx context.Context, since time.Time) (time.Duration, 
 			return false, nil // not serving yet
 		}
 		now := time.Now()
-		depth, tenants := 0.0, map[string]bool{}
+		depth, adds, tenants := 0.0, 0.0, map[string]bool{}
 		for _, s := range m {
-			if s.name == "vcsyncer_queue_depth" {
+			switch s.name {
+			case "vcsyncer_queue_depth":
 				depth += s.value
 				tenants[s.labels["tenant"]] = true
+			case "vcsyncer_queue_adds_total":
+				adds += s.value
 			}
+		}
+		if adds != prevAdds {
+			prevAdds, lastAddAt = adds, now
 		}
 		if len(tenants) < len(r.env.Tenants) {
 			return false, nil
@@ -301,12 +314,15 @@ func (r *restarter) drain(ctx context.Context, since time.Time) (time.Duration, 
 		return now.Sub(quietSince) >= r.c.quiet, nil
 	})
 	if err != nil {
-		return 0, fmt.Errorf("queues not drained: %w", err)
+		return 0, 0, fmt.Errorf("queues not drained: %w", err)
+	}
+	if lastAddAt.IsZero() {
+		lastAddAt = since
 	}
 	if lastNonZero.IsZero() {
-		return firstPresent.Sub(since), nil
+		return firstPresent.Sub(since), lastAddAt.Sub(since), nil
 	}
-	return firstZeroAfter.Sub(since), nil
+	return firstZeroAfter.Sub(since), lastAddAt.Sub(since), nil
 }
 
 func (r *restarter) exited() error {
@@ -408,11 +424,11 @@ func (r *restarter) measure(ctx context.Context, variant, stop string, extra []s
 	// The probe Pod, in parallel with the drain.
 	probeDone := make(chan error, 1)
 	go func() { probeDone <- r.watchProbe(ctx, tenant, probe, start, &res) }()
-	empty, err := r.drain(ctx, start)
+	empty, lastAdd, err := r.drain(ctx, start)
 	if err != nil {
 		return res, fmt.Errorf("%s: %w", variant, err)
 	}
-	res.EmptySeconds = empty.Seconds()
+	res.EmptySeconds, res.LastAddSeconds = empty.Seconds(), lastAdd.Seconds()
 	if err := <-probeDone; err != nil {
 		return res, fmt.Errorf("%s: probe Pod: %w", variant, err)
 	}
@@ -569,10 +585,10 @@ func writeRestartResults(c restartConfig, results []restartResult, idleLists flo
 		return err
 	}
 	w := csv.NewWriter(f)
-	_ = w.Write([]string{"variant", "available", "stop", "ready_s", "queues_empty_s", "reconciles", "reconciles_downward", "reconciles_upward",
+	_ = w.Write([]string{"variant", "available", "stop", "ready_s", "queues_empty_s", "last_add_s", "reconciles", "reconciles_downward", "reconciles_upward",
 		"lists", "watches", "init_events", "probe_super_s", "probe_running_s"})
 	for _, r := range results {
-		_ = w.Write([]string{r.Variant, strconv.FormatBool(r.Available), r.Stop, ff(r.ReadySeconds), ff(r.EmptySeconds), ff(r.Reconciles),
+		_ = w.Write([]string{r.Variant, strconv.FormatBool(r.Available), r.Stop, ff(r.ReadySeconds), ff(r.EmptySeconds), ff(r.LastAddSeconds), ff(r.Reconciles),
 			ff(r.ReconcilesDownward), ff(r.ReconcilesUpward), ff(r.Lists), ff(r.Watches), ff(r.InitEvents), ff(r.ProbeSuperSeconds), ff(r.ProbeRunningSeconds)})
 	}
 	w.Flush()
@@ -618,6 +634,7 @@ func writeRestartResults(c restartConfig, results []restartResult, idleLists flo
 	}
 	row("process start → /readyz (s)", func(r restartResult) float64 { return r.ReadySeconds }, "%.2f")
 	row("process start → queues empty (s)", func(r restartResult) float64 { return r.EmptySeconds }, "%.2f")
+	row("process start → last queue add (s)", func(r restartResult) float64 { return r.LastAddSeconds }, "%.2f")
 	row("reconciles after restart (queue adds)", func(r restartResult) float64 { return r.Reconciles }, "%.0f")
 	row("reconciles / objects (%)", func(r restartResult) float64 { return 100 * r.Reconciles / total }, "%.1f")
 	row("LIST requests, all apiservers", func(r restartResult) float64 { return r.Lists }, "%.0f")
