@@ -123,6 +123,7 @@ func ForgetTenant(tenant string) {
 	queueRetries.DeletePartialMatch(l)
 	queueWait.DeletePartialMatch(l)
 	forgetRemediation(l)
+	forgetCheckpointTenant(tenant)
 }
 
 // VNodeStats returns, per tenant, the number of virtual Nodes the syncer keeps for it.

@@ -6,6 +6,7 @@ import (
 	"golang.org/x/time/rate"
 	"k8s.io/client-go/util/workqueue"
 
+	"github.com/vcsyncer/syncer/pkg/checkpoint/trackingqueue"
 	"github.com/vcsyncer/syncer/pkg/fairqueue"
 	"github.com/vcsyncer/syncer/pkg/resources"
 )
@@ -13,12 +14,13 @@ import (
 // pipelineQueue is one pipeline's rate-limiting workqueue with, when fair queuing is on, the
 // per-tenant fair ordering underneath (pkg/fairqueue).
 type pipelineQueue struct {
-	workqueue.TypedRateLimitingInterface[resources.Request]
+	// Queue tracks every unfinished item for checkpoints (Snapshot, Size, Seed).
+	*trackingqueue.Queue[resources.Request]
 	fair *fairqueue.Queue[resources.Request] // nil with --fair-queuing=false
 }
 
-// newPipelineQueue builds the queue stack rate limiting → delaying → client-go Typed queue →
-// ordering (fair or FIFO). weight returns a tenant's fair-queue weight; observe (may be nil)
+// newPipelineQueue builds the queue stack rate limiting → delaying → tracking → client-go Typed
+// queue → ordering (fair or FIFO) (pkg/checkpoint/trackingqueue). weight returns a tenant's fair-queue weight; observe (may be nil)
 // receives each popped item's tenant and time in queue.
 func newPipelineQueue(name string, fair bool, weight func(string) int, observe func(string, time.Duration)) *pipelineQueue {
 	// Per-item exponential backoff from 100ms to 60s, and an overall 200 qps / 500 burst bucket,
@@ -40,10 +42,7 @@ func newPipelineQueue(name string, fair bool, weight func(string) int, observe f
 	} else {
 		ordering = workqueue.DefaultQueue[resources.Request]()
 	}
-	base := workqueue.NewTypedWithConfig(workqueue.TypedQueueConfig[resources.Request]{Name: name, Queue: ordering})
-	delaying := workqueue.NewTypedDelayingQueueWithConfig(workqueue.TypedDelayingQueueConfig[resources.Request]{Name: name, Queue: base})
-	pq.TypedRateLimitingInterface = workqueue.NewTypedRateLimitingQueueWithConfig(rl,
-		workqueue.TypedRateLimitingQueueConfig[resources.Request]{Name: name, DelayingQueue: delaying})
+	pq.Queue = trackingqueue.New(trackingqueue.Config[resources.Request]{Name: name, RateLimiter: rl, Storage: ordering})
 	return pq
 }
 

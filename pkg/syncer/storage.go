@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/vcsyncer/syncer/pkg/checkpoint/source"
 	"github.com/vcsyncer/syncer/pkg/conversion"
 	"github.com/vcsyncer/syncer/pkg/resources"
 	"github.com/vcsyncer/syncer/pkg/resources/persistentvolume"
@@ -20,13 +21,14 @@ import (
 // newStorageFactories returns Env.SuperVolumes and Env.SuperPublic: informer factories for
 // super objects the syncer does not own and never writes, every PersistentVolume (trimmed, see
 // persistentvolume.TrimSuper) and the StorageClasses labelled conversion.LabelPublic=true.
-func newStorageFactories(super kubernetes.Interface) (volumes, public informers.SharedInformerFactory) {
-	public = informers.NewSharedInformerFactoryWithOptions(super, 0,
-		informers.WithTweakListOptions(func(lo *metav1.ListOptions) {
+func newStorageFactories(sources *source.Registry, super kubernetes.Interface) (volumes, public informers.SharedInformerFactory) {
+	public = source.NewFactory(sources, superPublicPrefix, super, source.FactoryOptions{
+		Tweak: func(lo *metav1.ListOptions) {
 			lo.LabelSelector = labels.SelectorFromSet(labels.Set{conversion.LabelPublic: conversion.PublicValue}).String()
-		}),
-		informers.WithTransform(stripManagedFields))
-	volumes = informers.NewSharedInformerFactoryWithOptions(super, 0, informers.WithTransform(persistentvolume.TrimSuper))
+		},
+		Transform: stripManagedFields,
+	})
+	volumes = source.NewFactory(sources, superVolumesPrefix, super, source.FactoryOptions{Transform: persistentvolume.TrimSuper})
 	return volumes, public
 }
 

@@ -11,13 +11,14 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
-	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/vcsyncer/syncer/pkg/checkpoint/source"
+	"github.com/vcsyncer/syncer/pkg/checkpoint/trackingqueue"
 	"github.com/vcsyncer/syncer/pkg/conversion"
 	"github.com/vcsyncer/syncer/pkg/metrics"
 	"github.com/vcsyncer/syncer/pkg/resources"
@@ -61,6 +62,8 @@ type Options struct {
 	// Ingress, NetworkPolicy, PodDisruptionBudget, Event). Defaults to none; New fails on an
 	// unknown kind.
 	OptInKinds []resources.Kind
+	// Checkpoint configures checkpointed restarts; a zero value turns them off.
+	Checkpoint CheckpointOptions
 }
 
 // Syncer runs the downward and upward pipelines for every registered tenant.
@@ -71,6 +74,9 @@ type Syncer struct {
 	down, up  *pipelineQueue
 	opts      Options
 	vnodes    *vnode.Manager
+	// dependents are, per kind, the kinds whose tenant objects depend on it (DependentMapper).
+	dependents map[resources.Kind][]resources.DependentMapper
+	checkpointState
 }
 
 var (
@@ -101,16 +107,18 @@ func New(o Options) (*Syncer, error) {
 	}
 	managed, _ := labels.NewRequirement(conversion.LabelManagedBy, selection.Equals, []string{conversion.ManagedByValue})
 	sel := labels.NewSelector().Add(*managed).String()
+	sources := source.NewRegistry()
+	sources.OnMode = metrics.SourceMode
+	sources.OnListAvoided = func(string) { metrics.ListAvoided() }
 	env := &resources.Env{
 		Super: o.Super,
-		SuperInformers: informers.NewSharedInformerFactoryWithOptions(o.Super, 0,
-			informers.WithTweakListOptions(func(lo *metav1.ListOptions) { lo.LabelSelector = sel }),
-			informers.WithTransform(superTransform)),
-		SuperNodes:    informers.NewSharedInformerFactoryWithOptions(o.Super, 0, informers.WithTransform(stripManagedFields)),
+		SuperInformers: source.NewFactory(sources, superSourcePrefix, o.Super, source.FactoryOptions{
+			Tweak: func(lo *metav1.ListOptions) { lo.LabelSelector = sel }, Transform: superTransform}),
+		SuperNodes:    source.NewFactory(sources, superNodesPrefix, o.Super, source.FactoryOptions{Transform: stripManagedFields}),
 		TenantDNS:     o.TenantDNS,
 		ClusterDomain: o.ClusterDomain,
 	}
-	env.SuperVolumes, env.SuperPublic = newStorageFactories(o.Super)
+	env.SuperVolumes, env.SuperPublic = newStorageFactories(sources, o.Super)
 	if o.PodSecurityEnforce != "" {
 		env.NamespaceLabels = map[string]string{"pod-security.kubernetes.io/enforce": o.PodSecurityEnforce}
 	}
@@ -120,13 +128,19 @@ func New(o Options) (*Syncer, error) {
 	}
 	s := &Syncer{
 		env: env, opts: o,
-		resources: map[resources.Kind]resources.Resource{},
+		resources:  map[resources.Kind]resources.Resource{},
+		dependents: map[resources.Kind][]resources.DependentMapper{},
 	}
+	s.sources, s.parked = sources, map[string]*parkedWork{}
+	s.keepTenantState = s.keepTenantStateFunc(time.Now())
 	s.down = newPipelineQueue("downward", !o.DisableFairQueuing, s.weight, observer(directionDownward))
 	s.up = newPipelineQueue("upward", !o.DisableFairQueuing, s.weight, observer(directionUpward))
 	env.SuperObject = s.superObject
 	for _, r := range append(DefaultResources(), optIn...) {
 		s.resources[r.Kind()] = r
+		if d, ok := r.(resources.DependentMapper); ok {
+			s.dependents[d.DependsOn()] = append(s.dependents[d.DependsOn()], d)
+		}
 		inf := r.SuperInformer(env)
 		h := s.superHandler(r.Kind())
 		if m, ok := r.(resources.SuperMapper); ok {
@@ -145,13 +159,20 @@ func New(o Options) (*Syncer, error) {
 		return nil, err
 	}
 	env.VNodes, s.vnodes = vm, vm
+	if s.ckpt, err = s.newCheckpointer(o.Checkpoint); err != nil {
+		return nil, err
+	}
 	metrics.RegisterVNodeStats(vm.Bindings().Counts)
 	metrics.RegisterQueueStats(s.queueStats)
 	return s, nil
 }
 
-// SetRegistry gives the Syncer the tenant registry it looks Clusters up in.
-func (s *Syncer) SetRegistry(r *tenant.Registry) { s.registry = r }
+// SetRegistry gives the Syncer the tenant registry it looks Clusters up in, and makes the
+// registry build tenant informers that can resume from checkpoints.
+func (s *Syncer) SetRegistry(r *tenant.Registry) {
+	s.registry = r
+	r.NewInformers = s.tenantInformers
+}
 
 // Start runs the Syncer until ctx is done: it starts the super informers, waits for them to
 // sync, then runs the worker pools. It implements manager.Runnable.
@@ -160,6 +181,17 @@ func (s *Syncer) Start(ctx context.Context) error {
 		return errors.New("syncer: SetRegistry was not called")
 	}
 	log := ctrl.LoggerFrom(ctx).WithName("syncer")
+	// Resume: parked queue items and extra state first, then the sources' positions (the
+	// informers answer their first List from them), then start the informers.
+	if s.ckpt != nil {
+		if cp := s.ckpt.Load(ctx); cp != nil {
+			if err := s.restoreQueues(cp.Queues); err != nil {
+				log.Error(err, "Cannot restore the checkpointed queues; every tenant is re-listed")
+			} else {
+				s.ckpt.Restore(ctx, cp)
+			}
+		}
+	}
 	s.env.SuperInformers.Start(ctx.Done())
 	s.env.SuperNodes.Start(ctx.Done())
 	for typ, ok := range s.env.SuperInformers.WaitForCacheSync(ctx.Done()) {
@@ -185,10 +217,24 @@ func (s *Syncer) Start(ctx context.Context) error {
 	}
 	wg.Go(func() { s.refreshTokens(ctx) })
 	wg.Go(func() { _ = s.vnodes.Start(ctx) })
+	if s.ckpt != nil {
+		wg.Go(func() { s.ckpt.Run(ctx) })
+	}
 	<-ctx.Done()
 	s.down.ShutDown()
 	s.up.ShutDown()
 	wg.Wait()
+	if s.ckpt != nil {
+		// The final checkpoint: after the workers stopped, before the manager releases the
+		// leader lease (it waits for this Runnable to return).
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 15*time.Second)
+		if err := s.ckpt.Save(sctx); err != nil {
+			log.Error(err, "Final checkpoint not written")
+		} else {
+			log.Info("Final checkpoint written")
+		}
+		cancel()
+	}
 	s.env.SuperInformers.Shutdown()
 	s.env.SuperNodes.Shutdown()
 	s.env.SuperVolumes.Shutdown()
@@ -266,8 +312,14 @@ func (s *Syncer) process(ctx context.Context, req resources.Request, down bool) 
 		}
 	}()
 	c, ok := s.registry.Get(req.Tenant)
-	if !ok || !c.Synced() {
-		return nil // tenant removed or not ready: ClusterSynced enqueues everything again
+	if !ok {
+		return nil // tenant removed
+	}
+	if !c.Synced() {
+		// Not connected or not synced yet: kept until it syncs (ClusterSynced drains it),
+		// and in checkpoints meanwhile.
+		s.park(req, down, trackingqueue.DelayWindow{})
+		return nil
 	}
 	r, ok := s.resources[req.Kind]
 	if !ok {

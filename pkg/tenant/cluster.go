@@ -77,7 +77,7 @@ type Cluster struct {
 
 // newCluster builds a Cluster for a tenant from its rest.Config. It does not contact the
 // tenant apiserver. notify is called (with the tenant name) after every state change.
-func newCluster(name, uid string, cfg *rest.Config, hash string, weight int32, notify func(string)) (*Cluster, error) {
+func newCluster(name, uid string, cfg *rest.Config, hash string, weight int32, notify func(string), newInformers InformerFactoryFunc) (*Cluster, error) {
 	cfg = rest.CopyConfig(cfg)
 	cfg.UserAgent = "vc-syncer"
 	// The syncer multiplexes all tenants; client-side rate limiting per tenant would only add
@@ -95,7 +95,12 @@ func newCluster(name, uid string, cfg *rest.Config, hash string, weight int32, n
 	if err != nil {
 		return nil, fmt.Errorf("tenant %s: kubeconfig server %q: %w", name, cfg.Host, err)
 	}
-	f := informers.NewSharedInformerFactoryWithOptions(cs, 0, informers.WithTransform(TrimTenantObject))
+	var f informers.SharedInformerFactory
+	if newInformers != nil {
+		f = newInformers(name, cs, TrimTenantObject)
+	} else {
+		f = informers.NewSharedInformerFactoryWithOptions(cs, 0, informers.WithTransform(TrimTenantObject))
+	}
 	b := record.NewBroadcaster()
 	b.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: cs.CoreV1().Events("")})
 	return &Cluster{

@@ -2,11 +2,20 @@ package tenant
 
 import (
 	"context"
+
 	"sort"
 	"sync"
+
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
 )
 
 // Hooks lets the syncer attach to tenant Clusters. Implementations must not block.
+// InformerFactoryFunc builds the informer factory of the tenant named tenant over client; every
+// informer it returns must apply transform to objects before caching them.
+type InformerFactoryFunc func(tenant string, client kubernetes.Interface, transform cache.TransformFunc) informers.SharedInformerFactory
+
 type Hooks interface {
 	// ClusterStarting is called once per Cluster after its apiserver answered and before its
 	// informers start: register informers and event handlers here.
@@ -19,6 +28,11 @@ type Hooks interface {
 
 // Registry holds the running tenant Clusters by Tenant name. It is safe for concurrent use.
 type Registry struct {
+	// NewInformers, if set, builds each Cluster's informer factory (the syncer's resumable
+	// factories, pkg/checkpoint/source); nil uses a plain client-go factory. Set it before the
+	// first Cluster is added.
+	NewInformers InformerFactoryFunc
+
 	ctx   context.Context
 	hooks Hooks
 

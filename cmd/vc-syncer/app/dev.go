@@ -157,6 +157,11 @@ Press Ctrl-C to stop everything.
 
 `, time.Since(start).Seconds(), kubectl, rel(superKC), rel(tenantKCs[0]), rel(tenantKCs[0]), rel(superKC), rel(tenantKCs[0]),
 		o.MetricsBindAddress, o.HealthProbeBindAddress, filepath.Join(rel(dir), "state"))
+	if o.CheckpointStore == "" {
+		// dev keeps its checkpoint next to its control planes (a fresh super cluster each time,
+		// so a checkpoint of an older one only costs a relist).
+		o.CheckpointStore = "file:" + filepath.Join(dir, "checkpoint")
+	}
 	err = Run(ctx, o, env.Super.RESTConfig)
 	if ctx.Err() != nil {
 		return nil

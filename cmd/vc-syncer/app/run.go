@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -29,6 +30,7 @@ import (
 	"github.com/vcsyncer/syncer/cmd/vc-syncer/app/options"
 	"github.com/vcsyncer/syncer/config"
 	tenancyv1alpha1 "github.com/vcsyncer/syncer/pkg/apis/tenancy/v1alpha1"
+	"github.com/vcsyncer/syncer/pkg/checkpoint/store"
 	"github.com/vcsyncer/syncer/pkg/remediation"
 	"github.com/vcsyncer/syncer/pkg/syncer"
 	"github.com/vcsyncer/syncer/pkg/tenant"
@@ -135,6 +137,10 @@ func Run(ctx context.Context, o *options.Options, cfg *rest.Config) error {
 	if err != nil {
 		return fmt.Errorf("failed to create manager: %w", err)
 	}
+	ckptStore, err := store.Parse(o.CheckpointStoreSpec(), superCS, store.Options{Holder: holderIdentity()})
+	if err != nil {
+		return fmt.Errorf("--checkpoint-store: %w", err)
+	}
 	s, err := syncer.New(syncer.Options{
 		Super: superCS, DownwardWorkers: o.DownwardWorkers, UpwardWorkers: o.UpwardWorkers, DisableFairQueuing: !o.FairQueuing,
 		PodSecurityEnforce: o.PodSecurityEnforce,
@@ -142,6 +148,8 @@ func Run(ctx context.Context, o *options.Options, cfg *rest.Config) error {
 		VNode: vnode.Options{GCGrace: o.VNodeGCGrace, LeaseDuration: o.VNodeLeaseDuration,
 			StatusReportFrequency: o.VNodeStatusReportFrequency},
 		OptInKinds: o.OptInKindList(),
+		Checkpoint: syncer.CheckpointOptions{Store: ckptStore, Interval: o.CheckpointInterval, MaxItems: o.CheckpointMaxItems,
+			Holder: holderIdentity(), Config: fmt.Sprintf("workers=%d/%d", o.DownwardWorkers, o.UpwardWorkers)},
 	})
 	if err != nil {
 		return err
@@ -177,6 +185,12 @@ func Run(ctx context.Context, o *options.Options, cfg *rest.Config) error {
 		return err
 	}
 	return mgr.Start(ctx)
+}
+
+// holderIdentity names this process in checkpoints: the Pod name (host name) and PID.
+func holderIdentity() string {
+	h, _ := os.Hostname()
+	return fmt.Sprintf("%s_%d", h, os.Getpid())
 }
 
 func ensureNamespace(ctx context.Context, cs kubernetes.Interface, ns string) error {

@@ -67,6 +67,24 @@ type Options struct {
 	// RemediationInterval is the time between two periodic remediation scans (pkg/remediation);
 	// 0 turns them off. Defaults to 60s.
 	RemediationInterval time.Duration
+	// CheckpointStore is where checkpoints go: "file:PATH", "secret:NAMESPACE/NAME" or "none".
+	// Empty: secret:<KubeconfigNamespace>/vc-syncer-checkpoint.
+	CheckpointStore string
+	// CheckpointInterval is the time between two checkpoints. Defaults to 30s.
+	CheckpointInterval time.Duration
+	// CheckpointMaxItems: a checkpoint is skipped while the queues hold more items. Defaults to 15000.
+	CheckpointMaxItems int
+}
+
+// DefaultCheckpointSecret is the name of the checkpoint Secret when --checkpoint-store is empty.
+const DefaultCheckpointSecret = "vc-syncer-checkpoint"
+
+// CheckpointStoreSpec returns --checkpoint-store with its default filled in.
+func (o *Options) CheckpointStoreSpec() string {
+	if o.CheckpointStore == "" {
+		return "secret:" + o.KubeconfigNamespace + "/" + DefaultCheckpointSecret
+	}
+	return o.CheckpointStore
 }
 
 // NewOptions returns Options with their defaults.
@@ -82,6 +100,8 @@ func NewOptions() *Options {
 		PodSecurityEnforce:     "baseline",
 		TenantClusterDomain:    "cluster.local",
 		RemediationInterval:    60 * time.Second,
+		CheckpointInterval:     30 * time.Second,
+		CheckpointMaxItems:     15000,
 
 		VNodeGCGrace:               30 * time.Second,
 		VNodeLeaseDuration:         40 * time.Second,
@@ -129,6 +149,12 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"How often a virtual Node's status is written when nothing in it changed, refreshing its conditions' lastHeartbeatTime (duration; the kubelet's nodeStatusReportFrequency). Changes of the super Node are written at once.")
 	fs.StringSliceVar(&o.OptInKinds, "opt-in-kinds", o.OptInKinds,
 		"Comma-separated opt-in kinds to sync besides the default ones: Ingress, NetworkPolicy, PodDisruptionBudget, Event (super Events about synced objects copied up; caches every super Event). Empty: none.")
+	fs.StringVar(&o.CheckpointStore, "checkpoint-store", o.CheckpointStore,
+		"Where the syncer saves checkpoints so that a restart resumes instead of re-listing every tenant: file:PATH (a local file, written atomically), secret:NAMESPACE/NAME (Secrets in the super cluster, chunked under 1 MiB), or none (every start is cold). Empty: secret:<--kubeconfig-namespace>/"+DefaultCheckpointSecret+".")
+	fs.DurationVar(&o.CheckpointInterval, "checkpoint-interval", o.CheckpointInterval,
+		"Time between two checkpoints (duration, e.g. 30s); a final one is written on graceful shutdown.")
+	fs.IntVar(&o.CheckpointMaxItems, "checkpoint-max-items", o.CheckpointMaxItems,
+		"Skip a checkpoint (keeping the previous one) while the queues hold more unfinished items than this; an older checkpoint only costs more replay.")
 	gofs := flag.NewFlagSet("zap", flag.ContinueOnError)
 	o.Zap.BindFlags(gofs)
 	fs.AddGoFlagSet(gofs)
@@ -150,6 +176,12 @@ func (o *Options) Validate() error {
 	}
 	if errs2 := validation.IsDNS1123Subdomain(o.TenantClusterDomain); len(errs2) > 0 {
 		errs = append(errs, fmt.Errorf("--tenant-cluster-domain %q: %s", o.TenantClusterDomain, strings.Join(errs2, "; ")))
+	}
+	if o.CheckpointInterval <= 0 {
+		errs = append(errs, errors.New("--checkpoint-interval must be positive"))
+	}
+	if o.CheckpointMaxItems < 1 {
+		errs = append(errs, errors.New("--checkpoint-max-items must be at least 1"))
 	}
 	if o.RemediationInterval < 0 {
 		errs = append(errs, errors.New("--remediation-interval must not be negative"))

@@ -1,0 +1,199 @@
+package checkpoint
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/vcsyncer/syncer/pkg/checkpoint/source"
+	"github.com/vcsyncer/syncer/pkg/metrics"
+)
+
+// Defaults of Options.
+const (
+	DefaultInterval = 30 * time.Second
+	DefaultMaxItems = 15000
+)
+
+// Options configures a Checkpointer.
+type Options struct {
+	// Store persists checkpoints. Required.
+	Store Store
+	// Interval between periodic checkpoints. Defaults to DefaultInterval (30 s).
+	Interval time.Duration
+	// MaxItems: a checkpoint is skipped (and the previous one kept) while the queues hold more
+	// unfinished items than this. Defaults to DefaultMaxItems (15000).
+	MaxItems int
+	// CodeVersion identifies the code and configuration; a checkpoint with another one is
+	// discarded on Load (the saved queues and filters may mean something else now).
+	CodeVersion string
+	// Holder identifies this process (recorded in the checkpoint).
+	Holder string
+	// Sources are the informers' resumable states. Required.
+	Sources *source.Registry
+	// KeepSource filters the Sources saved by ID (nil saves all).
+	KeepSource func(id string) bool
+	// Queues are the workqueues. Required.
+	Queues Queues
+	// Extras are saved after the queues, in order.
+	Extras []Checkpointable
+}
+
+// Checkpointer takes checkpoints (periodically and on demand) and loads the last one.
+type Checkpointer struct {
+	o Options
+
+	mu   sync.Mutex // serialises saves
+	last time.Time
+}
+
+// New returns a Checkpointer. It returns an error when Store, Sources or Queues is missing.
+func New(o Options) (*Checkpointer, error) {
+	if o.Store == nil || o.Sources == nil || o.Queues == nil {
+		return nil, fmt.Errorf("checkpoint: Options.Store, Sources and Queues are required")
+	}
+	if o.Interval <= 0 {
+		o.Interval = DefaultInterval
+	}
+	if o.MaxItems <= 0 {
+		o.MaxItems = DefaultMaxItems
+	}
+	return &Checkpointer{o: o}, nil
+}
+
+// Load reads the saved checkpoint. It returns (nil, nil) — cold start — when there is none, when
+// it cannot be read or decoded, or when it was written by other code or configuration; the
+// reason is logged and counted (vcsyncer_checkpoint_load_total{result}). Load never fails the
+// syncer: an unusable checkpoint only costs a cold start.
+func (c *Checkpointer) Load(ctx context.Context) *Checkpoint {
+	log := ctrl.LoggerFrom(ctx).WithName("checkpoint")
+	data, err := c.o.Store.Load(ctx)
+	switch {
+	case err != nil:
+		log.Error(err, "Cannot read the checkpoint; starting cold", "store", c.o.Store.String())
+		metrics.CheckpointLoaded("unreadable")
+		return nil
+	case data == nil:
+		log.Info("No checkpoint yet; starting cold", "store", c.o.Store.String())
+		metrics.CheckpointLoaded("none")
+		return nil
+	}
+	cp, err := Decode(data)
+	if err != nil {
+		log.Error(err, "Cannot decode the checkpoint; starting cold", "store", c.o.Store.String())
+		metrics.CheckpointLoaded("undecodable")
+		return nil
+	}
+	if cp.CodeVersion != c.o.CodeVersion {
+		log.Info("Checkpoint was written by other code or configuration; starting cold",
+			"written", cp.CodeVersion, "running", c.o.CodeVersion, "holder", cp.Holder)
+		metrics.CheckpointLoaded("version_mismatch")
+		return nil
+	}
+	log.Info("Resuming from checkpoint", "store", c.o.Store.String(), "takenAt", cp.TakenAt,
+		"age", time.Since(cp.TakenAt).Round(time.Millisecond), "holder", cp.Holder,
+		"sources", len(cp.Sources), "queueItems", cp.QueueItems, "bytes", len(data))
+	metrics.CheckpointLoaded("resumed")
+	c.mu.Lock()
+	c.last = cp.TakenAt
+	c.mu.Unlock()
+	return cp
+}
+
+// Save takes one checkpoint and writes it: Sources, then Queues, then Extras, then the store.
+// It returns ErrSkipped (the previous checkpoint is kept) when the queues hold more than
+// Options.MaxItems, and the error of any step otherwise.
+func (c *Checkpointer) Save(ctx context.Context) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	start := time.Now()
+	if n := c.o.Queues.QueueSize(); n > c.o.MaxItems {
+		metrics.CheckpointSkipped("queue_over_budget")
+		return fmt.Errorf("%w (%d > %d)", ErrSkipped, n, c.o.MaxItems)
+	}
+	cp := &Checkpoint{Format: Format, CodeVersion: c.o.CodeVersion, Holder: c.o.Holder, TakenAt: start}
+	var err error
+	// 1. positions, objects, ack maps.
+	if cp.Sources, err = c.o.Sources.Checkpoint(c.o.KeepSource); err != nil {
+		return c.failed(err)
+	}
+	// 2. queues.
+	if cp.Queues, cp.QueueItems, err = c.o.Queues.SnapshotQueues(); err != nil {
+		return c.failed(err)
+	}
+	if cp.QueueItems > c.o.MaxItems {
+		metrics.CheckpointSkipped("queue_over_budget")
+		return fmt.Errorf("%w (%d > %d)", ErrSkipped, cp.QueueItems, c.o.MaxItems)
+	}
+	// 3. extra state.
+	cp.Extras = map[string][]byte{}
+	for _, x := range c.o.Extras {
+		b, err := x.Checkpoint(ctx)
+		if err != nil {
+			return c.failed(fmt.Errorf("checkpoint of %s: %w", x.Name(), err))
+		}
+		cp.Extras[x.Name()] = b
+	}
+	data, err := Encode(cp)
+	if err != nil {
+		return c.failed(err)
+	}
+	if err := c.o.Store.Save(ctx, data); err != nil {
+		return c.failed(fmt.Errorf("saving to %s: %w", c.o.Store.String(), err))
+	}
+	objects := 0
+	for _, s := range cp.Sources {
+		objects += len(s.Objects)
+	}
+	metrics.CheckpointSaved(time.Since(start), len(data), cp.QueueItems, objects, start)
+	c.last = start
+	return nil
+}
+
+func (c *Checkpointer) failed(err error) error {
+	metrics.CheckpointFailed()
+	return err
+}
+
+// LastSuccess returns when the last checkpoint that was saved (or loaded) was taken; zero if none.
+func (c *Checkpointer) LastSuccess() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.last
+}
+
+// Run saves a checkpoint every Options.Interval until ctx is done. Errors are logged and
+// counted; they never stop the syncer.
+func (c *Checkpointer) Run(ctx context.Context) {
+	log := ctrl.LoggerFrom(ctx).WithName("checkpoint")
+	t := time.NewTicker(c.o.Interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if err := c.Save(ctx); err != nil && ctx.Err() == nil {
+			log.Info("Checkpoint not written", "reason", err.Error())
+		}
+	}
+}
+
+// Restore applies cp's extra state to the Checkpointables (by name; unknown names are ignored).
+// Call it before the informers start. An extra that cannot be restored is logged and left
+// empty: it is rebuilt from the informers' initial events.
+func (c *Checkpointer) Restore(ctx context.Context, cp *Checkpoint) {
+	log := ctrl.LoggerFrom(ctx).WithName("checkpoint")
+	for _, x := range c.o.Extras {
+		if b, ok := cp.Extras[x.Name()]; ok {
+			if err := x.Restore(ctx, b); err != nil {
+				log.Error(err, "Cannot restore extra state; it is rebuilt from the caches", "name", x.Name())
+			}
+		}
+	}
+	c.o.Sources.Restore(cp.Sources)
+}

@@ -1,0 +1,277 @@
+package source
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
+	storagev1 "k8s.io/api/storage/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/informers/coordination"
+	"k8s.io/client-go/informers/core"
+	"k8s.io/client-go/informers/discovery"
+	"k8s.io/client-go/informers/internalinterfaces"
+	"k8s.io/client-go/informers/networking"
+	"k8s.io/client-go/informers/policy"
+	"k8s.io/client-go/informers/scheduling"
+	"k8s.io/client-go/informers/storage"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
+)
+
+// kindInfo describes one resumable kind: how to reach it and how to build its list.
+type kindInfo struct {
+	kind     string
+	resource string
+	client   func(kubernetes.Interface) rest.Interface
+	newObj   func() runtime.Object
+	newList  func() runtime.Object
+}
+
+func info[T any, L any, PT interface {
+	*T
+	runtime.Object
+}, PL interface {
+	*L
+	runtime.Object
+}](kind, resource string, client func(kubernetes.Interface) rest.Interface) kindInfo {
+	return kindInfo{kind: kind, resource: resource, client: client,
+		newObj:  func() runtime.Object { return PT(new(T)) },
+		newList: func() runtime.Object { return PL(new(L)) },
+	}
+}
+
+func coreClient(c kubernetes.Interface) rest.Interface { return c.CoreV1().RESTClient() }
+
+// kinds are the kinds a Factory makes resumable; any other kind gets the factory's normal
+// informer. Event is left out on purpose: its informers are built with their own filters.
+var kinds = map[reflect.Type]kindInfo{}
+
+func init() {
+	for _, k := range []kindInfo{
+		info[corev1.Pod, corev1.PodList]("Pod", "pods", coreClient),
+		info[corev1.ConfigMap, corev1.ConfigMapList]("ConfigMap", "configmaps", coreClient),
+		info[corev1.Secret, corev1.SecretList]("Secret", "secrets", coreClient),
+		info[corev1.ServiceAccount, corev1.ServiceAccountList]("ServiceAccount", "serviceaccounts", coreClient),
+		info[corev1.Service, corev1.ServiceList]("Service", "services", coreClient),
+		info[corev1.Endpoints, corev1.EndpointsList]("Endpoints", "endpoints", coreClient),
+		info[corev1.Namespace, corev1.NamespaceList]("Namespace", "namespaces", coreClient),
+		info[corev1.PersistentVolumeClaim, corev1.PersistentVolumeClaimList]("PersistentVolumeClaim", "persistentvolumeclaims", coreClient),
+		info[corev1.PersistentVolume, corev1.PersistentVolumeList]("PersistentVolume", "persistentvolumes", coreClient),
+		info[corev1.Node, corev1.NodeList]("Node", "nodes", coreClient),
+		info[discoveryv1.EndpointSlice, discoveryv1.EndpointSliceList]("EndpointSlice", "endpointslices",
+			func(c kubernetes.Interface) rest.Interface { return c.DiscoveryV1().RESTClient() }),
+		info[networkingv1.Ingress, networkingv1.IngressList]("Ingress", "ingresses",
+			func(c kubernetes.Interface) rest.Interface { return c.NetworkingV1().RESTClient() }),
+		info[networkingv1.NetworkPolicy, networkingv1.NetworkPolicyList]("NetworkPolicy", "networkpolicies",
+			func(c kubernetes.Interface) rest.Interface { return c.NetworkingV1().RESTClient() }),
+		info[policyv1.PodDisruptionBudget, policyv1.PodDisruptionBudgetList]("PodDisruptionBudget", "poddisruptionbudgets",
+			func(c kubernetes.Interface) rest.Interface { return c.PolicyV1().RESTClient() }),
+		info[schedulingv1.PriorityClass, schedulingv1.PriorityClassList]("PriorityClass", "priorityclasses",
+			func(c kubernetes.Interface) rest.Interface { return c.SchedulingV1().RESTClient() }),
+		info[storagev1.StorageClass, storagev1.StorageClassList]("StorageClass", "storageclasses",
+			func(c kubernetes.Interface) rest.Interface { return c.StorageV1().RESTClient() }),
+		info[coordinationv1.Lease, coordinationv1.LeaseList]("Lease", "leases",
+			func(c kubernetes.Interface) rest.Interface { return c.CoordinationV1().RESTClient() }),
+	} {
+		kinds[reflect.TypeOf(k.newObj())] = k
+	}
+}
+
+// KindOf returns the kind name a Factory uses in Source IDs for obj's type ("Pod", ...), and
+// false for kinds that are not resumable.
+func KindOf(obj runtime.Object) (string, bool) {
+	k, ok := kinds[reflect.TypeOf(obj)]
+	return k.kind, ok
+}
+
+// FactoryOptions configures a Factory.
+type FactoryOptions struct {
+	// Tweak modifies every List and Watch request (e.g. a label selector); may be nil.
+	Tweak func(*metav1.ListOptions)
+	// Transform runs on every object before it is cached (informers.WithTransform); may be nil.
+	Transform cache.TransformFunc
+}
+
+// Factory is an informers.SharedInformerFactory whose informers of the resumable kinds are
+// backed by Sources of a Registry, with IDs "<prefix>/<Kind>". Informers of other kinds, and
+// informers asked for with a custom constructor of a non-resumable kind, come from an ordinary
+// factory. Only the API groups of the resumable kinds (core, discovery, networking, policy,
+// scheduling, storage, coordination) route through it; other groups behave as the embedded
+// factory's.
+//
+// Its informers always list with LIST requests, never with streaming watch-lists (KEP-3157):
+// a resumed informer's first List must be answered from the checkpoint, which the reflector
+// only asks for when watch-list semantics are off (checkpointing.md 3.1).
+type Factory struct {
+	informers.SharedInformerFactory
+	reg    *Registry
+	prefix string
+	client kubernetes.Interface
+	tweak  func(*metav1.ListOptions)
+}
+
+var _ informers.SharedInformerFactory = (*Factory)(nil)
+
+// NewFactory returns a Factory over client whose Sources live in reg under prefix.
+func NewFactory(reg *Registry, prefix string, client kubernetes.Interface, o FactoryOptions) *Factory {
+	var opts []informers.SharedInformerOption
+	if o.Tweak != nil {
+		opts = append(opts, informers.WithTweakListOptions(o.Tweak))
+	}
+	if o.Transform != nil {
+		opts = append(opts, informers.WithTransform(o.Transform))
+	}
+	return &Factory{
+		SharedInformerFactory: informers.NewSharedInformerFactoryWithOptions(client, 0, opts...),
+		reg:                   reg, prefix: prefix, client: client, tweak: o.Tweak,
+	}
+}
+
+// InformerFor returns the shared informer of obj's type, building a resumable one for the
+// resumable kinds.
+func (f *Factory) InformerFor(obj runtime.Object, newFunc internalinterfaces.NewInformerFunc) cache.SharedIndexInformer {
+	k, ok := kinds[reflect.TypeOf(obj)]
+	if !ok {
+		return f.SharedInformerFactory.InformerFor(obj, newFunc)
+	}
+	return f.SharedInformerFactory.InformerFor(obj, func(_ kubernetes.Interface, resync time.Duration) cache.SharedIndexInformer {
+		src := f.reg.Source(f.prefix + "/" + k.kind)
+		lw := &resumeLW{
+			real: cache.NewFilteredListWatchFromClient(k.client(f.client), k.resource, metav1.NamespaceAll, f.tweak),
+			src:  src, kind: k,
+		}
+		inf := cache.NewSharedIndexInformerWithOptions(lw, k.newObj(), cache.SharedIndexInformerOptions{
+			ResyncPeriod: resync,
+			Indexers:     cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
+		})
+		src.setInformer(inf)
+		return inf
+	})
+}
+
+// Core returns the core API group's informers, routed through f.
+func (f *Factory) Core() core.Interface { return core.New(f, metav1.NamespaceAll, f.tweak) }
+
+// Discovery returns the discovery API group's informers, routed through f.
+func (f *Factory) Discovery() discovery.Interface {
+	return discovery.New(f, metav1.NamespaceAll, f.tweak)
+}
+
+// Networking returns the networking API group's informers, routed through f.
+func (f *Factory) Networking() networking.Interface {
+	return networking.New(f, metav1.NamespaceAll, f.tweak)
+}
+
+// Policy returns the policy API group's informers, routed through f.
+func (f *Factory) Policy() policy.Interface { return policy.New(f, metav1.NamespaceAll, f.tweak) }
+
+// Scheduling returns the scheduling API group's informers, routed through f.
+func (f *Factory) Scheduling() scheduling.Interface {
+	return scheduling.New(f, metav1.NamespaceAll, f.tweak)
+}
+
+// Storage returns the storage API group's informers, routed through f.
+func (f *Factory) Storage() storage.Interface { return storage.New(f, metav1.NamespaceAll, f.tweak) }
+
+// Coordination returns the coordination API group's informers, routed through f.
+func (f *Factory) Coordination() coordination.Interface {
+	return coordination.New(f, metav1.NamespaceAll, f.tweak)
+}
+
+// resumeLW answers a resumed informer's first List from its Source's checkpointed objects and
+// passes everything else to the apiserver.
+type resumeLW struct {
+	real *cache.ListWatch
+	src  *Source
+	kind kindInfo
+}
+
+var (
+	_ cache.ListerWatcher            = (*resumeLW)(nil)
+	_ cache.ListerWatcherWithContext = (*resumeLW)(nil)
+)
+
+// IsWatchListSemanticsUnSupported turns streaming watch-lists off for this informer
+// (client-go util/watchlist.DoesClientNotSupportWatchListSemantics).
+func (l *resumeLW) IsWatchListSemanticsUnSupported() bool { return true }
+
+func (l *resumeLW) List(opts metav1.ListOptions) (runtime.Object, error) {
+	return l.ListWithContext(context.Background(), opts)
+}
+
+func (l *resumeLW) ListWithContext(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
+	if st := l.src.takePending(); st != nil {
+		list, err := l.synthetic(st)
+		if err == nil {
+			return list, nil
+		}
+		// A checkpoint this code cannot decode is not fatal: list from the apiserver instead.
+		l.src.mu.Lock()
+		l.src.setMode(ModeRelistDiff)
+		l.src.mu.Unlock()
+	}
+	return l.real.ListWithContext(ctx, opts)
+}
+
+func (l *resumeLW) Watch(opts metav1.ListOptions) (watch.Interface, error) {
+	return l.real.WatchWithContext(context.Background(), opts)
+}
+
+func (l *resumeLW) WatchWithContext(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+	return l.real.WatchWithContext(ctx, opts)
+}
+
+// synthetic builds the list object of st's objects at st.Position.
+func (l *resumeLW) synthetic(st *State) (runtime.Object, error) {
+	items := make([]runtime.Object, 0, len(st.Objects))
+	for _, b := range st.Objects {
+		o := l.kind.newObj()
+		if err := unmarshal(o, b); err != nil {
+			return nil, fmt.Errorf("source %s: %w", l.src.ID, err)
+		}
+		items = append(items, o)
+	}
+	list := l.kind.newList()
+	if err := meta.SetList(list, items); err != nil {
+		return nil, err
+	}
+	lm, err := meta.ListAccessor(list)
+	if err != nil {
+		return nil, err
+	}
+	lm.SetResourceVersion(st.Position)
+	return list, nil
+}
+
+type protoMarshaler interface{ Marshal() ([]byte, error) }
+type protoUnmarshaler interface{ Unmarshal([]byte) error }
+
+// marshal encodes a cached object with its generated protobuf marshaller.
+func marshal(obj any) ([]byte, error) {
+	m, ok := obj.(protoMarshaler)
+	if !ok {
+		return nil, fmt.Errorf("%T has no protobuf encoding", obj)
+	}
+	return m.Marshal()
+}
+
+func unmarshal(obj runtime.Object, b []byte) error {
+	u, ok := obj.(protoUnmarshaler)
+	if !ok {
+		return fmt.Errorf("%T has no protobuf encoding", obj)
+	}
+	return u.Unmarshal(b)
+}

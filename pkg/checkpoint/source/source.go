@@ -1,0 +1,360 @@
+// Package source makes informers resumable from a checkpoint.
+//
+// A Source is one cache the syncer watches: one tenant's or the super cluster's informer of one
+// kind. It is identified by an ID such as "tenant/blue/Pod" or "super/ConfigMap", and keeps
+// three things that a checkpoint records (State):
+//
+//   - the position: the resourceVersion the informer's reflector last synced to;
+//   - the objects in the informer's cache at that position (protobuf-encoded), so a restart can
+//     start watching from the position without listing the world again;
+//   - the ack map: for each object key, the (UID, resourceVersion) the syncer last handed to
+//     its workqueue (or decided needed no work).
+//
+// The informer's cache runs ahead of its event handlers: events wait in per-handler buffers
+// (client-go's processorListener), so a position taken from the informer may already include
+// changes that were never enqueued (design notes, checkpointing.md finding 6). The ack map closes
+// that gap: the handlers write it after they enqueue, and a change that reached the cache but
+// not the queue shows up on resume as a cache object whose version differs from its ack entry.
+// So on resume the syncer enqueues exactly the keys whose cached (UID, resourceVersion) differs
+// from the ack map, plus the acked keys no longer cached (deleted while it was away), and nothing
+// else. Positions are taken before objects and objects before the ack map, which with the
+// synchronous ack-after-enqueue gives at-least-once delivery (checkpointing.md section 4.6).
+//
+// Resuming by position: the first List of a resumed informer is answered from the checkpoint
+// (resourceVersion = position, no request to the apiserver), then the reflector watches from the
+// position. If the apiserver no longer has that history (410 Gone / "too old resource
+// version"), the reflector relists once and the diff against the ack map still enqueues only
+// what changed (checkpointing.md sections 3.1, 3.2).
+package source
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/cache"
+)
+
+// Resume modes of a Source, as reported by Source.Mode and the vcsyncer_source_resume_mode metric.
+const (
+	// ModeCold: no checkpoint state; the informer listed everything.
+	ModeCold = "cold"
+	// ModeWatch: the first List was answered from the checkpoint and the watch resumed from its
+	// position: no LIST request.
+	ModeWatch = "watch"
+	// ModeRelistDiff: the informer listed (the position had expired, or only the ack map was
+	// saved), and only objects whose version differs from the ack map are enqueued.
+	ModeRelistDiff = "relist-diff"
+)
+
+// ObjectVersion is the version of one object as handed to the workqueue.
+type ObjectVersion struct {
+	UID             types.UID
+	ResourceVersion string // compared for equality only (KEP-5504: RVs of one resource only)
+	// Owner is set for super-cluster objects owned by a tenant: where the object came from, so
+	// a super object deleted while the syncer was away can still be mapped to its tenant
+	// request. Empty for tenant objects.
+	Owner *Owner `json:",omitempty"`
+}
+
+// Owner names the tenant object a super object was synced from.
+type Owner struct {
+	Tenant, TenantUID, Namespace, Name string
+}
+
+// VersionOf returns obj's (UID, resourceVersion).
+func VersionOf(obj metav1.Object) ObjectVersion {
+	return ObjectVersion{UID: obj.GetUID(), ResourceVersion: obj.GetResourceVersion()}
+}
+
+// State is one Source's part of a checkpoint.
+type State struct {
+	// ID identifies the Source ("tenant/<name>/<Kind>", "super/<Kind>", ...).
+	ID string
+	// Position is the resourceVersion the cached Objects are at; "" when no objects were saved.
+	Position string
+	// Objects are the cached objects at Position, each protobuf-encoded; nil when not saved.
+	Objects [][]byte
+	// Acked is the ack map: object key ("namespace/name" or "name") → version last enqueued.
+	Acked map[string]ObjectVersion
+}
+
+// Source is the resumable state of one informer. Its methods are safe for concurrent use.
+type Source struct {
+	// ID identifies the Source; see State.ID.
+	ID string
+
+	reg *Registry
+
+	mu       sync.Mutex
+	acked    map[string]ObjectVersion
+	informer cache.SharedIndexInformer // the current informer; nil until one is built
+	pending  *State                    // restored state whose objects were not served yet
+	restored bool                      // state came from a checkpoint
+	served   bool                      // the current informer's first List came from the checkpoint
+	mode     string
+}
+
+// Ack records that the object under key, at version v, has been enqueued (or needs no work).
+// Call it after the enqueue.
+func (s *Source) Ack(key string, v ObjectVersion) {
+	s.mu.Lock()
+	s.acked[key] = v
+	s.mu.Unlock()
+}
+
+// Unack forgets key (after the deletion of its object was enqueued).
+func (s *Source) Unack(key string) {
+	s.mu.Lock()
+	delete(s.acked, key)
+	s.mu.Unlock()
+}
+
+// Diff compares the informer cache's current objects with the ack map. It returns, for the
+// objects keep accepts (nil accepts all), the cached objects whose (UID, resourceVersion)
+// differs from their ack entry or that have none (changed), and the ack entries with no cached
+// object (vanished, by key). It does not change the ack map: call Ack/Unack after enqueueing.
+func (s *Source) Diff(objs []any, keep func(obj metav1.Object) bool, keepVanished func(key string, v ObjectVersion) bool) (changed []metav1.Object, vanished map[string]ObjectVersion) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	seen := make(map[string]struct{}, len(objs))
+	for _, o := range objs {
+		m, ok := o.(metav1.Object)
+		if !ok || (keep != nil && !keep(m)) {
+			continue
+		}
+		key := Key(m)
+		seen[key] = struct{}{}
+		a, ok := s.acked[key]
+		if !ok || a.UID != m.GetUID() || a.ResourceVersion != m.GetResourceVersion() {
+			changed = append(changed, m)
+		}
+	}
+	for key, v := range s.acked {
+		if _, ok := seen[key]; ok {
+			continue
+		}
+		if keepVanished != nil && !keepVanished(key, v) {
+			continue
+		}
+		if vanished == nil {
+			vanished = map[string]ObjectVersion{}
+		}
+		vanished[key] = v
+	}
+	return changed, vanished
+}
+
+// Key is the cache key of obj: "namespace/name", or "name" for cluster-scoped objects.
+func Key(obj metav1.Object) string {
+	if ns := obj.GetNamespace(); ns != "" {
+		return ns + "/" + obj.GetName()
+	}
+	return obj.GetName()
+}
+
+// SplitKey splits a Key into namespace and name.
+func SplitKey(key string) (namespace, name string) {
+	if i := strings.IndexByte(key, '/'); i >= 0 {
+		return key[:i], key[i+1:]
+	}
+	return "", key
+}
+
+// Mode returns how the current informer started: ModeWatch, ModeRelistDiff or ModeCold.
+func (s *Source) Mode() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.mode
+}
+
+// setInformer attaches the informer built for this Source.
+func (s *Source) setInformer(inf cache.SharedIndexInformer) {
+	s.mu.Lock()
+	s.informer, s.served = inf, false
+	s.mu.Unlock()
+}
+
+// takePending returns the restored state to answer the first List with, or nil, and records
+// the resume mode of this List.
+func (s *Source) takePending() *State {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p := s.pending
+	switch {
+	case p != nil && p.Position != "" && p.Objects != nil && !s.served:
+		s.pending, s.served = nil, true
+		s.setMode(ModeWatch)
+		s.reg.listAvoided(s.ID)
+		return p
+	case s.served || s.restored || len(s.acked) > 0:
+		s.pending = nil
+		s.setMode(ModeRelistDiff)
+	default:
+		s.setMode(ModeCold)
+	}
+	return nil
+}
+
+func (s *Source) setMode(m string) {
+	if s.mode == m {
+		return
+	}
+	s.mode = m
+	if s.reg.OnMode != nil {
+		s.reg.OnMode(s.ID, m)
+	}
+}
+
+// checkpoint captures the Source's State: position and objects first, then the ack map.
+func (s *Source) checkpoint() (State, error) {
+	s.mu.Lock()
+	inf, pending := s.informer, s.pending
+	s.mu.Unlock()
+	st := State{ID: s.ID}
+	switch {
+	case inf != nil && inf.HasSynced() && !inf.IsStopped():
+		// The position is read before the objects: the objects are then at or after it, and
+		// watching from it replays what came in between (checkpointing.md 3.4 pitfall 4).
+		st.Position = inf.LastSyncResourceVersion()
+		objs := inf.GetStore().List()
+		st.Objects = make([][]byte, 0, len(objs))
+		for _, o := range objs {
+			b, err := marshal(o)
+			if err != nil {
+				return State{}, fmt.Errorf("source %s: %w", s.ID, err)
+			}
+			st.Objects = append(st.Objects, b)
+		}
+	case pending != nil:
+		st.Position, st.Objects = pending.Position, pending.Objects
+	}
+	s.mu.Lock()
+	st.Acked = make(map[string]ObjectVersion, len(s.acked))
+	for k, v := range s.acked {
+		st.Acked[k] = v
+	}
+	s.mu.Unlock()
+	return st, nil
+}
+
+// Registry holds the Sources of one syncer process. It is safe for concurrent use.
+type Registry struct {
+	// OnMode, if set, is called when a Source's resume mode changes (for metrics).
+	OnMode func(id, mode string)
+	// OnListAvoided, if set, is called when a List is answered from a checkpoint.
+	OnListAvoided func(id string)
+
+	mu      sync.Mutex
+	sources map[string]*Source
+}
+
+// NewRegistry returns an empty Registry.
+func NewRegistry() *Registry { return &Registry{sources: map[string]*Source{}} }
+
+// Source returns the Source with the given ID, creating it (with no state) if needed.
+func (r *Registry) Source(id string) *Source {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	s, ok := r.sources[id]
+	if !ok {
+		s = &Source{ID: id, reg: r, acked: map[string]ObjectVersion{}}
+		r.sources[id] = s
+	}
+	return s
+}
+
+// Lookup returns the Source with the given ID, if any.
+func (r *Registry) Lookup(id string) (*Source, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	s, ok := r.sources[id]
+	return s, ok
+}
+
+// Restore loads checkpointed states. Call it before the informers start: each state's objects
+// answer its informer's first List, and its ack map becomes the Source's.
+func (r *Registry) Restore(states []State) {
+	for i := range states {
+		st := states[i]
+		s := r.Source(st.ID)
+		s.mu.Lock()
+		s.pending, s.restored = &st, true
+		s.acked = st.Acked
+		if s.acked == nil {
+			s.acked = map[string]ObjectVersion{}
+		}
+		s.mu.Unlock()
+	}
+}
+
+// Forget drops every Source whose ID starts with prefix (a removed tenant: "tenant/<name>/").
+func (r *Registry) Forget(prefix string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for id := range r.sources {
+		if strings.HasPrefix(id, prefix) {
+			delete(r.sources, id)
+		}
+	}
+}
+
+// Checkpoint returns the State of every Source, sorted by ID. keep (nil keeps all) filters by
+// ID, e.g. to drop tenants that are no longer registered.
+func (r *Registry) Checkpoint(keep func(id string) bool) ([]State, error) {
+	r.mu.Lock()
+	srcs := make([]*Source, 0, len(r.sources))
+	for id, s := range r.sources {
+		if keep == nil || keep(id) {
+			srcs = append(srcs, s)
+		}
+	}
+	r.mu.Unlock()
+	sort.Slice(srcs, func(i, j int) bool { return srcs[i].ID < srcs[j].ID })
+	out := make([]State, 0, len(srcs))
+	for _, s := range srcs {
+		st, err := s.checkpoint()
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, st)
+	}
+	return out, nil
+}
+
+// Modes returns each Source's resume mode by ID.
+func (r *Registry) Modes() map[string]string {
+	r.mu.Lock()
+	srcs := make([]*Source, 0, len(r.sources))
+	for _, s := range r.sources {
+		srcs = append(srcs, s)
+	}
+	r.mu.Unlock()
+	out := make(map[string]string, len(srcs))
+	for _, s := range srcs {
+		if m := s.Mode(); m != "" {
+			out[s.ID] = m
+		}
+	}
+	return out
+}
+
+func (r *Registry) listAvoided(id string) {
+	if r.OnListAvoided != nil {
+		r.OnListAvoided(id)
+	}
+}
+
+// UnackWhere forgets the ack entries match accepts (a removed tenant's super objects).
+func (s *Source) UnackWhere(match func(key string, v ObjectVersion) bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for k, v := range s.acked {
+		if match(k, v) {
+			delete(s.acked, k)
+		}
+	}
+}

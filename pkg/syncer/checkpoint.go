@@ -1,0 +1,335 @@
+package syncer
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/gob"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/vcsyncer/syncer/pkg/checkpoint"
+	"github.com/vcsyncer/syncer/pkg/checkpoint/source"
+	"github.com/vcsyncer/syncer/pkg/checkpoint/trackingqueue"
+	"github.com/vcsyncer/syncer/pkg/conversion"
+	"github.com/vcsyncer/syncer/pkg/metrics"
+	"github.com/vcsyncer/syncer/pkg/resources"
+	"github.com/vcsyncer/syncer/pkg/tenant"
+	"github.com/vcsyncer/syncer/pkg/vnode"
+)
+
+// CheckpointOptions configures checkpointing (pkg/checkpoint).
+type CheckpointOptions struct {
+	// Store persists checkpoints; nil turns checkpointing off (every start is cold).
+	Store checkpoint.Store
+	// Interval between periodic checkpoints (default 30 s); MaxItems is the queue budget above
+	// which a checkpoint is skipped (default 15000). See checkpoint.Options.
+	Interval time.Duration
+	MaxItems int
+	// Holder identifies this process in the checkpoint (default: host name and PID).
+	Holder string
+	// Config is extra configuration that changes what the syncer does with the saved state
+	// (e.g. flags); it is hashed into the checkpoint's code version.
+	Config string
+}
+
+// Source ID prefixes of the super cluster's factories (pkg/checkpoint/source).
+const (
+	superSourcePrefix   = "super"
+	superNodesPrefix    = "super-nodes"
+	superVolumesPrefix  = "super-volumes"
+	superPublicPrefix   = "super-public"
+	tenantSourcePrefix  = "tenant/"
+	unknownTenantsGrace = 2 * time.Minute
+)
+
+// tenantSourceID is the Source ID of tenant c's informer of kind.
+func tenantSourceID(tenantName string, kind resources.Kind) string {
+	return tenantSourcePrefix + tenantName + "/" + string(kind)
+}
+
+// tenantInformers implements tenant.InformerFactoryFunc with resumable factories.
+func (s *Syncer) tenantInformers(name string, cs kubernetes.Interface, transform cache.TransformFunc) informers.SharedInformerFactory {
+	return source.NewFactory(s.sources, tenantSourcePrefix+name, cs, source.FactoryOptions{Transform: transform})
+}
+
+// tenantSource returns the Source of tenant c's informer of kind, or nil for kinds whose
+// informer is not resumable.
+func (s *Syncer) tenantSource(c *tenant.Cluster, kind resources.Kind) *source.Source {
+	src, _ := s.sources.Lookup(tenantSourceID(c.Name, kind))
+	return src
+}
+
+// superSource returns the Source of the super informer of kind, or nil.
+func (s *Syncer) superSource(kind resources.Kind) *source.Source {
+	src, _ := s.sources.Lookup(superSourcePrefix + "/" + string(kind))
+	return src
+}
+
+// ownerVersion is the ack entry of an owned super object.
+func ownerVersion(m metav1.Object, o conversion.Owner) source.ObjectVersion {
+	v := source.VersionOf(m)
+	v.Owner = &source.Owner{Tenant: o.Tenant, TenantUID: o.TenantUID, Namespace: o.Namespace, Name: o.Name}
+	return v
+}
+
+// work parked for tenants that are registered but not synced (their requests cannot run yet,
+// and a resumed tenant is not re-listed in full when it syncs): direction → request → delay
+// window (zero for "now").
+type parkedWork struct {
+	down, up map[resources.Request]trackingqueue.DelayWindow
+}
+
+// park keeps req (of a registered tenant that is not synced) until the tenant syncs.
+func (s *Syncer) park(req resources.Request, down bool, w trackingqueue.DelayWindow) {
+	s.parkMu.Lock()
+	defer s.parkMu.Unlock()
+	p := s.parked[req.Tenant]
+	if p == nil {
+		p = &parkedWork{down: map[resources.Request]trackingqueue.DelayWindow{}, up: map[resources.Request]trackingqueue.DelayWindow{}}
+		s.parked[req.Tenant] = p
+	}
+	m := p.up
+	if down {
+		m = p.down
+	}
+	if _, ok := m[req]; !ok {
+		m[req] = w
+	}
+}
+
+// drainParked seeds the queues with the work parked for tenant (call when it has synced).
+func (s *Syncer) drainParked(tenantName string) {
+	s.parkMu.Lock()
+	defer s.parkMu.Unlock()
+	p := s.parked[tenantName]
+	if p == nil {
+		return
+	}
+	delete(s.parked, tenantName)
+	seed := func(q *pipelineQueue, m map[resources.Request]trackingqueue.DelayWindow, dir string) {
+		snap := trackingqueue.Snapshot[resources.Request]{Delayed: map[resources.Request]trackingqueue.DelayWindow{}}
+		for req, w := range m {
+			metrics.QueueAdd(req.Tenant, dir)
+			if q.fair != nil {
+				q.fair.MarkLow(req)
+			}
+			if w.Latest.IsZero() {
+				snap.Queued = append(snap.Queued, req)
+			} else {
+				snap.Delayed[req] = w
+			}
+		}
+		q.Seed(snap)
+	}
+	seed(s.down, p.down, directionDownward)
+	seed(s.up, p.up, directionUpward)
+}
+
+// dropParked forgets the work parked for a removed tenant.
+func (s *Syncer) dropParked(tenantName string) {
+	s.parkMu.Lock()
+	delete(s.parked, tenantName)
+	s.parkMu.Unlock()
+}
+
+// queueItem is one unfinished request in a checkpoint.
+type queueItem struct {
+	Req      resources.Request
+	Down     bool
+	Earliest time.Time // zero: run now
+	Latest   time.Time
+}
+
+// QueueSize implements checkpoint.Queues.
+func (s *Syncer) QueueSize() int {
+	s.parkMu.Lock()
+	n := 0
+	for _, p := range s.parked {
+		n += len(p.down) + len(p.up)
+	}
+	s.parkMu.Unlock()
+	return n + s.down.Size() + s.up.Size()
+}
+
+// SnapshotQueues implements checkpoint.Queues: every unfinished request of both pipelines
+// (queued, processing, delayed, dropped at shutdown) and every parked one, taken under the
+// parking lock so no request moves between a queue and the parked set while it runs.
+func (s *Syncer) SnapshotQueues() ([]byte, int, error) {
+	s.parkMu.Lock()
+	var items []queueItem
+	add := func(snap trackingqueue.Snapshot[resources.Request], down bool) {
+		seen := map[resources.Request]bool{}
+		for _, l := range [][]resources.Request{snap.Queued, snap.Processing, snap.Orphans} {
+			for _, r := range l {
+				if !seen[r] {
+					seen[r] = true
+					items = append(items, queueItem{Req: r, Down: down})
+				}
+			}
+		}
+		for r, w := range snap.Delayed {
+			if !seen[r] {
+				seen[r] = true
+				items = append(items, queueItem{Req: r, Down: down, Earliest: w.Earliest, Latest: w.Latest})
+			}
+		}
+	}
+	add(s.down.Snapshot(), true)
+	add(s.up.Snapshot(), false)
+	for _, p := range s.parked {
+		for r, w := range p.down {
+			items = append(items, queueItem{Req: r, Down: true, Earliest: w.Earliest, Latest: w.Latest})
+		}
+		for r, w := range p.up {
+			items = append(items, queueItem{Req: r, Down: false, Earliest: w.Earliest, Latest: w.Latest})
+		}
+	}
+	s.parkMu.Unlock()
+	if s.keepTenantState != nil {
+		kept := items[:0]
+		for _, it := range items {
+			if s.keepTenantState(it.Req.Tenant) {
+				kept = append(kept, it)
+			}
+		}
+		items = kept
+	}
+	var buf bytes.Buffer
+	if err := gob.NewEncoder(&buf).Encode(items); err != nil {
+		return nil, 0, err
+	}
+	return buf.Bytes(), len(items), nil
+}
+
+// restoreQueues parks the checkpointed requests under their tenants; each tenant's are seeded
+// into the queues when it syncs.
+func (s *Syncer) restoreQueues(data []byte) error {
+	if len(data) == 0 {
+		return nil
+	}
+	var items []queueItem
+	if err := gob.NewDecoder(bytes.NewReader(data)).Decode(&items); err != nil {
+		return fmt.Errorf("decoding checkpointed queues: %w", err)
+	}
+	for _, it := range items {
+		s.park(it.Req, it.Down, trackingqueue.DelayWindow{Earliest: it.Earliest, Latest: it.Latest})
+	}
+	return nil
+}
+
+// vnodeState is the vNode bookkeeping as a checkpoint.Checkpointable: the Pods bound to each
+// vNode and when each was last active, so a restarted syncer keeps the vNode GC grace instead
+// of restarting it.
+type vnodeState struct{ b *vnode.Bindings }
+
+func (v vnodeState) Name() string { return "vnode-bindings" }
+
+func (v vnodeState) Checkpoint(context.Context) ([]byte, error) { return json.Marshal(v.b.Snapshot()) }
+
+func (v vnodeState) Restore(_ context.Context, data []byte) error {
+	var snap vnode.Snapshot
+	if err := json.Unmarshal(data, &snap); err != nil {
+		return err
+	}
+	v.b.Restore(snap)
+	return nil
+}
+
+// newCheckpointer builds the Checkpointer of o (nil when checkpointing is off).
+func (s *Syncer) newCheckpointer(o CheckpointOptions) (*checkpoint.Checkpointer, error) {
+	if o.Store == nil {
+		return nil, nil
+	}
+	holder := o.Holder
+	if holder == "" {
+		h, _ := os.Hostname()
+		holder = fmt.Sprintf("%s/%d", h, os.Getpid())
+	}
+	return checkpoint.New(checkpoint.Options{
+		Store: o.Store, Interval: o.Interval, MaxItems: o.MaxItems,
+		CodeVersion: codeVersion(s.opts), Holder: holder,
+		Sources: s.sources,
+		KeepSource: func(id string) bool {
+			name, ok := strings.CutPrefix(id, tenantSourcePrefix)
+			if !ok {
+				return true
+			}
+			if i := strings.IndexByte(name, '/'); i >= 0 {
+				name = name[:i]
+			}
+			return s.keepTenantState(name)
+		},
+		Queues: s,
+		Extras: []checkpoint.Checkpointable{vnodeState{s.vnodes.Bindings()}},
+	})
+}
+
+// keepTenantStateFunc returns whether a tenant's checkpointed state is still worth saving: a
+// registered tenant always; an unregistered one only during the first unknownTenantsGrace
+// after start (the Tenant controller may not have registered it yet). Afterwards a tenant that
+// is not registered has been removed, and its state is dropped.
+func (s *Syncer) keepTenantStateFunc(started time.Time) func(string) bool {
+	return func(name string) bool {
+		if s.registry == nil {
+			return true
+		}
+		if _, ok := s.registry.Get(name); ok {
+			return true
+		}
+		return time.Since(started) < unknownTenantsGrace
+	}
+}
+
+// codeVersion identifies the running code and the configuration that shapes saved state: the
+// executable's SHA-256 and the options. A checkpoint with another code version is discarded.
+func codeVersion(o Options) string {
+	h := sha256.New()
+	if exe, err := os.Executable(); err == nil {
+		if f, err := os.Open(exe); err == nil {
+			_, _ = io.Copy(h, f)
+			_ = f.Close()
+		}
+	}
+	kinds := make([]string, 0, len(o.OptInKinds))
+	for _, k := range o.OptInKinds {
+		kinds = append(kinds, string(k))
+	}
+	sort.Strings(kinds)
+	fmt.Fprintf(h, "\x00%v|%s|%s|%v|%s|%s", o.DisableFairQueuing, o.PodSecurityEnforce, o.ClusterDomain, o.TenantDNS,
+		strings.Join(kinds, ","), o.Checkpoint.Config)
+	return hex.EncodeToString(h.Sum(nil))[:16]
+}
+
+// checkpointState is the Syncer's checkpointing state.
+type checkpointState struct {
+	sources         *source.Registry
+	ckpt            *checkpoint.Checkpointer
+	parkMu          sync.Mutex
+	parked          map[string]*parkedWork
+	keepTenantState func(tenant string) bool
+}
+
+// LastCheckpoint returns when the last checkpoint saved or resumed from was taken (zero if
+// none, or checkpointing is off).
+func (s *Syncer) LastCheckpoint() time.Time {
+	if s.ckpt == nil {
+		return time.Time{}
+	}
+	return s.ckpt.LastSuccess()
+}
+
+// Sources returns the Syncer's resumable informer states (for tests and metrics).
+func (s *Syncer) Sources() *source.Registry { return s.sources }
