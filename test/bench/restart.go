@@ -76,8 +76,11 @@ type restartResult struct {
 	// down exists; ProbeRunningSeconds: → that Pod is Running in its tenant.
 	ProbeSuperSeconds   float64 `json:"probeSuperSeconds"`
 	ProbeRunningSeconds float64 `json:"probeRunningSeconds"`
-	// Checkpoint holds the new process's vcsyncer_checkpoint_* series at the end (when any).
-	Checkpoint map[string]float64 `json:"checkpointMetrics,omitempty"`
+	// Checkpoint holds the new process's vcsyncer_checkpoint_* series at the end (when any),
+	// ResumeModes the number of informer sources per vcsyncer_source_resume_mode mode (watch:
+	// resumed from the checkpoint's position; relist-diff; cold).
+	Checkpoint  map[string]float64 `json:"checkpointMetrics,omitempty"`
+	ResumeModes map[string]float64 `json:"resumeModes,omitempty"`
 }
 
 // runRestart measures a syncer restart at T tenants × P objects: cold (no checkpoint) versus
@@ -436,14 +439,16 @@ func (r *restarter) measure(ctx context.Context, variant, stop string, extra []s
 	if err != nil {
 		return res, err
 	}
-	res.Checkpoint = map[string]float64{}
+	res.Checkpoint, res.ResumeModes = map[string]float64{}, map[string]float64{}
 	for _, s := range m {
 		switch {
 		case s.name == "vcsyncer_queue_adds_total" && s.labels["direction"] == "downward":
 			res.ReconcilesDownward += s.value
 		case s.name == "vcsyncer_queue_adds_total" && s.labels["direction"] == "upward":
 			res.ReconcilesUpward += s.value
-		case strings.HasPrefix(s.name, "vcsyncer_checkpoint"):
+		case s.name == "vcsyncer_source_resume_mode":
+			res.ResumeModes[s.labels["mode"]] += s.value
+		case strings.HasPrefix(s.name, "vcsyncer_checkpoint") && !strings.Contains(s.name, "_bucket"):
 			res.Checkpoint[s.key()] = s.value
 		}
 	}
@@ -459,6 +464,7 @@ func (r *restarter) measure(ctx context.Context, variant, stop string, extra []s
 		res.Watches += v.watches - before[k].watches
 		res.InitEvents += v.initEvents - before[k].initEvents
 	}
+	logf("%s: resume modes %v, checkpoint metrics %v", variant, res.ResumeModes, res.Checkpoint)
 	logf("%s: ready %.2fs, queues empty %.2fs, %.0f reconciles, %.0f LISTs (%v), %.0f WATCHes, %.0f initial watch events, probe Pod in super %.2fs, Running in tenant %.2fs",
 		variant, res.ReadySeconds, res.EmptySeconds, res.Reconciles, res.Lists, res.ListsByServer, res.Watches, res.InitEvents, res.ProbeSuperSeconds, res.ProbeRunningSeconds)
 	return res, nil
@@ -642,6 +648,17 @@ func writeRestartResults(c restartConfig, results []restartResult, idleLists flo
 	row("initial watch events sent (apiserver_init_events_total)", func(r restartResult) float64 { return r.InitEvents }, "%.0f")
 	row("Pod created while down: in super (s after start)", func(r restartResult) float64 { return r.ProbeSuperSeconds }, "%.2f")
 	row("Pod created while down: Running in tenant (s after start)", func(r restartResult) float64 { return r.ProbeRunningSeconds }, "%.2f")
+	md += "| informer sources by resume mode |"
+	for _, r := range results {
+		var modes []string
+		for _, m := range []string{"watch", "relist-diff", "cold"} {
+			if v, ok := r.ResumeModes[m]; ok {
+				modes = append(modes, fmt.Sprintf("%s %.0f", m, v))
+			}
+		}
+		md += " " + strings.Join(modes, ", ") + " |"
+	}
+	md += strings.Repeat(" |", len(results)-1) + "\n"
 	md += fmt.Sprintf("\nBackground: %.0f LIST requests over all apiservers in 10 s with the syncer idle (controllers of the control planes themselves).\n", idleLists)
 	for _, r := range results {
 		if !r.Available {
