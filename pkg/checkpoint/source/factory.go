@@ -149,8 +149,14 @@ func (f *Factory) InformerFor(obj runtime.Object, newFunc internalinterfaces.New
 	}
 	return f.SharedInformerFactory.InformerFor(obj, func(_ kubernetes.Interface, resync time.Duration) cache.SharedIndexInformer {
 		src := f.reg.Source(f.prefix + "/" + k.kind)
+		// NewFilteredListWatchFromClient calls its options modifier unconditionally (the
+		// generated informers check for nil first): a factory without Tweak would panic in List.
+		tweak := f.tweak
+		if tweak == nil {
+			tweak = func(*metav1.ListOptions) {}
+		}
 		lw := &resumeLW{
-			real: cache.NewFilteredListWatchFromClient(k.client(f.client), k.resource, metav1.NamespaceAll, f.tweak),
+			real: cache.NewFilteredListWatchFromClient(k.client(f.client), k.resource, metav1.NamespaceAll, tweak),
 			src:  src, kind: k,
 		}
 		inf := cache.NewSharedIndexInformerWithOptions(lw, k.newObj(), cache.SharedIndexInformerOptions{

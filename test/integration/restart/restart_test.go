@@ -33,6 +33,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/vcsyncer/syncer/cmd/vc-syncer/app"
+	tenancyv1alpha1 "github.com/vcsyncer/syncer/pkg/apis/tenancy/v1alpha1"
 	"github.com/vcsyncer/syncer/pkg/conversion"
 	"github.com/vcsyncer/syncer/test/framework"
 	"github.com/vcsyncer/syncer/test/integration/itest"
@@ -64,9 +65,13 @@ func TestKillRestart(t *testing.T) {
 		// No remediation scans: convergence must come from the restarts themselves (initial
 		// lists or a resumed checkpoint), not from a scan repairing what a restart lost.
 		"--remediation-interval", "0"}
-	checkpoints := supportsCheckpoints(t, bin) && os.Getenv("VCSYNCER_KILL_CHECKPOINT") != "off"
-	if checkpoints {
+	supported := supportsCheckpoints(t, bin)
+	checkpoints := supported && os.Getenv("VCSYNCER_KILL_CHECKPOINT") != "off"
+	switch {
+	case checkpoints:
 		args = append(args, "--checkpoint-store", "file:"+filepath.Join(t.TempDir(), "ckpt"), "--checkpoint-interval", "2s")
+	case supported:
+		args = append(args, "--checkpoint-store", "none") // the default would be a Secret store
 	}
 	t.Logf("checkpointing: %t; vc-syncer %s", checkpoints, strings.Join(args, " "))
 	p := newSyncerProc(t, bin, args)
@@ -89,7 +94,15 @@ func TestKillRestart(t *testing.T) {
 	var tenants []tenantRef
 	watches := make([]*readyWatch, len(env.Tenants))
 	for i, tc := range env.Tenants {
-		itest.WaitRunning(t, c, tc.Name)
+		if err := wait(ctx, 2*time.Minute, func(ctx context.Context) bool {
+			if err := p.exited(); err != nil {
+				t.Fatal(err)
+			}
+			tn := &tenancyv1alpha1.Tenant{}
+			return c.Get(ctx, client.ObjectKey{Name: tc.Name}, tn) == nil && tn.Status.Phase == tenancyv1alpha1.TenantRunning
+		}); err != nil {
+			t.Fatalf("Tenant %s not Running: %v", tc.Name, err)
+		}
 		tenants = append(tenants, tenantRef{name: tc.Name, uid: itest.TenantUID(t, c, tc.Name), cs: tc.Client})
 		for _, ns := range stableNamespaces {
 			itest.MustCreateNS(t, tc.Client, ns)
