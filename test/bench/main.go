@@ -54,7 +54,8 @@ const usage = `usage: go run ./test/bench EXPERIMENT [flags]   (EXPERIMENT -h li
 experiments:
   burst    tenants × pods through vc-syncer vs. the same Pods straight into the super cluster
   greedy   a greedy tenant's burst vs. a regular tenant's trickle, with fair queuing and with one FIFO
-  memory   the syncer's RSS at several numbers of synced Pods (bytes per Pod = slope)`
+  memory   the syncer's RSS at several numbers of synced Pods (bytes per Pod = slope)
+  restart  a syncer restart at tenants × objects: cold vs. from a checkpoint (after SIGTERM and after SIGKILL)`
 
 func main() {
 	if len(os.Args) < 2 {
@@ -71,6 +72,8 @@ func main() {
 		err = runGreedy(ctx, os.Args[2:])
 	case "memory":
 		err = runMemory(ctx, os.Args[2:])
+	case "restart":
+		err = runRestart(ctx, os.Args[2:])
 	default:
 		fmt.Fprintln(os.Stderr, usage)
 		os.Exit(2)

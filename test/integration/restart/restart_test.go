@@ -1,0 +1,276 @@
+// Package restart_test is the kill test of issue 5: it runs the real vc-syncer binary against
+// a super cluster and three tenants (test/framework), SIGKILLs it at random moments while every
+// tenant creates, updates and deletes Namespaces, ConfigMaps, Secrets, Services and Pods,
+// restarts it each time, and then checks that the super cluster converged to exactly the
+// tenants' objects and every Pod status came back, and that no Pod's Ready condition flipped
+// because of a restart.
+//
+// When `vc-syncer run --help` lists --checkpoint-store, the syncer runs with
+// `--checkpoint-store file:<tmp>/ckpt --checkpoint-interval 2s` (set VCSYNCER_KILL_CHECKPOINT=off
+// to force cold starts); otherwise every restart is a cold start, which must converge too.
+//
+// Environment: VCSYNCER_KILL_SEED reproduces a run's random choices (kill moments, down times,
+// the load's operations; the seed is logged), VCSYNCER_KILL_COUNT sets the number of kills
+// (default 12).
+package restart_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/vcsyncer/syncer/cmd/vc-syncer/app"
+	tenancyv1alpha1 "github.com/vcsyncer/syncer/pkg/apis/tenancy/v1alpha1"
+	"github.com/vcsyncer/syncer/pkg/conversion"
+	"github.com/vcsyncer/syncer/test/framework"
+	"github.com/vcsyncer/syncer/test/integration/itest"
+)
+
+func envInt(name string, def int64) int64 {
+	if v, err := strconv.ParseInt(os.Getenv(name), 10, 64); err == nil {
+		return v
+	}
+	return def
+}
+
+func TestKillRestart(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts real control planes")
+	}
+	begin := time.Now()
+	seed := envInt("VCSYNCER_KILL_SEED", time.Now().UnixNano())
+	kills := int(envInt("VCSYNCER_KILL_COUNT", 12))
+	t.Logf("seed %d (rerun with VCSYNCER_KILL_SEED=%d), %d kills", seed, seed, kills)
+	rng := rand.New(rand.NewSource(seed))
+
+	var logPath string
+	keepLog(t, &logPath)
+	env := framework.StartT(t, framework.SuperOptions{Nodes: 2}, 3)
+	bin := buildSyncer(t)
+	args := []string{"run", "--super-kubeconfig", env.Super.KubeconfigPath,
+		"--metrics-bind-address", "0", "--health-probe-bind-address", "0", "--zap-log-level", "debug",
+		// No remediation scans: convergence must come from the restarts themselves (initial
+		// lists or a resumed checkpoint), not from a scan repairing what a restart lost.
+		"--remediation-interval", "0"}
+	supported := supportsCheckpoints(t, bin)
+	checkpoints := supported && os.Getenv("VCSYNCER_KILL_CHECKPOINT") != "off"
+	switch {
+	case checkpoints:
+		args = append(args, "--checkpoint-store", "file:"+filepath.Join(t.TempDir(), "ckpt"), "--checkpoint-interval", "2s")
+	case supported:
+		args = append(args, "--checkpoint-store", "none") // the default would be a Secret store
+	}
+	t.Logf("checkpointing: %t; vc-syncer %s", checkpoints, strings.Join(args, " "))
+	p := newSyncerProc(t, bin, args)
+	logPath = p.logPath
+	p.start(t)
+
+	ctx := t.Context()
+	if err := app.InstallCRD(ctx, env.Super.RESTConfig); err != nil {
+		t.Fatal(err)
+	}
+	c, err := client.New(env.Super.RESTConfig, client.Options{Scheme: app.Scheme()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range env.Tenants {
+		if err := app.AddTenant(ctx, c, itest.KubeconfigNS, tc.Name, tc.Kubeconfig, 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var tenants []tenantRef
+	watches := make([]*readyWatch, len(env.Tenants))
+	for i, tc := range env.Tenants {
+		if err := wait(ctx, 2*time.Minute, func(ctx context.Context) bool {
+			if err := p.exited(); err != nil {
+				t.Fatal(err)
+			}
+			tn := &tenancyv1alpha1.Tenant{}
+			return c.Get(ctx, client.ObjectKey{Name: tc.Name}, tn) == nil && tn.Status.Phase == tenancyv1alpha1.TenantRunning
+		}); err != nil {
+			t.Fatalf("Tenant %s not Running: %v", tc.Name, err)
+		}
+		tenants = append(tenants, tenantRef{name: tc.Name, uid: itest.TenantUID(t, c, tc.Name), cs: tc.Client})
+		for _, ns := range stableNamespaces {
+			itest.MustCreateNS(t, tc.Client, ns)
+		}
+		watches[i] = &readyWatch{tenant: tc.Name}
+		watches[i].start(ctx, tc.Client)
+	}
+
+	// The load: one goroutine per tenant, each with its own seeded generator.
+	stats := &loadStats{}
+	loadCtx, stopLoad := context.WithCancel(ctx)
+	defer stopLoad()
+	var wg sync.WaitGroup
+	for i, tn := range tenants {
+		l := &tenantLoad{cs: tn.cs, rng: rand.New(rand.NewSource(seed + int64(i) + 1)), stats: stats}
+		wg.Go(func() { l.run(loadCtx) })
+	}
+	time.Sleep(5 * time.Second) // the first Pods become Ready before the first kill
+
+	// Kill at a random uptime in [0.5 s, 9 s), stay down [0, 2 s), restart.
+	readyAtKills := 0
+	var lastKill time.Time
+	for k := 1; k <= kills; k++ {
+		uptime := 500*time.Millisecond + time.Duration(rng.Int63n(int64(8500*time.Millisecond)))
+		down := time.Duration(rng.Int63n(int64(2 * time.Second)))
+		time.Sleep(time.Until(p.started.Add(uptime)))
+		ready := 0
+		for _, w := range watches {
+			ready += len(w.readyNow())
+		}
+		readyAtKills += ready
+		up := p.kill(t)
+		lastKill = time.Now()
+		t.Logf("kill %d/%d: SIGKILL after %s up (%d test Pods Ready), down %s; load so far: %s",
+			k, kills, up.Round(time.Millisecond), ready, down.Round(time.Millisecond), stats)
+		time.Sleep(down)
+		p.start(t)
+	}
+	time.Sleep(3 * time.Second) // some load against the last incarnation
+	stopLoad()
+	wg.Wait()
+	t.Logf("load stopped after %s: %s", time.Since(begin).Round(time.Second), stats)
+	if stats.creates.Load() == 0 || stats.updates.Load() == 0 || stats.deletes.Load() == 0 {
+		t.Fatalf("the load did not create, update and delete (%s); errors: %v", stats, stats.lastErrs)
+	}
+	if n := stats.errors.Load(); n > 0 {
+		t.Logf("%d load calls failed (expected a few: Namespace terminating, races), first ones: %v", n, stats.lastErrs)
+	}
+
+	// Convergence.
+	converged := time.Now()
+	var problems []string
+	err = wait(ctx, 3*time.Minute, func(ctx context.Context) bool {
+		if err := p.exited(); err != nil {
+			t.Fatal(err)
+		}
+		problems = nil
+		for _, tn := range tenants {
+			problems = append(problems, checkTenant(ctx, env.Super.Client, tn)...)
+		}
+		return len(problems) == 0
+	})
+	if err != nil {
+		if len(problems) > 40 {
+			problems = append(problems[:40], fmt.Sprintf("... and %d more", len(problems)-40))
+		}
+		t.Fatalf("not converged %s after the load stopped:\n%s", time.Since(converged).Round(time.Second), strings.Join(problems, "\n"))
+	}
+	t.Logf("converged %s after the load stopped", time.Since(converged).Round(100*time.Millisecond))
+
+	// Ready conditions survived: no watched flip, and for every Pod that was Ready before the
+	// last kill and still exists, the Ready lastTransitionTime is the one first seen.
+	survivors := 0
+	for i, w := range watches {
+		first, violations := w.snapshot()
+		for _, v := range violations {
+			t.Errorf("Ready condition flipped: %s", v)
+		}
+		now, names, err := podReady(ctx, tenants[i].cs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for uid, cond := range now {
+			f, ok := first[uid]
+			if !ok || !f.seen.Before(lastKill) {
+				continue
+			}
+			survivors++
+			if cond == nil || !cond.LastTransitionTime.Equal(&f.ltt) {
+				t.Errorf("Pod %s was Ready since %s before a kill, now Ready is %+v", names[uid], f.ltt.UTC().Format(time.RFC3339), cond)
+			}
+		}
+	}
+	if readyAtKills == 0 || survivors == 0 {
+		t.Fatalf("the Ready check tested nothing: %d Pods Ready summed over the kills, %d Pods Ready before the last kill still exist", readyAtKills, survivors)
+	}
+	p.stop(t)
+	checkTheChecker(t, env.Super.Client, tenants[0])
+	t.Logf("%d kills (seed %d, checkpointing %t): converged; %d Pods were Ready before the last kill and kept their Ready condition; %d Ready Pods summed over the kill moments; total %s",
+		kills, seed, checkpoints, survivors, readyAtKills, time.Since(begin).Round(time.Second))
+}
+
+// wait calls cond every second until it returns true or timeout passes (then an error).
+func wait(ctx context.Context, timeout time.Duration, cond func(context.Context) bool) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		ok := cond(cctx)
+		cancel()
+		if ok {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("timed out after %s", timeout)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+// checkTheChecker shows that checkTenant can fail, with the syncer stopped (it would repair
+// both at once): a super ConfigMap stamped as the copy of a tenant object that does not exist,
+// and a real super copy with changed data, must both be reported.
+func checkTheChecker(t *testing.T, super kubernetes.Interface, tn tenantRef) {
+	t.Helper()
+	ctx := t.Context()
+	sns := conversion.SuperNamespace(tn.name, tn.uid, stableNamespaces[0])
+	ghost := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "ghost", Namespace: sns, Labels: map[string]string{labelTest: valueTest}}}
+	conversion.Stamp(&ghost.ObjectMeta, conversion.Owner{Tenant: tn.name, TenantUID: tn.uid, Namespace: stableNamespaces[0], Name: "ghost", UID: "00000000-0000-0000-0000-000000000000"})
+	if _, err := super.CoreV1().ConfigMaps(sns).Create(ctx, ghost, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	cms, err := super.CoreV1().ConfigMaps(sns).List(ctx, metav1.ListOptions{LabelSelector: labelTest + "=" + valueTest})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var changed string
+	for _, cm := range cms.Items {
+		if cm.Name != "ghost" {
+			cm.Data = map[string]string{"gen": "changed behind the syncer's back"}
+			if _, err := super.CoreV1().ConfigMaps(sns).Update(ctx, &cm, metav1.UpdateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			changed = cm.Name
+			break
+		}
+	}
+	problems := checkTenant(ctx, super, tn)
+	found := func(words ...string) bool {
+		return slices.ContainsFunc(problems, func(p string) bool {
+			for _, w := range words {
+				if !strings.Contains(p, w) {
+					return false
+				}
+			}
+			return true
+		})
+	}
+	if !found("/ghost", "left for deleted") {
+		t.Errorf("the convergence check missed a leftover super ConfigMap: %v", problems)
+	}
+	if changed != "" && !found("/"+changed+" content", "behind the syncer") {
+		t.Errorf("the convergence check missed the changed data of super ConfigMap %s: %v", changed, problems)
+	}
+	if changed == "" {
+		t.Errorf("no super ConfigMap in %s to change", sns)
+	}
+}
