@@ -1,0 +1,329 @@
+package restart_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/vcsyncer/syncer/cmd/vc-syncer/app"
+	tenancyv1alpha1 "github.com/vcsyncer/syncer/pkg/apis/tenancy/v1alpha1"
+	"github.com/vcsyncer/syncer/pkg/conversion"
+	"github.com/vcsyncer/syncer/test/framework"
+	"github.com/vcsyncer/syncer/test/integration/itest"
+)
+
+// TestResumeWithinWatchWindow restarts the syncer gracefully, changes a few tenant objects
+// while it is down, and checks the resume: every tenant informer resumes from the checkpoint's
+// position (mode "watch", no LIST of synced kinds on either apiserver), only the changed
+// objects are reconciled, and the changes converge.
+func TestResumeWithinWatchWindow(t *testing.T) {
+	testResume(t, nil, "watch")
+}
+
+// TestResumeAfterWatchExpired is the 410 test: the apiservers run without a watch cache and
+// compact etcd every second, so the checkpoint's positions have expired by the time the syncer
+// restarts. The informers relist once ("too old resource version", then LIST) and the syncer
+// still reconciles only the objects that changed (mode "relist-diff").
+func TestResumeAfterWatchExpired(t *testing.T) {
+	testResume(t, []string{"--watch-cache=false", "--etcd-compaction-interval=1s"}, "relist-diff")
+}
+
+// watchedResources are resources the syncer's informers list in tenants and the super cluster,
+// and nothing else in this test lists after start-up.
+var watchedResources = []string{"configmaps", "pods", "services", "serviceaccounts", "namespaces", "endpoints"}
+
+func testResume(t *testing.T, apiserverArgs []string, wantMode string) {
+	if testing.Short() {
+		t.Skip("starts real control planes")
+	}
+	var logPath string
+	keepLog(t, &logPath)
+	env := framework.StartT(t, framework.SuperOptions{Nodes: 1, Options: framework.Options{APIServerArgs: apiserverArgs}}, 1)
+	tc := env.Tenants[0]
+	bin := buildSyncer(t)
+	port := freePort(t)
+	ckpt := filepath.Join(t.TempDir(), "ckpt")
+	args := []string{"run", "--super-kubeconfig", env.Super.KubeconfigPath,
+		"--metrics-bind-address", "127.0.0.1:" + strconv.Itoa(port), "--health-probe-bind-address", "0",
+		"--leader-elect=false", "--remediation-interval", "0",
+		"--checkpoint-store", "file:" + ckpt, "--checkpoint-interval", "1s"}
+	p := newSyncerProc(t, bin, args)
+	logPath = p.logPath
+	p.start(t)
+
+	ctx := t.Context()
+	if err := app.InstallCRD(ctx, env.Super.RESTConfig); err != nil {
+		t.Fatal(err)
+	}
+	c, err := client.New(env.Super.RESTConfig, client.Options{Scheme: app.Scheme()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := app.AddTenant(ctx, c, itest.KubeconfigNS, tc.Name, tc.Kubeconfig, 1); err != nil {
+		t.Fatal(err)
+	}
+	itest.Eventually(t, 2*time.Minute, "Tenant Running", func(ctx context.Context) error {
+		if err := p.exited(); err != nil {
+			t.Fatal(err)
+		}
+		tn := &tenancyv1alpha1.Tenant{}
+		if err := c.Get(ctx, client.ObjectKey{Name: tc.Name}, tn); err != nil {
+			return err
+		}
+		if tn.Status.Phase != tenancyv1alpha1.TenantRunning {
+			return fmt.Errorf("phase %q", tn.Status.Phase)
+		}
+		return nil
+	})
+	superNS := conversion.SuperNamespace(tc.Name, itest.TenantUID(t, c, tc.Name), "app")
+	itest.MustCreateNS(t, tc.Client, "app")
+	const n = 30
+	for i := range n {
+		itest.Created(t)(tc.Client.CoreV1().ConfigMaps("app").Create(ctx, configMap(i, "v1"), metav1.CreateOptions{}))
+	}
+	itest.Created(t)(tc.Client.CoreV1().Pods("app").Create(ctx, pod("web-0"), metav1.CreateOptions{}))
+	itest.Eventually(t, 2*time.Minute, "ConfigMaps synced and Pod Ready", func(ctx context.Context) error {
+		cms, err := env.Super.Client.CoreV1().ConfigMaps(superNS).List(ctx, metav1.ListOptions{LabelSelector: "resume-test"})
+		if err != nil || len(cms.Items) != n {
+			return fmt.Errorf("%d super ConfigMaps (%v)", len(cms.Items), err)
+		}
+		return podReadyErr(ctx, tc.Client, "web-0")
+	})
+	before := readyTransition(t, tc.Client, "web-0")
+	time.Sleep(3 * time.Second) // a periodic checkpoint with everything acked
+	firstAdds := scrapeSum(t, port, "vcsyncer_queue_adds_total", map[string]string{"tenant": tc.Name})
+
+	// Graceful stop: the final checkpoint is written.
+	p.stop(t)
+	if _, err := os.Stat(ckpt); err != nil {
+		t.Fatalf("no checkpoint after a graceful stop: %v", err)
+	}
+
+	// Changes while the syncer is down.
+	cm := configMap(1, "v2")
+	if _, err := tc.Client.CoreV1().ConfigMaps("app").Update(ctx, cm, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := tc.Client.CoreV1().ConfigMaps("app").Delete(ctx, "cm-2", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	itest.Created(t)(tc.Client.CoreV1().ConfigMaps("app").Create(ctx, configMap(n, "v1"), metav1.CreateOptions{}))
+	itest.Created(t)(tc.Client.CoreV1().Pods("app").Create(ctx, pod("web-1"), metav1.CreateOptions{}))
+	if wantMode == "relist-diff" {
+		// Let etcd compact past the checkpoint's positions (compaction runs every second and
+		// keeps one interval of history), with writes in between so the revision moves on.
+		for i := range 5 {
+			time.Sleep(time.Second)
+			for _, cs := range []kubernetes.Interface{tc.Client, env.Super.Client} {
+				_, _ = cs.CoreV1().ConfigMaps("default").Create(ctx, &corev1.ConfigMap{
+					ObjectMeta: metav1.ObjectMeta{GenerateName: fmt.Sprintf("tick-%d-", i)}}, metav1.CreateOptions{})
+			}
+		}
+	}
+	tenantLists := apiserverLists(t, tc.Client)
+	superLists := apiserverLists(t, env.Super.Client)
+
+	p.start(t)
+	itest.Eventually(t, 2*time.Minute, "changes made while down converged", func(ctx context.Context) error {
+		if err := p.exited(); err != nil {
+			t.Fatal(err)
+		}
+		got, err := env.Super.Client.CoreV1().ConfigMaps(superNS).Get(ctx, "cm-1", metav1.GetOptions{})
+		if err != nil || got.Data["v"] != "v2" {
+			return fmt.Errorf("cm-1 not updated in the super cluster: %v %v", got.Data, err)
+		}
+		if _, err := env.Super.Client.CoreV1().ConfigMaps(superNS).Get(ctx, "cm-2", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			return fmt.Errorf("cm-2 still in the super cluster (%v)", err)
+		}
+		if _, err := env.Super.Client.CoreV1().ConfigMaps(superNS).Get(ctx, fmt.Sprintf("cm-%d", n), metav1.GetOptions{}); err != nil {
+			return fmt.Errorf("new ConfigMap not in the super cluster: %v", err)
+		}
+		return podReadyErr(ctx, tc.Client, "web-1")
+	})
+	time.Sleep(2 * time.Second) // let stragglers in the queue show up in the counters
+
+	modes := scrapeSeries(t, port, "vcsyncer_source_resume_mode", map[string]string{"tenant": tc.Name})
+	if len(modes) == 0 {
+		t.Fatal("no vcsyncer_source_resume_mode series for the tenant")
+	}
+	for labels, v := range modes {
+		if v == 1 && strings.Contains(labels, `kind="ConfigMap"`) && !strings.Contains(labels, `mode="`+wantMode+`"`) {
+			t.Errorf("tenant ConfigMap source resumed as %s, want mode %q", labels, wantMode)
+		}
+	}
+	adds := scrapeSum(t, port, "vcsyncer_queue_adds_total", map[string]string{"tenant": tc.Name})
+	t.Logf("queue adds for %s: first start %.0f, after the restart %.0f (4 objects changed while down)", tc.Name, firstAdds, adds)
+	// Cold, the restart would enqueue every object again (at least the n ConfigMaps); resumed,
+	// only the four changed objects, their dependents and the new Pod's status updates.
+	if adds > float64(n)/2 {
+		t.Errorf("restart enqueued %.0f requests for a tenant where 4 objects changed (a cold start enqueues more than %d)", adds, n)
+	}
+	after := readyTransition(t, tc.Client, "web-0")
+	if !after.Equal(&before) {
+		t.Errorf("web-0's Ready condition changed across the restart: lastTransitionTime %s, then %s", before, after)
+	}
+	tl, sl := apiserverLists(t, tc.Client), apiserverLists(t, env.Super.Client)
+	for _, r := range watchedResources {
+		dt, ds := tl[r]-tenantLists[r], sl[r]-superLists[r]
+		t.Logf("LIST %s during the restart: tenant %.0f, super %.0f", r, dt, ds)
+		if wantMode == "watch" && (dt != 0 || ds != 0) {
+			t.Errorf("LIST %s during a resume within the watch window: tenant %.0f, super %.0f; want 0", r, dt, ds)
+		}
+	}
+	if wantMode == "watch" {
+		if avoided := scrapeSum(t, port, "vcsyncer_checkpoint_lists_avoided_total", nil); avoided < float64(len(watchedResources)) {
+			t.Errorf("vcsyncer_checkpoint_lists_avoided_total = %.0f, want at least %d", avoided, len(watchedResources))
+		}
+	}
+}
+
+func configMap(i int, v string) *corev1.ConfigMap {
+	return &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("cm-%d", i), Namespace: "app", Labels: map[string]string{"resume-test": "true"}},
+		Data:       map[string]string{"v": v},
+	}
+}
+
+func pod(name string) *corev1.Pod {
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "app"},
+		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "web", Image: "registry.k8s.io/pause:3.10"}}},
+	}
+}
+
+func podReadyErr(ctx context.Context, cs kubernetes.Interface, name string) error {
+	p, err := cs.CoreV1().Pods("app").Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue {
+			return nil
+		}
+	}
+	return fmt.Errorf("tenant Pod %s not Ready (phase %q)", name, p.Status.Phase)
+}
+
+func readyTransition(t *testing.T, cs kubernetes.Interface, name string) metav1.Time {
+	t.Helper()
+	p, err := cs.CoreV1().Pods("app").Get(t.Context(), name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.LastTransitionTime
+		}
+	}
+	t.Fatalf("tenant Pod %s has no Ready condition", name)
+	return metav1.Time{}
+}
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// parseMetrics parses a Prometheus text exposition.
+func parseMetrics(t *testing.T, r io.Reader) map[string]*dto.MetricFamily {
+	t.Helper()
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := parser.TextToMetricFamilies(r)
+	if err != nil {
+		t.Fatalf("parsing metrics: %v", err)
+	}
+	return fams
+}
+
+// scrapeSeries returns the values of the syncer's series of family name whose labels include
+// match, keyed by their label set.
+func scrapeSeries(t *testing.T, port int, name string, match map[string]string) map[string]float64 {
+	t.Helper()
+	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", port))
+	if err != nil {
+		t.Fatalf("scraping the syncer: %v", err)
+	}
+	defer resp.Body.Close()
+	out := map[string]float64{}
+	fam := parseMetrics(t, resp.Body)[name]
+	if fam == nil {
+		return out
+	}
+next:
+	for _, m := range fam.Metric {
+		var b strings.Builder
+		labels := map[string]string{}
+		for _, l := range m.Label {
+			labels[l.GetName()] = l.GetValue()
+			fmt.Fprintf(&b, "%s=%q,", l.GetName(), l.GetValue())
+		}
+		for k, v := range match {
+			if labels[k] != v {
+				continue next
+			}
+		}
+		switch {
+		case m.Counter != nil:
+			out[b.String()] = m.Counter.GetValue()
+		case m.Gauge != nil:
+			out[b.String()] = m.Gauge.GetValue()
+		}
+	}
+	return out
+}
+
+func scrapeSum(t *testing.T, port int, name string, match map[string]string) float64 {
+	t.Helper()
+	sum := 0.0
+	for _, v := range scrapeSeries(t, port, name, match) {
+		sum += v
+	}
+	return sum
+}
+
+// apiserverLists returns apiserver_request_total{verb="LIST"} of an apiserver by resource.
+func apiserverLists(t *testing.T, cs kubernetes.Interface) map[string]float64 {
+	t.Helper()
+	raw, err := cs.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(t.Context())
+	if err != nil {
+		t.Fatalf("scraping the apiserver: %v", err)
+	}
+	out := map[string]float64{}
+	fam := parseMetrics(t, bytes.NewReader(raw))["apiserver_request_total"]
+	if fam == nil {
+		t.Fatal("apiserver has no apiserver_request_total")
+	}
+	for _, m := range fam.Metric {
+		labels := map[string]string{}
+		for _, l := range m.Label {
+			labels[l.GetName()] = l.GetValue()
+		}
+		if labels["verb"] == "LIST" {
+			out[labels["resource"]] += m.Counter.GetValue()
+		}
+	}
+	return out
+}
