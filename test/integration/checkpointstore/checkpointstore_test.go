@@ -226,13 +226,93 @@ func TestSecretStore(t *testing.T) {
 		t.Logf("wins: %v, last generation %d", wins, lastGen)
 	})
 
+	t.Run("the manifest precondition fences a writer whose chunks are written", func(t *testing.T) {
+		b0 := store.NewSecret(super, ns, "fence", store.Options{Holder: "pod-b"})
+		if err := b0.Save(ctx, blob(10, 100)); err != nil {
+			t.Fatal(err)
+		}
+		a := store.NewSecret(super, ns, "fence", store.Options{Holder: "pod-a"})
+		winner := blob(11, 1500<<10)
+		var aErr error
+		var mode atomic.Int32
+		mode.Store(3)
+		// pod-b's manifest PUT is sent only after pod-a committed: the apiserver refuses it.
+		b := store.NewSecret(clientWithFaults(t, env.Super.RESTConfig, "/namespaces/"+ns+"/secrets/fence", &mode, func() {
+			aErr = a.Save(ctx, winner)
+		}), ns, "fence", store.Options{Holder: "pod-b"})
+		mustLoad(t, b, blob(10, 100))
+		err := b.Save(ctx, blob(12, 1500<<10))
+		if aErr != nil {
+			t.Fatalf("pod-a's Save: %v", aErr)
+		}
+		if !errors.Is(err, store.ErrConflict) {
+			t.Fatalf("pod-b's Save = %v, want ErrConflict", err)
+		}
+		mustLoad(t, store.NewSecret(super, ns, "fence", store.Options{}), winner)
+		gen := manifest(t, super, "fence").Labels[store.LabelGeneration]
+		for _, c := range chunks(t, super, "fence") {
+			if c.Labels[store.LabelGeneration] != gen {
+				t.Errorf("chunk %s of generation %s left besides committed generation %s", c.Name, c.Labels[store.LabelGeneration], gen)
+			}
+		}
+	})
+
+	t.Run("Load during Saves returns a whole blob, never a mix or ErrCorrupt", func(t *testing.T) {
+		w := store.NewSecret(super, ns, "busy", store.Options{Holder: "pod-a"})
+		r := store.NewSecret(super, ns, "busy", store.Options{Holder: "reader"})
+		saved := [][]byte{blob(20, 1<<20)}
+		if err := w.Save(ctx, saved[0]); err != nil {
+			t.Fatal(err)
+		}
+		var mu sync.Mutex
+		done := make(chan struct{})
+		loads := 0
+		var loadErr error
+		go func() {
+			defer close(done)
+			for {
+				got, err := r.Load(ctx)
+				mu.Lock()
+				n := len(saved)
+				ok := slices.ContainsFunc(saved, func(b []byte) bool { return bytes.Equal(b, got) })
+				mu.Unlock()
+				if err != nil {
+					loadErr = err
+					return
+				}
+				if !ok {
+					loadErr = errors.New("Load returned a blob that was never saved")
+					return
+				}
+				loads++
+				if n > 6 {
+					return
+				}
+			}
+		}()
+		for i := range 6 {
+			b := blob(uint64(21+i), 1<<20)
+			mu.Lock()
+			saved = append(saved, b) // before Save: a Load may see it as soon as it commits
+			mu.Unlock()
+			if err := w.Save(ctx, b); err != nil {
+				t.Fatal(err)
+			}
+		}
+		<-done
+		if loadErr != nil {
+			t.Fatalf("after %d good loads: %v", loads, loadErr)
+		}
+		t.Logf("%d concurrent loads", loads)
+	})
+
 	t.Run("a save whose manifest update failed leaves the previous blob", func(t *testing.T) {
 		prev := blob(3, 1200<<10)
 		if err := store.NewSecret(super, ns, "failing", store.Options{Holder: "pod-a"}).Save(ctx, prev); err != nil {
 			t.Fatal(err)
 		}
 		var mode atomic.Int32 // 1: refuse the manifest PUT; 2: forward it and lose the response
-		s := store.NewSecret(clientWithFaults(t, env.Super.RESTConfig, "/namespaces/"+ns+"/secrets/failing", &mode), ns, "failing", store.Options{Holder: "pod-a"})
+		s := store.NewSecret(clientWithFaults(t, env.Super.RESTConfig, "/namespaces/"+ns+"/secrets/failing", &mode, nil), ns, "failing", store.Options{Holder: "pod-a"})
 		mustLoad(t, s, prev)
 		before := names(chunks(t, super, "failing"))
 
@@ -271,8 +351,9 @@ func TestSecretStore(t *testing.T) {
 }
 
 // clientWithFaults returns a clientset for cfg whose PUTs to path (suffix match) fail as
-// *mode says: 1 = refused before reaching the apiserver, 2 = sent, then the response is lost.
-func clientWithFaults(t *testing.T, cfg *rest.Config, path string, mode *atomic.Int32) kubernetes.Interface {
+// *mode says: 1 = refused before reaching the apiserver, 2 = sent, then the response is lost,
+// 3 = sent after before() returned.
+func clientWithFaults(t *testing.T, cfg *rest.Config, path string, mode *atomic.Int32, before func()) kubernetes.Interface {
 	t.Helper()
 	cfg = rest.CopyConfig(cfg)
 	cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper {
@@ -289,6 +370,8 @@ func clientWithFaults(t *testing.T, cfg *rest.Config, path string, mode *atomic.
 					resp.Body.Close()
 				}
 				return nil, errors.New("injected: connection reset after the request was sent")
+			case 3:
+				before()
 			}
 			return rt.RoundTrip(req)
 		})
