@@ -305,10 +305,14 @@ func hexSum(b []byte) string {
 // ErrConflict when the manifest changed since this store last loaded or saved it (under a
 // different holder), when another writer is creating the same generation, or when the
 // manifest precondition fails; the chunks of a refused Save are deleted. Other errors leave
-// the previous checkpoint committed; their leftovers are swept by a later Save.
+// the previous checkpoint committed (or, when the manifest update's outcome is unknown, maybe
+// the new one); their leftovers are swept by a later Save. Data larger than 1 GiB is refused.
 func (s *Secret) Save(ctx context.Context, data []byte) error {
 	if s.err != nil {
 		return s.err
+	}
+	if len(data) > maxBlobBytes {
+		return fmt.Errorf("checkpoint of %d bytes exceeds the limit of %d bytes", len(data), maxBlobBytes)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
