@@ -193,9 +193,9 @@ func (s *Secret) ownerRefs() []metav1.OwnerReference {
 
 // Load returns the blob of the committed generation, (nil, nil) if the manifest Secret does
 // not exist, or an error wrapping ErrCorrupt if the manifest is unreadable, a chunk is missing
-// or not this store's, or a checksum or size does not match. A chunk that vanished because a
-// concurrent Save committed a newer generation makes Load re-read the manifest (up to 3
-// times). It fails without ErrCorrupt when the apiserver cannot be read or the manifest Secret
+// or not this store's, or a checksum or size does not match. When the manifest changed while
+// its chunks were read (a concurrent Save committed a newer generation and deleted the old
+// chunks), Load starts over with the new manifest instead (up to 3 attempts). It fails without ErrCorrupt when the apiserver cannot be read or the manifest Secret
 // exists but is not managed by this store.
 func (s *Secret) Load(ctx context.Context) ([]byte, error) {
 	if s.err != nil {
@@ -213,8 +213,7 @@ func (s *Secret) Load(ctx context.Context) ([]byte, error) {
 			return nil, fmt.Errorf("checkpoint manifest %s exists but is not managed by %s", s, ManagedByValue)
 		}
 		data, err := s.loadGeneration(ctx, cur)
-		var gone *chunkGoneError
-		if errors.As(err, &gone) && attempt < loadAttempts {
+		if errors.Is(err, ErrCorrupt) && attempt < loadAttempts {
 			now, gerr := s.secrets().Get(ctx, s.name, metav1.GetOptions{})
 			if gerr == nil && now.ResourceVersion != cur.ResourceVersion {
 				continue // a newer generation was committed meanwhile
