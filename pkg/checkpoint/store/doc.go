@@ -1,7 +1,7 @@
 // Package store persists the syncer's checkpoint: one opaque blob, saved atomically, so that
-// a restart resumes instead of cold-starting (design: ../shared/design/checkpointing.md,
-// section 4.4). The checkpointer encodes the blob; a store only compresses, checksums and
-// stores it.
+// a restart resumes instead of cold-starting (issue 5; the checkpointing design, section 4.4
+// "Checkpointable extra state and the store"). The checkpointer encodes the blob; a store only
+// compresses, checksums and stores it.
 //
 // # Usage
 //

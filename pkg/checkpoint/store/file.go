@@ -98,11 +98,16 @@ func (f *File) Load(ctx context.Context) ([]byte, error) {
 }
 
 // Save atomically replaces the file with data (mode 0600, os.CreateTemp's): a temporary file in the same
-// directory, write, fsync, close, rename, fsync the directory. On error the old file is
-// unchanged and the temporary file removed. It never returns ErrConflict.
+// directory, write, fsync, close, rename, fsync the directory. An error before the rename
+// leaves the old file unchanged and removes the temporary file; an error from the final
+// directory fsync means the new file is in place but may not survive a power loss. Data larger
+// than 1 GiB is refused (Load would reject it). It never returns ErrConflict.
 func (f *File) Save(ctx context.Context, data []byte) error {
 	if err := ctx.Err(); err != nil {
 		return err
+	}
+	if len(data) > maxBlobBytes {
+		return fmt.Errorf("checkpoint of %d bytes exceeds the limit of %d bytes", len(data), maxBlobBytes)
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()

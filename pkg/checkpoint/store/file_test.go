@@ -206,3 +206,54 @@ func TestNewFileErrors(t *testing.T) {
 		t.Error("NewFile under a regular file succeeded")
 	}
 }
+
+// TestFileLoadDuringSaves checks atomicity from a reader's side: Loads racing with Saves
+// always return one whole saved blob.
+func TestFileLoadDuringSaves(t *testing.T) {
+	ctx := context.Background()
+	f, err := NewFile(filepath.Join(t.TempDir(), "sync.ckpt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	blobs := make([][]byte, 8)
+	for i := range blobs {
+		blobs[i] = randomBytes(uint64(10+i), 256<<10)
+	}
+	if err := f.Save(ctx, blobs[0]); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	errs := make(chan error, 1)
+	go func() {
+		defer close(errs)
+		for {
+			select {
+			case <-done:
+				return
+			default:
+			}
+			got, err := f.Load(ctx)
+			if err != nil {
+				errs <- err
+				return
+			}
+			found := false
+			for _, b := range blobs {
+				found = found || bytes.Equal(got, b)
+			}
+			if !found {
+				errs <- errors.New("Load returned bytes that were never saved")
+				return
+			}
+		}
+	}()
+	for _, b := range blobs[1:] {
+		if err := f.Save(ctx, b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	close(done)
+	if err := <-errs; err != nil {
+		t.Fatal(err)
+	}
+}

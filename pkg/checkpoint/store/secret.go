@@ -193,9 +193,9 @@ func (s *Secret) ownerRefs() []metav1.OwnerReference {
 
 // Load returns the blob of the committed generation, (nil, nil) if the manifest Secret does
 // not exist, or an error wrapping ErrCorrupt if the manifest is unreadable, a chunk is missing
-// or not this store's, or a checksum or size does not match. A chunk that vanished because a
-// concurrent Save committed a newer generation makes Load re-read the manifest (up to 3
-// times). It fails without ErrCorrupt when the apiserver cannot be read or the manifest Secret
+// or not this store's, or a checksum or size does not match. When the manifest changed while
+// its chunks were read (a concurrent Save committed a newer generation and deleted the old
+// chunks), Load starts over with the new manifest instead (up to 3 attempts). It fails without ErrCorrupt when the apiserver cannot be read or the manifest Secret
 // exists but is not managed by this store.
 func (s *Secret) Load(ctx context.Context) ([]byte, error) {
 	if s.err != nil {
@@ -213,8 +213,7 @@ func (s *Secret) Load(ctx context.Context) ([]byte, error) {
 			return nil, fmt.Errorf("checkpoint manifest %s exists but is not managed by %s", s, ManagedByValue)
 		}
 		data, err := s.loadGeneration(ctx, cur)
-		var gone *chunkGoneError
-		if errors.As(err, &gone) && attempt < loadAttempts {
+		if errors.Is(err, ErrCorrupt) && attempt < loadAttempts {
 			now, gerr := s.secrets().Get(ctx, s.name, metav1.GetOptions{})
 			if gerr == nil && now.ResourceVersion != cur.ResourceVersion {
 				continue // a newer generation was committed meanwhile
@@ -305,10 +304,14 @@ func hexSum(b []byte) string {
 // ErrConflict when the manifest changed since this store last loaded or saved it (under a
 // different holder), when another writer is creating the same generation, or when the
 // manifest precondition fails; the chunks of a refused Save are deleted. Other errors leave
-// the previous checkpoint committed; their leftovers are swept by a later Save.
+// the previous checkpoint committed (or, when the manifest update's outcome is unknown, maybe
+// the new one); their leftovers are swept by a later Save. Data larger than 1 GiB is refused.
 func (s *Secret) Save(ctx context.Context, data []byte) error {
 	if s.err != nil {
 		return s.err
+	}
+	if len(data) > maxBlobBytes {
+		return fmt.Errorf("checkpoint of %d bytes exceeds the limit of %d bytes", len(data), maxBlobBytes)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
