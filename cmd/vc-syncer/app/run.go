@@ -12,6 +12,7 @@ import (
 	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
@@ -122,6 +123,10 @@ func Run(ctx context.Context, o *options.Options, cfg *rest.Config) error {
 	if leNS == "" {
 		leNS = o.KubeconfigNamespace
 	}
+	notCheckpoint, err := labels.Parse("!" + store.LabelID)
+	if err != nil {
+		return err
+	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                  Scheme(),
 		Metrics:                 metricsserver.Options{BindAddress: o.MetricsBindAddress},
@@ -131,7 +136,9 @@ func Run(ctx context.Context, o *options.Options, cfg *rest.Config) error {
 		LeaderElectionID:        "vc-syncer.tenancy.vcsyncer.io",
 		LeaderElectionNamespace: leNS,
 		Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{
-			&corev1.Secret{}: {Namespaces: map[string]cache.Config{o.KubeconfigNamespace: {}}},
+			// Tenant kubeconfig Secrets only: the checkpoint store's chunks (which may share the
+			// namespace) are neither cached nor a reason to reconcile Tenants.
+			&corev1.Secret{}: {Namespaces: map[string]cache.Config{o.KubeconfigNamespace: {}}, Label: notCheckpoint},
 		}},
 	})
 	if err != nil {
