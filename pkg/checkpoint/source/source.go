@@ -76,8 +76,10 @@ type State struct {
 	ID string
 	// Position is the resourceVersion the cached Objects are at; "" when no objects were saved.
 	Position string
-	// Objects are the cached objects at Position, each protobuf-encoded; nil when not saved.
+	// Objects are the cached objects at Position, each protobuf-encoded.
 	Objects [][]byte
+	// HasObjects tells an empty cache (true, no Objects) from objects not saved.
+	HasObjects bool
 	// Acked is the ack map: object key ("namespace/name" or "name") → version last enqueued.
 	Acked map[string]ObjectVersion
 	// Identity identifies the cluster the state was read from (its kube-system namespace UID);
@@ -189,7 +191,7 @@ func (s *Source) takePending() *State {
 	defer s.mu.Unlock()
 	p := s.pending
 	switch {
-	case p != nil && p.Position != "" && p.Objects != nil && !s.served:
+	case p != nil && p.Position != "" && p.HasObjects && !s.served:
 		s.pending, s.served = nil, true
 		s.setMode(ModeWatch)
 		s.reg.listAvoided(s.ID)
@@ -220,10 +222,12 @@ func (s *Source) checkpoint() (State, error) {
 	s.mu.Unlock()
 	st := State{ID: s.ID}
 	switch {
-	case inf != nil && inf.HasSynced() && !inf.IsStopped():
+	case inf != nil && inf.HasSynced():
 		// The position is read before the objects: the objects are then at or after it, and
-		// watching from it replays what came in between (checkpointing.md 3.4 pitfall 4).
-		st.Position = inf.LastSyncResourceVersion()
+		// watching from it replays what came in between (checkpointing.md 3.4 pitfall 4). A
+		// stopped informer (the final checkpoint at shutdown) still holds a consistent pair:
+		// its cache as of its last event, and that event's resourceVersion.
+		st.Position, st.HasObjects = inf.LastSyncResourceVersion(), true
 		objs := inf.GetStore().List()
 		st.Objects = make([][]byte, 0, len(objs))
 		for _, o := range objs {
@@ -234,7 +238,7 @@ func (s *Source) checkpoint() (State, error) {
 			st.Objects = append(st.Objects, b)
 		}
 	case pending != nil:
-		st.Position, st.Objects = pending.Position, pending.Objects
+		st.Position, st.Objects, st.HasObjects = pending.Position, pending.Objects, pending.HasObjects
 	}
 	s.mu.Lock()
 	st.Identity = s.identity

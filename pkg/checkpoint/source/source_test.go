@@ -152,8 +152,8 @@ func TestResumeFromCheckpointWithoutList(t *testing.T) {
 func TestCheckIdentity(t *testing.T) {
 	r := NewRegistry()
 	r.Restore([]State{
-		{ID: "tenant/a/Pod", Position: "5", Objects: [][]byte{}, Acked: map[string]ObjectVersion{"ns/p": {UID: "1"}}, Identity: "old"},
-		{ID: "tenant/b/Pod", Position: "5", Objects: [][]byte{}, Acked: map[string]ObjectVersion{"ns/p": {UID: "1"}}, Identity: "same"},
+		{ID: "tenant/a/Pod", Position: "5", HasObjects: true, Acked: map[string]ObjectVersion{"ns/p": {UID: "1"}}, Identity: "old"},
+		{ID: "tenant/b/Pod", Position: "5", HasObjects: true, Acked: map[string]ObjectVersion{"ns/p": {UID: "1"}}, Identity: "same"},
 	})
 	if n := r.CheckIdentity("tenant/a/", "new"); n != 1 {
 		t.Errorf("CheckIdentity discarded %d sources, want 1", n)

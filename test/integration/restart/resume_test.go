@@ -116,6 +116,10 @@ func testResume(t *testing.T, apiserverArgs []string, wantMode string) {
 	if _, err := os.Stat(ckpt); err != nil {
 		t.Fatalf("no checkpoint after a graceful stop: %v", err)
 	}
+	if d := os.Getenv("VCSYNCER_KEEP_CHECKPOINT"); d != "" {
+		data, _ := os.ReadFile(ckpt)
+		_ = os.WriteFile(d, data, 0o600)
+	}
 
 	// Changes while the syncer is down.
 	cm := configMap(1, "v2")
