@@ -1,6 +1,8 @@
 package syncer
 
 import (
+	"time"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -21,6 +23,7 @@ func (s *Syncer) ClusterStarting(c *tenant.Cluster) {
 		_, _ = r.TenantInformer(c).AddEventHandler(s.tenantHandler(c, kind))
 	}
 	s.vnodes.ClusterStarting(c)
+	s.trackPods(c) // Pod-creation phase metrics
 	// Objects that wait for another (Endpoints for their Service) are re-enqueued when it changes.
 	for _, r := range s.resources {
 		if d, ok := r.(resources.DependentMapper); ok {
@@ -79,7 +82,7 @@ func (s *Syncer) ClusterSynced(c *tenant.Cluster) {
 func (s *Syncer) ClusterStopped(c *tenant.Cluster) {
 	s.vnodes.ClusterStopped(c)
 	if _, running := s.registry.Get(c.Name); !running {
-		forgetTenantMetrics(c.Name)
+		s.forgetTenantMetrics(c.Name)
 		for _, r := range s.resources {
 			if f, ok := r.(interface{ Forget(tenant string) }); ok {
 				f.Forget(c.Name) // per-tenant state such as the Event rate limiter
@@ -95,6 +98,7 @@ func (s *Syncer) enqueue(q *pipelineQueue, req resources.Request, live bool) {
 		dir = directionDownward
 	}
 	metrics.QueueAdd(req.Tenant, dir)
+	s.track.arrival(dir, req, live, time.Now())
 	if live {
 		q.addHigh(req)
 	} else {

@@ -71,6 +71,7 @@ type Syncer struct {
 	down, up  *pipelineQueue
 	opts      Options
 	vnodes    *vnode.Manager
+	track     tracker // end-to-end lag and Pod-creation phases (metrics.go)
 }
 
 var (
@@ -147,6 +148,7 @@ func New(o Options) (*Syncer, error) {
 	env.VNodes, s.vnodes = vm, vm
 	metrics.RegisterVNodeStats(vm.Bindings().Counts)
 	metrics.RegisterQueueStats(s.queueStats)
+	s.registerMetrics()
 	return s, nil
 }
 
@@ -237,7 +239,7 @@ func (s *Syncer) work(ctx context.Context, q *pipelineQueue, down bool) {
 		if shutdown {
 			return
 		}
-		err := s.process(ctx, req, down)
+		err := s.observeSync(req, down, func() error { return s.process(ctx, req, down) })
 		switch {
 		case err == nil:
 			q.Forget(req)
