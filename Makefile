@@ -50,6 +50,10 @@ lint: ## go vet and gofmt check.
 	$(GO) vet ./...
 	@test -z "$$(gofmt -l cmd pkg test e2e config)" || (gofmt -l cmd pkg test e2e config; exit 1)
 
+.PHONY: dashboard
+dashboard: ## Regenerate the Grafana dashboard JSON (charts/) and its ConfigMap (config/grafana/) from pkg/metrics/dashboard.
+	$(GO) run ./hack/gen-dashboard
+
 .PHONY: docker-build
 docker-build: ## Build the container image (needs a Docker engine).
 	docker build -t vc-syncer:dev .
