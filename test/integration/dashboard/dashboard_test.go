@@ -104,11 +104,13 @@ func TestDashboardPanelsReturnData(t *testing.T) {
 	}
 
 	// Wait until Prometheus holds the slowest series for every tenant: the remediation fixes
-	// (two scans after the repair) and the full Pod creations.
+	// (two scans after the repair), sync errors, and Pod creations (and upward syncs) that
+	// Prometheus saw happen, not only appear: rate() needs a series to grow after its first scrape.
 	for _, q := range []string{
 		`sum by (tenant) (vcsyncer_remediation_fixes_total)`,
-		`sum by (tenant) (vcsyncer_pod_creation_duration_seconds_count)`,
 		`sum by (tenant) (vcsyncer_sync_duration_seconds_count{result="error"})`,
+		`sum by (tenant) (increase(vcsyncer_pod_creation_duration_seconds_count[1m])) > 0`,
+		`sum by (tenant) (increase(vcsyncer_sync_lag_seconds_count{direction="upward"}[1m])) > 0`,
 	} {
 		itest.Eventually(t, 2*time.Minute, "Prometheus has "+q+" for every tenant", func(ctx context.Context) error {
 			res, err := prom.query(ctx, q)
@@ -190,6 +192,13 @@ func TestDashboardPanelsReturnData(t *testing.T) {
 			if !slices.Equal(phases, want) {
 				t.Errorf("tenant %s has phases %v, want %v", tn, phases, want)
 			}
+		}
+		means, err := prom.query(ctx, `sum by (phase) (vcsyncer_pod_creation_phase_duration_seconds_sum) / sum by (phase) (vcsyncer_pod_creation_phase_duration_seconds_count)`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range means {
+			t.Logf("mean %s: %.1f ms", s.Metric["phase"], 1000*s.value())
 		}
 	})
 }
@@ -380,13 +389,24 @@ func load(t *testing.T, c kubernetes.Interface) {
 	}
 }
 
-// churn updates a ConfigMap in the tenant every 300ms until ctx is done.
+// churn keeps a tenant busy until ctx is done: it updates a ConfigMap every 300ms and, every
+// 2.1s, creates a Pod and deletes the one created three rounds before (so Pod creations keep
+// happening after Prometheus has seen each series).
 func churn(ctx context.Context, c kubernetes.Interface) {
 	for n := 1; ctx.Err() == nil; n++ {
 		cm, err := c.CoreV1().ConfigMaps("load").Get(ctx, fmt.Sprintf("cfg-%d", n%10), metav1.GetOptions{})
 		if err == nil {
 			cm.Data["n"] = strconv.Itoa(n)
 			_, _ = c.CoreV1().ConfigMaps("load").Update(ctx, cm, metav1.UpdateOptions{})
+		}
+		if n%7 == 0 {
+			_, _ = c.CoreV1().Pods("load").Create(ctx, &corev1.Pod{
+				ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("churn-%d", n/7), Labels: map[string]string{"app": "churn"}},
+				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "nginx:1.27"}}},
+			}, metav1.CreateOptions{})
+			if n/7 > 3 {
+				_ = c.CoreV1().Pods("load").Delete(ctx, fmt.Sprintf("churn-%d", n/7-3), metav1.DeleteOptions{})
+			}
 		}
 		select {
 		case <-ctx.Done():
