@@ -18,8 +18,18 @@ const (
 	directionUpward   = metrics.Upward
 )
 
-func observer(direction string) func(string, time.Duration) {
-	return func(tenant string, d time.Duration) { metrics.QueueWait(tenant, direction, d) }
+// observer returns the fair queue's Observe callback: it records a popped request's time in
+// queue, except for tenants no longer registered (requests left in the queue of a removed
+// tenant are popped after its series were forgotten and must not bring them back).
+func (s *Syncer) observer(direction string) func(string, time.Duration) {
+	return func(tenant string, d time.Duration) {
+		if s.registry == nil {
+			return
+		}
+		if _, ok := s.registry.Get(tenant); ok {
+			metrics.QueueWait(tenant, direction, d)
+		}
+	}
 }
 
 func (s *Syncer) forgetTenantMetrics(tenant string) {

@@ -123,8 +123,8 @@ func New(o Options) (*Syncer, error) {
 		env: env, opts: o,
 		resources: map[resources.Kind]resources.Resource{},
 	}
-	s.down = newPipelineQueue("downward", !o.DisableFairQueuing, s.weight, observer(directionDownward))
-	s.up = newPipelineQueue("upward", !o.DisableFairQueuing, s.weight, observer(directionUpward))
+	s.down = newPipelineQueue("downward", !o.DisableFairQueuing, s.weight, s.observer(directionDownward))
+	s.up = newPipelineQueue("upward", !o.DisableFairQueuing, s.weight, s.observer(directionUpward))
 	env.SuperObject = s.superObject
 	for _, r := range append(DefaultResources(), optIn...) {
 		s.resources[r.Kind()] = r

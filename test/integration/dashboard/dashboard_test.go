@@ -27,12 +27,15 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/vcsyncer/syncer/cmd/vc-syncer/app"
 	"github.com/vcsyncer/syncer/cmd/vc-syncer/app/options"
+	tenancyv1alpha1 "github.com/vcsyncer/syncer/pkg/apis/tenancy/v1alpha1"
 	"github.com/vcsyncer/syncer/pkg/metrics/dashboard"
 	"github.com/vcsyncer/syncer/test/framework"
 	"github.com/vcsyncer/syncer/test/integration/itest"
@@ -98,7 +101,15 @@ func TestDashboardPanelsReturnData(t *testing.T) {
 	for _, tc := range env.Tenants {
 		wg.Go(func() { churn(churnCtx, tc.Client) })
 	}
-	defer func() { stopChurn(); wg.Wait() }()
+	stopped := false
+	stopLoad := func() {
+		if !stopped {
+			stopChurn()
+			wg.Wait()
+			stopped = true
+		}
+	}
+	defer stopLoad()
 	for _, tc := range env.Tenants {
 		tamperPodStatus(t, tc.Client)
 	}
@@ -200,6 +211,64 @@ func TestDashboardPanelsReturnData(t *testing.T) {
 		for _, s := range means {
 			t.Logf("mean %s: %.1f ms", s.Metric["phase"], 1000*s.value())
 		}
+	})
+
+	t.Run("a removed tenant's series are forgotten", func(t *testing.T) {
+		stopLoad()
+		gone, kept := tenants[len(tenants)-1], tenants[0]
+		tn := &tenancyv1alpha1.Tenant{}
+		tn.Name = gone
+		if err := c.Delete(ctx, tn); err != nil {
+			t.Fatal(err)
+		}
+		itest.Eventually(t, 2*time.Minute, "Tenant "+gone+" removed", func(ctx context.Context) error {
+			err := c.Get(ctx, client.ObjectKey{Name: gone}, &tenancyv1alpha1.Tenant{})
+			if apierrors.IsNotFound(err) {
+				return nil
+			}
+			if err == nil {
+				return fmt.Errorf("still there")
+			}
+			return err
+		})
+		itest.Eventually(t, 30*time.Second, "no series of "+gone+" served at /metrics", func(ctx context.Context) error {
+			req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+metricsAddr+"/metrics", nil)
+			if err != nil {
+				return err
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				return err
+			}
+			defer resp.Body.Close()
+			body, err := io.ReadAll(resp.Body)
+			if err != nil {
+				return err
+			}
+			var left []string
+			for line := range strings.Lines(string(body)) {
+				if strings.Contains(line, `tenant="`+gone+`"`) {
+					left = append(left, strings.TrimSpace(line))
+				}
+			}
+			if len(left) > 0 {
+				return fmt.Errorf("%d series left, e.g. %v", len(left), left[:min(len(left), 5)])
+			}
+			if !strings.Contains(string(body), `tenant="`+kept+`"`) {
+				return fmt.Errorf("the remaining tenant %s has no series either", kept)
+			}
+			return nil
+		})
+		itest.Eventually(t, 30*time.Second, "Prometheus sees "+gone+"'s series go stale", func(ctx context.Context) error {
+			res, err := prom.query(ctx, `count by (__name__) ({__name__=~"vcsyncer_.+",tenant="`+gone+`"})`)
+			if err != nil {
+				return err
+			}
+			if len(res) > 0 {
+				return fmt.Errorf("still current: %v", res)
+			}
+			return nil
+		})
 	})
 }
 
