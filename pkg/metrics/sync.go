@@ -38,22 +38,22 @@ var (
 	syncDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Namespace: Namespace, Subsystem: "sync", Name: "duration_seconds",
 		Help:    "Duration of one reconcile of one object (a worker's call of Downward or Upward), in seconds, by tenant, kind, direction and result (success|error). The _count series is the sync throughput.",
-		Buckets: prometheus.ExponentialBuckets(0.0005, 2, 16), // 0.5ms .. ~16s
+		Buckets: prometheus.ExponentialBuckets(0.001, 2.5, 12), // 1ms .. ~24s
 	}, []string{"tenant", "kind", "direction", "result"})
 	syncLag = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Namespace: Namespace, Subsystem: "sync", Name: "lag_seconds",
 		Help:    "End-to-end lag from a change reaching the syncer (tenant change for downward, super change for upward) to the successful reconcile that wrote it to the other side (or found it already there), in seconds, by tenant, kind and direction.",
-		Buckets: prometheus.ExponentialBuckets(0.001, 2, 18), // 1ms .. ~131s
+		Buckets: prometheus.ExponentialBuckets(0.005, 2.5, 12), // 5ms .. ~119s
 	}, []string{"tenant", "kind", "direction"})
 	podPhase = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Namespace: Namespace, Subsystem: "pod_creation", Name: "phase_duration_seconds",
 		Help:    "Time a new tenant Pod spent in each phase of its creation (downward_queue, downward_process, super_scheduling, upward_queue, upward_process; the VirtualCluster paper's breakdown), in seconds, by tenant and phase.",
-		Buckets: prometheus.ExponentialBuckets(0.0005, 2, 18), // 0.5ms .. ~65s
+		Buckets: prometheus.ExponentialBuckets(0.001, 2.5, 12), // 1ms .. ~24s
 	}, []string{"tenant", "phase"})
 	podCreation = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Namespace: Namespace, Subsystem: "pod_creation", Name: "duration_seconds",
 		Help:    "Time from a new tenant Pod reaching the syncer to the syncer binding it to its vNode in the tenant (the sum of the five phases), in seconds, by tenant.",
-		Buckets: prometheus.ExponentialBuckets(0.001, 2, 18), // 1ms .. ~131s
+		Buckets: prometheus.ExponentialBuckets(0.005, 2.5, 12), // 5ms .. ~119s
 	}, []string{"tenant"})
 	buildInfo = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Namespace: Namespace, Name: "build_info",

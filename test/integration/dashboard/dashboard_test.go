@@ -185,6 +185,11 @@ func TestDashboardPanelsReturnData(t *testing.T) {
 		})
 	}
 	t.Logf("evaluated %d panels against Prometheus", panels)
+	if res, err := prom.query(ctx, `count by (tenant) ({__name__=~"vcsyncer_.+",tenant!=""})`); err == nil {
+		for _, r := range res {
+			t.Logf("series of tenant %s: %.0f", r.Metric["tenant"], r.value())
+		}
+	}
 
 	t.Run("five Pod-creation phases for every tenant", func(t *testing.T) {
 		res, err := prom.query(ctx, `count by (tenant, phase) (vcsyncer_pod_creation_phase_duration_seconds_count > 0)`)
