@@ -17,8 +17,12 @@ build: ## Build bin/vc-syncer.
 tools: ## Build (once, cached outside the repo) etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubectl, kwok.
 	./hack/build-tools.sh
 
+.PHONY: prometheus
+prometheus: ## Install Prometheus (Debian package) for the dashboard test if it is missing.
+	./hack/ensure-prometheus.sh
+
 .PHONY: test
-test: tools ## Everything: tools, vet, unit, integration and the real-world e2e tests.
+test: tools prometheus ## Everything: tools, vet, unit, integration and the real-world e2e tests.
 	$(GO) vet ./...
 	$(GO) test -race -count=1 ./pkg/... ./cmd/...
 	$(GO) test -count=1 -p $(TEST_P) -timeout $(TEST_TIMEOUT) ./test/... ./e2e/...
@@ -28,7 +32,7 @@ test-unit: ## Fast loop: unit tests only, no control planes.
 	$(GO) test -race -count=1 ./pkg/... ./cmd/...
 
 .PHONY: test-integration
-test-integration: tools ## Integration suites against real local control planes.
+test-integration: tools prometheus ## Integration suites against real local control planes.
 	$(GO) test -count=1 -p $(TEST_P) -timeout $(TEST_TIMEOUT) ./test/...
 
 .PHONY: test-e2e
@@ -49,6 +53,10 @@ dev: build ## Run a local super cluster, 2 tenants and the syncer until Ctrl-C.
 lint: ## go vet and gofmt check.
 	$(GO) vet ./...
 	@test -z "$$(gofmt -l cmd pkg test e2e config)" || (gofmt -l cmd pkg test e2e config; exit 1)
+
+.PHONY: dashboard
+dashboard: ## Regenerate the Grafana dashboard JSON (charts/) and its ConfigMap (config/grafana/) from pkg/metrics/dashboard.
+	$(GO) run ./hack/gen-dashboard
 
 .PHONY: docker-build
 docker-build: ## Build the container image (needs a Docker engine).

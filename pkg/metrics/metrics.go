@@ -8,7 +8,11 @@
 //
 // # Implementation details
 //
-// Labels are bounded: tenant (one per registered Tenant) and direction (downward|upward).
+// Labels are bounded: tenant (one per registered Tenant), direction (downward|upward), kind (a
+// synced kind), result (success|error), phase (the five Pod-creation phases), reason (fixed
+// sets), and vcsyncer_build_info's version, revision and goversion (one series per process).
+// ForgetTenant removes a tenant's series when the Tenant is removed; scrape-time gauges
+// (queue depth, tenant health, vNodes) list only registered tenants.
 // Depth and the age of the oldest waiting item are computed at scrape time from the fair queues
 // (a custom collector), so a tenant whose queue is empty reports 0 rather than a stale value.
 package metrics
@@ -94,6 +98,7 @@ func Register() {
 			return src()
 		}})
 		ctrlmetrics.Registry.MustRegister(remediationCollectors()...)
+		registerSyncMetrics()
 	})
 }
 
@@ -124,6 +129,7 @@ func ForgetTenant(tenant string) {
 	queueWait.DeletePartialMatch(l)
 	forgetRemediation(l)
 	forgetCheckpointTenant(tenant)
+	forgetSync(l)
 }
 
 // VNodeStats returns, per tenant, the number of virtual Nodes the syncer keeps for it.

@@ -1,6 +1,8 @@
 package syncer
 
 import (
+	"time"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -28,6 +30,7 @@ func (s *Syncer) ClusterStarting(c *tenant.Cluster) {
 		_, _ = r.TenantInformer(c).AddEventHandler(s.tenantHandler(c, kind))
 	}
 	s.vnodes.ClusterStarting(c)
+	s.trackPods(c) // Pod-creation phase metrics
 }
 
 // ClusterSynced implements tenant.Hooks. It enqueues the tenant objects whose version differs
@@ -135,7 +138,7 @@ func (s *Syncer) enqueueDependents(c *tenant.Cluster, kind resources.Kind, m met
 func (s *Syncer) ClusterStopped(c *tenant.Cluster) {
 	s.vnodes.ClusterStopped(c)
 	if _, running := s.registry.Get(c.Name); !running {
-		forgetTenantMetrics(c.Name)
+		s.forgetTenantMetrics(c.Name)
 		// Removed: its resumable state goes too (its super objects are deleted by the
 		// Tenant's finalizer path, not by a checkpoint).
 		s.dropParked(c.Name)
@@ -162,6 +165,7 @@ func (s *Syncer) enqueue(q *pipelineQueue, req resources.Request, live bool) {
 		dir = directionDownward
 	}
 	metrics.QueueAdd(req.Tenant, dir)
+	s.track.arrival(dir, req, live, time.Now())
 	if live {
 		q.addHigh(req)
 	} else {

@@ -1,9 +1,16 @@
 package syncer
 
 import (
+	"sync"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/vcsyncer/syncer/pkg/conversion"
 	"github.com/vcsyncer/syncer/pkg/metrics"
+	"github.com/vcsyncer/syncer/pkg/resources"
+	"github.com/vcsyncer/syncer/pkg/tenant"
 )
 
 const (
@@ -11,11 +18,24 @@ const (
 	directionUpward   = metrics.Upward
 )
 
-func observer(direction string) func(string, time.Duration) {
-	return func(tenant string, d time.Duration) { metrics.QueueWait(tenant, direction, d) }
+// observer returns the fair queue's Observe callback: it records a popped request's time in
+// queue, except for tenants no longer registered (requests left in the queue of a removed
+// tenant are popped after its series were forgotten and must not bring them back).
+func (s *Syncer) observer(direction string) func(string, time.Duration) {
+	return func(tenant string, d time.Duration) {
+		if s.registry == nil {
+			return
+		}
+		if _, ok := s.registry.Get(tenant); ok {
+			metrics.QueueWait(tenant, direction, d)
+		}
+	}
 }
 
-func forgetTenantMetrics(tenant string) { metrics.ForgetTenant(tenant) }
+func (s *Syncer) forgetTenantMetrics(tenant string) {
+	s.track.forget(tenant)
+	metrics.ForgetTenant(tenant)
+}
 
 // queueStats reports per-tenant depth and oldest-item age of both pipelines for metrics.
 func (s *Syncer) queueStats() ([]string, map[string]map[string]metrics.QueueStat) {
@@ -32,4 +52,325 @@ func (s *Syncer) queueStats() ([]string, map[string]map[string]metrics.QueueStat
 		out[dir] = m
 	}
 	return tenants, out
+}
+
+// registerMetrics registers the tenant health source and the Pod-creation phase tracker's
+// super Pod handler. Called once from New.
+func (s *Syncer) registerMetrics() {
+	metrics.RegisterTenantHealth(s.tenantHealth)
+	_, _ = s.env.SuperInformers.Core().V1().Pods().Informer().AddEventHandler(s.track.superPodHandler())
+}
+
+// trackPods registers the Pod-creation tracker's handler on a tenant's Pod informer. Called
+// from ClusterStarting.
+func (s *Syncer) trackPods(c *tenant.Cluster) {
+	if r, ok := s.resources[resources.KindPod]; ok {
+		_, _ = r.TenantInformer(c).AddEventHandler(s.track.tenantPodHandler(c))
+	}
+}
+
+// tenantHealth reports every registered tenant's Connected and Synced state for metrics.
+func (s *Syncer) tenantHealth() map[string]metrics.TenantHealth {
+	out := map[string]metrics.TenantHealth{}
+	if s.registry == nil {
+		return out
+	}
+	for _, name := range s.registry.Names() {
+		if c, ok := s.registry.Get(name); ok {
+			st := c.State()
+			out[name] = metrics.TenantHealth{Connected: st.Connected, Synced: st.Synced}
+		}
+	}
+	return out
+}
+
+// observeSync runs one reconcile of req (run, the worker's call of process) and records its
+// duration and result (vcsyncer_sync_duration_seconds), the end-to-end lag of the changes it
+// handled (vcsyncer_sync_lag_seconds) and the Pod-creation phases that end at this pop. Nothing
+// is recorded for a tenant that is no longer registered (its series were forgotten).
+func (s *Syncer) observeSync(req resources.Request, down bool, run func() error) error {
+	dir := directionUpward
+	if down {
+		dir = directionDownward
+	}
+	start := time.Now()
+	arrived := s.track.popped(dir, req, start)
+	err := run()
+	end := time.Now()
+	if s.registry == nil {
+		return err
+	}
+	if _, ok := s.registry.Get(req.Tenant); !ok {
+		return err
+	}
+	metrics.SyncDone(req.Tenant, string(req.Kind), dir, end.Sub(start), err)
+	if !arrived.IsZero() {
+		if err == nil {
+			metrics.SyncLag(req.Tenant, string(req.Kind), dir, end.Sub(arrived))
+		} else {
+			s.track.requeued(dir, req, arrived) // the change is still not written: keep its clock
+		}
+	}
+	return err
+}
+
+// lagKey is one request in one direction.
+type lagKey struct {
+	dir string
+	req resources.Request
+}
+
+// podKey names one tenant Pod.
+type podKey struct{ tenant, namespace, name string }
+
+// podTimes are the phase boundaries of one tenant Pod's creation, on the syncer's clock:
+// t0 its Add event reached the syncer, t1 a downward worker first took it, t2 its super Pod's
+// Add event reached the syncer, t3 the super Pod's update with spec.nodeName (scheduled)
+// reached the syncer, t4 an upward worker first took it after t3, and the phase ends when the
+// tenant Pod's update with spec.nodeName (the syncer's binding) reaches the syncer.
+type podTimes struct{ t0, t1, t2, t3, t4 time.Time }
+
+// maxTrackedPods bounds the Pod-creation tracker (Pods whose creation has not finished, e.g.
+// unschedulable ones); new Pods beyond it are not tracked. podTrackTTL drops Pods whose
+// creation has not finished after that long.
+const (
+	maxTrackedPods = 20000
+	podTrackTTL    = 15 * time.Minute
+)
+
+// tracker measures end-to-end lag and the Pod-creation phases.
+//
+// Where the clock starts: the time a change's event reached the syncer's handler (recorded
+// with the request when it is enqueued as a live event), on this process's monotonic clock.
+// Object metadata timestamps are not used: creationTimestamp and deletionTimestamp have
+// one-second resolution and exist only for creates and deletes, managedFields times are
+// stripped by the tenant and super cache transforms (and are also whole seconds), and all of
+// them come from another host's clock (the tenant's or super apiserver's), so clock skew
+// between hosts would show up as lag. The cost of this choice: the lag leaves out the watch
+// delivery from the apiserver to the syncer's informer (normally milliseconds), and changes
+// found by the initial list of a tenant (ClusterSynced) or by remediation scans carry no
+// event time and are not measured.
+//
+// A request enqueued again while it waits keeps its first arrival time, so the lag is that of
+// the oldest change not yet synced; a failed reconcile keeps the clock running until a
+// reconcile of the request succeeds.
+//
+// The zero value is ready to use.
+type tracker struct {
+	mu      sync.Mutex
+	arrived map[lagKey]time.Time
+	pods    map[podKey]*podTimes
+}
+
+// arrival records that a live change for req reached the syncer at now, unless an earlier
+// change of req is still waiting.
+func (t *tracker) arrival(dir string, req resources.Request, live bool, now time.Time) {
+	if !live {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.arrived == nil {
+		t.arrived = map[lagKey]time.Time{}
+	}
+	k := lagKey{dir, req}
+	if _, ok := t.arrived[k]; !ok {
+		t.arrived[k] = now
+	}
+}
+
+// popped is called when a worker takes req at now: it returns (and forgets) the arrival time
+// of the oldest change the reconcile will handle (zero if none was recorded), and ends the
+// Pod-creation queue phases.
+func (t *tracker) popped(dir string, req resources.Request, now time.Time) time.Time {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	k := lagKey{dir, req}
+	at := t.arrived[k]
+	delete(t.arrived, k)
+	if req.Kind == resources.KindPod {
+		if p := t.pods[podKey{req.Tenant, req.Namespace, req.Name}]; p != nil {
+			switch {
+			case dir == directionDownward && p.t1.IsZero():
+				p.t1 = now
+				metrics.PodPhase(req.Tenant, metrics.PhaseDownwardQueue, p.t1.Sub(p.t0))
+			case dir == directionUpward && !p.t3.IsZero() && p.t4.IsZero():
+				p.t4 = now
+				metrics.PodPhase(req.Tenant, metrics.PhaseUpwardQueue, p.t4.Sub(p.t3))
+			}
+		}
+	}
+	return at
+}
+
+// requeued puts back the arrival time of a change whose reconcile failed (keeping an earlier one).
+func (t *tracker) requeued(dir string, req resources.Request, at time.Time) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.arrived == nil {
+		t.arrived = map[lagKey]time.Time{}
+	}
+	k := lagKey{dir, req}
+	if cur, ok := t.arrived[k]; !ok || at.Before(cur) {
+		t.arrived[k] = at
+	}
+}
+
+// forget drops a removed tenant's pending clocks.
+func (t *tracker) forget(tenant string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for k := range t.arrived {
+		if k.req.Tenant == tenant {
+			delete(t.arrived, k)
+		}
+	}
+	for k := range t.pods {
+		if k.tenant == tenant {
+			delete(t.pods, k)
+		}
+	}
+}
+
+// podAdded starts tracking a new tenant Pod (t0), unless it is already bound or terminating.
+func (t *tracker) podAdded(tenant string, p *corev1.Pod, now time.Time) {
+	if p.Spec.NodeName != "" || p.DeletionTimestamp != nil {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.pods == nil {
+		t.pods = map[podKey]*podTimes{}
+	}
+	if len(t.pods) >= maxTrackedPods {
+		for k, pt := range t.pods {
+			if now.Sub(pt.t0) > podTrackTTL {
+				delete(t.pods, k)
+			}
+		}
+		if len(t.pods) >= maxTrackedPods {
+			return
+		}
+	}
+	k := podKey{tenant, p.Namespace, p.Name}
+	if _, ok := t.pods[k]; !ok {
+		t.pods[k] = &podTimes{t0: now}
+	}
+}
+
+// podBound ends a tracked tenant Pod's creation when the syncer's binding reached the syncer.
+// A queue phase whose worker took the request before the tracker saw the event that opened
+// the phase (handlers run concurrently) is recorded as 0.
+func (t *tracker) podBound(k podKey, now time.Time) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	p := t.pods[k]
+	if p == nil {
+		return
+	}
+	delete(t.pods, k)
+	if p.t3.IsZero() {
+		return // bound without a super scheduling the tracker saw (e.g. preset nodeName): not a full creation
+	}
+	if p.t4.IsZero() {
+		p.t4 = p.t3
+		metrics.PodPhase(k.tenant, metrics.PhaseUpwardQueue, 0)
+	}
+	metrics.PodPhase(k.tenant, metrics.PhaseUpwardProcess, now.Sub(p.t4))
+	metrics.PodCreated(k.tenant, now.Sub(p.t0))
+}
+
+// podGone stops tracking a deleted tenant Pod.
+func (t *tracker) podGone(k podKey) {
+	t.mu.Lock()
+	delete(t.pods, k)
+	t.mu.Unlock()
+}
+
+// superPodCreated marks t2 (and t3 when the super Pod was created already scheduled).
+func (t *tracker) superPodCreated(k podKey, scheduled bool, now time.Time) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	p := t.pods[k]
+	if p == nil || !p.t2.IsZero() {
+		return
+	}
+	if p.t1.IsZero() {
+		p.t1 = p.t0
+		metrics.PodPhase(k.tenant, metrics.PhaseDownwardQueue, 0)
+	}
+	p.t2 = now
+	metrics.PodPhase(k.tenant, metrics.PhaseDownwardProcess, p.t2.Sub(p.t1))
+	if scheduled {
+		p.t3 = now
+		metrics.PodPhase(k.tenant, metrics.PhaseSuperScheduling, 0)
+	}
+}
+
+// superPodScheduled marks t3.
+func (t *tracker) superPodScheduled(k podKey, now time.Time) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	p := t.pods[k]
+	if p == nil || p.t2.IsZero() || !p.t3.IsZero() {
+		return
+	}
+	p.t3 = now
+	metrics.PodPhase(k.tenant, metrics.PhaseSuperScheduling, p.t3.Sub(p.t2))
+}
+
+// tenantPodHandler feeds the tracker from a tenant's Pod informer (registered in
+// ClusterStarting; events before the tenant's caches synced are the initial list, not new Pods).
+func (t *tracker) tenantPodHandler(c *tenant.Cluster) cache.ResourceEventHandler {
+	return cache.ResourceEventHandlerFuncs{
+		AddFunc: func(obj any) {
+			if p, ok := obj.(*corev1.Pod); ok && c.Synced() {
+				t.podAdded(c.Name, p, time.Now())
+			}
+		},
+		UpdateFunc: func(o, n any) {
+			op, ok1 := o.(*corev1.Pod)
+			np, ok2 := n.(*corev1.Pod)
+			if ok1 && ok2 && op.Spec.NodeName == "" && np.Spec.NodeName != "" {
+				t.podBound(podKey{c.Name, np.Namespace, np.Name}, time.Now())
+			}
+		},
+		DeleteFunc: func(obj any) {
+			if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+				obj = d.Obj
+			}
+			if p, ok := obj.(*corev1.Pod); ok {
+				t.podGone(podKey{c.Name, p.Namespace, p.Name})
+			}
+		},
+	}
+}
+
+// superPodHandler feeds the tracker from the super Pod informer (super Pods the syncer owns).
+func (t *tracker) superPodHandler() cache.ResourceEventHandler {
+	key := func(obj any) (podKey, *corev1.Pod, bool) {
+		p, ok := obj.(*corev1.Pod)
+		if !ok {
+			return podKey{}, nil, false
+		}
+		o, owned := conversion.OwnerOf(p)
+		if !owned {
+			return podKey{}, nil, false
+		}
+		return podKey{o.Tenant, o.Namespace, o.Name}, p, true
+	}
+	return cache.ResourceEventHandlerFuncs{
+		AddFunc: func(obj any) {
+			if k, p, ok := key(obj); ok {
+				t.superPodCreated(k, p.Spec.NodeName != "", time.Now())
+			}
+		},
+		UpdateFunc: func(o, n any) {
+			op, ok1 := o.(*corev1.Pod)
+			k, np, ok2 := key(n)
+			if ok1 && ok2 && op.Spec.NodeName == "" && np.Spec.NodeName != "" {
+				t.superPodScheduled(k, time.Now())
+			}
+		},
+	}
 }

@@ -77,6 +77,7 @@ type Syncer struct {
 	// dependents are, per kind, the kinds whose tenant objects depend on it (DependentMapper).
 	dependents map[resources.Kind][]resources.DependentMapper
 	checkpointState
+	track tracker // end-to-end lag and Pod-creation phases (metrics.go)
 }
 
 var (
@@ -133,8 +134,8 @@ func New(o Options) (*Syncer, error) {
 	}
 	s.sources, s.parked = sources, map[string]*parkedWork{}
 	s.keepTenantState = s.keepTenantStateFunc(time.Now())
-	s.down = newPipelineQueue("downward", !o.DisableFairQueuing, s.weight, observer(directionDownward))
-	s.up = newPipelineQueue("upward", !o.DisableFairQueuing, s.weight, observer(directionUpward))
+	s.down = newPipelineQueue("downward", !o.DisableFairQueuing, s.weight, s.observer(directionDownward))
+	s.up = newPipelineQueue("upward", !o.DisableFairQueuing, s.weight, s.observer(directionUpward))
 	env.SuperObject = s.superObject
 	for _, r := range append(DefaultResources(), optIn...) {
 		s.resources[r.Kind()] = r
@@ -164,6 +165,7 @@ func New(o Options) (*Syncer, error) {
 	}
 	metrics.RegisterVNodeStats(vm.Bindings().Counts)
 	metrics.RegisterQueueStats(s.queueStats)
+	s.registerMetrics()
 	return s, nil
 }
 
@@ -286,7 +288,7 @@ func (s *Syncer) work(ctx context.Context, q *pipelineQueue, down bool) {
 		if shutdown {
 			return
 		}
-		err := s.process(ctx, req, down)
+		err := s.observeSync(req, down, func() error { return s.process(ctx, req, down) })
 		switch {
 		case err == nil:
 			q.Forget(req)
