@@ -56,6 +56,7 @@ var (
 )
 
 func init() {
+	checkpointSkips.WithLabelValues("queue_over_budget") // known reasons are exported at 0
 	ctrlmetrics.Registry.MustRegister(checkpointDuration, checkpointSize, checkpointItems, checkpointObjects,
 		checkpointLastSuccess, checkpointSkips, checkpointFailures, checkpointLoads, sourceResumeMode, listsAvoided)
 }

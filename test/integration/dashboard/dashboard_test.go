@@ -68,6 +68,8 @@ func TestDashboardPanelsReturnData(t *testing.T) {
 	c := itest.StartSyncer(t, env.Super.RESTConfig, func(o *options.Options) {
 		o.MetricsBindAddress = metricsAddr
 		o.RemediationInterval = time.Second
+		o.CheckpointStore = "file:" + filepath.Join(t.TempDir(), "checkpoint")
+		o.CheckpointInterval = time.Second
 	})
 	ctx := context.Background()
 	var tenants []string
@@ -169,9 +171,6 @@ func TestDashboardPanelsReturnData(t *testing.T) {
 		}
 		panels++
 		t.Run(p.Title, func(t *testing.T) {
-			if p.checkpoint() {
-				t.Skip("checkpoint metrics not merged yet")
-			}
 			if len(p.Targets) == 0 {
 				t.Fatal("panel has no query")
 			}
