@@ -71,6 +71,8 @@ type Syncer struct {
 	down, up  *pipelineQueue
 	opts      Options
 	vnodes    *vnode.Manager
+	status    statusState // per-tenant last sync and last checkpoint for the status page (status.go)
+	ready     readiness   // set by markReady once the super caches synced (ready.go)
 }
 
 var (
@@ -174,6 +176,7 @@ func (s *Syncer) Start(ctx context.Context) error {
 	if err := s.startKindsInformers(ctx); err != nil {
 		return err
 	}
+	s.markReady()
 	log.Info("Super caches synced; starting workers", "downwardWorkers", s.opts.DownwardWorkers, "upwardWorkers", s.opts.UpwardWorkers)
 
 	var wg sync.WaitGroup
@@ -241,6 +244,7 @@ func (s *Syncer) work(ctx context.Context, q *pipelineQueue, down bool) {
 		switch {
 		case err == nil:
 			q.Forget(req)
+			s.recordSync(req.Tenant)
 		case ctx.Err() != nil:
 			q.Forget(req)
 		default:

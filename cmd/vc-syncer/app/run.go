@@ -52,7 +52,7 @@ CRD is installed at start-up unless --install-crds=false. Metrics are served at
 			if err := o.Validate(); err != nil {
 				return err
 			}
-			ctrl.SetLogger(zap.New(zap.UseFlagOptions(&o.Zap)))
+			ctrl.SetLogger(zap.New(o.ZapOpts()...))
 			cfg, err := superConfig(o.SuperKubeconfig)
 			if err != nil {
 				return err
@@ -128,6 +128,10 @@ func Run(ctx context.Context, o *options.Options, cfg *rest.Config) error {
 		LeaderElection:          o.LeaderElect,
 		LeaderElectionID:        "vc-syncer.tenancy.vcsyncer.io",
 		LeaderElectionNamespace: leNS,
+		// Hand the Lease over at once on SIGTERM: Run returns right after the manager stops, so
+		// no work is done after the release (controller-runtime's condition for this option).
+		LeaderElectionReleaseOnCancel: true,
+		GracefulShutdownTimeout:       &o.GracefulShutdownTimeout,
 		Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{
 			&corev1.Secret{}: {Namespaces: map[string]cache.Config{o.KubeconfigNamespace: {}}},
 		}},
@@ -173,7 +177,10 @@ func Run(ctx context.Context, o *options.Options, cfg *rest.Config) error {
 	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
 		return err
 	}
-	if err := mgr.AddReadyzCheck("ping", healthz.Ping); err != nil {
+	if err := mgr.AddReadyzCheck("syncer", readyCheck(elected(mgr.Elected()), s.ReadyCheck)); err != nil {
+		return err
+	}
+	if err := addStatusPage(mgr, o, s); err != nil {
 		return err
 	}
 	return mgr.Start(ctx)
