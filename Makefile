@@ -17,8 +17,12 @@ build: ## Build bin/vc-syncer.
 tools: ## Build (once, cached outside the repo) etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubectl, kwok.
 	./hack/build-tools.sh
 
+.PHONY: chromium
+chromium: ## Install headless Chromium and chromedriver (Debian packages) if missing; the status-page test needs them.
+	./hack/ensure-chromium.sh
+
 .PHONY: test
-test: tools ## Everything: tools, vet, unit, integration and the real-world e2e tests.
+test: tools chromium ## Everything: tools, vet, unit, integration and the real-world e2e tests.
 	$(GO) vet ./...
 	$(GO) test -race -count=1 ./pkg/... ./cmd/...
 	$(GO) test -count=1 -p $(TEST_P) -timeout $(TEST_TIMEOUT) ./test/... ./e2e/...
@@ -28,7 +32,7 @@ test-unit: ## Fast loop: unit tests only, no control planes.
 	$(GO) test -race -count=1 ./pkg/... ./cmd/...
 
 .PHONY: test-integration
-test-integration: tools ## Integration suites against real local control planes.
+test-integration: tools chromium ## Integration suites against real local control planes.
 	$(GO) test -count=1 -p $(TEST_P) -timeout $(TEST_TIMEOUT) ./test/...
 
 .PHONY: test-e2e
@@ -53,3 +57,7 @@ lint: ## go vet and gofmt check.
 .PHONY: docker-build
 docker-build: ## Build the container image (needs a Docker engine).
 	docker build -t vc-syncer:dev .
+
+.PHONY: status-page-screenshot
+status-page-screenshot: tools chromium ## Re-take docs/status-page.png in headless Chromium (runs the status-page test).
+	VCSYNCER_STATUS_SCREENSHOT=docs/status-page.png $(GO) test -count=1 -run TestStatusPage ./test/integration/statuspage/

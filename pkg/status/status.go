@@ -49,8 +49,10 @@ type Tenant struct {
 // Provider reports what the running syncer knows per tenant. *syncer.Syncer implements it.
 type Provider interface {
 	// TenantStatuses returns a row for every tenant the syncer has a connection for, with
-	// the phase derived from that connection. Name, Phase, queues and times must be set;
-	// Weight is taken from the Tenant object when there is one.
+	// the phase derived from that connection, and may add rows with an empty Phase for
+	// tenants it has no connection to but remembers (a Paused tenant's last sync). Weight
+	// and phase are taken from the Tenant object when there is one; a row with an empty
+	// Phase and no Tenant object (a removed tenant) is not shown.
 	TenantStatuses() []Tenant
 }
 
@@ -108,7 +110,8 @@ func (h *Handler) Snapshot(ctx context.Context) Snapshot {
 }
 
 // merge joins Tenant objects (phase, reason, weight) with the Provider's rows (queues,
-// times), one row per name, sorted by name.
+// times), one row per name, sorted by name. Provider rows without a Tenant object are kept
+// only when they have a phase (a connection the Tenant cache does not show yet).
 func merge(objs []tenancyv1alpha1.Tenant, live []Tenant) []Tenant {
 	byName := make(map[string]Tenant, len(live))
 	for _, t := range live {
@@ -133,7 +136,9 @@ func merge(objs []tenancyv1alpha1.Tenant, live []Tenant) []Tenant {
 		out = append(out, row)
 	}
 	for _, row := range byName {
-		out = append(out, row)
+		if row.Phase != "" {
+			out = append(out, row)
+		}
 	}
 	slices.SortFunc(out, func(a, b Tenant) int { return strings.Compare(a.Name, b.Name) })
 	return out

@@ -71,6 +71,11 @@ func TestMerge(t *testing.T) {
 			objs: []tenancyv1alpha1.Tenant{makeTenant("n", "", 2)},
 			want: []Tenant{{Name: "n", Phase: "Pending", Reason: "not reconciled yet", Weight: 2}},
 		},
+		"remembered tenant without connection: times kept with the object, dropped without": {
+			objs: []tenancyv1alpha1.Tenant{makeTenant("paused", tenancyv1alpha1.TenantPaused, 1)},
+			live: []Tenant{{Name: "paused", LastSync: t0}, {Name: "removed", LastSync: t0}},
+			want: []Tenant{{Name: "paused", Phase: "Paused", Weight: 1, LastSync: t0}},
+		},
 		"live tenant missing from the list (cache lag) is kept; rows sorted by name": {
 			objs: []tenancyv1alpha1.Tenant{makeTenant("c", tenancyv1alpha1.TenantPaused, 1)},
 			live: []Tenant{{Name: "b", Phase: "Unreachable", Reason: "Unreachable", Weight: 4}, {Name: "a", Phase: "Running", Weight: 1}},

@@ -60,7 +60,9 @@ func (s *Syncer) SetLastCheckpoint(f func(tenant string) time.Time) {
 // TenantStatuses implements status.Provider: one row per tenant in the registry, with its
 // phase derived from the connection (Running once its caches synced and its apiserver
 // answers, Unreachable after a failed probe, Connecting before), its queues (nil without
-// fair queuing, which keeps no per-tenant figures), last sync and last checkpoint.
+// fair queuing, which keeps no per-tenant figures), last sync and last checkpoint; then a
+// row without phase or queues for every other tenant that has synced since the start (a
+// Paused tenant, say), with its last sync and last checkpoint.
 func (s *Syncer) TenantStatuses() []status.Tenant {
 	if s.registry == nil {
 		return nil
@@ -93,10 +95,22 @@ func (s *Syncer) TenantStatuses() []status.Tenant {
 			d, u := down[name], up[name]
 			row.Downward, row.Upward = &d, &u
 		}
-		if checkpoint != nil {
-			row.LastCheckpoint = checkpoint(name)
-		}
 		out = append(out, row)
+	}
+	connected := make(map[string]bool, len(out))
+	for _, row := range out {
+		connected[row.Name] = true
+	}
+	s.status.lastSync.Range(func(k, _ any) bool {
+		if name := k.(string); !connected[name] {
+			out = append(out, status.Tenant{Name: name, LastSync: s.lastSyncOf(name)})
+		}
+		return true
+	})
+	if checkpoint != nil {
+		for i := range out {
+			out[i].LastCheckpoint = checkpoint(out[i].Name)
+		}
 	}
 	return out
 }
