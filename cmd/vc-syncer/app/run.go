@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/util/retry"
+	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -52,7 +53,9 @@ CRD is installed at start-up unless --install-crds=false. Metrics are served at
 			if err := o.Validate(); err != nil {
 				return err
 			}
-			ctrl.SetLogger(zap.New(o.ZapOpts()...))
+			logger := zap.New(o.ZapOpts()...)
+			ctrl.SetLogger(logger)
+			klog.SetLogger(logger) // client-go's own lines (leader election, API warnings) in the same format
 			cfg, err := superConfig(o.SuperKubeconfig)
 			if err != nil {
 				return err
