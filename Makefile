@@ -21,8 +21,12 @@ tools: ## Build (once, cached outside the repo) etcd, kube-apiserver, kube-contr
 prometheus: ## Install Prometheus (Debian package) for the dashboard test if it is missing.
 	./hack/ensure-prometheus.sh
 
+.PHONY: chromium
+chromium: ## Install headless Chromium and chromedriver (Debian packages) if missing; the status-page test needs them.
+	./hack/ensure-chromium.sh
+
 .PHONY: test
-test: tools prometheus ## Everything: tools, vet, unit, integration and the real-world e2e tests.
+test: tools prometheus chromium ## Everything: tools, vet, unit, integration and the real-world e2e tests.
 	$(GO) vet ./...
 	$(GO) test -race -count=1 ./pkg/... ./cmd/...
 	$(GO) test -count=1 -p $(TEST_P) -timeout $(TEST_TIMEOUT) ./test/... ./e2e/...
@@ -32,7 +36,7 @@ test-unit: ## Fast loop: unit tests only, no control planes.
 	$(GO) test -race -count=1 ./pkg/... ./cmd/...
 
 .PHONY: test-integration
-test-integration: tools prometheus ## Integration suites against real local control planes.
+test-integration: tools prometheus chromium ## Integration suites against real local control planes.
 	$(GO) test -count=1 -p $(TEST_P) -timeout $(TEST_TIMEOUT) ./test/...
 
 .PHONY: test-e2e
@@ -61,3 +65,7 @@ dashboard: ## Regenerate the Grafana dashboard JSON (charts/) and its ConfigMap 
 .PHONY: docker-build
 docker-build: ## Build the container image (needs a Docker engine).
 	docker build -t vc-syncer:dev .
+
+.PHONY: status-page-screenshot
+status-page-screenshot: tools chromium ## Re-take docs/status-page.png in headless Chromium (runs the status-page test).
+	VCSYNCER_STATUS_SCREENSHOT=docs/status-page.png $(GO) test -count=1 -run TestStatusPage ./test/integration/statuspage/

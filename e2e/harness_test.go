@@ -95,7 +95,7 @@ func startSyncer(t *testing.T, bin string, super *framework.ControlPlane) *synce
 		t.Fatal(err)
 	}
 	p.cmd = exec.Command(bin, "run", "--super-kubeconfig", super.KubeconfigPath,
-		"--metrics-bind-address", "0", "--health-probe-bind-address", "0", "--zap-log-level", "debug",
+		"--metrics-bind-address", "0", "--health-probe-bind-address", "0", "--zap-log-level", "debug", "--leader-elect=false",
 		"--opt-in-kinds=Ingress,NetworkPolicy,PodDisruptionBudget,Event")
 	p.cmd.Stdout, p.cmd.Stderr = logFile, logFile
 	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}

@@ -5,7 +5,9 @@
 //
 // New builds a Syncer from Options; it implements tenant.Hooks (give it to tenant.NewRegistry)
 // and manager.Runnable (add it to the controller-runtime manager, so it runs only while the
-// process is the leader).
+// process is the leader). ReadyCheck is its /readyz check (ready once Start has synced the
+// super caches); TenantStatuses feeds the status page (pkg/status), and SetLastCheckpoint
+// gives that page each tenant's last checkpoint time.
 //
 // # Implementation details
 //

@@ -77,7 +77,9 @@ type Syncer struct {
 	// dependents are, per kind, the kinds whose tenant objects depend on it (DependentMapper).
 	dependents map[resources.Kind][]resources.DependentMapper
 	checkpointState
-	track tracker // end-to-end lag and Pod-creation phases (metrics.go)
+	track  tracker     // end-to-end lag and Pod-creation phases (metrics.go)
+	status statusState // per-tenant last sync and last checkpoint for the status page (status.go)
+	ready  readiness   // set by markReady once the super caches synced (ready.go)
 }
 
 var (
@@ -163,6 +165,16 @@ func New(o Options) (*Syncer, error) {
 	if s.ckpt, err = s.newCheckpointer(o.Checkpoint); err != nil {
 		return nil, err
 	}
+	if s.ckpt != nil {
+		// The status page's "last checkpoint": every source of a registered tenant is in each
+		// checkpoint, so the time is the same for all of them.
+		s.SetLastCheckpoint(func(name string) time.Time {
+			if _, ok := s.sources.Lookup(tenantSourceID(name, resources.KindPod)); !ok {
+				return time.Time{} // not connected yet: not in any checkpoint of this process
+			}
+			return s.ckpt.LastSuccess()
+		})
+	}
 	metrics.RegisterVNodeStats(vm.Bindings().Counts)
 	metrics.RegisterQueueStats(s.queueStats)
 	s.registerMetrics()
@@ -211,6 +223,7 @@ func (s *Syncer) Start(ctx context.Context) error {
 	if err := s.startKindsInformers(ctx); err != nil {
 		return err
 	}
+	s.markReady()
 	log.Info("Super caches synced; starting workers", "downwardWorkers", s.opts.DownwardWorkers, "upwardWorkers", s.opts.UpwardWorkers)
 
 	var wg sync.WaitGroup
@@ -292,6 +305,7 @@ func (s *Syncer) work(ctx context.Context, q *pipelineQueue, down bool) {
 		switch {
 		case err == nil:
 			q.Forget(req)
+			s.recordSync(req.Tenant)
 		case ctx.Err() != nil:
 			q.Forget(req)
 		default:

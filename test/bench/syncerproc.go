@@ -37,7 +37,7 @@ func startSyncer(ctx context.Context, env *framework.Environment, bin string, fa
 		return nil, err
 	}
 	args := append([]string{"run", "--super-kubeconfig", superKC, "--metrics-bind-address", "0",
-		"--health-probe-bind-address", "0", "--fair-queuing=" + strconv.FormatBool(fair)}, extraArgs...)
+		"--health-probe-bind-address", "0", "--leader-elect=false", "--fair-queuing=" + strconv.FormatBool(fair)}, extraArgs...)
 	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Stdout, cmd.Stderr = f, f
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}

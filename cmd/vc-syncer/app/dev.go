@@ -25,6 +25,8 @@ func newDevCommand() *cobra.Command {
 	o := options.NewOptions()
 	o.MetricsBindAddress = "127.0.0.1:8080"
 	o.HealthProbeBindAddress = "127.0.0.1:8081"
+	o.LeaderElect = false // one local syncer: no Lease to wait for after a restart
+	o.LogFormat = options.LogFormatConsole
 	cmd := &cobra.Command{
 		Use:   "dev",
 		Short: "Run a local super cluster, tenants and the syncer until Ctrl-C",
@@ -152,11 +154,11 @@ vc-syncer dev is up in %.1fs. Try, in another terminal:
   kubectl --kubeconfig %s get pods -A -o wide           # the same Pods in the super cluster
   kubectl --kubeconfig %s get nodes                    # vNodes named after super Nodes
 
-Metrics: http://%s/metrics  Health: http://%s/readyz  Logs of components: %s
+Status page: http://%s/  Metrics: http://%s/metrics  Health: http://%s/readyz  Logs of components: %s
 Press Ctrl-C to stop everything.
 
 `, time.Since(start).Seconds(), kubectl, rel(superKC), rel(tenantKCs[0]), rel(tenantKCs[0]), rel(superKC), rel(tenantKCs[0]),
-		o.MetricsBindAddress, o.HealthProbeBindAddress, filepath.Join(rel(dir), "state"))
+		o.MetricsBindAddress, o.MetricsBindAddress, o.HealthProbeBindAddress, filepath.Join(rel(dir), "state"))
 	if o.CheckpointStore == "" {
 		// dev keeps its checkpoint next to its control planes (a fresh super cluster each time,
 		// so a checkpoint of an older one only costs a relist).

@@ -20,6 +20,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/util/retry"
+	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -55,7 +56,9 @@ CRD is installed at start-up unless --install-crds=false. Metrics are served at
 			if err := o.Validate(); err != nil {
 				return err
 			}
-			ctrl.SetLogger(zap.New(zap.UseFlagOptions(&o.Zap)))
+			logger := zap.New(o.ZapOpts()...)
+			ctrl.SetLogger(logger)
+			klog.SetLogger(logger) // client-go's own lines (leader election, API warnings) in the same format
 			cfg, err := superConfig(o.SuperKubeconfig)
 			if err != nil {
 				return err
@@ -135,6 +138,10 @@ func Run(ctx context.Context, o *options.Options, cfg *rest.Config) error {
 		LeaderElection:          o.LeaderElect,
 		LeaderElectionID:        "vc-syncer.tenancy.vcsyncer.io",
 		LeaderElectionNamespace: leNS,
+		// Hand the Lease over at once on SIGTERM: Run returns right after the manager stops, so
+		// no work is done after the release (controller-runtime's condition for this option).
+		LeaderElectionReleaseOnCancel: true,
+		GracefulShutdownTimeout:       &o.GracefulShutdownTimeout,
 		Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{
 			// Tenant kubeconfig Secrets only: the checkpoint store's chunks (which may share the
 			// namespace) are neither cached nor a reason to reconcile Tenants.
@@ -188,7 +195,10 @@ func Run(ctx context.Context, o *options.Options, cfg *rest.Config) error {
 	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
 		return err
 	}
-	if err := mgr.AddReadyzCheck("ping", healthz.Ping); err != nil {
+	if err := mgr.AddReadyzCheck("syncer", readyCheck(elected(mgr.Elected()), s.ReadyCheck)); err != nil {
+		return err
+	}
+	if err := addStatusPage(mgr, o, s); err != nil {
 		return err
 	}
 	return mgr.Start(ctx)

@@ -43,6 +43,7 @@ func StartSyncer(t *testing.T, super *rest.Config, mutate func(*options.Options)
 	ctrl.SetLogger(zap.New(zap.WriteTo(f), zap.UseDevMode(true)))
 	o := options.NewOptions()
 	o.MetricsBindAddress, o.HealthProbeBindAddress = "0", "0"
+	o.LeaderElect = false // one syncer per test: no Lease to acquire
 	if mutate != nil {
 		mutate(o)
 	}

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"k8s.io/apimachinery/pkg/util/validation"
+	"os"
 	"strings"
 	"time"
 
@@ -37,7 +38,8 @@ type Options struct {
 	PodSecurityEnforce string
 	// PprofBindAddress serves net/http/pprof; empty or "0" turns it off. Defaults to off.
 	PprofBindAddress string
-	// LeaderElect turns on leader election so only one replica syncs. Defaults to false.
+	// LeaderElect turns on leader election so only one replica syncs. Defaults to true
+	// (`vc-syncer dev` and tests running a single syncer turn it off).
 	LeaderElect bool
 	// LeaderElectionNamespace holds the leader-election Lease. Defaults to KubeconfigNamespace.
 	LeaderElectionNamespace string
@@ -74,6 +76,14 @@ type Options struct {
 	CheckpointInterval time.Duration
 	// CheckpointMaxItems: a checkpoint is skipped while the queues hold more items. Defaults to 15000.
 	CheckpointMaxItems int
+	// LogFormat is the log encoding, "json" or "console". Defaults to DefaultLogFormat():
+	// json in a Pod, console elsewhere. An explicit --zap-encoder wins over it.
+	LogFormat string
+	// GracefulShutdownTimeout is how long, after SIGTERM, the syncer waits for its workers and
+	// servers to stop before it exits anyway (controller-runtime's
+	// Options.GracefulShutdownTimeout); 0 does not wait. Keep it below the Pod's
+	// terminationGracePeriodSeconds. Defaults to 30s.
+	GracefulShutdownTimeout time.Duration
 }
 
 // DefaultCheckpointSecret is the name of the checkpoint Secret when --checkpoint-store is empty.
@@ -87,21 +97,55 @@ func (o *Options) CheckpointStoreSpec() string {
 	return o.CheckpointStore
 }
 
+// Log formats of --log-format.
+const (
+	LogFormatJSON    = "json"
+	LogFormatConsole = "console"
+)
+
+// DefaultLogFormat returns "json" when the process runs in a Kubernetes Pod (the kubelet sets
+// KUBERNETES_SERVICE_HOST in every container, as client-go's rest.InClusterConfig relies on),
+// where logs are read by collectors, and "console" elsewhere, for people.
+func DefaultLogFormat() string {
+	if os.Getenv("KUBERNETES_SERVICE_HOST") != "" {
+		return LogFormatJSON
+	}
+	return LogFormatConsole
+}
+
+// ZapOpts returns the options of the logger the flags describe, for zap.New: the --zap-*
+// settings and the --log-format encoding (unless --zap-encoder was given), then extra (e.g.
+// zap.WriteTo), applied last.
+func (o *Options) ZapOpts(extra ...zap.Opts) []zap.Opts {
+	opts := []zap.Opts{zap.UseFlagOptions(&o.Zap)}
+	if o.Zap.NewEncoder == nil {
+		if o.LogFormat == LogFormatJSON {
+			opts = append(opts, zap.JSONEncoder())
+		} else {
+			opts = append(opts, zap.ConsoleEncoder())
+		}
+	}
+	return append(opts, extra...)
+}
+
 // NewOptions returns Options with their defaults.
 func NewOptions() *Options {
 	return &Options{
-		DownwardWorkers:        20,
-		UpwardWorkers:          100,
-		MetricsBindAddress:     ":8080",
-		HealthProbeBindAddress: ":8081",
-		KubeconfigNamespace:    "vc-syncer-system",
-		InstallCRDs:            true,
-		FairQueuing:            true,
-		PodSecurityEnforce:     "baseline",
-		TenantClusterDomain:    "cluster.local",
-		RemediationInterval:    60 * time.Second,
-		CheckpointInterval:     30 * time.Second,
-		CheckpointMaxItems:     15000,
+		DownwardWorkers:         20,
+		UpwardWorkers:           100,
+		MetricsBindAddress:      ":8080",
+		HealthProbeBindAddress:  ":8081",
+		KubeconfigNamespace:     "vc-syncer-system",
+		InstallCRDs:             true,
+		FairQueuing:             true,
+		PodSecurityEnforce:      "baseline",
+		TenantClusterDomain:     "cluster.local",
+		RemediationInterval:     60 * time.Second,
+		LeaderElect:             true,
+		LogFormat:               DefaultLogFormat(),
+		GracefulShutdownTimeout: 30 * time.Second,
+		CheckpointInterval:      30 * time.Second,
+		CheckpointMaxItems:      15000,
 
 		VNodeGCGrace:               30 * time.Second,
 		VNodeLeaseDuration:         40 * time.Second,
@@ -155,6 +199,10 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"Time between two checkpoints (duration, e.g. 30s); a final one is written on graceful shutdown.")
 	fs.IntVar(&o.CheckpointMaxItems, "checkpoint-max-items", o.CheckpointMaxItems,
 		"Skip a checkpoint (keeping the previous one) while the queues hold more unfinished items than this; an older checkpoint only costs more replay.")
+	fs.StringVar(&o.LogFormat, "log-format", o.LogFormat,
+		"Log encoding: json (one JSON object per line, for log collectors) or console (for people). Default: json when running in a Pod ($KUBERNETES_SERVICE_HOST is set), console otherwise. --zap-encoder, when given, wins.")
+	fs.DurationVar(&o.GracefulShutdownTimeout, "graceful-shutdown-timeout", o.GracefulShutdownTimeout,
+		"How long to wait after SIGTERM for workers and servers to stop before exiting anyway (duration, e.g. 30s; 0 does not wait). Keep it below the Pod's terminationGracePeriodSeconds.")
 	gofs := flag.NewFlagSet("zap", flag.ContinueOnError)
 	o.Zap.BindFlags(gofs)
 	fs.AddGoFlagSet(gofs)
@@ -194,6 +242,12 @@ func (o *Options) Validate() error {
 	}
 	if o.VNodeStatusReportFrequency < time.Second {
 		errs = append(errs, errors.New("--vnode-status-report-frequency must be at least 1s"))
+	}
+	if o.LogFormat != LogFormatJSON && o.LogFormat != LogFormatConsole {
+		errs = append(errs, fmt.Errorf("--log-format must be %s or %s, not %q", LogFormatJSON, LogFormatConsole, o.LogFormat))
+	}
+	if o.GracefulShutdownTimeout < 0 {
+		errs = append(errs, errors.New("--graceful-shutdown-timeout must not be negative"))
 	}
 	if o.KubeconfigNamespace == "" {
 		errs = append(errs, errors.New("--kubeconfig-namespace must not be empty"))

@@ -1,10 +1,14 @@
 package options
 
 import (
+	"bytes"
+	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/spf13/pflag"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 )
 
 func TestOptInKindsFlag(t *testing.T) {
@@ -44,5 +48,82 @@ func TestOptInKindsFlag(t *testing.T) {
 				t.Errorf("kinds %v, want %s", got, tc.want)
 			}
 		})
+	}
+}
+
+func TestLogFormat(t *testing.T) {
+	cases := map[string]struct {
+		inPod   bool
+		args    []string
+		wantErr string
+		wantFmt string
+	}{
+		"default outside a Pod is console": {wantFmt: LogFormatConsole},
+		"default in a Pod is json":         {inPod: true, wantFmt: LogFormatJSON},
+		"flag wins in a Pod":               {inPod: true, args: []string{"--log-format=console"}, wantFmt: LogFormatConsole},
+		"flag wins outside a Pod":          {args: []string{"--log-format=json"}, wantFmt: LogFormatJSON},
+		"--zap-encoder wins over the flag": {args: []string{"--log-format=console", "--zap-encoder=json"}, wantFmt: LogFormatJSON},
+		"unknown format":                   {args: []string{"--log-format=text"}, wantErr: `--log-format must be json or console, not "text"`},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			host := ""
+			if tc.inPod {
+				host = "10.96.0.1"
+			}
+			t.Setenv("KUBERNETES_SERVICE_HOST", host)
+			o := NewOptions()
+			fs := pflag.NewFlagSet("run", pflag.ContinueOnError)
+			o.AddFlags(fs)
+			if err := fs.Parse(tc.args); err != nil {
+				t.Fatal(err)
+			}
+			err := o.Validate()
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("Validate() = %v, want %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			var buf bytes.Buffer
+			zap.New(o.ZapOpts(zap.WriteTo(&buf))...).WithName("test").Info("Checking the log format", "tenant", "team-a")
+			line := strings.TrimSpace(buf.String())
+			var entry map[string]any
+			isJSON := json.Unmarshal([]byte(line), &entry) == nil
+			if got := map[bool]string{true: LogFormatJSON, false: LogFormatConsole}[isJSON]; got != tc.wantFmt {
+				t.Fatalf("log line is %s, want %s: %s", got, tc.wantFmt, line)
+			}
+			if isJSON {
+				if entry["msg"] != "Checking the log format" || entry["tenant"] != "team-a" || entry["logger"] != "test" {
+					t.Errorf("JSON log entry %v lacks msg, logger or tenant", entry)
+				}
+			} else if !strings.Contains(line, "\tChecking the log format\t") || !strings.Contains(line, `"tenant": "team-a"`) {
+				t.Errorf("console log line %q is not tab-separated with a JSON context", line)
+			}
+		})
+	}
+}
+
+func TestInClusterDefaults(t *testing.T) {
+	o := NewOptions()
+	if !o.LeaderElect {
+		t.Error("--leader-elect must default to true")
+	}
+	if o.GracefulShutdownTimeout != 30*time.Second {
+		t.Errorf("--graceful-shutdown-timeout defaults to %v, want 30s", o.GracefulShutdownTimeout)
+	}
+	fs := pflag.NewFlagSet("run", pflag.ContinueOnError)
+	o.AddFlags(fs)
+	if err := fs.Parse([]string{"--leader-elect=false", "--graceful-shutdown-timeout=-1s"}); err != nil {
+		t.Fatal(err)
+	}
+	if o.LeaderElect {
+		t.Error("--leader-elect=false did not turn it off")
+	}
+	if err := o.Validate(); err == nil || !strings.Contains(err.Error(), "--graceful-shutdown-timeout must not be negative") {
+		t.Errorf("Validate() = %v, want the negative timeout refused", err)
 	}
 }

@@ -1,0 +1,62 @@
+package syncer
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
+
+	"github.com/vcsyncer/syncer/pkg/tenant"
+)
+
+// TestReadyCheck: /readyz fails until the super caches have synced, then passes. The super
+// Pod LIST is held back to keep the caches from syncing.
+func TestReadyCheck(t *testing.T) {
+	cs := fake.NewClientset()
+	release := make(chan struct{})
+	cs.PrependReactor("list", "pods", func(k8stesting.Action) (bool, runtime.Object, error) {
+		<-release
+		return false, nil, nil // fall through to the object tracker
+	})
+	s, err := New(Options{Super: cs, DownwardWorkers: 1, UpwardWorkers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.ReadyCheck(nil); !errors.Is(err, ErrNotReady) {
+		t.Fatalf("ReadyCheck before Start = %v, want ErrNotReady", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	s.SetRegistry(tenant.NewRegistry(ctx, s))
+	done := make(chan error, 1)
+	go func() { done <- s.Start(ctx) }()
+	defer func() {
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("Start: %v", err)
+			}
+		case <-time.After(30 * time.Second):
+			t.Error("Start did not return within 30s of cancel")
+		}
+	}()
+
+	// Started, but the Pod cache cannot sync: still not ready.
+	time.Sleep(500 * time.Millisecond)
+	if err := s.ReadyCheck(nil); !errors.Is(err, ErrNotReady) {
+		close(release)
+		t.Fatalf("ReadyCheck with a super cache not synced = %v, want ErrNotReady", err)
+	}
+	close(release)
+	err = wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, 20*time.Second, true, func(context.Context) (bool, error) {
+		return s.ReadyCheck(nil) == nil, nil
+	})
+	if err != nil {
+		t.Fatalf("ReadyCheck after the super caches synced: %v", s.ReadyCheck(nil))
+	}
+}
