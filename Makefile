@@ -53,3 +53,13 @@ lint: ## go vet and gofmt check.
 .PHONY: docker-build
 docker-build: ## Build the container image (needs a Docker engine).
 	docker build -t vc-syncer:dev .
+
+.PHONY: verify
+verify: tools ## Chart vs config/ drift, helm lint, chart flags, CRD copy, Dockerfile lint and static build.
+	$(GO) test -count=1 -run '^TestVerify' ./test/integration/deploy/
+
+.PHONY: chart-crds
+chart-crds: ## Copy config/crd/bases (the source of truth) into charts/vc-syncer/crds.
+	cp config/crd/bases/*.yaml charts/vc-syncer/crds/
+
+test: verify
