@@ -19,6 +19,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -289,6 +290,20 @@ func testRBAC(t *testing.T, env *framework.Environment, k func([]byte, ...string
 		s, err := super.CoreV1().ConfigMaps(superNS).Get(ctx, "cfg", metav1.GetOptions{})
 		if err != nil || s.Data["v"] != "2" {
 			return fmt.Errorf("data %v err %v", s.Data, err)
+		}
+		return nil
+	})
+	// A Pod change is a patch of the super Pod; a namespace label change an update.
+	created(tcl.CoreV1().Pods(ns).Patch(ctx, "web-0", types.MergePatchType, []byte(`{"metadata":{"labels":{"rev":"2"}}}`), metav1.PatchOptions{}))
+	created(tcl.CoreV1().Namespaces().Patch(ctx, ns, types.MergePatchType, []byte(`{"metadata":{"labels":{"team":"a"}}}`), metav1.PatchOptions{}))
+	itest.Eventually(t, time.Minute, "Pod and namespace labels in the super cluster", func(ctx context.Context) error {
+		p, err := super.CoreV1().Pods(superNS).Get(ctx, "web-0", metav1.GetOptions{})
+		if err != nil || p.Labels["rev"] != "2" {
+			return fmt.Errorf("super Pod labels %v err %v", p.Labels, err)
+		}
+		n, err := super.CoreV1().Namespaces().Get(ctx, superNS, metav1.GetOptions{})
+		if err != nil || n.Labels["team"] != "a" {
+			return fmt.Errorf("super namespace labels %v err %v", n.Labels, err)
 		}
 		return nil
 	})
