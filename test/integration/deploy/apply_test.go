@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -19,6 +20,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/rest"
@@ -67,7 +69,7 @@ func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { retu
 //     namespace (as `helm install --create-namespace` does);
 //  2. a server-side dry run (`kubectl apply --server-side --dry-run=server`) of `helm template`
 //     and of `kubectl kustomize config/default`, which the apiserver validates against its
-//     schemas, the CRD included;
+//     schemas, the CRD included; the Deployment raises no Pod Security "restricted" warning;
 //  3. the ServiceMonitor variant: refused without the monitoring.coreos.com CRD, accepted once
 //     a stand-in CRD (testdata/servicemonitor-crd.yaml: kind and group only, no schema; the
 //     Prometheus Operator's CRD is not available from a package registry here) is installed;
@@ -116,6 +118,41 @@ func TestDeploy(t *testing.T) {
 		n := len(parse(t, kustomize(t)))
 		if got := strings.Count(string(out), "serverside-applied (server dry run)"); got != n {
 			t.Errorf("%d of %d objects applied:\n%s", got, n, out)
+		}
+	})
+
+	t.Run("Pod Security restricted", func(t *testing.T) {
+		// Pod Security admission warns about a workload's Pod template that a namespace's
+		// level would refuse; the chart's Deployment must meet "restricted".
+		must(k(nil, "label", "namespace", releaseNamespace, "--overwrite", "pod-security.kubernetes.io/warn=restricted"))
+		d := parse(t, helmTemplate(t, false))["Deployment/"+releaseNamespace+"/"+releaseName]
+		dryRun := func(obj map[string]any) string {
+			t.Helper()
+			y, err := yaml.Marshal(obj)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cmd := exec.Command(tool(t, "kubectl"), "--kubeconfig", kc, "apply", "--server-side", "--dry-run=server", "-f", "-")
+			cmd.Stdin = bytes.NewReader(y)
+			out, err := cmd.CombinedOutput()
+			if err != nil {
+				t.Fatalf("%v\n%s", err, out)
+			}
+			return string(out)
+		}
+		if out := dryRun(d.Object); strings.Contains(out, "PodSecurity") {
+			t.Errorf("the chart's Deployment does not meet Pod Security restricted:\n%s", out)
+		}
+		// The check sees a violation: the same Deployment without its security contexts.
+		weak := d.DeepCopy()
+		unstructured.RemoveNestedField(weak.Object, "spec", "template", "spec", "securityContext")
+		cs, _, _ := unstructured.NestedSlice(weak.Object, "spec", "template", "spec", "containers")
+		delete(cs[0].(map[string]any), "securityContext")
+		if err := unstructured.SetNestedSlice(weak.Object, cs, "spec", "template", "spec", "containers"); err != nil {
+			t.Fatal(err)
+		}
+		if out := dryRun(weak.Object); !strings.Contains(out, `would violate PodSecurity "restricted`) {
+			t.Errorf("no Pod Security warning for a Deployment without security contexts:\n%s", out)
 		}
 	})
 
