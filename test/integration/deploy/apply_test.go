@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/spf13/pflag"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
@@ -219,11 +220,26 @@ func testRBAC(t *testing.T, env *framework.Environment, k func([]byte, ...string
 	if err != nil {
 		t.Fatal(err)
 	}
+	checkpointing := false
+	const checkpointStore = "secret:" + releaseNamespace + "/vc-syncer-checkpoint"
 	itest.StartSyncer(t, saCfg, func(o *options.Options) {
 		o.LeaderElect = true
 		o.InstallCRDs = false
 		o.KubeconfigNamespace = releaseNamespace
 		o.OptInKinds = allOptIn
+		// The chart's checkpoint store, through the flag so this compiles before and after the
+		// checkpoint options land (issue 5): with the flag, the store's Secret writes run
+		// under the chart's RBAC too.
+		fs := pflag.NewFlagSet("run", pflag.ContinueOnError)
+		o.AddFlags(fs)
+		if fs.Lookup("checkpoint-store") != nil {
+			checkpointing = true
+			for name, v := range map[string]string{"checkpoint-store": checkpointStore, "checkpoint-interval": "2s"} {
+				if err := fs.Set(name, v); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
 	})
 	tc := env.Tenants[0]
 	if err := app.AddTenant(ctx, admin, releaseNamespace, tc.Name, tc.Kubeconfig, 1); err != nil {
@@ -368,6 +384,22 @@ func testRBAC(t *testing.T, env *framework.Environment, k func([]byte, ...string
 	// Leader election took its Lease in the release namespace.
 	if _, err := super.CoordinationV1().Leases(releaseNamespace).Get(ctx, "vc-syncer.tenancy.vcsyncer.io", metav1.GetOptions{}); err != nil {
 		t.Errorf("leader-election Lease: %v", err)
+	}
+	if checkpointing {
+		itest.Eventually(t, time.Minute, "checkpoint Secrets in "+releaseNamespace, func(ctx context.Context) error {
+			secs, err := super.CoreV1().Secrets(releaseNamespace).List(ctx, metav1.ListOptions{})
+			if err != nil {
+				return err
+			}
+			for _, s := range secs.Items {
+				if strings.HasPrefix(s.Name, "vc-syncer-checkpoint") {
+					return nil
+				}
+			}
+			return fmt.Errorf("no Secret vc-syncer-checkpoint* among %d", len(secs.Items))
+		})
+	} else {
+		t.Log("vc-syncer run has no --checkpoint-store yet; the checkpoint store's RBAC is not exercised")
 	}
 
 	// Removing Tenants: super namespaces deleted, finalizers removed.
