@@ -14,7 +14,7 @@ build: ## Build bin/vc-syncer.
 	$(GO) build -o bin/vc-syncer ./cmd/vc-syncer
 
 .PHONY: tools
-tools: ## Build (once, cached outside the repo) etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubectl, kwok.
+tools: ## Build (once, cached outside the repo) etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubectl, kwok, helm; npm dockerfile-utils.
 	./hack/build-tools.sh
 
 .PHONY: prometheus
@@ -69,3 +69,13 @@ docker-build: ## Build the container image (needs a Docker engine).
 .PHONY: status-page-screenshot
 status-page-screenshot: tools chromium ## Re-take docs/status-page.png in headless Chromium (runs the status-page test).
 	VCSYNCER_STATUS_SCREENSHOT=docs/status-page.png $(GO) test -count=1 -run TestStatusPage ./test/integration/statuspage/
+
+.PHONY: verify
+verify: tools ## Chart vs config/ drift, helm lint, chart flags, CRD copy, Dockerfile lint and static build.
+	$(GO) test -count=1 -run '^TestVerify' ./test/integration/deploy/
+
+.PHONY: chart-crds
+chart-crds: ## Copy config/crd/bases (the source of truth) into charts/vc-syncer/crds.
+	cp config/crd/bases/*.yaml charts/vc-syncer/crds/
+
+test: verify

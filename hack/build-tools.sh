@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the real control-plane binaries that tests, benchmarks and `vc-syncer dev` run:
-# etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubectl and kwok, from Go
+# etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubectl and kwok (and helm), from Go
 # modules pinned in hack/tools/*/go.mod, into a cache outside the repository keyed by version:
 #
 #   ${VCSYNCER_TOOLS_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/vc-syncer/k8s-v1.37.2-etcd-v3.7.3-kwok-v0.8.0}
@@ -78,5 +78,22 @@ for f in node/fast/node-initialize.yaml node/heartbeat-with-lease/node-heartbeat
   fi
 done
 mv "$out" "$DIR/kwok-stages.yaml"
+# helm (chart lint/template tests, `make verify`) and the npm Dockerfile linter dockerfile-utils,
+# pinned in hack/tools/helm/go.mod and hack/tools/dockerfile-utils/package-lock.json.
+HELM=v3.22.0
+if [ ! -x "$DIR/bin/helm" ]; then
+  log "building helm $HELM (~4 min cold)"
+  heartbeat helm bash -c 'cd "$1" && go build -trimpath -ldflags "-s -w -X helm.sh/helm/v3/internal/version.version=$3" -o "$2" helm.sh/helm/v3/cmd/helm' _ \
+    "$ROOT/hack/tools/helm" "$DIR/bin/helm.tmp" "$HELM"
+  mv "$DIR/bin/helm.tmp" "$DIR/bin/helm"
+fi
+lock="$ROOT/hack/tools/dockerfile-utils/package-lock.json"
+if ! cmp -s "$lock" "$DIR/npm/package-lock.json" || [ ! -x "$DIR/npm/node_modules/.bin/dockerfile-utils" ]; then
+  log "installing dockerfile-utils (npm ci)"
+  rm -rf "$DIR/npm" && mkdir -p "$DIR/npm"
+  cp "$ROOT/hack/tools/dockerfile-utils/package.json" "$lock" "$DIR/npm/"
+  (cd "$DIR/npm" && npm ci --no-audit --no-fund --loglevel=error >&2)
+fi
+ln -sf ../npm/node_modules/.bin/dockerfile-utils "$DIR/bin/dockerfile-utils"
 log "tools ready in $DIR"
 echo "$DIR"
