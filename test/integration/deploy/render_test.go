@@ -260,11 +260,6 @@ func TestVerifyCRDSingleSource(t *testing.T) {
 	}
 }
 
-// pendingFlags are flags the chart passes that the lead is adding to `vc-syncer run` (issue 5,
-// checkpointing). While a flag is missing the test only logs it; once it exists it is parsed
-// and validated like every other. Delete this list when the checkpoint flags have landed.
-var pendingFlags = map[string]bool{"checkpoint-store": true, "checkpoint-interval": true, "checkpoint-max-items": true}
-
 // checkArgs parses a container's args with the real `vc-syncer run` flag set and validates the
 // resulting options, as the binary would at start.
 func checkArgs(t *testing.T, args []string) *options.Options {
@@ -275,16 +270,7 @@ func checkArgs(t *testing.T, args []string) *options.Options {
 	o := options.NewOptions()
 	fs := pflag.NewFlagSet("run", pflag.ContinueOnError)
 	o.AddFlags(fs)
-	var known []string
-	for _, a := range args[1:] {
-		name := strings.TrimLeft(strings.SplitN(a, "=", 2)[0], "-")
-		if fs.Lookup(name) == nil && pendingFlags[name] {
-			t.Logf("flag --%s is not defined yet (pending, see pendingFlags)", name)
-			continue
-		}
-		known = append(known, a)
-	}
-	if err := fs.Parse(known); err != nil {
+	if err := fs.Parse(args[1:]); err != nil {
 		t.Fatalf("vc-syncer run would refuse %q: %v", args, err)
 	}
 	if err := o.Validate(); err != nil {
