@@ -336,15 +336,21 @@ func (s *Syncer) LastCheckpoint() time.Time {
 func (s *Syncer) Sources() *source.Registry { return s.sources }
 
 // checkSuperIdentity discards checkpointed super-cluster state read from another super cluster
-// (compared by the UID of its kube-system namespace). It returns an error only when the super
-// cluster cannot be read.
-func (s *Syncer) checkSuperIdentity(ctx context.Context) error {
-	ns, err := s.opts.Super.CoreV1().Namespaces().Get(ctx, metav1.NamespaceSystem, metav1.GetOptions{})
-	if err != nil {
-		return fmt.Errorf("reading the super cluster's kube-system namespace: %w", err)
+// (compared by the UID of its kube-system namespace). When that namespace cannot be read, the
+// restored super state is discarded too (a cold start of the super caches is always safe). It
+// does nothing when checkpointing is off.
+func (s *Syncer) checkSuperIdentity(ctx context.Context) {
+	if s.ckpt == nil {
+		return
 	}
-	if n := s.sources.CheckIdentity(superSourcePrefix, string(ns.UID)); n > 0 {
-		ctrl.LoggerFrom(ctx).WithName("checkpoint").Info("Checkpointed state of another super cluster discarded; starting cold", "sources", n)
+	log := ctrl.LoggerFrom(ctx).WithName("checkpoint")
+	identity := "unknown"
+	if ns, err := s.opts.Super.CoreV1().Namespaces().Get(ctx, metav1.NamespaceSystem, metav1.GetOptions{}); err != nil {
+		log.Error(err, "Cannot read the super cluster's kube-system namespace; its checkpointed state is not used")
+	} else {
+		identity = string(ns.UID)
 	}
-	return nil
+	if n := s.sources.CheckIdentity(superSourcePrefix, identity); n > 0 {
+		log.Info("Checkpointed state of another super cluster discarded; its caches start cold", "sources", n)
+	}
 }

@@ -206,9 +206,7 @@ func (s *Syncer) Start(ctx context.Context) error {
 			}
 		}
 	}
-	if err := s.checkSuperIdentity(ctx); err != nil {
-		return err
-	}
+	s.checkSuperIdentity(ctx)
 	s.env.SuperInformers.Start(ctx.Done())
 	s.env.SuperNodes.Start(ctx.Done())
 	for typ, ok := range s.env.SuperInformers.WaitForCacheSync(ctx.Done()) {

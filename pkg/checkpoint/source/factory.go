@@ -27,17 +27,23 @@ import (
 	"k8s.io/client-go/informers/scheduling"
 	"k8s.io/client-go/informers/storage"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 )
 
-// kindInfo describes one resumable kind: how to reach it and how to build its list.
+// kindInfo describes one resumable kind: how to list and watch it through the typed clientset
+// (so fake clientsets work too) and how to build its objects and lists.
 type kindInfo struct {
-	kind     string
-	resource string
-	client   func(kubernetes.Interface) rest.Interface
-	newObj   func() runtime.Object
-	newList  func() runtime.Object
+	kind    string
+	list    func(kubernetes.Interface, context.Context, metav1.ListOptions) (runtime.Object, error)
+	watch   func(kubernetes.Interface, context.Context, metav1.ListOptions) (watch.Interface, error)
+	newObj  func() runtime.Object
+	newList func() runtime.Object
+}
+
+// typedClient is the List/Watch part of a generated typed client (e.g. PodInterface).
+type typedClient[L runtime.Object] interface {
+	List(ctx context.Context, opts metav1.ListOptions) (L, error)
+	Watch(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error)
 }
 
 func info[T any, L any, PT interface {
@@ -46,45 +52,63 @@ func info[T any, L any, PT interface {
 }, PL interface {
 	*L
 	runtime.Object
-}](kind, resource string, client func(kubernetes.Interface) rest.Interface) kindInfo {
-	return kindInfo{kind: kind, resource: resource, client: client,
+}](kind string, client func(kubernetes.Interface) typedClient[PL]) kindInfo {
+	return kindInfo{kind: kind,
+		list: func(c kubernetes.Interface, ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			return client(c).List(ctx, o)
+		},
+		watch: func(c kubernetes.Interface, ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+			return client(c).Watch(ctx, o)
+		},
 		newObj:  func() runtime.Object { return PT(new(T)) },
 		newList: func() runtime.Object { return PL(new(L)) },
 	}
 }
-
-func coreClient(c kubernetes.Interface) rest.Interface { return c.CoreV1().RESTClient() }
 
 // kinds are the kinds a Factory makes resumable; any other kind gets the factory's normal
 // informer. Event is left out on purpose: its informers are built with their own filters.
 var kinds = map[reflect.Type]kindInfo{}
 
 func init() {
+	all := metav1.NamespaceAll
 	for _, k := range []kindInfo{
-		info[corev1.Pod, corev1.PodList]("Pod", "pods", coreClient),
-		info[corev1.ConfigMap, corev1.ConfigMapList]("ConfigMap", "configmaps", coreClient),
-		info[corev1.Secret, corev1.SecretList]("Secret", "secrets", coreClient),
-		info[corev1.ServiceAccount, corev1.ServiceAccountList]("ServiceAccount", "serviceaccounts", coreClient),
-		info[corev1.Service, corev1.ServiceList]("Service", "services", coreClient),
-		info[corev1.Endpoints, corev1.EndpointsList]("Endpoints", "endpoints", coreClient),
-		info[corev1.Namespace, corev1.NamespaceList]("Namespace", "namespaces", coreClient),
-		info[corev1.PersistentVolumeClaim, corev1.PersistentVolumeClaimList]("PersistentVolumeClaim", "persistentvolumeclaims", coreClient),
-		info[corev1.PersistentVolume, corev1.PersistentVolumeList]("PersistentVolume", "persistentvolumes", coreClient),
-		info[corev1.Node, corev1.NodeList]("Node", "nodes", coreClient),
-		info[discoveryv1.EndpointSlice, discoveryv1.EndpointSliceList]("EndpointSlice", "endpointslices",
-			func(c kubernetes.Interface) rest.Interface { return c.DiscoveryV1().RESTClient() }),
-		info[networkingv1.Ingress, networkingv1.IngressList]("Ingress", "ingresses",
-			func(c kubernetes.Interface) rest.Interface { return c.NetworkingV1().RESTClient() }),
-		info[networkingv1.NetworkPolicy, networkingv1.NetworkPolicyList]("NetworkPolicy", "networkpolicies",
-			func(c kubernetes.Interface) rest.Interface { return c.NetworkingV1().RESTClient() }),
-		info[policyv1.PodDisruptionBudget, policyv1.PodDisruptionBudgetList]("PodDisruptionBudget", "poddisruptionbudgets",
-			func(c kubernetes.Interface) rest.Interface { return c.PolicyV1().RESTClient() }),
-		info[schedulingv1.PriorityClass, schedulingv1.PriorityClassList]("PriorityClass", "priorityclasses",
-			func(c kubernetes.Interface) rest.Interface { return c.SchedulingV1().RESTClient() }),
-		info[storagev1.StorageClass, storagev1.StorageClassList]("StorageClass", "storageclasses",
-			func(c kubernetes.Interface) rest.Interface { return c.StorageV1().RESTClient() }),
-		info[coordinationv1.Lease, coordinationv1.LeaseList]("Lease", "leases",
-			func(c kubernetes.Interface) rest.Interface { return c.CoordinationV1().RESTClient() }),
+		info[corev1.Pod, corev1.PodList]("Pod", func(c kubernetes.Interface) typedClient[*corev1.PodList] { return c.CoreV1().Pods(all) }),
+		info[corev1.ConfigMap, corev1.ConfigMapList]("ConfigMap", func(c kubernetes.Interface) typedClient[*corev1.ConfigMapList] { return c.CoreV1().ConfigMaps(all) }),
+		info[corev1.Secret, corev1.SecretList]("Secret", func(c kubernetes.Interface) typedClient[*corev1.SecretList] { return c.CoreV1().Secrets(all) }),
+		info[corev1.ServiceAccount, corev1.ServiceAccountList]("ServiceAccount", func(c kubernetes.Interface) typedClient[*corev1.ServiceAccountList] {
+			return c.CoreV1().ServiceAccounts(all)
+		}),
+		info[corev1.Service, corev1.ServiceList]("Service", func(c kubernetes.Interface) typedClient[*corev1.ServiceList] { return c.CoreV1().Services(all) }),
+		info[corev1.Endpoints, corev1.EndpointsList]("Endpoints", func(c kubernetes.Interface) typedClient[*corev1.EndpointsList] { return c.CoreV1().Endpoints(all) }),
+		info[corev1.Namespace, corev1.NamespaceList]("Namespace", func(c kubernetes.Interface) typedClient[*corev1.NamespaceList] { return c.CoreV1().Namespaces() }),
+		info[corev1.PersistentVolumeClaim, corev1.PersistentVolumeClaimList]("PersistentVolumeClaim", func(c kubernetes.Interface) typedClient[*corev1.PersistentVolumeClaimList] {
+			return c.CoreV1().PersistentVolumeClaims(all)
+		}),
+		info[corev1.PersistentVolume, corev1.PersistentVolumeList]("PersistentVolume", func(c kubernetes.Interface) typedClient[*corev1.PersistentVolumeList] {
+			return c.CoreV1().PersistentVolumes()
+		}),
+		info[corev1.Node, corev1.NodeList]("Node", func(c kubernetes.Interface) typedClient[*corev1.NodeList] { return c.CoreV1().Nodes() }),
+		info[discoveryv1.EndpointSlice, discoveryv1.EndpointSliceList]("EndpointSlice", func(c kubernetes.Interface) typedClient[*discoveryv1.EndpointSliceList] {
+			return c.DiscoveryV1().EndpointSlices(all)
+		}),
+		info[networkingv1.Ingress, networkingv1.IngressList]("Ingress", func(c kubernetes.Interface) typedClient[*networkingv1.IngressList] {
+			return c.NetworkingV1().Ingresses(all)
+		}),
+		info[networkingv1.NetworkPolicy, networkingv1.NetworkPolicyList]("NetworkPolicy", func(c kubernetes.Interface) typedClient[*networkingv1.NetworkPolicyList] {
+			return c.NetworkingV1().NetworkPolicies(all)
+		}),
+		info[policyv1.PodDisruptionBudget, policyv1.PodDisruptionBudgetList]("PodDisruptionBudget", func(c kubernetes.Interface) typedClient[*policyv1.PodDisruptionBudgetList] {
+			return c.PolicyV1().PodDisruptionBudgets(all)
+		}),
+		info[schedulingv1.PriorityClass, schedulingv1.PriorityClassList]("PriorityClass", func(c kubernetes.Interface) typedClient[*schedulingv1.PriorityClassList] {
+			return c.SchedulingV1().PriorityClasses()
+		}),
+		info[storagev1.StorageClass, storagev1.StorageClassList]("StorageClass", func(c kubernetes.Interface) typedClient[*storagev1.StorageClassList] {
+			return c.StorageV1().StorageClasses()
+		}),
+		info[coordinationv1.Lease, coordinationv1.LeaseList]("Lease", func(c kubernetes.Interface) typedClient[*coordinationv1.LeaseList] {
+			return c.CoordinationV1().Leases(all)
+		}),
 	} {
 		kinds[reflect.TypeOf(k.newObj())] = k
 	}
@@ -149,15 +173,24 @@ func (f *Factory) InformerFor(obj runtime.Object, newFunc internalinterfaces.New
 	}
 	return f.SharedInformerFactory.InformerFor(obj, func(_ kubernetes.Interface, resync time.Duration) cache.SharedIndexInformer {
 		src := f.reg.Source(f.prefix + "/" + k.kind)
-		// NewFilteredListWatchFromClient calls its options modifier unconditionally (the
-		// generated informers check for nil first): a factory without Tweak would panic in List.
-		tweak := f.tweak
-		if tweak == nil {
-			tweak = func(*metav1.ListOptions) {}
+		tweak := func(o *metav1.ListOptions) {
+			if f.tweak != nil {
+				f.tweak(o)
+			}
 		}
+		client := f.client
 		lw := &resumeLW{
-			real: cache.NewFilteredListWatchFromClient(k.client(f.client), k.resource, metav1.NamespaceAll, tweak),
-			src:  src, kind: k,
+			real: &cache.ListWatch{
+				ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+					tweak(&o)
+					return k.list(client, ctx, o)
+				},
+				WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+					tweak(&o)
+					return k.watch(client, ctx, o)
+				},
+			},
+			src: src, kind: k,
 		}
 		inf := cache.NewSharedIndexInformerWithOptions(lw, k.newObj(), cache.SharedIndexInformerOptions{
 			ResyncPeriod: resync,
