@@ -197,3 +197,10 @@ func (c *Checkpointer) Restore(ctx context.Context, cp *Checkpoint) {
 	}
 	c.o.Sources.Restore(cp.Sources)
 }
+
+// AddExtra appends x to Options.Extras. Call it before the first Load or Save.
+func (c *Checkpointer) AddExtra(x Checkpointable) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.o.Extras = append(c.o.Extras, x)
+}

@@ -2,7 +2,9 @@ package remediation
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"sync"
 	"time"
 
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -72,7 +74,9 @@ func DefaultTenantReady(c *tenant.Cluster) (bool, string) {
 // Scanner runs the periodic remediation scan. Scan is not safe for concurrent use; Start calls
 // it from one goroutine.
 type Scanner struct {
-	o      Options
+	o Options
+	// mu guards states against Checkpoint, which runs on the checkpointer's goroutine.
+	mu     sync.Mutex
 	states map[string]*tenantState // by tenant name
 	// reported holds the tenants the scanner has written metric series for, so that a removed
 	// tenant's series are deleted even if a scan raced with its removal.
@@ -137,6 +141,8 @@ type Result struct {
 // Scan runs one scan over every tenant and every kind that implements resources.Checker, and
 // re-enqueues the confirmed mismatches through Options.Queue. It reads only informer stores.
 func (s *Scanner) Scan() Result {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	start := time.Now()
 	var res Result
 	var ready []*tenantState
@@ -156,6 +162,9 @@ func (s *Scanner) Scan() Result {
 			continue
 		}
 		st := s.states[name]
+		if st != nil && st.cluster == nil {
+			st.cluster = c // restored from a checkpoint: adopt the first Cluster after the restart
+		}
 		if st == nil || st.cluster != c {
 			// A new Cluster (first scan, or a rotated kubeconfig) has new caches.
 			st = &tenantState{cluster: c, records: map[resources.Kind]map[key]record{}}
@@ -263,4 +272,57 @@ func (s *Scanner) settle(st *tenantState, kind resources.Kind, found []finding, 
 		return
 	}
 	st.records[kind] = next
+}
+
+// checkpointRecord is one remembered mismatch in a checkpoint.
+type checkpointRecord struct {
+	Kind                        resources.Kind
+	Namespace, Name             string
+	Reason                      resources.Mismatch
+	TenantRV, SuperRV, SuperUID string
+	Confirmed                   bool
+}
+
+// Name implements checkpoint.Checkpointable.
+func (s *Scanner) Name() string { return "remediation" }
+
+// Checkpoint implements checkpoint.Checkpointable: the mismatches the last scan saw per tenant,
+// so that a restarted syncer confirms (or counts as fixed) a mismatch on its first scan instead
+// of starting the two-scan confirmation over. A confirmation still needs both objects at the
+// same resourceVersions as before the restart.
+func (s *Scanner) Checkpoint(context.Context) ([]byte, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := map[string][]checkpointRecord{}
+	for name, st := range s.states {
+		for kind, recs := range st.records {
+			for k, r := range recs {
+				out[name] = append(out[name], checkpointRecord{Kind: kind, Namespace: k.namespace, Name: k.name,
+					Reason: r.reason, TenantRV: r.fp.tenantRV, SuperRV: r.fp.superRV, SuperUID: r.fp.superUID, Confirmed: r.confirmed})
+			}
+		}
+	}
+	return json.Marshal(out)
+}
+
+// Restore implements checkpoint.Checkpointable; call it before Start.
+func (s *Scanner) Restore(_ context.Context, data []byte) error {
+	var in map[string][]checkpointRecord
+	if err := json.Unmarshal(data, &in); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for name, recs := range in {
+		st := &tenantState{records: map[resources.Kind]map[key]record{}}
+		for _, r := range recs {
+			if st.records[r.Kind] == nil {
+				st.records[r.Kind] = map[key]record{}
+			}
+			st.records[r.Kind][key{r.Namespace, r.Name}] = record{reason: r.Reason,
+				fp: fingerprint{tenantRV: r.TenantRV, superRV: r.SuperRV, superUID: r.SuperUID}, confirmed: r.Confirmed}
+		}
+		s.states[name] = st
+	}
+	return nil
 }

@@ -1,6 +1,7 @@
 package remediation
 
 import (
+	"context"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -326,5 +327,39 @@ func TestScanDropsStateOfRemovedAndRotatedTenants(t *testing.T) {
 	f.sc.Scan()
 	if got := f.q.take(); len(got) != 0 {
 		t.Fatalf("requeued %v although the Cluster changed between the two scans", got)
+	}
+}
+
+// A mismatch seen once before a restart is confirmed by the first scan after it (same objects,
+// same resourceVersions), because the scanner's findings are checkpointed; without the
+// checkpoint the new scanner would only see it for the first time.
+func TestScanCheckpointCarriesFindingsAcrossRestart(t *testing.T) {
+	f := newFixture(t)
+	c := f.addTenant("t1", true, true)
+	mustAdd(t, f.tenantStore(c, configmap.Resource{}), tenantConfigMap("cfg"))
+	if res := f.sc.Scan(); res.Mismatches != 0 {
+		t.Fatalf("first scan confirmed %d mismatches, want 0 (confirmation takes two scans)", res.Mismatches)
+	}
+	data, err := f.sc.Checkpoint(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	fresh := func() *Scanner {
+		sc, err := New(f.sc.o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sc
+	}
+	cold := fresh()
+	if res := cold.Scan(); res.Mismatches != 0 {
+		t.Fatalf("a scanner without the checkpoint confirmed %d mismatches on its first scan, want 0", res.Mismatches)
+	}
+	resumed := fresh()
+	if err := resumed.Restore(context.Background(), data); err != nil {
+		t.Fatal(err)
+	}
+	if res := resumed.Scan(); res.Mismatches != 1 {
+		t.Errorf("first scan after a restore confirmed %d mismatches, want 1", res.Mismatches)
 	}
 }

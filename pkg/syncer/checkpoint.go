@@ -354,3 +354,12 @@ func (s *Syncer) checkSuperIdentity(ctx context.Context) {
 		log.Info("Checkpointed state of another super cluster discarded; its caches start cold", "sources", n)
 	}
 }
+
+// AddCheckpointExtra adds extra state to every checkpoint (after the vNode bookkeeping), such as
+// the remediation scanner's findings. Call it before Start; it does nothing when checkpointing
+// is off.
+func (s *Syncer) AddCheckpointExtra(x checkpoint.Checkpointable) {
+	if s.ckpt != nil {
+		s.ckpt.AddExtra(x)
+	}
+}

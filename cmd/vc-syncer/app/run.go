@@ -188,6 +188,7 @@ func Run(ctx context.Context, o *options.Options, cfg *rest.Config) error {
 		if err != nil {
 			return err
 		}
+		s.AddCheckpointExtra(scanner) // its findings survive a restart
 		if err := mgr.Add(scanner); err != nil {
 			return err
 		}
