@@ -6,20 +6,22 @@ import (
 	"golang.org/x/time/rate"
 	"k8s.io/client-go/util/workqueue"
 
+	"github.com/vcsyncer/syncer/pkg/checkpoint/trackingqueue"
 	"github.com/vcsyncer/syncer/pkg/fairqueue"
 	"github.com/vcsyncer/syncer/pkg/resources"
 )
 
 // pipelineQueue is one pipeline's rate-limiting workqueue with, when fair queuing is on, the
-// per-tenant fair ordering underneath (pkg/fairqueue).
+// per-tenant fair ordering underneath (pkg/fairqueue). It is a trackingqueue.Queue, so the
+// checkpointer can Snapshot, Size and Seed it (issue 5).
 type pipelineQueue struct {
-	workqueue.TypedRateLimitingInterface[resources.Request]
+	*trackingqueue.Queue[resources.Request]
 	fair *fairqueue.Queue[resources.Request] // nil with --fair-queuing=false
 }
 
-// newPipelineQueue builds the queue stack rate limiting → delaying → client-go Typed queue →
-// ordering (fair or FIFO). weight returns a tenant's fair-queue weight; observe (may be nil)
-// receives each popped item's tenant and time in queue.
+// newPipelineQueue builds the queue stack rate limiting → delaying → tracking → client-go
+// Typed queue → ordering (fair or FIFO). weight returns a tenant's fair-queue weight; observe
+// (may be nil) receives each popped item's tenant and time in queue.
 func newPipelineQueue(name string, fair bool, weight func(string) int, observe func(string, time.Duration)) *pipelineQueue {
 	// Per-item exponential backoff from 100ms to 60s, and an overall 200 qps / 500 burst bucket,
 	// as client-go's default controller rate limiter but with a shorter ceiling so a rejected
@@ -40,10 +42,7 @@ func newPipelineQueue(name string, fair bool, weight func(string) int, observe f
 	} else {
 		ordering = workqueue.DefaultQueue[resources.Request]()
 	}
-	base := workqueue.NewTypedWithConfig(workqueue.TypedQueueConfig[resources.Request]{Name: name, Queue: ordering})
-	delaying := workqueue.NewTypedDelayingQueueWithConfig(workqueue.TypedDelayingQueueConfig[resources.Request]{Name: name, Queue: base})
-	pq.TypedRateLimitingInterface = workqueue.NewTypedRateLimitingQueueWithConfig(rl,
-		workqueue.TypedRateLimitingQueueConfig[resources.Request]{Name: name, DelayingQueue: delaying})
+	pq.Queue = trackingqueue.New(trackingqueue.Config[resources.Request]{Name: name, RateLimiter: rl, Storage: ordering})
 	return pq
 }
 
