@@ -19,6 +19,7 @@ func TestInjectedBugsAreCaught(t *testing.T) {
 	setFlag(t, "rapid.nofailfile", "true")
 	setFlag(t, "rapid.shrinktime", "2s")
 	setFlag(t, "rapid.checks", "300")
+	setFlag(t, "rapid.steps", "80") // as TestTrackingInvariant
 
 	cases := map[string]struct {
 		bug           bug
@@ -58,6 +59,7 @@ func TestInjectedBugsAreCaught(t *testing.T) {
 // run through the recording TB must pass (so "caught" above means the bug, not the harness).
 func TestCheckersWithoutBugs(t *testing.T) {
 	setFlag(t, "rapid.nofailfile", "true")
+	setFlag(t, "rapid.steps", "80")
 	rec := &recordingTB{name: "TestCheckersWithoutBugs"}
 	rapid.Check(rec, func(rt *rapid.T) { runMachine(rt, 0) })
 	if rec.Failed() {
