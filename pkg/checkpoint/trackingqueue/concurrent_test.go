@@ -5,12 +5,15 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"sort"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"k8s.io/client-go/util/workqueue"
+
+	"github.com/vcsyncer/syncer/pkg/fairqueue"
 )
 
 // TestCrashConsistency is the concurrent crash-consistency test of design 4.9 item 2: producers
@@ -96,7 +99,13 @@ const (
 func crashRun(seed uint64, bugs bug) crashResult {
 	var seq atomic.Uint64
 	rnd := rand.New(rand.NewPCG(seed, 0x5eed))
-	store := &seqStorage{Queue: workqueue.DefaultQueue[int](), seq: &seq, lastPop: map[int]reconcileRec{}}
+	// Odd seeds run over the per-tenant fair queue (item mod 3 is its tenant), even ones over
+	// client-go's FIFO.
+	var base workqueue.Queue[int] = workqueue.DefaultQueue[int]()
+	if seed%2 == 1 {
+		base = fairqueue.New(fairqueue.Options[int]{TenantOf: func(x int) string { return strconv.Itoa(x % 3) }})
+	}
+	store := &seqStorage{Queue: base, seq: &seq, lastPop: map[int]reconcileRec{}}
 	k := &knobs{bugs: bugs, yield: func(p string) {
 		// Widen the windows between the steps of Add, Done and AddAfter, so that snapshots
 		// land inside them.
