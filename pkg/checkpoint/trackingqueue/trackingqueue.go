@@ -139,9 +139,9 @@ func newQueue[T comparable](c Config[T], k *knobs) *Queue[T] {
 	}
 }
 
-// Snapshot returns every item with an outstanding reconcile obligation, read under one lock,
-// so it is consistent with itself: an item that moves between lists during the call is seen
-// in one of them. It keeps working after ShutDown (orphans and delay windows survive it), which
+// Snapshot returns every item with an outstanding reconcile obligation (invariant I1), read
+// under one lock, so it is the state of one instant: an item moving between lists at that
+// time is in one of them, never in none. It keeps working after ShutDown (orphans and delay windows survive it), which
 // is what the final checkpoint of a graceful shutdown needs. Cost: O(tracked items).
 func (q *Queue[T]) Snapshot() Snapshot[T] { return q.tr.snapshot() }
 
