@@ -204,3 +204,48 @@ func TestSizeBoundsSnapshot(t *testing.T) {
 		t.Errorf("Snapshot().Len = %d, want %d distinct items", got, want)
 	}
 }
+
+// TestCoalescedWindow: client-go coalesces AddAfter(x, 3s) into a pending AddAfter(x, 1s), so
+// nothing fires at 3 s. A reconcile that starts before 3 s leaves the window (over-report: at
+// most one extra reconcile after Seed); one that starts at or after 3 s discharges it.
+func TestCoalescedWindow(t *testing.T) {
+	for name, tc := range map[string]struct {
+		getAt      time.Duration // fake-clock time of the Get, after the 1 s fire
+		wantWindow bool
+	}{
+		"reconciled before Latest": {getAt: 2 * time.Second, wantWindow: true},
+		"reconciled at Latest":     {getAt: 3 * time.Second, wantWindow: false},
+	} {
+		t.Run(name, func(t *testing.T) {
+			clk := testingclock.NewFakeClock(t0)
+			q := newFakeQueue(clk)
+			defer q.ShutDown()
+			q.AddAfter("x", time.Second)
+			q.AddAfter("x", 3*time.Second)
+			time.Sleep(10 * time.Millisecond) // let the waiting goroutine take both into its heap
+			clk.Step(time.Second)
+			waitStr(t, q, "x")
+			clk.SetTime(t0.Add(tc.getAt))
+			x := getWithin(t, q, 2*time.Second)
+			q.Done(x)
+			want := Snapshot[string]{Queued: []string{}, Processing: []string{}, Delayed: map[string]DelayWindow{}, Orphans: []string{}}
+			if tc.wantWindow {
+				want.Delayed["x"] = DelayWindow{Earliest: t0.Add(time.Second), Latest: t0.Add(3 * time.Second)}
+			}
+			if diff := cmp.Diff(want, q.Snapshot()); diff != "" {
+				t.Errorf("snapshot after the reconcile (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// waitStr waits until x is queued (client-go's waiting goroutine adds it asynchronously).
+func waitStr(t *testing.T, q *Queue[string], x string) {
+	t.Helper()
+	for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Microsecond) {
+		if slices.Contains(q.Snapshot().Queued, x) {
+			return
+		}
+	}
+	t.Fatalf("%q not queued within 2 s", x)
+}

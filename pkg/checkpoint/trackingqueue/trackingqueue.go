@@ -16,7 +16,7 @@ import (
 // races with the firing of an older heap entry becomes a fresh entry at its own readyAt. The
 // queue cannot see which happened, so it keeps both ends: Earliest is the smallest readyAt
 // seen, Latest the largest. The window is cleared only when an Add of the item is observed at a
-// time at or after Latest.
+// time at or after Latest, or when Get hands the item out at or after Latest.
 type DelayWindow struct{ Earliest, Latest time.Time }
 
 // Snapshot lists every item with an outstanding reconcile obligation at one instant
@@ -28,8 +28,8 @@ type Snapshot[T comparable] struct {
 	// Processing items were returned by Get and their Done has not returned yet (their
 	// reconcile is unfinished).
 	Processing []T
-	// Delayed items have an AddAfter or AddRateLimited that has not fired yet, or that fired
-	// before the Latest end of the item's window.
+	// Delayed items have an AddAfter or AddRateLimited whose readyAt has not been reached by an
+	// Add or a Get of the item at or after it (see DelayWindow).
 	Delayed map[T]DelayWindow
 	// Orphans are adds client-go dropped because the queue was shutting down: Add, AddAfter
 	// with a delay of 0 or less, and items that Get took off the storage after ShutDown began
@@ -112,7 +112,7 @@ func newQueue[T comparable](c Config[T], k *knobs) *Queue[T] {
 	if c.Storage == nil {
 		c.Storage = workqueue.DefaultQueue[T]()
 	}
-	tr := newTracker[T](k)
+	tr := newTracker[T](c.Clock, k)
 	typed := workqueue.NewTypedWithConfig(workqueue.TypedQueueConfig[T]{
 		Name:  c.Name,
 		Clock: c.Clock,
