@@ -227,10 +227,12 @@ func runMachine(t *rapid.T, bugs bug) {
 	})
 }
 
-// waitQueued waits (up to 2 s, real time) until client-go's waiting goroutine has added x
-// after a fake clock step. Timing out is not a failure: it only makes that Get later.
+// waitQueued waits (up to 100 ms, real time) until client-go's waiting goroutine has added x
+// after a fake clock step. Timing out is not a failure: if that goroutine read the clock just
+// before the step and set its timer just after it, the timer ends one step late (a client-go
+// plus fake-clock race), and the item fires on the next step instead.
 func waitQueued(queue *Queue[int], x int) {
-	deadline := time.Now().Add(2 * time.Second)
+	deadline := time.Now().Add(100 * time.Millisecond)
 	for i := 0; time.Now().Before(deadline); i++ {
 		if slices.Contains(queue.Snapshot().Queued, x) {
 			return
