@@ -80,6 +80,16 @@ func TestSeedRoundTrip(t *testing.T) {
 	}
 	deliver(5) // queued-1, queued-2, proc, orphan, past
 	for range 5 {
+		// Timers armed: client-go's heartbeat, its heap timer until orphan-delayed fires at
+		// 5 s, Seed's late fire of window until 3 s.
+		want := 1
+		if now := clk2.Now().Sub(t0); now < 5*time.Second {
+			want++
+			if now < 3*time.Second {
+				want++
+			}
+		}
+		settle(t, clk2, want)
 		clk2.Step(time.Second)
 		switch clk2.Now().Sub(t0) {
 		case 1500 * time.Millisecond, 2500 * time.Millisecond, 3500 * time.Millisecond, 5500 * time.Millisecond:
@@ -222,7 +232,7 @@ func TestCoalescedWindow(t *testing.T) {
 			defer q.ShutDown()
 			q.AddAfter("x", time.Second)
 			q.AddAfter("x", 3*time.Second)
-			time.Sleep(10 * time.Millisecond) // let the waiting goroutine take both into its heap
+			settle(t, clk, 2) // client-go's heartbeat and heap timer
 			clk.Step(time.Second)
 			waitStr(t, q, "x")
 			clk.SetTime(t0.Add(tc.getAt))
@@ -248,4 +258,22 @@ func waitStr(t *testing.T, q *Queue[string], x string) {
 		}
 	}
 	t.Fatalf("%q not queued within 2 s", x)
+}
+
+// settle waits until clk has want timers and tickers armed, unchanged over 5 ms: the queue's
+// goroutines are then blocked on them. Stepping a fake clock while a goroutine sits between
+// reading Now and arming a timer for a duration would arm it one step late.
+func settle(t *testing.T, clk *testingclock.FakeClock, want int) {
+	t.Helper()
+	stable := 0
+	for deadline := time.Now().Add(5 * time.Second); stable < 10; time.Sleep(500 * time.Microsecond) {
+		if clk.Waiters() == want {
+			stable++
+		} else {
+			stable = 0
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the fake clock has %d waiters, want %d", clk.Waiters(), want)
+		}
+	}
 }
