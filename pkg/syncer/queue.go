@@ -12,16 +12,16 @@ import (
 )
 
 // pipelineQueue is one pipeline's rate-limiting workqueue with, when fair queuing is on, the
-// per-tenant fair ordering underneath (pkg/fairqueue). It is a trackingqueue.Queue, so the
-// checkpointer can Snapshot, Size and Seed it (issue 5).
+// per-tenant fair ordering underneath (pkg/fairqueue).
 type pipelineQueue struct {
+	// Queue tracks every unfinished item for checkpoints (Snapshot, Size, Seed).
 	*trackingqueue.Queue[resources.Request]
 	fair *fairqueue.Queue[resources.Request] // nil with --fair-queuing=false
 }
 
-// newPipelineQueue builds the queue stack rate limiting → delaying → tracking → client-go
-// Typed queue → ordering (fair or FIFO). weight returns a tenant's fair-queue weight; observe
-// (may be nil) receives each popped item's tenant and time in queue.
+// newPipelineQueue builds the queue stack rate limiting → delaying → tracking → client-go Typed
+// queue → ordering (fair or FIFO) (pkg/checkpoint/trackingqueue). weight returns a tenant's fair-queue weight; observe (may be nil)
+// receives each popped item's tenant and time in queue.
 func newPipelineQueue(name string, fair bool, weight func(string) int, observe func(string, time.Duration)) *pipelineQueue {
 	// Per-item exponential backoff from 100ms to 60s, and an overall 200 qps / 500 burst bucket,
 	// as client-go's default controller rate limiter but with a shorter ceiling so a rejected
