@@ -150,14 +150,16 @@ func (q *Queue[T]) Snapshot() Snapshot[T] { return q.tr.snapshot() }
 func (q *Queue[T]) Size() int { return q.tr.size() }
 
 // Seed re-creates the obligations of s, taken from another queue (normally the one of the
-// previous process, restored from a checkpoint). Call it before workers start; sources may
-// already run, since adds are idempotent.
+// previous process, restored from a checkpoint). It is safe to call at any time and more than
+// once (adds are idempotent and windows merge); calling it before workers start resumes the
+// saved work before new work.
 //
 // Queued, Processing and Orphans items are added at once. A Delayed item is scheduled through
 // client-go's delaying queue to fire at its window's Earliest, and, when Latest is later, added
-// again at Latest by a timer of this queue, so it costs at most one extra reconcile; its window
-// is tracked until then. Times already past fire at once. Seed after ShutDown records every
-// item as an orphan or a window, so nothing is lost.
+// again at Latest by a timer of this queue (one goroutine per Seed call, ended by its last fire
+// or by ShutDown), so it costs at most one extra reconcile; its window is tracked until then.
+// Times already past fire at once. Seed after ShutDown records every item as an orphan or a
+// window, so nothing is lost.
 func (q *Queue[T]) Seed(s Snapshot[T]) {
 	for _, l := range [][]T{s.Queued, s.Processing, s.Orphans} {
 		for _, x := range l {
