@@ -21,15 +21,18 @@ func TestInjectedBugsAreCaught(t *testing.T) {
 	setFlag(t, "rapid.checks", "300")
 	setFlag(t, "rapid.steps", "80") // as TestTrackingInvariant
 
+	// The property test sees the early decrement only through its check inside Done (at the
+	// interleaving point where another goroutine's Snapshot could run); after Done returns the
+	// state is the same as without the bug.
 	cases := map[string]struct {
-		bug           bug
-		wantRapid     bool // the property test must catch it
-		wantConcurent bool // the crash-consistency test must catch it
+		bug            bug
+		wantRapid      bool // the property test must catch it
+		wantConcurrent bool // the crash-consistency test must catch it
 	}{
-		"don't track delayed":                    {bug: bugUntrackedDelay, wantRapid: true, wantConcurent: true},
-		"decrement processing before Typed.Done": {bug: bugEarlyDecrement, wantRapid: true, wantConcurent: true},
+		"don't track delayed":                    {bug: bugUntrackedDelay, wantRapid: true, wantConcurrent: true},
+		"decrement processing before Typed.Done": {bug: bugEarlyDecrement, wantRapid: true, wantConcurrent: true},
 		"clear window at Earliest":               {bug: bugMinOnlyWindow, wantRapid: true},
-		"drop orphans at shutdown":               {bug: bugDropOrphans, wantRapid: true, wantConcurent: true},
+		"drop orphans at shutdown":               {bug: bugDropOrphans, wantRapid: true, wantConcurrent: true},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -40,7 +43,7 @@ func TestInjectedBugsAreCaught(t *testing.T) {
 			if tc.wantRapid && !caught {
 				t.Errorf("the property test did not catch the bug; its output:\n%s", rec.output())
 			}
-			if !tc.wantConcurent {
+			if !tc.wantConcurrent {
 				return
 			}
 			const maxSeeds = 200
