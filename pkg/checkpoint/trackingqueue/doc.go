@@ -24,18 +24,20 @@
 //
 // The queue is built from client-go v0.37.2's three public hooks (design 1.3):
 //
-//		rate limiting (client-go) → AddAfter observer (hook 3) → delaying (client-go)
-//		  → tracking core (hook 2, embeds *workqueue.Typed) → Typed → storage spy (hook 1) → storage
+//	rate limiting (client-go) → AddAfter observer (hook 3) → delaying (client-go)
+//	  → tracking core (hook 2, embeds *workqueue.Typed) → Typed → storage spy (hook 1) → storage
 //
-//	  - The storage spy sees Push (queued) and Pop (queued → processing) under Typed's own lock,
-//	    so the mirror cannot miss an Add that races with a Get (R1: a wrapper around an opaque
-//	    queue updates its mirror after Get returns and loses that Add).
-//	  - The core overrides Add (orphans after shutdown, discharge of delay windows), Get (reports
-//	    shutdown at once after ShutDown, R5) and Done (decrements the processing count only after
-//	    Typed.Done has re-pushed an item added while processing, R2).
-//	  - The observer records a {Earliest, Latest} readyAt window per item on AddAfter, because
-//	    client-go keeps delayed items in a heap local to its waiting goroutine. The window is
-//	    cleared only by an Add observed at or after Latest (R6).
+// Each added layer has one job:
+//
+//   - The storage spy sees Push (queued) and Pop (queued → processing) under Typed's own lock,
+//     so the mirror cannot miss an Add that races with a Get (R1: a wrapper around an opaque
+//     queue updates its mirror after Get returns and loses that Add).
+//   - The core overrides Add (orphans after shutdown, discharge of delay windows), Get (reports
+//     shutdown at once after ShutDown, R5) and Done (decrements the processing count only after
+//     Typed.Done has re-pushed an item added while processing, R2).
+//   - The observer records a {Earliest, Latest} readyAt window per item on AddAfter, because
+//     client-go keeps delayed items in a heap local to its waiting goroutine. The window is
+//     cleared only by an Add or a Get of the item at or after Latest (R6).
 //
 // # Implementation considerations
 //
@@ -43,8 +45,9 @@
 //     decides "shutting down" from its own atomic flag, set before Typed's, so it never needs
 //     Typed's lock while holding tracker.mu.
 //   - Windows over-report: when client-go coalesces a later AddAfter into an earlier heap entry,
-//     nothing fires at Latest, and the window stays until the next Add at or after Latest (or
-//     until Seed turns it into one extra reconcile). Per item there is at most one window.
+//     nothing fires at Latest, and the window stays until the next Add or Get of the item at or
+//     after Latest (or until Seed turns it into one extra reconcile, after which it is gone).
+//     Per item there is at most one window.
 //   - Not tracked: the rate limiter's per-item failure counts (backoff restarts at its base
 //     after Seed) and priorities.
 //   - Behaviour differences from client-go, as in controller-runtime's priority queue: Get

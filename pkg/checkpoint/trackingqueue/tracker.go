@@ -15,7 +15,8 @@ import (
 // lock → tracker.mu. The storage spy is the only code that takes tracker.mu while holding the
 // Typed lock; nothing calls into client-go while holding tracker.mu.
 type tracker[T comparable] struct {
-	k *knobs
+	k     *knobs
+	clock clock.PassiveClock
 
 	// ndelayed mirrors len(delayed) so that Add skips the lock and the clock read when no
 	// window exists (the common case).
@@ -29,9 +30,10 @@ type tracker[T comparable] struct {
 	orphans    map[T]uint64      // item → record sequence: adds dropped by client-go
 }
 
-func newTracker[T comparable](k *knobs) *tracker[T] {
+func newTracker[T comparable](c clock.PassiveClock, k *knobs) *tracker[T] {
 	return &tracker[T]{
 		k:          k,
+		clock:      c,
 		queued:     map[T]uint64{},
 		processing: map[T]int{},
 		delayed:    map[T]DelayWindow{},
@@ -49,11 +51,17 @@ func (t *tracker[T]) pushed(item T) {
 }
 
 // popped records that Get took item from the storage: queued → processing in one critical
-// section, so no snapshot sees it in neither (R1). Called under the Typed lock.
-func (t *tracker[T]) popped(item T) {
+// section, so no snapshot sees it in neither (R1). With watch set, now (read before the pop)
+// is the earliest the reconcile can start, and a window whose Latest is not after it is
+// discharged: this clears windows that client-go coalesced into an earlier heap entry when
+// the item waited in the storage past Latest. Called under the Typed lock.
+func (t *tracker[T]) popped(item T, watch bool, now time.Time) {
 	t.mu.Lock()
 	delete(t.queued, item)
 	t.processing[item]++
+	if watch {
+		t.dischargeLocked(item, now)
+	}
 	t.mu.Unlock()
 }
 
@@ -92,22 +100,30 @@ func (t *tracker[T]) delay(item T, w DelayWindow) {
 // hasDelayed reports whether any window may exist, without the lock.
 func (t *tracker[T]) hasDelayed() bool { return t.ndelayed.Load() > 0 }
 
-// added records that an Add of item, started at now, made it dirty: its window is discharged
-// when now is at or after the window's Latest (R6). Earlier adds leave the window, since a
-// later AddAfter may be waiting in client-go's heap as an entry of its own.
+// added records that an Add of item, started at now, made it dirty: the reconcile that follows
+// starts after now, so the window is discharged when now is at or after its Latest (R6).
+// Earlier adds leave the window, since a later AddAfter may be waiting in client-go's heap as
+// an entry of its own.
 func (t *tracker[T]) added(item T, now time.Time) {
 	t.mu.Lock()
-	if w, ok := t.delayed[item]; ok {
-		end := w.Latest
-		if t.k.has(bugMinOnlyWindow) {
-			end = w.Earliest
-		}
-		if !now.Before(end) {
-			delete(t.delayed, item)
-			t.ndelayed.Store(int64(len(t.delayed)))
-		}
-	}
+	t.dischargeLocked(item, now)
 	t.mu.Unlock()
+}
+
+// dischargeLocked drops item's window if its Latest is not after now.
+func (t *tracker[T]) dischargeLocked(item T, now time.Time) {
+	w, ok := t.delayed[item]
+	if !ok {
+		return
+	}
+	end := w.Latest
+	if t.k.has(bugMinOnlyWindow) {
+		end = w.Earliest
+	}
+	if !now.Before(end) {
+		delete(t.delayed, item)
+		t.ndelayed.Store(int64(len(t.delayed)))
+	}
 }
 
 // orphan records an add that client-go dropped (or may have dropped) because the queue was
@@ -187,10 +203,16 @@ func (s *storage[T]) Push(item T) {
 // Len forwards.
 func (s *storage[T]) Len() int { return s.inner.Len() }
 
-// Pop forwards and records the popped item as processing.
+// Pop forwards and records the popped item as processing. The clock is read before the pop
+// (and only while windows exist), so the time passed on is not after the pop.
 func (s *storage[T]) Pop() T {
+	var now time.Time
+	watch := s.tr.hasDelayed()
+	if watch {
+		now = s.tr.clock.Now()
+	}
 	item := s.inner.Pop()
-	s.tr.popped(item)
+	s.tr.popped(item, watch, now)
 	return item
 }
 

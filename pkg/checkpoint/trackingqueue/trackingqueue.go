@@ -16,7 +16,7 @@ import (
 // races with the firing of an older heap entry becomes a fresh entry at its own readyAt. The
 // queue cannot see which happened, so it keeps both ends: Earliest is the smallest readyAt
 // seen, Latest the largest. The window is cleared only when an Add of the item is observed at a
-// time at or after Latest.
+// time at or after Latest, or when Get hands the item out at or after Latest.
 type DelayWindow struct{ Earliest, Latest time.Time }
 
 // Snapshot lists every item with an outstanding reconcile obligation at one instant
@@ -28,8 +28,8 @@ type Snapshot[T comparable] struct {
 	// Processing items were returned by Get and their Done has not returned yet (their
 	// reconcile is unfinished).
 	Processing []T
-	// Delayed items have an AddAfter or AddRateLimited that has not fired yet, or that fired
-	// before the Latest end of the item's window.
+	// Delayed items have an AddAfter or AddRateLimited whose readyAt has not been reached by an
+	// Add or a Get of the item at or after it (see DelayWindow).
 	Delayed map[T]DelayWindow
 	// Orphans are adds client-go dropped because the queue was shutting down: Add, AddAfter
 	// with a delay of 0 or less, and items that Get took off the storage after ShutDown began
@@ -112,7 +112,7 @@ func newQueue[T comparable](c Config[T], k *knobs) *Queue[T] {
 	if c.Storage == nil {
 		c.Storage = workqueue.DefaultQueue[T]()
 	}
-	tr := newTracker[T](k)
+	tr := newTracker[T](c.Clock, k)
 	typed := workqueue.NewTypedWithConfig(workqueue.TypedQueueConfig[T]{
 		Name:  c.Name,
 		Clock: c.Clock,
@@ -139,9 +139,9 @@ func newQueue[T comparable](c Config[T], k *knobs) *Queue[T] {
 	}
 }
 
-// Snapshot returns every item with an outstanding reconcile obligation, read under one lock,
-// so it is consistent with itself: an item that moves between lists during the call is seen
-// in one of them. It keeps working after ShutDown (orphans and delay windows survive it), which
+// Snapshot returns every item with an outstanding reconcile obligation (invariant I1), read
+// under one lock, so it is the state of one instant: an item moving between lists at that
+// time is in one of them, never in none. It keeps working after ShutDown (orphans and delay windows survive it), which
 // is what the final checkpoint of a graceful shutdown needs. Cost: O(tracked items).
 func (q *Queue[T]) Snapshot() Snapshot[T] { return q.tr.snapshot() }
 
@@ -150,14 +150,16 @@ func (q *Queue[T]) Snapshot() Snapshot[T] { return q.tr.snapshot() }
 func (q *Queue[T]) Size() int { return q.tr.size() }
 
 // Seed re-creates the obligations of s, taken from another queue (normally the one of the
-// previous process, restored from a checkpoint). Call it before workers start; sources may
-// already run, since adds are idempotent.
+// previous process, restored from a checkpoint). It is safe to call at any time and more than
+// once (adds are idempotent and windows merge); calling it before workers start resumes the
+// saved work before new work.
 //
 // Queued, Processing and Orphans items are added at once. A Delayed item is scheduled through
 // client-go's delaying queue to fire at its window's Earliest, and, when Latest is later, added
-// again at Latest by a timer of this queue, so it costs at most one extra reconcile; its window
-// is tracked until then. Times already past fire at once. Seed after ShutDown records every
-// item as an orphan or a window, so nothing is lost.
+// again at Latest by a timer of this queue (one goroutine per Seed call, ended by its last fire
+// or by ShutDown), so it costs at most one extra reconcile; its window is tracked until then.
+// Times already past fire at once. Seed after ShutDown records every item as an orphan or a
+// window, so nothing is lost.
 func (q *Queue[T]) Seed(s Snapshot[T]) {
 	for _, l := range [][]T{s.Queued, s.Processing, s.Orphans} {
 		for _, x := range l {
