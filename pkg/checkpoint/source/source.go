@@ -216,9 +216,12 @@ func (s *Source) checkpoint() (State, error) {
 	s.mu.Unlock()
 	st := State{ID: s.ID}
 	switch {
-	case inf != nil && inf.HasSynced() && !inf.IsStopped():
+	case inf != nil && inf.HasSynced():
 		// The position is read before the objects: the objects are then at or after it, and
 		// watching from it replays what came in between (checkpointing.md 3.4 pitfall 4).
+		// A stopped informer counts too: the final checkpoint of a graceful shutdown is taken
+		// after the informers stopped, and their store is still exactly the state at their
+		// last position (what came later is replayed from it).
 		st.Position = inf.LastSyncResourceVersion()
 		objs := inf.GetStore().List()
 		st.Objects = make([][]byte, 0, len(objs))
