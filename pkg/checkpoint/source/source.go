@@ -76,7 +76,8 @@ type State struct {
 	ID string
 	// Position is the resourceVersion the cached Objects are at; "" when no objects were saved.
 	Position string
-	// Objects are the cached objects at Position, each protobuf-encoded; nil when not saved.
+	// Objects are the cached objects at Position, each protobuf-encoded; nil when not saved
+	// (and after a gob round trip also when there were none: Position tells).
 	Objects [][]byte
 	// Acked is the ack map: object key ("namespace/name" or "name") → version last enqueued.
 	Acked map[string]ObjectVersion
@@ -185,7 +186,9 @@ func (s *Source) takePending() *State {
 	defer s.mu.Unlock()
 	p := s.pending
 	switch {
-	case p != nil && p.Position != "" && p.Objects != nil && !s.served:
+	// Position alone tells that objects were saved: an empty kind's Objects come back nil
+	// from encoding/gob (which omits empty slices), and it resumes by watch all the same.
+	case p != nil && p.Position != "" && !s.served:
 		s.pending, s.served = nil, true
 		s.setMode(ModeWatch)
 		s.reg.listAvoided(s.ID)
