@@ -257,6 +257,13 @@ func markLost(ctx context.Context, c *tenant.Cluster, t *corev1.Pod) error {
 	if tns, err := c.Informers.Core().V1().Namespaces().Lister().Get(t.Namespace); err == nil && !tns.DeletionTimestamp.IsZero() {
 		return nil // the namespace is going away; its Pods are deleted anyway
 	}
+	// The same from the apiserver: the cache can lag (e.g. right after a resume from a
+	// checkpoint) while the super namespace, and with it the super Pod, is already gone.
+	if tns, err := c.Client.CoreV1().Namespaces().Get(ctx, t.Namespace, metav1.GetOptions{}); err != nil && !apierrors.IsNotFound(err) {
+		return err
+	} else if err != nil || !tns.DeletionTimestamp.IsZero() {
+		return nil
+	}
 	u := t.DeepCopy()
 	u.Status.Phase = corev1.PodFailed
 	u.Status.Reason = ReasonSuperPodLost
