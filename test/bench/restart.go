@@ -81,6 +81,9 @@ type restartResult struct {
 	// resumed from the checkpoint's position; relist-diff; cold).
 	Checkpoint  map[string]float64 `json:"checkpointMetrics,omitempty"`
 	ResumeModes map[string]float64 `json:"resumeModes,omitempty"`
+	// SourceModes is the resume mode of each source ("<tenant>/<kind>", tenant "_super" for
+	// the super cluster's).
+	SourceModes map[string]string `json:"sourceModes,omitempty"`
 }
 
 // runRestart measures a syncer restart at T tenants × P objects: cold (no checkpoint) versus
@@ -439,7 +442,7 @@ func (r *restarter) measure(ctx context.Context, variant, stop string, extra []s
 	if err != nil {
 		return res, err
 	}
-	res.Checkpoint, res.ResumeModes = map[string]float64{}, map[string]float64{}
+	res.Checkpoint, res.ResumeModes, res.SourceModes = map[string]float64{}, map[string]float64{}, map[string]string{}
 	for _, s := range m {
 		switch {
 		case s.name == "vcsyncer_queue_adds_total" && s.labels["direction"] == "downward":
@@ -448,6 +451,9 @@ func (r *restarter) measure(ctx context.Context, variant, stop string, extra []s
 			res.ReconcilesUpward += s.value
 		case s.name == "vcsyncer_source_resume_mode":
 			res.ResumeModes[s.labels["mode"]] += s.value
+			if s.value == 1 {
+				res.SourceModes[s.labels["tenant"]+"/"+s.labels["kind"]] = s.labels["mode"]
+			}
 		case strings.HasPrefix(s.name, "vcsyncer_checkpoint") && !strings.Contains(s.name, "_bucket"):
 			res.Checkpoint[s.key()] = s.value
 		}

@@ -8,7 +8,9 @@ package namespace
 
 import (
 	"context"
+	"fmt"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/cache"
@@ -62,6 +64,14 @@ func (Resource) Downward(ctx context.Context, env *resources.Env, c *tenant.Clus
 		if !sFound || !sns.DeletionTimestamp.IsZero() {
 			return nil
 		}
+		if !tFound {
+			// Deleting a super namespace deletes every super Pod in it, which cannot be undone:
+			// confirm with the tenant apiserver that the namespace is gone. The cache can lag,
+			// e.g. right after a resume from a checkpoint while the watch replays.
+			if err := confirmGone(ctx, c, name, sns); err != nil {
+				return err
+			}
+		}
 		return downward.DeleteSuper(ctx, env.Super.CoreV1().Namespaces(), sns)
 	}
 	if !sFound {
@@ -72,7 +82,11 @@ func (Resource) Downward(ctx context.Context, env *resources.Env, c *tenant.Clus
 		return nil // being deleted (e.g. by hand); recreated once gone
 	}
 	if o, _ := conversion.OwnerOf(sns); o.UID != string(tns.UID) {
-		// The tenant namespace was recreated: the old super namespace goes first.
+		// The tenant namespace was recreated: the old super namespace goes first (unless the
+		// cache lags behind the tenant and the super namespace is the current one's).
+		if err := confirmGone(ctx, c, name, sns); err != nil {
+			return err
+		}
 		return downward.DeleteSuper(ctx, env.Super.CoreV1().Namespaces(), sns)
 	}
 	// Labels and annotations the tenant did not set (the super cluster's admins', and the super
@@ -85,4 +99,21 @@ func (Resource) Downward(ctx context.Context, env *resources.Env, c *tenant.Clus
 	u.Labels, u.Annotations = want.Labels, want.Annotations
 	_, err = env.Super.CoreV1().Namespaces().Update(ctx, u, metav1.UpdateOptions{FieldManager: downward.FieldManager})
 	return err
+}
+
+// confirmGone returns nil when the tenant apiserver confirms that the tenant namespace the
+// super namespace sns was made for (by its owner UID) no longer exists, and an error to retry
+// when it still does or the read failed.
+func confirmGone(ctx context.Context, c *tenant.Cluster, name string, sns *corev1.Namespace) error {
+	live, err := c.Client.CoreV1().Namespaces().Get(ctx, name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if o, _ := conversion.OwnerOf(sns); string(live.UID) == o.UID && live.DeletionTimestamp.IsZero() {
+		return fmt.Errorf("tenant namespace %s: not in the cache yet but present in the tenant; retrying", name)
+	}
+	return nil
 }

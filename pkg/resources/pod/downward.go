@@ -53,7 +53,11 @@ func reconcileDownward(ctx context.Context, env *resources.Env, c *tenant.Cluste
 			return fmt.Errorf("Pod %s/%s: %w", superNS, name, resources.ErrNotOwned)
 		}
 		if tFound && o.UID != string(t.UID) {
-			// The tenant Pod was recreated under the same name: the super Pod is stale.
+			// The tenant Pod was recreated under the same name: the super Pod is stale, unless
+			// the tenant cache lags behind the tenant (confirmed by a live read).
+			if live, err := c.Client.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{}); err == nil && string(live.UID) == o.UID {
+				return fmt.Errorf("Pod %s/%s: the tenant cache has an older Pod than the tenant; retrying", ns, name)
+			}
 			if err := downward.DeleteSuper(ctx, superPods, s); err != nil {
 				return err
 			}
@@ -64,6 +68,14 @@ func reconcileDownward(ctx context.Context, env *resources.Env, c *tenant.Cluste
 	switch {
 	case !tFound:
 		if sFound && s.DeletionTimestamp.IsZero() {
+			// Deleting a running super Pod cannot be undone: confirm with the apiserver that
+			// the tenant Pod is gone (the tenant cache can lag, e.g. right after a resume from
+			// a checkpoint).
+			if live, err := c.Client.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{}); err == nil && string(live.UID) == s.Annotations[conversion.AnnotationUID] {
+				return fmt.Errorf("Pod %s/%s: not in the tenant cache yet but present in the tenant; retrying", ns, name)
+			} else if err != nil && !apierrors.IsNotFound(err) {
+				return err
+			}
 			return downward.DeleteSuper(ctx, superPods, s)
 		}
 		return nil
@@ -88,6 +100,14 @@ func reconcileDownward(ctx context.Context, env *resources.Env, c *tenant.Cluste
 
 	case !sFound:
 		if wasRunInSuper(t) {
+			// Failing a Pod cannot be undone: confirm with the apiserver that the super Pod is
+			// gone. The cache can lag behind it, e.g. right after a resume from a checkpoint,
+			// while the watch replays what happened since the checkpoint was taken.
+			if _, err := superPods.Get(ctx, name, metav1.GetOptions{}); err == nil {
+				return fmt.Errorf("Pod %s/%s: not in the cache yet but present in the super cluster; retrying", superNS, name)
+			} else if !apierrors.IsNotFound(err) {
+				return err
+			}
 			return markLost(ctx, c, t)
 		}
 		if t.Spec.NodeName != "" && !presetNodeAllowed(env, c, t.Spec.NodeName) {
@@ -236,6 +256,13 @@ func markLost(ctx context.Context, c *tenant.Cluster, t *corev1.Pod) error {
 	}
 	if tns, err := c.Informers.Core().V1().Namespaces().Lister().Get(t.Namespace); err == nil && !tns.DeletionTimestamp.IsZero() {
 		return nil // the namespace is going away; its Pods are deleted anyway
+	}
+	// The same from the apiserver: the cache can lag (e.g. right after a resume from a
+	// checkpoint) while the super namespace, and with it the super Pod, is already gone.
+	if tns, err := c.Client.CoreV1().Namespaces().Get(ctx, t.Namespace, metav1.GetOptions{}); err != nil && !apierrors.IsNotFound(err) {
+		return err
+	} else if err != nil || !tns.DeletionTimestamp.IsZero() {
+		return nil
 	}
 	u := t.DeepCopy()
 	u.Status.Phase = corev1.PodFailed

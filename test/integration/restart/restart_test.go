@@ -166,6 +166,12 @@ func TestKillRestart(t *testing.T) {
 		return len(problems) == 0
 	})
 	if err != nil {
+		for _, w := range watches {
+			_, violations := w.snapshot()
+			for _, v := range violations {
+				t.Errorf("Ready condition flipped: %s", v)
+			}
+		}
 		if len(problems) > 40 {
 			problems = append(problems[:40], fmt.Sprintf("... and %d more", len(problems)-40))
 		}
