@@ -187,6 +187,12 @@ func (c *Checkpointer) Run(ctx context.Context) {
 // Call it before the informers start. An extra that cannot be restored is logged and left
 // empty: it is rebuilt from the informers' initial events.
 func (c *Checkpointer) Restore(ctx context.Context, cp *Checkpoint) {
+	c.RestoreExtras(ctx, cp)
+	c.o.Sources.Restore(cp.Sources)
+}
+
+// RestoreExtras applies cp's extra state only (see Restore).
+func (c *Checkpointer) RestoreExtras(ctx context.Context, cp *Checkpoint) {
 	log := ctrl.LoggerFrom(ctx).WithName("checkpoint")
 	for _, x := range c.o.Extras {
 		if b, ok := cp.Extras[x.Name()]; ok {
@@ -195,7 +201,6 @@ func (c *Checkpointer) Restore(ctx context.Context, cp *Checkpoint) {
 			}
 		}
 	}
-	c.o.Sources.Restore(cp.Sources)
 }
 
 // AddExtra appends x to Options.Extras. Call it before the first Load or Save.

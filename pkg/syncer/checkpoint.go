@@ -20,6 +20,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	"github.com/vcsyncer/syncer/pkg/checkpoint"
 	"github.com/vcsyncer/syncer/pkg/checkpoint/source"
@@ -321,6 +322,7 @@ type checkpointState struct {
 	parkMu          sync.Mutex
 	parked          map[string]*parkedWork
 	keepTenantState func(tenant string) bool
+	warmth          warmState
 }
 
 // LastCheckpoint returns when the last checkpoint saved or resumed from was taken (zero if
@@ -362,4 +364,101 @@ func (s *Syncer) AddCheckpointExtra(x checkpoint.Checkpointable) {
 	if s.ckpt != nil {
 		s.ckpt.AddExtra(x)
 	}
+}
+
+// warmState is the state of the warm-up every replica runs (Warmup).
+type warmState struct {
+	once    sync.Once
+	err     error
+	resumed time.Time // TakenAt of the checkpoint the warm-up resumed from; zero if none
+}
+
+// Warmup returns a Runnable that every replica runs, leader or standby (controller-runtime runs
+// Runnables whose NeedLeaderElection is false before and without the election): it resumes the
+// super-cluster caches from the latest checkpoint and starts and syncs them, so that a standby
+// that wins the election starts its workers at once instead of listing the super cluster then.
+// It writes nothing (only the leader's Start writes checkpoints).
+func (s *Syncer) Warmup() manager.Runnable { return warmup{s} }
+
+type warmup struct{ s *Syncer }
+
+func (w warmup) NeedLeaderElection() bool { return false }
+
+func (w warmup) Start(ctx context.Context) error {
+	if err := w.s.warm(ctx); err != nil {
+		return err
+	}
+	<-ctx.Done()
+	return nil
+}
+
+// warm resumes from the latest checkpoint (queues parked per tenant, extra state, source
+// positions), checks the super cluster's identity, then starts the super informers and waits
+// for them to sync. It runs once; concurrent and later callers wait for it and get its error.
+// The informers live as long as the first caller's ctx.
+func (s *Syncer) warm(ctx context.Context) error {
+	s.warmth.once.Do(func() { s.warmth.err = s.doWarm(ctx) })
+	return s.warmth.err
+}
+
+func (s *Syncer) doWarm(ctx context.Context) error {
+	log := ctrl.LoggerFrom(ctx).WithName("syncer")
+	if s.ckpt != nil {
+		if cp := s.ckpt.Load(ctx); cp != nil {
+			if err := s.restoreQueues(cp.Queues); err != nil {
+				log.Error(err, "Cannot restore the checkpointed queues; every tenant is re-listed")
+			} else {
+				s.ckpt.Restore(ctx, cp)
+				s.warmth.resumed = cp.TakenAt
+			}
+		}
+	}
+	s.checkSuperIdentity(ctx)
+	s.env.SuperInformers.Start(ctx.Done())
+	s.env.SuperNodes.Start(ctx.Done())
+	for typ, ok := range s.env.SuperInformers.WaitForCacheSync(ctx.Done()) {
+		if !ok {
+			return fmt.Errorf("super informer for %v did not sync", typ)
+		}
+	}
+	for typ, ok := range s.env.SuperNodes.WaitForCacheSync(ctx.Done()) {
+		if !ok {
+			return fmt.Errorf("super informer for %v did not sync", typ)
+		}
+	}
+	return nil
+}
+
+// resumeLeader runs when this replica starts leading. If a newer checkpoint than the one the
+// warm-up resumed from exists (a standby that waited while the old leader kept writing, and
+// wrote its final checkpoint before releasing the lease), its tenant state is taken instead:
+// tenant sources (not started yet: tenants connect only under the leader), the super sources'
+// ack maps (their caches are live already), the queues and the extra state.
+func (s *Syncer) resumeLeader(ctx context.Context) {
+	if s.ckpt == nil {
+		return
+	}
+	cp := s.ckpt.Load(ctx)
+	if cp == nil || !cp.TakenAt.After(s.warmth.resumed) {
+		return
+	}
+	var tenants, super []source.State
+	for _, st := range cp.Sources {
+		if strings.HasPrefix(st.ID, tenantSourcePrefix) {
+			tenants = append(tenants, st)
+		} else {
+			super = append(super, st)
+		}
+	}
+	s.parkMu.Lock()
+	s.parked = map[string]*parkedWork{}
+	s.parkMu.Unlock()
+	if err := s.restoreQueues(cp.Queues); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "Cannot restore the checkpointed queues; every tenant is re-listed")
+		return
+	}
+	s.ckpt.RestoreExtras(ctx, cp)
+	s.sources.Restore(tenants)
+	s.sources.RestoreAcks(super)
+	ctrl.LoggerFrom(ctx).WithName("checkpoint").Info("Leading: resumed the tenants from the latest checkpoint", "takenAt", cp.TakenAt, "warmFrom", s.warmth.resumed)
 }

@@ -195,26 +195,10 @@ func (s *Syncer) Start(ctx context.Context) error {
 		return errors.New("syncer: SetRegistry was not called")
 	}
 	log := ctrl.LoggerFrom(ctx).WithName("syncer")
-	// Resume: parked queue items and extra state first, then the sources' positions (the
-	// informers answer their first List from them), then start the informers.
-	if s.ckpt != nil {
-		if cp := s.ckpt.Load(ctx); cp != nil {
-			if err := s.restoreQueues(cp.Queues); err != nil {
-				log.Error(err, "Cannot restore the checkpointed queues; every tenant is re-listed")
-			} else {
-				s.ckpt.Restore(ctx, cp)
-			}
-		}
+	if err := s.warm(ctx); err != nil {
+		return err
 	}
-	s.checkSuperIdentity(ctx)
-	s.env.SuperInformers.Start(ctx.Done())
-	s.env.SuperNodes.Start(ctx.Done())
-	for typ, ok := range s.env.SuperInformers.WaitForCacheSync(ctx.Done()) {
-		if !ok {
-			return fmt.Errorf("super informer for %v did not sync", typ)
-		}
-	}
-	s.env.SuperNodes.WaitForCacheSync(ctx.Done())
+	s.resumeLeader(ctx)
 	if err := s.startStorage(ctx); err != nil {
 		return err
 	}

@@ -300,6 +300,23 @@ func (r *Registry) Restore(states []State) {
 	}
 }
 
+// RestoreAcks replaces only the ack maps of the given states' Sources (whose informers already
+// run): a replica that resumed its caches earlier takes the newer ack maps of the latest
+// checkpoint. States of another cluster identity are ignored.
+func (r *Registry) RestoreAcks(states []State) {
+	for i := range states {
+		s := r.Source(states[i].ID)
+		s.mu.Lock()
+		if s.identity == "" || s.identity == states[i].Identity {
+			s.acked = states[i].Acked
+			if s.acked == nil {
+				s.acked = map[string]ObjectVersion{}
+			}
+		}
+		s.mu.Unlock()
+	}
+}
+
 // CheckIdentity records that the Sources whose ID starts with prefix read the cluster with
 // the given identity (its kube-system namespace UID), and discards the restored state of those
 // that read another cluster (a tenant control plane or super cluster rebuilt under the same

@@ -15,12 +15,14 @@ package downward
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/vcsyncer/syncer/pkg/conversion"
 	"github.com/vcsyncer/syncer/pkg/resources"
@@ -96,11 +98,19 @@ func Reconcile[T Object](ctx context.Context, env *resources.Env, c *tenant.Clus
 		if !sFound {
 			return nil
 		}
+		if !tFound {
+			if err := confirmGone(ctx, c, s.Kind, ns, name, sObj); err != nil {
+				return err
+			}
+		}
 		return DeleteSuper(ctx, s.Client(superNS), sObj)
 	}
 	if sFound {
 		if o, _ := conversion.OwnerOf(sObj); o.UID != string(tObj.GetUID()) {
 			// The tenant object was deleted and recreated under the same name: the super copy is stale.
+			if err := confirmGone(ctx, c, s.Kind, ns, name, sObj); err != nil {
+				return err
+			}
 			if err := DeleteSuper(ctx, s.Client(superNS), sObj); err != nil {
 				return err
 			}
@@ -198,4 +208,67 @@ func ignoreNotFound(err error) error {
 		return nil
 	}
 	return err
+}
+
+// ErrTenantCacheBehind is returned (and the request retried) when the tenant cache says a
+// tenant object is gone but the tenant apiserver still has it.
+var ErrTenantCacheBehind = errors.New("the tenant cache is behind the tenant apiserver; retrying")
+
+// confirmGone checks with the tenant apiserver, before a super object is deleted because its
+// tenant object is missing from (or newer in) the tenant cache, that the tenant object it was
+// synced from is really gone. A cache can lag behind its apiserver: right after a resume from a
+// checkpoint the informer replays the changes since the checkpoint's position, and a deletion
+// decided on the old view would remove a super object (a Service with its ClusterIP, a
+// namespace with its Pods) that is still wanted. It returns ErrTenantCacheBehind when the
+// object synced from is still there, the read's error when it fails, and nil otherwise (also
+// for kinds it cannot read, which keep the cache's answer).
+func confirmGone(ctx context.Context, c *tenant.Cluster, kind resources.Kind, ns, name string, superObj metav1.Object) error {
+	o, _ := conversion.OwnerOf(superObj)
+	uid, found, err := liveTenantUID(ctx, c, kind, ns, name)
+	switch {
+	case err != nil:
+		return err
+	case found && o.UID != "" && string(uid) == o.UID:
+		return fmt.Errorf("%s %s/%s: %w", kind, ns, name, ErrTenantCacheBehind)
+	}
+	return nil
+}
+
+// liveTenantUID reads a tenant object's UID from the tenant apiserver. found is false when it
+// does not exist or the kind is not one it reads.
+func liveTenantUID(ctx context.Context, c *tenant.Cluster, kind resources.Kind, ns, name string) (types.UID, bool, error) {
+	var obj metav1.Object
+	var err error
+	cs, opts := c.Client, metav1.GetOptions{}
+	switch kind {
+	case resources.KindConfigMap:
+		obj, err = cs.CoreV1().ConfigMaps(ns).Get(ctx, name, opts)
+	case resources.KindSecret:
+		obj, err = cs.CoreV1().Secrets(ns).Get(ctx, name, opts)
+	case resources.KindServiceAccount:
+		obj, err = cs.CoreV1().ServiceAccounts(ns).Get(ctx, name, opts)
+	case resources.KindService:
+		obj, err = cs.CoreV1().Services(ns).Get(ctx, name, opts)
+	case resources.KindEndpoints:
+		obj, err = cs.CoreV1().Endpoints(ns).Get(ctx, name, opts)
+	case resources.KindEndpointSlice:
+		obj, err = cs.DiscoveryV1().EndpointSlices(ns).Get(ctx, name, opts)
+	case resources.KindPersistentVolumeClaim:
+		obj, err = cs.CoreV1().PersistentVolumeClaims(ns).Get(ctx, name, opts)
+	case resources.KindIngress:
+		obj, err = cs.NetworkingV1().Ingresses(ns).Get(ctx, name, opts)
+	case resources.KindNetworkPolicy:
+		obj, err = cs.NetworkingV1().NetworkPolicies(ns).Get(ctx, name, opts)
+	case resources.KindPodDisruptionBudget:
+		obj, err = cs.PolicyV1().PodDisruptionBudgets(ns).Get(ctx, name, opts)
+	default:
+		return "", false, nil
+	}
+	if apierrors.IsNotFound(err) {
+		return "", false, nil
+	}
+	if err != nil {
+		return "", false, err
+	}
+	return obj.GetUID(), true, nil
 }

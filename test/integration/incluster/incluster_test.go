@@ -18,6 +18,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"syscall"
 	"testing"
 	"time"
@@ -85,7 +86,15 @@ func TestTwoReplicas(t *testing.T) {
 		}
 		if leader := statusLeader(t, a); !leader {
 			t.Error("leader's status.json says standby")
-		}
+		} // Warm standby: its super caches run before it wins (the Warmup runnable), so its
+		// super sources already report how they started.
+		itest.Eventually(t, 30*time.Second, "standby's super caches started", func(context.Context) error {
+			_, body := get(b.metrics + "/metrics")
+			if !regexp.MustCompile(`vcsyncer_source_resume_mode\{kind="Pod",mode="[a-z-]+",tenant="_super"\} 1`).MatchString(body) {
+				return errors.New("no vcsyncer_source_resume_mode series for the super cluster's Pods on the standby")
+			}
+			return nil
+		})
 	})
 
 	t.Run("SIGTERM: the leader stops within the grace period and hands the Lease over", func(t *testing.T) {
