@@ -27,29 +27,6 @@ import (
 	"github.com/vcsyncer/syncer/test/framework"
 )
 
-const modulePath = "github.com/vcsyncer/syncer"
-
-// repoRoot returns the repository root: the nearest directory above the working directory
-// whose go.mod declares modulePath.
-func repoRoot(t *testing.T) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		data, err := os.ReadFile(filepath.Join(dir, "go.mod"))
-		if err == nil && regexp.MustCompile(`(?m)^module\s+`+regexp.QuoteMeta(modulePath)+`\s*$`).Match(data) {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatalf("no go.mod of module %s above the working directory", modulePath)
-		}
-		dir = parent
-	}
-}
-
 // artifactsDir is where logs of a failed test are kept: $VCSYNCER_TEST_ARTIFACTS/<test>
 // (default $TMPDIR/vc-syncer-test-logs/<test>), as test/framework does for component logs.
 func artifactsDir(t *testing.T) string {
@@ -58,22 +35,6 @@ func artifactsDir(t *testing.T) string {
 		base = filepath.Join(os.TempDir(), "vc-syncer-test-logs")
 	}
 	return filepath.Join(base, regexp.MustCompile(`[^A-Za-z0-9._-]+`).ReplaceAllString(t.Name(), "_"))
-}
-
-// buildSyncer builds ./cmd/vc-syncer into a temporary directory and returns the binary.
-func buildSyncer(t *testing.T, root string) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "vc-syncer")
-	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
-	defer cancel()
-	start := time.Now()
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/vc-syncer")
-	cmd.Dir = root
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("failed to build vc-syncer: %v\n%s", err, out)
-	}
-	t.Logf("built %s in %s", bin, time.Since(start).Round(100*time.Millisecond))
-	return bin
 }
 
 // syncerProcess is a running `vc-syncer run`.

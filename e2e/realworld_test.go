@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/vcsyncer/syncer/test/framework"
+	"github.com/vcsyncer/syncer/test/integration/itest"
 )
 
 // The ownership contract of super objects (see the architecture page): a label to select
@@ -67,7 +68,7 @@ func TestRealWorld(t *testing.T) {
 	if testing.Short() {
 		t.Skip("TestRealWorld starts a super cluster, two tenants and vc-syncer and runs for minutes; skipped with -short")
 	}
-	root := repoRoot(t)
+	root := itest.RepoRoot(t)
 	corpusDir := filepath.Clean(filepath.Join(root, "..", "shared", "realworld"))
 	if _, err := os.Stat(filepath.Join(corpusDir, "SOURCES.md")); err != nil {
 		t.Skipf("real-world corpus not found at %s: CI checks out ../shared/ beside the clone, and the project never "+
@@ -75,7 +76,7 @@ func TestRealWorld(t *testing.T) {
 	}
 	start := time.Now()
 	manifests := loadCorpus(t, corpusDir)
-	bin := buildSyncer(t, root)
+	bin := itest.BuildSyncer(t)
 	var syncerLog string
 	keepSyncerLog(t, &syncerLog)
 	env := framework.StartT(t, framework.SuperOptions{Nodes: 3}, 2)

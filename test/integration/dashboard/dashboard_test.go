@@ -30,7 +30,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/vcsyncer/syncer/cmd/vc-syncer/app"
@@ -79,7 +78,7 @@ func TestDashboardPanelsReturnData(t *testing.T) {
 		}
 		tenants = append(tenants, tc.Name)
 	}
-	if err := app.AddTenant(ctx, c, itest.KubeconfigNS, downTenant, unreachable(t, env.Tenants[0].Kubeconfig), 1); err != nil {
+	if err := app.AddTenant(ctx, c, itest.KubeconfigNS, downTenant, itest.Unreachable(t, env.Tenants[0].Kubeconfig), 1); err != nil {
 		t.Fatal(err)
 	}
 	for _, name := range tenants {
@@ -518,23 +517,6 @@ func poll(timeout time.Duration, f func() error) error {
 		}
 		time.Sleep(250 * time.Millisecond)
 	}
-}
-
-// unreachable returns kc with every server replaced by an address nothing listens on.
-func unreachable(t *testing.T, kc []byte) []byte {
-	t.Helper()
-	cfg, err := clientcmd.Load(kc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, cl := range cfg.Clusters {
-		cl.Server = "https://127.0.0.1:1"
-	}
-	out, err := clientcmd.Write(*cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
 }
 
 func freeAddr(t *testing.T) string {

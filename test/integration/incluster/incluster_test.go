@@ -54,7 +54,7 @@ func TestTwoReplicas(t *testing.T) {
 		t.Skip("starts real control planes")
 	}
 	env := framework.StartT(t, framework.SuperOptions{Nodes: 1}, 1)
-	bin := buildSyncer(t)
+	bin := itest.BuildSyncer(t)
 	kubeconfig := filepath.Join(t.TempDir(), "super.kubeconfig")
 	if err := os.WriteFile(kubeconfig, env.Super.Kubeconfig, 0o600); err != nil {
 		t.Fatal(err)
@@ -180,20 +180,6 @@ func TestTwoReplicas(t *testing.T) {
 			}
 		}
 	})
-}
-
-// buildSyncer builds ./cmd/vc-syncer and returns the binary.
-func buildSyncer(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "vc-syncer")
-	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/vc-syncer")
-	cmd.Dir = filepath.Join("..", "..", "..")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("failed to build vc-syncer: %v\n%s", err, out)
-	}
-	return bin
 }
 
 // startReplica runs `vc-syncer run` as a Deployment's container would: with

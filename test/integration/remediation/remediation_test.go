@@ -15,13 +15,13 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/vcsyncer/syncer/cmd/vc-syncer/app"
 	tenancyv1alpha1 "github.com/vcsyncer/syncer/pkg/apis/tenancy/v1alpha1"
 	"github.com/vcsyncer/syncer/pkg/conversion"
 	"github.com/vcsyncer/syncer/test/framework"
+	"github.com/vcsyncer/syncer/test/integration/itest"
 )
 
 const (
@@ -47,7 +47,7 @@ func TestRemediation(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A second Tenant whose apiserver never answers: its Cluster never syncs.
-	if err := app.AddTenant(ctx, c, kubeconfigNS, "down", unreachable(t, kc), 1); err != nil {
+	if err := app.AddTenant(ctx, c, kubeconfigNS, "down", itest.Unreachable(t, kc), 1); err != nil {
 		t.Fatal(err)
 	}
 	waitRunning(t, c, t1.Name)
@@ -198,23 +198,6 @@ func TestRemediation(t *testing.T) {
 			t.Errorf("super ConfigMap of the unsynced tenant: %v", err)
 		}
 	})
-}
-
-// unreachable returns kubeconfig kc with every cluster's server set to a closed port.
-func unreachable(t *testing.T, kc []byte) []byte {
-	t.Helper()
-	cfg, err := clientcmd.Load(kc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, cl := range cfg.Clusters {
-		cl.Server = "https://127.0.0.1:1"
-	}
-	out, err := clientcmd.Write(*cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
 }
 
 // waitScans waits until n more remediation scans have finished.

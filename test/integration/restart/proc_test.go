@@ -1,7 +1,6 @@
 package restart_test
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -12,45 +11,6 @@ import (
 	"testing"
 	"time"
 )
-
-const modulePath = "github.com/vcsyncer/syncer"
-
-// repoRoot returns the nearest directory above the working directory whose go.mod declares
-// modulePath.
-func repoRoot(t *testing.T) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		data, err := os.ReadFile(filepath.Join(dir, "go.mod"))
-		if err == nil && regexp.MustCompile(`(?m)^module\s+`+regexp.QuoteMeta(modulePath)+`\s*$`).Match(data) {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatalf("no go.mod of module %s above the working directory", modulePath)
-		}
-		dir = parent
-	}
-}
-
-// buildSyncer builds ./cmd/vc-syncer into a temporary directory and returns the binary.
-func buildSyncer(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "vc-syncer")
-	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
-	defer cancel()
-	start := time.Now()
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/vc-syncer")
-	cmd.Dir = repoRoot(t)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("failed to build vc-syncer: %v\n%s", err, out)
-	}
-	t.Logf("built %s in %s", bin, time.Since(start).Round(100*time.Millisecond))
-	return bin
-}
 
 // supportsCheckpoints reports whether `vc-syncer run --help` lists --checkpoint-store.
 func supportsCheckpoints(t *testing.T, bin string) bool {

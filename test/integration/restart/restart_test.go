@@ -59,7 +59,7 @@ func TestKillRestart(t *testing.T) {
 	var logPath string
 	keepLog(t, &logPath)
 	env := framework.StartT(t, framework.SuperOptions{Nodes: 2}, 3)
-	bin := buildSyncer(t)
+	bin := itest.BuildSyncer(t)
 	args := []string{"run", "--super-kubeconfig", env.Super.KubeconfigPath,
 		"--metrics-bind-address", "0", "--health-probe-bind-address", "0", "--zap-log-level", "debug",
 		// No remediation scans: convergence must come from the restarts themselves (initial

@@ -58,7 +58,7 @@ func testResume(t *testing.T, apiserverArgs []string, wantMode string) {
 	keepLog(t, &logPath)
 	env := framework.StartT(t, framework.SuperOptions{Nodes: 1, Options: framework.Options{APIServerArgs: apiserverArgs}}, 1)
 	tc := env.Tenants[0]
-	bin := buildSyncer(t)
+	bin := itest.BuildSyncer(t)
 	port := freePort(t)
 	ckpt := filepath.Join(t.TempDir(), "ckpt")
 	args := []string{"run", "--super-kubeconfig", env.Super.KubeconfigPath,

@@ -28,7 +28,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/vcsyncer/syncer/cmd/vc-syncer/app"
@@ -94,7 +93,7 @@ func TestStatusPage(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := app.AddTenant(ctx, c, itest.KubeconfigNS, "offline", unreachable(t, t1.Kubeconfig), weights["offline"]); err != nil {
+	if err := app.AddTenant(ctx, c, itest.KubeconfigNS, "offline", itest.Unreachable(t, t1.Kubeconfig), weights["offline"]); err != nil {
 		t.Fatal(err)
 	}
 	if err := c.Create(ctx, &tenancyv1alpha1.Tenant{ObjectMeta: metav1.ObjectMeta{Name: "no-secret"},
@@ -326,23 +325,6 @@ func waitPhase(t *testing.T, c client.Client, name string, phase tenancyv1alpha1
 		}
 		return nil
 	})
-}
-
-// unreachable returns kubeconfig kc with every cluster's server set to a closed port.
-func unreachable(t *testing.T, kc []byte) []byte {
-	t.Helper()
-	cfg, err := clientcmd.Load(kc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, cl := range cfg.Clusters {
-		cl.Server = "https://127.0.0.1:1"
-	}
-	out, err := clientcmd.Write(*cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
 }
 
 func httpGet(ctx context.Context, url string) (int, string) {

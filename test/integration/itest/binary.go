@@ -1,0 +1,74 @@
+package itest
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"testing"
+	"time"
+
+	"k8s.io/client-go/tools/clientcmd"
+)
+
+// ModulePath is the Go module of this repository.
+const ModulePath = "github.com/vcsyncer/syncer"
+
+// RepoRoot returns the repository root: the nearest directory above the working directory
+// whose go.mod declares ModulePath. It fails the test when there is none.
+func RepoRoot(t testing.TB) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	re := regexp.MustCompile(`(?m)^module\s+` + regexp.QuoteMeta(ModulePath) + `\s*$`)
+	for {
+		data, err := os.ReadFile(filepath.Join(dir, "go.mod"))
+		if err == nil && re.Match(data) {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Fatalf("no go.mod of module %s above the working directory", ModulePath)
+		}
+		dir = parent
+	}
+}
+
+// BuildSyncer builds ./cmd/vc-syncer of the repository into a temporary directory (removed
+// after the test) and returns the binary's path. It fails the test when the build fails or
+// takes more than 10 minutes.
+func BuildSyncer(t testing.TB) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "vc-syncer")
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	start := time.Now()
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/vc-syncer")
+	cmd.Dir = RepoRoot(t)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("failed to build vc-syncer: %v\n%s", err, out)
+	}
+	t.Logf("built %s in %s", bin, time.Since(start).Round(100*time.Millisecond))
+	return bin
+}
+
+// Unreachable returns kubeconfig kc with every cluster's server set to https://127.0.0.1:1, a
+// valid address where nothing listens (a tenant that is down).
+func Unreachable(t testing.TB, kc []byte) []byte {
+	t.Helper()
+	cfg, err := clientcmd.Load(kc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, cl := range cfg.Clusters {
+		cl.Server = "https://127.0.0.1:1"
+	}
+	out, err := clientcmd.Write(*cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
