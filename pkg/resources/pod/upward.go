@@ -55,6 +55,12 @@ func reconcileUpward(ctx context.Context, env *resources.Env, c *tenant.Cluster,
 	if equality.Semantic.DeepEqual(want, &t.Status) {
 		return nil
 	}
+	if behind := olderStatus(s, t); behind != "" {
+		// The super cache is behind what was already copied up (right after a resume from a
+		// checkpoint, while the watch replays): copying it would flip the tenant Pod back,
+		// e.g. Ready true → false. The replayed event re-enqueues the Pod.
+		return fmt.Errorf("Pod %s/%s: %w (%s condition)", ns, name, ErrSuperCacheBehind, behind)
+	}
 	u := t.DeepCopy()
 	u.Status = *want
 	if _, err := c.Client.CoreV1().Pods(ns).UpdateStatus(ctx, u, metav1.UpdateOptions{FieldManager: downward.FieldManager}); err != nil {
@@ -97,4 +103,24 @@ func justScheduled(s *corev1.Pod) bool {
 		}
 	}
 	return true
+}
+
+// ErrSuperCacheBehind is returned (and the request retried) when the cached super Pod is older
+// than the status the tenant Pod already has.
+var ErrSuperCacheBehind = errors.New("the cached super Pod is older than the tenant Pod's status; retrying")
+
+// olderStatus returns the type of a condition that the tenant Pod t has with a later
+// lastTransitionTime than the same condition of the cached super Pod s ("" when there is
+// none). Tenant conditions are copied from the super Pod and a condition's lastTransitionTime
+// only moves forward, so a later one in the tenant means the cache has not caught up with a
+// status the syncer already copied up.
+func olderStatus(s, t *corev1.Pod) corev1.PodConditionType {
+	for _, tc := range t.Status.Conditions {
+		for _, sc := range s.Status.Conditions {
+			if sc.Type == tc.Type && sc.LastTransitionTime.Before(&tc.LastTransitionTime) {
+				return tc.Type
+			}
+		}
+	}
+	return ""
 }

@@ -62,6 +62,9 @@ func TestKillRestart(t *testing.T) {
 	bin := itest.BuildSyncer(t)
 	args := []string{"run", "--super-kubeconfig", env.Super.KubeconfigPath,
 		"--metrics-bind-address", "0", "--health-probe-bind-address", "0", "--zap-log-level", "debug",
+		// One replica: a killed leader's Lease would otherwise make every restart wait for its
+		// expiry (leader failover is test/integration/incluster's subject).
+		"--leader-elect=false",
 		// No remediation scans: convergence must come from the restarts themselves (initial
 		// lists or a resumed checkpoint), not from a scan repairing what a restart lost.
 		"--remediation-interval", "0"}
