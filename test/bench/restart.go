@@ -63,6 +63,8 @@ type restartResult struct {
 	Reconciles         float64 `json:"reconciles"`
 	ReconcilesDownward float64 `json:"reconcilesDownward"`
 	ReconcilesUpward   float64 `json:"reconcilesUpward"`
+	// ReconcilesBy splits Reconciles by "<tenant>/<direction>".
+	ReconcilesBy map[string]float64 `json:"reconcilesBy"`
 	// Lists: apiserver_request_total{verb="LIST"} summed over the super cluster's and every
 	// tenant's kube-apiserver, from just before the stop to the end of the quiet period.
 	Lists         float64            `json:"lists"`
@@ -443,12 +445,15 @@ func (r *restarter) measure(ctx context.Context, variant, stop string, extra []s
 		return res, err
 	}
 	res.Checkpoint, res.ResumeModes, res.SourceModes = map[string]float64{}, map[string]float64{}, map[string]string{}
+	res.ReconcilesBy = map[string]float64{}
 	for _, s := range m {
 		switch {
 		case s.name == "vcsyncer_queue_adds_total" && s.labels["direction"] == "downward":
 			res.ReconcilesDownward += s.value
+			res.ReconcilesBy[s.labels["tenant"]+"/downward"] += s.value
 		case s.name == "vcsyncer_queue_adds_total" && s.labels["direction"] == "upward":
 			res.ReconcilesUpward += s.value
+			res.ReconcilesBy[s.labels["tenant"]+"/upward"] += s.value
 		case s.name == "vcsyncer_source_resume_mode":
 			res.ResumeModes[s.labels["mode"]] += s.value
 			if s.value == 1 {
