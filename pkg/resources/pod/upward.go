@@ -111,11 +111,14 @@ var ErrSuperCacheBehind = errors.New("the cached super Pod is older than the ten
 
 // olderStatus returns the type of a condition that the tenant Pod t has with a later
 // lastTransitionTime than the same condition of the cached super Pod s ("" when there is
-// none). Tenant conditions are copied from the super Pod and a condition's lastTransitionTime
-// only moves forward, so a later one in the tenant means the cache has not caught up with a
+// none). Tenant conditions other than PodScheduled are copied from the super Pod and a
+// condition's lastTransitionTime only moves forward, so a later one in the tenant means the cache has not caught up with a
 // status the syncer already copied up.
 func olderStatus(s, t *corev1.Pod) corev1.PodConditionType {
 	for _, tc := range t.Status.Conditions {
+		if tc.Type == corev1.PodScheduled {
+			continue // the tenant apiserver sets its own when the syncer binds the tenant Pod
+		}
 		for _, sc := range s.Status.Conditions {
 			if sc.Type == tc.Type && sc.LastTransitionTime.Before(&tc.LastTransitionTime) {
 				return tc.Type

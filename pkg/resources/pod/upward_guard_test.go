@@ -25,6 +25,9 @@ func TestOlderStatus(t *testing.T) {
 		{"super newer", pod(ready(corev1.ConditionTrue, 5)), pod(ready(corev1.ConditionFalse, 1)), ""},
 		{"same time", pod(ready(corev1.ConditionTrue, 5)), pod(ready(corev1.ConditionTrue, 5)), ""},
 		{"condition only in the tenant (readiness gate)", pod(), pod(ready(corev1.ConditionTrue, 5)), ""},
+		{"PodScheduled set by the tenant's Binding later than the super scheduler's",
+			pod(corev1.PodCondition{Type: corev1.PodScheduled, Status: corev1.ConditionTrue, LastTransitionTime: at(1)}),
+			pod(corev1.PodCondition{Type: corev1.PodScheduled, Status: corev1.ConditionTrue, LastTransitionTime: at(3)}), ""},
 	} {
 		if got := olderStatus(tc.super, tc.tenat); got != tc.want {
 			t.Errorf("%s: olderStatus = %q, want %q", tc.name, got, tc.want)
