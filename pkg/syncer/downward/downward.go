@@ -235,7 +235,9 @@ func confirmGone(ctx context.Context, c *tenant.Cluster, kind resources.Kind, ns
 }
 
 // liveTenantUID reads a tenant object's UID from the tenant apiserver. found is false when it
-// does not exist or the kind is not one it reads.
+// does not exist or the kind is not one it reads. Endpoints and EndpointSlices are not read:
+// their Spec.Tenant getters also report the objects of Services with a selector as absent (the
+// super cluster's own controllers own those), so "present in the tenant" does not mean "wanted".
 func liveTenantUID(ctx context.Context, c *tenant.Cluster, kind resources.Kind, ns, name string) (types.UID, bool, error) {
 	var obj metav1.Object
 	var err error
@@ -249,10 +251,6 @@ func liveTenantUID(ctx context.Context, c *tenant.Cluster, kind resources.Kind, 
 		obj, err = cs.CoreV1().ServiceAccounts(ns).Get(ctx, name, opts)
 	case resources.KindService:
 		obj, err = cs.CoreV1().Services(ns).Get(ctx, name, opts)
-	case resources.KindEndpoints:
-		obj, err = cs.CoreV1().Endpoints(ns).Get(ctx, name, opts)
-	case resources.KindEndpointSlice:
-		obj, err = cs.DiscoveryV1().EndpointSlices(ns).Get(ctx, name, opts)
 	case resources.KindPersistentVolumeClaim:
 		obj, err = cs.CoreV1().PersistentVolumeClaims(ns).Get(ctx, name, opts)
 	case resources.KindIngress:
