@@ -94,10 +94,21 @@ type parkedWork struct {
 	down, up map[resources.Request]trackingqueue.DelayWindow
 }
 
-// park keeps req (of a registered tenant that is not synced) until the tenant syncs.
-func (s *Syncer) park(req resources.Request, down bool, w trackingqueue.DelayWindow) {
+// park keeps req (of a registered tenant that is not synced) until the tenant syncs. c is the
+// tenant's Cluster when known: if it has synced meanwhile (ClusterSynced sets Synced before it
+// drains, under the same lock), req goes to its queue at once instead of being parked after the
+// drain and forgotten.
+func (s *Syncer) park(req resources.Request, down bool, w trackingqueue.DelayWindow, c *tenant.Cluster) {
 	s.parkMu.Lock()
 	defer s.parkMu.Unlock()
+	if c != nil && c.Synced() {
+		q := s.up
+		if down {
+			q = s.down
+		}
+		s.enqueue(q, req, false)
+		return
+	}
 	p := s.parked[req.Tenant]
 	if p == nil {
 		p = &parkedWork{down: map[resources.Request]trackingqueue.DelayWindow{}, up: map[resources.Request]trackingqueue.DelayWindow{}}
@@ -155,11 +166,17 @@ type queueItem struct {
 	Latest   time.Time
 }
 
-// QueueSize implements checkpoint.Queues.
+// QueueSize implements checkpoint.Queues. It also drops the work parked for tenants whose state
+// is no longer kept (removed while the syncer was down: they never start, so ClusterStopped
+// never drops it), so that it neither leaks nor counts against the checkpoint budget.
 func (s *Syncer) QueueSize() int {
 	s.parkMu.Lock()
 	n := 0
-	for _, p := range s.parked {
+	for name, p := range s.parked {
+		if s.keepTenantState != nil && !s.keepTenantState(name) {
+			delete(s.parked, name)
+			continue
+		}
 		n += len(p.down) + len(p.up)
 	}
 	s.parkMu.Unlock()
@@ -227,7 +244,7 @@ func (s *Syncer) restoreQueues(data []byte) error {
 		return fmt.Errorf("decoding checkpointed queues: %w", err)
 	}
 	for _, it := range items {
-		s.park(it.Req, it.Down, trackingqueue.DelayWindow{Earliest: it.Earliest, Latest: it.Latest})
+		s.park(it.Req, it.Down, trackingqueue.DelayWindow{Earliest: it.Earliest, Latest: it.Latest}, nil)
 	}
 	return nil
 }

@@ -21,16 +21,20 @@ import (
 // handler that enqueues downward requests (and those of dependent objects, such as Endpoints
 // waiting for their Service) once the tenant's caches have synced.
 func (s *Syncer) ClusterStarting(c *tenant.Cluster) {
-	if n := s.sources.CheckIdentity(tenantSourcePrefix+c.Name+"/", c.Identity()); n > 0 {
-		ctrl.Log.WithName("checkpoint").Info("Checkpointed state of another control plane discarded; the tenant starts cold",
-			"tenant", c.Name, "sources", n)
-	}
 	for kind, r := range s.resources {
 		// An error means the informer has stopped, i.e. the Cluster is stopping already.
 		_, _ = r.TenantInformer(c).AddEventHandler(s.tenantHandler(c, kind))
 	}
 	s.vnodes.ClusterStarting(c)
 	s.trackPods(c) // Pod-creation phase metrics
+	// Last, when every informer of the tenant exists (they start after this hook): the
+	// identity is the control plane's (kube-system UID) and the Tenant object's UID: a
+	// Tenant re-created under the same name has new super namespaces, so its old ack maps say
+	// nothing about them.
+	if n := s.sources.CheckIdentity(tenantSourcePrefix+c.Name+"/", c.Identity()+"/"+c.UID); n > 0 {
+		ctrl.Log.WithName("checkpoint").Info("Checkpointed state of another control plane discarded; the tenant starts cold",
+			"tenant", c.Name, "sources", n)
+	}
 }
 
 // ClusterSynced implements tenant.Hooks. It enqueues the tenant objects whose version differs

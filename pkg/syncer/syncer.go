@@ -319,7 +319,7 @@ func (s *Syncer) process(ctx context.Context, req resources.Request, down bool) 
 	if !c.Synced() {
 		// Not connected or not synced yet: kept until it syncs (ClusterSynced drains it),
 		// and in checkpoints meanwhile.
-		s.park(req, down, trackingqueue.DelayWindow{})
+		s.park(req, down, trackingqueue.DelayWindow{}, c)
 		return nil
 	}
 	r, ok := s.resources[req.Kind]
