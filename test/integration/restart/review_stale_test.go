@@ -38,7 +38,7 @@ func TestReviewStaleTenantCacheDeletesSuperCopies(t *testing.T) {
 	keepLog(t, &logPath)
 	env := framework.StartT(t, framework.SuperOptions{Nodes: 1}, 1)
 	tc := env.Tenants[0]
-	bin := buildSyncer(t)
+	bin := itest.BuildSyncer(t)
 	port := freePort(t)
 	ckpt := filepath.Join(t.TempDir(), "ckpt")
 	// A long interval: the only checkpoints are the final ones of graceful stops.

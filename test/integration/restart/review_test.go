@@ -35,7 +35,7 @@ func TestReviewTenantRecreatedWhileDown(t *testing.T) {
 	keepLog(t, &logPath)
 	env := framework.StartT(t, framework.SuperOptions{Nodes: 1}, 1)
 	tc := env.Tenants[0]
-	bin := buildSyncer(t)
+	bin := itest.BuildSyncer(t)
 	port := freePort(t)
 	ckpt := filepath.Join(t.TempDir(), "ckpt")
 	args := []string{"run", "--super-kubeconfig", env.Super.KubeconfigPath,
