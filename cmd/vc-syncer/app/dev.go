@@ -160,9 +160,13 @@ Press Ctrl-C to stop everything.
 `, time.Since(start).Seconds(), kubectl, rel(superKC), rel(tenantKCs[0]), rel(tenantKCs[0]), rel(superKC), rel(tenantKCs[0]),
 		o.MetricsBindAddress, o.MetricsBindAddress, o.HealthProbeBindAddress, filepath.Join(rel(dir), "state"))
 	if o.CheckpointStore == "" {
-		// dev keeps its checkpoint next to its control planes (a fresh super cluster each time,
-		// so a checkpoint of an older one only costs a relist).
-		o.CheckpointStore = "file:" + filepath.Join(dir, "checkpoint")
+		// dev keeps its checkpoint next to its control planes. They are new on every start, so
+		// a checkpoint left by an earlier start describes other clusters: it is removed.
+		ckpt := filepath.Join(dir, "checkpoint")
+		if err := os.Remove(ckpt); err != nil && !os.IsNotExist(err) {
+			return fmt.Errorf("removing the previous run's checkpoint: %w", err)
+		}
+		o.CheckpointStore = "file:" + ckpt
 	}
 	err = Run(ctx, o, env.Super.RESTConfig)
 	if ctx.Err() != nil {

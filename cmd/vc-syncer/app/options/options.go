@@ -164,7 +164,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.FairQueuing, "fair-queuing", o.FairQueuing,
 		"Share workers between tenants by weighted round-robin over per-tenant queues (weights from Tenant spec.weight); false uses one FIFO per pipeline, for comparison.")
 	fs.StringVar(&o.MetricsBindAddress, "metrics-bind-address", o.MetricsBindAddress,
-		"Address (host:port) that serves Prometheus metrics at /metrics; \"0\" turns it off.")
+		"Address (host:port) that serves Prometheus metrics at /metrics and the status page at / (JSON at /status.json); \"0\" turns them off.")
 	fs.StringVar(&o.HealthProbeBindAddress, "health-probe-bind-address", o.HealthProbeBindAddress,
 		"Address (host:port) that serves /healthz and /readyz; \"0\" turns it off.")
 	fs.StringVar(&o.PodSecurityEnforce, "pod-security-enforce", o.PodSecurityEnforce,
