@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 	"sort"
 	"strings"
 	"sync"
@@ -42,6 +43,9 @@ type CheckpointOptions struct {
 	MaxItems int
 	// Holder identifies this process in the checkpoint (default: host name and PID).
 	Holder string
+	// ReloadOnLead: other replicas may write checkpoints (leader election is on), so on
+	// becoming leader the newest checkpoint's tenant state is loaded again (resumeLeader).
+	ReloadOnLead bool
 	// Config is extra configuration that changes what the syncer does with the saved state
 	// (e.g. flags); it is hashed into the checkpoint's code version.
 	Config string
@@ -313,10 +317,14 @@ func (s *Syncer) keepTenantStateFunc(started time.Time) func(string) bool {
 }
 
 // codeVersion identifies the running code and the configuration that shapes saved state: the
-// executable's SHA-256 and the options. A checkpoint with another code version is discarded.
+// commit the binary was built from when Go recorded one for a clean tree (debug.BuildInfo's
+// vcs.revision), otherwise the executable's SHA-256; then the options. A checkpoint with
+// another code version is discarded.
 func codeVersion(o Options) string {
 	h := sha256.New()
-	if exe, err := os.Executable(); err == nil {
+	if rev := cleanRevision(); rev != "" {
+		fmt.Fprint(h, "rev:", rev)
+	} else if exe, err := os.Executable(); err == nil {
 		if f, err := os.Open(exe); err == nil {
 			_, _ = io.Copy(h, f)
 			_ = f.Close()
@@ -330,6 +338,25 @@ func codeVersion(o Options) string {
 	fmt.Fprintf(h, "\x00%v|%s|%s|%v|%s|%s", o.DisableFairQueuing, o.PodSecurityEnforce, o.ClusterDomain, o.TenantDNS,
 		strings.Join(kinds, ","), o.Checkpoint.Config)
 	return hex.EncodeToString(h.Sum(nil))[:16]
+}
+
+// cleanRevision returns the VCS revision Go stamped into the binary, or "" when there is none
+// or the tree had local modifications (then the revision does not identify the code).
+func cleanRevision() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return ""
+	}
+	var rev string
+	for _, st := range bi.Settings {
+		switch {
+		case st.Key == "vcs.revision":
+			rev = st.Value
+		case st.Key == "vcs.modified" && st.Value == "true":
+			return ""
+		}
+	}
+	return rev
 }
 
 // checkpointState is the Syncer's checkpointing state.
@@ -452,8 +479,8 @@ func (s *Syncer) doWarm(ctx context.Context) error {
 // tenant sources (not started yet: tenants connect only under the leader), the super sources'
 // ack maps (their caches are live already), the queues and the extra state.
 func (s *Syncer) resumeLeader(ctx context.Context) {
-	if s.ckpt == nil {
-		return
+	if s.ckpt == nil || !s.opts.Checkpoint.ReloadOnLead {
+		return // no other replica can have written a newer checkpoint
 	}
 	cp := s.ckpt.Load(ctx)
 	if cp == nil || !cp.TakenAt.After(s.warmth.resumed) {

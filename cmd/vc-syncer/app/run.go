@@ -163,7 +163,7 @@ func Run(ctx context.Context, o *options.Options, cfg *rest.Config) error {
 			StatusReportFrequency: o.VNodeStatusReportFrequency},
 		OptInKinds: o.OptInKindList(),
 		Checkpoint: syncer.CheckpointOptions{Store: ckptStore, Interval: o.CheckpointInterval, MaxItems: o.CheckpointMaxItems,
-			Holder: holderIdentity(), Config: fmt.Sprintf("workers=%d/%d", o.DownwardWorkers, o.UpwardWorkers)},
+			Holder: holderIdentity(), ReloadOnLead: o.LeaderElect, Config: fmt.Sprintf("workers=%d/%d", o.DownwardWorkers, o.UpwardWorkers)},
 	})
 	if err != nil {
 		return err
