@@ -54,45 +54,9 @@ func testResume(t *testing.T, apiserverArgs []string, wantMode string) {
 	if testing.Short() {
 		t.Skip("starts real control planes")
 	}
-	var logPath string
-	keepLog(t, &logPath)
-	env := framework.StartT(t, framework.SuperOptions{Nodes: 1, Options: framework.Options{APIServerArgs: apiserverArgs}}, 1)
-	tc := env.Tenants[0]
-	bin := itest.BuildSyncer(t)
-	port := freePort(t)
-	ckpt := filepath.Join(t.TempDir(), "ckpt")
-	args := []string{"run", "--super-kubeconfig", env.Super.KubeconfigPath,
-		"--metrics-bind-address", "127.0.0.1:" + strconv.Itoa(port), "--health-probe-bind-address", "0",
-		"--leader-elect=false", "--remediation-interval", "0",
-		"--checkpoint-store", "file:" + ckpt, "--checkpoint-interval", "1s"}
-	p := newSyncerProc(t, bin, args)
-	logPath = p.logPath
-	p.start(t)
-
+	o := startOneTenant(t, apiserverArgs, "1s")
+	env, tc, p, c, port, ckpt := o.env, o.tc, o.p, o.c, o.port, o.ckpt
 	ctx := t.Context()
-	if err := app.InstallCRD(ctx, env.Super.RESTConfig); err != nil {
-		t.Fatal(err)
-	}
-	c, err := client.New(env.Super.RESTConfig, client.Options{Scheme: app.Scheme()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := app.AddTenant(ctx, c, itest.KubeconfigNS, tc.Name, tc.Kubeconfig, 1); err != nil {
-		t.Fatal(err)
-	}
-	itest.Eventually(t, 2*time.Minute, "Tenant Running", func(ctx context.Context) error {
-		if err := p.exited(); err != nil {
-			t.Fatal(err)
-		}
-		tn := &tenancyv1alpha1.Tenant{}
-		if err := c.Get(ctx, client.ObjectKey{Name: tc.Name}, tn); err != nil {
-			return err
-		}
-		if tn.Status.Phase != tenancyv1alpha1.TenantRunning {
-			return fmt.Errorf("phase %q", tn.Status.Phase)
-		}
-		return nil
-	})
 	superNS := conversion.SuperNamespace(tc.Name, itest.TenantUID(t, c, tc.Name), "app")
 	itest.MustCreateNS(t, tc.Client, "app")
 	const n = 30
@@ -331,4 +295,58 @@ func apiserverLists(t *testing.T, cs kubernetes.Interface) map[string]float64 {
 		}
 	}
 	return out
+}
+
+// oneTenant is a super cluster with one tenant and a `vc-syncer run` process on it.
+type oneTenant struct {
+	env  *framework.Environment
+	tc   *framework.ControlPlane
+	p    *syncerProc
+	c    client.Client // the super cluster's
+	port int           // the syncer's metrics port
+	ckpt string        // the syncer's file checkpoint
+}
+
+// startOneTenant starts a super cluster and one tenant (extra kube-apiserver flags
+// apiserverArgs), builds and starts `vc-syncer run` on it with a file checkpoint store written
+// every interval, metrics on a free loopback port, no leader election and no remediation scans,
+// registers the tenant and waits until it is Running (failing at once if the syncer exits).
+func startOneTenant(t *testing.T, apiserverArgs []string, interval string) *oneTenant {
+	t.Helper()
+	var logPath string
+	keepLog(t, &logPath)
+	env := framework.StartT(t, framework.SuperOptions{Nodes: 1, Options: framework.Options{APIServerArgs: apiserverArgs}}, 1)
+	o := &oneTenant{env: env, tc: env.Tenants[0], port: freePort(t), ckpt: filepath.Join(t.TempDir(), "ckpt")}
+	args := []string{"run", "--super-kubeconfig", env.Super.KubeconfigPath,
+		"--metrics-bind-address", "127.0.0.1:" + strconv.Itoa(o.port), "--health-probe-bind-address", "0",
+		"--leader-elect=false", "--remediation-interval", "0",
+		"--checkpoint-store", "file:" + o.ckpt, "--checkpoint-interval", interval}
+	o.p = newSyncerProc(t, itest.BuildSyncer(t), args)
+	logPath = o.p.logPath
+	o.p.start(t)
+	ctx := t.Context()
+	if err := app.InstallCRD(ctx, env.Super.RESTConfig); err != nil {
+		t.Fatal(err)
+	}
+	var err error
+	if o.c, err = client.New(env.Super.RESTConfig, client.Options{Scheme: app.Scheme()}); err != nil {
+		t.Fatal(err)
+	}
+	if err := app.AddTenant(ctx, o.c, itest.KubeconfigNS, o.tc.Name, o.tc.Kubeconfig, 1); err != nil {
+		t.Fatal(err)
+	}
+	itest.Eventually(t, 2*time.Minute, "Tenant Running", func(ctx context.Context) error {
+		if err := o.p.exited(); err != nil {
+			t.Fatal(err)
+		}
+		tn := &tenancyv1alpha1.Tenant{}
+		if err := o.c.Get(ctx, client.ObjectKey{Name: o.tc.Name}, tn); err != nil {
+			return err
+		}
+		if tn.Status.Phase != tenancyv1alpha1.TenantRunning {
+			return fmt.Errorf("phase %q", tn.Status.Phase)
+		}
+		return nil
+	})
+	return o
 }

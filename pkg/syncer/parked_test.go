@@ -38,13 +38,13 @@ func (m *memStore) Save(_ context.Context, b []byte) error {
 
 func (m *memStore) String() string { return "mem" }
 
-// TestReviewRemovedTenantParkedWorkBlocksCheckpoints (review finding R2): requests restored
+// TestRemovedTenantParkedWorkDoesNotBlockCheckpoints (review finding R2): requests restored
 // from a checkpoint for a tenant that was removed while the syncer was down stay parked for
 // ever (dropParked runs only from ClusterStopped, which never fires for a tenant that never
 // started). SnapshotQueues leaves them out after the grace, but QueueSize still counts them,
 // so Checkpointer.Save's budget pre-check skips every checkpoint although the checkpoint it
 // would write is empty: the last good checkpoint ages without bound.
-func TestReviewRemovedTenantParkedWorkBlocksCheckpoints(t *testing.T) {
+func TestRemovedTenantParkedWorkDoesNotBlockCheckpoints(t *testing.T) {
 	const budget = 10
 	s, err := New(Options{Super: fake.NewClientset(), DownwardWorkers: 1, UpwardWorkers: 1,
 		Checkpoint: CheckpointOptions{Store: &memStore{}, MaxItems: budget}})

@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -17,47 +15,22 @@ import (
 	"github.com/vcsyncer/syncer/cmd/vc-syncer/app"
 	tenancyv1alpha1 "github.com/vcsyncer/syncer/pkg/apis/tenancy/v1alpha1"
 	"github.com/vcsyncer/syncer/pkg/conversion"
-	"github.com/vcsyncer/syncer/test/framework"
 	"github.com/vcsyncer/syncer/test/integration/itest"
 )
 
-// TestReviewTenantRecreatedWhileDown (review finding R1): a Tenant deleted and re-created
+// TestTenantRecreatedWhileDownStartsCold (review finding R1): a Tenant deleted and re-created
 // under the same name, for the same control plane, while the syncer is down gets a new UID and
 // so new super namespaces ("<name>-<hash(uid)>-<ns>"). The checkpointed tenant Sources are
 // keyed by tenant name and checked only against the control plane's identity, so the new
 // Tenant inherits the old Tenant's ack maps: every object looks already handled and nothing is
 // synced into the new super namespaces.
-func TestReviewTenantRecreatedWhileDown(t *testing.T) {
+func TestTenantRecreatedWhileDownStartsCold(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts real control planes")
 	}
-	var logPath string
-	keepLog(t, &logPath)
-	env := framework.StartT(t, framework.SuperOptions{Nodes: 1}, 1)
-	tc := env.Tenants[0]
-	bin := itest.BuildSyncer(t)
-	port := freePort(t)
-	ckpt := filepath.Join(t.TempDir(), "ckpt")
-	args := []string{"run", "--super-kubeconfig", env.Super.KubeconfigPath,
-		"--metrics-bind-address", "127.0.0.1:" + strconv.Itoa(port), "--health-probe-bind-address", "0",
-		"--leader-elect=false", "--remediation-interval", "0",
-		"--checkpoint-store", "file:" + ckpt, "--checkpoint-interval", "1s"}
-	p := newSyncerProc(t, bin, args)
-	logPath = p.logPath
-	p.start(t)
-
+	o := startOneTenant(t, nil, "1s")
+	env, tc, p, c := o.env, o.tc, o.p, o.c
 	ctx := t.Context()
-	if err := app.InstallCRD(ctx, env.Super.RESTConfig); err != nil {
-		t.Fatal(err)
-	}
-	c, err := client.New(env.Super.RESTConfig, client.Options{Scheme: app.Scheme()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := app.AddTenant(ctx, c, itest.KubeconfigNS, tc.Name, tc.Kubeconfig, 1); err != nil {
-		t.Fatal(err)
-	}
-	itest.WaitRunning(t, c, tc.Name)
 	oldUID := itest.TenantUID(t, c, tc.Name)
 	itest.MustCreateNS(t, tc.Client, "app")
 	const n = 5
