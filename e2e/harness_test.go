@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
 	"syscall"
@@ -25,17 +24,8 @@ import (
 	"k8s.io/client-go/restmapper"
 
 	"github.com/vcsyncer/syncer/test/framework"
+	"github.com/vcsyncer/syncer/test/integration/itest"
 )
-
-// artifactsDir is where logs of a failed test are kept: $VCSYNCER_TEST_ARTIFACTS/<test>
-// (default $TMPDIR/vc-syncer-test-logs/<test>), as test/framework does for component logs.
-func artifactsDir(t *testing.T) string {
-	base := os.Getenv("VCSYNCER_TEST_ARTIFACTS")
-	if base == "" {
-		base = filepath.Join(os.TempDir(), "vc-syncer-test-logs")
-	}
-	return filepath.Join(base, regexp.MustCompile(`[^A-Za-z0-9._-]+`).ReplaceAllString(t.Name(), "_"))
-}
 
 // syncerProcess is a running `vc-syncer run`.
 type syncerProcess struct {
@@ -82,7 +72,7 @@ func startSyncer(t *testing.T, bin string, super *framework.ControlPlane) *synce
 			}
 		}
 		if exited {
-			t.Logf("vc-syncer log tail:\n%s", tail(p.logPath, 30))
+			t.Logf("vc-syncer log tail:\n%s", itest.Tail(p.logPath, 30))
 		}
 	})
 	return p
@@ -97,7 +87,7 @@ func keepSyncerLog(t *testing.T, logPath *string) {
 		if !t.Failed() || *logPath == "" {
 			return
 		}
-		dest := filepath.Join(artifactsDir(t), "vc-syncer.log")
+		dest := filepath.Join(itest.ArtifactsDir(t), "vc-syncer.log")
 		if err := copyFile(*logPath, dest); err != nil {
 			t.Logf("failed to keep the vc-syncer log: %v", err)
 		} else {
@@ -111,7 +101,7 @@ func (p *syncerProcess) exited() error {
 	select {
 	case err := <-p.done:
 		p.done <- err
-		return fmt.Errorf("vc-syncer exited: %v; log tail:\n%s", err, tail(p.logPath, 30))
+		return fmt.Errorf("vc-syncer exited: %v; log tail:\n%s", err, itest.Tail(p.logPath, 30))
 	default:
 		return nil
 	}
@@ -356,17 +346,4 @@ func copyFile(src, dst string) error {
 		return err
 	}
 	return os.WriteFile(dst, data, 0o644)
-}
-
-// tail returns the last n lines of a file.
-func tail(path string, n int) string {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return err.Error()
-	}
-	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
 }

@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -71,4 +72,28 @@ func Unreachable(t testing.TB, kc []byte) []byte {
 		t.Fatal(err)
 	}
 	return out
+}
+
+// ArtifactsDir is where logs of a failed test are kept: $VCSYNCER_TEST_ARTIFACTS/<test>
+// (default $TMPDIR/vc-syncer-test-logs/<test>), as test/framework does for component logs.
+func ArtifactsDir(t testing.TB) string {
+	base := os.Getenv("VCSYNCER_TEST_ARTIFACTS")
+	if base == "" {
+		base = filepath.Join(os.TempDir(), "vc-syncer-test-logs")
+	}
+	return filepath.Join(base, regexp.MustCompile(`[^A-Za-z0-9._-]+`).ReplaceAllString(t.Name(), "_"))
+}
+
+// Tail returns the last n lines of the file at path (its read error's text if it cannot be
+// read), for failure messages.
+func Tail(path string, n int) string {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err.Error()
+	}
+	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
 }

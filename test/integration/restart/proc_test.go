@@ -5,11 +5,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/vcsyncer/syncer/test/integration/itest"
 )
 
 // supportsCheckpoints reports whether `vc-syncer run --help` lists --checkpoint-store.
@@ -79,7 +80,7 @@ func (p *syncerProc) exited() error {
 	select {
 	case err := <-p.done:
 		p.done <- err
-		return fmt.Errorf("vc-syncer #%d exited on its own: %v; log tail:\n%s", p.n, err, tail(p.logPath, 30))
+		return fmt.Errorf("vc-syncer #%d exited on its own: %v; log tail:\n%s", p.n, err, itest.Tail(p.logPath, 30))
 	default:
 		return nil
 	}
@@ -133,11 +134,7 @@ func keepLog(t *testing.T, logPath *string) {
 		if !t.Failed() {
 			return
 		}
-		base := os.Getenv("VCSYNCER_TEST_ARTIFACTS")
-		if base == "" {
-			base = filepath.Join(os.TempDir(), "vc-syncer-test-logs")
-		}
-		dest := filepath.Join(base, regexp.MustCompile(`[^A-Za-z0-9._-]+`).ReplaceAllString(t.Name(), "_"), "vc-syncer.log")
+		dest := filepath.Join(itest.ArtifactsDir(t), "vc-syncer.log")
 		data, err := os.ReadFile(*logPath)
 		if err == nil {
 			if err = os.MkdirAll(filepath.Dir(dest), 0o755); err == nil {
@@ -150,17 +147,4 @@ func keepLog(t *testing.T, logPath *string) {
 			t.Logf("vc-syncer log kept in %s", dest)
 		}
 	})
-}
-
-// tail returns the last n lines of a file.
-func tail(path string, n int) string {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return err.Error()
-	}
-	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
 }
