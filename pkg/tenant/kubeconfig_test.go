@@ -3,6 +3,9 @@ package tenant
 import (
 	"context"
 	"encoding/base64"
+	"errors"
+	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,6 +16,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"k8s.io/client-go/tools/record"
 	certutil "k8s.io/client-go/util/cert"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
@@ -89,16 +94,16 @@ func TestParseKubeconfigRefusesNonInlineCredentials(t *testing.T) {
 		"exec plugin": {cluster: serverWithCA, user: []string{"exec:", "  apiVersion: client.authentication.k8s.io/v1",
 			"  command: /bin/sh", "  args: [-c, 'echo {}']", "  interactiveMode: Never"}, field: "exec"},
 		"auth-provider": {cluster: serverWithCA, user: []string{"auth-provider:", "  name: oidc",
-			"  config: {idp-issuer-url: 'https://issuer.example', client-id: x, id-token: y}"}, field: "auth-provider"},
+			"  config: {idp-issuer-url: 'https://issuer.example', client-id: 'x', id-token: 'z'}"}, field: "auth-provider"},
 		"client-certificate and client-key files": {cluster: serverWithCA,
 			user: []string{"client-certificate: $CERTFILE", "client-key: $KEYFILE"}, field: "client-certificate"},
 		"client-key file only": {cluster: serverWithCA,
 			user: []string{"client-certificate-data: $CERT", "client-key: $KEYFILE"}, field: "client-key"},
 		"certificate-authority file": {cluster: []string{"server: https://10.0.0.1:6443", "certificate-authority: $CERTFILE"},
 			user: inlineToken, field: "certificate-authority"},
-		"proxy-url": {cluster: append([]string{"proxy-url: http://10.0.0.9:3128"}, serverWithCA...), user: inlineToken, field: "proxy-url"},
-		"basic auth": {cluster: serverWithCA, user: []string{"username: admin", "password: secret"}, field: "username"},
-		"impersonation": {cluster: serverWithCA, user: []string{"token: x", "act-as: system:admin"}, field: "act-as"},
+		"proxy-url":     {cluster: append([]string{"proxy-url: http://10.0.0.9:3128"}, serverWithCA...), user: inlineToken, field: "proxy-url"},
+		"basic auth":    {cluster: serverWithCA, user: []string{"username: admin", "password: secret"}, field: "username"},
+		"impersonation": {cluster: serverWithCA, user: []string{"token: x", "as: system:admin", "as-groups: [system:masters]"}, field: "as-groups"},
 		"user info in the server URL": {cluster: []string{"server: https://admin:secret@10.0.0.1:6443", "certificate-authority-data: $CERT"},
 			user: inlineToken, field: "server"},
 	} {
@@ -112,7 +117,114 @@ func TestParseKubeconfigRefusesNonInlineCredentials(t *testing.T) {
 			if !strings.Contains(err.Error(), tc.field) {
 				t.Errorf("error %q does not name field %s", err, tc.field)
 			}
+			if !errors.Is(err, ErrInlineCredentialsRequired) {
+				t.Errorf("error %q is not ErrInlineCredentialsRequired", err)
+			}
+			if err2 := CheckInlineCredentials(data); !errors.Is(err2, ErrInlineCredentialsRequired) || err2.Error() != err.Error() {
+				t.Errorf("CheckInlineCredentials = %v; want the same error as ParseKubeconfig", err2)
+			}
 		})
+	}
+}
+
+// Every refusal says what to write instead.
+func TestInlineCredentialsErrorSaysWhatToDo(t *testing.T) {
+	f := newKubeconfigFixture(t)
+	data := f.kubeconfig([]string{"server: https://10.0.0.1:6443", "certificate-authority: $CERTFILE", "proxy-url: socks5://10.0.0.9:1080"},
+		[]string{"tokenFile: $FILE", "client-certificate: $CERTFILE", "client-key: $KEYFILE",
+			"exec: {apiVersion: client.authentication.k8s.io/v1, command: /bin/true, interactiveMode: Never}"}, "")
+	err := CheckInlineCredentials(data)
+	var ice *InlineCredentialsError
+	if !errors.As(err, &ice) {
+		t.Fatalf("CheckInlineCredentials = %v; want an *InlineCredentialsError", err)
+	}
+	want := map[string]string{
+		`clusters["k"].cluster.certificate-authority`: "certificate-authority-data",
+		`clusters["k"].cluster.proxy-url`:             "HTTPS_PROXY",
+		`users["u"].user.tokenFile`:                   "token:",
+		`users["u"].user.exec`:                        "token:",
+		`users["u"].user.client-certificate`:          "client-certificate-data",
+		`users["u"].user.client-key`:                  "client-key-data",
+	}
+	if len(ice.Problems) != len(want) {
+		t.Errorf("%d problems, want %d: %q", len(ice.Problems), len(want), ice.Problems)
+	}
+	for field, fix := range want {
+		found := false
+		for _, p := range ice.Problems {
+			if strings.HasPrefix(p, field+": ") {
+				found = true
+				if !strings.Contains(p, fix) {
+					t.Errorf("%q does not say to use %s", p, fix)
+				}
+			}
+		}
+		if !found {
+			t.Errorf("no problem names %s: %q", field, ice.Problems)
+		}
+	}
+}
+
+// Tenant-chosen names and paths are cut in messages: a condition message over the API's 32768
+// bytes would make every status write fail and the Tenant be retried for ever.
+func TestInlineCredentialsErrorIsBounded(t *testing.T) {
+	long := strings.Repeat("x", 100000)
+	data := fmt.Sprintf(`apiVersion: v1
+kind: Config
+current-context: c
+clusters: [{name: %[1]s, cluster: {server: "https://10.0.0.1:6443", certificate-authority: /%[1]s}}]
+contexts: [{name: c, context: {cluster: %[1]s, user: %[1]s}}]
+users: [{name: %[1]s, user: {tokenFile: /%[1]s, client-certificate: /%[1]s, client-key: /%[1]s, auth-provider: {name: %[1]s}, exec: {apiVersion: v1, command: %[1]s}}}]
+`, long)
+	err := CheckInlineCredentials([]byte(data))
+	if !errors.Is(err, ErrInlineCredentialsRequired) {
+		t.Fatalf("CheckInlineCredentials = %.200v", err)
+	}
+	if n := len(err.Error()); n > 8192 {
+		t.Errorf("message of %d bytes", n)
+	}
+	if err := CheckInlineCredentials([]byte("apiVersion: v1\nkind: Config\ncurrent-context: " + long + "\n")); err == nil || len(err.Error()) > 1024 {
+		t.Errorf("missing context: message of %d bytes", len(err.Error()))
+	}
+}
+
+func TestCheckInlineCredentialsStructure(t *testing.T) {
+	for name, data := range map[string]string{
+		"not YAML":                "{",
+		"no current-context":      "apiVersion: v1\nkind: Config\nclusters: [{name: k, cluster: {server: 'https://x'}}]\n",
+		"context without cluster": "apiVersion: v1\nkind: Config\ncurrent-context: c\ncontexts: [{name: c, context: {cluster: k}}]\n",
+	} {
+		err := CheckInlineCredentials([]byte(data))
+		if err == nil || errors.Is(err, ErrInlineCredentialsRequired) || !strings.HasPrefix(err.Error(), "invalid kubeconfig") {
+			t.Errorf("%s: CheckInlineCredentials = %v; want an invalid kubeconfig error", name, err)
+		}
+	}
+}
+
+// The second line of defence refuses a rest.Config with file, plugin, proxy or impersonation
+// settings, whichever way they got there.
+func TestCheckRESTConfig(t *testing.T) {
+	if err := checkRESTConfig(&rest.Config{Host: "https://10.0.0.1:6443", BearerToken: "t",
+		TLSClientConfig: rest.TLSClientConfig{CAData: []byte("x"), CertData: []byte("x"), KeyData: []byte("x")}}); err != nil {
+		t.Errorf("inline config refused: %v", err)
+	}
+	for field, set := range map[string]func(*rest.Config){
+		"BearerTokenFile":          func(c *rest.Config) { c.BearerTokenFile = "/var/run/secrets/kubernetes.io/serviceaccount/token" },
+		"ExecProvider":             func(c *rest.Config) { c.ExecProvider = &clientcmdapi.ExecConfig{Command: "sh"} },
+		"AuthProvider":             func(c *rest.Config) { c.AuthProvider = &clientcmdapi.AuthProviderConfig{Name: "oidc"} },
+		"TLSClientConfig.CertFile": func(c *rest.Config) { c.CertFile = "/c" },
+		"TLSClientConfig.KeyFile":  func(c *rest.Config) { c.KeyFile = "/k" },
+		"TLSClientConfig.CAFile":   func(c *rest.Config) { c.CAFile = "/ca" },
+		"Proxy":                    func(c *rest.Config) { c.Proxy = http.ProxyFromEnvironment },
+		"Username/Password":        func(c *rest.Config) { c.Password = "p" },
+		"Impersonate":              func(c *rest.Config) { c.Impersonate.Groups = []string{"system:masters"} },
+		"Host user info":           func(c *rest.Config) { c.Host = "admin:secret@10.0.0.1:6443" },
+	} {
+		c := &rest.Config{Host: "https://10.0.0.1:6443"}
+		set(c)
+		if err := checkRESTConfig(c); !errors.Is(err, ErrInlineCredentialsRequired) || !strings.Contains(err.Error(), field) {
+			t.Errorf("%s: checkRESTConfig = %v; want a refusal naming it", field, err)
+		}
 	}
 }
 
@@ -149,7 +261,7 @@ func TestParseKubeconfigAcceptsInlineCredentials(t *testing.T) {
 		"tls-server-name, compression off and extensions": {cluster: append([]string{"tls-server-name: tenant.example",
 			"disable-compression: true", "extensions:", "- name: x.example", "  extension: {provider: x}"}, serverWithCA...), user: inlineToken},
 		"insecure-skip-tls-verify": {cluster: []string{"server: https://10.0.0.1:6443", "insecure-skip-tls-verify: true"}, user: inlineToken},
-		"no user": {cluster: serverWithCA},
+		"no user":                  {cluster: serverWithCA},
 		// Only the current context's cluster and user reach the rest.Config.
 		"unused context with file credentials": {cluster: serverWithCA, user: inlineToken, extra: `- name: other
   user: {tokenFile: $FILE, client-certificate: $CERTFILE, client-key: $KEYFILE}

@@ -15,7 +15,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -40,14 +39,18 @@ const (
 	ReasonSecretKeyMissing    = "SecretKeyMissing"
 	ReasonNamespaceNotWatched = "SecretNamespaceNotWatched"
 	ReasonInvalidKubeconfig   = "InvalidKubeconfig"
-	ReasonValid               = "Valid"
-	ReasonUnreachable         = "Unreachable"
-	ReasonReachable           = "Reachable"
-	ReasonWaiting             = "WaitingForConnection"
-	ReasonCachesSynced        = "CachesSynced"
-	ReasonCachesSyncing       = "CachesSyncing"
-	ReasonPaused              = "Paused"
-	ReasonDeleting            = "Deleting"
+	// ReasonInlineCredentialsRequired: the kubeconfig's current context reads a file, runs a
+	// plugin, picks a proxy or impersonates (see ErrInlineCredentialsRequired); the message
+	// names each refused field and what to write instead.
+	ReasonInlineCredentialsRequired = "InlineCredentialsRequired"
+	ReasonValid                     = "Valid"
+	ReasonUnreachable               = "Unreachable"
+	ReasonReachable                 = "Reachable"
+	ReasonWaiting                   = "WaitingForConnection"
+	ReasonCachesSynced              = "CachesSynced"
+	ReasonCachesSyncing             = "CachesSyncing"
+	ReasonPaused                    = "Paused"
+	ReasonDeleting                  = "Deleting"
 )
 
 // Reconciler is the Tenant controller: it validates the kubeconfig Secret, starts and stops
@@ -223,8 +226,10 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, t *tenancyv1alpha1.Ten
 	return reconcile.Result{RequeueAfter: time.Minute}, nil
 }
 
-// loadKubeconfig reads and validates the Tenant's kubeconfig Secret. It returns a nil config
-// with a condition reason and message when the kubeconfig cannot be used.
+// loadKubeconfig reads and validates the Tenant's kubeconfig Secret (ParseKubeconfig). It
+// returns a nil config with a condition reason and message when the kubeconfig cannot be used;
+// the caller reports them as KubeconfigValid=False and a Warning Event, and the Secret watch
+// brings the next attempt (no requeue).
 func (r *Reconciler) loadKubeconfig(ctx context.Context, t *tenancyv1alpha1.Tenant) (*rest.Config, string, string, string) {
 	ref := t.Spec.KubeconfigSecretRef
 	if ref.Namespace != r.KubeconfigNamespace {
@@ -242,28 +247,14 @@ func (r *Reconciler) loadKubeconfig(ctx context.Context, t *tenancyv1alpha1.Tena
 		return nil, "", ReasonSecretKeyMissing, fmt.Sprintf("Secret %s/%s has no key %q", ref.Namespace, ref.Name, ref.KubeconfigKey())
 	}
 	cfg, err := ParseKubeconfig(data)
+	if errors.Is(err, ErrInlineCredentialsRequired) {
+		return nil, "", ReasonInlineCredentialsRequired, err.Error()
+	}
 	if err != nil {
 		return nil, "", ReasonInvalidKubeconfig, err.Error()
 	}
 	sum := sha256.Sum256(data)
 	return cfg, hex.EncodeToString(sum[:]), "", ""
-}
-
-// ParseKubeconfig turns kubeconfig bytes into a rest.Config and checks that its TLS and
-// credential settings can be built without reading local files. It returns an error that
-// says what is wrong (parse error, no current context, unreadable certificate).
-func ParseKubeconfig(data []byte) (*rest.Config, error) {
-	cfg, err := clientcmd.RESTConfigFromKubeConfig(data)
-	if err != nil {
-		return nil, fmt.Errorf("invalid kubeconfig: %w", err)
-	}
-	if cfg.Host == "" {
-		return nil, errors.New("invalid kubeconfig: no server address in the current context")
-	}
-	if _, err := rest.TransportFor(cfg); err != nil {
-		return nil, fmt.Errorf("invalid kubeconfig credentials or certificates: %w", err)
-	}
-	return cfg, nil
 }
 
 func (r *Reconciler) reconcileDelete(ctx context.Context, t *tenancyv1alpha1.Tenant) (reconcile.Result, error) {

@@ -49,7 +49,7 @@ users:
 }
 
 func TestFlattenKubeconfigEmbedsCertificateFiles(t *testing.T) {
-	data, err := flattenKubeconfig(writeTenantKubeconfig(t, "client-certificate: cert.pem", "client-key: key.pem"))
+	data, err := flattenKubeconfig(writeTenantKubeconfig(t, "client-certificate: cert.pem", "client-key: key.pem"), false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,11 +76,11 @@ func TestFlattenKubeconfigRefusesFileAndPluginCredentials(t *testing.T) {
 		"token and tokenFile": {user: []string{"token: x", "tokenFile: token"}, want: []string{"tokenFile", "--embed-token-file"}},
 		"exec plugin": {user: []string{"exec: {apiVersion: client.authentication.k8s.io/v1, command: /bin/true, interactiveMode: Never}"},
 			want: []string{"exec", "token"}},
-		"auth-provider": {user: []string{"auth-provider: {name: oidc, config: {idp-issuer-url: 'https://issuer.example', client-id: x, id-token: y}}"},
+		"auth-provider": {user: []string{"auth-provider: {name: oidc, config: {idp-issuer-url: 'https://issuer.example', client-id: 'x', id-token: 'z'}}"},
 			want: []string{"auth-provider"}},
 	} {
 		t.Run(name, func(t *testing.T) {
-			data, err := flattenKubeconfig(writeTenantKubeconfig(t, tc.user...))
+			data, err := flattenKubeconfig(writeTenantKubeconfig(t, tc.user...), false)
 			if err == nil {
 				t.Fatalf("accepted:\n%s", data)
 			}
@@ -90,5 +90,35 @@ func TestFlattenKubeconfigRefusesFileAndPluginCredentials(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// --embed-token-file stores the token client-go would use: the file's content, which wins
+// over token: when both are set.
+func TestFlattenKubeconfigEmbedTokenFile(t *testing.T) {
+	for name, user := range map[string][]string{
+		"tokenFile":           {"tokenFile: token"},
+		"token and tokenFile": {"token: stale", "tokenFile: token"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			data, err := flattenKubeconfig(writeTenantKubeconfig(t, user...), true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg, err := clientcmd.Load(data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if u := cfg.AuthInfos["u"]; u == nil || u.Token != "tenant-token" || u.TokenFile != "" {
+				t.Errorf("token not embedded:\n%s", data)
+			}
+		})
+	}
+	empty := writeTenantKubeconfig(t, "tokenFile: token")
+	if err := os.WriteFile(filepath.Join(filepath.Dir(empty), "token"), []byte("\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := flattenKubeconfig(empty, true); err == nil || !strings.Contains(err.Error(), "empty") {
+		t.Errorf("empty token file: err %v, want a refusal", err)
 	}
 }
