@@ -39,19 +39,21 @@ const (
 	ReasonSecretKeyMissing    = "SecretKeyMissing"
 	ReasonNamespaceNotWatched = "SecretNamespaceNotWatched"
 	ReasonInvalidKubeconfig   = "InvalidKubeconfig"
-	// ReasonInlineCredentialsRequired: the kubeconfig's current context reads a file, runs a
-	// plugin, picks a proxy or impersonates (see ErrInlineCredentialsRequired); the message
-	// names each refused field and what to write instead.
-	ReasonInlineCredentialsRequired = "InlineCredentialsRequired"
-	ReasonValid                     = "Valid"
-	ReasonUnreachable               = "Unreachable"
-	ReasonReachable                 = "Reachable"
-	ReasonWaiting                   = "WaitingForConnection"
-	ReasonCachesSynced              = "CachesSynced"
-	ReasonCachesSyncing             = "CachesSyncing"
-	ReasonPaused                    = "Paused"
-	ReasonDeleting                  = "Deleting"
+	ReasonValid               = "Valid"
+	ReasonUnreachable         = "Unreachable"
+	ReasonReachable           = "Reachable"
+	ReasonWaiting             = "WaitingForConnection"
+	ReasonCachesSynced        = "CachesSynced"
+	ReasonCachesSyncing       = "CachesSyncing"
+	ReasonPaused              = "Paused"
+	ReasonDeleting            = "Deleting"
 )
+
+// ReasonInlineCredentialsRequired is the KubeconfigValid=False reason (and Warning Event
+// reason) for a kubeconfig whose current context reads a file, runs a plugin, picks a proxy,
+// uses basic authentication or impersonates (ErrInlineCredentialsRequired); the message names
+// each refused field and what to write instead.
+const ReasonInlineCredentialsRequired = "InlineCredentialsRequired"
 
 // Reconciler is the Tenant controller: it validates the kubeconfig Secret, starts and stops
 // tenant Clusters in the Registry, reports conditions, and cleans up on deletion.
