@@ -20,6 +20,7 @@ func TestDesiredEffectiveClass(t *testing.T) {
 	for name, tc := range map[string]struct {
 		ann       map[string]string
 		field     *string
+		classes   conversion.SuperClasses
 		wantClass string
 		confined  bool
 	}{
@@ -28,9 +29,12 @@ func TestDesiredEffectiveClass(t *testing.T) {
 		"annotation \"\" wins over the field": {
 			ann: map[string]string{corev1.BetaStorageClassAnnotation: ""}, field: str("standard"), wantClass: "", confined: true},
 		"annotation class wins over field \"\"": {
-			ann: map[string]string{corev1.BetaStorageClassAnnotation: "standard"}, field: str(""), wantClass: "standard"},
-		"field \"\": static, confined": {field: str(""), wantClass: "", confined: true},
-		"field class: provisioned":     {field: str("standard"), wantClass: "standard"},
+			ann: map[string]string{corev1.BetaStorageClassAnnotation: "standard"}, field: str(""), classes: testClasses, wantClass: "standard"},
+		"field \"\": static, confined":                      {field: str(""), wantClass: "", confined: true},
+		"field class: provisioned":                          {field: str("standard"), classes: testClasses, wantClass: "standard"},
+		"no class, super default: the default, provisioned": {classes: testClasses, wantClass: "standard"},
+		"no class, no super default: static, confined": {
+			classes: conversion.SuperClasses{Provisions: testClasses.Provisions}, wantClass: "", confined: true},
 	} {
 		t.Run(name, func(t *testing.T) {
 			o := &corev1.PersistentVolumeClaim{
@@ -41,7 +45,7 @@ func TestDesiredEffectiveClass(t *testing.T) {
 					StorageClassName: tc.field,
 				},
 			}
-			got := Desired(c, o, superNS, nil, "")
+			got := Desired(c, o, superNS, nil, "", tc.classes)
 			if got.Spec.StorageClassName == nil || *got.Spec.StorageClassName != tc.wantClass {
 				t.Errorf("storageClassName %v, want %q", got.Spec.StorageClassName, tc.wantClass)
 			}
@@ -53,5 +57,21 @@ func TestDesiredEffectiveClass(t *testing.T) {
 				t.Errorf("confined to the tenant's PVs = %v, want %v (selector %v)", confined, tc.confined, got.Spec.Selector)
 			}
 		})
+	}
+}
+
+// A super claim made with the beta class annotation (before the class moved to the field)
+// keeps it on update: removing it would change the class of a claim that is still pending.
+func TestDesiredKeepsExistingBetaClass(t *testing.T) {
+	c := &tenant.Cluster{Name: tenantName, UID: tenantUID}
+	o := tenantClaim("")
+	existing := Desired(c, o, superNS, nil, "", testClasses)
+	existing.Annotations[corev1.BetaStorageClassAnnotation] = ""
+	got := Desired(c, o, superNS, existing, "", testClasses)
+	if v, ok := got.Annotations[corev1.BetaStorageClassAnnotation]; !ok || v != "" {
+		t.Errorf("beta class annotation %q, %v; want the existing \"\" kept", v, ok)
+	}
+	if !Equal(got, existing) {
+		t.Error("update wanted for an unchanged claim")
 	}
 }

@@ -99,6 +99,14 @@ func TestDownwardEphemeralDataSource(t *testing.T) {
 			if !found {
 				t.Errorf("tenant Pod conditions %+v, want PodScheduled=False reason PolicyDenied", tp.Status.Conditions)
 			}
+			// The status write brings the Pod back (an update event): nothing is reported again.
+			mustAdd(t, c.Informers.Core().V1().Pods().Informer().GetIndexer().Update(tp))
+			if err := reconcileDownward(ctx, env, c, "shop", "web"); err != nil {
+				t.Fatalf("second Downward: %v", err)
+			}
+			if n := metrics.PolicyDenials(tenantName, string(resources.KindPod), string(policy.RuleStorageDataSource)); n != 1 || len(rec.Events) != 0 {
+				t.Errorf("after the second pass: denials %v, %d more Events; want 1 and none", n, len(rec.Events))
+			}
 		})
 	}
 }

@@ -4,9 +4,14 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/vcsyncer/syncer/pkg/conversion"
+	"github.com/vcsyncer/syncer/pkg/resources"
+	"github.com/vcsyncer/syncer/pkg/resources/storageclass"
 	"github.com/vcsyncer/syncer/pkg/tenant"
 )
 
@@ -41,9 +46,11 @@ func TestEphemeralTemplateClass(t *testing.T) {
 		wantClass string
 		confined  bool
 	}{
-		"annotation \"\" only":            {ann: map[string]string{corev1.BetaStorageClassAnnotation: ""}, wantClass: "", confined: true},
+		"annotation \"\" only":             {ann: map[string]string{corev1.BetaStorageClassAnnotation: ""}, wantClass: "", confined: true},
 		"annotation \"\" over field class": {ann: map[string]string{corev1.BetaStorageClassAnnotation: ""}, field: &std, wantClass: "", confined: true},
 		"field class":                      {field: &std, wantClass: std},
+		"no class: the super default":      {wantClass: std},
+		"class without a super class":      {field: ptrTo("manual"), wantClass: "manual", confined: true},
 	} {
 		t.Run(name, func(t *testing.T) {
 			got := template(t, superPodSpec(c, ephemeralPod(metav1.ObjectMeta{Annotations: tc.ann}, corev1.PersistentVolumeClaimSpec{StorageClassName: tc.field})))
@@ -86,7 +93,18 @@ func TestEphemeralTemplateMetadata(t *testing.T) {
 	}
 }
 
-// superPodSpec is the super Pod the downward reconcile creates for p (its spec conversion).
+// superPodSpec is the super Pod the downward reconcile creates for p: Desired, then the
+// ephemeral templates converted with the super cluster's StorageClasses (here "standard", a
+// provisioning default class).
 func superPodSpec(c *tenant.Cluster, p *corev1.Pod) *corev1.Pod {
-	return Desired(c, p, "t1-abcdef-shop", nil)
+	env := &resources.Env{SuperVolumes: informers.NewSharedInformerFactory(fake.NewClientset(), 0)}
+	_ = env.SuperVolumes.Storage().V1().StorageClasses().Informer().GetIndexer().Add(&storagev1.StorageClass{
+		ObjectMeta:  metav1.ObjectMeta{Name: "standard", Annotations: map[string]string{storageclass.AnnDefault: "true"}},
+		Provisioner: "csi.example.com",
+	})
+	want := Desired(c, p, "t1-abcdef-shop", nil)
+	confineEphemeralClaims(env, c, p.Namespace, &want.Spec)
+	return want
 }
+
+func ptrTo[T any](v T) *T { return &v }
