@@ -79,9 +79,9 @@ func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { retu
 //     (testConfinement);
 //  5. then the syncer in-process with that token (every opt-in kind on, leader election on,
 //     secure metrics): a tenant's objects of every kind sync down, statuses sync up, a broken
-//     Tenant gets its Warning Event in "default" (kubectl describe shows it), Tenants are removed with their
-//     super namespaces, and the super apiserver answered no request with 403, the admission
-//     policy included. So the RBAC is enough and the policy lets the syncer work;
+//     Tenant gets its Warning Event in "default" (kubectl describe shows it), Tenants are
+//     removed with their super namespaces, and the super apiserver answered no request with
+//     403, the admission policy included. So the RBAC is enough and the policy lets the syncer work;
 //     TestVerifyChartMatchesKustomize keeps config/ equal. /metrics and the status page answer
 //     401 without a token, 403 to a token without the metrics-reader ClusterRole, 200 with it
 //     (testMetricsAuth).

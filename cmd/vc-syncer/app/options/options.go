@@ -177,7 +177,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.MetricsBindAddress, "metrics-bind-address", o.MetricsBindAddress,
 		"Address (host:port) that serves Prometheus metrics at /metrics and the status page at / (JSON at /status.json); \"0\" turns them off.")
 	fs.BoolVar(&o.MetricsSecure, "metrics-secure", o.MetricsSecure,
-		"Serve the metrics port over HTTPS and answer only requests with a bearer token that the super apiserver authenticates (TokenReview) and authorizes for the path (SubjectAccessReview: verb get on the non-resource URL /metrics, / or /status.json; see the ClusterRole vc-syncer-metrics-reader); others get 401 or 403. false: plain HTTP without authentication, for a loopback address only.")
+		"Serve the metrics port over HTTPS and answer only requests with a bearer token that the super apiserver authenticates (TokenReview) and authorizes for the path (SubjectAccessReview: verb get on the non-resource URL /metrics, / or /status.json; see the ClusterRole vc-syncer-metrics-reader); others get 401 (no token), 500 (a token the apiserver rejects) or 403 (not authorized). false: plain HTTP without authentication, for a loopback address only.")
 	fs.StringVar(&o.MetricsCertDir, "metrics-cert-dir", o.MetricsCertDir,
 		"Directory with tls.crt and tls.key for --metrics-secure (reloaded when they change). Empty, or without both files: a self-signed certificate for localhost, generated in memory at start.")
 	fs.StringVar(&o.HealthProbeBindAddress, "health-probe-bind-address", o.HealthProbeBindAddress,
