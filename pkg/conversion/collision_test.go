@@ -22,8 +22,20 @@ func twinOf(tenantName, tenantUID, ns string) (string, bool) {
 	return twin, true
 }
 
+// superNamespaceAs returns the super Namespace the syncer writes for tenant namespace ns (the
+// stamps of resources.DesiredNamespace).
+func superNamespaceAs(tenantName, tenantUID, ns string) *metaObj {
+	var m metaObj
+	m.Name = SuperNamespace(tenantName, tenantUID, ns)
+	Stamp(&m.ObjectMeta, Owner{Tenant: tenantName, TenantUID: tenantUID, Namespace: ns, Name: ns, UID: "uid-of-" + ns})
+	return &m
+}
+
 // A 63-character tenant namespace is cut to "<first 54>-<8 hex>"; the tenant namespace named
-// after the tail of that cut form maps, uncut, to the same super namespace.
+// after the tail of that cut form maps, uncut, to the same super namespace. No mapping into 63
+// characters can avoid this for every pair (there are more namespace names than super names
+// with the tenant's prefix), so the collision must be detected: the super namespace written for
+// one of them tells the reconcile of the other that it is held by another namespace.
 func TestTwoNamespacesOfOneTenantMeet(t *testing.T) {
 	const tenantName, uid = "team-a", "0b5f9d1e-3c55-4a36-9b58-5d2f0a0d6c11"
 	long := strings.Repeat("x", 63)
@@ -32,8 +44,46 @@ func TestTwoNamespacesOfOneTenantMeet(t *testing.T) {
 		t.Fatalf("no twin for %q", long)
 	}
 	a, b := SuperNamespace(tenantName, uid, long), SuperNamespace(tenantName, uid, twin)
-	t.Logf("%q -> %q; %q -> %q", long, a, twin, b)
-	if a == b {
-		t.Fatalf("tenant namespaces %q and %q both map to %q", long, twin, a)
+	if a != b {
+		t.Fatalf("%q -> %q and %q -> %q: the pair no longer collides; update the test", long, a, twin, b)
+	}
+	for _, pair := range [][2]string{{long, twin}, {twin, long}} {
+		holder, other := pair[0], pair[1]
+		sns := superNamespaceAs(tenantName, uid, holder)
+		if !HoldsOtherNamespace(sns, uid, other) {
+			t.Errorf("super namespace of %q: HoldsOtherNamespace(%q) = false; the collision goes undetected", holder, other)
+		}
+		if HoldsOtherNamespace(sns, uid, holder) {
+			t.Errorf("super namespace of %q: HoldsOtherNamespace(%q) = true for its own namespace", holder, holder)
+		}
+		if HoldsOtherNamespace(sns, "uid-of-another-tenant", other) {
+			t.Errorf("HoldsOtherNamespace is true for another tenant (OwnedByTenant decides there)")
+		}
+	}
+}
+
+func TestHeldNamespace(t *testing.T) {
+	sns := superNamespaceAs("t", "u", "shop")
+	if uid, ns, ok := HeldNamespace(sns); !ok || uid != "u" || ns != "shop" {
+		t.Errorf("HeldNamespace = %q, %q, %v; want u, shop, true", uid, ns, ok)
+	}
+	// A super Namespace stamped without AnnotationNamespace: its AnnotationName names it.
+	delete(sns.Annotations, AnnotationNamespace)
+	if _, ns, ok := HeldNamespace(sns); !ok || ns != "shop" {
+		t.Errorf("HeldNamespace without the namespace stamp = %q, %v; want shop", ns, ok)
+	}
+	// An object in a super namespace: the namespace stamp only, never its name.
+	var obj metaObj
+	obj.Namespace = sns.Name
+	Stamp(&obj.ObjectMeta, Owner{Tenant: "t", TenantUID: "u", Namespace: "shop", Name: "cfg", UID: "x"})
+	if _, ns, _ := HeldNamespace(&obj); ns != "shop" {
+		t.Errorf("HeldNamespace of a namespaced object = %q, want shop", ns)
+	}
+	if HoldsOtherNamespace(&obj, "u", "shop") || !HoldsOtherNamespace(&obj, "u", "other") {
+		t.Error("HoldsOtherNamespace of a namespaced object is wrong")
+	}
+	var foreign metaObj
+	if _, _, ok := HeldNamespace(&foreign); ok || HoldsOtherNamespace(&foreign, "u", "shop") {
+		t.Error("an object not managed by the syncer holds a namespace")
 	}
 }

@@ -2,6 +2,7 @@ package configmap_test
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 
@@ -66,6 +67,9 @@ func TestObjectsOfACollidingNamespaceStayOut(t *testing.T) {
 
 	for i := range 3 {
 		err := (configmap.Resource{}).Downward(ctx, env, c, short, "cfg")
+		if !errors.Is(err, resources.ErrNamespaceCollision) {
+			t.Errorf("attempt %d: Downward(%s/cfg) = %v, want ErrNamespaceCollision", i, short, err)
+		}
 		got, gerr := superCS.CoreV1().ConfigMaps(superNS).Get(ctx, "cfg", metav1.GetOptions{})
 		if gerr != nil {
 			t.Fatalf("attempt %d (err %v): the super copy of %s/cfg is gone: %v", i, err, long, gerr)
@@ -77,5 +81,29 @@ func TestObjectsOfACollidingNamespaceStayOut(t *testing.T) {
 	err := (configmap.Resource{}).Downward(ctx, env, c, short, "extra")
 	if _, gerr := superCS.CoreV1().ConfigMaps(superNS).Get(ctx, "extra", metav1.GetOptions{}); !apierrors.IsNotFound(gerr) {
 		t.Fatalf("ConfigMap %s/extra synced into the super namespace of %s (err %v, get %v)", short, long, err, gerr)
+	}
+	if !errors.Is(err, resources.ErrNamespaceCollision) {
+		t.Errorf("Downward(%s/extra) = %v, want ErrNamespaceCollision", short, err)
+	}
+	// Also when the super Namespace is not cached yet: the object at the mapped name tells.
+	if err := (namespace.Resource{}).SuperInformer(env).GetIndexer().Delete(sns); err != nil {
+		t.Fatal(err)
+	}
+	if err := (configmap.Resource{}).Downward(ctx, env, c, short, "cfg"); !errors.Is(err, resources.ErrNamespaceCollision) {
+		t.Errorf("Downward(%s/cfg) without a cached super Namespace = %v, want ErrNamespaceCollision", short, err)
+	}
+	if _, err := superCS.CoreV1().ConfigMaps(superNS).Get(ctx, "cfg", metav1.GetOptions{}); err != nil {
+		t.Fatalf("the super copy of %s/cfg is gone: %v", long, err)
+	}
+	if err := (configmap.Resource{}).Downward(ctx, env, c, short, "extra"); !errors.Is(err, resources.ErrNamespaceCollision) {
+		t.Errorf("Downward(%s/extra) without a cached super Namespace = %v, want ErrNamespaceCollision (create answered AlreadyExists)", short, err)
+	}
+	if _, err := superCS.CoreV1().ConfigMaps(superNS).Get(ctx, "extra", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Fatalf("ConfigMap %s/extra synced into the super namespace of %s: %v", short, long, err)
+	}
+	// One report, on the tenant Namespace.
+	rec := c.Recorder.(*record.FakeRecorder)
+	if n := len(rec.Events); n != 1 {
+		t.Errorf("%d events, want one (on Namespace %s)", n, short)
 	}
 }

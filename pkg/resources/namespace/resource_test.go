@@ -2,6 +2,7 @@ package namespace_test
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 
@@ -14,6 +15,8 @@ import (
 	"k8s.io/client-go/tools/record"
 
 	"github.com/vcsyncer/syncer/pkg/conversion"
+	"github.com/vcsyncer/syncer/pkg/metrics"
+	"github.com/vcsyncer/syncer/pkg/policy"
 	"github.com/vcsyncer/syncer/pkg/resources"
 	"github.com/vcsyncer/syncer/pkg/resources/namespace"
 	"github.com/vcsyncer/syncer/pkg/tenant"
@@ -109,10 +112,17 @@ func TestCollidingNamespacesDoNotDeleteEachOther(t *testing.T) {
 	}
 	f := newFixture(t, long, short)
 	superNS := resources.SuperNamespace(f.c, long)
-	for range 5 {
+	denials := func() float64 {
+		return metrics.PolicyDenials(f.c.Name, string(resources.KindNamespace), string(policy.RuleNamespaceCollision))
+	}
+	before := denials()
+	for round := range 5 {
 		for _, ns := range []string{long, short} {
-			_ = (namespace.Resource{}).Downward(ctx, f.env, f.c, "", ns)
+			err := (namespace.Resource{}).Downward(ctx, f.env, f.c, "", ns)
 			f.resync(t)
+			if round > 0 && ns == short && !errors.Is(err, resources.ErrNamespaceCollision) {
+				t.Errorf("round %d: Downward(%s) = %v, want ErrNamespaceCollision", round, ns, err)
+			}
 		}
 	}
 	if d := f.count("delete"); d > 0 {
@@ -128,5 +138,55 @@ func TestCollidingNamespacesDoNotDeleteEachOther(t *testing.T) {
 	}
 	if got := sns.Annotations[conversion.AnnotationNamespace]; got != long {
 		t.Errorf("super namespace holds tenant namespace %q, want the first one %q", got, long)
+	}
+	// Reported once (five refusals of the same namespace version), on the refused namespace.
+	events := drain(f.rec)
+	if len(events) != 1 || !strings.Contains(events[0], "Warning PolicyDenied namespaceCollision: namespace "+short) ||
+		!strings.Contains(events[0], long) {
+		t.Errorf("events = %q, want one PolicyDenied namespaceCollision Warning for %s naming %s", events, short, long)
+	}
+	if got := denials() - before; got != 1 {
+		t.Errorf("vcsyncer_policy_denials_total grew by %v, want 1", got)
+	}
+	if !resources.NamespaceRefused(f.c, short) || resources.NamespaceRefused(f.c, long) {
+		t.Errorf("NamespaceRefused(%s, %s) = %v, %v; want true, false", short, long,
+			resources.NamespaceRefused(f.c, short), resources.NamespaceRefused(f.c, long))
+	}
+
+	// The holder goes: its super namespace is deleted, and the next reconcile of the other
+	// namespace (enqueued by the super namespace's deletion) takes the name.
+	if err := f.tenantCS.CoreV1().Namespaces().Delete(ctx, long, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	f.resync(t)
+	if err := (namespace.Resource{}).Downward(ctx, f.env, f.c, "", long); err != nil {
+		t.Fatalf("Downward(%s) after its deletion: %v", long, err)
+	}
+	f.resync(t)
+	if err := (namespace.Resource{}).Downward(ctx, f.env, f.c, "", short); err != nil {
+		t.Fatalf("Downward(%s) once the name is free: %v", short, err)
+	}
+	f.resync(t)
+	sns, err = f.superCS.CoreV1().Namespaces().Get(ctx, superNS, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := sns.Annotations[conversion.AnnotationNamespace]; got != short {
+		t.Errorf("super namespace holds %q after %s was deleted, want %q", got, long, short)
+	}
+	if resources.NamespaceRefused(f.c, short) {
+		t.Errorf("%s still counted as refused after it was synced", short)
+	}
+}
+
+func drain(rec *record.FakeRecorder) []string {
+	var out []string
+	for {
+		select {
+		case e := <-rec.Events:
+			out = append(out, e)
+		default:
+			return out
+		}
 	}
 }
