@@ -87,3 +87,24 @@ func TestHeldNamespace(t *testing.T) {
 		t.Error("an object not managed by the syncer holds a namespace")
 	}
 }
+
+// Two tenants meet only when the super cluster's admins name one Tenant
+// "<other>-<6 hex of the other's UID>[-...]": then the first tenant's namespace
+// "<6 hex of the second's UID>-<x>" maps where the second's namespace "<x>" does. The super
+// namespace written for either is not the other's (OwnedByTenant), so the reconcilers refuse it.
+func TestTwoTenantsMeetOnlyByAdminNaming(t *testing.T) {
+	const uidA, uidB = "uid-a", "uid-b"
+	tenantB := "a-" + TenantHash(uidA)
+	a := SuperNamespace("a", uidA, TenantHash(uidB)+"-c")
+	b := SuperNamespace(tenantB, uidB, "c")
+	if a != b {
+		t.Fatalf("%q and %q: the documented meeting of tenants a and %s does not happen; update naming.go", a, b, tenantB)
+	}
+	if OwnedByTenant(superNamespaceAs("a", uidA, TenantHash(uidB)+"-c"), uidB) {
+		t.Fatalf("tenant a's super namespace %q counts as tenant %s's", a, tenantB)
+	}
+	// Any other name for tenant B keeps them apart, e.g. the hash of another UID.
+	if SuperNamespace("a", uidA, TenantHash(uidB)+"-c") == SuperNamespace("a-"+TenantHash("uid-c"), uidB, "c") {
+		t.Fatal("tenants meet without the name relation")
+	}
+}
