@@ -61,6 +61,9 @@ func FuzzNamespacesOfOneTenant(f *testing.F) {
 	f.Add("tenant", uid, strings.Repeat("a", 40)+"-"+strings.Repeat("b", 22), "", true)
 	f.Fuzz(func(t *testing.T, tenantName, uid, ns1, ns2 string, twin bool) {
 		tenantName, ns1, ns2 = label(tenantName, 63), label(ns1, 63), label(ns2, 63)
+		if uid == "" {
+			uid = "u" // the apiserver gives every Tenant a UID; OwnerOf refuses an empty one
+		}
 		if twin {
 			if tw, ok := twinOf(tenantName, uid, ns1); ok {
 				ns2 = tw
@@ -106,6 +109,12 @@ func FuzzNamespacesOfTwoTenants(f *testing.F) {
 	f.Add(strings.Repeat("t", 47), "uid-a", strings.Repeat("t", 47), "uid-b", strings.Repeat("n", 63), strings.Repeat("n", 63), uint8(0))
 	f.Add("same", "uid-1", "same", "uid-2", "ns", "ns", uint8(0))
 	f.Fuzz(func(t *testing.T, tenantA, uidA, tenantB, uidB, nsA, nsB string, align uint8) {
+		if uidA == "" {
+			uidA = "a" // the apiserver gives every Tenant a UID; OwnerOf refuses an empty one
+		}
+		if uidB == "" {
+			uidB = "b"
+		}
 		if uidA == uidB {
 			return // one tenant (UIDs are unique)
 		}
