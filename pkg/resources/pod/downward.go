@@ -32,6 +32,9 @@ const ReasonSuperPodLost = "SuperPodLost"
 
 func reconcileDownward(ctx context.Context, env *resources.Env, c *tenant.Cluster, ns, name string) error {
 	superNS := resources.SuperNamespace(c, ns)
+	if err := resources.CheckNamespaceCollision(env, c, ns); err != nil {
+		return err // another tenant namespace of this tenant holds the super namespace
+	}
 	t, err := c.Informers.Core().V1().Pods().Lister().Pods(ns).Get(name)
 	if err != nil && !apierrors.IsNotFound(err) {
 		return err
@@ -44,6 +47,10 @@ func reconcileDownward(ctx context.Context, env *resources.Env, c *tenant.Cluste
 	sFound := err == nil
 	superPods := env.Super.CoreV1().Pods(superNS)
 
+	if sFound && conversion.HoldsOtherNamespace(s, c.UID, ns) {
+		_, holder, _ := conversion.HeldNamespace(s)
+		return resources.RefuseNamespaceCollision(c, ns, superNS, holder)
+	}
 	if sFound {
 		o, owned := conversion.OwnerOf(s)
 		if !owned || o.TenantUID != c.UID {
