@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/vcsyncer/syncer/pkg/conversion"
+	"github.com/vcsyncer/syncer/pkg/policy"
 	"github.com/vcsyncer/syncer/pkg/resources"
 	"github.com/vcsyncer/syncer/pkg/tenant"
 )
@@ -27,6 +28,11 @@ const AnnotationSyncedImages = conversion.Domain + "/synced-images"
 // (nil when creating): labels and annotations other super-cluster controllers added to it
 // are kept (resources.DesiredMeta).
 func Desired(c *tenant.Cluster, t *corev1.Pod, superNS string, existing *corev1.Pod) *corev1.Pod {
+	p, _ := desired(c, t, superNS, existing)
+	return p
+}
+
+func desired(c *tenant.Cluster, t *corev1.Pod, superNS string, existing *corev1.Pod) (*corev1.Pod, *policy.Denial) {
 	spec := t.Spec.DeepCopy()
 	spec.NodeName = ""
 	spec.Priority = nil
@@ -45,7 +51,11 @@ func Desired(c *tenant.Cluster, t *corev1.Pod, superNS string, existing *corev1.
 		}
 		meta.Annotations[AnnotationTokenSecret] = TokenSecretName(t.UID)
 	}
-	return &corev1.Pod{ObjectMeta: meta, Spec: *spec}
+	return &corev1.Pod{ObjectMeta: meta, Spec: *spec}, policy.FilterPod(c.Policy().Pods(), spec)
+}
+
+func checkPolicy(env *resources.Env, c *tenant.Cluster, spec *corev1.PodSpec) *policy.Denial {
+	return policy.CheckPod(c.Policy().Pods(), spec, nil)
 }
 
 // confineEphemeralClaims applies the tenant's volume confinement to generic ephemeral volumes,
