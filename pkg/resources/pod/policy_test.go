@@ -14,7 +14,6 @@ import (
 	"k8s.io/client-go/tools/record"
 
 	tenancyv1alpha1 "github.com/vcsyncer/syncer/pkg/apis/tenancy/v1alpha1"
-	"github.com/vcsyncer/syncer/pkg/conversion"
 	"github.com/vcsyncer/syncer/pkg/metrics"
 	"github.com/vcsyncer/syncer/pkg/policy"
 	"github.com/vcsyncer/syncer/pkg/resources"
@@ -78,7 +77,9 @@ func attackPod() *corev1.Pod {
 }
 
 func withVolume(src corev1.VolumeSource) func(*corev1.PodSpec) {
-	return func(s *corev1.PodSpec) { s.Volumes = append(s.Volumes, corev1.Volume{Name: "attack", VolumeSource: src}) }
+	return func(s *corev1.PodSpec) {
+		s.Volumes = append(s.Volumes, corev1.Volume{Name: "attack", VolumeSource: src})
+	}
 }
 
 func withProjected(src corev1.VolumeProjection) func(*corev1.PodSpec) {
@@ -107,7 +108,7 @@ var attacks = map[string]struct {
 	"inline nfs": {withVolume(corev1.VolumeSource{NFS: &corev1.NFSVolumeSource{Server: "10.0.0.9", Path: "/exports/other-tenant"}}), policy.RuleVolumeType},
 	"inline iscsi": {withVolume(corev1.VolumeSource{ISCSI: &corev1.ISCSIVolumeSource{TargetPortal: "10.0.0.9:3260",
 		IQN: "iqn.2001-04.com.example:storage", Lun: 0}}), policy.RuleVolumeType},
-	"inline fc": {withVolume(corev1.VolumeSource{FC: &corev1.FCVolumeSource{TargetWWNs: []string{"500a0982991b8dc5"}, Lun: ptrTo(int32(2))}}), policy.RuleVolumeType},
+	"inline fc":  {withVolume(corev1.VolumeSource{FC: &corev1.FCVolumeSource{TargetWWNs: []string{"500a0982991b8dc5"}, Lun: ptrTo(int32(2))}}), policy.RuleVolumeType},
 	"flexVolume": {withVolume(corev1.VolumeSource{FlexVolume: &corev1.FlexVolumeSource{Driver: "example/lvm"}}), policy.RuleVolumeType},
 	"hostPath":   {withVolume(corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/var/lib/kubelet"}}), policy.RuleVolumeType},
 	"inline csi, driver not allowed": {withVolume(corev1.VolumeSource{CSI: &corev1.CSIVolumeSource{Driver: "secrets-store.csi.k8s.io",
@@ -121,8 +122,8 @@ var attacks = map[string]struct {
 	}, policy.RuleNodePlacement},
 	"required affinity on control-plane label": {requiredTerm(corev1.NodeSelectorTerm{MatchExpressions: []corev1.NodeSelectorRequirement{{
 		Key: "node-role.kubernetes.io/control-plane", Operator: corev1.NodeSelectorOpExists}}}), policy.RuleNodePlacement},
-	"matchFields metadata.name outside the pool":      {requiredTerm(daemonSetTerm(otherNode)), policy.RuleNodePlacement},
-	"matchFields metadata.name on a control plane":    {requiredTerm(daemonSetTerm(cpNode)), policy.RuleNodePlacement},
+	"matchFields metadata.name outside the pool":       {requiredTerm(daemonSetTerm(otherNode)), policy.RuleNodePlacement},
+	"matchFields metadata.name on a control plane":     {requiredTerm(daemonSetTerm(cpNode)), policy.RuleNodePlacement},
 	"matchFields metadata.name NotIn (every node but)": {requiredTerm(corev1.NodeSelectorTerm{MatchFields: []corev1.NodeSelectorRequirement{{Key: metav1.ObjectNameField, Operator: corev1.NodeSelectorOpNotIn, Values: []string{ownNode}}}}), policy.RuleNodePlacement},
 	"nodeSelector hostname outside the pool": {func(s *corev1.PodSpec) {
 		s.NodeSelector = map[string]string{corev1.LabelHostname: otherNode}
@@ -143,7 +144,7 @@ func TestPolicyRefusesAttacks(t *testing.T) {
 			if d == nil || d.Rule != a.rule {
 				t.Fatalf("checkPolicy = %v, want a %s refusal", d, a.rule)
 			}
-			if !strings.Contains(d.Message, "pods.") {
+			if !strings.Contains(d.Message, "TenantPolicy") {
 				t.Errorf("message %q does not say which policy field allows it", d.Message)
 			}
 		})
@@ -154,10 +155,12 @@ func TestPolicyRefusesAttacks(t *testing.T) {
 func TestPolicyAdmitsOrdinaryPods(t *testing.T) {
 	env, c := policyEnv(t)
 	for name, mutate := range map[string]func(*corev1.PodSpec){
-		"plain":                                    func(*corev1.PodSpec) {},
-		"DaemonSet Pod on the tenant's own vNode":  requiredTerm(daemonSetTerm(ownNode)),
-		"nodeSelector hostname of an own vNode":    func(s *corev1.PodSpec) { s.NodeSelector = map[string]string{corev1.LabelHostname: ownNode} },
-		"nodeSelector zone and os":                 func(s *corev1.PodSpec) { s.NodeSelector = map[string]string{corev1.LabelTopologyZone: "z1", corev1.LabelOSStable: "linux"} },
+		"plain": func(*corev1.PodSpec) {},
+		"DaemonSet Pod on the tenant's own vNode": requiredTerm(daemonSetTerm(ownNode)),
+		"nodeSelector hostname of an own vNode":   func(s *corev1.PodSpec) { s.NodeSelector = map[string]string{corev1.LabelHostname: ownNode} },
+		"nodeSelector zone and os": func(s *corev1.PodSpec) {
+			s.NodeSelector = map[string]string{corev1.LabelTopologyZone: "z1", corev1.LabelOSStable: "linux"}
+		},
 		"schedulerName default-scheduler":          func(s *corev1.PodSpec) { s.SchedulerName = corev1.DefaultSchedulerName },
 		"configMap, secret, claim, ephemeral, api": withVolumes(),
 		"required affinity on zone": requiredTerm(corev1.NodeSelectorTerm{MatchExpressions: []corev1.NodeSelectorRequirement{{
@@ -361,7 +364,9 @@ func TestReconcileRefusedPod(t *testing.T) {
 	if err := tpods.Add(p); err != nil {
 		t.Fatal(err)
 	}
-	count := func() float64 { return metrics.PolicyDenials(c.Name, string(resources.KindPod), string(policy.RuleVolumeType)) }
+	count := func() float64 {
+		return metrics.PolicyDenials(c.Name, string(resources.KindPod), string(policy.RuleVolumeType))
+	}
 	before := count()
 
 	if err := reconcileDownward(ctx, env, c, "shop", "web"); err != nil {
@@ -427,14 +432,3 @@ func TestReconcileRefusedPod(t *testing.T) {
 		t.Error("still recorded as refused after it was admitted")
 	}
 }
-
-func podCondition(p *corev1.Pod, typ corev1.PodConditionType) *corev1.PodCondition {
-	for i := range p.Status.Conditions {
-		if p.Status.Conditions[i].Type == typ {
-			return &p.Status.Conditions[i]
-		}
-	}
-	return nil
-}
-
-var _ = conversion.LabelTenantUID
