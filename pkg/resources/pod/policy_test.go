@@ -397,13 +397,17 @@ func TestReconcileRefusedPod(t *testing.T) {
 		t.Error("no Event")
 	}
 
-	// The informer brings the updated Pod back: no second write, Event or count.
+	// The informer brings the updated Pod back: no second write, Event or count, and the
+	// upward path (no super Pod) leaves the condition alone.
 	if err := tpods.Update(live); err != nil {
 		t.Fatal(err)
 	}
 	tcs.ClearActions()
 	if err := reconcileDownward(ctx, env, c, "shop", "web"); err != nil {
 		t.Fatalf("second reconcile: %v", err)
+	}
+	if err := reconcileUpward(ctx, env, c, "shop", "web"); err != nil {
+		t.Fatalf("upward reconcile: %v", err)
 	}
 	for _, a := range tcs.Actions() {
 		if a.GetVerb() == "update" || a.GetVerb() == "patch" {
