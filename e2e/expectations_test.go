@@ -144,9 +144,6 @@ var refusedByTenantPolicy = map[string]policyRule{
 var filteredByTenantPolicy = map[string]policyRule{
 	dashboard + "kubernetes-dashboard-local.yaml": {Rule: "toleration",
 		Why: "the toleration node-role.kubernetes.io/control-plane:NoSchedule is not copied: the Pods run on worker Nodes"},
-	dashboard + "nginx-daemon-daemon-set.yaml": {Rule: "toleration",
-		Why: "the tolerations the tenant's DaemonSet controller adds (unschedulable, disk-, memory- and pid-pressure NoSchedule) are " +
-			"not copied; its matchFields metadata.name on the tenant's own vNodes is allowed"},
 	gke + "observability/elastic-stack-tutorial/max-map-count-setter-ds.yaml": {Rule: "nodePlacement",
 		Why: "its nodeSelector cloud.google.com/compute-class would be refused, but no vNode matches it, so the DaemonSet makes no Pod"},
 }
