@@ -132,7 +132,6 @@ var attacks = map[string]struct {
 	"schedulerName not allowed":    {func(s *corev1.PodSpec) { s.SchedulerName = "bin-packer" }, policy.RuleSchedulerName},
 }
 
-
 func TestPolicyRefusesAttacks(t *testing.T) {
 	env, c := policyEnv(t)
 	for name, a := range attacks {
