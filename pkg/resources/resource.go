@@ -131,10 +131,15 @@ func SuperNamespace(c *tenant.Cluster, ns string) string {
 	return conversion.SuperNamespace(c.Name, c.UID, ns)
 }
 
-// EnsureSuperNamespace makes sure the super namespace for tenant namespace ns exists and is
-// owned by the tenant, creating it from the tenant namespace when missing. It returns the super
-// namespace name; ErrNotOwned (wrapped) when the name is taken by someone else; an error when
-// the tenant namespace is missing or terminating.
+// EnsureSuperNamespace makes sure the super namespace for tenant namespace ns exists, is
+// owned by the tenant and has its bounds in force (EnsureBounds: the ResourceQuota and
+// LimitRange of the tenant's policy), creating the namespace from the tenant namespace when
+// missing and then its bounds. Every kind calls it before it creates a super object in the
+// namespace, so nothing lands in a super namespace before its LimitRange exists and its
+// ResourceQuota is enforced. It returns the super namespace name; ErrNotOwned (wrapped) when
+// the name is taken by someone else; ErrBoundsPending (wrapped) while the quota's status is
+// not computed yet (retry); an error when the tenant namespace is missing or terminating or a
+// write failed.
 func EnsureSuperNamespace(ctx context.Context, env *Env, c *tenant.Cluster, ns string) (string, error) {
 	superNS := SuperNamespace(c, ns)
 	existing, err := env.SuperInformers.Core().V1().Namespaces().Lister().Get(superNS)
@@ -142,7 +147,7 @@ func EnsureSuperNamespace(ctx context.Context, env *Env, c *tenant.Cluster, ns s
 		if !conversion.OwnedByTenant(existing, c.UID) {
 			return "", fmt.Errorf("namespace %s: %w", superNS, ErrNotOwned)
 		}
-		return superNS, nil
+		return superNS, EnsureBounds(ctx, env, c, existing)
 	}
 	if !apierrors.IsNotFound(err) {
 		return "", err
@@ -155,7 +160,7 @@ func EnsureSuperNamespace(ctx context.Context, env *Env, c *tenant.Cluster, ns s
 		return "", fmt.Errorf("tenant namespace %s is terminating", ns)
 	}
 	want := DesiredNamespace(env, c, tns, nil)
-	_, err = env.Super.CoreV1().Namespaces().Create(ctx, want, metav1.CreateOptions{})
+	created, err := env.Super.CoreV1().Namespaces().Create(ctx, want, metav1.CreateOptions{})
 	if apierrors.IsAlreadyExists(err) {
 		// Not in our cache: either created a moment ago or not ours. Check the live object.
 		live, gerr := env.Super.CoreV1().Namespaces().Get(ctx, superNS, metav1.GetOptions{})
@@ -165,12 +170,13 @@ func EnsureSuperNamespace(ctx context.Context, env *Env, c *tenant.Cluster, ns s
 		if !conversion.OwnedByTenant(live, c.UID) {
 			return "", fmt.Errorf("namespace %s: %w", superNS, ErrNotOwned)
 		}
-		return superNS, nil
+		return superNS, EnsureBounds(ctx, env, c, live)
 	}
 	if err != nil {
 		return "", fmt.Errorf("failed to create super namespace %s: %w", superNS, err)
 	}
-	return superNS, nil
+	// The bounds right after the namespace, before this caller creates anything in it.
+	return superNS, EnsureBounds(ctx, env, c, created)
 }
 
 // DesiredNamespace returns the super Namespace for tenant namespace tns, given the current
