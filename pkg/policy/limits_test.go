@@ -66,11 +66,11 @@ func TestQuotaReady(t *testing.T) {
 		want bool
 	}{
 		"no status yet (the admission would enforce nothing)": {rq(nil, nil), false},
-		"computed":                                 {rq(spec, zero), true},
+		"computed": {rq(spec, zero), true},
 		"computed, same values written differently": {rq(corev1.ResourceList{corev1.ResourcePods: resource.MustParse("10"), corev1.ResourceRequestsCPU: resource.MustParse("2000m")}, zero), true},
-		"spec changed, status still the old one":   {rq(corev1.ResourceList{corev1.ResourcePods: resource.MustParse("20"), corev1.ResourceRequestsCPU: resource.MustParse("2")}, zero), false},
-		"hard computed, usage missing":             {rq(spec, corev1.ResourceList{corev1.ResourcePods: resource.MustParse("0")}), false},
-		"nil quota":                                {nil, false},
+		"spec changed, status still the old one":    {rq(corev1.ResourceList{corev1.ResourcePods: resource.MustParse("20"), corev1.ResourceRequestsCPU: resource.MustParse("2")}, zero), false},
+		"hard computed, usage missing":              {rq(spec, corev1.ResourceList{corev1.ResourcePods: resource.MustParse("0")}), false},
+		"nil quota":                                 {nil, false},
 	}
 	for name, tc := range cases {
 		if got := QuotaReady(tc.q); got != tc.want {
