@@ -3,11 +3,13 @@
 // A tenant namespace "ns" of tenant T maps to conversion.SuperNamespace(T, uid, ns). The super
 // namespace is created on demand (by this reconciler or by the first namespaced object synced
 // into it) and deleted when the tenant namespace is gone or terminating; deleting it deletes
-// every super object of that tenant namespace.
+// every super object of that tenant namespace. Each super namespace has the ResourceQuota and
+// LimitRange of the tenant's policy (resources.EnsureBounds), kept in line by this reconciler.
 package namespace
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
@@ -76,7 +78,7 @@ func (Resource) Downward(ctx context.Context, env *resources.Env, c *tenant.Clus
 	}
 	if !sFound {
 		_, err := resources.EnsureSuperNamespace(ctx, env, c, name)
-		return err
+		return ignorePending(err)
 	}
 	if !sns.DeletionTimestamp.IsZero() {
 		return nil // being deleted (e.g. by hand); recreated once gone
@@ -89,6 +91,11 @@ func (Resource) Downward(ctx context.Context, env *resources.Env, c *tenant.Clus
 		}
 		return downward.DeleteSuper(ctx, env.Super.CoreV1().Namespaces(), sns)
 	}
+	// The ResourceQuota and LimitRange follow the policy and are repaired when edited or
+	// deleted in the super cluster (their events enqueue this namespace).
+	if err := ignorePending(resources.EnsureBounds(ctx, env, c, sns)); err != nil {
+		return err
+	}
 	// Labels and annotations the tenant did not set (the super cluster's admins', and the super
 	// apiserver's kubernetes.io/metadata.name) are kept and never overridden by the tenant.
 	want := resources.DesiredNamespace(env, c, tns, sns)
@@ -98,6 +105,15 @@ func (Resource) Downward(ctx context.Context, env *resources.Env, c *tenant.Clus
 	u := sns.DeepCopy()
 	u.Labels, u.Annotations = want.Labels, want.Annotations
 	_, err = env.Super.CoreV1().Namespaces().Update(ctx, u, metav1.UpdateOptions{FieldManager: downward.FieldManager})
+	return err
+}
+
+// ignorePending maps resources.ErrBoundsPending to nil: the namespace itself waits for nothing
+// (the quota's status update re-enqueues the objects that wait for it).
+func ignorePending(err error) error {
+	if errors.Is(err, resources.ErrBoundsPending) {
+		return nil
+	}
 	return err
 }
 
