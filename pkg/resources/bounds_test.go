@@ -3,13 +3,16 @@ package resources_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
@@ -17,6 +20,7 @@ import (
 
 	tenancyv1alpha1 "github.com/vcsyncer/syncer/pkg/apis/tenancy/v1alpha1"
 	"github.com/vcsyncer/syncer/pkg/conversion"
+	"github.com/vcsyncer/syncer/pkg/metrics"
 	"github.com/vcsyncer/syncer/pkg/policy"
 	"github.com/vcsyncer/syncer/pkg/resources"
 	"github.com/vcsyncer/syncer/pkg/resources/configmap"
@@ -322,5 +326,97 @@ func TestDesiredBoundsDoNotAliasThePolicy(t *testing.T) {
 	lr.Spec.Limits[0].Default[corev1.ResourceCPU] = resource.MustParse("99")
 	if policy.Default().Limits().Quota.Pods().Value() != 1000 || policy.Default().Limits().LimitRange[0].Default.Cpu().Value() != 1 {
 		t.Error("modifying a desired bound modified the policy")
+	}
+}
+
+// fullQuota puts the syncer's quota of the fixture's namespace into the super cache with its
+// status computed and configmaps used up to its limit.
+func (f *boundsFixture) fullQuota(t *testing.T, used string) {
+	t.Helper()
+	idx := f.env.SuperInformers.Core().V1().ResourceQuotas().Informer().GetIndexer()
+	obj, ok, _ := idx.GetByKey(f.superNS + "/vc-syncer-quota")
+	if !ok {
+		t.Fatal("no quota in the cache")
+	}
+	rq := obj.(*corev1.ResourceQuota).DeepCopy()
+	rq.Status.Used[corev1.ResourceConfigMaps] = resource.MustParse(used)
+	if err := idx.Update(rq); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// events drains the fake recorder.
+func events(c *tenant.Cluster) []string {
+	var out []string
+	rec := c.Recorder.(*record.FakeRecorder)
+	for {
+		select {
+		case e := <-rec.Events:
+			out = append(out, e)
+		default:
+			return out
+		}
+	}
+}
+
+// An object the quota has no room for is refused from the cache (no super write), reported
+// once (PolicyDenied, rule quota) however often it is retried, and retried (an error) until
+// there is room.
+func TestQuotaFullIsReportedOnceAndRetried(t *testing.T) {
+	ctx := context.Background()
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "cfg", Namespace: "app", UID: "cm-uid", ResourceVersion: "5"}}
+	f := newBoundsFixture(t, cm)
+	_, _ = resources.EnsureSuperNamespace(ctx, f.env, f.c, "app")
+	f.syncCaches(t, true)
+	f.fullQuota(t, "2000")
+	_ = events(f.c)
+	before := metrics.PolicyDenials("t1", "ConfigMap", "quota")
+	f.super.ClearActions()
+	for range 3 {
+		err := (configmap.Resource{}).Downward(ctx, f.env, f.c, "app", "cfg")
+		if !errors.Is(err, resources.ErrNoQuotaRoom) {
+			t.Fatalf("Downward with a full quota = %v, want ErrNoQuotaRoom (retried with backoff)", err)
+		}
+	}
+	if n := len(f.super.Actions()); n != 0 {
+		t.Errorf("a refused object cost %d super-cluster calls: %v", n, f.super.Actions())
+	}
+	ev := events(f.c)
+	if len(ev) != 1 || !strings.Contains(ev[0], "PolicyDenied") || !strings.Contains(ev[0], "quota:") {
+		t.Errorf("events = %q, want one PolicyDenied quota event", ev)
+	}
+	if got := metrics.PolicyDenials("t1", "ConfigMap", "quota") - before; got != 1 {
+		t.Errorf("denials counted %v times, want 1", got)
+	}
+	f.fullQuota(t, "1999")
+	if err := (configmap.Resource{}).Downward(ctx, f.env, f.c, "app", "cfg"); err != nil {
+		t.Fatalf("Downward with room = %v", err)
+	}
+	if _, err := f.super.CoreV1().ConfigMaps(f.superNS).Get(ctx, "cfg", metav1.GetOptions{}); err != nil {
+		t.Errorf("not created once there was room: %v", err)
+	}
+}
+
+// The super apiserver's own quota refusal (403 exceeded quota: the cache was behind, or a
+// resource the cached check cannot see) is a quota refusal too: reported once, retried.
+func TestQuotaExceededAnswerIsAQuotaRefusal(t *testing.T) {
+	ctx := context.Background()
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "cfg", Namespace: "app", UID: "cm-uid", ResourceVersion: "5"}}
+	f := newBoundsFixture(t, cm)
+	_, _ = resources.EnsureSuperNamespace(ctx, f.env, f.c, "app")
+	f.syncCaches(t, true)
+	_ = events(f.c)
+	f.super.PrependReactor("create", "configmaps", func(k8stesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewForbidden(schema.GroupResource{Resource: "configmaps"}, "cfg",
+			errors.New("exceeded quota: vc-syncer-quota, requested: configmaps=1, used: configmaps=2000, limited: configmaps=2000"))
+	})
+	for range 2 {
+		if err := (configmap.Resource{}).Downward(ctx, f.env, f.c, "app", "cfg"); !errors.Is(err, resources.ErrNoQuotaRoom) {
+			t.Fatalf("Downward = %v, want ErrNoQuotaRoom", err)
+		}
+	}
+	ev := events(f.c)
+	if len(ev) != 1 || !strings.Contains(ev[0], "PolicyDenied") || strings.Contains(ev[0], "SyncFailed") {
+		t.Errorf("events = %q, want one PolicyDenied event (no SyncFailed per retry)", ev)
 	}
 }

@@ -157,6 +157,9 @@ func New(o Options) (*Syncer, error) {
 	if err := s.watchStorage(); err != nil {
 		return nil, err
 	}
+	if err := s.watchBounds(); err != nil {
+		return nil, err
+	}
 	vm, err := vnode.New(env, o.VNode)
 	if err != nil {
 		return nil, err
