@@ -97,6 +97,10 @@ type Env struct {
 	// SuperObject returns the cached super object of a synced kind at namespace/name (nil, false
 	// when not cached or the kind is not synced). Set by the syncer.
 	SuperObject func(kind Kind, namespace, name string) (metav1.Object, bool)
+	// AdmitObject reports whether tenant object obj of kind may be synced under tenant c's
+	// limits.maxObjects, admitting it when there is room and reporting a refusal otherwise
+	// (idempotent). nil admits everything. Set by the syncer.
+	AdmitObject func(c *tenant.Cluster, kind Kind, obj metav1.Object) bool
 }
 
 // VNodes is the virtual-node manager as reconcilers see it (implemented by pkg/vnode).
@@ -158,6 +162,9 @@ func EnsureSuperNamespace(ctx context.Context, env *Env, c *tenant.Cluster, ns s
 	}
 	if !tns.DeletionTimestamp.IsZero() {
 		return "", fmt.Errorf("tenant namespace %s is terminating", ns)
+	}
+	if env.AdmitObject != nil && !env.AdmitObject(c, KindNamespace, tns) {
+		return "", fmt.Errorf("tenant namespace %s: %w", ns, ErrNamespaceRefused)
 	}
 	want := DesiredNamespace(env, c, tns, nil)
 	created, err := env.Super.CoreV1().Namespaces().Create(ctx, want, metav1.CreateOptions{})

@@ -77,9 +77,10 @@ type Syncer struct {
 	// dependents are, per kind, the kinds whose tenant objects depend on it (DependentMapper).
 	dependents map[resources.Kind][]resources.DependentMapper
 	checkpointState
-	track  tracker     // end-to-end lag and Pod-creation phases (metrics.go)
-	status statusState // per-tenant last sync and last checkpoint for the status page (status.go)
-	ready  readiness   // set by markReady once the super caches synced (ready.go)
+	track  tracker      // end-to-end lag and Pod-creation phases (metrics.go)
+	status statusState  // per-tenant last sync and last checkpoint for the status page (status.go)
+	ready  readiness    // set by markReady once the super caches synced (ready.go)
+	limits objectLimits // limits.maxObjects: which tenant objects are synced (objectcap.go)
 }
 
 var (
@@ -139,6 +140,9 @@ func New(o Options) (*Syncer, error) {
 	s.down = newPipelineQueue("downward", !o.DisableFairQueuing, s.weight, s.observer(directionDownward))
 	s.up = newPipelineQueue("upward", !o.DisableFairQueuing, s.weight, s.observer(directionUpward))
 	env.SuperObject = s.superObject
+	env.AdmitObject = func(c *tenant.Cluster, kind resources.Kind, obj metav1.Object) bool {
+		return s.admitObject(c, kind, obj, false)
+	}
 	for _, r := range append(DefaultResources(), optIn...) {
 		s.resources[r.Kind()] = r
 		if d, ok := r.(resources.DependentMapper); ok {
@@ -330,7 +334,10 @@ func (s *Syncer) process(ctx context.Context, req resources.Request, down bool) 
 		return nil
 	}
 	if down {
-		return r.Downward(ctx, s.env, c, req.Namespace, req.Name)
+		if s.skipRefused(c, r, req) {
+			return nil // over limits.maxObjects: reported once; synced when promoted
+		}
+		return ignoreNamespaceRefused(r.Downward(ctx, s.env, c, req.Namespace, req.Name))
 	}
 	return r.Upward(ctx, s.env, c, req.Namespace, req.Name)
 }
