@@ -77,10 +77,12 @@ type Syncer struct {
 	// dependents are, per kind, the kinds whose tenant objects depend on it (DependentMapper).
 	dependents map[resources.Kind][]resources.DependentMapper
 	checkpointState
-	track  tracker      // end-to-end lag and Pod-creation phases (metrics.go)
-	status statusState  // per-tenant last sync and last checkpoint for the status page (status.go)
-	ready  readiness    // set by markReady once the super caches synced (ready.go)
-	limits objectLimits // limits.maxObjects: which tenant objects are synced (objectcap.go)
+	track  tracker     // end-to-end lag and Pod-creation phases (metrics.go)
+	status statusState // per-tenant last sync and last checkpoint for the status page (status.go)
+	ready  readiness   // set by markReady once the super caches synced (ready.go)
+
+	// limits decides which tenant objects are synced under limits.maxObjects (objectcap.go).
+	limits objectLimits
 }
 
 var (
