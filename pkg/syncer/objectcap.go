@@ -1,16 +1,19 @@
 package syncer
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"sort"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/vcsyncer/syncer/pkg/checkpoint/source"
 	"github.com/vcsyncer/syncer/pkg/conversion"
 	"github.com/vcsyncer/syncer/pkg/policy"
 	"github.com/vcsyncer/syncer/pkg/resources"
+	"github.com/vcsyncer/syncer/pkg/resources/pod"
 	"github.com/vcsyncer/syncer/pkg/tenant"
 )
 
@@ -44,6 +47,8 @@ func maxObjects(c *tenant.Cluster) int {
 // time it is refused it is reported (resources.Deny, rule objectCount: a PolicyDenied Event and
 // a count, once per object); later it is only kept refused for periodic remediation
 // (resources.KeepRefused). force admits it whatever the count (it has a super copy).
+// A newly refused Pod is enqueued once, for process to set its PodScheduled=False condition
+// (skipRefused): an event handler makes no API calls.
 func (s *Syncer) admitObject(c *tenant.Cluster, kind resources.Kind, m metav1.Object, force bool) bool {
 	if !capped(kind) {
 		return true
@@ -53,11 +58,19 @@ func (s *Syncer) admitObject(c *tenant.Cluster, kind resources.Kind, m metav1.Ob
 	case ok:
 		return true
 	case newly:
-		resources.Deny(c, kind, m, policy.ObjectCountDenial(c.Policy().Limits(), string(kind), fmt.Sprintf("%s %s", kind, source.Key(m))))
+		resources.Deny(c, kind, m, countDenial(c, kind, source.Key(m)))
+		if kind == resources.KindPod {
+			s.enqueue(s.down, resources.Request{Tenant: c.Name, Kind: kind, Namespace: m.GetNamespace(), Name: m.GetName()}, true)
+		}
 	default:
 		resources.KeepRefused(c, kind, m, policy.RuleObjectCount)
 	}
 	return false
+}
+
+// countDenial is the objectCount denial of tenant object key of kind.
+func countDenial(c *tenant.Cluster, kind resources.Kind, key string) *policy.Denial {
+	return policy.ObjectCountDenial(c.Policy().Limits(), string(kind), fmt.Sprintf("%s %s", kind, key))
 }
 
 // countRefused reports whether tenant object namespace/name of kind is refused by
@@ -143,22 +156,29 @@ func (s *Syncer) hasSuperCopy(c *tenant.Cluster, kind resources.Kind, m metav1.O
 }
 
 // skipRefused is process's check: a downward request of a tenant object refused by
-// limits.maxObjects is dropped (nil: not retried; it is enqueued again when promoted), keeping
-// it marked refused at its current version for remediation. r is the kind's Resource.
-func (s *Syncer) skipRefused(c *tenant.Cluster, r resources.Resource, req resources.Request) bool {
+// limits.maxObjects is dropped (skip; not retried: it is enqueued again when promoted), keeping
+// it marked refused at its current version for remediation; a refused Pod gets condition
+// PodScheduled=False (PolicyDenied) if it has not yet (err, to retry, when that write fails).
+// r is the kind's Resource.
+func (s *Syncer) skipRefused(ctx context.Context, c *tenant.Cluster, r resources.Resource, req resources.Request) (skip bool, err error) {
 	if !s.countRefused(c, req.Kind, req.Namespace, req.Name) {
-		return false
+		return false, nil
 	}
 	key := req.Name
 	if req.Namespace != "" {
 		key = req.Namespace + "/" + req.Name
 	}
-	if obj, exists, err := r.TenantInformer(c).GetIndexer().GetByKey(key); err == nil && exists {
-		if m, ok := obj.(metav1.Object); ok {
-			resources.KeepRefused(c, req.Kind, m, policy.RuleObjectCount)
-		}
+	obj, exists, gerr := r.TenantInformer(c).GetIndexer().GetByKey(key)
+	if gerr != nil || !exists {
+		return true, nil
 	}
-	return true
+	if m, ok := obj.(metav1.Object); ok {
+		resources.KeepRefused(c, req.Kind, m, policy.RuleObjectCount)
+	}
+	if p, ok := obj.(*corev1.Pod); ok && p.DeletionTimestamp.IsZero() {
+		return true, pod.MarkPolicyDenied(ctx, c, p, countDenial(c, req.Kind, key))
+	}
+	return true, nil
 }
 
 // ignoreNamespaceRefused maps resources.ErrNamespaceRefused to nil: an object of a refused

@@ -96,14 +96,14 @@ func TestInitialListAdmission(t *testing.T) {
 		t.Errorf("events = %q, want two objectCount refusals", ev)
 	}
 	req := resources.Request{Tenant: c.Name, Kind: resources.KindConfigMap, Namespace: "app", Name: "cm-3"}
-	if !s.skipRefused(c, s.resources[resources.KindConfigMap], req) {
+	if skip, _ := s.skipRefused(context.Background(), c, s.resources[resources.KindConfigMap], req); !skip {
 		t.Error("a refused object's request is reconciled")
 	}
 	if !resources.IsRefused(c, resources.KindConfigMap, objs[3].(*corev1.ConfigMap)) {
 		t.Error("a refused object is not marked refused for remediation")
 	}
 	req.Name = "cm-0"
-	if s.skipRefused(c, s.resources[resources.KindConfigMap], req) {
+	if skip, _ := s.skipRefused(context.Background(), c, s.resources[resources.KindConfigMap], req); skip {
 		t.Error("an admitted object's request is dropped")
 	}
 
@@ -141,5 +141,40 @@ func TestRefusedNamespaceGetsNoSuperNamespace(t *testing.T) {
 	}
 	if _, err := s.env.Super.CoreV1().Namespaces().Get(ctx, resources.SuperNamespace(c, "second"), metav1.GetOptions{}); err == nil {
 		t.Error("super namespace created for a refused tenant namespace")
+	}
+}
+
+// A Pod over the cap gets condition PodScheduled=False (PolicyDenied), written from the
+// worker (the refused Pod is enqueued once for that), not from the event handler.
+func TestRefusedPodIsMarkedNotScheduled(t *testing.T) {
+	s, c := capFixture(t, "cap-pod", 1)
+	var objs []any
+	for i, name := range []string{"old", "new"} {
+		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "app", Name: name, UID: types.UID("uid-" + name), ResourceVersion: "1",
+			CreationTimestamp: metav1.NewTime(time.Date(2026, 1, 1, i, 0, 0, 0, time.UTC))}}
+		if _, err := c.Client.CoreV1().Pods("app").Create(context.Background(), p, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.resources[resources.KindPod].TenantInformer(c).GetIndexer().Add(p); err != nil {
+			t.Fatal(err)
+		}
+		objs = append(objs, p)
+	}
+	s.admitInitial(c, resources.KindPod, objs)
+	if !s.countRefused(c, resources.KindPod, "app", "new") || s.countRefused(c, resources.KindPod, "app", "old") {
+		t.Fatal("the newer Pod should be the refused one")
+	}
+	if s.down.Len() != 1 {
+		t.Fatalf("refused Pod not enqueued for its condition (queue length %d)", s.down.Len())
+	}
+	skip, err := s.skipRefused(context.Background(), c, s.resources[resources.KindPod],
+		resources.Request{Tenant: c.Name, Kind: resources.KindPod, Namespace: "app", Name: "new"})
+	if !skip || err != nil {
+		t.Fatalf("skipRefused = %v, %v", skip, err)
+	}
+	live, _ := c.Client.CoreV1().Pods("app").Get(context.Background(), "new", metav1.GetOptions{})
+	if len(live.Status.Conditions) != 1 || live.Status.Conditions[0].Reason != policy.ReasonPolicyDenied ||
+		!strings.Contains(live.Status.Conditions[0].Message, "objectCount") {
+		t.Errorf("refused Pod's conditions = %+v, want PodScheduled=False PolicyDenied objectCount", live.Status.Conditions)
 	}
 }

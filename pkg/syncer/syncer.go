@@ -336,8 +336,8 @@ func (s *Syncer) process(ctx context.Context, req resources.Request, down bool) 
 		return nil
 	}
 	if down {
-		if s.skipRefused(c, r, req) {
-			return nil // over limits.maxObjects: reported once; synced when promoted
+		if skip, err := s.skipRefused(ctx, c, r, req); skip {
+			return err // over limits.maxObjects: reported once; synced when promoted
 		}
 		return ignoreNamespaceRefused(r.Downward(ctx, s.env, c, req.Namespace, req.Name))
 	}

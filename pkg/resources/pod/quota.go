@@ -29,7 +29,7 @@ func reportQuota(ctx context.Context, c *tenant.Cluster, t *corev1.Pod, d *polic
 	if !resources.DenyQuota(c, resources.KindPod, t, d) {
 		return err
 	}
-	if perr := setNotScheduled(ctx, c, t, policy.ReasonPolicyDenied, d.Error()); perr != nil {
+	if perr := MarkPolicyDenied(ctx, c, t, d); perr != nil {
 		// Reported again on the next retry, condition included.
 		resources.QuotaAdmitted(c, resources.KindPod, t.Namespace, t.Name)
 		return fmt.Errorf("%w (condition not written: %w)", err, perr)
@@ -37,8 +37,16 @@ func reportQuota(ctx context.Context, c *tenant.Cluster, t *corev1.Pod, d *polic
 	return err
 }
 
+// MarkPolicyDenied sets condition PodScheduled=False with reason policy.ReasonPolicyDenied and
+// message d.Error() on tenant Pod t, as a scheduler marks a Pod it cannot place, unless t (as
+// cached) has it already: a strategic-merge patch of the Pod's status, other conditions kept.
+// The error is the patch's.
+func MarkPolicyDenied(ctx context.Context, c *tenant.Cluster, t *corev1.Pod, d *policy.Denial) error {
+	return setNotScheduled(ctx, c, t, policy.ReasonPolicyDenied, d.Error())
+}
+
 // setNotScheduled sets condition PodScheduled=False with reason and message on tenant Pod t
-// (a strategic-merge patch of its status; other conditions are kept).
+// (see MarkPolicyDenied).
 func setNotScheduled(ctx context.Context, c *tenant.Cluster, t *corev1.Pod, reason, message string) error {
 	for _, cond := range t.Status.Conditions {
 		if cond.Type == corev1.PodScheduled && cond.Status == corev1.ConditionFalse && cond.Reason == reason && cond.Message == message {
