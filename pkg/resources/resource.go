@@ -100,6 +100,10 @@ type Env struct {
 	// SuperObject returns the cached super object of a synced kind at namespace/name (nil, false
 	// when not cached or the kind is not synced). Set by the syncer.
 	SuperObject func(kind Kind, namespace, name string) (metav1.Object, bool)
+	// AdmitObject reports whether tenant object obj of kind may be synced under tenant c's
+	// limits.maxObjects, admitting it when there is room and reporting a refusal otherwise
+	// (idempotent). nil admits everything. Set by the syncer.
+	AdmitObject func(c *tenant.Cluster, kind Kind, obj metav1.Object) bool
 }
 
 // VNodes is the virtual-node manager as reconcilers see it (implemented by pkg/vnode).
@@ -134,12 +138,16 @@ func SuperNamespace(c *tenant.Cluster, ns string) string {
 	return conversion.SuperNamespace(c.Name, c.UID, ns)
 }
 
-// EnsureSuperNamespace makes sure the super namespace for tenant namespace ns exists and is
-// owned by the tenant for ns, creating it from the tenant namespace when missing. It returns
-// the super namespace name; ErrNotOwned (wrapped) when the name is taken by someone else;
-// ErrNamespaceCollision (wrapped, reported on the tenant Namespace by
-// RefuseNamespaceCollision) when it holds another tenant namespace of the same tenant; an
-// error when the tenant namespace is missing or terminating.
+// EnsureSuperNamespace makes sure the super namespace for tenant namespace ns exists, is
+// owned by the tenant for ns and has its bounds in force (EnsureBounds: the ResourceQuota and
+// LimitRange of the tenant's policy), creating the namespace from the tenant namespace when
+// missing and then its bounds. Every kind calls it before it creates a super object in the
+// namespace, so nothing lands in a super namespace before its LimitRange exists and its
+// ResourceQuota is enforced. It returns the super namespace name; ErrNotOwned (wrapped) when
+// the name is taken by someone else; ErrNamespaceCollision (wrapped, reported on the tenant
+// Namespace by RefuseNamespaceCollision) when it holds another tenant namespace of the same
+// tenant; ErrBoundsPending (wrapped) while the quota's status is not computed yet (retry); an
+// error when the tenant namespace is missing or terminating or a write failed.
 func EnsureSuperNamespace(ctx context.Context, env *Env, c *tenant.Cluster, ns string) (string, error) {
 	superNS := SuperNamespace(c, ns)
 	existing, err := env.SuperInformers.Core().V1().Namespaces().Lister().Get(superNS)
@@ -150,7 +158,7 @@ func EnsureSuperNamespace(ctx context.Context, env *Env, c *tenant.Cluster, ns s
 		if err := checkHolder(c, ns, existing); err != nil {
 			return "", err
 		}
-		return superNS, nil
+		return superNS, EnsureBounds(ctx, env, c, existing)
 	}
 	if !apierrors.IsNotFound(err) {
 		return "", err
@@ -162,8 +170,11 @@ func EnsureSuperNamespace(ctx context.Context, env *Env, c *tenant.Cluster, ns s
 	if !tns.DeletionTimestamp.IsZero() {
 		return "", fmt.Errorf("tenant namespace %s is terminating", ns)
 	}
+	if env.AdmitObject != nil && !env.AdmitObject(c, KindNamespace, tns) {
+		return "", fmt.Errorf("tenant namespace %s: %w", ns, ErrNamespaceRefused)
+	}
 	want := DesiredNamespace(env, c, tns, nil)
-	_, err = env.Super.CoreV1().Namespaces().Create(ctx, want, metav1.CreateOptions{})
+	created, err := env.Super.CoreV1().Namespaces().Create(ctx, want, metav1.CreateOptions{})
 	if apierrors.IsAlreadyExists(err) {
 		// Not in our cache: either created a moment ago or not ours. Check the live object.
 		live, gerr := env.Super.CoreV1().Namespaces().Get(ctx, superNS, metav1.GetOptions{})
@@ -176,13 +187,14 @@ func EnsureSuperNamespace(ctx context.Context, env *Env, c *tenant.Cluster, ns s
 		if err := checkHolder(c, ns, live); err != nil {
 			return "", err
 		}
-		return superNS, nil
+		return superNS, EnsureBounds(ctx, env, c, live)
 	}
 	if err != nil {
 		return "", fmt.Errorf("failed to create super namespace %s: %w", superNS, err)
 	}
 	Admitted(c, KindNamespace, "", ns) // a namespace refused before (its name was taken) is synced now
-	return superNS, nil
+	// The bounds right after the namespace, before this caller creates anything in it.
+	return superNS, EnsureBounds(ctx, env, c, created)
 }
 
 // DesiredNamespace returns the super Namespace for tenant namespace tns, given the current

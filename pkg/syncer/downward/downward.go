@@ -26,6 +26,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/vcsyncer/syncer/pkg/conversion"
+	"github.com/vcsyncer/syncer/pkg/policy"
 	"github.com/vcsyncer/syncer/pkg/resources"
 	"github.com/vcsyncer/syncer/pkg/tenant"
 )
@@ -107,6 +108,7 @@ func Reconcile[T Object](ctx context.Context, env *resources.Env, c *tenant.Clus
 		return nil
 	}
 	if !tFound || !tObj.GetDeletionTimestamp().IsZero() {
+		resources.QuotaAdmitted(c, s.Kind, ns, name)
 		if !sFound {
 			return nil
 		}
@@ -148,12 +150,19 @@ func Reconcile[T Object](ctx context.Context, env *resources.Env, c *tenant.Clus
 	}
 	var zero T
 	want := s.Desired(tObj, superNS, zero, false)
+	// Checked in the cache first: an object the quota has no room for is retried without
+	// writing to the super cluster each time.
+	if d := resources.CheckQuota(env, c, s.Kind, ns, want); d != nil {
+		resources.DenyQuota(c, s.Kind, tObj, d)
+		return fmt.Errorf("%s %s/%s: %w", s.Kind, ns, name, resources.ErrNoQuotaRoom)
+	}
 	if _, err := s.Client(superNS).Create(ctx, want, metav1.CreateOptions{FieldManager: FieldManager}); err != nil {
 		if apierrors.IsAlreadyExists(err) {
 			return Conflict(ctx, c, s.Client(superNS), tObj, s.Kind, superNS, name, err)
 		}
 		return Report(c, tObj, s.Kind, "create", err)
 	}
+	resources.QuotaAdmitted(c, s.Kind, ns, name)
 	return nil
 }
 
@@ -190,8 +199,17 @@ func DeleteSuper[T Object](ctx context.Context, w Writer[T], obj T) error {
 }
 
 // Report records a Warning Event on the tenant object when the super cluster rejects a write
-// for a reason retrying will not fix (invalid, forbidden), and returns err for the queue.
+// for a reason retrying will not fix (invalid, forbidden), and returns err for the queue. A
+// write refused by a ResourceQuota ("exceeded quota") is reported as a quota refusal instead
+// (resources.DenyQuota: a PolicyDenied Event and a count, once per object version), and the
+// returned error wraps resources.ErrNoQuotaRoom: it is retried with backoff.
 func Report(c *tenant.Cluster, tObj runtime.Object, kind resources.Kind, verb string, err error) error {
+	if m, ok := tObj.(metav1.Object); ok {
+		if d := policy.QuotaExceededDenial(fmt.Sprintf("%s %s/%s", kind, m.GetNamespace(), m.GetName()), err); d != nil {
+			resources.DenyQuota(c, kind, m, d)
+			return fmt.Errorf("failed to %s %s in super cluster: %w: %w", verb, kind, resources.ErrNoQuotaRoom, err)
+		}
+	}
 	if apierrors.IsInvalid(err) || apierrors.IsForbidden(err) || apierrors.IsBadRequest(err) || apierrors.IsRequestEntityTooLargeError(err) {
 		c.Recorder.Eventf(tObj, corev1.EventTypeWarning, "SyncFailed", "super cluster rejected %s of %s: %v", verb, kind, err)
 	}
