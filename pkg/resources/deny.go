@@ -49,3 +49,34 @@ func Admitted(c *tenant.Cluster, kind Kind, namespace, name string) {
 func IsRefused(c *tenant.Cluster, kind Kind, obj metav1.Object) bool {
 	return c.Refusals.Refused(refusalKey(kind, obj.GetNamespace(), obj.GetName()), obj.GetResourceVersion(), c.Policy().Generation)
 }
+
+// Filtered reports, like Deny, that tenant c's policy kept part of tenant object obj of kind
+// out of its super copy while the object itself was synced (rule metadataKey): a Warning Event
+// with reason policy.ReasonPolicyDenied on obj and one count of
+// vcsyncer_policy_denials_total, once per resourceVersion of obj and policy generation. Its
+// record is separate from Deny's, so the object does not count as refused (IsRefused) and
+// Admitted does not make it report again. A nil d (nothing left out) forgets the record. It
+// returns whether it reported.
+func Filtered(c *tenant.Cluster, kind Kind, obj metav1.Object, d *policy.Denial) bool {
+	key := refusalKey(kind, obj.GetNamespace(), obj.GetName()) + "#filtered"
+	if d == nil {
+		c.Refusals.Forget(key)
+		return false
+	}
+	if !c.Refusals.Record(key, obj.GetResourceVersion(), c.Policy().Generation, d.Rule) {
+		return false
+	}
+	if ro, ok := obj.(runtime.Object); ok {
+		c.Recorder.Event(ro, corev1.EventTypeWarning, policy.ReasonPolicyDenied, d.Error())
+	}
+	metrics.PolicyDenied(c.Name, string(kind), string(d.Rule))
+	return true
+}
+
+// Gone forgets every record of tenant object namespace/name of kind (Deny's and Filtered's):
+// call it when the object no longer exists.
+func Gone(c *tenant.Cluster, kind Kind, namespace, name string) {
+	key := refusalKey(kind, namespace, name)
+	c.Refusals.Forget(key)
+	c.Refusals.Forget(key + "#filtered")
+}

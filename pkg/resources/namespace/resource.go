@@ -61,6 +61,9 @@ func (Resource) Downward(ctx context.Context, env *resources.Env, c *tenant.Clus
 		return resources.ErrNotOwned
 	}
 	if !tFound || !tns.DeletionTimestamp.IsZero() {
+		if !tFound {
+			resources.Gone(c, resources.KindNamespace, "", name)
+		}
 		if !sFound || !sns.DeletionTimestamp.IsZero() {
 			return nil
 		}
@@ -75,6 +78,7 @@ func (Resource) Downward(ctx context.Context, env *resources.Env, c *tenant.Clus
 		return downward.DeleteSuper(ctx, env.Super.CoreV1().Namespaces(), sns)
 	}
 	if !sFound {
+		resources.ReportDroppedMeta(c, resources.KindNamespace, tns, resources.DesiredNamespace(env, c, tns, nil))
 		_, err := resources.EnsureSuperNamespace(ctx, env, c, name)
 		return err
 	}
@@ -92,6 +96,7 @@ func (Resource) Downward(ctx context.Context, env *resources.Env, c *tenant.Clus
 	// Labels and annotations the tenant did not set (the super cluster's admins', and the super
 	// apiserver's kubernetes.io/metadata.name) are kept and never overridden by the tenant.
 	want := resources.DesiredNamespace(env, c, tns, sns)
+	resources.ReportDroppedMeta(c, resources.KindNamespace, tns, want)
 	if resources.MapsEqual(want.Labels, sns.Labels) && resources.MapsEqual(want.Annotations, sns.Annotations) {
 		return nil
 	}

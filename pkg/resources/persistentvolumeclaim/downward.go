@@ -93,7 +93,9 @@ func Desired(c *tenant.Cluster, o *corev1.PersistentVolumeClaim, superNS string,
 	}
 	t := o.DeepCopy()
 	t.Annotations = withoutBindingAnnotations(t.Annotations)
-	return &corev1.PersistentVolumeClaim{ObjectMeta: resources.DesiredMeta(c, t, superNS, existing), Spec: spec}
+	// The legacy class annotation is the claim's class request (it wins over the field in the
+	// PV controller), whatever the metadata allowlist says.
+	return &corev1.PersistentVolumeClaim{ObjectMeta: resources.DesiredMeta(c, t, superNS, existing, corev1.BetaStorageClassAnnotation), Spec: spec}
 }
 
 // Equal reports whether the super claim has the desired metadata, storage requests and

@@ -139,6 +139,7 @@ func reconcileDownward(ctx context.Context, env *resources.Env, c *tenant.Cluste
 			return nil // rejected early, with a PriorityClassNotPublic Event
 		}
 		want := Desired(c, full, superNS, nil)
+		resources.ReportDroppedMeta(c, resources.KindPod, full, want)
 		if pc := full.Spec.PriorityClassName; pc != "" && priorityclass.IsPublic(env, pc) {
 			want.Spec.PriorityClassName = pc
 		}
