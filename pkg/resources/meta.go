@@ -109,7 +109,7 @@ func DroppedMetaKeys(pol *policy.Effective, tObj, desired metav1.Object) []strin
 // and vcsyncer_policy_denials_total; see Filtered), once per resourceVersion of tObj and
 // policy generation. The object is synced anyway.
 func ReportDroppedMeta(c *tenant.Cluster, kind Kind, tObj, desired metav1.Object) {
-	Filtered(c, kind, tObj, policy.MetadataDenial(string(kind), tObj.GetNamespace(), tObj.GetName(), DroppedMetaKeys(c.Policy(), tObj, desired)))
+	Filtered(c, kind, tObj, policy.RuleMetadataKey, tObj.GetResourceVersion(), policy.MetadataDenial(string(kind), tObj.GetNamespace(), tObj.GetName(), DroppedMetaKeys(c.Policy(), tObj, desired)))
 }
 
 // MergeSynced returns the labels and annotations of a super object whose current ones are
