@@ -4,6 +4,7 @@ import (
 	"reflect"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -106,10 +107,18 @@ func DroppedMetaKeys(pol *policy.Effective, tObj, desired metav1.Object) []strin
 
 // ReportDroppedMeta reports the keys DroppedMetaKeys finds for tenant object tObj of kind and
 // its super copy desired under tenant c's policy, with rule metadataKey (Warning Event on tObj
-// and vcsyncer_policy_denials_total; see Filtered), once per resourceVersion of tObj and
-// policy generation. The object is synced anyway.
+// and vcsyncer_policy_denials_total; see Filtered), once per version of tObj, set of dropped
+// keys and policy generation. The version is the object's generation when it has one (so
+// status writes, such as the load-balancer status the syncer copies up, do not repeat the
+// report) and its resourceVersion otherwise. The object is synced anyway.
 func ReportDroppedMeta(c *tenant.Cluster, kind Kind, tObj, desired metav1.Object) {
-	Filtered(c, kind, tObj, policy.RuleMetadataKey, tObj.GetResourceVersion(), policy.MetadataDenial(string(kind), tObj.GetNamespace(), tObj.GetName(), DroppedMetaKeys(c.Policy(), tObj, desired)))
+	dropped := DroppedMetaKeys(c.Policy(), tObj, desired)
+	version := tObj.GetResourceVersion()
+	if g := tObj.GetGeneration(); g > 0 {
+		version = "g" + strconv.FormatInt(g, 10)
+	}
+	version += "|" + strings.Join(dropped, ",")
+	Filtered(c, kind, tObj, policy.RuleMetadataKey, version, policy.MetadataDenial(string(kind), tObj.GetNamespace(), tObj.GetName(), dropped))
 }
 
 // MergeSynced returns the labels and annotations of a super object whose current ones are

@@ -1,6 +1,7 @@
 package service_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -125,6 +126,39 @@ func TestDownwardDeletesTheSuperCopyOfAServiceAPolicyChangeRefuses(t *testing.T)
 		t.Errorf("super copy of a now refused NodePort Service kept (err %v)", err)
 	}
 	if ev := h.Events(); len(ev) != 1 || !strings.Contains(ev[0], string(policy.RuleServiceType)) {
+		t.Errorf("events %q", ev)
+	}
+}
+
+// A Service's cloud load-balancer annotations are not copied (reported once); the status the
+// syncer copies up (a new resourceVersion, the same generation) does not repeat the report.
+func TestDownwardReportsDroppedServiceAnnotationsOncePerGeneration(t *testing.T) {
+	h := restest.New(t, "svc-meta", "shop")
+	svc := tenantService("web", func(s *corev1.Service) {
+		s.Generation = 1
+		s.Annotations = map[string]string{"service.beta.kubernetes.io/aws-load-balancer-internal": "false", "note": "x"}
+	})
+	inf := h.C.Informers.Core().V1().Services().Informer()
+	h.Tenant(inf, svc)
+	r := service.Resource{}
+	superNS := resources.SuperNamespace(h.C, "shop")
+	for rv := range 3 {
+		svc = svc.DeepCopy()
+		svc.ResourceVersion = fmt.Sprint(rv + 1)
+		h.Tenant(inf, svc)
+		if err := r.Downward(h.Ctx(), h.Env, h.C, "shop", "web"); err != nil {
+			t.Fatal(err)
+		}
+		s, err := h.SuperCS.CoreV1().Services(superNS).Get(h.Ctx(), "web", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := s.Annotations["service.beta.kubernetes.io/aws-load-balancer-internal"]; ok || s.Annotations["note"] != "x" {
+			t.Fatalf("super annotations %v", s.Annotations)
+		}
+		h.Super(r.SuperInformer(h.Env), s)
+	}
+	if ev := h.Events(); len(ev) != 1 || !strings.Contains(ev[0], "metadataKey: Service shop/web was synced without annotation service.beta.kubernetes.io/aws-load-balancer-internal") {
 		t.Errorf("events %q", ev)
 	}
 }
