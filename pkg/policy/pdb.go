@@ -30,8 +30,9 @@ import (
 // own status). Unless p.AllowBlocking, it is synced allowing one disruption (minAvailable
 // pods-1). That is reported when the budget itself allows no disruption (desiredHealthy >= the
 // tenant's status.expectedPods, or >= pods without a current status: maxUnavailable 0,
-// minAvailable 100%, neither field set) and there are Pods; a budget that is short of Pods is
-// relaxed without a report. Unless
+// minAvailable 100%, neither field set); a budget that is short of Pods is relaxed without a
+// report. Without Pods nothing is blocked and the budget is synced as computed; the Pods'
+// arrival re-syncs it. Unless
 // p.AllowBlocking, unhealthyPodEvictionPolicy is AlwaysAllow, so Pods that are not ready never
 // hold up a drain (with the default IfHealthyBudget, a crash-looping Pod of a budget already
 // short of healthy Pods cannot be evicted).
@@ -43,12 +44,12 @@ func SuperBudget(p *tenancyv1alpha1.DisruptionBudgetPolicy, pdb *policyv1.PodDis
 	var d *Denial
 	if flagOn(p.AllowBlocking) {
 		spec.UnhealthyPodEvictionPolicy = pdb.Spec.UnhealthyPodEvictionPolicy
-	} else if desired >= pods {
-		if pods > 0 && desired >= expected {
+	} else if pods > 0 && desired >= pods {
+		if desired >= expected {
 			d = Deny(RuleDisruptionBudget, "PodDisruptionBudget %s/%s allows no disruption of its %d Pods (%d must stay healthy); synced allowing one (minAvailable %d) so super-cluster node drains are not blocked; a TenantPolicy's disruptionBudgets.allowBlocking allows it",
 				pdb.Namespace, pdb.Name, pods, desired, pods-1)
 		}
-		desired = max(pods-1, 0)
+		desired = pods - 1
 	}
 	minAvailable := intstr.FromInt32(desired)
 	spec.MinAvailable = &minAvailable

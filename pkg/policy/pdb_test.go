@@ -34,6 +34,7 @@ func TestSuperBudget(t *testing.T) {
 		"minAvailable above the Pods":      {spec: policyv1.PodDisruptionBudgetSpec{MinAvailable: val("7")}, pods: 5, wantMin: 4, reported: true},
 		"neither field":                    {spec: policyv1.PodDisruptionBudgetSpec{}, pods: 2, wantMin: 1, reported: true},
 		"no Pods: nothing to report":       {spec: policyv1.PodDisruptionBudgetSpec{MaxUnavailable: val("0")}, pods: 0, wantMin: 0},
+		"no Pods yet, minAvailable 2":      {spec: policyv1.PodDisruptionBudgetSpec{MinAvailable: val("2")}, pods: 0, wantMin: 2},
 		"negative status":                  {spec: policyv1.PodDisruptionBudgetSpec{MaxUnavailable: val("1")}, status: current(-3, 2), pods: 2, wantMin: 0},
 		"blocking allowed":                 {spec: policyv1.PodDisruptionBudgetSpec{MaxUnavailable: val("0")}, status: current(5, 5), pods: 5, blocking: true, wantMin: 5},
 	} {
