@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -199,19 +198,20 @@ func EnsureSuperNamespace(ctx context.Context, env *Env, c *tenant.Cluster, ns s
 
 // DesiredNamespace returns the super Namespace for tenant namespace tns, given the current
 // super namespace existing (nil when creating): mapped name; the tenant's labels and
-// annotations except those in Kubernetes-reserved domains (see IsReservedKey: a tenant must
-// not set policy on its super namespace, such as Pod Security levels or a node selector) and
-// in the syncer's domain, merged with existing's by MergeSynced (keys the super cluster's
-// admins set stay theirs and win over the tenant's); on creation env.NamespaceLabels (not
-// recorded as the tenant's, so they belong to the admins afterwards); and the ownership stamps.
+// annotations that the tenant's metadata allowlist passes (AllowedMeta, as for every kind: a
+// tenant must not set policy on its super namespace, such as Pod Security levels or a node
+// selector, and the built-in allowlist has no such key), merged with existing's by MergeSynced
+// (keys the super cluster's admins set stay theirs and win over the tenant's); on creation
+// env.NamespaceLabels (not recorded as the tenant's, so they belong to the admins
+// afterwards); and the ownership stamps.
 func DesiredNamespace(env *Env, c *tenant.Cluster, tns *corev1.Namespace, existing *corev1.Namespace) *corev1.Namespace {
 	var exLabels, exAnn map[string]string
 	if existing != nil {
 		exLabels, exAnn = existing.Labels, existing.Annotations
 	}
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: SuperNamespace(c, tns.Name)}}
-	ns.Labels, ns.Annotations = MergeSynced(exLabels, exAnn,
-		withoutReserved(CopyLabels(tns.Labels)), withoutReserved(withoutLastApplied(tns.Annotations)))
+	labels, ann := AllowedMeta(c.Policy(), tns.Labels, tns.Annotations)
+	ns.Labels, ns.Annotations = MergeSynced(exLabels, exAnn, labels, ann)
 	if existing == nil {
 		for k, v := range env.NamespaceLabels {
 			ns.Labels[k] = v
@@ -221,27 +221,6 @@ func DesiredNamespace(env *Env, c *tenant.Cluster, tns *corev1.Namespace, existi
 		Tenant: c.Name, TenantUID: c.UID, Namespace: tns.Name, Name: tns.Name, UID: string(tns.UID),
 	})
 	return ns
-}
-
-// IsReservedKey reports whether a label or annotation key is in a domain Kubernetes reserves
-// (kubernetes.io, k8s.io and their subdomains). On namespaces such keys carry policy (Pod
-// Security admission levels, PodNodeSelector, metadata.name), so tenant values are never copied.
-func IsReservedKey(k string) bool {
-	i := strings.IndexByte(k, '/')
-	if i < 0 {
-		return false
-	}
-	d := k[:i]
-	return d == "kubernetes.io" || d == "k8s.io" || strings.HasSuffix(d, ".kubernetes.io") || strings.HasSuffix(d, ".k8s.io")
-}
-
-func withoutReserved(m map[string]string) map[string]string {
-	for k := range m {
-		if IsReservedKey(k) {
-			delete(m, k)
-		}
-	}
-	return m
 }
 
 // Owner returns the ownership record for a tenant object of tenant c.
@@ -259,17 +238,6 @@ func CopyMap(m map[string]string) map[string]string {
 	out := make(map[string]string, len(m))
 	for k, v := range m {
 		out[k] = v
-	}
-	return out
-}
-
-// CopyLabels returns a copy of tenant labels without keys the syncer reserves for ownership.
-func CopyLabels(m map[string]string) map[string]string {
-	out := CopyMap(m)
-	for k := range out {
-		if conversion.IsOwnKey(k) {
-			delete(out, k)
-		}
 	}
 	return out
 }

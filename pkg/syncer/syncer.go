@@ -148,7 +148,9 @@ func New(o Options) (*Syncer, error) {
 	for _, r := range append(DefaultResources(), optIn...) {
 		s.resources[r.Kind()] = r
 		if d, ok := r.(resources.DependentMapper); ok {
-			s.dependents[d.DependsOn()] = append(s.dependents[d.DependsOn()], d)
+			for _, k := range d.DependsOn() {
+				s.dependents[k] = append(s.dependents[k], d)
+			}
 		}
 		inf := r.SuperInformer(env)
 		h := s.superHandler(r.Kind())

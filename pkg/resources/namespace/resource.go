@@ -79,6 +79,9 @@ func (Resource) Downward(ctx context.Context, env *resources.Env, c *tenant.Clus
 	}
 	if !tFound || !tns.DeletionTimestamp.IsZero() {
 		resources.Admitted(c, resources.KindNamespace, "", name)
+		if !tFound {
+			resources.Gone(c, resources.KindNamespace, "", name)
+		}
 		if !sFound || !sns.DeletionTimestamp.IsZero() {
 			return nil
 		}
@@ -93,6 +96,7 @@ func (Resource) Downward(ctx context.Context, env *resources.Env, c *tenant.Clus
 		return downward.DeleteSuper(ctx, env.Super.CoreV1().Namespaces(), sns)
 	}
 	if !sFound {
+		resources.ReportDroppedMeta(c, resources.KindNamespace, tns, resources.DesiredNamespace(env, c, tns, nil))
 		_, err := resources.EnsureSuperNamespace(ctx, env, c, name)
 		return ignorePending(err)
 	}
@@ -116,6 +120,7 @@ func (Resource) Downward(ctx context.Context, env *resources.Env, c *tenant.Clus
 	// apiserver's kubernetes.io/metadata.name) are kept and never overridden by the tenant.
 	resources.Admitted(c, resources.KindNamespace, "", name)
 	want := resources.DesiredNamespace(env, c, tns, sns)
+	resources.ReportDroppedMeta(c, resources.KindNamespace, tns, want)
 	if resources.MapsEqual(want.Labels, sns.Labels) && resources.MapsEqual(want.Annotations, sns.Annotations) {
 		return nil
 	}

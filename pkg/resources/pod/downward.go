@@ -167,6 +167,7 @@ func reconcileDownward(ctx context.Context, env *resources.Env, c *tenant.Cluste
 		}
 		want, filtered := desired(c, full, superNS, nil)
 		confineEphemeralClaims(env, c, ns, &want.Spec)
+		resources.ReportDroppedMeta(c, resources.KindPod, full, want)
 		if filtered != nil {
 			// Filtered, not refused: reported (once per Pod version), and the Pod is synced.
 			resources.Deny(c, resources.KindPod, full, filtered)

@@ -48,8 +48,12 @@ type LimitsPolicy struct {
 // DisruptionBudgetPolicy is what a tenant PodDisruptionBudget may do to super-cluster drains.
 type DisruptionBudgetPolicy struct {
 	// AllowBlocking allows a budget that allows no disruption at all (maxUnavailable: 0,
-	// minAvailable equal to the number of Pods) to be synced as such (rule disruptionBudget).
-	// Built-in default: false: such a budget is synced allowing one disruption.
+	// minAvailable equal to the number of Pods) to be synced as such (rule disruptionBudget),
+	// and keeps the tenant's unhealthyPodEvictionPolicy. Built-in default: false: such a budget
+	// is synced allowing one disruption (minAvailable = matching super Pods - 1), and every
+	// super copy has unhealthyPodEvictionPolicy AlwaysAllow. Either way the super copy has an
+	// integer minAvailable (the tenant's status.desiredHealthy), which the super cluster's
+	// disruption controller can compute without owner references on the super Pods.
 	// +optional
 	AllowBlocking *bool `json:"allowBlocking,omitempty"`
 }
