@@ -58,6 +58,16 @@ lint: ## go vet and gofmt check.
 	$(GO) vet ./...
 	@test -z "$$(gofmt -l cmd pkg test e2e config)" || (gofmt -l cmd pkg test e2e config; exit 1)
 
+CONTROLLER_GEN ?= $(GO) run sigs.k8s.io/controller-tools/cmd/controller-gen@v0.23.0
+
+.PHONY: generate
+generate: ## Regenerate deepcopy code and the TenantPolicy CRD from pkg/apis (controller-gen); refresh the chart's CRD copies.
+	$(CONTROLLER_GEN) object paths=./pkg/apis/...
+	$(CONTROLLER_GEN) crd:crdVersions=v1 paths=./pkg/apis/... output:crd:dir=$(CURDIR)/.generated-crds
+	sed '1{/^---$$/d}' .generated-crds/tenancy.vcsyncer.io_tenantpolicies.yaml > config/crd/bases/tenancy.vcsyncer.io_tenantpolicies.yaml
+	rm -rf .generated-crds
+	$(MAKE) chart-crds
+
 .PHONY: dashboard
 dashboard: ## Regenerate the Grafana dashboard JSON (charts/) and its ConfigMap (config/grafana/) from pkg/metrics/dashboard.
 	$(GO) run ./hack/gen-dashboard

@@ -98,6 +98,7 @@ func Register() {
 			return src()
 		}})
 		ctrlmetrics.Registry.MustRegister(remediationCollectors()...)
+		ctrlmetrics.Registry.MustRegister(policyCollectors()...)
 		registerSyncMetrics()
 	})
 }
@@ -128,6 +129,7 @@ func ForgetTenant(tenant string) {
 	queueRetries.DeletePartialMatch(l)
 	queueWait.DeletePartialMatch(l)
 	forgetRemediation(l)
+	forgetPolicy(l)
 	forgetCheckpointTenant(tenant)
 	forgetSync(l)
 }

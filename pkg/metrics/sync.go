@@ -191,6 +191,7 @@ func allCollectors() []prometheus.Collector {
 		return src()
 	}}, vnodeCollector{}}
 	cs = append(cs, remediationCollectors()...)
+	cs = append(cs, policyCollectors()...)
 	return append(cs, syncCollectors()...)
 }
 

@@ -14,10 +14,10 @@ import (
 )
 
 // boundedLabels are the only label names a vc-syncer metric may carry: each has one value per
-// registered Tenant, synced kind, direction, result, phase, reason or build.
+// registered Tenant, synced kind, direction, result, phase, reason, policy rule or build.
 var boundedLabels = map[string]bool{
 	"tenant": true, "kind": true, "direction": true, "result": true, "phase": true,
-	"reason": true, "version": true, "revision": true, "goversion": true,
+	"reason": true, "rule": true, "version": true, "revision": true, "goversion": true,
 }
 
 // populate gives every vector at least one series, so the linter sees every family.
@@ -36,6 +36,7 @@ func populate(tenant string) {
 		PodPhase(tenant, p, time.Millisecond)
 	}
 	PodCreated(tenant, time.Second)
+	PolicyDenied(tenant, "Pod", "volumeType")
 }
 
 func TestMetricsPassPromlint(t *testing.T) {
@@ -80,6 +81,9 @@ func TestMetricsPassPromlint(t *testing.T) {
 				}
 			}
 		}
+	}
+	if got := PolicyDenials("lint", "Pod", "volumeType"); got != 1 {
+		t.Errorf("PolicyDenials = %v, want 1", got)
 	}
 	if names := Names(); !slices.Equal(names, gathered) {
 		t.Errorf("Names() = %v\nbut the populated registry gathers %v", names, gathered)

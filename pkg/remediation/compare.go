@@ -73,7 +73,8 @@ func (in *kindInput) superNamespace(ns string) string {
 // its mapped name that the tenant does not own is skipped (the reconciler refuses it and
 // reports a SyncConflict). Owned super objects at their mapped name whose tenant object is not
 // in the tenant cache, and that are not being deleted, are orphans. Cluster-scoped objects
-// are Namespaces (the super namespace is the mapped name). It returns the findings and the
+// are Namespaces (the super namespace is the mapped name). Tenant objects refused by the
+// tenant's policy at their current version (resources.IsRefused) are skipped. It returns the findings and the
 // number of objects compared.
 func compareKind(in kindInput) ([]finding, int) {
 	var found []finding
@@ -84,6 +85,9 @@ func compareKind(in kindInput) ([]finding, int) {
 			continue
 		}
 		checked++
+		if resources.IsRefused(in.c, in.kind, t) {
+			continue // refused by the tenant's policy at this version: the reconciler would refuse it again
+		}
 		var superKey string
 		if t.GetNamespace() == "" {
 			superKey = in.superNamespace(t.GetName())

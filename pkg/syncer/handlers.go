@@ -395,3 +395,16 @@ func (s *Syncer) enqueuePodsWaitingFor(kind resources.Kind, obj any) {
 		s.enqueue(s.down, resources.Request{Tenant: c.Name, Kind: resources.KindPod, Namespace: p.Namespace, Name: p.Name}, true)
 	}
 }
+
+// PolicyChanged implements tenant.Hooks: every cached object of the tenant is enqueued
+// downward at low priority, so objects refused before are synced if now allowed and synced
+// objects that the new policy refuses lose the refused parts (or their super copies).
+func (s *Syncer) PolicyChanged(c *tenant.Cluster) {
+	for kind, r := range s.resources {
+		for _, obj := range r.TenantInformer(c).GetStore().List() {
+			if m, ok := obj.(metav1.Object); ok {
+				s.enqueue(s.down, resources.Request{Tenant: c.Name, Kind: kind, Namespace: m.GetNamespace(), Name: m.GetName()}, false)
+			}
+		}
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -23,6 +24,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/vcsyncer/syncer/pkg/conversion"
+	"github.com/vcsyncer/syncer/pkg/policy"
 )
 
 // State is a snapshot of a Cluster's health.
@@ -58,6 +60,9 @@ type Cluster struct {
 	// can reach.
 	APIServerHost string
 	APIServerPort int32
+	// Refusals records the tenant's objects refused by its policy (reported once per object
+	// version and policy generation).
+	Refusals policy.Refusals
 
 	kubeconfigHash string
 	probeInterval  time.Duration
@@ -69,6 +74,9 @@ type Cluster struct {
 	mu     sync.RWMutex
 	state  State
 	weight int32
+	// pol is the tenant's effective policy; nil until the Tenant controller sets one (then
+	// Policy returns policy.Default()).
+	pol atomic.Pointer[policy.Effective]
 
 	cancel      context.CancelFunc
 	done        chan struct{}
@@ -353,4 +361,23 @@ func reasonOf(err error) string {
 	default:
 		return "Unreachable"
 	}
+}
+
+// Policy returns the tenant's effective policy (policy.Default() until the Tenant controller
+// resolved the Tenant's TenantPolicy). The result must not be modified.
+func (c *Cluster) Policy() *policy.Effective {
+	if p := c.pol.Load(); p != nil {
+		return p
+	}
+	return policy.Default()
+}
+
+// SetPolicy makes p the tenant's effective policy and reports whether its generation differs
+// from the previous one.
+func (c *Cluster) SetPolicy(p *policy.Effective) bool {
+	old := c.pol.Swap(p)
+	if old == nil {
+		old = policy.Default()
+	}
+	return old.Generation != p.Generation
 }

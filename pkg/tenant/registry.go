@@ -24,6 +24,9 @@ type Hooks interface {
 	ClusterSynced(c *Cluster)
 	// ClusterStopped is called after a Cluster stopped (Tenant removed, paused or its kubeconfig rotated).
 	ClusterStopped(c *Cluster)
+	// PolicyChanged is called after a running Cluster's effective policy changed: re-examine
+	// every object of the tenant (a refused one may be allowed now, a synced one refused).
+	PolicyChanged(c *Cluster)
 }
 
 // Registry holds the running tenant Clusters by Tenant name. It is safe for concurrent use.
@@ -104,5 +107,13 @@ func (r *Registry) remove(name string) {
 	if ok {
 		c.stop()
 		r.hooks.ClusterStopped(c)
+	}
+}
+
+// policyChanged tells the hooks that c's effective policy changed, if c is the running Cluster
+// of its tenant and has synced (before that, ClusterSynced enqueues everything anyway).
+func (r *Registry) policyChanged(c *Cluster) {
+	if cur, ok := r.Get(c.Name); ok && cur == c && c.Synced() {
+		r.hooks.PolicyChanged(c)
 	}
 }

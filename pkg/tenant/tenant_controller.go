@@ -28,6 +28,7 @@ import (
 
 	tenancyv1alpha1 "github.com/vcsyncer/syncer/pkg/apis/tenancy/v1alpha1"
 	"github.com/vcsyncer/syncer/pkg/conversion"
+	"github.com/vcsyncer/syncer/pkg/policy"
 )
 
 // Finalizer is put on every Tenant so its super-cluster objects are cleaned up before the
@@ -40,14 +41,16 @@ const (
 	ReasonSecretKeyMissing    = "SecretKeyMissing"
 	ReasonNamespaceNotWatched = "SecretNamespaceNotWatched"
 	ReasonInvalidKubeconfig   = "InvalidKubeconfig"
-	ReasonValid               = "Valid"
-	ReasonUnreachable         = "Unreachable"
-	ReasonReachable           = "Reachable"
-	ReasonWaiting             = "WaitingForConnection"
-	ReasonCachesSynced        = "CachesSynced"
-	ReasonCachesSyncing       = "CachesSyncing"
-	ReasonPaused              = "Paused"
-	ReasonDeleting            = "Deleting"
+	// ReasonPolicyNotFound: spec.policyName names a TenantPolicy that does not exist.
+	ReasonPolicyNotFound = "PolicyNotFound"
+	ReasonValid          = "Valid"
+	ReasonUnreachable    = "Unreachable"
+	ReasonReachable      = "Reachable"
+	ReasonWaiting        = "WaitingForConnection"
+	ReasonCachesSynced   = "CachesSynced"
+	ReasonCachesSyncing  = "CachesSyncing"
+	ReasonPaused         = "Paused"
+	ReasonDeleting       = "Deleting"
 )
 
 // Reconciler is the Tenant controller: it validates the kubeconfig Secret, starts and stops
@@ -80,6 +83,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		For(&tenancyv1alpha1.Tenant{}).
 		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.tenantsForSecret),
 			builder.WithPredicates()).
+		Watches(&tenancyv1alpha1.TenantPolicy{}, handler.EnqueueRequestsFromMapFunc(r.tenantsForPolicy)).
 		WatchesRawSource(source.Channel(r.events, &handler.TypedEnqueueRequestForObject[*tenancyv1alpha1.Tenant]{})).
 		Complete(r)
 }
@@ -109,6 +113,62 @@ func (r *Reconciler) tenantsForSecret(ctx context.Context, o client.Object) []re
 		}
 	}
 	return out
+}
+
+// tenantsForPolicy maps a TenantPolicy to the Tenants it applies to: every Tenant for the
+// "default" policy (all inherit from it), else those naming it.
+func (r *Reconciler) tenantsForPolicy(ctx context.Context, o client.Object) []reconcile.Request {
+	var list tenancyv1alpha1.TenantList
+	if err := r.Client.List(ctx, &list); err != nil {
+		return nil
+	}
+	var out []reconcile.Request
+	for _, t := range list.Items {
+		if o.GetName() == tenancyv1alpha1.DefaultPolicyName || t.Spec.PolicyName == o.GetName() {
+			out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Name: t.Name}})
+		}
+	}
+	return out
+}
+
+// resolvePolicy returns the Tenant's effective policy: its spec.policyName TenantPolicy over
+// the "default" one over the built-in defaults (policy.Resolve). A named policy that does not
+// exist sets PolicyValid=False and gives the built-in defaults alone (the strictest), never
+// "default" alone: an admin who named a stricter policy must not get a looser one by a typo.
+func (r *Reconciler) resolvePolicy(ctx context.Context, t *tenancyv1alpha1.Tenant) (*policy.Effective, error) {
+	get := func(name string) (*tenancyv1alpha1.TenantPolicySpec, bool, error) {
+		p := &tenancyv1alpha1.TenantPolicy{}
+		if err := r.Client.Get(ctx, types.NamespacedName{Name: name}, p); err != nil {
+			if apierrors.IsNotFound(err) {
+				return nil, false, nil
+			}
+			return nil, false, fmt.Errorf("failed to read TenantPolicy %s: %w", name, err)
+		}
+		return &p.Spec, true, nil
+	}
+	def, _, err := get(tenancyv1alpha1.DefaultPolicyName)
+	if err != nil {
+		return nil, err
+	}
+	name := t.Spec.PolicyName
+	if name == "" || name == tenancyv1alpha1.DefaultPolicyName {
+		setCondition(t, tenancyv1alpha1.ConditionPolicyValid, metav1.ConditionTrue, ReasonValid, "policy: the default TenantPolicy (or built-in defaults)")
+		return policy.Resolve(def, nil), nil
+	}
+	named, found, err := get(name)
+	if err != nil {
+		return nil, err
+	}
+	if !found {
+		msg := fmt.Sprintf("TenantPolicy %q does not exist; the built-in defaults apply", name)
+		if c := meta.FindStatusCondition(t.Status.Conditions, tenancyv1alpha1.ConditionPolicyValid); c == nil || c.Status != metav1.ConditionFalse {
+			r.Recorder.Event(t, corev1.EventTypeWarning, ReasonPolicyNotFound, msg)
+		}
+		setCondition(t, tenancyv1alpha1.ConditionPolicyValid, metav1.ConditionFalse, ReasonPolicyNotFound, msg)
+		return policy.Default(), nil
+	}
+	setCondition(t, tenancyv1alpha1.ConditionPolicyValid, metav1.ConditionTrue, ReasonValid, fmt.Sprintf("policy: TenantPolicy %q over the default one", name))
+	return policy.Resolve(def, named), nil
 }
 
 // Reconcile brings one Tenant's Cluster in line with its spec and writes its status.
@@ -175,6 +235,10 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, t *tenancyv1alpha1.Ten
 	}
 	setCondition(t, tenancyv1alpha1.ConditionKubeconfigValid, metav1.ConditionTrue, ReasonValid, "kubeconfig Secret is usable")
 
+	pol, err := r.resolvePolicy(ctx, t)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
 	c, running := r.Registry.Get(t.Name)
 	if !running || c.kubeconfigHash != hash || c.UID != string(t.UID) {
 		nc, err := newCluster(t.Name, string(t.UID), cfg, hash, t.EffectiveWeight(), r.Notify, r.Registry.NewInformers)
@@ -183,6 +247,7 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, t *tenancyv1alpha1.Ten
 			t.Status.Phase = tenancyv1alpha1.TenantPending
 			return reconcile.Result{}, nil
 		}
+		nc.SetPolicy(pol) // before it starts: its first sync already follows the policy
 		if running {
 			ctrl.LoggerFrom(ctx).Info("Restarting tenant connection", "reason", "kubeconfig changed")
 		}
@@ -190,6 +255,10 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, t *tenancyv1alpha1.Ten
 		c = nc
 	}
 	c.setWeight(t.EffectiveWeight())
+	if c.SetPolicy(pol) {
+		ctrl.LoggerFrom(ctx).Info("Applying changed tenant policy", "generation", pol.Generation)
+		r.Registry.policyChanged(c)
+	}
 
 	s := c.State()
 	switch {

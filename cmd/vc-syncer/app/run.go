@@ -223,11 +223,22 @@ func ensureNamespace(ctx context.Context, cs kubernetes.Interface, ns string) er
 	return nil
 }
 
-// InstallCRD creates or updates the Tenant CRD and waits (up to 30 s) until it is Established.
+// InstallCRD creates or updates the Tenant and TenantPolicy CRDs and waits (up to 30 s each)
+// until they are Established.
 func InstallCRD(ctx context.Context, cfg *rest.Config) error {
+	for _, y := range [][]byte{config.TenantCRD, config.TenantPolicyCRD} {
+		if err := installCRD(ctx, cfg, y); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// installCRD creates or updates the CRD of YAML y and waits (up to 30 s) until it is Established.
+func installCRD(ctx context.Context, cfg *rest.Config, y []byte) error {
 	crd := &apiextensionsv1.CustomResourceDefinition{}
-	if err := yaml.UnmarshalStrict(config.TenantCRD, crd); err != nil {
-		return fmt.Errorf("embedded Tenant CRD is invalid: %w", err)
+	if err := yaml.UnmarshalStrict(y, crd); err != nil {
+		return fmt.Errorf("embedded CRD is invalid: %w", err)
 	}
 	cs, err := apiextensionsclient.NewForConfig(cfg)
 	if err != nil {
@@ -254,7 +265,7 @@ func InstallCRD(ctx context.Context, cfg *rest.Config) error {
 		}
 	})
 	if err != nil {
-		return fmt.Errorf("failed to install the Tenant CRD: %w", err)
+		return fmt.Errorf("failed to install CRD %s: %w", crd.Name, err)
 	}
 	return wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
 		c, err := crds.Get(ctx, crd.Name, metav1.GetOptions{})

@@ -6,5 +6,6 @@
 // conditions KubeconfigValid, Connected and Synced, and the prefix of the tenant's namespaces
 // in the super cluster.
 //
+// +kubebuilder:object:generate=true
 // +groupName=tenancy.vcsyncer.io
 package v1alpha1

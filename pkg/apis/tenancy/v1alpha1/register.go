@@ -16,7 +16,7 @@ var SchemeBuilder = runtime.NewSchemeBuilder(addKnownTypes)
 var AddToScheme = SchemeBuilder.AddToScheme
 
 func addKnownTypes(s *runtime.Scheme) error {
-	s.AddKnownTypes(GroupVersion, &Tenant{}, &TenantList{})
+	s.AddKnownTypes(GroupVersion, &Tenant{}, &TenantList{}, &TenantPolicy{}, &TenantPolicyList{})
 	metav1.AddToGroupVersion(s, GroupVersion)
 	return nil
 }

@@ -30,6 +30,12 @@ type TenantSpec struct {
 	// in the super cluster.
 	// +optional
 	Paused bool `json:"paused,omitempty"`
+	// PolicyName names the TenantPolicy whose rules apply to this tenant, over those of the
+	// TenantPolicy named "default". Empty: the "default" TenantPolicy alone; where that does
+	// not exist, the built-in defaults. A named policy that does not exist is reported as
+	// condition PolicyValid=False and the built-in defaults apply (they are the strictest).
+	// +optional
+	PolicyName string `json:"policyName,omitempty"`
 }
 
 // TenantPhase is a one-word summary of a Tenant's state.
@@ -61,6 +67,9 @@ const (
 	// ConditionSynced is True when the syncer's informer caches for the tenant have synced
 	// and its events are being processed.
 	ConditionSynced = "Synced"
+	// ConditionPolicyValid is True when the TenantPolicy named by spec.policyName exists (or
+	// none is named).
+	ConditionPolicyValid = "PolicyValid"
 )
 
 // TenantStatus is the observed state of a Tenant.

@@ -1,0 +1,48 @@
+package v1alpha1
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+)
+
+// StoragePolicy is what tenant claims may ask of the super cluster's storage.
+type StoragePolicy struct {
+	// AllowDataSources allows claims with spec.dataSource or spec.dataSourceRef naming the
+	// tenant's own PersistentVolumeClaims (rule storageDataSource). Built-in default: true.
+	// Other data sources (snapshots, populators) are refused.
+	// +optional
+	AllowDataSources *bool `json:"allowDataSources,omitempty"`
+}
+
+// LimitsPolicy bounds what one tenant puts into the super cluster.
+type LimitsPolicy struct {
+	// Quota is the spec.hard of the ResourceQuota the syncer keeps in every super namespace of
+	// the tenant (name vc-syncer-quota). Built-in default: pods 1000, requests.cpu 64,
+	// requests.memory 256Gi, limits.cpu 128, limits.memory 512Gi, services 200,
+	// services.nodeports 0, services.loadbalancers 0, persistentvolumeclaims 200,
+	// requests.storage 1Ti, secrets 2000, configmaps 2000.
+	// +optional
+	Quota corev1.ResourceList `json:"quota,omitempty"`
+	// LimitRange is the spec.limits of the LimitRange the syncer keeps in every super
+	// namespace of the tenant (name vc-syncer-limits). Built-in default: containers get
+	// requests cpu 100m, memory 128Mi and limits cpu 1, memory 1Gi when they set none.
+	// +optional
+	LimitRange []corev1.LimitRangeItem `json:"limitRange,omitempty"`
+	// MaxObjectBytes caps the size of one synced Secret or ConfigMap (its data, binaryData
+	// and stringData together) (rule objectSize). Built-in default: 512Ki.
+	// +optional
+	MaxObjectBytes *resource.Quantity `json:"maxObjectBytes,omitempty"`
+	// MaxObjects caps the number of the tenant's objects the syncer caches for each synced
+	// kind (rule objectCount). Built-in default: 20000.
+	// +optional
+	MaxObjects *int32 `json:"maxObjects,omitempty"`
+}
+
+// DisruptionBudgetPolicy is what a tenant PodDisruptionBudget may do to super-cluster drains.
+type DisruptionBudgetPolicy struct {
+	// AllowBlocking allows a budget that allows no disruption at all (maxUnavailable: 0,
+	// minAvailable equal to the number of Pods) to be synced as such (rule disruptionBudget).
+	// Built-in default: false: such a budget is synced allowing one disruption.
+	// +optional
+	AllowBlocking *bool `json:"allowBlocking,omitempty"`
+}

@@ -1,0 +1,60 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// DefaultPolicyName is the name of the TenantPolicy that applies to every Tenant without
+// spec.policyName, and whose fields every other TenantPolicy inherits where it leaves them unset.
+const DefaultPolicyName = "default"
+
+// TenantPolicySpec is what tenants may pass to the super cluster. Every field is optional: an
+// unset field (null, omitted) inherits the value of the TenantPolicy named "default", and where
+// that leaves it unset, the syncer's built-in default (documented on each field; see
+// docs/security.md). An empty list is not unset: it allows nothing.
+type TenantPolicySpec struct {
+	// Pods: volumes, credentials, tolerations, node placement, runtime and scheduler.
+	// +optional
+	Pods *PodPolicy `json:"pods,omitempty"`
+	// Services: types and load-balancer settings.
+	// +optional
+	Services *ServicePolicy `json:"services,omitempty"`
+	// Metadata: which label and annotation keys are copied to super objects.
+	// +optional
+	Metadata *MetadataPolicy `json:"metadata,omitempty"`
+	// Network: Endpoints addresses and Ingress classes and hosts.
+	// +optional
+	Network *NetworkPolicy `json:"network,omitempty"`
+	// Storage: claims' data sources.
+	// +optional
+	Storage *StoragePolicy `json:"storage,omitempty"`
+	// Limits: ResourceQuota and LimitRange of the tenant's super namespaces, object size and
+	// count caps.
+	// +optional
+	Limits *LimitsPolicy `json:"limits,omitempty"`
+	// DisruptionBudgets: whether a PodDisruptionBudget may block every eviction.
+	// +optional
+	DisruptionBudgets *DisruptionBudgetPolicy `json:"disruptionBudgets,omitempty"`
+}
+
+// TenantPolicy is a cluster-scoped set of rules for what Tenants may pass to the super cluster.
+// The one named "default" applies to Tenants without spec.policyName; a Tenant naming another
+// gets that policy over "default", field by field.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:resource:scope=Cluster,shortName=vctp
+type TenantPolicy struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec TenantPolicySpec `json:"spec,omitempty"`
+}
+
+// TenantPolicyList is a list of TenantPolicies.
+//
+// +kubebuilder:object:root=true
+type TenantPolicyList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []TenantPolicy `json:"items"`
+}

@@ -1,0 +1,51 @@
+package resources
+
+import (
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/vcsyncer/syncer/pkg/metrics"
+	"github.com/vcsyncer/syncer/pkg/policy"
+	"github.com/vcsyncer/syncer/pkg/tenant"
+)
+
+// refusalKey is the key of a tenant object in tenant.Cluster.Refusals.
+func refusalKey(kind Kind, namespace, name string) string {
+	return fmt.Sprintf("%s/%s/%s", kind, namespace, name)
+}
+
+// Deny reports that tenant c's policy refused tenant object obj of kind (or, for a rule that
+// filters, part of it): a Warning Event with reason policy.ReasonPolicyDenied on obj, whose
+// message is d.Error(), and one count of vcsyncer_policy_denials_total{tenant,kind,rule}. It
+// does both only the first time for obj's resourceVersion under c's current policy generation,
+// so a refused object that is enqueued again (a remediation scan, a resync) is not reported
+// again. It returns whether it reported. Callers do not sync what was refused and return nil
+// (no retry): the object comes back when it or the policy changes.
+func Deny(c *tenant.Cluster, kind Kind, obj metav1.Object, d *policy.Denial) bool {
+	key := refusalKey(kind, obj.GetNamespace(), obj.GetName())
+	if !c.Refusals.Record(key, obj.GetResourceVersion(), c.Policy().Generation, d.Rule) {
+		return false
+	}
+	if ro, ok := obj.(runtime.Object); ok {
+		c.Recorder.Event(ro, corev1.EventTypeWarning, policy.ReasonPolicyDenied, d.Error())
+	}
+	metrics.PolicyDenied(c.Name, string(kind), string(d.Rule))
+	return true
+}
+
+// Admitted forgets any refusal recorded for tenant object namespace/name of kind: it was
+// synced (or is gone). Call it when an object passes the policy, so a later refusal of the
+// same version (after a policy change back) is reported again.
+func Admitted(c *tenant.Cluster, kind Kind, namespace, name string) {
+	c.Refusals.Forget(refusalKey(kind, namespace, name))
+}
+
+// IsRefused reports whether tenant object obj of kind was refused at its current
+// resourceVersion under c's current policy (a remediation scan skips it: syncing it again
+// would only be refused again).
+func IsRefused(c *tenant.Cluster, kind Kind, obj metav1.Object) bool {
+	return c.Refusals.Refused(refusalKey(kind, obj.GetNamespace(), obj.GetName()), obj.GetResourceVersion(), c.Policy().Generation)
+}
