@@ -107,6 +107,8 @@ func TestIsolation(t *testing.T) {
 		{"bounds-super-namespace-has-quota-and-limits", s.checkQuotaAndLimits},
 		// Namespace mapping.
 		{"namespace-cut-form-collision", s.attackNamespaceCollision},
+		// Per-tenant policy: B opts in to what A is refused.
+		{"tenant-b-opts-in-with-its-own-policy", s.checkTenantOptsIn},
 		// The syncer's blast radius and its metrics.
 		{"syncer-token-refused-in-kube-system", s.checkSyncerTokenConfined},
 		{"metrics-and-status-page-require-authentication", s.checkMetricsAuth},
