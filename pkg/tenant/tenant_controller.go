@@ -15,7 +15,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -52,6 +51,12 @@ const (
 	ReasonPaused         = "Paused"
 	ReasonDeleting       = "Deleting"
 )
+
+// ReasonInlineCredentialsRequired is the KubeconfigValid=False reason (and Warning Event
+// reason) for a kubeconfig whose current context reads a file, runs a plugin, picks a proxy,
+// uses basic authentication or impersonates (ErrInlineCredentialsRequired); the message names
+// each refused field and what to write instead.
+const ReasonInlineCredentialsRequired = "InlineCredentialsRequired"
 
 // Reconciler is the Tenant controller: it validates the kubeconfig Secret, starts and stops
 // tenant Clusters in the Registry, reports conditions, and cleans up on deletion.
@@ -292,8 +297,10 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, t *tenancyv1alpha1.Ten
 	return reconcile.Result{RequeueAfter: time.Minute}, nil
 }
 
-// loadKubeconfig reads and validates the Tenant's kubeconfig Secret. It returns a nil config
-// with a condition reason and message when the kubeconfig cannot be used.
+// loadKubeconfig reads and validates the Tenant's kubeconfig Secret (ParseKubeconfig). It
+// returns a nil config with a condition reason and message when the kubeconfig cannot be used;
+// the caller reports them as KubeconfigValid=False and a Warning Event, and the Secret watch
+// brings the next attempt (no requeue).
 func (r *Reconciler) loadKubeconfig(ctx context.Context, t *tenancyv1alpha1.Tenant) (*rest.Config, string, string, string) {
 	ref := t.Spec.KubeconfigSecretRef
 	if ref.Namespace != r.KubeconfigNamespace {
@@ -311,28 +318,14 @@ func (r *Reconciler) loadKubeconfig(ctx context.Context, t *tenancyv1alpha1.Tena
 		return nil, "", ReasonSecretKeyMissing, fmt.Sprintf("Secret %s/%s has no key %q", ref.Namespace, ref.Name, ref.KubeconfigKey())
 	}
 	cfg, err := ParseKubeconfig(data)
+	if errors.Is(err, ErrInlineCredentialsRequired) {
+		return nil, "", ReasonInlineCredentialsRequired, err.Error()
+	}
 	if err != nil {
 		return nil, "", ReasonInvalidKubeconfig, err.Error()
 	}
 	sum := sha256.Sum256(data)
 	return cfg, hex.EncodeToString(sum[:]), "", ""
-}
-
-// ParseKubeconfig turns kubeconfig bytes into a rest.Config and checks that its TLS and
-// credential settings can be built without reading local files. It returns an error that
-// says what is wrong (parse error, no current context, unreadable certificate).
-func ParseKubeconfig(data []byte) (*rest.Config, error) {
-	cfg, err := clientcmd.RESTConfigFromKubeConfig(data)
-	if err != nil {
-		return nil, fmt.Errorf("invalid kubeconfig: %w", err)
-	}
-	if cfg.Host == "" {
-		return nil, errors.New("invalid kubeconfig: no server address in the current context")
-	}
-	if _, err := rest.TransportFor(cfg); err != nil {
-		return nil, fmt.Errorf("invalid kubeconfig credentials or certificates: %w", err)
-	}
-	return cfg, nil
 }
 
 func (r *Reconciler) reconcileDelete(ctx context.Context, t *tenancyv1alpha1.Tenant) (reconcile.Result, error) {

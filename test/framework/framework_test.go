@@ -21,6 +21,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/ptr"
+
+	"github.com/vcsyncer/syncer/pkg/tenant"
 )
 
 // eventually polls check every 100 ms until it returns nil or timeout elapses, then fails the
@@ -286,6 +288,11 @@ func TestGeneratePKI(t *testing.T) {
 	}
 	if _, err := clientcmd.RESTConfigFromKubeConfig(kc); err != nil {
 		t.Error(err)
+	}
+	// The syncer accepts tenant kubeconfigs with inline credentials only; the suites register
+	// these ones as tenants.
+	if _, err := tenant.ParseKubeconfig(kc); err != nil {
+		t.Errorf("the syncer refuses the admin kubeconfig: %v", err)
 	}
 	for _, f := range []string{caKeyFile, servingKeyFile, adminKeyFile, saKeyFile, saPubFile} {
 		if st, err := os.Stat(filepath.Join(dir, f)); err != nil || st.Size() == 0 {

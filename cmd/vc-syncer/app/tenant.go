@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -56,23 +57,34 @@ func newTenantAddCommand(f *tenantFlags) *cobra.Command {
 	var kubeconfig string
 	var waitFor time.Duration
 	var weight int32
+	var embedTokenFile bool
 	cmd := &cobra.Command{
-		Use:   "add NAME --kubeconfig FILE [--weight N]",
+		Use:   "add NAME --kubeconfig FILE [--weight N] [--embed-token-file]",
 		Short: "Register a tenant: store its kubeconfig in a Secret and create its Tenant",
-		Long: `Register a tenant control plane. The kubeconfig FILE is flattened (certificate files are
-embedded) and stored in Secret <kubeconfig-namespace>/<NAME>-kubeconfig, key "kubeconfig";
+		Long: `Register a tenant control plane. The kubeconfig FILE is reduced to its current context and
+flattened (certificate-authority, client-certificate and client-key files are read here and
+embedded), then stored in Secret <kubeconfig-namespace>/<NAME>-kubeconfig, key "kubeconfig";
 then Tenant NAME is created (or updated) to point at it. NAME must be a DNS label of at most
-40 characters: it prefixes the tenant's namespaces in the super cluster.`,
+40 characters: it prefixes the tenant's namespaces in the super cluster.
+
+The syncer accepts inline credentials only, because it evaluates the kubeconfig inside its own
+Pod: token, client-certificate-data/client-key-data and certificate-authority-data. A
+kubeconfig whose current context uses tokenFile, an exec plugin, an auth-provider, proxy-url,
+username/password or impersonation (as, as-groups, ...) is refused here, before anything is
+written to the super cluster (and the syncer refuses such a Secret with KubeconfigValid=False,
+reason InlineCredentialsRequired). --embed-token-file reads the tokenFile here and stores its
+current content as token: instead; a token rotated in that file later is not picked up (run
+tenant add again).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if kubeconfig == "" {
 				return fmt.Errorf("--kubeconfig is required")
 			}
-			c, err := f.client()
+			data, err := flattenKubeconfig(kubeconfig, embedTokenFile)
 			if err != nil {
 				return err
 			}
-			data, err := flattenKubeconfig(kubeconfig)
+			c, err := f.client()
 			if err != nil {
 				return err
 			}
@@ -89,13 +101,19 @@ then Tenant NAME is created (or updated) to point at it. NAME must be a DNS labe
 	}
 	cmd.Flags().DurationVar(&waitFor, "wait", 0, "Wait up to this long (e.g. 1m) for the syncer to report the Tenant Running, and fail with its Connected condition otherwise; 0 returns at once.")
 	cmd.Flags().StringVar(&kubeconfig, "kubeconfig", "", "Path to the tenant apiserver's kubeconfig (required).")
+	cmd.Flags().BoolVar(&embedTokenFile, "embed-token-file", false,
+		"Read the file named by the kubeconfig user's tokenFile now and store its content as token: (without it, a tokenFile is refused).")
 	cmd.Flags().Int32Var(&weight, "weight", 1, "Fair-queue weight (1-1000): the tenant's share of the syncer's workers relative to other tenants when the queues are saturated.")
 	return cmd
 }
 
 // flattenKubeconfig reads a kubeconfig file, keeps its current context only and embeds the
-// files it references, so the result works from inside the super cluster.
-func flattenKubeconfig(path string) ([]byte, error) {
+// certificate files it references, so the result works from inside the super cluster. A user
+// tokenFile is refused unless embedTokenFile is true: then the file's content (surrounding
+// white space trimmed, as client-go does) becomes token: and tokenFile is dropped. It returns
+// the serialized kubeconfig, or an error naming the file and every field the syncer refuses
+// (tenant.ParseKubeconfig) with what to do instead.
+func flattenKubeconfig(path string, embedTokenFile bool) ([]byte, error) {
 	raw, err := clientcmd.LoadFromFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("failed to read kubeconfig %s: %w", path, err)
@@ -105,6 +123,23 @@ func flattenKubeconfig(path string) ([]byte, error) {
 	}
 	if err := clientcmdapiMinifyFlatten(raw); err != nil {
 		return nil, fmt.Errorf("kubeconfig %s: %w", path, err)
+	}
+	for name, u := range raw.AuthInfos { // one user at most, after minifying
+		if u.TokenFile == "" {
+			continue
+		}
+		if !embedTokenFile {
+			return nil, fmt.Errorf("kubeconfig %s: user %q reads its token from the file %s (tokenFile), which the syncer would read in its own Pod; "+
+				"pass --embed-token-file to store the file's content as token:, or write token: yourself", path, name, u.TokenFile)
+		}
+		tok, err := os.ReadFile(u.TokenFile)
+		if err != nil {
+			return nil, fmt.Errorf("kubeconfig %s: --embed-token-file: %w", path, err)
+		}
+		if u.Token = strings.TrimSpace(string(tok)); u.Token == "" {
+			return nil, fmt.Errorf("kubeconfig %s: --embed-token-file: the tokenFile %s of user %q is empty", path, u.TokenFile, name)
+		}
+		u.TokenFile = ""
 	}
 	data, err := clientcmd.Write(*raw)
 	if err != nil {
@@ -116,7 +151,11 @@ func flattenKubeconfig(path string) ([]byte, error) {
 	return data, nil
 }
 
-// AddTenant creates or updates the kubeconfig Secret and the Tenant named name.
+// AddTenant creates or updates the kubeconfig Secret and the Tenant named name. It writes
+// nothing and returns an error when name is not a DNS label of at most 40 characters or
+// weight is outside 1-1000. It stores the kubeconfig bytes as given: the syncer validates them
+// (tenant.ParseKubeconfig) and reports a refusal on the Tenant, and tests register broken or
+// hostile kubeconfigs this way on purpose; `tenant add` validates before it calls AddTenant.
 func AddTenant(ctx context.Context, c client.Client, namespace, name string, kubeconfig []byte, weight int32) error {
 	if errs := validation.IsDNS1123Label(name); len(errs) > 0 || len(name) > 40 {
 		return fmt.Errorf("invalid tenant name %q: must be a DNS label of at most 40 characters", name)

@@ -60,7 +60,10 @@ const (
 
 // Condition types of a Tenant.
 const (
-	// ConditionKubeconfigValid is True when the referenced Secret exists and holds a usable kubeconfig.
+	// ConditionKubeconfigValid is True when the referenced Secret exists and holds a usable
+	// kubeconfig. It is False with reason InlineCredentialsRequired when the kubeconfig's
+	// current context uses tokenFile, exec, auth-provider, file paths, proxy-url, basic
+	// authentication or impersonation (pkg/tenant.CheckInlineCredentials).
 	ConditionKubeconfigValid = "KubeconfigValid"
 	// ConditionConnected is True when the tenant apiserver answered the last health check.
 	ConditionConnected = "Connected"
