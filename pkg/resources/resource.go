@@ -83,7 +83,10 @@ type Env struct {
 	ClusterDomain string
 	// SuperVolumes caches every super PersistentVolume, trimmed to what binding needs (no
 	// volume source, labels or annotations): PVs are not the syncer's, so the managed-by
-	// selector of SuperInformers cannot find them. Read only; the syncer never writes PVs.
+	// selector of SuperInformers cannot find them. It caches every super StorageClass too,
+	// trimmed to name, creation time, provisioner and default-class annotations, for the
+	// class decisions of claim conversion (storageclass.SuperClasses). Read only; the syncer
+	// never writes PVs or StorageClasses.
 	SuperVolumes informers.SharedInformerFactory
 	// SuperPublic caches super objects labelled conversion.LabelPublic=true (StorageClasses,
 	// PriorityClasses), which are copied up into every tenant. Read only.

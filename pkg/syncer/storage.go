@@ -16,11 +16,14 @@ import (
 	"github.com/vcsyncer/syncer/pkg/conversion"
 	"github.com/vcsyncer/syncer/pkg/resources"
 	"github.com/vcsyncer/syncer/pkg/resources/persistentvolume"
+	"github.com/vcsyncer/syncer/pkg/resources/storageclass"
 )
 
 // newStorageFactories returns Env.SuperVolumes and Env.SuperPublic: informer factories for
-// super objects the syncer does not own and never writes, every PersistentVolume (trimmed, see
-// persistentvolume.TrimSuper) and the StorageClasses labelled conversion.LabelPublic=true.
+// super objects the syncer does not own and never writes: every PersistentVolume (trimmed, see
+// persistentvolume.TrimSuper) and every StorageClass (trimmed, see storageclass.TrimSuper; claim
+// conversion reads the default class and provisioners there, storageclass.SuperClasses), and
+// the StorageClasses labelled conversion.LabelPublic=true.
 func newStorageFactories(sources *source.Registry, super kubernetes.Interface) (volumes, public informers.SharedInformerFactory) {
 	public = source.NewFactory(sources, superPublicPrefix, super, source.FactoryOptions{
 		Tweak: func(lo *metav1.ListOptions) {
@@ -28,8 +31,19 @@ func newStorageFactories(sources *source.Registry, super kubernetes.Interface) (
 		},
 		Transform: stripManagedFields,
 	})
-	volumes = source.NewFactory(sources, superVolumesPrefix, super, source.FactoryOptions{Transform: persistentvolume.TrimSuper})
+	volumes = source.NewFactory(sources, superVolumesPrefix, super, source.FactoryOptions{Transform: trimVolumes})
+	// Registered before the factory starts (startStorage), so its cache is synced with the PVs'.
+	volumes.Storage().V1().StorageClasses().Informer()
 	return volumes, public
+}
+
+// trimVolumes is the transform of Env.SuperVolumes: PersistentVolumes and StorageClasses
+// trimmed to what the syncer reads of them.
+func trimVolumes(obj any) (any, error) {
+	if _, ok := obj.(*storagev1.StorageClass); ok {
+		return storageclass.TrimSuper(obj)
+	}
+	return persistentvolume.TrimSuper(obj)
 }
 
 // watchStorage registers the handlers of the storage informers (call once, in New). A super

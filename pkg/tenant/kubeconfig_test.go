@@ -334,3 +334,4 @@ type nopHooks struct{}
 func (nopHooks) ClusterStarting(*Cluster) {}
 func (nopHooks) ClusterSynced(*Cluster)   {}
 func (nopHooks) ClusterStopped(*Cluster)  {}
+func (nopHooks) PolicyChanged(*Cluster)   {}

@@ -24,6 +24,9 @@ func newDevCommand() *cobra.Command {
 	var dir string
 	o := options.NewOptions()
 	o.MetricsBindAddress = "127.0.0.1:8080"
+	// Plain HTTP without authentication, so a browser opens the status page: dev listens on
+	// loopback, where only this machine's users reach it.
+	o.MetricsSecure = false
 	o.HealthProbeBindAddress = "127.0.0.1:8081"
 	o.LeaderElect = false // one local syncer: no Lease to wait for after a restart
 	o.LogFormat = options.LogFormatConsole
@@ -54,7 +57,7 @@ the repository so it can build them, or build them first with 'make tools'.`,
 	cmd.Flags().StringVar(&dir, "dir", ".dev", "Directory for kubeconfigs and control-plane state (logs, etcd data); recreated on start.")
 	cmd.Flags().IntVar(&o.DownwardWorkers, "downward-workers", o.DownwardWorkers, "Number of downward workers (goroutines).")
 	cmd.Flags().IntVar(&o.UpwardWorkers, "upward-workers", o.UpwardWorkers, "Number of upward workers (goroutines).")
-	cmd.Flags().StringVar(&o.MetricsBindAddress, "metrics-bind-address", o.MetricsBindAddress, "Address that serves /metrics; \"0\" turns it off.")
+	cmd.Flags().StringVar(&o.MetricsBindAddress, "metrics-bind-address", o.MetricsBindAddress, "Address that serves /metrics and the status page over plain HTTP without authentication (keep it on loopback); \"0\" turns it off.")
 	cmd.Flags().StringVar(&o.HealthProbeBindAddress, "health-probe-bind-address", o.HealthProbeBindAddress, "Address that serves /healthz and /readyz; \"0\" turns it off.")
 	cmd.Flags().StringSliceVar(&o.OptInKinds, "opt-in-kinds", o.OptInKinds, "Comma-separated opt-in kinds to sync: Ingress, NetworkPolicy, PodDisruptionBudget, Event. Empty: none.")
 	return cmd

@@ -26,7 +26,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/yaml"
 
 	"github.com/vcsyncer/syncer/cmd/vc-syncer/app/options"
@@ -50,7 +49,10 @@ control plane they name, push specs down and statuses up until interrupted.
 
 The super cluster is reached through --super-kubeconfig (or in-cluster credentials). The Tenant
 CRD is installed at start-up unless --install-crds=false. Metrics are served at
---metrics-bind-address/metrics, health at --health-probe-bind-address/healthz and /readyz.`,
+--metrics-bind-address/metrics and the status page at / and /status.json, over HTTPS to
+clients whose bearer token the super apiserver authenticates and authorizes (get on those
+non-resource URLs) unless --metrics-secure=false; health at --health-probe-bind-address/healthz
+and /readyz, plain HTTP without authentication (for the kubelet's probes).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := o.Validate(); err != nil {
@@ -126,13 +128,16 @@ func Run(ctx context.Context, o *options.Options, cfg *rest.Config) error {
 	if leNS == "" {
 		leNS = o.KubeconfigNamespace
 	}
+	if !o.MetricsSecure && o.MetricsBindAddress != "0" && !isLoopback(o.MetricsBindAddress) {
+		log.Info("WARNING: --metrics-secure=false serves metrics and the status page (every tenant's name, phase and queue figures) over plain HTTP without authentication on a non-loopback address", "address", o.MetricsBindAddress)
+	}
 	notCheckpoint, err := labels.Parse("!" + store.LabelID)
 	if err != nil {
 		return err
 	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                  Scheme(),
-		Metrics:                 metricsserver.Options{BindAddress: o.MetricsBindAddress},
+		Metrics:                 metricsServerOptions(o),
 		HealthProbeBindAddress:  o.HealthProbeBindAddress,
 		PprofBindAddress:        o.PprofBindAddress,
 		LeaderElection:          o.LeaderElect,

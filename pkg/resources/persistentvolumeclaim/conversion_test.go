@@ -58,6 +58,9 @@ func superPV(name, claimNS, claimName string) *corev1.PersistentVolume {
 	return pv
 }
 
+// testClasses is a super cluster whose default class "standard" provisions.
+var testClasses = conversion.SuperClasses{Default: "standard", Provisions: func(c string) bool { return c == "standard" }}
+
 func TestSuperVolume(t *testing.T) {
 	mapped := func(v string) string { return conversion.SuperVolumeName(tenantName, tenantUID, v) }
 	cases := map[string]struct {
@@ -129,7 +132,7 @@ func TestDesired(t *testing.T) {
 				s.VolumeName = "t1-abcdef-fileserver"
 				return s
 			}(),
-			wantAnn: map[string]string{"note": "x", "volume.beta.kubernetes.io/storage-class": "standard"},
+			wantAnn: map[string]string{"note": "x"},
 		},
 		"update keeps the super spec, takes the tenant's requests": {
 			tenant: grown, existing: existing,
@@ -139,14 +142,14 @@ func TestDesired(t *testing.T) {
 				return s
 			}(),
 			wantAnn: map[string]string{
-				"note": "x", "volume.beta.kubernetes.io/storage-class": "standard",
+				"note":           "x",
 				AnnBindCompleted: "yes", "volume.kubernetes.io/storage-provisioner": "super.example.com", "super-webhook": "keep",
 			},
 		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			got := Desired(c, tc.tenant, superNS, tc.existing, tc.volumeName)
+			got := Desired(c, tc.tenant, superNS, tc.existing, tc.volumeName, testClasses)
 			if diff := cmp.Diff(tc.wantSpec, got.Spec); diff != "" {
 				t.Errorf("spec (-want +got):\n%s", diff)
 			}
@@ -166,17 +169,17 @@ func TestDesired(t *testing.T) {
 			if got.Namespace != superNS || len(got.Finalizers) > 0 || len(got.OwnerReferences) > 0 {
 				t.Errorf("namespace %q finalizers %v ownerRefs %v", got.Namespace, got.Finalizers, got.OwnerReferences)
 			}
-			if tc.existing != nil && !Equal(got, Desired(c, tc.tenant, superNS, got, "")) {
+			if tc.existing != nil && !Equal(got, Desired(c, tc.tenant, superNS, got, "", testClasses)) {
 				t.Error("Equal is false for a super claim that matches")
 			}
 		})
 	}
 	// An unchanged claim is equal to its super copy; a changed request is not.
-	want := Desired(c, tenantClaim("pvc-super"), superNS, existing, "")
+	want := Desired(c, tenantClaim("pvc-super"), superNS, existing, "", testClasses)
 	if !Equal(want, want.DeepCopy()) {
 		t.Error("Equal(want, copy of want) = false")
 	}
-	if Equal(Desired(c, grown, superNS, existing, ""), want) {
+	if Equal(Desired(c, grown, superNS, existing, "", testClasses), want) {
 		t.Error("Equal ignores a changed storage request")
 	}
 }

@@ -2,14 +2,16 @@ package persistentvolumeclaim
 
 import (
 	"context"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"github.com/vcsyncer/syncer/pkg/conversion"
+	"github.com/vcsyncer/syncer/pkg/policy"
 	"github.com/vcsyncer/syncer/pkg/resources"
 	"github.com/vcsyncer/syncer/pkg/resources/persistentvolume"
+	"github.com/vcsyncer/syncer/pkg/resources/storageclass"
 	"github.com/vcsyncer/syncer/pkg/syncer/downward"
 	"github.com/vcsyncer/syncer/pkg/tenant"
 )
@@ -32,6 +34,17 @@ func reconcileDownward(ctx context.Context, env *resources.Env, c *tenant.Cluste
 			return persistentvolume.RefuseClaim(ctx, env, c, t, pv)
 		}
 	}
+	if t, err := tl.PersistentVolumeClaims(ns).Get(name); err == nil && t.DeletionTimestamp.IsZero() {
+		if _, err := sl.PersistentVolumeClaims(resources.SuperNamespace(c, ns)).Get(name); apierrors.IsNotFound(err) {
+			// Data sources are checked when the super copy is made (they are immutable); a super
+			// claim made before a policy change is kept: deleting it would delete its data.
+			if d := policy.ClaimDataSources(c.Policy().Storage(), ns, &t.Spec); d != nil {
+				resources.Deny(c, resources.KindPersistentVolumeClaim, t, d)
+				return nil
+			}
+			resources.Admitted(c, resources.KindPersistentVolumeClaim, ns, name)
+		}
+	}
 	return downward.Reconcile(ctx, env, c, ns, name, downward.Spec[*corev1.PersistentVolumeClaim]{
 		Kind:   resources.KindPersistentVolumeClaim,
 		Tenant: func(ns string) downward.Getter[*corev1.PersistentVolumeClaim] { return tl.PersistentVolumeClaims(ns) },
@@ -41,7 +54,7 @@ func reconcileDownward(ctx context.Context, env *resources.Env, c *tenant.Cluste
 		},
 		Desired: func(o *corev1.PersistentVolumeClaim, superNS string, existing *corev1.PersistentVolumeClaim, has bool) *corev1.PersistentVolumeClaim {
 			if has {
-				return Desired(c, o, superNS, existing, "")
+				return Desired(c, o, superNS, existing, "", conversion.SuperClasses{})
 			}
 			var tenantPV, superPV *corev1.PersistentVolume
 			if v := o.Spec.VolumeName; v != "" {
@@ -52,7 +65,7 @@ func reconcileDownward(ctx context.Context, env *resources.Env, c *tenant.Cluste
 					}
 				}
 			}
-			return Desired(c, o, superNS, nil, SuperVolume(c.Name, c.UID, superNS, o, tenantPV, superPV))
+			return Desired(c, o, superNS, nil, SuperVolume(c.Name, c.UID, superNS, o, tenantPV, superPV), storageclass.SuperClasses(env))
 		},
 		Equal: Equal,
 	})
@@ -78,9 +91,17 @@ func SuperVolume(tenantName, tenantUID, superNS string, t *corev1.PersistentVolu
 
 // Desired returns the super copy of tenant claim o in superNS. When existing (the current
 // super claim) is nil, the tenant spec is copied with spec.volumeName set to volumeName (see
-// SuperVolume); otherwise existing's spec is kept (claims are immutable apart from these) with
-// the tenant's storage requests and volumeAttributesClassName.
-func Desired(c *tenant.Cluster, o *corev1.PersistentVolumeClaim, superNS string, existing *corev1.PersistentVolumeClaim, volumeName string) *corev1.PersistentVolumeClaim {
+// SuperVolume) and converted by conversion.Confinement.Claim with classes (the super
+// cluster's StorageClasses): its class, the one the PV controller reads from the tenant claim
+// (the volume.beta.kubernetes.io/storage-class annotation before spec.storageClassName), or
+// the super default for a claim without one, is in spec.storageClassName only, and a claim
+// that binds existing PVs only is confined to PVs labelled for the tenant. Otherwise
+// existing's spec is kept (claims are immutable apart from these) with the tenant's storage
+// requests and volumeAttributesClassName, and classes is not read. The beta class annotation
+// is never copied from the tenant; one that existing has (a super claim made before the
+// class moved to the field) is kept as it is, so the class of an existing super claim never
+// changes.
+func Desired(c *tenant.Cluster, o *corev1.PersistentVolumeClaim, superNS string, existing *corev1.PersistentVolumeClaim, volumeName string, classes conversion.SuperClasses) *corev1.PersistentVolumeClaim {
 	var spec corev1.PersistentVolumeClaimSpec
 	if existing != nil {
 		spec = *existing.Spec.DeepCopy()
@@ -89,10 +110,19 @@ func Desired(c *tenant.Cluster, o *corev1.PersistentVolumeClaim, superNS string,
 	} else {
 		spec = *o.Spec.DeepCopy()
 		spec.VolumeName = volumeName
-		conversion.ConfineStaticBinding(&spec, c.UID)
+		conversion.Confinement{TenantName: c.Name, TenantUID: c.UID, Namespace: o.Namespace, Classes: classes}.Claim(o.Annotations, &spec)
 	}
 	t := o.DeepCopy()
 	t.Annotations = withoutBindingAnnotations(t.Annotations)
+	delete(t.Annotations, conversion.AnnotationBetaStorageClass)
+	if existing != nil {
+		if v, ok := existing.Annotations[conversion.AnnotationBetaStorageClass]; ok {
+			if t.Annotations == nil {
+				t.Annotations = map[string]string{}
+			}
+			t.Annotations[conversion.AnnotationBetaStorageClass] = v
+		}
+	}
 	return &corev1.PersistentVolumeClaim{ObjectMeta: resources.DesiredMeta(c, t, superNS, existing), Spec: spec}
 }
 
@@ -105,14 +135,12 @@ func Equal(want, have *corev1.PersistentVolumeClaim) bool {
 }
 
 // IsBindingAnnotation reports annotation keys that a cluster's PV controller, scheduler or
-// provisioner writes on a claim to record binding and provisioning (pv.kubernetes.io/*,
-// volume.kubernetes.io/*, volume.beta.kubernetes.io/storage-provisioner). They describe one
-// cluster's binding and are never copied between tenant and super. The legacy class
-// annotation volume.beta.kubernetes.io/storage-class is the user's request and is copied.
-func IsBindingAnnotation(k string) bool {
-	return strings.HasPrefix(k, "pv.kubernetes.io/") || strings.HasPrefix(k, "volume.kubernetes.io/") ||
-		k == "volume.beta.kubernetes.io/storage-provisioner"
-}
+// provisioner writes on a claim to record binding and provisioning
+// (conversion.IsClaimBindingAnnotation). They describe one cluster's binding and are never
+// copied between tenant and super. The legacy class annotation
+// volume.beta.kubernetes.io/storage-class is the user's request: Desired turns it into the
+// super claim's spec.storageClassName.
+func IsBindingAnnotation(k string) bool { return conversion.IsClaimBindingAnnotation(k) }
 
 func withoutBindingAnnotations(m map[string]string) map[string]string {
 	var out map[string]string

@@ -6,10 +6,27 @@
 //
 // The super claim is the tenant claim in the mapped namespace (see Desired), without the
 // binding annotations each cluster's PV controller writes (pv.kubernetes.io/*,
-// volume.kubernetes.io/*, volume.beta.kubernetes.io/storage-provisioner; the legacy
-// volume.beta.kubernetes.io/storage-class annotation is kept). A claim's spec is immutable
-// apart from its storage request and volumeAttributesClassName, so only those (and labels and
-// annotations) are updated; spec.volumeName, once the super cluster set it, is never changed.
+// volume.kubernetes.io/*, volume.beta.kubernetes.io/storage-provisioner). A claim's spec is
+// immutable apart from its storage request and volumeAttributesClassName, so only those (and
+// labels and annotations) are updated; spec.volumeName, once the super cluster set it, is
+// never changed.
+//
+// The super claim's class is the one the PV controller reads from the tenant claim: the
+// legacy volume.beta.kubernetes.io/storage-class annotation (even "") before
+// spec.storageClassName; for a claim with neither, the super cluster's default class (as its
+// DefaultStorageClass admission would pick it, from all super classes), or "" when it has
+// none. The class goes into spec.storageClassName only; the annotation is not copied. A super
+// claim that can only bind existing PVs (class "", a class the super cluster lacks or one
+// with provisioner kubernetes.io/no-provisioner, or any claim with a selector) gets the
+// selector label tenancy.vcsyncer.io/tenant-uid=<tenant UID>, so it binds only PVs that
+// super-cluster admins labelled for this tenant (conversion.Confinement).
+//
+// spec.dataSource and spec.dataSourceRef may only name a PersistentVolumeClaim of the claim's
+// own namespace (and only while the tenant policy's storage.allowDataSources is true):
+// anything else (VolumeSnapshots, volume populators, claims of other namespaces) refuses the
+// claim (rule storageDataSource: a PolicyDenied Warning Event, the denial metric, no super
+// copy; it is looked at again when the claim or the policy changes). Data sources are checked
+// when the super copy is made: a super claim made earlier is kept after a policy change.
 //
 // A preset spec.volumeName maps as follows (SuperVolume):
 //   - it names a tenant PV the syncer created: the super PV that tenant PV mirrors, provided

@@ -11,6 +11,7 @@ import (
 
 	"github.com/vcsyncer/syncer/pkg/conversion"
 	"github.com/vcsyncer/syncer/pkg/resources"
+	"github.com/vcsyncer/syncer/pkg/resources/storageclass"
 	"github.com/vcsyncer/syncer/pkg/tenant"
 )
 
@@ -25,7 +26,9 @@ const AnnotationSyncedImages = conversion.Domain + "/synced-images"
 
 // Desired returns the super Pod for tenant Pod t in superNS. existing is the current super Pod
 // (nil when creating): labels and annotations other super-cluster controllers added to it
-// are kept (resources.DesiredMeta).
+// are kept (resources.DesiredMeta). Generic ephemeral volume templates are left as the tenant
+// wrote them: the create path converts them (confineEphemeralClaims), which needs the super
+// cluster's StorageClasses.
 func Desired(c *tenant.Cluster, t *corev1.Pod, superNS string, existing *corev1.Pod) *corev1.Pod {
 	spec := t.Spec.DeepCopy()
 	spec.NodeName = ""
@@ -36,7 +39,6 @@ func Desired(c *tenant.Cluster, t *corev1.Pod, superNS string, existing *corev1.
 	spec.PriorityClassName = ""
 	spec.EphemeralContainers = nil
 	spec.Tolerations = allowedTolerations(spec.Tolerations)
-	confineEphemeralClaims(c, spec)
 	rewriteFieldRefs(spec)
 	meta := desiredMeta(c, t, superNS, existing)
 	if rewriteProjectedTokens(spec, TokenSecretName(t.UID)) {
@@ -48,22 +50,27 @@ func Desired(c *tenant.Cluster, t *corev1.Pod, superNS string, existing *corev1.
 	return &corev1.Pod{ObjectMeta: meta, Spec: *spec}
 }
 
-// confineEphemeralClaims applies the tenant's volume confinement to generic ephemeral volumes,
-// whose claims the super cluster's ephemeral-volume controller creates from the super Pod: a
-// preset volumeName is mapped into the tenant's own part of the PV name space
-// (conversion.SuperVolumeName) and a claim without a class binds only PVs labelled with the
-// tenant's UID (conversion.ConfineStaticBinding), as for the tenant's own claims.
-func confineEphemeralClaims(c *tenant.Cluster, spec *corev1.PodSpec) {
+// confineEphemeralClaims converts the claim templates of the generic ephemeral volumes of spec
+// (a super Pod's spec, from a tenant Pod in tenant namespace ns), whose claims the super
+// cluster's ephemeral-volume controller creates from the super Pod, as the tenant's own
+// claims are converted (conversion.Confinement.Template with the super cluster's
+// StorageClasses): the class the PV controller reads (beta annotation before the field, or
+// the super default) in spec.storageClassName only, a static claim bound only to PVs labelled
+// with the tenant's UID, a preset volumeName mapped into the tenant's part of the PV name
+// space, and no labels or annotations in the syncer's domain or of claim binding. It runs when
+// the super Pod is created (a Pod's volumes are immutable): Desired leaves the templates as
+// the tenant wrote them.
+func confineEphemeralClaims(env *resources.Env, c *tenant.Cluster, ns string, spec *corev1.PodSpec) {
+	var cf *conversion.Confinement
 	for i := range spec.Volumes {
 		e := spec.Volumes[i].Ephemeral
 		if e == nil || e.VolumeClaimTemplate == nil {
 			continue
 		}
-		cs := &e.VolumeClaimTemplate.Spec
-		if cs.VolumeName != "" {
-			cs.VolumeName = conversion.SuperVolumeName(c.Name, c.UID, cs.VolumeName)
+		if cf == nil {
+			cf = &conversion.Confinement{TenantName: c.Name, TenantUID: c.UID, Namespace: ns, Classes: storageclass.SuperClasses(env)}
 		}
-		conversion.ConfineStaticBinding(cs, c.UID)
+		cf.Template(e.VolumeClaimTemplate)
 	}
 }
 

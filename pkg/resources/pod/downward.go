@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/vcsyncer/syncer/pkg/conversion"
+	"github.com/vcsyncer/syncer/pkg/policy"
 	"github.com/vcsyncer/syncer/pkg/resources"
 	"github.com/vcsyncer/syncer/pkg/resources/priorityclass"
 	"github.com/vcsyncer/syncer/pkg/syncer/downward"
@@ -138,7 +139,11 @@ func reconcileDownward(ctx context.Context, env *resources.Env, c *tenant.Cluste
 		if !priorityClassAllowed(env, c, full) {
 			return nil // rejected early, with a PriorityClassNotPublic Event
 		}
+		if d := policy.PodClaimDataSources(c.Policy().Storage(), ns, &full.Spec); d != nil {
+			return refusePod(ctx, c, full, d)
+		}
 		want := Desired(c, full, superNS, nil)
+		confineEphemeralClaims(env, c, ns, &want.Spec)
 		if pc := full.Spec.PriorityClassName; pc != "" && priorityclass.IsPublic(env, pc) {
 			want.Spec.PriorityClassName = pc
 		}

@@ -66,6 +66,7 @@ func TestDashboardPanelsReturnData(t *testing.T) {
 	metricsAddr := freeAddr(t)
 	c := itest.StartSyncer(t, env.Super.RESTConfig, func(o *options.Options) {
 		o.MetricsBindAddress = metricsAddr
+		o.MetricsSecure = false // Prometheus scrapes plain HTTP on loopback
 		o.RemediationInterval = time.Second
 		o.CheckpointStore = "file:" + filepath.Join(t.TempDir(), "checkpoint")
 		o.CheckpointInterval = time.Second

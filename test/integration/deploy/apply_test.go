@@ -7,14 +7,12 @@ import (
 	"net/http"
 	"os/exec"
 	"path/filepath"
-	"sort"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/spf13/pflag"
-	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
@@ -74,11 +72,19 @@ func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { retu
 //  3. the ServiceMonitor variant: refused without the monitoring.coreos.com CRD, accepted once
 //     a stand-in CRD (testdata/servicemonitor-crd.yaml: kind and group only, no schema; the
 //     Prometheus Operator's CRD is not available from a package registry here) is installed;
-//  4. the chart's ServiceAccount and RBAC for real, then the syncer in-process with that
-//     ServiceAccount's token (every opt-in kind on, leader election on): a tenant's objects of
-//     every kind sync down, statuses sync up, a broken Tenant gets its Warning Event, Tenants
-//     are removed with their super namespaces, and the super apiserver answered no request
-//     with 403. So the RBAC is enough; TestVerifyChartMatchesKustomize keeps config/ equal.
+//  4. the chart's ServiceAccount, RBAC and ValidatingAdmissionPolicy for real: with a token of
+//     that ServiceAccount the apiserver refuses writes in kube-system, in namespaces the syncer
+//     did not create, on Namespaces without its label (or with another Pod Security level),
+//     on tenant kubeconfig Secrets and on Tenant specs, and allows what the syncer does
+//     (testConfinement);
+//  5. then the syncer in-process with that token (every opt-in kind on, leader election on,
+//     secure metrics): a tenant's objects of every kind sync down, statuses sync up, a broken
+//     Tenant gets its Warning Event in "default" (kubectl describe shows it), Tenants are
+//     removed with their super namespaces, and the super apiserver answered no request with
+//     403, the admission policy included. So the RBAC is enough and the policy lets the syncer work;
+//     TestVerifyChartMatchesKustomize keeps config/ equal. /metrics and the status page answer
+//     401 without a token, 403 to a token without the metrics-reader ClusterRole, 200 with it
+//     (testMetricsAuth).
 func TestDeploy(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts real control planes")
@@ -175,7 +181,12 @@ func TestDeploy(t *testing.T) {
 		})
 	})
 
-	// 4. The syncer with exactly the chart's permissions.
+	// 4. What the chart's admission policy refuses to the syncer's ServiceAccount.
+	t.Run("the admission policy confines the syncer's ServiceAccount", func(t *testing.T) {
+		testConfinement(t, env, k)
+	})
+
+	// 5. The syncer with exactly the chart's permissions and admission policy.
 	t.Run("the syncer works with the chart's RBAC alone", func(t *testing.T) {
 		testRBAC(t, env, k)
 	})
@@ -183,36 +194,9 @@ func TestDeploy(t *testing.T) {
 
 func testRBAC(t *testing.T, env *framework.Environment, k func([]byte, ...string) ([]byte, error)) {
 	ctx := t.Context()
-	// The chart's ServiceAccount and RBAC, with every opt-in kind, for real.
-	objs := parse(t, helmTemplate(t, false, "optInKinds={"+strings.Join(allOptIn, ",")+"}"))
-	var docs [][]byte
-	var keys []string
-	for key, u := range objs {
-		switch u.GetKind() {
-		case "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding":
-			y, err := yaml.Marshal(u.Object)
-			if err != nil {
-				t.Fatal(err)
-			}
-			docs = append(docs, y)
-			keys = append(keys, key)
-		}
-	}
-	sort.Strings(keys)
-	if len(docs) != 7 {
-		t.Fatalf("want ServiceAccount, ClusterRole(+Binding), 2 Roles (+Bindings); got %v", keys)
-	}
-	if out, err := k(bytes.Join(docs, []byte("\n---\n")), "apply", "--server-side", "-f", "-"); err != nil {
-		t.Fatalf("%v\n%s", err, out)
-	}
-
-	tr, err := env.Super.Client.CoreV1().ServiceAccounts(releaseNamespace).CreateToken(ctx, releaseName,
-		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr(int64(3600))}}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	saCfg := rest.AnonymousClientConfig(env.Super.RESTConfig)
-	saCfg.BearerToken = tr.Status.Token
+	// The chart's ServiceAccount, RBAC and admission policy, with every opt-in kind, for real;
+	// Prometheus's ServiceAccount (metrics.readers) bound to the metrics-reader ClusterRole.
+	saCfg := applyIdentity(t, env, k, "metrics.readers[0].name=prometheus", "metrics.readers[0].namespace=monitoring")
 	var forbidden forbiddenRecorder
 	saCfg.Wrap(forbidden.wrap)
 
@@ -221,12 +205,14 @@ func testRBAC(t *testing.T, env *framework.Environment, k func([]byte, ...string
 		t.Fatal(err)
 	}
 	checkpointing := false
+	metricsAddr := freeAddr(t)
 	const checkpointStore = "secret:" + releaseNamespace + "/vc-syncer-checkpoint"
 	itest.StartSyncer(t, saCfg, func(o *options.Options) {
 		o.LeaderElect = true
 		o.InstallCRDs = false
 		o.KubeconfigNamespace = releaseNamespace
 		o.OptInKinds = allOptIn
+		o.MetricsBindAddress = metricsAddr // the chart's default: --metrics-secure=true
 		// The chart's checkpoint store, through the flag so this compiles before and after the
 		// checkpoint options land (issue 5): with the flag, the store's Secret writes run
 		// under the chart's RBAC too.
@@ -370,7 +356,9 @@ func testRBAC(t *testing.T, env *framework.Environment, k func([]byte, ...string
 		return nil
 	})
 
-	// The broken Tenant gets a Warning Event, in namespace "default" (cluster-scoped object).
+	// The broken Tenant gets a Warning Event, in namespace "default" (cluster-scoped object),
+	// which kubectl describe shows.
+	var reason string
 	itest.Eventually(t, time.Minute, "Warning Event on Tenant broken", func(ctx context.Context) error {
 		evs, err := super.CoreV1().Events(metav1.NamespaceDefault).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=broken"})
 		if err != nil {
@@ -379,7 +367,14 @@ func testRBAC(t *testing.T, env *framework.Environment, k func([]byte, ...string
 		if len(evs.Items) == 0 {
 			return fmt.Errorf("no Event")
 		}
+		reason = evs.Items[0].Reason
 		return nil
+	})
+	if out, err := k(nil, "describe", "tenant", "broken"); err != nil || !strings.Contains(string(out), reason) {
+		t.Errorf("kubectl describe tenant broken does not show the Event (reason %s): %v\n%s", reason, err, out)
+	}
+	t.Run("metrics and status page need an authorized token", func(t *testing.T) {
+		testMetricsAuth(t, env, saCfg, metricsAddr)
 	})
 	// Leader election took its Lease in the release namespace.
 	if _, err := super.CoordinationV1().Leases(releaseNamespace).Get(ctx, "vc-syncer.tenancy.vcsyncer.io", metav1.GetOptions{}); err != nil {

@@ -140,8 +140,16 @@ func permissions(t *testing.T, u *unstructured.Unstructured) []string {
 			s, _, _ := unstructured.NestedStringSlice(rule, f)
 			return s
 		}
-		if len(strs("resourceNames")) > 0 || len(strs("nonResourceURLs")) > 0 {
-			t.Fatalf("%s: resourceNames/nonResourceURLs are not compared; extend permissions()", key(u))
+		if len(strs("resourceNames")) > 0 {
+			t.Fatalf("%s: resourceNames are not compared; extend permissions()", key(u))
+		}
+		for _, url := range strs("nonResourceURLs") {
+			for _, v := range strs("verbs") {
+				if strings.Contains(url, "*") || v == "*" {
+					t.Errorf("%s grants a wildcard (%q %q): least privilege names every URL and verb", key(u), url, v)
+				}
+				out = append(out, "url "+url+" "+v)
+			}
 		}
 		for _, g := range strs("apiGroups") {
 			for _, res := range strs("resources") {
@@ -178,7 +186,11 @@ func TestVerifyChartLint(t *testing.T) {
 	for name, set := range map[string][]string{
 		"defaults": nil,
 		"everything on": {"serviceMonitor.enabled=true", "optInKinds={" + strings.Join(allOptIn, ",") + "}",
-			"checkpoint.store=none", "extraArgs={--tenant-dns=true}"},
+			"checkpoint.store=none", "extraArgs={--tenant-dns=true}", "metrics.certSecret=metrics-tls",
+			"metrics.readers[0].name=prometheus", "metrics.readers[0].namespace=monitoring",
+			"networkPolicy.metricsFrom[0].namespaceSelector.matchLabels.name=monitoring"},
+		"everything off": {"metrics.secure=false", "admissionPolicy.enabled=false", "networkPolicy.enabled=false",
+			"podSecurityEnforce=", "serviceMonitor.enabled=true"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			args := []string{"lint", chartDir, "--strict", "--namespace", releaseNamespace}
@@ -302,7 +314,7 @@ func TestVerifyChartFlags(t *testing.T) {
 		args := containerArgs(t, objs)
 		o := checkArgs(t, args)
 		if !o.LeaderElect || o.InstallCRDs || o.KubeconfigNamespace != releaseNamespace || !o.FairQueuing ||
-			o.DownwardWorkers != 20 || o.UpwardWorkers != 100 || len(o.OptInKinds) != 0 {
+			o.DownwardWorkers != 20 || o.UpwardWorkers != 100 || len(o.OptInKinds) != 0 || !o.MetricsSecure || o.MetricsCertDir != "" {
 			t.Errorf("default options from the chart: %+v", o)
 		}
 		for _, want := range []string{"--checkpoint-store=secret:" + releaseNamespace + "/vc-syncer-checkpoint",

@@ -196,6 +196,9 @@ func startReplica(t *testing.T, bin, name, kubeconfig string) *replica {
 	}
 	r.cmd = exec.Command(bin, "run", "--super-kubeconfig", kubeconfig, "--install-crds=true",
 		"--metrics-bind-address", r.metrics, "--health-probe-bind-address", r.health,
+		// Plain HTTP on loopback: this test reads the status page of each replica to tell the
+		// leader; authenticated serving is test/integration/deploy's subject.
+		"--metrics-secure=false",
 		"--graceful-shutdown-timeout", grace.String())
 	r.cmd.Env = append(os.Environ(), "KUBERNETES_SERVICE_HOST=10.96.0.1", "KUBERNETES_SERVICE_PORT=443")
 	r.cmd.Stdout, r.cmd.Stderr = logFile, logFile

@@ -318,7 +318,7 @@ func startOneTenant(t *testing.T, apiserverArgs []string, interval string) *oneT
 	env := framework.StartT(t, framework.SuperOptions{Nodes: 1, Options: framework.Options{APIServerArgs: apiserverArgs}}, 1)
 	o := &oneTenant{env: env, tc: env.Tenants[0], port: freePort(t), ckpt: filepath.Join(t.TempDir(), "ckpt")}
 	args := []string{"run", "--super-kubeconfig", env.Super.KubeconfigPath,
-		"--metrics-bind-address", "127.0.0.1:" + strconv.Itoa(o.port), "--health-probe-bind-address", "0",
+		"--metrics-bind-address", "127.0.0.1:" + strconv.Itoa(o.port), "--metrics-secure=false", "--health-probe-bind-address", "0",
 		"--leader-elect=false", "--remediation-interval", "0",
 		"--checkpoint-store", "file:" + o.ckpt, "--checkpoint-interval", interval}
 	o.p = newSyncerProc(t, itest.BuildSyncer(t), args)

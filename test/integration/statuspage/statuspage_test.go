@@ -82,6 +82,7 @@ func TestStatusPage(t *testing.T) {
 	healthAddr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
 	c := itest.StartSyncer(t, env.Super.RESTConfig, func(o *options.Options) {
 		o.MetricsBindAddress, o.HealthProbeBindAddress = metricsAddr, healthAddr
+		o.MetricsSecure = false // plain HTTP on loopback, as `vc-syncer dev` serves it
 		// One downward worker, so that a burst of ConfigMaps visibly queues up.
 		o.DownwardWorkers = 1
 	})

@@ -161,6 +161,44 @@ func TestStorage(t *testing.T) {
 				VolumeClaimTemplate: &corev1.PersistentVolumeClaimTemplate{Spec: *claim("", ptr(""), victim).Spec.DeepCopy()}}}}},
 		}}
 		created(t)(t2.Client.CoreV1().Pods("data").Create(ctx, eph, metav1.CreateOptions{}))
+		// The legacy class annotation "" (without spec.storageClassName) wins in the PV
+		// controller: such a claim, and an ephemeral template with it, must be confined too.
+		// The template's metadata also forges the syncer's ownership stamps for tenant 1.
+		annClaim := claim("ann-static", nil, "")
+		annClaim.Annotations = map[string]string{corev1.BetaStorageClassAnnotation: ""}
+		created(t)(t2.Client.CoreV1().PersistentVolumeClaims("data").Create(ctx, annClaim, metav1.CreateOptions{}))
+		annEph := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "eph-ann"}, Spec: corev1.PodSpec{
+			Containers: []corev1.Container{{Name: "c", Image: "busybox"}},
+			Volumes: []corev1.Volume{{Name: "v", VolumeSource: corev1.VolumeSource{Ephemeral: &corev1.EphemeralVolumeSource{
+				VolumeClaimTemplate: &corev1.PersistentVolumeClaimTemplate{
+					ObjectMeta: metav1.ObjectMeta{
+						Labels:      map[string]string{conversion.LabelManagedBy: conversion.ManagedByValue, conversion.LabelTenantUID: uid1},
+						Annotations: map[string]string{corev1.BetaStorageClassAnnotation: "", conversion.AnnotationTenant: t1.Name},
+					},
+					Spec: *claim("", nil, "").Spec.DeepCopy(),
+				}}}}},
+		}}
+		created(t)(t2.Client.CoreV1().Pods("data").Create(ctx, annEph, metav1.CreateOptions{}))
+		sns2 := conversion.SuperNamespace(t2.Name, uid2, "data")
+		eventually(t, time.Minute, "super claims of the annotated claim and template, confined", func(ctx context.Context) error {
+			for _, name := range []string{"ann-static", "eph-ann-v"} {
+				sc, err := super.CoreV1().PersistentVolumeClaims(sns2).Get(ctx, name, metav1.GetOptions{})
+				if err != nil {
+					return err
+				}
+				if sc.Spec.StorageClassName == nil || *sc.Spec.StorageClassName != "" || sc.Spec.Selector == nil ||
+					sc.Spec.Selector.MatchLabels[conversion.LabelTenantUID] != uid2 {
+					return errorf("super claim %s: class %v selector %v, want \"\" confined to tenant 2", name, sc.Spec.StorageClassName, sc.Spec.Selector)
+				}
+				if _, ok := sc.Annotations[corev1.BetaStorageClassAnnotation]; ok {
+					return errorf("super claim %s keeps the beta class annotation", name)
+				}
+				if name == "eph-ann-v" && (sc.Labels[conversion.LabelTenantUID] != "" || sc.Labels[conversion.LabelManagedBy] != "" || sc.Annotations[conversion.AnnotationTenant] != "") {
+					return errorf("super ephemeral claim carries forged stamps: labels %v annotations %v", sc.Labels, sc.Annotations)
+				}
+			}
+			return nil
+		})
 		consistently(t, 5*time.Second, "tenant 1's volume stays Available", func(ctx context.Context) error {
 			pv, err := super.CoreV1().PersistentVolumes().Get(ctx, victim, metav1.GetOptions{})
 			if err != nil {
@@ -168,6 +206,17 @@ func TestStorage(t *testing.T) {
 			}
 			if pv.Spec.ClaimRef != nil {
 				return errorf("tenant 1's PV %s was claimed by %s/%s", victim, pv.Spec.ClaimRef.Namespace, pv.Spec.ClaimRef.Name)
+			}
+			return nil
+		})
+		// Only any-static may take tenant 2's own volume below.
+		_ = t2.Client.CoreV1().Pods("data").Delete(ctx, "eph-ann", metav1.DeleteOptions{GracePeriodSeconds: ptr(int64(0))})
+		_ = t2.Client.CoreV1().PersistentVolumeClaims("data").Delete(ctx, "ann-static", metav1.DeleteOptions{})
+		eventually(t, time.Minute, "the annotated claims' super copies gone", func(ctx context.Context) error {
+			for _, name := range []string{"ann-static", "eph-ann-v"} {
+				if _, err := super.CoreV1().PersistentVolumeClaims(sns2).Get(ctx, name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+					return errorf("super claim %s: %v", name, err)
+				}
 			}
 			return nil
 		})
@@ -179,6 +228,46 @@ func TestStorage(t *testing.T) {
 			t.Errorf("tenant 2's claim is bound to %q, want %q", pv.Annotations[conversion.AnnotationSuperName], own)
 		}
 		_ = t2.Client.CoreV1().Pods("data").Delete(ctx, "eph-steal", metav1.DeleteOptions{})
+	})
+
+	t.Run("data sources name only the tenant's own claims", func(t *testing.T) {
+		snap := claim("from-snapshot", ptr(framework.DefaultStorageClass), "")
+		snap.Spec.DataSource = &corev1.TypedLocalObjectReference{APIGroup: ptr("snapshot.storage.k8s.io"), Kind: "VolumeSnapshot", Name: "other-tenants-snap"}
+		created(t)(t1.Client.CoreV1().PersistentVolumeClaims("data").Create(ctx, snap, metav1.CreateOptions{}))
+		eventually(t, time.Minute, "PolicyDenied Event on the claim", func(ctx context.Context) error {
+			evs, err := t1.Client.CoreV1().Events("data").List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=from-snapshot"})
+			if err != nil {
+				return err
+			}
+			for _, e := range evs.Items {
+				if e.Reason == "PolicyDenied" && e.Type == corev1.EventTypeWarning {
+					return nil
+				}
+			}
+			return errorf("no PolicyDenied Event (%d Events)", len(evs.Items))
+		})
+		consistently(t, 2*time.Second, "no super copy of the refused claim", func(ctx context.Context) error {
+			if _, err := super.CoreV1().PersistentVolumeClaims(sns1).Get(ctx, "from-snapshot", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+				return errorf("super copy: %v", err)
+			}
+			return nil
+		})
+		// Cloning the tenant's own claim in the same namespace is allowed.
+		clone := claim("clone", ptr(framework.DefaultStorageClass), "")
+		clone.Spec.DataSource = &corev1.TypedLocalObjectReference{Kind: "PersistentVolumeClaim", Name: "db"}
+		created(t)(t1.Client.CoreV1().PersistentVolumeClaims("data").Create(ctx, clone, metav1.CreateOptions{}))
+		eventually(t, time.Minute, "super copy of the clone", func(ctx context.Context) error {
+			sc, err := super.CoreV1().PersistentVolumeClaims(sns1).Get(ctx, "clone", metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			if sc.Spec.DataSource == nil || sc.Spec.DataSource.Name != "db" {
+				return errorf("dataSource %+v", sc.Spec.DataSource)
+			}
+			return nil
+		})
+		_ = t1.Client.CoreV1().PersistentVolumeClaims("data").Delete(ctx, "from-snapshot", metav1.DeleteOptions{})
+		_ = t1.Client.CoreV1().PersistentVolumeClaims("data").Delete(ctx, "clone", metav1.DeleteOptions{})
 	})
 
 	t.Run("preset volumeName with class \"\" binds the tenant's super PV", func(t *testing.T) {

@@ -27,6 +27,16 @@ type Options struct {
 	UpwardWorkers int
 	// MetricsBindAddress serves Prometheus metrics. Defaults to ":8080"; "0" disables.
 	MetricsBindAddress string
+	// MetricsSecure serves /metrics and the status page over HTTPS and lets through only
+	// requests whose bearer token the super apiserver authenticates (TokenReview) and
+	// authorizes for the path (SubjectAccessReview, verb get on the non-resource URL), as
+	// controller-runtime's filters.WithAuthenticationAndAuthorization does. Defaults to true;
+	// false serves plain HTTP to anyone (`vc-syncer dev` on loopback).
+	MetricsSecure bool
+	// MetricsCertDir holds tls.crt and tls.key for the secure metrics server, reloaded when
+	// they change. Empty, or a directory without both files: a self-signed certificate for
+	// localhost generated in memory at start.
+	MetricsCertDir string
 	// HealthProbeBindAddress serves /healthz and /readyz. Defaults to ":8081".
 	HealthProbeBindAddress string
 	// FairQueuing dispatches each pipeline's workers by weighted round-robin over per-tenant
@@ -134,6 +144,7 @@ func NewOptions() *Options {
 		DownwardWorkers:         20,
 		UpwardWorkers:           100,
 		MetricsBindAddress:      ":8080",
+		MetricsSecure:           true,
 		HealthProbeBindAddress:  ":8081",
 		KubeconfigNamespace:     "vc-syncer-system",
 		InstallCRDs:             true,
@@ -165,6 +176,10 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"Share workers between tenants by weighted round-robin over per-tenant queues (weights from Tenant spec.weight); false uses one FIFO per pipeline, for comparison.")
 	fs.StringVar(&o.MetricsBindAddress, "metrics-bind-address", o.MetricsBindAddress,
 		"Address (host:port) that serves Prometheus metrics at /metrics and the status page at / (JSON at /status.json); \"0\" turns them off.")
+	fs.BoolVar(&o.MetricsSecure, "metrics-secure", o.MetricsSecure,
+		"Serve the metrics port over HTTPS and answer only requests with a bearer token that the super apiserver authenticates (TokenReview) and authorizes for the path (SubjectAccessReview: verb get on the non-resource URL /metrics, / or /status.json; see the ClusterRole vc-syncer-metrics-reader); others get 401 (no token), 500 (a token the apiserver rejects) or 403 (not authorized). false: plain HTTP without authentication, for a loopback address only.")
+	fs.StringVar(&o.MetricsCertDir, "metrics-cert-dir", o.MetricsCertDir,
+		"Directory with tls.crt and tls.key for --metrics-secure (reloaded when they change). Empty, or without both files: a self-signed certificate for localhost, generated in memory at start.")
 	fs.StringVar(&o.HealthProbeBindAddress, "health-probe-bind-address", o.HealthProbeBindAddress,
 		"Address (host:port) that serves /healthz and /readyz; \"0\" turns it off.")
 	fs.StringVar(&o.PodSecurityEnforce, "pod-security-enforce", o.PodSecurityEnforce,
@@ -248,6 +263,9 @@ func (o *Options) Validate() error {
 	}
 	if o.GracefulShutdownTimeout < 0 {
 		errs = append(errs, errors.New("--graceful-shutdown-timeout must not be negative"))
+	}
+	if o.MetricsCertDir != "" && !o.MetricsSecure {
+		errs = append(errs, errors.New("--metrics-cert-dir needs --metrics-secure=true"))
 	}
 	if o.KubeconfigNamespace == "" {
 		errs = append(errs, errors.New("--kubeconfig-namespace must not be empty"))

@@ -127,3 +127,25 @@ func TestInClusterDefaults(t *testing.T) {
 		t.Errorf("Validate() = %v, want the negative timeout refused", err)
 	}
 }
+
+func TestMetricsSecureFlags(t *testing.T) {
+	parse := func(args ...string) (*Options, error) {
+		o := NewOptions()
+		fs := pflag.NewFlagSet("run", pflag.ContinueOnError)
+		o.AddFlags(fs)
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		return o, o.Validate()
+	}
+	o, err := parse()
+	if err != nil || !o.MetricsSecure || o.MetricsCertDir != "" {
+		t.Errorf("defaults: secure %t cert dir %q err %v; want secure, self-signed", o.MetricsSecure, o.MetricsCertDir, err)
+	}
+	if o, err := parse("--metrics-secure=true", "--metrics-cert-dir=/certs"); err != nil || o.MetricsCertDir != "/certs" {
+		t.Errorf("cert dir: %v", err)
+	}
+	if _, err := parse("--metrics-secure=false", "--metrics-cert-dir=/certs"); err == nil || !strings.Contains(err.Error(), "--metrics-cert-dir needs --metrics-secure=true") {
+		t.Errorf("cert dir without secure serving: err %v", err)
+	}
+}
