@@ -56,7 +56,7 @@ func TestIsolation(t *testing.T) {
 		{"pvc-legacy-class-annotation-binds-other-tenants-pv", s.attackClaimLegacyAnnotation},
 		{"ephemeral-legacy-class-annotation-binds-other-tenants-pv", s.attackEphemeralLegacyAnnotation},
 		{"ephemeral-template-carries-syncer-stamps", s.attackEphemeralStamps},
-		{"pvc-dataSource-names-foreign-claim", s.attackDataSourceForeignClaim},
+		{"pvc-dataSourceRef-names-volume-populator", s.attackDataSourcePopulator},
 		{"pvc-dataSourceRef-names-volumesnapshot", s.attackDataSourceRefSnapshot},
 		// Node-level volumes.
 		{"inline-nfs-volume", s.attackInlineVolume("nfs")},

@@ -118,6 +118,20 @@ func (s *suite) checkSyncerTokenConfined(t *testing.T) {
 	if !hasVAP && os.Getenv(noSkipEnv) == "" {
 		t.Skipf("config/ ships no ValidatingAdmissionPolicy yet (least-privilege RBAC + VAP confining the syncer's ServiceAccount to its namespaces not landed); set %s=1 to run anyway", noSkipEnv)
 	}
+	if hasVAP {
+		// The apiserver enforces a new policy once it has compiled it and seen its binding.
+		var last error
+		deadline := time.Now().Add(maxWait)
+		for time.Now().Before(deadline) {
+			_, last = sa.CoreV1().Secrets("kube-system").Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "vap-probe"}},
+				metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+			if apierrors.IsForbidden(last) {
+				break
+			}
+			time.Sleep(250 * time.Millisecond)
+		}
+		t.Logf("admission policy in force (dry-run probe: %v)", last)
+	}
 	before := s.snapshot(t)
 	defer s.compare(t, before)
 	// The positive control: the token works where the syncer must write.
@@ -148,7 +162,15 @@ func (s *suite) checkSyncerTokenConfined(t *testing.T) {
 		_, _ = s.super.CoreV1().Namespaces().Patch(ctx, "kube-system", types.MergePatchType, []byte(`{"metadata":{"labels":{"vap-probe":null}}}`), metav1.PatchOptions{})
 	})
 	_, err = sa.CoreV1().Pods("default").Create(ctx, basePod("vap-probe"), metav1.CreateOptions{})
-	refused("created a Pod in default", err, func() { _ = s.super.CoreV1().Pods("default").Delete(ctx, "vap-probe", metav1.DeleteOptions{}) })
+	refused("created a Pod in default", err, func() {
+		_ = s.super.CoreV1().Pods("default").Delete(ctx, "vap-probe", metav1.DeleteOptions{GracePeriodSeconds: ptr(int64(0))})
+		eventually(t, maxWait, "probe Pod gone", func(ctx context.Context) error {
+			if _, err := s.super.CoreV1().Pods("default").Get(ctx, "vap-probe", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+				return errorf("still there (err %v)", err)
+			}
+			return nil
+		})
+	})
 }
 
 // optionsHave reports whether options.Options has a field whose name contains sub.

@@ -164,26 +164,26 @@ func (s *suite) attackEphemeralStamps(t *testing.T) {
 	}, escaped)
 }
 
-// attackDataSourceForeignClaim: a claim cloned from a claim tenant A does not have; the data
-// source of a super claim may only name A's own synced claims.
-func (s *suite) attackDataSourceForeignClaim(t *testing.T) {
-	const name, source = "clone-foreign", "not-a-claim-of-a"
+// attackDataSourcePopulator: a claim filled by a volume populator of the super cluster
+// (dataSourceRef to a custom resource: the populator runs with its own rights and reads from
+// wherever the resource says). A claim's data source may only be one of A's own claims, which
+// in A's super namespace are A's by construction: rule storageDataSource.
+func (s *suite) attackDataSourcePopulator(t *testing.T) {
+	const name = "populate-import"
 	class := framework.DefaultStorageClass
+	group := "populator.example.com"
 	s.run(t, attack{
 		kind: "PersistentVolumeClaim", ns: aNS, names: []string{name}, rules: []string{"storageDataSource"},
 		create: func(ctx context.Context) error {
 			spec := claimSpec(&class)
-			spec.DataSource = &corev1.TypedLocalObjectReference{Kind: "PersistentVolumeClaim", Name: source}
+			spec.DataSourceRef = &corev1.TypedObjectReference{APIGroup: &group, Kind: "HTTPImport", Name: "tenant-b-export"}
 			_, err := s.a.Client.CoreV1().PersistentVolumeClaims(aNS).Create(ctx, &corev1.PersistentVolumeClaim{
 				ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: spec}, metav1.CreateOptions{})
 			return err
 		},
 		escaped: s.claimEscape(name, func(c *corev1.PersistentVolumeClaim) error {
-			if d := c.Spec.DataSource; d != nil && d.Name == source {
-				return fmt.Errorf("dataSource names %s %s, which tenant A does not have", d.Kind, d.Name)
-			}
-			if d := c.Spec.DataSourceRef; d != nil && d.Name == source {
-				return fmt.Errorf("dataSourceRef names %s %s, which tenant A does not have", d.Kind, d.Name)
+			if d := c.Spec.DataSourceRef; d != nil && d.Kind == "HTTPImport" {
+				return fmt.Errorf("dataSourceRef names populator resource %s/%s %s", ptrString(d.APIGroup), d.Kind, d.Name)
 			}
 			return nil
 		}),
