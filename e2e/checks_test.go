@@ -157,6 +157,9 @@ type tenantView struct {
 	claims     []corev1.PersistentVolumeClaim
 	pvs        map[string]*corev1.PersistentVolume
 	superClaim map[string]*corev1.PersistentVolumeClaim
+	// refusedPods are the tenant Pods "<ns>/<name>" of refusedByTenantPolicy manifests (set by
+	// checkPods).
+	refusedPods map[string]bool
 }
 
 // load reads the tenant's and the super cluster's objects.
@@ -165,7 +168,7 @@ func (rw *realWorld) load(ctx context.Context, tu *tenantUnderTest) (*tenantView
 	sel := tu.selector()
 	v := &tenantView{tu: tu, superNS: map[string]string{}, superPod: map[string]*corev1.Pod{}, superCM: map[string]*corev1.ConfigMap{},
 		superSec: map[string]*corev1.Secret{}, superSA: map[string]*corev1.ServiceAccount{}, superSvc: map[string]*corev1.Service{},
-		superIn: map[string]string{}}
+		superIn: map[string]string{}, refusedPods: map[string]bool{}}
 	nss, err := sc.Namespaces().List(ctx, sel)
 	if err != nil {
 		return nil, err
@@ -422,6 +425,23 @@ func (rw *realWorld) checkPods(ctx context.Context, r *report, v *tenantView) (p
 		}
 		id := fmt.Sprintf("%s: Pod %s/%s (from %s in %s)", v.tu.name, tp.Namespace, tp.Name, top, path)
 		sp := v.superPod[tp.Namespace+"/"+tp.Name]
+		if rule, ok := refusedByTenantPolicy[path]; ok {
+			v.refusedPods[tp.Namespace+"/"+tp.Name] = true
+			cond := podScheduled(tp)
+			switch {
+			case sp != nil:
+				rw.addSticky(reqSameState, suspect{v.tu, "Pod", tp.Namespace, tp.Name}, "%s: the tenant policy refuses it (%s: %s), but it has a super Pod %s/%s",
+					id, rule.Rule, rule.Why, sp.Namespace, sp.Name)
+			case tp.Spec.NodeName != "" || tp.Status.Phase != corev1.PodPending || cond == nil || cond.Status != corev1.ConditionFalse ||
+				cond.Reason != "PolicyDenied" || !strings.HasPrefix(cond.Message, rule.Rule+": "):
+				r.add(reqSameState, "%s: refused by the tenant policy (%s), want it Pending, unbound, PodScheduled=False reason PolicyDenied "+
+					"message %q...; it is %s on node %q with PodScheduled %+v", id, rule.Why, rule.Rule+": ", tp.Status.Phase, tp.Spec.NodeName, cond)
+				r.suspect(v.tu, "Pod", tp.Namespace, tp.Name)
+			default:
+				rw.observe(path, "Pod %s/%s refused by the tenant policy as designed: %s", tp.Namespace, tp.Name, cond.Message)
+			}
+			continue
+		}
 		if sp == nil {
 			if why, ok := rejectedBySuperPolicy[path]; ok {
 				if tp.Spec.NodeName == "" && tp.Status.Phase == corev1.PodPending {
@@ -512,6 +532,16 @@ func (rw *realWorld) checkPods(ctx context.Context, r *report, v *tenantView) (p
 		rw.observe(path, "%s", superState)
 	}
 	return pods, running, pending
+}
+
+// podScheduled returns p's PodScheduled condition (nil when it has none).
+func podScheduled(p *corev1.Pod) *corev1.PodCondition {
+	for i := range p.Status.Conditions {
+		if p.Status.Conditions[i].Type == corev1.PodScheduled {
+			return &p.Status.Conditions[i]
+		}
+	}
+	return nil
 }
 
 // addSticky records a violation, once per subject, that stays reported even when later passes

@@ -294,12 +294,30 @@ func (rw *realWorld) logExpectations() {
 		}
 	}
 	t.Logf("manifests whose Pods the super cluster refuses by design (Pod Security baseline on super namespaces):\n%s", strings.Join(lines, "\n"))
+	for _, set := range []struct {
+		what  string
+		rules map[string]policyRule
+	}{
+		{"refuses (no super Pod, PodScheduled=False reason PolicyDenied)", refusedByTenantPolicy},
+		{"syncs with a part left out (PolicyDenied Warning Event)", filteredByTenantPolicy},
+	} {
+		lines = nil
+		for _, p := range keys(set.rules) {
+			if inCorpus[p] != nil {
+				lines = append(lines, fmt.Sprintf("  %s: %s: %s", p, set.rules[p].Rule, set.rules[p].Why))
+			}
+		}
+		t.Logf("manifests whose Pods the built-in tenant policy %s:\n%s", set.what, strings.Join(lines, "\n"))
+	}
 }
 
 func gapsOf(path string) []knownGap { return knownGaps[path] }
 
 func podsMayNotRun(path string) bool {
 	if _, ok := rejectedBySuperPolicy[path]; ok {
+		return true
+	}
+	if _, ok := refusedByTenantPolicy[path]; ok {
 		return true
 	}
 	for _, g := range knownGaps[path] {

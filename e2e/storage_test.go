@@ -103,6 +103,15 @@ func (rw *realWorld) checkClaims(r *report, v *tenantView) {
 		rw.mu.Unlock()
 		id := v.tu.name + ": PersistentVolumeClaim " + tc.Namespace + "/" + tc.Name + " (" + path + ")"
 		sc := v.superClaim[tc.Namespace+"/"+tc.Name]
+		if ref := metav1.GetControllerOf(tc); ref != nil && ref.Kind == "Pod" && v.refusedPods[tc.Namespace+"/"+ref.Name] {
+			if sc != nil || tc.Status.Phase != corev1.ClaimPending {
+				r.add(reqClaims, "%s belongs to Pod %s, which the tenant policy refuses, but it has a super copy (%v) and phase %s",
+					id, ref.Name, sc != nil, tc.Status.Phase)
+				continue
+			}
+			rw.observe(path, "ephemeral claim %s/%s of the refused Pod %s stays Pending without a super claim", tc.Namespace, tc.Name, ref.Name)
+			continue
+		}
 		if why, ok := unservedClaims[path]; ok {
 			if sc != nil || tc.Status.Phase != corev1.ClaimPending {
 				r.add(reqClaims, "%s must not be served (%s), but it has a super copy (%v) and phase %s", id, why, sc != nil, tc.Status.Phase)

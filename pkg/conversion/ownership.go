@@ -92,3 +92,30 @@ func IsOwnKey(k string) bool {
 	}
 	return false
 }
+
+// HeldNamespace returns the tenant namespace that super object obj belongs to, from its
+// ownership stamps: AnnotationNamespace, or for a super Namespace stamped without it, its
+// AnnotationName (both name the tenant namespace it maps). ok is false when obj is not managed
+// by the syncer (OwnerOf).
+func HeldNamespace(obj metav1.Object) (tenantUID, ns string, ok bool) {
+	o, ok := OwnerOf(obj)
+	if !ok {
+		return "", "", false
+	}
+	ns = o.Namespace
+	if ns == "" && obj.GetNamespace() == "" {
+		ns = o.Name
+	}
+	return o.TenantUID, ns, true
+}
+
+// HoldsOtherNamespace reports whether super object obj (a super Namespace, or an object in a
+// super namespace) at the place tenant namespace ns maps to belongs to the tenant with UID
+// tenantUID but to another of its tenant namespaces: two tenant namespaces whose
+// SuperNamespace names collide. Objects of ns must then neither be synced there nor delete
+// what is there. An object of another tenant or not the syncer's gives false (OwnedByTenant
+// decides about those).
+func HoldsOtherNamespace(obj metav1.Object, tenantUID, ns string) bool {
+	uid, held, ok := HeldNamespace(obj)
+	return ok && uid == tenantUID && held != ns
+}

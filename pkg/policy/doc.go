@@ -7,7 +7,8 @@
 //
 //	e := policy.Resolve(defaultPolicy, namedPolicy) // either may be nil
 //	pods := e.Pods()                                 // every field set
-//	if d := policy.CheckVolumes(pods, &pod.Spec); d != nil { ... report d, do not sync ... }
+//	if d := policy.CheckPod(pods, &pod.Spec, inPool); d != nil { ... report d, do not sync ... }
+//	report := policy.FilterPod(pods, &superPod.Spec)  // drops what the policy filters
 //
 // # Implementation details
 //

@@ -64,10 +64,3 @@ func PodClaimDataSources(p *tenancyv1alpha1.StoragePolicy, ns string, spec *core
 	}
 	return nil
 }
-
-func deref(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
-}

@@ -56,6 +56,8 @@ type kindInput struct {
 	super  cache.Store   // the super informer's store
 	owned  []ownedObject // super objects owned by c (by tenant UID)
 	nsMemo map[string]string
+	// refusedMemo memoises namespaceRefused.
+	refusedMemo map[string]bool
 }
 
 // superNamespace returns the (memoised) super namespace of tenant namespace ns.
@@ -68,13 +70,28 @@ func (in *kindInput) superNamespace(ns string) string {
 	return s
 }
 
+// namespaceRefused reports (memoised) whether tenant namespace ns is refused at its current
+// version (resources.NamespaceRefused).
+func (in *kindInput) namespaceRefused(ns string) bool {
+	if in.refusedMemo == nil {
+		in.refusedMemo = map[string]bool{}
+	}
+	r, ok := in.refusedMemo[ns]
+	if !ok {
+		r = in.c.Informers != nil && resources.NamespaceRefused(in.c, ns)
+		in.refusedMemo[ns] = r
+	}
+	return r
+}
+
 // compareKind compares one tenant's objects of one kind with the super cache. Tenant objects
 // are looked up at their mapped super name and given to the kind's Check; a super object at
 // its mapped name that the tenant does not own is skipped (the reconciler refuses it and
 // reports a SyncConflict). Owned super objects at their mapped name whose tenant object is not
 // in the tenant cache, and that are not being deleted, are orphans. Cluster-scoped objects
 // are Namespaces (the super namespace is the mapped name). Tenant objects refused by the
-// tenant's policy at their current version (resources.IsRefused) are skipped. It returns the findings and the
+// tenant's policy at their current version (resources.IsRefused), and the objects of a
+// refused tenant namespace (resources.NamespaceRefused), are skipped. It returns the findings and the
 // number of objects compared.
 func compareKind(in kindInput) ([]finding, int) {
 	var found []finding
@@ -87,6 +104,9 @@ func compareKind(in kindInput) ([]finding, int) {
 		checked++
 		if resources.IsRefused(in.c, in.kind, t) {
 			continue // refused by the tenant's policy at this version: the reconciler would refuse it again
+		}
+		if ns := t.GetNamespace(); ns != "" && in.namespaceRefused(ns) {
+			continue // in a refused namespace (namespaceCollision): nothing in it is synced
 		}
 		var superKey string
 		if t.GetNamespace() == "" {

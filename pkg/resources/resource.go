@@ -135,15 +135,20 @@ func SuperNamespace(c *tenant.Cluster, ns string) string {
 }
 
 // EnsureSuperNamespace makes sure the super namespace for tenant namespace ns exists and is
-// owned by the tenant, creating it from the tenant namespace when missing. It returns the super
-// namespace name; ErrNotOwned (wrapped) when the name is taken by someone else; an error when
-// the tenant namespace is missing or terminating.
+// owned by the tenant for ns, creating it from the tenant namespace when missing. It returns
+// the super namespace name; ErrNotOwned (wrapped) when the name is taken by someone else;
+// ErrNamespaceCollision (wrapped, reported on the tenant Namespace by
+// RefuseNamespaceCollision) when it holds another tenant namespace of the same tenant; an
+// error when the tenant namespace is missing or terminating.
 func EnsureSuperNamespace(ctx context.Context, env *Env, c *tenant.Cluster, ns string) (string, error) {
 	superNS := SuperNamespace(c, ns)
 	existing, err := env.SuperInformers.Core().V1().Namespaces().Lister().Get(superNS)
 	if err == nil {
 		if !conversion.OwnedByTenant(existing, c.UID) {
 			return "", fmt.Errorf("namespace %s: %w", superNS, ErrNotOwned)
+		}
+		if err := checkHolder(c, ns, existing); err != nil {
+			return "", err
 		}
 		return superNS, nil
 	}
@@ -168,11 +173,15 @@ func EnsureSuperNamespace(ctx context.Context, env *Env, c *tenant.Cluster, ns s
 		if !conversion.OwnedByTenant(live, c.UID) {
 			return "", fmt.Errorf("namespace %s: %w", superNS, ErrNotOwned)
 		}
+		if err := checkHolder(c, ns, live); err != nil {
+			return "", err
+		}
 		return superNS, nil
 	}
 	if err != nil {
 		return "", fmt.Errorf("failed to create super namespace %s: %w", superNS, err)
 	}
+	Admitted(c, KindNamespace, "", ns) // a namespace refused before (its name was taken) is synced now
 	return superNS, nil
 }
 

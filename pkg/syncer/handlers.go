@@ -110,6 +110,10 @@ func (s *Syncer) ClusterSynced(c *tenant.Cluster) {
 		for key, v := range vanished {
 			o := conversion.Owner{Tenant: c.Name, TenantUID: c.UID, Namespace: v.Owner.Namespace, Name: v.Owner.Name}
 			s.enqueue(s.down, requestFor(o, kind), false)
+			if kind == resources.KindNamespace {
+				// Deleted while the syncer was away: the name may be free for another namespace.
+				s.enqueueNamespaceColliders(c, key, v.Owner.Namespace, "")
+			}
 			src.Unack(key)
 		}
 	}
@@ -261,6 +265,9 @@ func (s *Syncer) superHandler(kind resources.Kind) cache.ResourceEventHandler {
 		req := requestFor(o, kind)
 		if down {
 			s.enqueue(s.down, req, true) // repair a super copy changed or deleted by someone else
+		}
+		if deleted && kind == resources.KindNamespace {
+			s.superNamespaceGone(c, m) // the name is free for a namespace refused while it was held
 		}
 		if s.upwardKind(kind) {
 			s.enqueue(s.up, req, true)

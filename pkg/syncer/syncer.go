@@ -327,9 +327,23 @@ func (s *Syncer) process(ctx context.Context, req resources.Request, down bool) 
 		return nil
 	}
 	if down {
-		return r.Downward(ctx, s.env, c, req.Namespace, req.Name)
+		return s.downward(ctx, r, c, req)
 	}
 	return r.Upward(ctx, s.env, c, req.Namespace, req.Name)
+}
+
+// downward runs r's downward reconcile of req. A refusal for a namespace collision
+// (resources.ErrNamespaceCollision, already reported on the tenant Namespace) is final and
+// returns nil, so the request is not retried: it comes back when the super namespace is deleted
+// (enqueueNamespaceColliders), when the object changes, or when the policy changes.
+func (s *Syncer) downward(ctx context.Context, r resources.Resource, c *tenant.Cluster, req resources.Request) error {
+	err := r.Downward(ctx, s.env, c, req.Namespace, req.Name)
+	if errors.Is(err, resources.ErrNamespaceCollision) {
+		ctrl.LoggerFrom(ctx).V(1).Info("Not syncing: the super namespace holds another namespace of the tenant",
+			"request", req.String(), "reason", err.Error())
+		return nil
+	}
+	return err
 }
 
 // superTransform trims super Pods to what the syncer reads (pod.TrimSuperPod) and strips

@@ -3,7 +3,10 @@
 // A tenant namespace "ns" of tenant T maps to conversion.SuperNamespace(T, uid, ns). The super
 // namespace is created on demand (by this reconciler or by the first namespaced object synced
 // into it) and deleted when the tenant namespace is gone or terminating; deleting it deletes
-// every super object of that tenant namespace.
+// every super object of that tenant namespace. The super namespace records the tenant
+// namespace it holds (conversion.AnnotationNamespace and AnnotationUID): when two tenant
+// namespaces of one tenant map to the same name, the one that holds it keeps it and the other
+// is refused (rule namespaceCollision), never deleting it.
 package namespace
 
 import (
@@ -60,7 +63,19 @@ func (Resource) Downward(ctx context.Context, env *resources.Env, c *tenant.Clus
 	if sFound && !conversion.OwnedByTenant(sns, c.UID) {
 		return resources.ErrNotOwned
 	}
+	if sFound && conversion.HoldsOtherNamespace(sns, c.UID, name) {
+		// Another tenant namespace of this tenant maps to the same super namespace and holds
+		// it: it is never deleted or changed for this one, which is refused until the name is
+		// free (the super namespace's deletion enqueues this namespace again).
+		if !tFound || !tns.DeletionTimestamp.IsZero() {
+			resources.Admitted(c, resources.KindNamespace, "", name)
+			return nil
+		}
+		_, holder, _ := conversion.HeldNamespace(sns)
+		return resources.RefuseNamespaceCollision(c, name, superNS, holder)
+	}
 	if !tFound || !tns.DeletionTimestamp.IsZero() {
+		resources.Admitted(c, resources.KindNamespace, "", name)
 		if !sFound || !sns.DeletionTimestamp.IsZero() {
 			return nil
 		}
@@ -91,6 +106,7 @@ func (Resource) Downward(ctx context.Context, env *resources.Env, c *tenant.Clus
 	}
 	// Labels and annotations the tenant did not set (the super cluster's admins', and the super
 	// apiserver's kubernetes.io/metadata.name) are kept and never overridden by the tenant.
+	resources.Admitted(c, resources.KindNamespace, "", name)
 	want := resources.DesiredNamespace(env, c, tns, sns)
 	if resources.MapsEqual(want.Labels, sns.Labels) && resources.MapsEqual(want.Annotations, sns.Annotations) {
 		return nil

@@ -3,13 +3,14 @@ package pod
 import (
 	"encoding/json"
 	"hash/fnv"
-	"slices"
 	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/vcsyncer/syncer/pkg/conversion"
+	"github.com/vcsyncer/syncer/pkg/policy"
 	"github.com/vcsyncer/syncer/pkg/resources"
 	"github.com/vcsyncer/syncer/pkg/resources/storageclass"
 	"github.com/vcsyncer/syncer/pkg/tenant"
@@ -26,10 +27,19 @@ const AnnotationSyncedImages = conversion.Domain + "/synced-images"
 
 // Desired returns the super Pod for tenant Pod t in superNS. existing is the current super Pod
 // (nil when creating): labels and annotations other super-cluster controllers added to it
-// are kept (resources.DesiredMeta). Generic ephemeral volume templates are left as the tenant
-// wrote them: the create path converts them (confineEphemeralClaims), which needs the super
-// cluster's StorageClasses.
+// are kept (resources.DesiredMeta). The filtering rules of the tenant's Pod policy are applied
+// (policy.FilterPod: tolerations, preferred node affinity, the policy's node selector and
+// tolerations, the default RuntimeClass); the refusing rules are checked before (checkPolicy).
+// Generic ephemeral volume templates are left as the tenant wrote them: the create path
+// converts them (confineEphemeralClaims), which needs the super cluster's StorageClasses.
 func Desired(c *tenant.Cluster, t *corev1.Pod, superNS string, existing *corev1.Pod) *corev1.Pod {
+	p, _ := desired(c, t, superNS, existing)
+	return p
+}
+
+// desired is Desired, and also returns what the policy filtered out of the super Pod (nil
+// when nothing), to be reported with resources.Deny.
+func desired(c *tenant.Cluster, t *corev1.Pod, superNS string, existing *corev1.Pod) (*corev1.Pod, *policy.Denial) {
 	spec := t.Spec.DeepCopy()
 	spec.NodeName = ""
 	spec.Priority = nil
@@ -38,7 +48,7 @@ func Desired(c *tenant.Cluster, t *corev1.Pod, superNS string, existing *corev1.
 	// system-* classes would let one tenant preempt every other tenant's Pods.
 	spec.PriorityClassName = ""
 	spec.EphemeralContainers = nil
-	spec.Tolerations = allowedTolerations(spec.Tolerations)
+	filtered := policy.FilterPod(c.Policy().Pods(), spec)
 	rewriteFieldRefs(spec)
 	meta := desiredMeta(c, t, superNS, existing)
 	if rewriteProjectedTokens(spec, TokenSecretName(t.UID)) {
@@ -47,7 +57,52 @@ func Desired(c *tenant.Cluster, t *corev1.Pod, superNS string, existing *corev1.
 		}
 		meta.Annotations[AnnotationTokenSecret] = TokenSecretName(t.UID)
 	}
-	return &corev1.Pod{ObjectMeta: meta, Spec: *spec}
+	return &corev1.Pod{ObjectMeta: meta, Spec: *spec}, filtered
+}
+
+// checkPolicy returns the first refusal of tenant Pod spec (the full spec, as the tenant
+// apiserver has it) under tenant c's Pod policy (policy.CheckPod), or nil.
+func checkPolicy(env *resources.Env, c *tenant.Cluster, spec *corev1.PodSpec) *policy.Denial {
+	return policy.CheckPod(c.Policy().Pods(), spec, nodeInPool(env, c))
+}
+
+// nodeInPool returns the test for "super Node name is in tenant c's node pool" that the
+// placement rules of policy.CheckPod use for node names (matchFields metadata.name and
+// kubernetes.io/hostname values). The Nodes it considers are the super Node called name and
+// every super Node labelled kubernetes.io/hostname=name; there must be at least one, and
+// every one must be in the pool: when the Pod policy has a node selector, the super Nodes it
+// selects; otherwise the tenant's own vNodes, super Nodes the super scheduler already placed
+// one of the tenant's Pods on (presetNodeAllowed, decided from super-side state only). The
+// tenant's DaemonSet controller pins each of its Pods to a vNode with matchFields
+// metadata.name, which this keeps working.
+func nodeInPool(env *resources.Env, c *tenant.Cluster) func(string) bool {
+	lister := env.SuperNodes.Core().V1().Nodes().Lister()
+	var pool labels.Selector
+	if sel := c.Policy().Pods().NodeSelector; len(sel) > 0 {
+		pool = labels.SelectorFromSet(sel)
+	}
+	return func(name string) bool {
+		var nodes []*corev1.Node
+		if n, err := lister.Get(name); err == nil {
+			nodes = append(nodes, n)
+		}
+		if byHost, err := lister.List(labels.SelectorFromSet(labels.Set{corev1.LabelHostname: name})); err == nil {
+			for _, n := range byHost {
+				if n.Name != name {
+					nodes = append(nodes, n)
+				}
+			}
+		}
+		if len(nodes) == 0 {
+			return false
+		}
+		for _, n := range nodes {
+			if pool != nil && !pool.Matches(labels.Set(n.Labels)) || pool == nil && !presetNodeAllowed(env, c, n.Name) {
+				return false
+			}
+		}
+		return true
+	}
 }
 
 // confineEphemeralClaims converts the claim templates of the generic ephemeral volumes of spec
@@ -72,24 +127,6 @@ func confineEphemeralClaims(env *resources.Env, c *tenant.Cluster, ns string, sp
 		}
 		cf.Template(e.VolumeClaimTemplate)
 	}
-}
-
-// DeniedTolerationKeys are taint keys a tenant Pod may not tolerate in the super cluster: they
-// keep workloads off the super cluster's control-plane Nodes.
-var DeniedTolerationKeys = []string{"node-role.kubernetes.io/control-plane", "node-role.kubernetes.io/master"}
-
-// allowedTolerations returns tolerations without those for DeniedTolerationKeys and without
-// wildcard tolerations (empty key, operator Exists), which tolerate every taint — the super
-// cluster's control-plane and dedicated-node taints included. A new slice; nil when empty.
-func allowedTolerations(in []corev1.Toleration) []corev1.Toleration {
-	var out []corev1.Toleration
-	for _, t := range in {
-		if t.Key == "" || slices.Contains(DeniedTolerationKeys, t.Key) {
-			continue
-		}
-		out = append(out, t)
-	}
-	return out
 }
 
 // superIdentityFieldPaths maps the downward-API field paths whose values differ between a

@@ -10,14 +10,16 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
 
+	tenancyv1alpha1 "github.com/vcsyncer/syncer/pkg/apis/tenancy/v1alpha1"
 	"github.com/vcsyncer/syncer/pkg/conversion"
+	"github.com/vcsyncer/syncer/pkg/policy"
 	"github.com/vcsyncer/syncer/pkg/resources"
 	"github.com/vcsyncer/syncer/pkg/tenant"
 )
 
 func tenantPod() *corev1.Pod {
 	prio := int32(1000)
-	policy := corev1.PreemptLowerPriority
+	preempt := corev1.PreemptLowerPriority
 	return &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{
 			Name: "web", Namespace: "shop", UID: "pod-uid",
@@ -29,7 +31,7 @@ func tenantPod() *corev1.Pod {
 		Spec: corev1.PodSpec{
 			NodeName:          "vnode-1",
 			Priority:          &prio,
-			PreemptionPolicy:  &policy,
+			PreemptionPolicy:  &preempt,
 			PriorityClassName: "tenant-high",
 			Containers: []corev1.Container{{
 				Name: "c", Image: "nginx",
@@ -382,7 +384,11 @@ func TestTokenRefreshTiming(t *testing.T) {
 	}
 }
 
-func TestDesiredDropsDangerousTolerations(t *testing.T) {
+// TestDesiredKeepsOnlyAllowedTolerations: the super Pod carries only the tolerations that
+// pods.allowedTolerations lists (built-in: not-ready and unreachable, NoExecute); the others,
+// wildcard and control-plane tolerations included, are dropped, and the tenant Pod is not
+// modified. An admin's pattern lets a dedicated-node toleration through.
+func TestDesiredKeepsOnlyAllowedTolerations(t *testing.T) {
 	p := tenantPod()
 	p.Spec.Tolerations = []corev1.Toleration{
 		{Operator: corev1.TolerationOpExists}, // tolerates every taint
@@ -391,13 +397,21 @@ func TestDesiredDropsDangerousTolerations(t *testing.T) {
 		{Key: "node.kubernetes.io/not-ready", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute},
 		{Key: "dedicated", Operator: corev1.TolerationOpEqual, Value: "gpu"},
 	}
-	got := Desired(&tenant.Cluster{Name: "t", UID: "u"}, p, "ns", nil)
-	want := []corev1.Toleration{p.Spec.Tolerations[3], p.Spec.Tolerations[4]}
+	c := &tenant.Cluster{Name: "t", UID: "u"}
+	got := Desired(c, p, "ns", nil)
+	want := []corev1.Toleration{p.Spec.Tolerations[3]}
 	if d := cmp.Diff(want, got.Spec.Tolerations); d != "" {
 		t.Errorf("tolerations (-want +got):\n%s", d)
 	}
 	if len(p.Spec.Tolerations) != 5 {
 		t.Error("the tenant Pod was modified")
+	}
+	c.SetPolicy(policy.Resolve(nil, &tenancyv1alpha1.TenantPolicySpec{Pods: &tenancyv1alpha1.PodPolicy{
+		AllowedTolerations: []tenancyv1alpha1.TolerationPattern{{Key: "node.kubernetes.io/not-ready"}, {Key: "dedicated", Value: "gpu"}}}}))
+	got = Desired(c, p, "ns", nil)
+	want = []corev1.Toleration{p.Spec.Tolerations[3], p.Spec.Tolerations[4]}
+	if d := cmp.Diff(want, got.Spec.Tolerations); d != "" {
+		t.Errorf("with dedicated=gpu allowed, tolerations (-want +got):\n%s", d)
 	}
 }
 

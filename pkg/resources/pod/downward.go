@@ -32,6 +32,9 @@ const ReasonSuperPodLost = "SuperPodLost"
 
 func reconcileDownward(ctx context.Context, env *resources.Env, c *tenant.Cluster, ns, name string) error {
 	superNS := resources.SuperNamespace(c, ns)
+	if err := resources.CheckNamespaceCollision(env, c, ns); err != nil {
+		return err // another tenant namespace of this tenant holds the super namespace
+	}
 	t, err := c.Informers.Core().V1().Pods().Lister().Pods(ns).Get(name)
 	if err != nil && !apierrors.IsNotFound(err) {
 		return err
@@ -44,6 +47,10 @@ func reconcileDownward(ctx context.Context, env *resources.Env, c *tenant.Cluste
 	sFound := err == nil
 	superPods := env.Super.CoreV1().Pods(superNS)
 
+	if sFound && conversion.HoldsOtherNamespace(s, c.UID, ns) {
+		_, holder, _ := conversion.HeldNamespace(s)
+		return resources.RefuseNamespaceCollision(c, ns, superNS, holder)
+	}
 	if sFound {
 		o, owned := conversion.OwnerOf(s)
 		if !owned || o.TenantUID != c.UID {
@@ -117,9 +124,6 @@ func reconcileDownward(ctx context.Context, env *resources.Env, c *tenant.Cluste
 				"spec.nodeName %q is preset and is not one of this tenant's virtual Nodes; the Pod will not run", t.Spec.NodeName)
 			return nil
 		}
-		if _, err := resources.EnsureSuperNamespace(ctx, env, c, ns); err != nil {
-			return err
-		}
 		// The tenant cache holds trimmed Pods: read the full spec once, at least as new as the
 		// cached copy (served from the tenant apiserver's watch cache).
 		full, err := c.Client.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{ResourceVersion: t.ResourceVersion})
@@ -128,6 +132,17 @@ func reconcileDownward(ctx context.Context, env *resources.Env, c *tenant.Cluste
 		}
 		if full.UID != t.UID {
 			return fmt.Errorf("tenant Pod %s/%s was recreated; will retry", ns, name)
+		}
+		// The policy decides before anything is written for the Pod (its super namespace,
+		// tokens, the super Pod).
+		if d := checkPolicy(env, c, &full.Spec); d != nil {
+			return refuse(ctx, c, full, d)
+		}
+		if d := policy.PodClaimDataSources(c.Policy().Storage(), ns, &full.Spec); d != nil {
+			return refuse(ctx, c, full, d)
+		}
+		if _, err := resources.EnsureSuperNamespace(ctx, env, c, ns); err != nil {
+			return err
 		}
 		if sa := full.Spec.ServiceAccountName; sa != "" && sa != "default" {
 			// The super apiserver refuses a Pod whose ServiceAccount is missing: wait for the
@@ -139,12 +154,15 @@ func reconcileDownward(ctx context.Context, env *resources.Env, c *tenant.Cluste
 		if !priorityClassAllowed(env, c, full) {
 			return nil // rejected early, with a PriorityClassNotPublic Event
 		}
-		if d := policy.PodClaimDataSources(c.Policy().Storage(), ns, &full.Spec); d != nil {
-			return refusePod(ctx, c, full, d)
-		}
-		want := Desired(c, full, superNS, nil)
+		want, filtered := desired(c, full, superNS, nil)
 		confineEphemeralClaims(env, c, ns, &want.Spec)
-		if pc := full.Spec.PriorityClassName; pc != "" && priorityclass.IsPublic(env, pc) {
+		if filtered != nil {
+			// Filtered, not refused: reported (once per Pod version), and the Pod is synced.
+			resources.Deny(c, resources.KindPod, full, filtered)
+		} else {
+			resources.Admitted(c, resources.KindPod, ns, name)
+		}
+		if pc := full.Spec.PriorityClassName; pc != "" && priorityclass.IsPublic(env, pc) && policy.PriorityClassAllowed(c.Policy().Pods(), pc) {
 			want.Spec.PriorityClassName = pc
 		}
 		// A preset spec.nodeName naming an existing super Node (a vNode's name) is honoured.
@@ -174,6 +192,11 @@ func reconcileDownward(ctx context.Context, env *resources.Env, c *tenant.Cluste
 				return downward.Conflict(ctx, c, superPods, t, resources.KindPod, superNS, name, err)
 			}
 			return downward.Report(c, t, resources.KindPod, "create", err)
+		}
+		if filtered != nil {
+			// The super Pod exists: the record of the filtered part must not make remediation
+			// skip the Pod.
+			resources.Admitted(c, resources.KindPod, ns, name)
 		}
 		if tokens == nil {
 			return nil
@@ -284,6 +307,49 @@ func markLost(ctx context.Context, c *tenant.Cluster, t *corev1.Pod) error {
 		return fmt.Errorf("failed to mark tenant Pod %s/%s lost: %w", t.Namespace, t.Name, err)
 	}
 	c.Recorder.Event(t, corev1.EventTypeWarning, ReasonSuperPodLost, u.Status.Message)
+	return nil
+}
+
+// refuse reports that tenant Pod p (its full spec) is refused by the tenant's policy and is
+// not synced: its PodScheduled condition is set to False with reason policy.ReasonPolicyDenied
+// and d's message (as the scheduler reports an unschedulable Pod; written only when the
+// condition differs, so a refused Pod causes no write loop), then resources.Deny records the
+// Warning Event and the count for the Pod's version after that write (so the informer's
+// event for it reports nothing again). It returns nil: the Pod is retried when it or the
+// policy changes, not on a timer; only a failed status write is returned (and retried).
+func refuse(ctx context.Context, c *tenant.Cluster, p *corev1.Pod, d *policy.Denial) error {
+	obj := p
+	msg := d.Error()
+	cond := podCondition(p, corev1.PodScheduled)
+	if cond == nil || cond.Status != corev1.ConditionFalse || cond.Reason != policy.ReasonPolicyDenied || cond.Message != msg {
+		u := p.DeepCopy()
+		want := corev1.PodCondition{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: policy.ReasonPolicyDenied,
+			Message: msg, LastTransitionTime: metav1.Now()}
+		if cond != nil && cond.Status == corev1.ConditionFalse {
+			want.LastTransitionTime = cond.LastTransitionTime
+		}
+		if c := podCondition(u, corev1.PodScheduled); c != nil {
+			*c = want
+		} else {
+			u.Status.Conditions = append(u.Status.Conditions, want)
+		}
+		updated, err := c.Client.CoreV1().Pods(p.Namespace).UpdateStatus(ctx, u, metav1.UpdateOptions{FieldManager: downward.FieldManager})
+		if err != nil {
+			return fmt.Errorf("failed to mark tenant Pod %s/%s refused by policy (%s): %w", p.Namespace, p.Name, d.Rule, err)
+		}
+		obj = updated
+	}
+	resources.Deny(c, resources.KindPod, obj, d)
+	return nil
+}
+
+// podCondition returns a pointer to p's condition of type typ (nil when it has none).
+func podCondition(p *corev1.Pod, typ corev1.PodConditionType) *corev1.PodCondition {
+	for i := range p.Status.Conditions {
+		if p.Status.Conditions[i].Type == typ {
+			return &p.Status.Conditions[i]
+		}
+	}
 	return nil
 }
 

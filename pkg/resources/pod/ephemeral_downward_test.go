@@ -54,7 +54,8 @@ func TestDownwardEphemeralDataSource(t *testing.T) {
 			mustAdd(t, c.Informers.Core().V1().Namespaces().Informer().GetIndexer().Add(ns))
 			superCS := fake.NewClientset()
 			env := &resources.Env{Super: superCS, SuperInformers: informers.NewSharedInformerFactory(superCS, 0),
-				SuperVolumes: informers.NewSharedInformerFactory(superCS, 0)}
+				SuperVolumes: informers.NewSharedInformerFactory(superCS, 0), SuperNodes: informers.NewSharedInformerFactory(superCS, 0)}
+			env.SuperNodes.Core().V1().Nodes().Informer()
 			env.SuperInformers.Core().V1().Pods().Informer()
 			env.SuperInformers.Core().V1().Namespaces().Informer()
 			env.SuperVolumes.Storage().V1().StorageClasses().Informer()

@@ -13,6 +13,37 @@
 // PriorityClass (pkg/resources/priorityclass); a Pod naming any other class is not synced: it
 // stays Pending with a PriorityClassNotPublic Warning Event.
 //
+// # Policy
+//
+// Before anything is written for a new Pod (its super namespace, tokens, the super Pod), its
+// full spec is checked against the tenant's Pod policy (TenantPolicy pods, built-in defaults in
+// pkg/policy). Refusing rules (policy.CheckPod): a volume source not in allowedVolumeTypes
+// (built-in: the Pod Security "restricted" set configMap, csi, downwardAPI, emptyDir,
+// ephemeral, persistentVolumeClaim, projected, secret; sources are judged by which
+// VolumeSource field is set, so one a newer Kubernetes adds is refused until listed), an
+// inline csi driver not in allowedCSIDrivers (built-in: none), a projected podCertificate or
+// clusterTrustBundle source (always: the super cluster's kubelet would resolve them with the
+// super cluster's signers and trust bundles for the super Pod), a nodeSelector or required node
+// affinity key outside allowedNodeLabelKeys (built-in: zone, region, os, arch, instance type),
+// node names (matchFields metadata.name, kubernetes.io/hostname) other than Nodes of the
+// tenant's pool (the Nodes the policy's nodeSelector selects; without one, the tenant's vNodes,
+// so a tenant DaemonSet's Pods keep working), a runtimeClassName outside
+// allowedRuntimeClassNames and the default, a schedulerName outside allowedSchedulerNames
+// (built-in: default-scheduler; unset is allowed), a priorityClassName outside
+// allowedPriorityClassNames when set. A refused Pod is not synced: it stays Pending with
+// PodScheduled=False, reason PolicyDenied and the rule and message, a Warning Event with
+// reason PolicyDenied, and a count in vcsyncer_policy_denials_total; it is not retried until
+// it or the policy changes.
+//
+// Filtering rules (policy.FilterPod), applied to the super Pod, the Pod still syncs:
+// tolerations not matching allowedTolerations are dropped (built-in: only the not-ready and
+// unreachable NoExecute tolerations the tenant's DefaultTolerationSeconds admission adds; a
+// tenant DaemonSet's other tolerations are dropped too), reported once with rule toleration;
+// preferred node affinity terms naming nodes or keys outside the allowlist are dropped; the
+// policy's nodeSelector is merged in (its values win) and its tolerations appended, so tenant
+// constraints only narrow the pool; defaultRuntimeClassName is set on Pods naming none. The
+// policy applies when a super Pod is created: a change does not touch running Pods.
+//
 // A tenant Pod created with spec.nodeName preset is bound to that super Node only when it names
 // one of the tenant's vNodes (a super Node the syncer already placed its Pods on); otherwise,
 // as in a cluster without a kubelet of that name, it is not synced, stays Pending, and gets a

@@ -10,7 +10,8 @@
 // missing → ensure the super namespace, create; otherwise update only when Spec.Equal says the
 // owned fields differ. A super object at the mapped name that the tenant does not own is never
 // touched: Reconcile returns resources.ErrNotOwned and records a Warning Event on the tenant
-// object.
+// object. Nor is a super namespace that holds another tenant namespace of the same tenant (the
+// two names collide): resources.ErrNamespaceCollision, reported on the tenant Namespace.
 package downward
 
 import (
@@ -70,9 +71,14 @@ type Spec[T Object] struct {
 
 // Reconcile makes the super copy of tenant object ns/name match it. It returns nil when the
 // two agree (or the object is skipped), resources.ErrNotOwned when the mapped super name is
-// taken by an object the tenant does not own, and API errors to retry otherwise.
+// taken by an object the tenant does not own, resources.ErrNamespaceCollision (reported, not
+// retried) when the super namespace or the object at the mapped name belongs to another tenant
+// namespace of the tenant, and API errors to retry otherwise.
 func Reconcile[T Object](ctx context.Context, env *resources.Env, c *tenant.Cluster, ns, name string, s Spec[T]) error {
 	superNS := resources.SuperNamespace(c, ns)
+	if err := resources.CheckNamespaceCollision(env, c, ns); err != nil {
+		return err
+	}
 	tObj, tErr := s.Tenant(ns).Get(name)
 	if tErr != nil && !apierrors.IsNotFound(tErr) {
 		return tErr
@@ -84,6 +90,12 @@ func Reconcile[T Object](ctx context.Context, env *resources.Env, c *tenant.Clus
 	}
 	sFound := sErr == nil
 
+	if sFound && conversion.HoldsOtherNamespace(sObj, c.UID, ns) {
+		// The copy of a namespace of this tenant that maps to the same super namespace (its
+		// super Namespace not cached yet): never touched for this one.
+		_, holder, _ := conversion.HeldNamespace(sObj)
+		return resources.RefuseNamespaceCollision(c, ns, superNS, holder)
+	}
 	if sFound && !conversion.OwnedByTenant(sObj, c.UID) {
 		if tFound {
 			c.Recorder.Eventf(tObj, corev1.EventTypeWarning, "SyncConflict",
