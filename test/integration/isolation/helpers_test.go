@@ -51,11 +51,14 @@ var (
 // general Node, 1: tenant B's dedicated Node, 2: a control-plane Node), tenants A and B
 // registered with the syncer's built-in default policy, and B's workload (see setUpB).
 type suite struct {
-	env        *framework.Environment
-	c          client.Client // super cluster, the syncer's scheme (Tenants)
-	super      kubernetes.Interface
-	a, b       *framework.ControlPlane
-	aUID, bUID string
+	env   *framework.Environment
+	c     client.Client // super cluster, the syncer's scheme (Tenants)
+	super kubernetes.Interface
+	a, b  *framework.ControlPlane
+	// superQuiet and bQuiet are clients without API warnings (the snapshots list the
+	// deprecated Endpoints).
+	superQuiet, bQuiet kubernetes.Interface
+	aUID, bUID         string
 	// aNS is tenant A's namespace for most attacks, aSuperNS its super namespace.
 	aNS, aSuperNS string
 	// bSuperNS is the super namespace of B's namespace bNS.
@@ -374,7 +377,7 @@ func (s *suite) snapshot(t *testing.T) snapshots {
 	if err != nil {
 		t.Fatalf("snapshot of the super cluster: %v", err)
 	}
-	b, err := tenantObjects(ctx, s.b.Client, bNS)
+	b, err := tenantObjects(ctx, s.bQuiet, bNS)
 	if err != nil {
 		t.Fatalf("snapshot of tenant B: %v", err)
 	}
@@ -414,7 +417,7 @@ func (s *suite) superOutsideA(ctx context.Context) (snapshot, error) {
 			return nil, err
 		}
 	}
-	objs, err := listNamespaced(ctx, s.super, "")
+	objs, err := listNamespaced(ctx, s.superQuiet, "")
 	if err != nil {
 		return nil, err
 	}

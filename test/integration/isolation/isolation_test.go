@@ -31,6 +31,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 
 	"github.com/vcsyncer/syncer/cmd/vc-syncer/app"
 	"github.com/vcsyncer/syncer/cmd/vc-syncer/app/options"
@@ -132,6 +133,7 @@ func setUp(t *testing.T) *suite {
 	})
 	s := &suite{env: env, c: c, super: env.Super.Client, a: env.Tenants[0], b: env.Tenants[1],
 		aNS: aNS, metricsURL: fmt.Sprintf("127.0.0.1:%d", port)}
+	s.superQuiet, s.bQuiet = quietClient(t, env.Super.RESTConfig), quietClient(t, s.b.RESTConfig)
 	for _, tc := range []*framework.ControlPlane{s.a, s.b} {
 		if err := app.AddTenant(ctx, c, itest.KubeconfigNS, tc.Name, tc.Kubeconfig, 1); err != nil {
 			t.Fatal(err)
@@ -313,6 +315,18 @@ func ingress(name, host string, class *string) *networkingv1.Ingress {
 			}}}},
 		},
 	}
+}
+
+// quietClient returns a clientset for cfg that drops API warnings.
+func quietClient(t *testing.T, cfg *rest.Config) kubernetes.Interface {
+	t.Helper()
+	c := rest.CopyConfig(cfg)
+	c.WarningHandler = rest.NoWarnings{}
+	cs, err := kubernetes.NewForConfig(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cs
 }
 
 // freePort returns a free TCP port on 127.0.0.1.
