@@ -35,6 +35,10 @@ const (
 	RuleNamespaceCollision    Rule = "namespaceCollision"
 )
 
+// RuleQuota is the rule of a refusal by the ResourceQuota the syncer keeps in each of the
+// tenant's super namespaces (limits.quota): it has no room left for the object.
+const RuleQuota Rule = "quota"
+
 // ReasonPolicyDenied is the reason of the Warning Event (and, for a Pod, of its PodScheduled=False
 // condition) that reports a refusal to the tenant.
 const ReasonPolicyDenied = "PolicyDenied"

@@ -132,11 +132,16 @@ func Builtin() tenancyv1alpha1.TenantPolicySpec {
 			AllowedLoadBalancerClasses: []string{},
 		},
 		Metadata: &tenancyv1alpha1.MetadataPolicy{
+			// Keys without a prefix (what Service selectors usually use), the recommended
+			// app labels, and the labels the tenant's Deployment, StatefulSet and Job
+			// controllers put on their Pods.
 			AllowedLabelPrefixes: []string{"", "app.kubernetes.io/", "helm.sh/",
 				"apps.kubernetes.io/pod-index", "statefulset.kubernetes.io/pod-name",
-				"controller-revision-hash", "pod-template-hash"},
+				"controller-revision-hash", "pod-template-hash",
+				"batch.kubernetes.io/job-name", "batch.kubernetes.io/controller-uid", "batch.kubernetes.io/job-completion-index"},
 			AllowedAnnotationPrefixes: []string{"", "app.kubernetes.io/", "helm.sh/", "meta.helm.sh/",
-				"kubectl.kubernetes.io/restartedAt", "prometheus.io/"},
+				"kubectl.kubernetes.io/restartedAt", "kubectl.kubernetes.io/default-container", "prometheus.io/",
+				"batch.kubernetes.io/job-completion-index"},
 		},
 		Network: &tenancyv1alpha1.NetworkPolicy{
 			AllowedEndpointCIDRs:  []string{},

@@ -49,3 +49,40 @@ func Admitted(c *tenant.Cluster, kind Kind, namespace, name string) {
 func IsRefused(c *tenant.Cluster, kind Kind, obj metav1.Object) bool {
 	return c.Refusals.Refused(refusalKey(kind, obj.GetNamespace(), obj.GetName()), obj.GetResourceVersion(), c.Policy().Generation)
 }
+
+// Filtered reports, like Deny, that tenant c's policy changed what of tenant object obj of
+// kind reaches its super copy while the object itself was synced (rules that filter:
+// metadataKey, disruptionBudget): a Warning Event with reason policy.ReasonPolicyDenied on obj
+// and one count of vcsyncer_policy_denials_total, once per version of obj (its
+// resourceVersion, or any string that changes when the report would; see ReportDroppedMeta)
+// and policy generation. Its record is kept per rule and apart from Deny's, so the object does
+// not count as refused (IsRefused) and Admitted does not make it report again. A nil d (nothing
+// changed) forgets the record of rule. It returns whether it reported.
+func Filtered(c *tenant.Cluster, kind Kind, obj metav1.Object, rule policy.Rule, version string, d *policy.Denial) bool {
+	key := refusalKey(kind, obj.GetNamespace(), obj.GetName()) + "#" + string(rule)
+	if d == nil {
+		c.Refusals.Forget(key)
+		return false
+	}
+	if !c.Refusals.Record(key, version, c.Policy().Generation, d.Rule) {
+		return false
+	}
+	if ro, ok := obj.(runtime.Object); ok {
+		c.Recorder.Event(ro, corev1.EventTypeWarning, policy.ReasonPolicyDenied, d.Error())
+	}
+	metrics.PolicyDenied(c.Name, string(kind), string(d.Rule))
+	return true
+}
+
+// filterRules are the rules Filtered keeps records for.
+var filterRules = []policy.Rule{policy.RuleMetadataKey, policy.RuleDisruptionBudget}
+
+// Gone forgets every record of tenant object namespace/name of kind (Deny's and Filtered's):
+// call it when the object no longer exists.
+func Gone(c *tenant.Cluster, kind Kind, namespace, name string) {
+	key := refusalKey(kind, namespace, name)
+	c.Refusals.Forget(key)
+	for _, r := range filterRules {
+		c.Refusals.Forget(key + "#" + string(r))
+	}
+}

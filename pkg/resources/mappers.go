@@ -16,14 +16,15 @@ type SuperMapper interface {
 	MapSuper(env *Env, obj metav1.Object, clusters []*tenant.Cluster) []Request
 }
 
-// DependentMapper is implemented by kinds whose tenant objects depend on a tenant object of
-// another kind (Endpoints and EndpointSlices on their Service): when the dependency changes,
-// the syncer enqueues the dependents downward so objects applied in any order converge.
+// DependentMapper is implemented by kinds whose tenant objects depend on tenant objects of
+// other kinds (Endpoints and EndpointSlices on their Service and on the tenant's Pod IPs,
+// PodDisruptionBudgets on their Pods): when a dependency changes, the syncer enqueues the
+// dependents downward so objects applied in any order converge.
 type DependentMapper interface {
-	// DependsOn returns the kind this kind depends on.
-	DependsOn() Kind
-	// Dependents returns the downward requests of tenant c affected by a change of the
-	// dependency dep.
+	// DependsOn returns the kinds this kind depends on.
+	DependsOn() []Kind
+	// Dependents returns the downward requests of tenant c affected by a change (add, update,
+	// delete) of the dependency dep, an object of one of the DependsOn kinds.
 	Dependents(c *tenant.Cluster, dep metav1.Object) []Request
 }
 

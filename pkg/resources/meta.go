@@ -2,13 +2,16 @@ package resources
 
 import (
 	"reflect"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/vcsyncer/syncer/pkg/conversion"
+	"github.com/vcsyncer/syncer/pkg/policy"
 	"github.com/vcsyncer/syncer/pkg/tenant"
 )
 
@@ -26,23 +29,96 @@ const (
 // the current super object existing (nil, or a typed nil pointer, when creating): same name;
 // the labels and annotations on existing that the syncer did not copy from the tenant (kept,
 // and they win over a tenant key of the same name, so the syncer never fights the super
-// cluster over a key); the tenant's other labels and annotations; the AnnotationSynced*
-// records; and the ownership stamps. Tenant keys in the syncer's own domain and kubectl's last-applied
-// annotation are never copied. Owner references, finalizers and managed fields are never
-// copied: tenant UIDs mean nothing in the super cluster.
+// cluster over a key); the tenant's labels and annotations that tenant c's metadata allowlist
+// passes (see AllowedMeta), plus the keys alsoAllowed names (keys a kind's translation needs
+// whatever the allowlist says); the AnnotationSynced* records; and the ownership stamps. Owner
+// references, finalizers and managed fields are never copied: tenant UIDs mean nothing in the
+// super cluster. Callers report the keys left out with ReportDroppedMeta.
 //
 // A super object written before the AnnotationSyncedLabels record existed is treated as
 // having all its labels from the tenant (the syncer used to own every label) and none of its
 // annotations (it used to keep every annotation).
-func DesiredMeta(c *tenant.Cluster, tObj metav1.Object, superNS string, existing metav1.Object) metav1.ObjectMeta {
+func DesiredMeta(c *tenant.Cluster, tObj metav1.Object, superNS string, existing metav1.Object, alsoAllowed ...string) metav1.ObjectMeta {
 	var exLabels, exAnn map[string]string
 	if !isNil(existing) {
 		exLabels, exAnn = existing.GetLabels(), existing.GetAnnotations()
 	}
 	m := metav1.ObjectMeta{Name: tObj.GetName(), Namespace: superNS}
-	m.Labels, m.Annotations = MergeSynced(exLabels, exAnn, CopyLabels(tObj.GetLabels()), withoutLastApplied(tObj.GetAnnotations()))
+	labels, ann := AllowedMeta(c.Policy(), tObj.GetLabels(), tObj.GetAnnotations(), alsoAllowed...)
+	m.Labels, m.Annotations = MergeSynced(exLabels, exAnn, labels, ann)
 	conversion.Stamp(&m, Owner(c, tObj))
 	return m
+}
+
+// AllowedMeta returns the tenant labels and annotations (new maps, nil when empty) that may be
+// copied to a super object under policy pol: keys pol.Metadata() allows (policy.KeyAllowed)
+// and keys in alsoAllowed, never silently dropped keys (IsSilentKey). The inputs are not
+// modified.
+func AllowedMeta(pol *policy.Effective, labels, annotations map[string]string, alsoAllowed ...string) (map[string]string, map[string]string) {
+	md := pol.Metadata()
+	keep := func(m map[string]string, prefixes []string) map[string]string {
+		var out map[string]string
+		for k, v := range m {
+			if IsSilentKey(k) || !(policy.KeyAllowed(prefixes, k) || slices.Contains(alsoAllowed, k)) {
+				continue
+			}
+			if out == nil {
+				out = make(map[string]string, len(m))
+			}
+			out[k] = v
+		}
+		return out
+	}
+	return keep(labels, md.AllowedLabelPrefixes), keep(annotations, md.AllowedAnnotationPrefixes)
+}
+
+// IsSilentKey reports label and annotation keys that are never copied to a super object and
+// never reported as refused, because they are not the tenant's to pass on: every key in the
+// syncer's own domain (tenancy.vcsyncer.io/, written on super objects by the syncer only, so a
+// tenant can neither forge ownership nor fight the syncer over them), kubectl's
+// last-applied-configuration (it describes the tenant object, can be large, and would make a
+// super object's own `kubectl apply` diff lie), and kubernetes.io/metadata.name (each
+// apiserver sets its own on every namespace).
+func IsSilentKey(k string) bool {
+	return conversion.IsOwnKey(k) || strings.HasPrefix(k, conversion.Domain+"/") ||
+		k == "kubectl.kubernetes.io/last-applied-configuration" || k == corev1.LabelMetadataName
+}
+
+// DroppedMetaKeys returns, sorted, the label and annotation keys of tenant object tObj ("label
+// <key>", "annotation <key>") that policy pol's metadata allowlist kept out of its super copy
+// desired. A key desired carries anyway (set by the kind's own translation, such as an
+// EndpointSlice's kubernetes.io/service-name) and silent keys (IsSilentKey) are not listed.
+func DroppedMetaKeys(pol *policy.Effective, tObj, desired metav1.Object) []string {
+	md := pol.Metadata()
+	var out []string
+	collect := func(what string, m, have map[string]string, prefixes []string) {
+		for k := range m {
+			if _, ok := have[k]; ok || IsSilentKey(k) || policy.KeyAllowed(prefixes, k) {
+				continue
+			}
+			out = append(out, what+" "+k)
+		}
+	}
+	collect("annotation", tObj.GetAnnotations(), desired.GetAnnotations(), md.AllowedAnnotationPrefixes)
+	collect("label", tObj.GetLabels(), desired.GetLabels(), md.AllowedLabelPrefixes)
+	sort.Strings(out)
+	return out
+}
+
+// ReportDroppedMeta reports the keys DroppedMetaKeys finds for tenant object tObj of kind and
+// its super copy desired under tenant c's policy, with rule metadataKey (Warning Event on tObj
+// and vcsyncer_policy_denials_total; see Filtered), once per version of tObj, set of dropped
+// keys and policy generation. The version is the object's generation when it has one (so
+// status writes, such as the load-balancer status the syncer copies up, do not repeat the
+// report) and its resourceVersion otherwise. The object is synced anyway.
+func ReportDroppedMeta(c *tenant.Cluster, kind Kind, tObj, desired metav1.Object) {
+	dropped := DroppedMetaKeys(c.Policy(), tObj, desired)
+	version := tObj.GetResourceVersion()
+	if g := tObj.GetGeneration(); g > 0 {
+		version = "g" + strconv.FormatInt(g, 10)
+	}
+	version += "|" + strings.Join(dropped, ",")
+	Filtered(c, kind, tObj, policy.RuleMetadataKey, version, policy.MetadataDenial(string(kind), tObj.GetNamespace(), tObj.GetName(), dropped))
 }
 
 // MergeSynced returns the labels and annotations of a super object whose current ones are
@@ -134,48 +210,6 @@ func joinKeys(m map[string]string) string {
 	}
 	sort.Strings(keys)
 	return strings.Join(keys, ",")
-}
-
-// DeniedAnnotationPrefixes are annotation key prefixes never copied from a tenant object to the
-// super cluster, because super-cluster components act on them with the super cluster's
-// authority: cloud workload identity on ServiceAccounts and Pods (a super webhook would give
-// the Pod the super cluster's cloud credentials), and CNI plugins choosing networks or IPs.
-var DeniedAnnotationPrefixes = []string{
-	"eks.amazonaws.com/", "iam.gke.io/", "azure.workload.identity/", "iam.amazonaws.com/",
-	"k8s.v1.cni.cncf.io/", "cni.projectcalico.org/", "v1.multus-cni.io/",
-}
-
-// withoutLastApplied drops kubectl's last-applied-configuration annotation (it describes the
-// tenant object, can be large, and would make a super object's own `kubectl apply` diff lie),
-// every annotation in the syncer's own domain (tenancy.vcsyncer.io/): those on a super object
-// are written by the syncer only, so a tenant can neither forge ownership nor fight the syncer
-// over them; and DeniedAnnotationPrefixes.
-func withoutLastApplied(m map[string]string) map[string]string {
-	drop := func(k string) bool {
-		if k == "kubectl.kubernetes.io/last-applied-configuration" || strings.HasPrefix(k, conversion.Domain+"/") {
-			return true
-		}
-		for _, p := range DeniedAnnotationPrefixes {
-			if strings.HasPrefix(k, p) {
-				return true
-			}
-		}
-		return false
-	}
-	found := false
-	for k := range m {
-		found = found || drop(k)
-	}
-	if !found {
-		return m
-	}
-	out := CopyMap(m)
-	for k := range out {
-		if drop(k) {
-			delete(out, k)
-		}
-	}
-	return out
 }
 
 // CopyResourceList returns a deep copy of a resource list (nil for an empty one).

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -100,6 +99,10 @@ type Env struct {
 	// SuperObject returns the cached super object of a synced kind at namespace/name (nil, false
 	// when not cached or the kind is not synced). Set by the syncer.
 	SuperObject func(kind Kind, namespace, name string) (metav1.Object, bool)
+	// AdmitObject reports whether tenant object obj of kind may be synced under tenant c's
+	// limits.maxObjects, admitting it when there is room and reporting a refusal otherwise
+	// (idempotent). nil admits everything. Set by the syncer.
+	AdmitObject func(c *tenant.Cluster, kind Kind, obj metav1.Object) bool
 }
 
 // VNodes is the virtual-node manager as reconcilers see it (implemented by pkg/vnode).
@@ -134,12 +137,16 @@ func SuperNamespace(c *tenant.Cluster, ns string) string {
 	return conversion.SuperNamespace(c.Name, c.UID, ns)
 }
 
-// EnsureSuperNamespace makes sure the super namespace for tenant namespace ns exists and is
-// owned by the tenant for ns, creating it from the tenant namespace when missing. It returns
-// the super namespace name; ErrNotOwned (wrapped) when the name is taken by someone else;
-// ErrNamespaceCollision (wrapped, reported on the tenant Namespace by
-// RefuseNamespaceCollision) when it holds another tenant namespace of the same tenant; an
-// error when the tenant namespace is missing or terminating.
+// EnsureSuperNamespace makes sure the super namespace for tenant namespace ns exists, is
+// owned by the tenant for ns and has its bounds in force (EnsureBounds: the ResourceQuota and
+// LimitRange of the tenant's policy), creating the namespace from the tenant namespace when
+// missing and then its bounds. Every kind calls it before it creates a super object in the
+// namespace, so nothing lands in a super namespace before its LimitRange exists and its
+// ResourceQuota is enforced. It returns the super namespace name; ErrNotOwned (wrapped) when
+// the name is taken by someone else; ErrNamespaceCollision (wrapped, reported on the tenant
+// Namespace by RefuseNamespaceCollision) when it holds another tenant namespace of the same
+// tenant; ErrBoundsPending (wrapped) while the quota's status is not computed yet (retry); an
+// error when the tenant namespace is missing or terminating or a write failed.
 func EnsureSuperNamespace(ctx context.Context, env *Env, c *tenant.Cluster, ns string) (string, error) {
 	superNS := SuperNamespace(c, ns)
 	existing, err := env.SuperInformers.Core().V1().Namespaces().Lister().Get(superNS)
@@ -150,7 +157,7 @@ func EnsureSuperNamespace(ctx context.Context, env *Env, c *tenant.Cluster, ns s
 		if err := checkHolder(c, ns, existing); err != nil {
 			return "", err
 		}
-		return superNS, nil
+		return superNS, EnsureBounds(ctx, env, c, existing)
 	}
 	if !apierrors.IsNotFound(err) {
 		return "", err
@@ -162,8 +169,11 @@ func EnsureSuperNamespace(ctx context.Context, env *Env, c *tenant.Cluster, ns s
 	if !tns.DeletionTimestamp.IsZero() {
 		return "", fmt.Errorf("tenant namespace %s is terminating", ns)
 	}
+	if env.AdmitObject != nil && !env.AdmitObject(c, KindNamespace, tns) {
+		return "", fmt.Errorf("tenant namespace %s: %w", ns, ErrNamespaceRefused)
+	}
 	want := DesiredNamespace(env, c, tns, nil)
-	_, err = env.Super.CoreV1().Namespaces().Create(ctx, want, metav1.CreateOptions{})
+	created, err := env.Super.CoreV1().Namespaces().Create(ctx, want, metav1.CreateOptions{})
 	if apierrors.IsAlreadyExists(err) {
 		// Not in our cache: either created a moment ago or not ours. Check the live object.
 		live, gerr := env.Super.CoreV1().Namespaces().Get(ctx, superNS, metav1.GetOptions{})
@@ -176,30 +186,32 @@ func EnsureSuperNamespace(ctx context.Context, env *Env, c *tenant.Cluster, ns s
 		if err := checkHolder(c, ns, live); err != nil {
 			return "", err
 		}
-		return superNS, nil
+		return superNS, EnsureBounds(ctx, env, c, live)
 	}
 	if err != nil {
 		return "", fmt.Errorf("failed to create super namespace %s: %w", superNS, err)
 	}
 	Admitted(c, KindNamespace, "", ns) // a namespace refused before (its name was taken) is synced now
-	return superNS, nil
+	// The bounds right after the namespace, before this caller creates anything in it.
+	return superNS, EnsureBounds(ctx, env, c, created)
 }
 
 // DesiredNamespace returns the super Namespace for tenant namespace tns, given the current
 // super namespace existing (nil when creating): mapped name; the tenant's labels and
-// annotations except those in Kubernetes-reserved domains (see IsReservedKey: a tenant must
-// not set policy on its super namespace, such as Pod Security levels or a node selector) and
-// in the syncer's domain, merged with existing's by MergeSynced (keys the super cluster's
-// admins set stay theirs and win over the tenant's); on creation env.NamespaceLabels (not
-// recorded as the tenant's, so they belong to the admins afterwards); and the ownership stamps.
+// annotations that the tenant's metadata allowlist passes (AllowedMeta, as for every kind: a
+// tenant must not set policy on its super namespace, such as Pod Security levels or a node
+// selector, and the built-in allowlist has no such key), merged with existing's by MergeSynced
+// (keys the super cluster's admins set stay theirs and win over the tenant's); on creation
+// env.NamespaceLabels (not recorded as the tenant's, so they belong to the admins
+// afterwards); and the ownership stamps.
 func DesiredNamespace(env *Env, c *tenant.Cluster, tns *corev1.Namespace, existing *corev1.Namespace) *corev1.Namespace {
 	var exLabels, exAnn map[string]string
 	if existing != nil {
 		exLabels, exAnn = existing.Labels, existing.Annotations
 	}
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: SuperNamespace(c, tns.Name)}}
-	ns.Labels, ns.Annotations = MergeSynced(exLabels, exAnn,
-		withoutReserved(CopyLabels(tns.Labels)), withoutReserved(withoutLastApplied(tns.Annotations)))
+	labels, ann := AllowedMeta(c.Policy(), tns.Labels, tns.Annotations)
+	ns.Labels, ns.Annotations = MergeSynced(exLabels, exAnn, labels, ann)
 	if existing == nil {
 		for k, v := range env.NamespaceLabels {
 			ns.Labels[k] = v
@@ -209,27 +221,6 @@ func DesiredNamespace(env *Env, c *tenant.Cluster, tns *corev1.Namespace, existi
 		Tenant: c.Name, TenantUID: c.UID, Namespace: tns.Name, Name: tns.Name, UID: string(tns.UID),
 	})
 	return ns
-}
-
-// IsReservedKey reports whether a label or annotation key is in a domain Kubernetes reserves
-// (kubernetes.io, k8s.io and their subdomains). On namespaces such keys carry policy (Pod
-// Security admission levels, PodNodeSelector, metadata.name), so tenant values are never copied.
-func IsReservedKey(k string) bool {
-	i := strings.IndexByte(k, '/')
-	if i < 0 {
-		return false
-	}
-	d := k[:i]
-	return d == "kubernetes.io" || d == "k8s.io" || strings.HasSuffix(d, ".kubernetes.io") || strings.HasSuffix(d, ".k8s.io")
-}
-
-func withoutReserved(m map[string]string) map[string]string {
-	for k := range m {
-		if IsReservedKey(k) {
-			delete(m, k)
-		}
-	}
-	return m
 }
 
 // Owner returns the ownership record for a tenant object of tenant c.
@@ -247,17 +238,6 @@ func CopyMap(m map[string]string) map[string]string {
 	out := make(map[string]string, len(m))
 	for k, v := range m {
 		out[k] = v
-	}
-	return out
-}
-
-// CopyLabels returns a copy of tenant labels without keys the syncer reserves for ownership.
-func CopyLabels(m map[string]string) map[string]string {
-	out := CopyMap(m)
-	for k := range out {
-		if conversion.IsOwnKey(k) {
-			delete(out, k)
-		}
 	}
 	return out
 }

@@ -21,6 +21,7 @@ import (
 // handler that enqueues downward requests (and those of dependent objects, such as Endpoints
 // waiting for their Service) once the tenant's caches have synced.
 func (s *Syncer) ClusterStarting(c *tenant.Cluster) {
+	s.limits.forget(c) // admission starts over with the new informers
 	for kind, r := range s.resources {
 		// An error means the informer has stopped, i.e. the Cluster is stopping already.
 		_, _ = r.TenantInformer(c).AddEventHandler(s.tenantHandler(c, kind))
@@ -47,10 +48,11 @@ func (s *Syncer) ClusterStarting(c *tenant.Cluster) {
 func (s *Syncer) ClusterSynced(c *tenant.Cluster) {
 	for kind, r := range s.resources {
 		objs := r.TenantInformer(c).GetStore().List()
+		s.admitInitial(c, kind, objs) // limits.maxObjects, over every cached object
 		src := s.tenantSource(c, kind)
 		if src == nil { // not resumable: everything
 			for _, obj := range objs {
-				if m, ok := obj.(metav1.Object); ok {
+				if m, ok := obj.(metav1.Object); ok && !s.countRefused(c, kind, m.GetNamespace(), m.GetName()) {
 					s.enqueueTenantObject(c, kind, m.GetNamespace(), m.GetName())
 				}
 			}
@@ -58,6 +60,9 @@ func (s *Syncer) ClusterSynced(c *tenant.Cluster) {
 		}
 		changed, vanished := src.Diff(objs, nil, nil)
 		for _, m := range changed {
+			if s.countRefused(c, kind, m.GetNamespace(), m.GetName()) {
+				continue // not enqueued, so not acked: admission runs again after a restart
+			}
 			s.enqueueTenantObject(c, kind, m.GetNamespace(), m.GetName())
 			s.enqueueDependents(c, kind, m)
 			src.Ack(source.Key(m), source.VersionOf(m))
@@ -145,6 +150,7 @@ func (s *Syncer) enqueueDependents(c *tenant.Cluster, kind resources.Kind, m met
 // down; pending requests for it are dropped by the workers (the registry no longer has it).
 func (s *Syncer) ClusterStopped(c *tenant.Cluster) {
 	s.vnodes.ClusterStopped(c)
+	s.limits.forget(c)
 	if _, running := s.registry.Get(c.Name); !running {
 		s.forgetTenantMetrics(c.Name)
 		// Removed: its resumable state goes too (its super objects are deleted by the
@@ -202,6 +208,11 @@ func (s *Syncer) tenantHandler(c *tenant.Cluster, kind resources.Kind) cache.Res
 		m, ok := obj.(metav1.Object)
 		if !ok {
 			return
+		}
+		if deleted {
+			s.releaseObject(c, kind, source.Key(m)) // a refused object may take its slot
+		} else if !s.admitObject(c, kind, m, false) {
+			return // over limits.maxObjects: reported once, not enqueued, not acked
 		}
 		req := resources.Request{Tenant: c.Name, Kind: kind, Namespace: m.GetNamespace(), Name: m.GetName()}
 		if down {
@@ -407,9 +418,16 @@ func (s *Syncer) enqueuePodsWaitingFor(kind resources.Kind, obj any) {
 // downward at low priority, so objects refused before are synced if now allowed and synced
 // objects that the new policy refuses lose the refused parts (or their super copies).
 func (s *Syncer) PolicyChanged(c *tenant.Cluster) {
+	// A raised limits.maxObjects admits refused objects (enqueued below with the others).
+	for kind, keys := range s.limits.raise(c, maxObjects(c)) {
+		for _, key := range keys {
+			ns, name := source.SplitKey(key)
+			resources.Admitted(c, kind, ns, name)
+		}
+	}
 	for kind, r := range s.resources {
 		for _, obj := range r.TenantInformer(c).GetStore().List() {
-			if m, ok := obj.(metav1.Object); ok {
+			if m, ok := obj.(metav1.Object); ok && !s.countRefused(c, kind, m.GetNamespace(), m.GetName()) {
 				s.enqueue(s.down, resources.Request{Tenant: c.Name, Kind: kind, Namespace: m.GetNamespace(), Name: m.GetName()}, false)
 			}
 		}

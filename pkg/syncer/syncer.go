@@ -80,6 +80,9 @@ type Syncer struct {
 	track  tracker     // end-to-end lag and Pod-creation phases (metrics.go)
 	status statusState // per-tenant last sync and last checkpoint for the status page (status.go)
 	ready  readiness   // set by markReady once the super caches synced (ready.go)
+
+	// limits decides which tenant objects are synced under limits.maxObjects (objectcap.go).
+	limits objectLimits
 }
 
 var (
@@ -139,10 +142,15 @@ func New(o Options) (*Syncer, error) {
 	s.down = newPipelineQueue("downward", !o.DisableFairQueuing, s.weight, s.observer(directionDownward))
 	s.up = newPipelineQueue("upward", !o.DisableFairQueuing, s.weight, s.observer(directionUpward))
 	env.SuperObject = s.superObject
+	env.AdmitObject = func(c *tenant.Cluster, kind resources.Kind, obj metav1.Object) bool {
+		return s.admitObject(c, kind, obj, false)
+	}
 	for _, r := range append(DefaultResources(), optIn...) {
 		s.resources[r.Kind()] = r
 		if d, ok := r.(resources.DependentMapper); ok {
-			s.dependents[d.DependsOn()] = append(s.dependents[d.DependsOn()], d)
+			for _, k := range d.DependsOn() {
+				s.dependents[k] = append(s.dependents[k], d)
+			}
 		}
 		inf := r.SuperInformer(env)
 		h := s.superHandler(r.Kind())
@@ -155,6 +163,9 @@ func New(o Options) (*Syncer, error) {
 	}
 	env.SuperNodes.Core().V1().Nodes().Informer()
 	if err := s.watchStorage(); err != nil {
+		return nil, err
+	}
+	if err := s.watchBounds(); err != nil {
 		return nil, err
 	}
 	vm, err := vnode.New(env, o.VNode)
@@ -327,7 +338,10 @@ func (s *Syncer) process(ctx context.Context, req resources.Request, down bool) 
 		return nil
 	}
 	if down {
-		return s.downward(ctx, r, c, req)
+		if skip, err := s.skipRefused(ctx, c, r, req); skip {
+			return err // over limits.maxObjects: reported once; synced when promoted
+		}
+		return ignoreNamespaceRefused(s.downward(ctx, r, c, req))
 	}
 	return r.Upward(ctx, s.env, c, req.Namespace, req.Name)
 }

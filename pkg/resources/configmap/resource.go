@@ -1,14 +1,18 @@
-// Package configmap syncs ConfigMaps downward (tenant → super).
+// Package configmap syncs ConfigMaps downward (tenant → super). A ConfigMap whose data and
+// binaryData are larger than the tenant policy's limits.maxObjectBytes is refused (rule
+// objectSize): it has no super copy.
 package configmap
 
 import (
 	"context"
+	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/vcsyncer/syncer/pkg/policy"
 	"github.com/vcsyncer/syncer/pkg/resources"
 	"github.com/vcsyncer/syncer/pkg/syncer/downward"
 	"github.com/vcsyncer/syncer/pkg/tenant"
@@ -45,6 +49,14 @@ func (Resource) Upward(context.Context, *resources.Env, *tenant.Cluster, string,
 func (Resource) Downward(ctx context.Context, env *resources.Env, c *tenant.Cluster, ns, name string) error {
 	tl := c.Informers.Core().V1().ConfigMaps().Lister()
 	sl := env.SuperInformers.Core().V1().ConfigMaps().Lister()
+	if o, err := tl.ConfigMaps(ns).Get(name); err == nil && o.DeletionTimestamp.IsZero() && o.Name != RootCAConfigMap {
+		// limits.maxObjectBytes: an oversized object has no super copy (an existing one goes).
+		if d := policy.CheckObjectBytes(c.Policy().Limits(), fmt.Sprintf("ConfigMap %s/%s", ns, name), policy.ConfigMapBytes(o)); d != nil {
+			superNS := resources.SuperNamespace(c, ns)
+			return downward.Refuse(ctx, c, resources.KindConfigMap, o, sl.ConfigMaps(superNS), env.Super.CoreV1().ConfigMaps(superNS), d)
+		}
+		resources.Admitted(c, resources.KindConfigMap, ns, name)
+	}
 	return downward.Reconcile(ctx, env, c, ns, name, downward.Spec[*corev1.ConfigMap]{
 		Kind:   resources.KindConfigMap,
 		Tenant: func(ns string) downward.Getter[*corev1.ConfigMap] { return tl.ConfigMaps(ns) },

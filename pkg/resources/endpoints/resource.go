@@ -11,9 +11,18 @@
 //
 //   - Addresses (ip, hostname, nodeName) are passed as-is: the tenant's IPs are super-cluster
 //     addresses already (tenant Pods show their super Pod IPs), and external addresses mean the
-//     same in both clusters. As in any cluster, whoever may write Endpoints can point a Service
-//     at any address the super cluster's network reaches (CVE-2021-25740); the super cluster's
-//     network policies, not the syncer, bound that.
+//     same in both clusters.
+//   - Whoever writes Endpoints points a Service at any address the network reaches
+//     (CVE-2021-25740), and the super copy is written with the syncer's rights, so the tenant's
+//     policy decides (Refuse, rule endpointAddress): every address must be an IP of one of the
+//     tenant's own running super Pods (not a Node's address) or inside
+//     network.allowedEndpointCIDRs; loopback, link-local and multicast addresses never are;
+//     no targetRef may name another namespace. Otherwise the whole object is refused (no super
+//     copy; one synced before is deleted).
+//   - A Pod IP the super cluster has not assigned yet is refused now and re-examined when a
+//     tenant Pod shows that IP (DependentMapper on Pods, IPWatch); a synced object whose Pod
+//     goes is re-examined too (its super copy deleted), before the IP can be given to another
+//     tenant's Pod.
 //   - targetRef: its namespace is mapped to the super namespace and its UID and
 //     resourceVersion are dropped (tenant UIDs mean nothing in the super cluster).
 //   - The super cluster's endpoints controller copies a Service's labels onto the Endpoints it
@@ -43,6 +52,7 @@ import (
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/vcsyncer/syncer/pkg/policy"
 	"github.com/vcsyncer/syncer/pkg/resources"
 	"github.com/vcsyncer/syncer/pkg/syncer/downward"
 	"github.com/vcsyncer/syncer/pkg/tenant"
@@ -66,8 +76,10 @@ func (Resource) TenantInformer(c *tenant.Cluster) cache.SharedIndexInformer {
 	return c.Informers.Core().V1().Endpoints().Informer()
 }
 
-// SuperInformer implements resources.Resource.
+// SuperInformer implements resources.Resource. It also indexes the super Pod cache by IP
+// (AddPodIPIndex), which the policy check reads.
 func (Resource) SuperInformer(env *resources.Env) cache.SharedIndexInformer {
+	AddPodIPIndex(env)
 	return env.SuperInformers.Core().V1().Endpoints().Informer()
 }
 
@@ -76,12 +88,45 @@ func (Resource) Upward(context.Context, *resources.Env, *tenant.Cluster, string,
 	return nil
 }
 
-// DependsOn implements resources.DependentMapper: Endpoints depend on their Service.
-func (Resource) DependsOn() resources.Kind { return resources.KindService }
+// DependsOn implements resources.DependentMapper: Endpoints depend on their Service and on the
+// IPs of the tenant's Pods.
+func (Resource) DependsOn() []resources.Kind {
+	return []resources.Kind{resources.KindService, resources.KindPod}
+}
 
-// Dependents implements resources.DependentMapper: the Endpoints named after Service svc.
-func (Resource) Dependents(c *tenant.Cluster, svc metav1.Object) []resources.Request {
-	return []resources.Request{{Tenant: c.Name, Kind: resources.KindEndpoints, Namespace: svc.GetNamespace(), Name: svc.GetName()}}
+// Dependents implements resources.DependentMapper: for a Service, the Endpoints named after
+// it; for a Pod, the Endpoints that named one of its IPs when last reconciled (see IPWatch).
+func (Resource) Dependents(c *tenant.Cluster, dep metav1.Object) []resources.Request {
+	if p, ok := dep.(*corev1.Pod); ok {
+		return watched.For(c, p)
+	}
+	return []resources.Request{{Tenant: c.Name, Kind: resources.KindEndpoints, Namespace: dep.GetNamespace(), Name: dep.GetName()}}
+}
+
+// watched records the IPs each tenant's synced Endpoints name.
+var watched IPWatch
+
+// Forget drops what the kind records about tenant tenantName (called when it is removed).
+func (Resource) Forget(tenantName string) { watched.Forget(tenantName) }
+
+// Refuse returns why tenant c's policy refuses tenant Endpoints o (rule endpointAddress), or
+// nil: every address (ready or not) must be an IP of the tenant's own running super Pods or in
+// network.allowedEndpointCIDRs, and no targetRef may name another namespace.
+func Refuse(env *resources.Env, c *tenant.Cluster, o *corev1.Endpoints) *policy.Denial {
+	ips, refs := addressesOf(o)
+	return policy.EndpointDenial(string(resources.KindEndpoints), o.Namespace, o.Name, AddressProblems(env, c, o.Namespace, ips, refs))
+}
+
+func addressesOf(o *corev1.Endpoints) (ips []string, refs []*corev1.ObjectReference) {
+	for _, s := range o.Subsets {
+		for _, as := range [][]corev1.EndpointAddress{s.Addresses, s.NotReadyAddresses} {
+			for _, a := range as {
+				ips = append(ips, a.IP)
+				refs = append(refs, a.TargetRef)
+			}
+		}
+	}
+	return ips, refs
 }
 
 // Downward implements resources.Resource.
@@ -89,11 +134,19 @@ func (Resource) Downward(ctx context.Context, env *resources.Env, c *tenant.Clus
 	tl := c.Informers.Core().V1().Endpoints().Lister()
 	svcs := c.Informers.Core().V1().Services().Lister()
 	sl := env.SuperInformers.Core().V1().Endpoints().Lister()
+	req := resources.Request{Tenant: c.Name, Kind: resources.KindEndpoints, Namespace: ns, Name: name}
+	if ep, err := (selectorless{endpoints: tl.Endpoints(ns), services: svcs.Services(ns)}).Get(name); err == nil {
+		ips, _ := addressesOf(ep)
+		watched.Set(c, req, ips)
+	} else {
+		watched.Drop(c, req)
+	}
 	return downward.Reconcile(ctx, env, c, ns, name, downward.Spec[*corev1.Endpoints]{
 		Kind: resources.KindEndpoints,
 		Tenant: func(ns string) downward.Getter[*corev1.Endpoints] {
 			return selectorless{endpoints: tl.Endpoints(ns), services: svcs.Services(ns)}
 		},
+		Refuse: func(o *corev1.Endpoints) *policy.Denial { return Refuse(env, c, o) },
 		Super: func(ns string) downward.Getter[*corev1.Endpoints] {
 			return resources.Stamped[*corev1.Endpoints](sl.Endpoints(ns), corev1.Resource("endpoints"))
 		},

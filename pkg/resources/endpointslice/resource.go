@@ -19,8 +19,9 @@
 //     so no super-cluster controller takes the slice for its own (the tenant's mirroring
 //     controller's name would make the super mirroring controller manage, and delete, it).
 //   - Addresses, hostnames, node names and zones are passed as-is (tenant Pod IPs are super
-//     Pod IPs; see pkg/resources/endpoints for what that allows, CVE-2021-25740); targetRef
-//     namespaces are mapped to super namespaces and their UIDs dropped.
+//     Pod IPs); targetRef namespaces are mapped to super namespaces and their UIDs dropped.
+//   - The tenant's policy decides which addresses a slice may name, as for Endpoints (see
+//     pkg/resources/endpoints, CVE-2021-25740; rule endpointAddress); FQDN slices are refused.
 //
 // # Order
 //
@@ -31,6 +32,7 @@ package endpointslice
 import (
 	"context"
 
+	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -40,6 +42,7 @@ import (
 	discoverylisters "k8s.io/client-go/listers/discovery/v1"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/vcsyncer/syncer/pkg/policy"
 	"github.com/vcsyncer/syncer/pkg/resources"
 	"github.com/vcsyncer/syncer/pkg/resources/endpoints"
 	"github.com/vcsyncer/syncer/pkg/syncer/downward"
@@ -71,8 +74,10 @@ func (Resource) TenantInformer(c *tenant.Cluster) cache.SharedIndexInformer {
 	return c.Informers.Discovery().V1().EndpointSlices().Informer()
 }
 
-// SuperInformer implements resources.Resource.
+// SuperInformer implements resources.Resource. It also indexes the super Pod cache by IP
+// (endpoints.AddPodIPIndex), which the policy check reads.
 func (Resource) SuperInformer(env *resources.Env) cache.SharedIndexInformer {
+	endpoints.AddPodIPIndex(env)
 	return env.SuperInformers.Discovery().V1().EndpointSlices().Informer()
 }
 
@@ -81,12 +86,45 @@ func (Resource) Upward(context.Context, *resources.Env, *tenant.Cluster, string,
 	return nil
 }
 
-// DependsOn implements resources.DependentMapper: EndpointSlices depend on their Service.
-func (Resource) DependsOn() resources.Kind { return resources.KindService }
+// DependsOn implements resources.DependentMapper: EndpointSlices depend on their Service and
+// on the IPs of the tenant's Pods.
+func (Resource) DependsOn() []resources.Kind {
+	return []resources.Kind{resources.KindService, resources.KindPod}
+}
 
-// Dependents implements resources.DependentMapper: the tenant slices labelled with Service
-// svc's name.
+// watched records the IPs each tenant's synced slices name.
+var watched endpoints.IPWatch
+
+// Forget drops what the kind records about tenant tenantName (called when it is removed).
+func (Resource) Forget(tenantName string) { watched.Forget(tenantName) }
+
+// Refuse returns why tenant c's policy refuses tenant slice o (rule endpointAddress), or nil:
+// the rules of endpoints.Refuse, and an FQDN slice (it names host names, not addresses) is
+// refused.
+func Refuse(env *resources.Env, c *tenant.Cluster, o *discoveryv1.EndpointSlice) *policy.Denial {
+	if o.AddressType == discoveryv1.AddressTypeFQDN {
+		return policy.EndpointDenial(string(resources.KindEndpointSlice), o.Namespace, o.Name,
+			[]string{"addressType FQDN names host names, not addresses"})
+	}
+	ips, refs := addressesOf(o)
+	return policy.EndpointDenial(string(resources.KindEndpointSlice), o.Namespace, o.Name, endpoints.AddressProblems(env, c, o.Namespace, ips, refs))
+}
+
+func addressesOf(o *discoveryv1.EndpointSlice) (ips []string, refs []*corev1.ObjectReference) {
+	for _, e := range o.Endpoints {
+		ips = append(ips, e.Addresses...)
+		refs = append(refs, e.TargetRef)
+	}
+	return ips, refs
+}
+
+// Dependents implements resources.DependentMapper: for a Service, the tenant slices labelled
+// with its name; for a Pod, the slices that named one of its IPs when last reconciled
+// (endpoints.IPWatch).
 func (Resource) Dependents(c *tenant.Cluster, svc metav1.Object) []resources.Request {
+	if p, ok := svc.(*corev1.Pod); ok {
+		return watched.For(c, p)
+	}
 	sel := labels.SelectorFromSet(labels.Set{discoveryv1.LabelServiceName: svc.GetName()})
 	slices, err := c.Informers.Discovery().V1().EndpointSlices().Lister().EndpointSlices(svc.GetNamespace()).List(sel)
 	if err != nil {
@@ -104,11 +142,19 @@ func (Resource) Downward(ctx context.Context, env *resources.Env, c *tenant.Clus
 	tl := c.Informers.Discovery().V1().EndpointSlices().Lister()
 	svcs := c.Informers.Core().V1().Services().Lister()
 	sl := env.SuperInformers.Discovery().V1().EndpointSlices().Lister()
+	req := resources.Request{Tenant: c.Name, Kind: resources.KindEndpointSlice, Namespace: ns, Name: name}
+	if es, err := (selectorless{slices: tl.EndpointSlices(ns), services: svcs.Services(ns)}).Get(name); err == nil {
+		ips, _ := addressesOf(es)
+		watched.Set(c, req, ips)
+	} else {
+		watched.Drop(c, req)
+	}
 	return downward.Reconcile(ctx, env, c, ns, name, downward.Spec[*discoveryv1.EndpointSlice]{
 		Kind: resources.KindEndpointSlice,
 		Tenant: func(ns string) downward.Getter[*discoveryv1.EndpointSlice] {
 			return selectorless{slices: tl.EndpointSlices(ns), services: svcs.Services(ns)}
 		},
+		Refuse: func(o *discoveryv1.EndpointSlice) *policy.Denial { return Refuse(env, c, o) },
 		Super: func(ns string) downward.Getter[*discoveryv1.EndpointSlice] {
 			// The super EndpointSlice controller copies a Service's labels (the syncer's
 			// managed-by among them) onto its slices; those are not the syncer's.

@@ -7,13 +7,18 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	tenancyv1alpha1 "github.com/vcsyncer/syncer/pkg/apis/tenancy/v1alpha1"
 	"github.com/vcsyncer/syncer/pkg/conversion"
+	"github.com/vcsyncer/syncer/pkg/policy"
 	"github.com/vcsyncer/syncer/pkg/resources"
 	"github.com/vcsyncer/syncer/pkg/tenant"
 )
 
 func TestDesired(t *testing.T) {
 	c := &tenant.Cluster{Name: "t", UID: "u"}
+	// Controller annotations reach the super copy when the metadata allowlist names them.
+	c.SetPolicy(policy.Resolve(nil, &tenancyv1alpha1.TenantPolicySpec{Metadata: &tenancyv1alpha1.MetadataPolicy{
+		AllowedAnnotationPrefixes: []string{"nginx.ingress.kubernetes.io/rewrite-target"}}}))
 	superNS := resources.SuperNamespace(c, "apps")
 	class := "nginx"
 	prefix := networkingv1.PathTypePrefix

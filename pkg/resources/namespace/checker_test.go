@@ -5,6 +5,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/vcsyncer/syncer/pkg/resources"
 	"github.com/vcsyncer/syncer/pkg/tenant"
@@ -13,11 +15,21 @@ import (
 func TestCheck(t *testing.T) {
 	c := &tenant.Cluster{Name: "t", UID: "u"}
 	now := metav1.Now()
+	var env *resources.Env
 	build := func() (*corev1.Namespace, *corev1.Namespace) {
+		cs := fake.NewClientset()
+		env = &resources.Env{Super: cs, SuperInformers: informers.NewSharedInformerFactory(cs, 0)}
 		tns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "shop", UID: "ns-uid"}}
 		sns := resources.DesiredNamespace(&resources.Env{}, c, tns, nil)
 		sns.UID = "super-ns-uid"
 		sns.Labels["added-by-admins"] = "kept" // never compared
+		quotas, limits := resources.BoundsInformers(env)
+		if err := quotas.GetIndexer().Add(resources.DesiredQuota(c, sns)); err != nil {
+			t.Fatal(err)
+		}
+		if err := limits.GetIndexer().Add(resources.DesiredLimitRange(c, sns)); err != nil {
+			t.Fatal(err)
+		}
 		return tns, sns
 	}
 	cases := map[string]struct {
@@ -25,6 +37,24 @@ func TestCheck(t *testing.T) {
 		want   resources.Mismatch
 	}{
 		"in sync": {want: resources.InSync},
+		"quota missing": {
+			mutate: func(tns, sns *corev1.Namespace) (*corev1.Namespace, *corev1.Namespace) {
+				quotas, _ := resources.BoundsInformers(env)
+				_ = quotas.GetIndexer().Delete(resources.DesiredQuota(c, sns))
+				return tns, sns
+			},
+			want: resources.MismatchContentDiffers,
+		},
+		"limit range edited": {
+			mutate: func(tns, sns *corev1.Namespace) (*corev1.Namespace, *corev1.Namespace) {
+				_, limits := resources.BoundsInformers(env)
+				lr := resources.DesiredLimitRange(c, sns)
+				lr.Spec.Limits[0].Default = nil
+				_ = limits.GetIndexer().Update(lr)
+				return tns, sns
+			},
+			want: resources.MismatchContentDiffers,
+		},
 		"missing": {
 			mutate: func(tns, _ *corev1.Namespace) (*corev1.Namespace, *corev1.Namespace) { return tns, nil },
 			want:   resources.MismatchMissingInSuper,
@@ -61,7 +91,7 @@ func TestCheck(t *testing.T) {
 			if sns != nil {
 				s = sns
 			}
-			if got := (Resource{}).Check(nil, c, tns, s); got != tc.want {
+			if got := (Resource{}).Check(env, c, tns, s); got != tc.want {
 				t.Errorf("Check = %q, want %q", got, tc.want)
 			}
 		})

@@ -6,11 +6,14 @@
 // every super object of that tenant namespace. The super namespace records the tenant
 // namespace it holds (conversion.AnnotationNamespace and AnnotationUID): when two tenant
 // namespaces of one tenant map to the same name, the one that holds it keeps it and the other
-// is refused (rule namespaceCollision), never deleting it.
+// is refused (rule namespaceCollision), never deleting it. Each super
+// namespace has the ResourceQuota and LimitRange of the tenant's policy (resources.EnsureBounds),
+// kept in line by this reconciler.
 package namespace
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
@@ -76,6 +79,9 @@ func (Resource) Downward(ctx context.Context, env *resources.Env, c *tenant.Clus
 	}
 	if !tFound || !tns.DeletionTimestamp.IsZero() {
 		resources.Admitted(c, resources.KindNamespace, "", name)
+		if !tFound {
+			resources.Gone(c, resources.KindNamespace, "", name)
+		}
 		if !sFound || !sns.DeletionTimestamp.IsZero() {
 			return nil
 		}
@@ -90,8 +96,9 @@ func (Resource) Downward(ctx context.Context, env *resources.Env, c *tenant.Clus
 		return downward.DeleteSuper(ctx, env.Super.CoreV1().Namespaces(), sns)
 	}
 	if !sFound {
+		resources.ReportDroppedMeta(c, resources.KindNamespace, tns, resources.DesiredNamespace(env, c, tns, nil))
 		_, err := resources.EnsureSuperNamespace(ctx, env, c, name)
-		return err
+		return ignorePending(err)
 	}
 	if !sns.DeletionTimestamp.IsZero() {
 		return nil // being deleted (e.g. by hand); recreated once gone
@@ -104,16 +111,31 @@ func (Resource) Downward(ctx context.Context, env *resources.Env, c *tenant.Clus
 		}
 		return downward.DeleteSuper(ctx, env.Super.CoreV1().Namespaces(), sns)
 	}
+	// The ResourceQuota and LimitRange follow the policy and are repaired when edited or
+	// deleted in the super cluster (their events enqueue this namespace).
+	if err := ignorePending(resources.EnsureBounds(ctx, env, c, sns)); err != nil {
+		return err
+	}
 	// Labels and annotations the tenant did not set (the super cluster's admins', and the super
 	// apiserver's kubernetes.io/metadata.name) are kept and never overridden by the tenant.
 	resources.Admitted(c, resources.KindNamespace, "", name)
 	want := resources.DesiredNamespace(env, c, tns, sns)
+	resources.ReportDroppedMeta(c, resources.KindNamespace, tns, want)
 	if resources.MapsEqual(want.Labels, sns.Labels) && resources.MapsEqual(want.Annotations, sns.Annotations) {
 		return nil
 	}
 	u := sns.DeepCopy()
 	u.Labels, u.Annotations = want.Labels, want.Annotations
 	_, err = env.Super.CoreV1().Namespaces().Update(ctx, u, metav1.UpdateOptions{FieldManager: downward.FieldManager})
+	return err
+}
+
+// ignorePending maps resources.ErrBoundsPending to nil: the namespace itself waits for nothing
+// (the quota's status update re-enqueues the objects that wait for it).
+func ignorePending(err error) error {
+	if errors.Is(err, resources.ErrBoundsPending) {
+		return nil
+	}
 	return err
 }
 

@@ -19,8 +19,9 @@
 //   - kubernetes.io/metadata.name terms (matchLabels and In/NotIn expressions) have their
 //     values mapped to super namespace names, so "the namespace named X" keeps meaning the
 //     tenant's namespace X.
-//   - Other keys are kept: super namespaces carry the tenant namespaces' labels, except keys in
-//     the kubernetes.io and k8s.io domains, which then match the super namespace's own labels.
+//   - Other keys are kept: super namespaces carry the tenant namespaces' labels that the
+//     tenant's metadata allowlist passes (see resources.DesiredNamespace); a key it leaves out
+//     matches only what the super namespace has of its own.
 //
 // Consequence: a tenant policy can allow traffic only from and to the tenant's own Pods (and
 // ipBlocks); peers such as "namespace kube-system" mean the tenant's kube-system, not the super

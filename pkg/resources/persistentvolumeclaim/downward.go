@@ -123,7 +123,7 @@ func Desired(c *tenant.Cluster, o *corev1.PersistentVolumeClaim, superNS string,
 			t.Annotations[conversion.AnnotationBetaStorageClass] = v
 		}
 	}
-	return &corev1.PersistentVolumeClaim{ObjectMeta: resources.DesiredMeta(c, t, superNS, existing), Spec: spec}
+	return &corev1.PersistentVolumeClaim{ObjectMeta: resources.DesiredMeta(c, t, superNS, existing, conversion.AnnotationBetaStorageClass), Spec: spec}
 }
 
 // Equal reports whether the super claim has the desired metadata, storage requests and

@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/tools/record"
 
+	tenancyv1alpha1 "github.com/vcsyncer/syncer/pkg/apis/tenancy/v1alpha1"
 	"github.com/vcsyncer/syncer/pkg/conversion"
 	"github.com/vcsyncer/syncer/pkg/metrics"
 	"github.com/vcsyncer/syncer/pkg/policy"
@@ -62,6 +63,8 @@ func TestDownwardDataSources(t *testing.T) {
 			rec := record.NewFakeRecorder(10)
 			c := &tenant.Cluster{Name: tenantName, UID: "uid-1", Client: tenantCS,
 				Informers: informers.NewSharedInformerFactory(tenantCS, 0), Recorder: rec}
+			// No quota: the fake super cluster has no quota controller to compute one.
+			c.SetPolicy(policy.Resolve(nil, &tenancyv1alpha1.TenantPolicySpec{Limits: &tenancyv1alpha1.LimitsPolicy{Quota: corev1.ResourceList{}}}))
 			mustAdd(t, c.Informers.Core().V1().PersistentVolumeClaims().Informer().GetIndexer().Add(claim))
 			mustAdd(t, c.Informers.Core().V1().Namespaces().Informer().GetIndexer().Add(ns))
 			c.Informers.Core().V1().PersistentVolumes().Informer()

@@ -75,6 +75,7 @@ func reconcileDownward(ctx context.Context, env *resources.Env, c *tenant.Cluste
 
 	switch {
 	case !tFound:
+		resources.QuotaAdmitted(c, resources.KindPod, ns, name)
 		if sFound && s.DeletionTimestamp.IsZero() {
 			// Deleting a running super Pod cannot be undone: confirm with the apiserver that
 			// the tenant Pod is gone (the tenant cache can lag, e.g. right after a resume from
@@ -124,6 +125,13 @@ func reconcileDownward(ctx context.Context, env *resources.Env, c *tenant.Cluste
 				"spec.nodeName %q is preset and is not one of this tenant's virtual Nodes; the Pod will not run", t.Spec.NodeName)
 			return nil
 		}
+		// The quota's Pod count, from the super cache, before any apiserver is asked (a Pod the
+		// quota has no room for is retried with backoff; each retry stays this cheap). Checked
+		// again below once the namespace and its quota surely exist.
+		quotaProbe := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: superNS}}
+		if d := resources.CheckQuota(env, c, resources.KindPod, ns, quotaProbe); d != nil {
+			return reportQuota(ctx, c, t, d, nil)
+		}
 		// The tenant cache holds trimmed Pods: read the full spec once, at least as new as the
 		// cached copy (served from the tenant apiserver's watch cache).
 		full, err := c.Client.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{ResourceVersion: t.ResourceVersion})
@@ -144,6 +152,9 @@ func reconcileDownward(ctx context.Context, env *resources.Env, c *tenant.Cluste
 		if _, err := resources.EnsureSuperNamespace(ctx, env, c, ns); err != nil {
 			return err
 		}
+		if d := resources.CheckQuota(env, c, resources.KindPod, ns, quotaProbe); d != nil {
+			return reportQuota(ctx, c, t, d, nil)
+		}
 		if sa := full.Spec.ServiceAccountName; sa != "" && sa != "default" {
 			// The super apiserver refuses a Pod whose ServiceAccount is missing: wait for the
 			// ServiceAccount's super copy (its arrival enqueues this Pod again).
@@ -156,6 +167,7 @@ func reconcileDownward(ctx context.Context, env *resources.Env, c *tenant.Cluste
 		}
 		want, filtered := desired(c, full, superNS, nil)
 		confineEphemeralClaims(env, c, ns, &want.Spec)
+		resources.ReportDroppedMeta(c, resources.KindPod, full, want)
 		if filtered != nil {
 			// Filtered, not refused: reported (once per Pod version), and the Pod is synced.
 			resources.Deny(c, resources.KindPod, full, filtered)
@@ -167,6 +179,10 @@ func reconcileDownward(ctx context.Context, env *resources.Env, c *tenant.Cluste
 		}
 		// A preset spec.nodeName naming an existing super Node (a vNode's name) is honoured.
 		want.Spec.NodeName = full.Spec.NodeName
+		// Its cpu and memory too, before tenant tokens are requested for it.
+		if d := resources.CheckQuota(env, c, resources.KindPod, ns, want); d != nil {
+			return reportQuota(ctx, c, t, d, nil)
+		}
 		// Fields a Pod cannot change later: the tenant apiserver's address and the DNS.
 		setAPIServerAccess(&want.Spec, c.APIServerHost, c.APIServerPort, env.ClusterDomain)
 		if err := setTenantDNS(env, c, &want.Spec, ns); err != nil {
@@ -191,6 +207,9 @@ func reconcileDownward(ctx context.Context, env *resources.Env, c *tenant.Cluste
 			if apierrors.IsAlreadyExists(err) {
 				return downward.Conflict(ctx, c, superPods, t, resources.KindPod, superNS, name, err)
 			}
+			if d := policy.QuotaExceededDenial(fmt.Sprintf("Pod %s/%s", ns, name), err); d != nil {
+				return reportQuota(ctx, c, t, d, err)
+			}
 			return downward.Report(c, t, resources.KindPod, "create", err)
 		}
 		if filtered != nil {
@@ -198,6 +217,7 @@ func reconcileDownward(ctx context.Context, env *resources.Env, c *tenant.Cluste
 			// skip the Pod.
 			resources.Admitted(c, resources.KindPod, ns, name)
 		}
+		resources.QuotaAdmitted(c, resources.KindPod, ns, name)
 		if tokens == nil {
 			return nil
 		}

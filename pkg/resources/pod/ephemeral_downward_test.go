@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/tools/record"
 
+	tenancyv1alpha1 "github.com/vcsyncer/syncer/pkg/apis/tenancy/v1alpha1"
 	"github.com/vcsyncer/syncer/pkg/metrics"
 	"github.com/vcsyncer/syncer/pkg/policy"
 	"github.com/vcsyncer/syncer/pkg/resources"
@@ -50,8 +51,10 @@ func TestDownwardEphemeralDataSource(t *testing.T) {
 			rec := record.NewFakeRecorder(10)
 			c := &tenant.Cluster{Name: tenantName, UID: "uid-1", Client: tenantCS,
 				Informers: informers.NewSharedInformerFactory(tenantCS, 0), Recorder: rec}
-			mustAdd(t, c.Informers.Core().V1().Pods().Informer().GetIndexer().Add(p))
-			mustAdd(t, c.Informers.Core().V1().Namespaces().Informer().GetIndexer().Add(ns))
+			// No quota: the fake super cluster has no quota controller to compute one.
+			c.SetPolicy(policy.Resolve(nil, &tenancyv1alpha1.TenantPolicySpec{Limits: &tenancyv1alpha1.LimitsPolicy{Quota: corev1.ResourceList{}}}))
+			mustAddErr(t, c.Informers.Core().V1().Pods().Informer().GetIndexer().Add(p))
+			mustAddErr(t, c.Informers.Core().V1().Namespaces().Informer().GetIndexer().Add(ns))
 			superCS := fake.NewClientset()
 			env := &resources.Env{Super: superCS, SuperInformers: informers.NewSharedInformerFactory(superCS, 0),
 				SuperVolumes: informers.NewSharedInformerFactory(superCS, 0), SuperNodes: informers.NewSharedInformerFactory(superCS, 0)}
@@ -101,7 +104,7 @@ func TestDownwardEphemeralDataSource(t *testing.T) {
 				t.Errorf("tenant Pod conditions %+v, want PodScheduled=False reason PolicyDenied", tp.Status.Conditions)
 			}
 			// The status write brings the Pod back (an update event): nothing is reported again.
-			mustAdd(t, c.Informers.Core().V1().Pods().Informer().GetIndexer().Update(tp))
+			mustAddErr(t, c.Informers.Core().V1().Pods().Informer().GetIndexer().Update(tp))
 			if err := reconcileDownward(ctx, env, c, "shop", "web"); err != nil {
 				t.Fatalf("second Downward: %v", err)
 			}
@@ -112,7 +115,7 @@ func TestDownwardEphemeralDataSource(t *testing.T) {
 	}
 }
 
-func mustAdd(t *testing.T, err error) {
+func mustAddErr(t *testing.T, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)

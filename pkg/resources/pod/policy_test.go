@@ -422,8 +422,9 @@ func TestReconcileRefusedPod(t *testing.T) {
 	}
 
 	// The admin allows nfs: the Pod is created in the super cluster.
+	// (No quota: the fake super cluster has no quota controller to compute one.)
 	c.SetPolicy(policy.Resolve(nil, &tenancyv1alpha1.TenantPolicySpec{Pods: &tenancyv1alpha1.PodPolicy{
-		AllowedVolumeTypes: []string{"emptyDir", "nfs"}}}))
+		AllowedVolumeTypes: []string{"emptyDir", "nfs"}}, Limits: &tenancyv1alpha1.LimitsPolicy{Quota: corev1.ResourceList{}}}))
 	if err := reconcileDownward(ctx, env, c, "shop", "web"); err != nil {
 		t.Fatalf("reconcile after the policy change: %v", err)
 	}

@@ -11,8 +11,8 @@ import (
 var _ resources.Checker = Resource{}
 
 // Check implements resources.Checker with the downward reconciler's own Desired and Equal.
-func (Resource) Check(_ *resources.Env, c *tenant.Cluster, t, s metav1.Object) resources.Mismatch {
+func (Resource) Check(env *resources.Env, c *tenant.Cluster, t, s metav1.Object) resources.Mismatch {
 	return resources.CheckWith(t, s, func(t, s *policyv1.PodDisruptionBudget) *policyv1.PodDisruptionBudget {
-		return Desired(c, t, s.Namespace, s, true)
+		return Desired(env, c, t, s.Namespace, s, true)
 	}, Equal)
 }

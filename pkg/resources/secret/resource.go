@@ -1,14 +1,17 @@
-// Package secret syncs Secrets downward (tenant → super).
+// Package secret syncs Secrets downward (tenant → super). A Secret whose data is larger than
+// the tenant policy's limits.maxObjectBytes is refused (rule objectSize): it has no super copy.
 package secret
 
 import (
 	"context"
+	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/vcsyncer/syncer/pkg/policy"
 	"github.com/vcsyncer/syncer/pkg/resources"
 	"github.com/vcsyncer/syncer/pkg/syncer/downward"
 	"github.com/vcsyncer/syncer/pkg/tenant"
@@ -41,6 +44,14 @@ func (Resource) Upward(context.Context, *resources.Env, *tenant.Cluster, string,
 func (Resource) Downward(ctx context.Context, env *resources.Env, c *tenant.Cluster, ns, name string) error {
 	tl := c.Informers.Core().V1().Secrets().Lister()
 	sl := env.SuperInformers.Core().V1().Secrets().Lister()
+	if o, err := tl.Secrets(ns).Get(name); err == nil && o.DeletionTimestamp.IsZero() && !Skip(o) {
+		// limits.maxObjectBytes: an oversized object has no super copy (an existing one goes).
+		if d := policy.CheckObjectBytes(c.Policy().Limits(), fmt.Sprintf("Secret %s/%s", ns, name), policy.SecretBytes(o)); d != nil {
+			superNS := resources.SuperNamespace(c, ns)
+			return downward.Refuse(ctx, c, resources.KindSecret, o, sl.Secrets(superNS), env.Super.CoreV1().Secrets(superNS), d)
+		}
+		resources.Admitted(c, resources.KindSecret, ns, name)
+	}
 	return downward.Reconcile(ctx, env, c, ns, name, downward.Spec[*corev1.Secret]{
 		Kind:   resources.KindSecret,
 		Tenant: func(ns string) downward.Getter[*corev1.Secret] { return tl.Secrets(ns) },

@@ -5,6 +5,11 @@
 // object's own allocations are kept. A headless Service (clusterIP "None") stays headless.
 // spec.externalIPs is never copied: in a shared cluster it would let one tenant intercept
 // traffic to any address (CVE-2020-8554).
+//
+// The tenant's policy (policy.CheckService) decides which Services get a super copy at all:
+// by default only ClusterIP Services (headless ones included), without externalTrafficPolicy
+// Local, loadBalancerIP or loadBalancerClass. A refused Service has no super copy (one synced
+// under an earlier policy is deleted) and is reported once (resources.Deny).
 package service
 
 import (
@@ -15,6 +20,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/vcsyncer/syncer/pkg/policy"
 	"github.com/vcsyncer/syncer/pkg/resources"
 	"github.com/vcsyncer/syncer/pkg/syncer/downward"
 	"github.com/vcsyncer/syncer/pkg/tenant"
@@ -47,6 +53,7 @@ func (Resource) Downward(ctx context.Context, env *resources.Env, c *tenant.Clus
 		Tenant: func(ns string) downward.Getter[*corev1.Service] { return tl.Services(ns) },
 		Super:  func(ns string) downward.Getter[*corev1.Service] { return sl.Services(ns) },
 		Client: func(ns string) downward.Writer[*corev1.Service] { return env.Super.CoreV1().Services(ns) },
+		Refuse: func(o *corev1.Service) *policy.Denial { return policy.CheckService(c.Policy().Services(), o) },
 		Desired: func(o *corev1.Service, superNS string, existing *corev1.Service, has bool) *corev1.Service {
 			if !has {
 				existing = nil

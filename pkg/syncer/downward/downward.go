@@ -5,7 +5,8 @@
 //
 // # Implementation details
 //
-// Reconcile reads both caches, never the apiservers: tenant object missing or being deleted
+// Reconcile reads both caches, never the apiservers: tenant object refused by the tenant's
+// policy (Spec.Refuse) → report it, delete any super copy; tenant object missing or being deleted
 // → delete the super copy (with a UID precondition, and only if the tenant owns it); super copy
 // missing → ensure the super namespace, create; otherwise update only when Spec.Equal says the
 // owned fields differ. A super object at the mapped name that the tenant does not own is never
@@ -26,6 +27,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/vcsyncer/syncer/pkg/conversion"
+	"github.com/vcsyncer/syncer/pkg/policy"
 	"github.com/vcsyncer/syncer/pkg/resources"
 	"github.com/vcsyncer/syncer/pkg/tenant"
 )
@@ -61,6 +63,11 @@ type Spec[T Object] struct {
 	Client func(ns string) Writer[T]
 	// Skip reports tenant objects that are never synced (nil: none).
 	Skip func(tenantObj T) bool
+	// Refuse returns why the tenant's policy refuses tenantObj (nil: it may be synced; a nil
+	// Refuse refuses nothing). A refused object gets no super copy (an existing one, synced
+	// before a policy change, is deleted), is reported once per version and policy generation
+	// (resources.Deny), and the reconcile ends without a retry.
+	Refuse func(tenantObj T) *policy.Denial
 	// Desired builds the super object for tenantObj in superNS. existing is the current super
 	// object when hasExisting, so fields the super cluster allocated can be kept. The result
 	// must carry the ownership stamps (conversion.Stamp).
@@ -106,7 +113,23 @@ func Reconcile[T Object](ctx context.Context, env *resources.Env, c *tenant.Clus
 	if tFound && s.Skip != nil && s.Skip(tObj) {
 		return nil
 	}
+	if tFound && tObj.GetDeletionTimestamp().IsZero() && s.Refuse != nil {
+		if d := s.Refuse(tObj); d != nil {
+			resources.Deny(c, s.Kind, tObj, d)
+			if sFound {
+				// A copy synced under an earlier policy: keeping it would keep what the policy
+				// now refuses.
+				return DeleteSuper(ctx, s.Client(superNS), sObj)
+			}
+			return nil
+		}
+		resources.Admitted(c, s.Kind, ns, name)
+	}
 	if !tFound || !tObj.GetDeletionTimestamp().IsZero() {
+		resources.QuotaAdmitted(c, s.Kind, ns, name)
+		if !tFound {
+			resources.Gone(c, s.Kind, ns, name)
+		}
 		if !sFound {
 			return nil
 		}
@@ -129,6 +152,7 @@ func Reconcile[T Object](ctx context.Context, env *resources.Env, c *tenant.Clus
 			return fmt.Errorf("%s %s/%s: deleted stale super copy of a recreated tenant object, will recreate", s.Kind, superNS, name)
 		}
 		want := s.Desired(tObj, superNS, sObj, true)
+		resources.ReportDroppedMeta(c, s.Kind, tObj, want)
 		if s.Equal(want, sObj) {
 			return nil
 		}
@@ -148,12 +172,20 @@ func Reconcile[T Object](ctx context.Context, env *resources.Env, c *tenant.Clus
 	}
 	var zero T
 	want := s.Desired(tObj, superNS, zero, false)
+	// Checked in the cache first: an object the quota has no room for is retried without
+	// writing to the super cluster each time.
+	if d := resources.CheckQuota(env, c, s.Kind, ns, want); d != nil {
+		resources.DenyQuota(c, s.Kind, tObj, d)
+		return fmt.Errorf("%s %s/%s: %w", s.Kind, ns, name, resources.ErrNoQuotaRoom)
+	}
+	resources.ReportDroppedMeta(c, s.Kind, tObj, want)
 	if _, err := s.Client(superNS).Create(ctx, want, metav1.CreateOptions{FieldManager: FieldManager}); err != nil {
 		if apierrors.IsAlreadyExists(err) {
 			return Conflict(ctx, c, s.Client(superNS), tObj, s.Kind, superNS, name, err)
 		}
 		return Report(c, tObj, s.Kind, "create", err)
 	}
+	resources.QuotaAdmitted(c, s.Kind, ns, name)
 	return nil
 }
 
@@ -190,8 +222,17 @@ func DeleteSuper[T Object](ctx context.Context, w Writer[T], obj T) error {
 }
 
 // Report records a Warning Event on the tenant object when the super cluster rejects a write
-// for a reason retrying will not fix (invalid, forbidden), and returns err for the queue.
+// for a reason retrying will not fix (invalid, forbidden), and returns err for the queue. A
+// write refused by a ResourceQuota ("exceeded quota") is reported as a quota refusal instead
+// (resources.DenyQuota: a PolicyDenied Event and a count, once per object version), and the
+// returned error wraps resources.ErrNoQuotaRoom: it is retried with backoff.
 func Report(c *tenant.Cluster, tObj runtime.Object, kind resources.Kind, verb string, err error) error {
+	if m, ok := tObj.(metav1.Object); ok {
+		if d := policy.QuotaExceededDenial(fmt.Sprintf("%s %s/%s", kind, m.GetNamespace(), m.GetName()), err); d != nil {
+			resources.DenyQuota(c, kind, m, d)
+			return fmt.Errorf("failed to %s %s in super cluster: %w: %w", verb, kind, resources.ErrNoQuotaRoom, err)
+		}
+	}
 	if apierrors.IsInvalid(err) || apierrors.IsForbidden(err) || apierrors.IsBadRequest(err) || apierrors.IsRequestEntityTooLargeError(err) {
 		c.Recorder.Eventf(tObj, corev1.EventTypeWarning, "SyncFailed", "super cluster rejected %s of %s: %v", verb, kind, err)
 	}

@@ -180,3 +180,14 @@ func WaitEvent(t *testing.T, c kubernetes.Interface, ns, name, reason, contains 
 		return Errorf("none of %d Events has reason %s and %q", len(evs.Items), reason, contains)
 	})
 }
+
+// DefaultPolicy creates the TenantPolicy named "default" with spec (inherited by every Tenant
+// without spec.policyName), for tests of behaviour the built-in policy refuses (NodePort and
+// LoadBalancer Services, Ingresses, Endpoints outside the tenant's Pods).
+func DefaultPolicy(t *testing.T, c client.Client, spec tenancyv1alpha1.TenantPolicySpec) {
+	t.Helper()
+	p := &tenancyv1alpha1.TenantPolicy{ObjectMeta: metav1.ObjectMeta{Name: "default"}, Spec: spec}
+	Eventually(t, time.Minute, "TenantPolicy default created", func(ctx context.Context) error {
+		return c.Create(ctx, p.DeepCopy())
+	})
+}

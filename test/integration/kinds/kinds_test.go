@@ -22,10 +22,12 @@ import (
 
 	"github.com/vcsyncer/syncer/cmd/vc-syncer/app"
 	"github.com/vcsyncer/syncer/cmd/vc-syncer/app/options"
+	tenancyv1alpha1 "github.com/vcsyncer/syncer/pkg/apis/tenancy/v1alpha1"
 	"github.com/vcsyncer/syncer/pkg/conversion"
 	"github.com/vcsyncer/syncer/pkg/resources/endpointslice"
 	"github.com/vcsyncer/syncer/pkg/resources/priorityclass"
 	"github.com/vcsyncer/syncer/test/framework"
+	"github.com/vcsyncer/syncer/test/integration/itest"
 )
 
 // TestMoreKinds checks the kinds beyond the skeleton against real control planes: Endpoints and
@@ -39,6 +41,10 @@ func TestMoreKinds(t *testing.T) {
 	c := startSyncer(t, env.Super.RESTConfig, func(o *options.Options) {
 		o.OptInKinds = []string{"Ingress", "NetworkPolicy", "PodDisruptionBudget", "Event"}
 	})
+	// Endpoints naming an address outside the tenant's Pods and Ingresses are refused by the
+	// built-in policy; this test checks their translation.
+	itest.DefaultPolicy(t, c, tenancyv1alpha1.TenantPolicySpec{Network: &tenancyv1alpha1.NetworkPolicy{
+		AllowedEndpointCIDRs: []string{"192.0.2.0/24"}, AllowedIngressClasses: []string{"nginx"}, AllowedIngressHosts: []string{"web.example"}}})
 	super := env.Super.Client
 	ctx := context.Background()
 	t1, t2 := env.Tenants[0], env.Tenants[1]

@@ -23,6 +23,7 @@ import (
 	"github.com/vcsyncer/syncer/pkg/conversion"
 	"github.com/vcsyncer/syncer/pkg/resources/pod"
 	"github.com/vcsyncer/syncer/test/framework"
+	"github.com/vcsyncer/syncer/test/integration/itest"
 )
 
 type tenantList = tenancyv1alpha1.TenantList
@@ -35,6 +36,12 @@ func TestSyncer(t *testing.T) {
 	}
 	env := framework.StartT(t, framework.SuperOptions{Nodes: 2}, 3)
 	c := startSyncer(t, env.Super.RESTConfig)
+	allow := true
+	// NodePort and LoadBalancer Services (with externalTrafficPolicy Local) are refused by
+	// the built-in policy; this test checks their translation.
+	itest.DefaultPolicy(t, c, tenancyv1alpha1.TenantPolicySpec{Services: &tenancyv1alpha1.ServicePolicy{
+		AllowedTypes:            []corev1.ServiceType{corev1.ServiceTypeClusterIP, corev1.ServiceTypeNodePort, corev1.ServiceTypeLoadBalancer},
+		AllowLocalTrafficPolicy: &allow}})
 	super := env.Super.Client
 	ctx := context.Background()
 	t1, t2, t3 := env.Tenants[0], env.Tenants[1], env.Tenants[2]

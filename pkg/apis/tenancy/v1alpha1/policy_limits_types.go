@@ -20,20 +20,27 @@ type LimitsPolicy struct {
 	// the tenant (name vc-syncer-quota). Built-in default: pods 1000, requests.cpu 64,
 	// requests.memory 256Gi, limits.cpu 128, limits.memory 512Gi, services 200,
 	// services.nodeports 0, services.loadbalancers 0, persistentvolumeclaims 200,
-	// requests.storage 1Ti, secrets 2000, configmaps 2000.
+	// requests.storage 1Ti, secrets 2000, configmaps 2000. An empty map: no ResourceQuota (the
+	// syncer deletes its own). Nothing is created in a super namespace until the super
+	// cluster's quota controller has computed the quota's status; objects it has no room for are
+	// refused (rule quota) and retried with backoff.
 	// +optional
 	Quota corev1.ResourceList `json:"quota,omitempty"`
 	// LimitRange is the spec.limits of the LimitRange the syncer keeps in every super
 	// namespace of the tenant (name vc-syncer-limits). Built-in default: containers get
-	// requests cpu 100m, memory 128Mi and limits cpu 1, memory 1Gi when they set none.
+	// requests cpu 100m, memory 128Mi and limits cpu 1, memory 1Gi when they set none. An
+	// empty list: no LimitRange (the syncer deletes its own).
 	// +optional
 	LimitRange []corev1.LimitRangeItem `json:"limitRange,omitempty"`
 	// MaxObjectBytes caps the size of one synced Secret or ConfigMap (its data, binaryData
 	// and stringData together) (rule objectSize). Built-in default: 512Ki.
 	// +optional
 	MaxObjectBytes *resource.Quantity `json:"maxObjectBytes,omitempty"`
-	// MaxObjects caps the number of the tenant's objects the syncer caches for each synced
-	// kind (rule objectCount). Built-in default: 20000.
+	// MaxObjects caps the number of the tenant's objects the syncer syncs for each kind the
+	// tenant creates (rule objectCount): objects beyond it get no super copy until others are
+	// deleted. It bounds the syncer's work, super objects and checkpointed queues, not its
+	// caches of the tenant (an informer caches every object). Lowering it never drops objects
+	// already synced. Built-in default: 20000.
 	// +optional
 	MaxObjects *int32 `json:"maxObjects,omitempty"`
 }
@@ -41,8 +48,12 @@ type LimitsPolicy struct {
 // DisruptionBudgetPolicy is what a tenant PodDisruptionBudget may do to super-cluster drains.
 type DisruptionBudgetPolicy struct {
 	// AllowBlocking allows a budget that allows no disruption at all (maxUnavailable: 0,
-	// minAvailable equal to the number of Pods) to be synced as such (rule disruptionBudget).
-	// Built-in default: false: such a budget is synced allowing one disruption.
+	// minAvailable equal to the number of Pods) to be synced as such (rule disruptionBudget),
+	// and keeps the tenant's unhealthyPodEvictionPolicy. Built-in default: false: such a budget
+	// is synced allowing one disruption (minAvailable = matching super Pods - 1), and every
+	// super copy has unhealthyPodEvictionPolicy AlwaysAllow. Either way the super copy has an
+	// integer minAvailable (the tenant's status.desiredHealthy), which the super cluster's
+	// disruption controller can compute without owner references on the super Pods.
 	// +optional
 	AllowBlocking *bool `json:"allowBlocking,omitempty"`
 }

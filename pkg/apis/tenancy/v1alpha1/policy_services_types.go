@@ -29,14 +29,25 @@ type ServicePolicy struct {
 // that do not match are not copied (rule metadataKey); the object itself is still synced.
 type MetadataPolicy struct {
 	// AllowedLabelPrefixes: a label key is copied when it starts with one of these. The entry
-	// "" stands for keys without a prefix (no "/"). Built-in default: "", app.kubernetes.io/,
-	// helm.sh/, apps.kubernetes.io/pod-index, statefulset.kubernetes.io/pod-name,
-	// controller-revision-hash, pod-template-hash.
+	// "" stands for plain keys: no prefix and no dot ("app", not example.com/app, not
+	// io.katacontainers.config.hypervisor.path, a container-runtime setting); an entry may be
+	// a whole key. Built-in
+	// default: "", app.kubernetes.io/, helm.sh/, apps.kubernetes.io/pod-index,
+	// statefulset.kubernetes.io/pod-name, controller-revision-hash, pod-template-hash,
+	// batch.kubernetes.io/job-name, batch.kubernetes.io/controller-uid,
+	// batch.kubernetes.io/job-completion-index. Super Pods keep only these labels, so Service,
+	// NetworkPolicy and PodDisruptionBudget selectors should use them. Keys in the syncer's
+	// domain (tenancy.vcsyncer.io/) are never copied.
 	// +optional
 	AllowedLabelPrefixes []string `json:"allowedLabelPrefixes,omitempty"`
 	// AllowedAnnotationPrefixes: as AllowedLabelPrefixes, for annotations. Built-in default:
 	// "", app.kubernetes.io/, helm.sh/, meta.helm.sh/, kubectl.kubernetes.io/restartedAt,
-	// prometheus.io/.
+	// kubectl.kubernetes.io/default-container, prometheus.io/,
+	// batch.kubernetes.io/job-completion-index. Controller annotations (ingress-nginx,
+	// cloud load balancers, cert-manager) are best allowed key by key: a whole
+	// nginx.ingress.kubernetes.io/ prefix would pass configuration snippets to a controller
+	// shared by every tenant. An Ingress is refused as a whole when its annotations are not all
+	// allowed (rule ingressSnippet for *-snippet keys, metadataKey otherwise).
 	// +optional
 	AllowedAnnotationPrefixes []string `json:"allowedAnnotationPrefixes,omitempty"`
 }

@@ -1,0 +1,54 @@
+package policy
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestKeyAllowed(t *testing.T) {
+	def := Default().Metadata()
+	for key, want := range map[string]bool{
+		"app": true, "pod-template-hash": true, "app.kubernetes.io/name": true, "helm.sh/chart": true,
+		"statefulset.kubernetes.io/pod-name": true, "batch.kubernetes.io/job-name": true,
+		"example.com/team": false, "metallb.universe.tf/address-pool": false, "sidecar.istio.io/inject": false,
+		"io.katacontainers.config.hypervisor.path": false, "io.kubernetes.cri-o.Devices": false,
+		"kubernetes.io/ingress.class": false, "node-role.kubernetes.io/control-plane": false,
+	} {
+		if got := KeyAllowed(def.AllowedLabelPrefixes, key); got != want {
+			t.Errorf("label %s: KeyAllowed = %v, want %v", key, got, want)
+		}
+	}
+	for key, want := range map[string]bool{
+		"note": true, "prometheus.io/scrape": true, "kubectl.kubernetes.io/restartedAt": true,
+		"kubectl.kubernetes.io/last-applied-configuration": false, "nginx.ingress.kubernetes.io/server-snippet": false,
+		"service.beta.kubernetes.io/aws-load-balancer-type": false, "iam.gke.io/gcp-service-account": false,
+		"io.katacontainers.config.hypervisor.kernel_params": false, "eks.amazonaws.com/role-arn": false,
+	} {
+		if got := KeyAllowed(def.AllowedAnnotationPrefixes, key); got != want {
+			t.Errorf("annotation %s: KeyAllowed = %v, want %v", key, got, want)
+		}
+	}
+	if KeyAllowed(nil, "app") || KeyAllowed([]string{}, "app") {
+		t.Error("an empty allowlist allows a key")
+	}
+}
+
+func TestFilterKeys(t *testing.T) {
+	kept, dropped := FilterKeys(map[string]string{"a": "1", "x.io/b": "2", "y.io/c": "3"}, []string{"", "x.io/"})
+	if d := cmp.Diff(map[string]string{"a": "1", "x.io/b": "2"}, kept); d != "" {
+		t.Errorf("kept (-want +got):\n%s", d)
+	}
+	if d := cmp.Diff([]string{"y.io/c"}, dropped); d != "" {
+		t.Errorf("dropped (-want +got):\n%s", d)
+	}
+	if k, d := FilterKeys(nil, []string{""}); k != nil || d != nil {
+		t.Errorf("FilterKeys(nil) = %v, %v", k, d)
+	}
+	if MetadataDenial("Pod", "ns", "p", nil) != nil {
+		t.Error("a denial for nothing dropped")
+	}
+	if d := MetadataDenial("Pod", "ns", "p", []string{"label y.io/c"}); d.Rule != RuleMetadataKey {
+		t.Errorf("rule %s", d.Rule)
+	}
+}

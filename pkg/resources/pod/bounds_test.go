@@ -1,0 +1,145 @@
+package pod
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/tools/record"
+
+	"github.com/vcsyncer/syncer/pkg/resources"
+	"github.com/vcsyncer/syncer/pkg/tenant"
+)
+
+type podBounds struct {
+	c             *tenant.Cluster
+	env           *resources.Env
+	super, tenant *fake.Clientset
+	superNS       string
+}
+
+func newPodBounds(t *testing.T) *podBounds {
+	t.Helper()
+	tns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "app", UID: "tns-uid"}}
+	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "app", UID: "pod-uid", ResourceVersion: "4"},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "nginx"}}}}
+	tenantCS := fake.NewClientset(tns, p)
+	c := &tenant.Cluster{Name: "t1", UID: "uid-t1", Client: tenantCS, Informers: informers.NewSharedInformerFactory(tenantCS, 0),
+		Recorder: record.NewFakeRecorder(100)}
+	mustAdd(t, c.Informers.Core().V1().Namespaces().Informer().GetIndexer(), tns)
+	mustAdd(t, c.Informers.Core().V1().Pods().Informer().GetIndexer(), p)
+	superCS := fake.NewClientset()
+	env := &resources.Env{Super: superCS, SuperInformers: informers.NewSharedInformerFactory(superCS, 0),
+		SuperNodes: informers.NewSharedInformerFactory(superCS, 0)}
+	env.SuperInformers.Core().V1().Namespaces().Informer()
+	env.SuperInformers.Core().V1().Pods().Informer()
+	resources.BoundsInformers(env)
+	return &podBounds{c: c, env: env, super: superCS, tenant: tenantCS, superNS: resources.SuperNamespace(c, "app")}
+}
+
+func mustAdd(t *testing.T, idx interface{ Add(any) error }, obj any) {
+	t.Helper()
+	if err := idx.Add(obj); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// syncCaches copies the super namespace and bounds into the super caches, the quota computed
+// with podsUsed Pods.
+func (f *podBounds) syncCaches(t *testing.T, podsUsed string) {
+	t.Helper()
+	ctx := context.Background()
+	ns, err := f.super.CoreV1().Namespaces().Get(ctx, f.superNS, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustAdd(t, f.env.SuperInformers.Core().V1().Namespaces().Informer().GetIndexer(), ns)
+	lr, _ := f.super.CoreV1().LimitRanges(f.superNS).Get(ctx, resources.LimitRangeName, metav1.GetOptions{})
+	mustAdd(t, f.env.SuperInformers.Core().V1().LimitRanges().Informer().GetIndexer(), lr)
+	rq, _ := f.super.CoreV1().ResourceQuotas(f.superNS).Get(ctx, resources.QuotaName, metav1.GetOptions{})
+	rq.Status.Hard, rq.Status.Used = resources.CopyResourceList(rq.Spec.Hard), corev1.ResourceList{}
+	for k := range rq.Spec.Hard {
+		rq.Status.Used[k] = resource.MustParse("0")
+	}
+	rq.Status.Used[corev1.ResourcePods] = resource.MustParse(podsUsed)
+	mustAdd(t, f.env.SuperInformers.Core().V1().ResourceQuotas().Informer().GetIndexer(), rq)
+}
+
+func (f *podBounds) superCreates() []string {
+	var out []string
+	for _, a := range f.super.Actions() {
+		if a.GetVerb() == "create" {
+			out = append(out, a.GetResource().Resource)
+		}
+	}
+	return out
+}
+
+// A tenant Pod in a new namespace reaches the super cluster only after the namespace's
+// LimitRange and ResourceQuota exist and the quota is computed: a Pod created before the
+// LimitRange escapes its defaults, one created before the quota is in force escapes the quota.
+func TestPodIsCreatedAfterTheBounds(t *testing.T) {
+	ctx := context.Background()
+	f := newPodBounds(t)
+	if err := reconcileDownward(ctx, f.env, f.c, "app", "web"); err == nil {
+		t.Fatal("reconcile succeeded before the quota was in force")
+	}
+	if got := strings.Join(f.superCreates(), ","); got != "namespaces,limitranges,resourcequotas" {
+		t.Fatalf("super creates = %s, want namespaces,limitranges,resourcequotas (and no Pod yet)", got)
+	}
+	f.syncCaches(t, "0")
+	if err := reconcileDownward(ctx, f.env, f.c, "app", "web"); err != nil {
+		t.Fatalf("reconcile with the bounds in force: %v", err)
+	}
+	if got := f.superCreates(); got[len(got)-1] != "pods" {
+		t.Errorf("super creates = %v, want the Pod last", got)
+	}
+}
+
+// A Pod the quota has no room for is refused from the cache, before the full Pod is read or
+// tenant tokens are requested; the tenant Pod gets PodScheduled=False (PolicyDenied) once;
+// the request is retried (an error wrapping ErrNoQuotaRoom).
+func TestPodOverQuotaGetsPolicyDenied(t *testing.T) {
+	ctx := context.Background()
+	f := newPodBounds(t)
+	_ = reconcileDownward(ctx, f.env, f.c, "app", "web")
+	f.syncCaches(t, "1000")
+	f.tenant.ClearActions()
+	f.super.ClearActions()
+	for range 3 {
+		if err := reconcileDownward(ctx, f.env, f.c, "app", "web"); !errors.Is(err, resources.ErrNoQuotaRoom) {
+			t.Fatalf("reconcile = %v, want ErrNoQuotaRoom", err)
+		}
+	}
+	if n := len(f.super.Actions()); n != 0 {
+		t.Errorf("super calls for a Pod over quota: %v", f.super.Actions())
+	}
+	var patches int
+	for _, a := range f.tenant.Actions() {
+		switch {
+		case a.GetVerb() == "get" && a.GetResource().Resource == "pods":
+			t.Error("the full Pod was read although the quota has no room")
+		case a.GetVerb() == "patch" && a.GetSubresource() == "status":
+			patches++
+		}
+	}
+	if patches != 1 {
+		t.Errorf("status patches = %d, want 1 (PodScheduled=False once)", patches)
+	}
+	live, _ := f.tenant.CoreV1().Pods("app").Get(ctx, "web", metav1.GetOptions{})
+	var found bool
+	for _, cond := range live.Status.Conditions {
+		if cond.Type == corev1.PodScheduled && cond.Status == corev1.ConditionFalse && cond.Reason == "PolicyDenied" && strings.Contains(cond.Message, "quota") {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("tenant Pod conditions = %+v, want PodScheduled=False PolicyDenied", live.Status.Conditions)
+	}
+}

@@ -1,0 +1,66 @@
+package pod
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/vcsyncer/syncer/pkg/policy"
+	"github.com/vcsyncer/syncer/pkg/resources"
+	"github.com/vcsyncer/syncer/pkg/syncer/downward"
+	"github.com/vcsyncer/syncer/pkg/tenant"
+)
+
+// reportQuota reports that tenant Pod t does not fit in its super namespace's ResourceQuota
+// (d): resources.DenyQuota (a PolicyDenied Warning Event and a count, once per Pod version and
+// policy generation) and, when that reported, condition PodScheduled=False with reason
+// PolicyDenied and d's message on the tenant Pod, as a scheduler marks a Pod it cannot place.
+// It returns the error to retry with: it wraps resources.ErrNoQuotaRoom (and cause, the super
+// apiserver's answer, when not nil).
+func reportQuota(ctx context.Context, c *tenant.Cluster, t *corev1.Pod, d *policy.Denial, cause error) error {
+	err := fmt.Errorf("Pod %s/%s: %w", t.Namespace, t.Name, resources.ErrNoQuotaRoom)
+	if cause != nil {
+		err = fmt.Errorf("%w: %w", err, cause)
+	}
+	if !resources.DenyQuota(c, resources.KindPod, t, d) {
+		return err
+	}
+	if perr := MarkPolicyDenied(ctx, c, t, d); perr != nil {
+		// Reported again on the next retry, condition included.
+		resources.QuotaAdmitted(c, resources.KindPod, t.Namespace, t.Name)
+		return fmt.Errorf("%w (condition not written: %w)", err, perr)
+	}
+	return err
+}
+
+// MarkPolicyDenied sets condition PodScheduled=False with reason policy.ReasonPolicyDenied and
+// message d.Error() on tenant Pod t, as a scheduler marks a Pod it cannot place, unless t (as
+// cached) has it already: a strategic-merge patch of the Pod's status, other conditions kept.
+// The error is the patch's.
+func MarkPolicyDenied(ctx context.Context, c *tenant.Cluster, t *corev1.Pod, d *policy.Denial) error {
+	return setNotScheduled(ctx, c, t, policy.ReasonPolicyDenied, d.Error())
+}
+
+// setNotScheduled sets condition PodScheduled=False with reason and message on tenant Pod t
+// (see MarkPolicyDenied).
+func setNotScheduled(ctx context.Context, c *tenant.Cluster, t *corev1.Pod, reason, message string) error {
+	for _, cond := range t.Status.Conditions {
+		if cond.Type == corev1.PodScheduled && cond.Status == corev1.ConditionFalse && cond.Reason == reason && cond.Message == message {
+			return nil
+		}
+	}
+	patch, err := json.Marshal(map[string]any{"status": map[string]any{"conditions": []corev1.PodCondition{{
+		Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: reason, Message: message,
+		LastTransitionTime: metav1.Now(),
+	}}}})
+	if err != nil {
+		return err
+	}
+	_, err = c.Client.CoreV1().Pods(t.Namespace).Patch(ctx, t.Name, types.StrategicMergePatchType, patch,
+		metav1.PatchOptions{FieldManager: downward.FieldManager}, "status")
+	return err
+}

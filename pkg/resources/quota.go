@@ -1,0 +1,116 @@
+package resources
+
+import (
+	"errors"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/vcsyncer/syncer/pkg/metrics"
+	"github.com/vcsyncer/syncer/pkg/policy"
+	"github.com/vcsyncer/syncer/pkg/tenant"
+)
+
+// ErrNoQuotaRoom is returned (wrapped) by reconcilers for an object that the super namespace's
+// ResourceQuota has no room for. Unlike other refusals it is retried, with the queue's backoff
+// (up to a minute): room comes back when other objects are deleted, which neither the object
+// nor the policy sees.
+var ErrNoQuotaRoom = errors.New("no room in the super namespace's ResourceQuota; retrying with backoff")
+
+// quotaCountNames are the object-count resource names of the ResourceQuota for each kind: the
+// generic count/<resource>[.<group>] and, for the core kinds that have one, the older name.
+var quotaCountNames = map[Kind][]corev1.ResourceName{
+	KindPod:                   {corev1.ResourcePods, "count/pods"},
+	KindConfigMap:             {corev1.ResourceConfigMaps, "count/configmaps"},
+	KindSecret:                {corev1.ResourceSecrets, "count/secrets"},
+	KindService:               {corev1.ResourceServices, "count/services"},
+	KindPersistentVolumeClaim: {corev1.ResourcePersistentVolumeClaims, "count/persistentvolumeclaims"},
+	KindServiceAccount:        {"count/serviceaccounts"},
+	KindEndpoints:             {"count/endpoints"},
+	KindEndpointSlice:         {"count/endpointslices.discovery.k8s.io"},
+	KindIngress:               {"count/ingresses.networking.k8s.io"},
+	KindNetworkPolicy:         {"count/networkpolicies.networking.k8s.io"},
+	KindPodDisruptionBudget:   {"count/poddisruptionbudgets.policy"},
+}
+
+// QuotaNeed returns a lower bound of what the super cluster's quota admission counts for
+// creating obj, the super object of kind: one of each count name of the kind; for a Pod its
+// declared cpu and memory (policy.PodQuotaNeed); for a Service of type NodePort its node
+// ports, of type LoadBalancer one load balancer; for a claim its storage request.
+func QuotaNeed(kind Kind, obj metav1.Object) corev1.ResourceList {
+	need := corev1.ResourceList{}
+	if p, ok := obj.(*corev1.Pod); ok {
+		need = policy.PodQuotaNeed(p)
+	}
+	for _, n := range quotaCountNames[kind] {
+		need[n] = resource.MustParse("1")
+	}
+	switch o := obj.(type) {
+	case *corev1.Service:
+		switch o.Spec.Type {
+		case corev1.ServiceTypeNodePort:
+			need[corev1.ResourceServicesNodePorts] = *resource.NewQuantity(int64(len(o.Spec.Ports)), resource.DecimalSI)
+		case corev1.ServiceTypeLoadBalancer:
+			need[corev1.ResourceServicesLoadBalancers] = resource.MustParse("1")
+		}
+	case *corev1.PersistentVolumeClaim:
+		if q, ok := o.Spec.Resources.Requests[corev1.ResourceStorage]; ok {
+			need[corev1.ResourceRequestsStorage] = q.DeepCopy()
+		}
+	}
+	return need
+}
+
+// CheckQuota returns a denial (policy.RuleQuota) when the syncer's ResourceQuota in the super
+// namespace of obj (the super object of kind about to be created, from tenant namespace ns),
+// by its cached status, has no room for it (QuotaNeed), and nil when it has or there is no
+// such quota. It reads the super cache only, so a refused object is retried without a call to
+// any apiserver.
+func CheckQuota(env *Env, c *tenant.Cluster, kind Kind, ns string, obj metav1.Object) *policy.Denial {
+	rq := cachedQuota(env, c, obj.GetNamespace())
+	if rq == nil {
+		return nil
+	}
+	return policy.CheckQuotaRoom(rq, QuotaNeed(kind, obj), fmt.Sprintf("%s %s/%s", kind, ns, obj.GetName()))
+}
+
+// quotaKey is the key of a quota refusal in tenant.Cluster.Refusals: apart from the policy
+// refusals' (refusalKey), so that an object that passes every rule (Admitted) and is then
+// refused by the quota on each retry is reported once, not once per retry.
+func quotaKey(kind Kind, namespace, name string) string {
+	return "quota:" + refusalKey(kind, namespace, name)
+}
+
+// DenyQuota reports that tenant object obj of kind does not fit in its super namespace's
+// ResourceQuota (d, rule quota): a Warning Event with reason policy.ReasonPolicyDenied on obj
+// and one count of vcsyncer_policy_denials_total{rule="quota"}, only the first time for obj's
+// resourceVersion under the current policy generation (retries are not reported again). It
+// returns whether it reported. Callers return an error wrapping ErrNoQuotaRoom (retried with
+// backoff), and call QuotaAdmitted once the object is created.
+func DenyQuota(c *tenant.Cluster, kind Kind, obj metav1.Object, d *policy.Denial) bool {
+	if !c.Refusals.Record(quotaKey(kind, obj.GetNamespace(), obj.GetName()), obj.GetResourceVersion(), c.Policy().Generation, d.Rule) {
+		return false
+	}
+	if ro, ok := obj.(runtime.Object); ok && c.Recorder != nil {
+		c.Recorder.Event(ro, corev1.EventTypeWarning, policy.ReasonPolicyDenied, d.Error())
+	}
+	metrics.PolicyDenied(c.Name, string(kind), string(d.Rule))
+	return true
+}
+
+// QuotaAdmitted forgets the quota refusal of tenant object namespace/name of kind (it was
+// created in the super cluster, or is gone).
+func QuotaAdmitted(c *tenant.Cluster, kind Kind, namespace, name string) {
+	c.Refusals.Forget(quotaKey(kind, namespace, name))
+}
+
+// KeepRefused records, without reporting again, that tenant object obj of kind is still
+// refused by rule at its current version under the current policy generation, so that
+// IsRefused stays true for it (periodic remediation skips it) although Deny was called for an
+// earlier version. For refusals reported once per object, not once per version (objectCount).
+func KeepRefused(c *tenant.Cluster, kind Kind, obj metav1.Object, rule policy.Rule) {
+	c.Refusals.Record(refusalKey(kind, obj.GetNamespace(), obj.GetName()), obj.GetResourceVersion(), c.Policy().Generation, rule)
+}

@@ -1,0 +1,115 @@
+// Package restest builds, for unit tests of the downward reconcilers, one tenant and a super
+// cluster on fake clientsets whose caches the test fills by hand (the informers never run): a
+// reconciler then reads exactly what the test put there and writes to the fake super clientset.
+package restest
+
+import (
+	"context"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
+
+	tenancyv1alpha1 "github.com/vcsyncer/syncer/pkg/apis/tenancy/v1alpha1"
+	"github.com/vcsyncer/syncer/pkg/metrics"
+	"github.com/vcsyncer/syncer/pkg/policy"
+	"github.com/vcsyncer/syncer/pkg/resources"
+	"github.com/vcsyncer/syncer/pkg/tenant"
+)
+
+// Harness is one tenant (C, on the fake clientset TenantCS) and the super cluster (Env, on
+// SuperCS). Events the reconcilers record on tenant objects go to Recorder.
+type Harness struct {
+	T        *testing.T
+	C        *tenant.Cluster
+	Env      *resources.Env
+	TenantCS *fake.Clientset
+	SuperCS  *fake.Clientset
+	Recorder *record.FakeRecorder
+}
+
+// New returns a Harness for a tenant named name (UID "uid-"+name) whose tenant cache holds the
+// Namespaces namespaces (so super namespaces can be created).
+func New(t *testing.T, name string, namespaces ...string) *Harness {
+	t.Helper()
+	tenantCS, superCS := fake.NewClientset(), fake.NewClientset()
+	h := &Harness{
+		T: t, TenantCS: tenantCS, SuperCS: superCS, Recorder: record.NewFakeRecorder(100),
+		Env: &resources.Env{
+			Super: superCS, SuperInformers: informers.NewSharedInformerFactory(superCS, 0),
+			SuperNodes: informers.NewSharedInformerFactory(superCS, 0),
+		},
+	}
+	h.C = &tenant.Cluster{Name: name, UID: "uid-" + name, Client: tenantCS,
+		Informers: informers.NewSharedInformerFactory(tenantCS, 0), Recorder: h.Recorder}
+	h.SetPolicy(nil)
+	for _, ns := range namespaces {
+		h.Tenant(h.C.Informers.Core().V1().Namespaces().Informer(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns, UID: types.UID("ns-" + ns)}})
+	}
+	return h
+}
+
+// noQuota is the "default" policy layer of a Harness: no ResourceQuota (a fake super cluster
+// has no quota controller to compute one, so the bounds would never be in force) and no
+// LimitRange.
+var noQuota = tenancyv1alpha1.TenantPolicySpec{Limits: &tenancyv1alpha1.LimitsPolicy{
+	Quota: corev1.ResourceList{}, LimitRange: []corev1.LimitRangeItem{}}}
+
+// SetPolicy gives the tenant the policy spec (nil: the built-in defaults) over a "default"
+// policy without quota and LimitRange.
+func (h *Harness) SetPolicy(spec *tenancyv1alpha1.TenantPolicySpec) {
+	h.C.SetPolicy(policy.Resolve(&noQuota, spec))
+}
+
+// Tenant puts obj into the tenant cache inf and into the tenant apiserver.
+func (h *Harness) Tenant(inf cache.SharedIndexInformer, obj runtime.Object) {
+	h.T.Helper()
+	put(h.T, inf, obj)
+	if err := h.TenantCS.Tracker().Add(obj.DeepCopyObject()); err != nil && !apierrors.IsAlreadyExists(err) {
+		h.T.Fatal(err)
+	}
+}
+
+// Super puts obj into the super cache inf and into the super apiserver.
+func (h *Harness) Super(inf cache.SharedIndexInformer, obj runtime.Object) {
+	h.T.Helper()
+	put(h.T, inf, obj)
+	if err := h.SuperCS.Tracker().Add(obj.DeepCopyObject()); err != nil && !apierrors.IsAlreadyExists(err) {
+		h.T.Fatal(err)
+	}
+}
+
+// Events returns the Events recorded so far ("Warning PolicyDenied <message>") and forgets them.
+func (h *Harness) Events() []string {
+	var out []string
+	for {
+		select {
+		case e := <-h.Recorder.Events:
+			out = append(out, e)
+		default:
+			return out
+		}
+	}
+}
+
+// Denials returns vcsyncer_policy_denials_total for the harness's tenant, kind and rule.
+func (h *Harness) Denials(kind resources.Kind, rule policy.Rule) float64 {
+	return metrics.PolicyDenials(h.C.Name, string(kind), string(rule))
+}
+
+// Ctx returns a background context.
+func (h *Harness) Ctx() context.Context { return context.Background() }
+
+func put(t *testing.T, inf cache.SharedIndexInformer, obj runtime.Object) {
+	t.Helper()
+	if err := inf.GetIndexer().Update(obj); err != nil {
+		t.Fatal(err)
+	}
+}

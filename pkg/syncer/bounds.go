@@ -1,0 +1,102 @@
+package syncer
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/vcsyncer/syncer/pkg/conversion"
+	"github.com/vcsyncer/syncer/pkg/policy"
+	"github.com/vcsyncer/syncer/pkg/resources"
+	"github.com/vcsyncer/syncer/pkg/tenant"
+)
+
+// watchBounds registers the super caches of the syncer's ResourceQuotas and LimitRanges (one
+// of each per super namespace: resources.EnsureBounds) and their handler (call once, in New).
+// An owned bound that is added, deleted, or changed other than in its status enqueues its
+// tenant namespace downward, whose reconcile resets it to the policy. A quota whose status
+// becomes computed for its spec (policy.QuotaReady) enqueues the tenant objects of that
+// namespace that have no super copy: they waited for it (resources.ErrBoundsPending).
+func (s *Syncer) watchBounds() error {
+	quotas, limitRanges := resources.BoundsInformers(s.env)
+	h := cache.ResourceEventHandlerFuncs{
+		AddFunc: func(o any) { s.boundChanged(nil, o) },
+		UpdateFunc: func(o, n any) {
+			if !sameVersion(o, n) {
+				s.boundChanged(o, n)
+			}
+		},
+		DeleteFunc: func(o any) { s.boundChanged(nil, o) },
+	}
+	if _, err := quotas.AddEventHandler(h); err != nil {
+		return err
+	}
+	_, err := limitRanges.AddEventHandler(h)
+	return err
+}
+
+// boundChanged handles an event of a super ResourceQuota or LimitRange (oldObj is nil for an
+// add or a delete).
+func (s *Syncer) boundChanged(oldObj, obj any) {
+	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = d.Obj
+	}
+	m, ok := obj.(metav1.Object)
+	if !ok || s.registry == nil {
+		return
+	}
+	o, owned := conversion.OwnerOf(m)
+	if !owned {
+		return
+	}
+	c, ok := s.registry.Get(o.Tenant)
+	if !ok || c.UID != o.TenantUID || !c.Synced() {
+		return
+	}
+	if oldObj == nil || !boundStatusOnly(oldObj, obj) {
+		s.enqueue(s.down, resources.Request{Tenant: c.Name, Kind: resources.KindNamespace, Name: o.Namespace}, true)
+	}
+	if rq, ok := obj.(*corev1.ResourceQuota); ok && policy.QuotaReady(rq) {
+		if old, ok := oldObj.(*corev1.ResourceQuota); !ok || !policy.QuotaReady(old) {
+			s.enqueueWaitingIn(c, o.Namespace, rq.Namespace)
+		}
+	}
+}
+
+// boundStatusOnly reports whether an update of a bound changed nothing but its status (a
+// quota's usage changes with every object created or deleted in its namespace).
+func boundStatusOnly(oldObj, newObj any) bool {
+	o, ok1 := oldObj.(*corev1.ResourceQuota)
+	n, ok2 := newObj.(*corev1.ResourceQuota)
+	if !ok1 || !ok2 {
+		return false
+	}
+	return o.UID == n.UID && equality.Semantic.DeepEqual(o.Spec, n.Spec) &&
+		equality.Semantic.DeepEqual(o.Labels, n.Labels) && equality.Semantic.DeepEqual(o.Annotations, n.Annotations) &&
+		equality.Semantic.DeepEqual(o.DeletionTimestamp, n.DeletionTimestamp)
+}
+
+// enqueueWaitingIn enqueues downward, at high priority, every tenant object of tenant namespace
+// ns (super namespace superNS) of the namespaced kinds that has no super copy yet.
+func (s *Syncer) enqueueWaitingIn(c *tenant.Cluster, ns, superNS string) {
+	for kind, r := range s.resources {
+		if kind == resources.KindNamespace {
+			continue
+		}
+		objs, err := r.TenantInformer(c).GetIndexer().ByIndex(cache.NamespaceIndex, ns)
+		if err != nil {
+			continue // no namespace index: a cluster-scoped kind
+		}
+		for _, obj := range objs {
+			m, ok := obj.(metav1.Object)
+			if !ok || !m.GetDeletionTimestamp().IsZero() {
+				continue
+			}
+			if _, synced := s.superObject(kind, superNS, m.GetName()); synced {
+				continue
+			}
+			s.enqueue(s.down, resources.Request{Tenant: c.Name, Kind: kind, Namespace: ns, Name: m.GetName()}, true)
+		}
+	}
+}
