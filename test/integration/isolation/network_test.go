@@ -11,6 +11,8 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	tenancyv1alpha1 "github.com/vcsyncer/syncer/pkg/apis/tenancy/v1alpha1"
 )
 
 // selectorless returns a selector-less Service name with one TCP port.
@@ -179,16 +181,57 @@ func (s *suite) ingressAttack(t *testing.T, ing *networkingv1.Ingress, rules []s
 	})
 }
 
-// attackIngressHost: an Ingress claiming tenant B's host on the shared controller: rule
-// ingressHost.
-func (s *suite) attackIngressHost(t *testing.T) {
-	s.ingressAttack(t, ingress("hijack", bHost, nil), []string{"ingressHost"}, func(si *networkingv1.Ingress) error {
-		for _, r := range si.Spec.Rules {
-			if r.Host == bHost {
-				return fmt.Errorf("claims tenant B's host %s", bHost)
+// ingressClassForA is the IngressClass A's Ingress policy allows (withIngressPolicy).
+const ingressClassForA = "public"
+
+// withIngressPolicy gives tenant A a TenantPolicy that allows Ingresses of class
+// ingressClassForA for hosts under a.example.com (the built-in default refuses every Ingress
+// for its class, which would hide the host and snippet rules), runs f, and puts A back on the
+// built-in defaults. An allowed Ingress "allowed" of A proves each policy is in force.
+func (s *suite) withIngressPolicy(t *testing.T, f func()) {
+	t.Helper()
+	ctx := context.Background()
+	tp := &tenancyv1alpha1.TenantPolicy{ObjectMeta: metav1.ObjectMeta{Name: "tenant-a-ingress"},
+		Spec: tenancyv1alpha1.TenantPolicySpec{Network: &tenancyv1alpha1.NetworkPolicy{
+			AllowedIngressClasses: []string{ingressClassForA}, AllowedIngressHosts: []string{"*.a.example.com"}}}}
+	if err := s.c.Create(ctx, tp); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	s.setPolicyName(t, s.a.Name, tp.Name)
+	class := ingressClassForA
+	if _, err := s.a.Client.NetworkingV1().Ingresses(aNS).Create(ctx, ingress("allowed", "www.a.example.com", &class), metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	eventually(t, maxWait, "A's policy in force: its allowed Ingress is synced", func(ctx context.Context) error {
+		_, err := s.super.NetworkingV1().Ingresses(s.aSuperNS).Get(ctx, "allowed", metav1.GetOptions{})
+		return err
+	})
+	defer func() {
+		s.setPolicyName(t, s.a.Name, "")
+		eventually(t, maxWait, "A back on the built-in policy: its allowed Ingress is refused again", func(ctx context.Context) error {
+			if _, err := s.super.NetworkingV1().Ingresses(s.aSuperNS).Get(ctx, "allowed", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+				return errorf("super Ingress still there (err %v)", err)
 			}
-		}
-		return nil
+			return nil
+		})
+		_ = s.c.Delete(ctx, tp)
+	}()
+	f()
+}
+
+// attackIngressHost: an Ingress (of a class A may use) claiming tenant B's host on the shared
+// controller: rule ingressHost.
+func (s *suite) attackIngressHost(t *testing.T) {
+	class := ingressClassForA
+	s.withIngressPolicy(t, func() {
+		s.ingressAttack(t, ingress("hijack", bHost, &class), []string{"ingressHost"}, func(si *networkingv1.Ingress) error {
+			for _, r := range si.Spec.Rules {
+				if r.Host == bHost {
+					return fmt.Errorf("claims tenant B's host %s", bHost)
+				}
+			}
+			return nil
+		})
 	})
 }
 
@@ -207,16 +250,20 @@ func (s *suite) attackIngressClass(t *testing.T) {
 // snippetAnnotation is ingress-nginx's configuration snippet: raw controller configuration.
 const snippetAnnotation = "nginx.ingress.kubernetes.io/server-snippet"
 
-// attackIngressSnippet: an Ingress with a controller snippet annotation: rule ingressSnippet
-// (or metadataKey when the key is filtered as a controller domain).
+// attackIngressSnippet: an Ingress (class and host A may use) with a controller snippet
+// annotation: rule ingressSnippet (or metadataKey when the key is filtered as a controller
+// domain).
 func (s *suite) attackIngressSnippet(t *testing.T) {
-	ing := ingress("snippet", "a.example.com", nil)
+	class := ingressClassForA
+	ing := ingress("snippet", "snippet.a.example.com", &class)
 	ing.Annotations = map[string]string{snippetAnnotation: "location /b { proxy_pass http://" + s.bPodIP + "; }"}
-	s.ingressAttack(t, ing, []string{"ingressSnippet", "metadataKey"}, func(si *networkingv1.Ingress) error {
-		if v, ok := si.Annotations[snippetAnnotation]; ok {
-			return fmt.Errorf("carries %s=%q", snippetAnnotation, v)
-		}
-		return nil
+	s.withIngressPolicy(t, func() {
+		s.ingressAttack(t, ing, []string{"ingressSnippet", "metadataKey"}, func(si *networkingv1.Ingress) error {
+			if v, ok := si.Annotations[snippetAnnotation]; ok {
+				return fmt.Errorf("carries %s=%q", snippetAnnotation, v)
+			}
+			return nil
+		})
 	})
 }
 
