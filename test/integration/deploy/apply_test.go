@@ -227,6 +227,10 @@ func testRBAC(t *testing.T, env *framework.Environment, k func([]byte, ...string
 			}
 		}
 	})
+	// The built-in tenant policy refuses Ingresses (no allowed class or host): allow this
+	// test's one, so that every kind, written with the chart's RBAC, is exercised.
+	itest.DefaultPolicy(t, admin, tenancyv1alpha1.TenantPolicySpec{Network: &tenancyv1alpha1.NetworkPolicy{
+		AllowedIngressClasses: []string{"nginx"}, AllowedIngressHosts: []string{"web.example"}}})
 	tc := env.Tenants[0]
 	if err := app.AddTenant(ctx, admin, releaseNamespace, tc.Name, tc.Kubeconfig, 1); err != nil {
 		t.Fatal(err)
@@ -256,8 +260,9 @@ func testRBAC(t *testing.T, env *framework.Environment, k func([]byte, ...string
 			Volumes: []corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "data"}}}}}},
 		metav1.CreateOptions{}))
 	pathType := networkingv1.PathTypePrefix
+	nginx := "nginx"
 	created(tcl.NetworkingV1().Ingresses(ns).Create(ctx, &networkingv1.Ingress{ObjectMeta: metav1.ObjectMeta{Name: "web"},
-		Spec: networkingv1.IngressSpec{Rules: []networkingv1.IngressRule{{Host: "web.example", IngressRuleValue: networkingv1.IngressRuleValue{
+		Spec: networkingv1.IngressSpec{IngressClassName: &nginx, Rules: []networkingv1.IngressRule{{Host: "web.example", IngressRuleValue: networkingv1.IngressRuleValue{
 			HTTP: &networkingv1.HTTPIngressRuleValue{Paths: []networkingv1.HTTPIngressPath{{Path: "/", PathType: &pathType,
 				Backend: networkingv1.IngressBackend{Service: &networkingv1.IngressServiceBackend{Name: "web", Port: networkingv1.ServiceBackendPort{Number: 80}}}}}}}}}}},
 		metav1.CreateOptions{}))

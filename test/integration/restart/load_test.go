@@ -21,7 +21,7 @@ const (
 	labelTest = "killtest"
 	valueTest = "obj"
 	labelGen  = "killtest-gen"
-	annNote   = "killtest/note"
+	annNote   = "killtest-note" // a plain key: the built-in metadata allowlist copies it
 	nsPrefix  = "kt-"
 )
 

@@ -14,6 +14,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
@@ -41,7 +42,11 @@ func TestSyncer(t *testing.T) {
 	// the built-in policy; this test checks their translation.
 	itest.DefaultPolicy(t, c, tenancyv1alpha1.TenantPolicySpec{Services: &tenancyv1alpha1.ServicePolicy{
 		AllowedTypes:            []corev1.ServiceType{corev1.ServiceTypeClusterIP, corev1.ServiceTypeNodePort, corev1.ServiceTypeLoadBalancer},
-		AllowLocalTrafficPolicy: &allow}})
+		AllowLocalTrafficPolicy: &allow},
+		// The built-in quota allows no node ports or load balancers.
+		Limits: &tenancyv1alpha1.LimitsPolicy{Quota: corev1.ResourceList{
+			corev1.ResourceServicesNodePorts: resource.MustParse("10"), corev1.ResourceServicesLoadBalancers: resource.MustParse("10"),
+			corev1.ResourcePods: resource.MustParse("1000")}}})
 	super := env.Super.Client
 	ctx := context.Background()
 	t1, t2, t3 := env.Tenants[0], env.Tenants[1], env.Tenants[2]
