@@ -804,6 +804,13 @@ func (rw *realWorld) checkServices(r *report, v *tenantView) {
 		t := &v.svcs[i]
 		s := v.superSvc[t.Namespace+"/"+t.Name]
 		r.counts["Services"]++
+		if rule, refused := refusedServices[t.Namespace+"/"+t.Name]; refused {
+			if s != nil {
+				r.add(reqContent, "%s: Service %s/%s is refused by the built-in tenant policy (%s: %s) but has a super copy %s/%s",
+					v.tu.name, t.Namespace, t.Name, rule.Rule, rule.Why, s.Namespace, s.Name)
+			}
+			continue
+		}
 		if s == nil {
 			r.add(reqContent, "%s: Service %s/%s has no super copy", v.tu.name, t.Namespace, t.Name)
 			r.suspect(v.tu, "Service", t.Namespace, t.Name)

@@ -148,6 +148,19 @@ var filteredByTenantPolicy = map[string]policyRule{
 		Why: "its nodeSelector cloud.google.com/compute-class would be refused, but no vNode matches it, so the DaemonSet makes no Pod"},
 }
 
+// refusedServices lists, by tenant namespace/name, the corpus's Services that the built-in
+// tenant policy refuses (services.allowedTypes is ClusterIP only: NodePort and LoadBalancer
+// take shared node ports and cloud load balancers). Expected: no super copy (a PolicyDenied
+// Warning Event in the tenant); the Services' Pods run as for every other manifest.
+var refusedServices = map[string]policyRule{
+	"ingress-nginx/ingress-nginx-controller": {Rule: "serviceType", Why: "type LoadBalancer (ingress-nginx's deploy manifest)"},
+	"rw-guestbook-go/guestbook":              {Rule: "serviceType", Why: "type LoadBalancer"},
+	"rw-guestbook/frontend":                  {Rule: "serviceType", Why: "type LoadBalancer"},
+	"rw-k8s-specifications/vote":             {Rule: "serviceType", Why: "type NodePort"},
+	"rw-k8s/whereami":                        {Rule: "serviceType", Why: "type LoadBalancer"},
+	"rw-release/frontend-external":           {Rule: "serviceType", Why: "type LoadBalancer"},
+}
+
 // knownGaps are the named known gaps per corpus file. The test logs every one of them on
 // every run, and logs when one of them turns out to work.
 var knownGaps = map[string][]knownGap{
