@@ -160,7 +160,7 @@ func Builtin() tenancyv1alpha1.TenantPolicySpec {
 				corev1.ResourceServicesNodePorts:      resource.MustParse("0"),
 				corev1.ResourceServicesLoadBalancers:  resource.MustParse("0"),
 				corev1.ResourcePersistentVolumeClaims: resource.MustParse("200"),
-				corev1.ResourceRequestsStorage:        resource.MustParse("1Ti"),
+				corev1.ResourceRequestsStorage:        resource.MustParse("10Ti"),
 				corev1.ResourceSecrets:                resource.MustParse("2000"),
 				corev1.ResourceConfigMaps:             resource.MustParse("2000"),
 			},

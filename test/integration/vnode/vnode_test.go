@@ -21,8 +21,10 @@ import (
 
 	"github.com/vcsyncer/syncer/cmd/vc-syncer/app"
 	"github.com/vcsyncer/syncer/cmd/vc-syncer/app/options"
+	tenancyv1alpha1 "github.com/vcsyncer/syncer/pkg/apis/tenancy/v1alpha1"
 	"github.com/vcsyncer/syncer/pkg/vnode"
 	"github.com/vcsyncer/syncer/test/framework"
+	"github.com/vcsyncer/syncer/test/integration/itest"
 )
 
 const (
@@ -55,6 +57,10 @@ func TestVirtualNodes(t *testing.T) {
 	}
 
 	c := startSyncer(t, env.Super.RESTConfig, func(o *options.Options) { o.VNodeGCGrace = gcGrace })
+	// The test pins Pods to super Nodes by name (kubernetes.io/hostname): the tenant's node pool
+	// must hold them, here every kwok Node.
+	itest.DefaultPolicy(t, c, tenancyv1alpha1.TenantPolicySpec{Pods: &tenancyv1alpha1.PodPolicy{
+		NodeSelector: map[string]string{"type": "kwok"}}})
 	if err := app.AddTenant(ctx, c, "vc-syncer-system", tc.Name, tc.Kubeconfig, 1); err != nil {
 		t.Fatal(err)
 	}

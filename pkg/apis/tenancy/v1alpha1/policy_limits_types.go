@@ -20,7 +20,7 @@ type LimitsPolicy struct {
 	// the tenant (name vc-syncer-quota). Built-in default: pods 1000, requests.cpu 64,
 	// requests.memory 256Gi, limits.cpu 128, limits.memory 512Gi, services 200,
 	// services.nodeports 0, services.loadbalancers 0, persistentvolumeclaims 200,
-	// requests.storage 1Ti, secrets 2000, configmaps 2000. An empty map: no ResourceQuota (the
+	// requests.storage 10Ti, secrets 2000, configmaps 2000. An empty map: no ResourceQuota (the
 	// syncer deletes its own). Nothing is created in a super namespace until the super
 	// cluster's quota controller has computed the quota's status; objects it has no room for are
 	// refused (rule quota) and retried with backoff.
