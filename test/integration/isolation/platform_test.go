@@ -8,10 +8,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"os/exec"
 	"path/filepath"
-	"reflect"
 	"runtime"
 	"strings"
 	"testing"
@@ -28,14 +26,9 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/yaml"
 
-	"github.com/vcsyncer/syncer/cmd/vc-syncer/app/options"
 	"github.com/vcsyncer/syncer/test/framework"
 	"github.com/vcsyncer/syncer/test/integration/itest"
 )
-
-// noSkipEnv makes the subtests that wait for a piece of the fix run (and fail) before it
-// landed, to show what they catch.
-const noSkipEnv = "VCSYNCER_ISOLATION_NO_SKIP"
 
 // repoDir returns the repository root (two levels above this package).
 func repoDir() string {
@@ -115,10 +108,9 @@ func (s *suite) syncerToken(t *testing.T) (kubernetes.Interface, bool) {
 func (s *suite) checkSyncerTokenConfined(t *testing.T) {
 	ctx := context.Background()
 	sa, hasVAP := s.syncerToken(t)
-	if !hasVAP && os.Getenv(noSkipEnv) == "" {
-		t.Skipf("config/ ships no ValidatingAdmissionPolicy yet (least-privilege RBAC + VAP confining the syncer's ServiceAccount to its namespaces not landed); set %s=1 to run anyway", noSkipEnv)
-	}
-	if hasVAP {
+	if !hasVAP {
+		t.Error("config/default ships no ValidatingAdmissionPolicy: nothing confines the syncer's ServiceAccount to its namespaces")
+	} else {
 		// The apiserver enforces a new policy once it has compiled it and seen its binding.
 		var last error
 		deadline := time.Now().Add(maxWait)
@@ -173,24 +165,10 @@ func (s *suite) checkSyncerTokenConfined(t *testing.T) {
 	})
 }
 
-// optionsHave reports whether options.Options has a field whose name contains sub.
-func optionsHave(sub string) bool {
-	rt := reflect.TypeOf(options.Options{})
-	for i := range rt.NumField() {
-		if strings.Contains(rt.Field(i).Name, sub) {
-			return true
-		}
-	}
-	return false
-}
-
 // checkMetricsAuth: the metrics endpoint and the status page (which list every tenant's name,
 // phase and queues) need authentication and authorization: no answer over plain HTTP or
 // without credentials; a ServiceAccount allowed to get /metrics reads them over HTTPS.
 func (s *suite) checkMetricsAuth(t *testing.T) {
-	if !optionsHave("Secure") && os.Getenv(noSkipEnv) == "" {
-		t.Skipf("vc-syncer run has no secure metrics serving yet (authentication and authorization of /metrics and the status page not landed); set %s=1 to run anyway", noSkipEnv)
-	}
 	ctx := context.Background()
 	plain := &http.Client{Timeout: 5 * time.Second}
 	insecure := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} //nolint:gosec // probing without credentials
