@@ -9,8 +9,10 @@ import (
 // matches plain keys: no prefix and no dot ("app", "tier", "pod-template-hash"). Keys without
 // a prefix but in reverse-DNS form (io.katacontainers.config.hypervisor.kernel_params,
 // io.kubernetes.cri-o.Devices) are container-runtime settings that CRI runtimes read from Pod
-// annotations, not plain keys. Any other entry matches the keys that start with it, so
-// "example.com/" stands for a whole domain and "kubectl.kubernetes.io/restartedAt" for one key.
+// annotations, not plain keys. An entry ending in "/" matches every key that starts with it
+// ("example.com/" stands for a whole domain); any other entry matches that one key only
+// ("kubectl.kubernetes.io/restartedAt", "controller-revision-hash"), so an entry never lets a
+// longer key through ("controller-revision-hash.evil.io/x").
 func KeyAllowed(prefixes []string, k string) bool {
 	for _, p := range prefixes {
 		if p == "" {
@@ -19,7 +21,7 @@ func KeyAllowed(prefixes []string, k string) bool {
 			}
 			continue
 		}
-		if strings.HasPrefix(k, p) {
+		if strings.HasSuffix(p, "/") && strings.HasPrefix(k, p) || k == p {
 			return true
 		}
 	}

@@ -14,6 +14,8 @@ func TestKeyAllowed(t *testing.T) {
 		"example.com/team": false, "metallb.universe.tf/address-pool": false, "sidecar.istio.io/inject": false,
 		"io.katacontainers.config.hypervisor.path": false, "io.kubernetes.cri-o.Devices": false,
 		"kubernetes.io/ingress.class": false, "node-role.kubernetes.io/control-plane": false,
+		// An entry without a trailing "/" is one key, not a prefix of longer ones.
+		"controller-revision-hash.evil.io/x": false, "batch.kubernetes.io/job-name.evil.io/x": false,
 	} {
 		if got := KeyAllowed(def.AllowedLabelPrefixes, key); got != want {
 			t.Errorf("label %s: KeyAllowed = %v, want %v", key, got, want)
@@ -24,6 +26,7 @@ func TestKeyAllowed(t *testing.T) {
 		"kubectl.kubernetes.io/last-applied-configuration": false, "nginx.ingress.kubernetes.io/server-snippet": false,
 		"service.beta.kubernetes.io/aws-load-balancer-type": false, "iam.gke.io/gcp-service-account": false,
 		"io.katacontainers.config.hypervisor.kernel_params": false, "eks.amazonaws.com/role-arn": false,
+		"kubectl.kubernetes.io/restartedAt.evil.io/x": false,
 	} {
 		if got := KeyAllowed(def.AllowedAnnotationPrefixes, key); got != want {
 			t.Errorf("annotation %s: KeyAllowed = %v, want %v", key, got, want)

@@ -28,10 +28,10 @@ type ServicePolicy struct {
 // MetadataPolicy decides which tenant label and annotation keys reach super objects. Keys
 // that do not match are not copied (rule metadataKey); the object itself is still synced.
 type MetadataPolicy struct {
-	// AllowedLabelPrefixes: a label key is copied when it starts with one of these. The entry
-	// "" stands for plain keys: no prefix and no dot ("app", not example.com/app, not
-	// io.katacontainers.config.hypervisor.path, a container-runtime setting); an entry may be
-	// a whole key. Built-in
+	// AllowedLabelPrefixes: a label key is copied when it starts with one of these entries
+	// that end in "/" (a whole domain) or equals one of the others (one key). The entry ""
+	// stands for plain keys: no prefix and no dot ("app", not example.com/app, not
+	// io.katacontainers.config.hypervisor.path, a container-runtime setting). Built-in
 	// default: "", app.kubernetes.io/, helm.sh/, apps.kubernetes.io/pod-index,
 	// statefulset.kubernetes.io/pod-name, controller-revision-hash, pod-template-hash,
 	// batch.kubernetes.io/job-name, batch.kubernetes.io/controller-uid,
