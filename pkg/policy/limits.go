@@ -19,11 +19,13 @@ import (
 // what the apiserver's validation counts against its own 1 MiB limit (ValidateConfigMap in
 // k8s.io/kubernetes pkg/apis/core/validation sums the values' lengths, not the keys').
 func ConfigMapBytes(cm *corev1.ConfigMap) int64 {
+	return valueBytes(cm.Data) + valueBytes(cm.BinaryData)
+}
+
+// valueBytes returns the summed length in bytes of m's values.
+func valueBytes[V string | []byte](m map[string]V) int64 {
 	var n int64
-	for _, v := range cm.Data {
-		n += int64(len(v))
-	}
-	for _, v := range cm.BinaryData {
+	for _, v := range m {
 		n += int64(len(v))
 	}
 	return n
@@ -33,14 +35,7 @@ func ConfigMapBytes(cm *corev1.ConfigMap) int64 {
 // apiserver merges the write-only stringData into data, so a read Secret normally has none;
 // it is counted for objects that still carry it). As ConfigMapBytes, keys are not counted.
 func SecretBytes(s *corev1.Secret) int64 {
-	var n int64
-	for _, v := range s.Data {
-		n += int64(len(v))
-	}
-	for _, v := range s.StringData {
-		n += int64(len(v))
-	}
-	return n
+	return valueBytes(s.Data) + valueBytes(s.StringData)
 }
 
 // CheckObjectBytes returns a denial (RuleObjectSize) when size, in bytes, is more than the
