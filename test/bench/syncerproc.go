@@ -11,11 +11,17 @@ import (
 	"syscall"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/utils/ptr"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/vcsyncer/syncer/cmd/vc-syncer/app"
+	tenancyv1alpha1 "github.com/vcsyncer/syncer/pkg/apis/tenancy/v1alpha1"
 	"github.com/vcsyncer/syncer/test/framework"
 )
 
@@ -64,6 +70,28 @@ func (p *syncerProc) stop() {
 	p.log.Close()
 }
 
+// ensureBenchPolicy creates the TenantPolicy named default (every tenant's) with bounds far
+// above what a bench creates: the built-in bounds (pkg/policy.Builtin: a per-namespace
+// ResourceQuota of 128 CPU of limits with a 1-CPU default limit per container) would stop a
+// bench at 128 Pods per namespace. Every other rule keeps its built-in default.
+func ensureBenchPolicy(ctx context.Context, cl client.Client) error {
+	big := resource.MustParse("100000")
+	p := &tenancyv1alpha1.TenantPolicy{ObjectMeta: metav1.ObjectMeta{Name: "default"}, Spec: tenancyv1alpha1.TenantPolicySpec{
+		Limits: &tenancyv1alpha1.LimitsPolicy{Quota: corev1.ResourceList{
+			corev1.ResourcePods: big, corev1.ResourceRequestsCPU: big, corev1.ResourceLimitsCPU: big,
+			corev1.ResourceRequestsMemory: resource.MustParse("100Ti"), corev1.ResourceLimitsMemory: resource.MustParse("100Ti"),
+		}, MaxObjects: ptr.To(int32(1000000))},
+	}}
+	err := cl.Create(ctx, p)
+	if apierrors.IsAlreadyExists(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("TenantPolicy default for the bench: %w", err)
+	}
+	return nil
+}
+
 // registerTenants installs the CRD, registers every tenant of env and waits until all are Running.
 func registerTenants(ctx context.Context, env *framework.Environment) error {
 	if err := app.InstallCRD(ctx, env.Super.RESTConfig); err != nil {
@@ -71,6 +99,9 @@ func registerTenants(ctx context.Context, env *framework.Environment) error {
 	}
 	cl, err := client.New(env.Super.RESTConfig, client.Options{Scheme: app.Scheme()})
 	if err != nil {
+		return err
+	}
+	if err := ensureBenchPolicy(ctx, cl); err != nil {
 		return err
 	}
 	for _, t := range env.Tenants {
