@@ -130,6 +130,7 @@ func ForgetTenant(tenant string) {
 	queueWait.DeletePartialMatch(l)
 	forgetRemediation(l)
 	forgetPolicy(l)
+	forgetAdmission(l)
 	forgetCheckpointTenant(tenant)
 	forgetSync(l)
 }

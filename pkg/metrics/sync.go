@@ -192,6 +192,7 @@ func allCollectors() []prometheus.Collector {
 	}}, vnodeCollector{}}
 	cs = append(cs, remediationCollectors()...)
 	cs = append(cs, policyCollectors()...)
+	cs = append(cs, admissionCollectors()...)
 	return append(cs, syncCollectors()...)
 }
 

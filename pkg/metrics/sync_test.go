@@ -37,6 +37,7 @@ func populate(tenant string) {
 	}
 	PodCreated(tenant, time.Second)
 	PolicyDenied(tenant, "Pod", "volumeType")
+	AdmissionAdmitted(tenant, time.Second)
 }
 
 func TestMetricsPassPromlint(t *testing.T) {
@@ -53,6 +54,11 @@ func TestMetricsPassPromlint(t *testing.T) {
 	vnodeMu.Lock()
 	vnodeSource = func() map[string]int { return map[string]int{"lint": 2} }
 	vnodeMu.Unlock()
+	admissionMu.Lock()
+	admissionSrc = func() (int, map[string]int, map[string]int) {
+		return 8, map[string]int{"lint": 3}, map[string]int{"lint": 8}
+	}
+	admissionMu.Unlock()
 	setBuildInfo()
 
 	reg := prometheus.NewPedanticRegistry()

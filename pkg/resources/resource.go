@@ -103,6 +103,18 @@ type Env struct {
 	// limits.maxObjects, admitting it when there is room and reporting a refusal otherwise
 	// (idempotent). nil admits everything. Set by the syncer.
 	AdmitObject func(c *tenant.Cluster, kind Kind, obj metav1.Object) bool
+	// PodAdmission paces the creation of super Pods (pkg/admission); nil admits every Pod.
+	PodAdmission PodAdmission
+}
+
+// PodAdmission is the super-Pod admission window as the Pod reconciler sees it.
+type PodAdmission interface {
+	// Admit reports whether tenant Pod namespace/name of tenant may create its super Pod
+	// superNamespace/name now. When it returns false the Pod waits: its request is run again
+	// once it is granted a slot, and the reconcile returns without error.
+	Admit(tenant, namespace, name, superNamespace string) bool
+	// Abort returns the slot of an admitted Pod whose super Pod was not created.
+	Abort(superNamespace, name string)
 }
 
 // VNodes is the virtual-node manager as reconcilers see it (implemented by pkg/vnode).

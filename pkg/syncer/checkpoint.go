@@ -184,6 +184,9 @@ func (s *Syncer) QueueSize() int {
 		n += len(p.down) + len(p.up)
 	}
 	s.parkMu.Unlock()
+	if s.admission != nil {
+		n += len(s.admission.Items())
+	}
 	return n + s.down.Size() + s.up.Size()
 }
 
@@ -212,6 +215,10 @@ func (s *Syncer) SnapshotQueues() ([]byte, int, error) {
 	}
 	add(s.down.Snapshot(), true)
 	add(s.up.Snapshot(), false)
+	if s.admission != nil {
+		// Pods waiting in the admission window are in no queue meanwhile.
+		add(trackingqueue.Snapshot[resources.Request]{Queued: s.admission.Items()}, true)
+	}
 	for _, p := range s.parked {
 		for r, w := range p.down {
 			items = append(items, queueItem{Req: r, Down: true, Earliest: w.Earliest, Latest: w.Latest})

@@ -156,6 +156,9 @@ func (s *Syncer) ClusterStopped(c *tenant.Cluster) {
 		// Removed: its resumable state goes too (its super objects are deleted by the
 		// Tenant's finalizer path, not by a checkpoint).
 		s.dropParked(c.Name)
+		if s.admission != nil {
+			s.admission.Forget(c.Name)
+		}
 		s.sources.Forget(tenantSourcePrefix + c.Name + "/")
 		for _, r := range s.resources {
 			if src := s.superSource(r.Kind()); src != nil {

@@ -17,6 +17,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/vcsyncer/syncer/pkg/admission"
 	"github.com/vcsyncer/syncer/pkg/checkpoint/source"
 	"github.com/vcsyncer/syncer/pkg/checkpoint/trackingqueue"
 	"github.com/vcsyncer/syncer/pkg/conversion"
@@ -64,6 +65,9 @@ type Options struct {
 	OptInKinds []resources.Kind
 	// Checkpoint configures checkpointed restarts; a zero value turns them off.
 	Checkpoint CheckpointOptions
+	// Admission configures the admission window for new super Pods; a zero value turns it
+	// off. It is off too when fair queuing is off.
+	Admission AdmissionOptions
 }
 
 // Syncer runs the downward and upward pipelines for every registered tenant.
@@ -83,6 +87,8 @@ type Syncer struct {
 
 	// limits decides which tenant objects are synced under limits.maxObjects (objectcap.go).
 	limits objectLimits
+	// admission paces new super Pods (admission.go); nil when off.
+	admission *admission.Window[resources.Request]
 }
 
 var (
@@ -168,6 +174,12 @@ func New(o Options) (*Syncer, error) {
 	if err := s.watchBounds(); err != nil {
 		return nil, err
 	}
+	if s.admission, err = s.newAdmission(o.Admission, !o.DisableFairQueuing); err != nil {
+		return nil, err
+	}
+	if s.admission != nil {
+		env.PodAdmission = podAdmission{w: s.admission}
+	}
 	vm, err := vnode.New(env, o.VNode)
 	if err != nil {
 		return nil, err
@@ -227,6 +239,9 @@ func (s *Syncer) Start(ctx context.Context) error {
 		wg.Go(func() { s.work(ctx, s.up, false) })
 	}
 	wg.Go(func() { s.refreshTokens(ctx) })
+	if s.admission != nil {
+		wg.Go(func() { s.adjustAdmission(ctx) })
+	}
 	wg.Go(func() { _ = s.vnodes.Start(ctx) })
 	if s.ckpt != nil {
 		wg.Go(func() { s.ckpt.Run(ctx) })
@@ -323,6 +338,10 @@ func (s *Syncer) process(ctx context.Context, req resources.Request, down bool) 
 			ctrl.LoggerFrom(ctx).Error(err, "Recovered from a panic in a reconcile", "stack", string(debug.Stack()))
 		}
 	}()
+	if down && req.Kind == resources.KindPod && s.admission != nil {
+		// A slot granted to this Pod and not taken in this run goes back to the window.
+		defer s.admission.Settle(req.Tenant, req)
+	}
 	c, ok := s.registry.Get(req.Tenant)
 	if !ok {
 		return nil // tenant removed

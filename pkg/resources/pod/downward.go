@@ -46,6 +46,7 @@ func reconcileDownward(ctx context.Context, env *resources.Env, c *tenant.Cluste
 	}
 	sFound := err == nil
 	superPods := env.Super.CoreV1().Pods(superNS)
+	holdSlot := false // an admission slot taken below is kept (its super Pod was created)
 
 	if sFound && conversion.HoldsOtherNamespace(s, c.UID, ns) {
 		_, holder, _ := conversion.HeldNamespace(s)
@@ -132,6 +133,18 @@ func reconcileDownward(ctx context.Context, env *resources.Env, c *tenant.Cluste
 		if d := resources.CheckQuota(env, c, resources.KindPod, ns, quotaProbe); d != nil {
 			return reportQuota(ctx, c, t, d, nil)
 		}
+		// The admission window paces new super Pods that the super scheduler will place; it is
+		// asked before anything costly (a tenant read, tokens) is done for a Pod that waits.
+		if t.Spec.NodeName == "" && env.PodAdmission != nil {
+			if !env.PodAdmission.Admit(c.Name, ns, name, superNS) {
+				return nil // run again when granted a slot
+			}
+			defer func() {
+				if !holdSlot {
+					env.PodAdmission.Abort(superNS, name)
+				}
+			}()
+		}
 		// The tenant cache holds trimmed Pods: read the full spec once, at least as new as the
 		// cached copy (served from the tenant apiserver's watch cache).
 		full, err := c.Client.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{ResourceVersion: t.ResourceVersion})
@@ -203,6 +216,8 @@ func reconcileDownward(ctx context.Context, env *resources.Env, c *tenant.Cluste
 			want.Annotations[AnnotationTokenRefresh] = next.UTC().Format(time.RFC3339)
 		}
 		created, err := superPods.Create(ctx, want, metav1.CreateOptions{FieldManager: downward.FieldManager})
+		// The slot stays taken by the new Pod until it is bound.
+		holdSlot = err == nil
 		if err != nil {
 			if apierrors.IsAlreadyExists(err) {
 				return downward.Conflict(ctx, c, superPods, t, resources.KindPod, superNS, name, err)

@@ -86,6 +86,9 @@ type Options struct {
 	CheckpointInterval time.Duration
 	// CheckpointMaxItems: a checkpoint is skipped while the queues hold more items. Defaults to 15000.
 	CheckpointMaxItems int
+	// AdmissionWindowMax and AdmissionWindowMin bound the admission window for new super Pods
+	// (Pods created and not yet bound); 0 max turns it off. Defaults 200 and 4.
+	AdmissionWindowMax, AdmissionWindowMin int
 	// LogFormat is the log encoding, "json" or "console". Defaults to DefaultLogFormat():
 	// json in a Pod, console elsewhere. An explicit --zap-encoder wins over it.
 	LogFormat string
@@ -157,6 +160,8 @@ func NewOptions() *Options {
 		GracefulShutdownTimeout: 30 * time.Second,
 		CheckpointInterval:      30 * time.Second,
 		CheckpointMaxItems:      15000,
+		AdmissionWindowMax:      200,
+		AdmissionWindowMin:      4,
 
 		VNodeGCGrace:               30 * time.Second,
 		VNodeLeaseDuration:         40 * time.Second,
@@ -174,6 +179,10 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"Number of workers that push super-cluster statuses up to tenants (goroutines).")
 	fs.BoolVar(&o.FairQueuing, "fair-queuing", o.FairQueuing,
 		"Share workers between tenants by weighted round-robin over per-tenant queues (weights from Tenant spec.weight); false uses one FIFO per pipeline, for comparison.")
+	fs.IntVar(&o.AdmissionWindowMax, "admission-window-max", o.AdmissionWindowMax,
+		"Upper bound of the admission window: new super Pods created and not yet bound by the super scheduler at once, shared among the tenants with Pods waiting in proportion to their weights (a tenant alone may use all of it). Pods beyond it wait in the syncer, where tenants take turns, instead of in the super scheduler's first-come-first-served queue. The window adapts between --admission-window-min and this bound to the super scheduler's create-to-bind latency, so at low load nothing waits. 0 turns the window off; it is off too with --fair-queuing=false.")
+	fs.IntVar(&o.AdmissionWindowMin, "admission-window-min", o.AdmissionWindowMin,
+		"Lower bound (and starting size) of the admission window, in Pods; see --admission-window-max.")
 	fs.StringVar(&o.MetricsBindAddress, "metrics-bind-address", o.MetricsBindAddress,
 		"Address (host:port) that serves Prometheus metrics at /metrics and the status page at / (JSON at /status.json); \"0\" turns them off.")
 	fs.BoolVar(&o.MetricsSecure, "metrics-secure", o.MetricsSecure,
@@ -242,6 +251,9 @@ func (o *Options) Validate() error {
 	}
 	if o.CheckpointInterval <= 0 {
 		errs = append(errs, errors.New("--checkpoint-interval must be positive"))
+	}
+	if o.AdmissionWindowMax < 0 || o.AdmissionWindowMin < 1 || (o.AdmissionWindowMax > 0 && o.AdmissionWindowMin > o.AdmissionWindowMax) {
+		errs = append(errs, errors.New("--admission-window-min must be at least 1 and --admission-window-max 0 (off) or at least --admission-window-min"))
 	}
 	if o.CheckpointMaxItems < 1 {
 		errs = append(errs, errors.New("--checkpoint-max-items must be at least 1"))

@@ -1,0 +1,18 @@
+// Package admission paces the creation of Pods in the super cluster so that one tenant's burst
+// does not queue every other tenant's Pods behind it in the super scheduler.
+//
+// The super cluster's scheduler serves Pods first come, first served (within a priority), so
+// the order the syncer's fair queue gives its workers is lost once Pods are created faster than
+// the scheduler binds them. Window keeps the backlog in the syncer instead: it bounds the Pods
+// created and not yet bound, shares that bound among tenants by weight, and adapts the bound to
+// the scheduler's create-to-bind latency, so that at low load nothing waits.
+//
+// # Usage
+//
+//	w := admission.New(admission.Options[Req]{Weight: weight, Wake: requeue})
+//	if !w.Acquire(tenant, req, "ns/name") { return nil } // waits; Wake runs req again
+//	... create the Pod; on failure w.Abort("ns/name")
+//	w.Settle(tenant, req)                                  // after every run of req
+//	w.Observe(tenant, "ns/name", created, pending, bound)  // from the super Pod informer
+//	w.Adjust()                                              // every DefaultAdjustInterval
+package admission

@@ -1,0 +1,478 @@
+package admission
+
+import (
+	"math"
+	"sync"
+	"time"
+)
+
+// Defaults of Options.
+const (
+	DefaultMinWindow     = 4
+	DefaultMaxWindow     = 200
+	DefaultPendingExpiry = 30 * time.Second
+	DefaultTolerance     = 2.0
+	// DefaultAdjustInterval is how often the window size is adapted (Adjust).
+	DefaultAdjustInterval = 500 * time.Millisecond
+	// baselineHistory is how many adjust intervals the lowest bind latency is remembered.
+	baselineHistory = 120
+)
+
+// Options configures a Window.
+type Options[T comparable] struct {
+	// MinWindow and MaxWindow bound the window, in Pods (defaults DefaultMinWindow and
+	// DefaultMaxWindow). The window starts at MinWindow.
+	MinWindow, MaxWindow int
+	// Weight returns a tenant's weight (values below 1 count as 1). Defaults to 1.
+	Weight func(tenant string) int
+	// Wake is called, without the Window's lock, for a waiting item granted a slot. The caller
+	// runs the item again; its next Acquire takes the slot (Settle returns a slot not taken).
+	Wake func(item T)
+	// PendingExpiry: a Pod admitted or observed unbound for this long stops counting against
+	// the window (the scheduler has seen it and could not place it, or another scheduler owns
+	// it). Defaults to DefaultPendingExpiry (30 s).
+	PendingExpiry time.Duration
+	// Tolerance: the window shrinks while the mean create-to-bind latency of an interval
+	// exceeds Tolerance × the lowest interval mean of the last minute. Defaults to 2.
+	Tolerance float64
+	// OnAdmit, if set, is called (under the lock: keep it cheap) for every admitted item with
+	// its tenant and how long it waited (0 for admission on first ask).
+	OnAdmit func(tenant string, waited time.Duration)
+	// Now returns the current time; for tests. Defaults to time.Now.
+	Now func() time.Time
+}
+
+// pendingPod is one super Pod counted against the window.
+type pendingPod struct {
+	tenant string
+	since  time.Time
+	// admitted is true for Pods admitted by Acquire (their bind latency is measured); false
+	// for Pods found by Observe (e.g. created before a restart).
+	admitted bool
+}
+
+// tenantState is one tenant's share of the window.
+type tenantState[T comparable] struct {
+	held    int // pending Pods + granted slots
+	line    []T // items waiting, in arrival order (entries not in waiting are stale)
+	waiting map[T]time.Time
+}
+
+// expiry is a pending Pod's place in the expiry order.
+type expiry struct {
+	key   string
+	since time.Time
+}
+
+// Window is a weighted, work-conserving admission window for super Pods: a bound on the Pods
+// created in the super cluster and not yet bound to a node, shared among the tenants that have
+// Pods waiting in proportion to their weights. Its size adapts to what the super scheduler
+// absorbs (Adjust). It is safe for concurrent use.
+//
+// The rule, in the spirit of the apiserver's API Priority and Fairness (KEP-1040: seats of a
+// priority level shared by fair queuing over flows): a tenant t with held_t slots may create a
+// Pod at once if held_t < share_t = ceil(window × w_t ÷ Σ w of the tenants holding or waiting,
+// t included), or if fewer than window slots are held and no other tenant waits. Otherwise the
+// item waits in its tenant's line; each freed slot goes to the waiting tenant with the lowest
+// (held_t + 1) ÷ w_t (Wake). A tenant alone may use the whole window; a tenant whose Pods never
+// bind (unschedulable, gated) only fills its own share, and each of its Pods stops counting after
+// PendingExpiry.
+type Window[T comparable] struct {
+	o Options[T]
+
+	mu       sync.Mutex
+	limit    float64
+	held     int
+	pending  map[string]pendingPod
+	order    []expiry // pending Pods by since (entries whose since differs are stale)
+	tenants  map[string]*tenantState[T]
+	granted  map[T]string   // item → tenant holding a slot for it
+	asked    map[T]struct{} // items that called Acquire since their last Settle
+
+	// latency estimation (Adjust)
+	sum       time.Duration
+	samples   int
+	saturated bool // some item waited in this interval
+	history   []time.Duration
+}
+
+// New returns a Window.
+func New[T comparable](o Options[T]) *Window[T] {
+	if o.MinWindow < 1 {
+		o.MinWindow = DefaultMinWindow
+	}
+	if o.MaxWindow < o.MinWindow {
+		o.MaxWindow = max(DefaultMaxWindow, o.MinWindow)
+	}
+	if o.Weight == nil {
+		o.Weight = func(string) int { return 1 }
+	}
+	if o.PendingExpiry <= 0 {
+		o.PendingExpiry = DefaultPendingExpiry
+	}
+	if o.Tolerance <= 1 {
+		o.Tolerance = DefaultTolerance
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	return &Window[T]{
+		o: o, limit: float64(o.MinWindow),
+		pending: map[string]pendingPod{}, tenants: map[string]*tenantState[T]{},
+		granted: map[T]string{}, asked: map[T]struct{}{},
+	}
+}
+
+// Acquire asks for a slot for item of tenant, whose super Pod will be named key
+// (namespace/name). It returns true when the caller may create the Pod now: the Pod then counts
+// as pending until Observe sees it bound or gone, or Abort. It returns false when the item
+// waits: Wake runs it again once a slot is granted to it. An item already waiting keeps its
+// place.
+func (w *Window[T]) Acquire(tenant string, item T, key string) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	now := w.o.Now()
+	w.asked[item] = struct{}{}
+	if _, ok := w.pending[key]; ok {
+		return true // counted already (admitted before, or observed)
+	}
+	ts := w.tenantLocked(tenant)
+	if owner, ok := w.granted[item]; ok && owner == tenant {
+		delete(w.granted, item)
+		w.addPendingLocked(key, tenant, now, true) // the granted slot becomes the Pod's
+		return true
+	}
+	if since, ok := ts.waiting[item]; ok {
+		if w.mayAdmitLocked(tenant, ts) && ts.line[w.lineHead(ts)] == item {
+			delete(ts.waiting, item)
+			ts.line = ts.line[1:]
+			ts.held++
+			w.held++
+			w.addPendingLocked(key, tenant, now, true)
+			w.admittedLocked(tenant, now.Sub(since))
+			return true
+		}
+		w.saturated = true
+		return false
+	}
+	if len(ts.waiting) == 0 && w.mayAdmitLocked(tenant, ts) {
+		ts.held++
+		w.held++
+		w.addPendingLocked(key, tenant, now, true)
+		w.admittedLocked(tenant, 0)
+		return true
+	}
+	ts.waiting[item] = now
+	ts.line = append(ts.line, item)
+	w.saturated = true
+	return false
+}
+
+// lineHead returns the index of ts's first live waiting item, dropping stale entries.
+func (w *Window[T]) lineHead(ts *tenantState[T]) int {
+	for len(ts.line) > 0 {
+		if _, ok := ts.waiting[ts.line[0]]; ok {
+			return 0
+		}
+		var zero T
+		ts.line[0] = zero
+		ts.line = ts.line[1:]
+	}
+	return 0
+}
+
+// Abort returns the slot of a Pod whose creation failed (key as given to Acquire).
+func (w *Window[T]) Abort(key string) {
+	w.mu.Lock()
+	p, ok := w.pending[key]
+	if ok {
+		w.removePendingLocked(key, p)
+	}
+	wake := w.grantLocked()
+	w.mu.Unlock()
+	w.wake(wake)
+}
+
+// Settle ends one run of item of tenant. If the run did not call Acquire, item's granted slot
+// is returned and its place in line dropped (its Pod no longer needs creating: deleted, created
+// meanwhile, refused). Callers call it after every run of an item that may call Acquire.
+func (w *Window[T]) Settle(tenant string, item T) {
+	w.mu.Lock()
+	if _, ok := w.asked[item]; ok {
+		delete(w.asked, item)
+		w.mu.Unlock()
+		return
+	}
+	if owner, ok := w.granted[item]; ok {
+		delete(w.granted, item)
+		if ts := w.tenants[owner]; ts != nil {
+			ts.held--
+			w.dropIdleLocked(owner, ts)
+		}
+		w.held--
+	}
+	if ts := w.tenants[tenant]; ts != nil {
+		if _, ok := ts.waiting[item]; ok {
+			delete(ts.waiting, item)
+			w.dropIdleLocked(tenant, ts)
+		}
+	}
+	wake := w.grantLocked()
+	w.mu.Unlock()
+	w.wake(wake)
+}
+
+// Observe records the state of super Pod key of tenant, created at created, as seen by a
+// watch: pending (not bound, not terminating, not marked unschedulable) or not. A Pod older than
+// PendingExpiry is never counted. A Pod seen bound that Acquire admitted gives a create-to-bind
+// latency sample (Adjust).
+func (w *Window[T]) Observe(tenant, key string, created time.Time, pending, bound bool) {
+	w.mu.Lock()
+	now := w.o.Now()
+	p, ok := w.pending[key]
+	switch {
+	case pending && !ok && now.Sub(created) < w.o.PendingExpiry:
+		w.tenantLocked(tenant).held++
+		w.held++
+		w.addPendingLocked(key, tenant, now, false)
+	case !pending && ok:
+		if bound && p.admitted {
+			w.sum += now.Sub(p.since)
+			w.samples++
+		}
+		w.removePendingLocked(key, p)
+	}
+	wake := w.grantLocked()
+	w.mu.Unlock()
+	w.wake(wake)
+}
+
+// Forget drops a removed tenant's waiting items and granted slots. Its pending Pods still count
+// until Observe sees them go.
+func (w *Window[T]) Forget(tenant string) {
+	w.mu.Lock()
+	ts := w.tenants[tenant]
+	if ts != nil {
+		for item, t := range w.granted {
+			if t == tenant {
+				delete(w.granted, item)
+				ts.held--
+				w.held--
+			}
+		}
+		clear(ts.waiting)
+		ts.line = nil
+		w.dropIdleLocked(tenant, ts)
+	}
+	wake := w.grantLocked()
+	w.mu.Unlock()
+	w.wake(wake)
+}
+
+// Adjust adapts the window to the super scheduler and expires old pending Pods; call it every
+// DefaultAdjustInterval. With latency samples in the interval: if their mean exceeds
+// Tolerance × the lowest interval mean of the last baselineHistory intervals, the window
+// shrinks by a fifth (Pods are queueing in the super scheduler); otherwise, if some item waited
+// in the interval, it grows by √window (the window, not the scheduler, was the limit). Between
+// MinWindow and MaxWindow.
+func (w *Window[T]) Adjust() {
+	w.mu.Lock()
+	now := w.o.Now()
+	w.expireLocked(now)
+	if w.samples > 0 {
+		mean := w.sum / time.Duration(w.samples)
+		w.history = append(w.history, mean)
+		if len(w.history) > baselineHistory {
+			w.history = w.history[len(w.history)-baselineHistory:]
+		}
+		base := mean
+		for _, h := range w.history {
+			base = min(base, h)
+		}
+		if float64(mean) > w.o.Tolerance*float64(base) {
+			w.limit = max(float64(w.o.MinWindow), w.limit*0.8)
+		} else if w.saturated {
+			w.limit = min(float64(w.o.MaxWindow), w.limit+math.Sqrt(w.limit))
+		}
+	}
+	w.sum, w.samples, w.saturated = 0, 0, w.anyWaitingLocked()
+	wake := w.grantLocked()
+	w.mu.Unlock()
+	w.wake(wake)
+}
+
+// Items returns the items waiting or holding a granted slot (for checkpoints: they are not in
+// any queue meanwhile).
+func (w *Window[T]) Items() []T {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var out []T
+	for item := range w.granted {
+		out = append(out, item)
+	}
+	for _, ts := range w.tenants {
+		for item := range ts.waiting {
+			out = append(out, item)
+		}
+	}
+	return out
+}
+
+// Stats is a snapshot of the window for metrics.
+type Stats struct {
+	// Window is the current size in Pods; Held the slots in use (pending Pods and grants).
+	Window, Held int
+	// Waiting is the number of waiting items per tenant (tenants with none are left out).
+	Waiting map[string]int
+	// HeldBy is the number of slots held per tenant.
+	HeldBy map[string]int
+}
+
+// Stats returns the window's current state.
+func (w *Window[T]) Stats() Stats {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	st := Stats{Window: int(w.limit), Held: w.held, Waiting: map[string]int{}, HeldBy: map[string]int{}}
+	for name, ts := range w.tenants {
+		if n := len(ts.waiting); n > 0 {
+			st.Waiting[name] = n
+		}
+		if ts.held > 0 {
+			st.HeldBy[name] = ts.held
+		}
+	}
+	return st
+}
+
+func (w *Window[T]) tenantLocked(tenant string) *tenantState[T] {
+	ts := w.tenants[tenant]
+	if ts == nil {
+		ts = &tenantState[T]{waiting: map[T]time.Time{}}
+		w.tenants[tenant] = ts
+	}
+	return ts
+}
+
+func (w *Window[T]) weight(tenant string) float64 {
+	return float64(max(1, w.o.Weight(tenant)))
+}
+
+// mayAdmitLocked applies the admission rule (see Window) to a new Pod of tenant.
+func (w *Window[T]) mayAdmitLocked(tenant string, ts *tenantState[T]) bool {
+	othersWait := false
+	sum := w.weight(tenant)
+	for name, o := range w.tenants {
+		if name == tenant {
+			continue
+		}
+		if len(o.waiting) > 0 {
+			othersWait = true
+		}
+		if len(o.waiting) > 0 || o.held > 0 {
+			sum += w.weight(name)
+		}
+	}
+	if !othersWait && float64(w.held) < w.limit {
+		return true
+	}
+	share := math.Ceil(w.limit * w.weight(tenant) / sum)
+	return float64(ts.held) < share
+}
+
+// grantLocked hands free slots to waiting tenants, lowest (held+1)/weight first, and returns
+// the items to wake.
+func (w *Window[T]) grantLocked() []T {
+	var wake []T
+	now := w.o.Now()
+	for float64(w.held) < w.limit {
+		var best string
+		var bestTS *tenantState[T]
+		bestScore := math.Inf(1)
+		for name, ts := range w.tenants {
+			if len(ts.waiting) == 0 {
+				continue
+			}
+			score := float64(ts.held+1) / w.weight(name)
+			if score < bestScore || (score == bestScore && name < best) {
+				best, bestTS, bestScore = name, ts, score
+			}
+		}
+		if bestTS == nil {
+			break
+		}
+		item := bestTS.line[w.lineHead(bestTS)]
+		since := bestTS.waiting[item]
+		delete(bestTS.waiting, item)
+		bestTS.line = bestTS.line[1:]
+		bestTS.held++
+		w.held++
+		w.granted[item] = best
+		w.admittedLocked(best, now.Sub(since))
+		wake = append(wake, item)
+	}
+	return wake
+}
+
+func (w *Window[T]) wake(items []T) {
+	if w.o.Wake == nil {
+		return
+	}
+	for _, it := range items {
+		w.o.Wake(it)
+	}
+}
+
+func (w *Window[T]) admittedLocked(tenant string, waited time.Duration) {
+	if w.o.OnAdmit != nil {
+		w.o.OnAdmit(tenant, waited)
+	}
+}
+
+func (w *Window[T]) anyWaitingLocked() bool {
+	for _, ts := range w.tenants {
+		if len(ts.waiting) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// addPendingLocked records key as pending; the caller has counted its slot in held.
+func (w *Window[T]) addPendingLocked(key, tenant string, now time.Time, admitted bool) {
+	w.pending[key] = pendingPod{tenant: tenant, since: now, admitted: admitted}
+	w.order = append(w.order, expiry{key: key, since: now})
+}
+
+func (w *Window[T]) removePendingLocked(key string, p pendingPod) {
+	delete(w.pending, key)
+	w.held--
+	if ts := w.tenants[p.tenant]; ts != nil {
+		ts.held--
+		w.dropIdleLocked(p.tenant, ts)
+	}
+}
+
+func (w *Window[T]) dropIdleLocked(tenant string, ts *tenantState[T]) {
+	if ts.held <= 0 && len(ts.waiting) == 0 {
+		delete(w.tenants, tenant)
+	}
+}
+
+// expireLocked stops counting Pods pending for longer than PendingExpiry.
+func (w *Window[T]) expireLocked(now time.Time) {
+	cut := now.Add(-w.o.PendingExpiry)
+	i := 0
+	for ; i < len(w.order); i++ {
+		e := w.order[i]
+		if e.since.After(cut) {
+			break
+		}
+		if p, ok := w.pending[e.key]; ok && p.since.Equal(e.since) {
+			w.removePendingLocked(e.key, p)
+		}
+	}
+	w.order = w.order[i:]
+	if cap(w.order) > 64 && len(w.order) < cap(w.order)/4 {
+		w.order = append([]expiry(nil), w.order...)
+	}
+}

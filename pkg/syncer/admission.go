@@ -1,0 +1,117 @@
+package syncer
+
+import (
+	"context"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/vcsyncer/syncer/pkg/admission"
+	"github.com/vcsyncer/syncer/pkg/conversion"
+	"github.com/vcsyncer/syncer/pkg/metrics"
+	"github.com/vcsyncer/syncer/pkg/resources"
+)
+
+// AdmissionOptions configures the admission window for new super Pods (pkg/admission).
+type AdmissionOptions struct {
+	// MaxWindow bounds the window, in Pods; 0 turns the window off (Pods are created as fast
+	// as the downward workers go). MinWindow is its lower bound and start (default
+	// admission.DefaultMinWindow).
+	MaxWindow, MinWindow int
+}
+
+// podAdmission adapts an admission.Window to resources.PodAdmission.
+type podAdmission struct {
+	w *admission.Window[resources.Request]
+}
+
+func (a podAdmission) Admit(tenant, namespace, name, superNamespace string) bool {
+	req := resources.Request{Tenant: tenant, Kind: resources.KindPod, Namespace: namespace, Name: name}
+	return a.w.Acquire(tenant, req, superNamespace+"/"+name)
+}
+
+func (a podAdmission) Abort(superNamespace, name string) { a.w.Abort(superNamespace + "/" + name) }
+
+// newAdmission builds the window (nil when o.MaxWindow is 0 or fair queuing is off): a granted
+// Pod is enqueued again as a live event, and the window follows the super Pod informer.
+func (s *Syncer) newAdmission(o AdmissionOptions, fair bool) (*admission.Window[resources.Request], error) {
+	if o.MaxWindow <= 0 || !fair {
+		return nil, nil
+	}
+	w := admission.New(admission.Options[resources.Request]{
+		MinWindow: o.MinWindow, MaxWindow: o.MaxWindow, Weight: s.weight,
+		Wake:    func(req resources.Request) { s.enqueue(s.down, req, true) },
+		OnAdmit: metrics.AdmissionAdmitted,
+	})
+	observe := func(obj any) {
+		if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+			obj = d.Obj
+		}
+		p, ok := obj.(*corev1.Pod)
+		if !ok {
+			return
+		}
+		o, owned := conversion.OwnerOf(p)
+		if !owned {
+			return
+		}
+		pending, bound := superPodPending(p)
+		w.Observe(o.Tenant, p.Namespace+"/"+p.Name, p.CreationTimestamp.Time, pending, bound)
+	}
+	gone := func(obj any) {
+		if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+			obj = d.Obj
+		}
+		if m, ok := obj.(metav1.Object); ok {
+			if o, owned := conversion.OwnerOf(m); owned {
+				w.Observe(o.Tenant, m.GetNamespace()+"/"+m.GetName(), m.GetCreationTimestamp().Time, false, false)
+			}
+		}
+	}
+	_, err := s.env.SuperInformers.Core().V1().Pods().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    observe,
+		UpdateFunc: func(_, n any) { observe(n) },
+		DeleteFunc: gone,
+	})
+	if err != nil {
+		return nil, err
+	}
+	metrics.RegisterAdmissionStats(func() (int, map[string]int, map[string]int) {
+		st := w.Stats()
+		return st.Window, st.Waiting, st.HeldBy
+	})
+	return w, nil
+}
+
+// superPodPending reports whether super Pod p waits for the super scheduler (not bound, not
+// terminating, not found unschedulable by it), and whether it is bound.
+func superPodPending(p *corev1.Pod) (pending, bound bool) {
+	if p.Spec.NodeName != "" {
+		return false, true
+	}
+	if !p.DeletionTimestamp.IsZero() || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+		return false, false
+	}
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse {
+			return false, false // the scheduler tried (Unschedulable) or it is gated
+		}
+	}
+	return true, false
+}
+
+// adjustAdmission adapts the window every admission.DefaultAdjustInterval until ctx is done.
+func (s *Syncer) adjustAdmission(ctx context.Context) {
+	t := time.NewTicker(admission.DefaultAdjustInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			s.admission.Adjust()
+		}
+	}
+}
