@@ -80,14 +80,14 @@ type expiry struct {
 type Window[T comparable] struct {
 	o Options[T]
 
-	mu       sync.Mutex
-	limit    float64
-	held     int
-	pending  map[string]pendingPod
-	order    []expiry // pending Pods by since (entries whose since differs are stale)
-	tenants  map[string]*tenantState[T]
-	granted  map[T]string   // item → tenant holding a slot for it
-	asked    map[T]struct{} // items that called Acquire since their last Settle
+	mu      sync.Mutex
+	limit   float64
+	held    int
+	pending map[string]pendingPod
+	order   []expiry // pending Pods by since (entries whose since differs are stale)
+	tenants map[string]*tenantState[T]
+	granted map[T]string   // item → tenant holding a slot for it
+	asked   map[T]struct{} // items that called Acquire since their last Settle
 
 	// latency estimation (Adjust)
 	sum       time.Duration
