@@ -1,0 +1,68 @@
+package pod
+
+import (
+	"context"
+	"testing"
+)
+
+// fakeAdmission admits while open, and records calls.
+type fakeAdmission struct {
+	open           bool
+	admits, aborts []string
+}
+
+func (a *fakeAdmission) Admit(tenant, namespace, name, superNamespace string) bool {
+	a.admits = append(a.admits, superNamespace+"/"+name)
+	return a.open
+}
+
+func (a *fakeAdmission) Abort(superNamespace, name string) {
+	a.aborts = append(a.aborts, superNamespace+"/"+name)
+}
+
+// A Pod the admission window keeps waiting is not read from the tenant, gets no tokens and no
+// super Pod, and the reconcile succeeds (the window runs it again); once admitted, it is created
+// and its slot kept. A Pod admitted and then not created gives its slot back.
+func TestPodWaitsForAdmission(t *testing.T) {
+	ctx := context.Background()
+	f := newPodBounds(t)
+	_ = reconcileDownward(ctx, f.env, f.c, "app", "web") // super namespace and bounds
+	f.syncCaches(t, "0")
+	adm := &fakeAdmission{}
+	f.env.PodAdmission = adm
+	f.tenant.ClearActions()
+	f.super.ClearActions()
+
+	if err := reconcileDownward(ctx, f.env, f.c, "app", "web"); err != nil {
+		t.Fatalf("reconcile of a waiting Pod = %v, want nil (it is run again when admitted)", err)
+	}
+	if len(adm.admits) != 1 {
+		t.Fatalf("admission asked %d times, want 1", len(adm.admits))
+	}
+	if n := len(f.tenant.Actions()); n != 0 {
+		t.Errorf("tenant calls for a waiting Pod: %v", f.tenant.Actions())
+	}
+	if n := len(f.super.Actions()); n != 0 {
+		t.Errorf("super calls for a waiting Pod: %v", f.super.Actions())
+	}
+
+	adm.open = true
+	if err := reconcileDownward(ctx, f.env, f.c, "app", "web"); err != nil {
+		t.Fatalf("reconcile of an admitted Pod: %v", err)
+	}
+	if got := f.superCreates(); len(got) == 0 || got[len(got)-1] != "pods" {
+		t.Fatalf("super creates = %v, want the Pod", got)
+	}
+	if len(adm.aborts) != 0 {
+		t.Errorf("slot of a created Pod given back: %v", adm.aborts)
+	}
+
+	// The super Pod exists now but is not cached: a second create fails (AlreadyExists) and the
+	// second slot is given back.
+	if err := reconcileDownward(ctx, f.env, f.c, "app", "web"); err == nil {
+		t.Log("second reconcile succeeded")
+	}
+	if len(adm.aborts) != 1 {
+		t.Errorf("aborts after a failed create = %v, want one", adm.aborts)
+	}
+}
