@@ -207,7 +207,7 @@ type restarter struct {
 func (r *restarter) start(ctx context.Context, name string, extra []string) error {
 	r.n++
 	r.metrics, r.health = freeAddr(), freeAddr()
-	args := append([]string{"--metrics-bind-address", r.metrics, "--health-probe-bind-address", r.health}, extra...)
+	args := append([]string{"--metrics-bind-address", r.metrics, "--metrics-secure=false", "--health-probe-bind-address", r.health}, extra...)
 	logPath := filepath.Join(r.c.out, fmt.Sprintf("syncer-%d-%s.log", r.n, strings.ReplaceAll(name, " ", "-")))
 	p, err := startSyncer(ctx, r.env, r.bin, true, logPath, args...)
 	if err != nil {
