@@ -33,6 +33,7 @@ const (
 	RuleObjectSize            Rule = "objectSize"
 	RuleObjectCount           Rule = "objectCount"
 	RuleNamespaceCollision    Rule = "namespaceCollision"
+	RuleServiceAccountTokens  Rule = "serviceAccountTokens"
 )
 
 // RuleQuota is the rule of a refusal by the ResourceQuota the syncer keeps in each of the

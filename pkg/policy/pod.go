@@ -40,6 +40,9 @@ const systemPriorityClassPrefix = "system-"
 //   - RuleCSIDriver: an inline csi volume whose driver is not in p.AllowedCSIDrivers.
 //   - RuleCredentialSource: a projected podCertificate or clusterTrustBundle source, always
 //     (see credentialProjectedSources); no policy field allows them.
+//   - RuleServiceAccountTokens: more projected serviceAccountToken sources, over all the Pod's
+//     projected volumes, than p.MaxServiceAccountTokens (each is one TokenRequest to the
+//     tenant apiserver per refresh).
 //   - RuleNodePlacement: a nodeSelector key, or a key of a required node affinity
 //     matchExpression, that is neither in p.AllowedNodeLabelKeys nor a key of p.NodeSelector
 //     (which overrides it); a kubernetes.io/hostname selector or expression, or a matchFields
@@ -65,6 +68,10 @@ func CheckPod(p *tenancyv1alpha1.PodPolicy, spec *corev1.PodSpec, inPool func(no
 			return d
 		}
 	}
+	if n := ServiceAccountTokenSources(spec); p.MaxServiceAccountTokens != nil && n > int(*p.MaxServiceAccountTokens) {
+		return Deny(RuleServiceAccountTokens, "the Pod has %d projected serviceAccountToken sources; allowed: at most %d; a TenantPolicy's pods.maxServiceAccountTokens allows more",
+			n, *p.MaxServiceAccountTokens)
+	}
 	if d := checkPlacement(p, spec, inPool); d != nil {
 		return d
 	}
@@ -82,6 +89,23 @@ func CheckPod(p *tenancyv1alpha1.PodPolicy, spec *corev1.PodSpec, inPool func(no
 			pc, list(p.AllowedPriorityClassNames))
 	}
 	return nil
+}
+
+// ServiceAccountTokenSources returns the number of projected serviceAccountToken sources in
+// spec, over all its projected volumes.
+func ServiceAccountTokenSources(spec *corev1.PodSpec) int {
+	n := 0
+	for _, v := range spec.Volumes {
+		if v.Projected == nil {
+			continue
+		}
+		for _, s := range v.Projected.Sources {
+			if s.ServiceAccountToken != nil {
+				n++
+			}
+		}
+	}
+	return n
 }
 
 // PriorityClassAllowed reports whether the Pod policy lets a super Pod carry priority class

@@ -253,3 +253,33 @@ func TestFilterPod(t *testing.T) {
 		t.Error("FilterPod overwrote the caller's toleration array")
 	}
 }
+
+func TestCheckPodServiceAccountTokens(t *testing.T) {
+	tokens := func(n int) *corev1.PodSpec {
+		var srcs []corev1.VolumeProjection
+		for i := 0; i < n; i++ {
+			srcs = append(srcs, corev1.VolumeProjection{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{Path: "t", Audience: "a"}},
+				corev1.VolumeProjection{ConfigMap: &corev1.ConfigMapProjection{LocalObjectReference: corev1.LocalObjectReference{Name: "kube-root-ca.crt"}}})
+		}
+		// Split over two projected volumes: the cap counts all of a Pod's sources.
+		h := len(srcs) / 2
+		return &corev1.PodSpec{Volumes: []corev1.Volume{
+			vol("one", corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{Sources: srcs[:h]}}),
+			vol("two", corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{Sources: srcs[h:]}}),
+		}}
+	}
+	if d := CheckPod(pods(nil), tokens(8), nil); d != nil {
+		t.Errorf("8 token sources (the built-in cap) refused: %v", d)
+	}
+	d := CheckPod(pods(nil), tokens(9), nil)
+	if d == nil || d.Rule != RuleServiceAccountTokens || !strings.Contains(d.Message, "pods.maxServiceAccountTokens") {
+		t.Errorf("9 token sources: %v; want a %s refusal naming the policy field", d, RuleServiceAccountTokens)
+	}
+	two := int32(2)
+	if d := CheckPod(pods(&tenancyv1alpha1.PodPolicy{MaxServiceAccountTokens: &two}), tokens(3), nil); d == nil || d.Rule != RuleServiceAccountTokens {
+		t.Errorf("3 token sources with a cap of 2: %v", d)
+	}
+	if got := *pods(nil).MaxServiceAccountTokens; got != 8 {
+		t.Errorf("built-in cap %d, want 8", got)
+	}
+}

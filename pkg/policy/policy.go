@@ -124,6 +124,10 @@ func Builtin() tenancyv1alpha1.TenantPolicySpec {
 			DefaultRuntimeClassName:   ptr(""),
 			AllowedSchedulerNames:     []string{corev1.DefaultSchedulerName},
 			AllowedPriorityClassNames: nil, // resolved below: nil means every public class
+			// One from the tenant's ServiceAccount admission (kube-api-access-*), room for a
+			// few more with their own audiences (mesh, secret stores); the syncer requests
+			// them 4 at a time (pkg/resources/pod, requestTokens), so 8 is two rounds.
+			MaxServiceAccountTokens: ptr(int32(8)),
 		},
 		Services: &tenancyv1alpha1.ServicePolicy{
 			AllowedTypes:               []corev1.ServiceType{corev1.ServiceTypeClusterIP},

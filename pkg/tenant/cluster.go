@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
@@ -84,8 +85,10 @@ type Cluster struct {
 }
 
 // newCluster builds a Cluster for a tenant from its rest.Config. It does not contact the
-// tenant apiserver. notify is called (with the tenant name) after every state change.
-func newCluster(name, uid string, cfg *rest.Config, hash string, weight int32, notify func(string), newInformers InformerFactoryFunc) (*Cluster, error) {
+// tenant apiserver. requestTimeout bounds each request of Client and of the Event recorder
+// (gets, writes, TokenRequests, Events; 0: no bound); the informers' lists and watches are not
+// bounded by it. notify is called (with the tenant name) after every state change.
+func newCluster(name, uid string, cfg *rest.Config, hash string, weight int32, requestTimeout time.Duration, notify func(string), newInformers InformerFactoryFunc) (*Cluster, error) {
 	cfg = rest.CopyConfig(cfg)
 	cfg.UserAgent = "vc-syncer"
 	// The syncer multiplexes all tenants; client-side rate limiting per tenant would only add
@@ -95,7 +98,30 @@ func newCluster(name, uid string, cfg *rest.Config, hash string, weight int32, n
 	// Protobuf for built-in kinds, as kube-controller-manager uses: cheaper than JSON on both ends.
 	cfg.ContentType = "application/vnd.kubernetes.protobuf"
 	cfg.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
-	cs, err := kubernetes.NewForConfig(cfg)
+	// Two clientsets over one transport (one connection pool): Client, whose requests are
+	// bounded by requestTimeout, and the informers' clientset, which is not. client-go turns a
+	// client's http.Client.Timeout (rest.Config.Timeout) into three bounds on every request made
+	// with rest.Request.Do/DoRaw: the http.Client.Timeout itself (it covers reading the body
+	// too), a context deadline around the request and its retries (rest.Request.request), and
+	// the "timeout" query parameter, which the apiserver uses to stop its own handling (and its
+	// admission webhooks) of a request no one waits for any more. Request.Watch goes through the
+	// same http.Client, so a timeout there would end every informer's watch (and WatchList's
+	// initial list stream) after requestTimeout and make the reflectors re-list in a loop.
+	// Watches need no such bound: the reflector asks the apiserver to end each watch after a
+	// random 5 to 10 minutes (timeoutSeconds), and they run on the tenant's own informer
+	// goroutines, never on the syncer's shared workers.
+	watchCfg := rest.CopyConfig(cfg)
+	watchCfg.Timeout = 0
+	watchHTTP, err := rest.HTTPClientFor(watchCfg)
+	if err != nil {
+		return nil, fmt.Errorf("failed to build client for tenant %s: %w", name, err)
+	}
+	watchCS, err := kubernetes.NewForConfigAndClient(watchCfg, watchHTTP)
+	if err != nil {
+		return nil, fmt.Errorf("failed to build client for tenant %s: %w", name, err)
+	}
+	cfg.Timeout = requestTimeout
+	cs, err := kubernetes.NewForConfigAndClient(cfg, &http.Client{Transport: watchHTTP.Transport, Timeout: requestTimeout})
 	if err != nil {
 		return nil, fmt.Errorf("failed to build client for tenant %s: %w", name, err)
 	}
@@ -105,9 +131,9 @@ func newCluster(name, uid string, cfg *rest.Config, hash string, weight int32, n
 	}
 	var f informers.SharedInformerFactory
 	if newInformers != nil {
-		f = newInformers(name, cs, TrimTenantObject)
+		f = newInformers(name, watchCS, TrimTenantObject)
 	} else {
-		f = informers.NewSharedInformerFactoryWithOptions(cs, 0, informers.WithTransform(TrimTenantObject))
+		f = informers.NewSharedInformerFactoryWithOptions(watchCS, 0, informers.WithTransform(TrimTenantObject))
 	}
 	b := record.NewBroadcaster()
 	b.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: cs.CoreV1().Events("")})

@@ -5,6 +5,7 @@ import (
 
 	"sort"
 	"sync"
+	"time"
 
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
@@ -35,6 +36,9 @@ type Registry struct {
 	// factories, pkg/checkpoint/source); nil uses a plain client-go factory. Set it before the
 	// first Cluster is added.
 	NewInformers InformerFactoryFunc
+	// RequestTimeout bounds every request of a Cluster's tenant client except its informers'
+	// lists and watches (newCluster); 0 means no bound. Set it before the first Cluster is added.
+	RequestTimeout time.Duration
 
 	ctx   context.Context
 	hooks Hooks

@@ -246,7 +246,7 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, t *tenancyv1alpha1.Ten
 	}
 	c, running := r.Registry.Get(t.Name)
 	if !running || c.kubeconfigHash != hash || c.UID != string(t.UID) {
-		nc, err := newCluster(t.Name, string(t.UID), cfg, hash, t.EffectiveWeight(), r.Notify, r.Registry.NewInformers)
+		nc, err := newCluster(t.Name, string(t.UID), cfg, hash, t.EffectiveWeight(), r.Registry.RequestTimeout, r.Notify, r.Registry.NewInformers)
 		if err != nil {
 			setCondition(t, tenancyv1alpha1.ConditionKubeconfigValid, metav1.ConditionFalse, ReasonInvalidKubeconfig, err.Error())
 			t.Status.Phase = tenancyv1alpha1.TenantPending

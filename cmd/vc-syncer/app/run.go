@@ -175,6 +175,7 @@ func Run(ctx context.Context, o *options.Options, cfg *rest.Config) error {
 		return err
 	}
 	registry := tenant.NewRegistry(ctx, s)
+	registry.RequestTimeout = o.TenantRequestTimeout
 	s.SetRegistry(registry)
 	if err := (&tenant.Reconciler{
 		Client:              mgr.GetClient(),

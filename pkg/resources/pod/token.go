@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"time"
 
+	"golang.org/x/sync/errgroup"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -272,12 +273,18 @@ func refreshAt(issued, exp time.Time) time.Time {
 	return at
 }
 
+// tokenRequestConcurrency is how many TokenRequests of one Pod are in flight at once: a Pod
+// has at most the tenant policy's pods.maxServiceAccountTokens sources (built-in 8), so its
+// tokens take at most two round trips to the tenant apiserver instead of eight.
+const tokenRequestConcurrency = 4
+
 // requestTokens requests, from the tenant apiserver, a token for every projected
 // serviceAccountToken source of tenant Pod full (its full spec), bound to that Pod, and reads the
-// tenant root CA when the Pod refers to kube-root-ca.crt. It returns the token Secret's data
-// and when the tokens must be refreshed (refreshAt; at the latest in 24 hours). Errors: a
-// TokenRequest refused by the tenant (e.g. the ServiceAccount is gone), or the tenant's
-// kube-root-ca.crt not cached yet.
+// tenant root CA when the Pod refers to kube-root-ca.crt. The TokenRequests run concurrently,
+// at most tokenRequestConcurrency at a time; the first that fails cancels the others. It returns
+// the token Secret's data and when the tokens must be refreshed (refreshAt of the token that
+// expires first; at the latest in 24 hours). Errors: a TokenRequest refused by the tenant (e.g.
+// the ServiceAccount is gone) or timed out, or the tenant's kube-root-ca.crt not cached yet.
 func requestTokens(ctx context.Context, c *tenant.Cluster, full *corev1.Pod) (map[string][]byte, time.Time, error) {
 	srcs, needsCA := tokenSources(&full.Spec)
 	data := map[string][]byte{}
@@ -287,26 +294,38 @@ func requestTokens(ctx context.Context, c *tenant.Cluster, full *corev1.Pod) (ma
 	if sa == "" {
 		sa = "default"
 	}
-	for _, ts := range srcs {
-		secs := int64(defaultTokenSeconds)
-		if ts.src.ExpirationSeconds != nil {
-			secs = *ts.src.ExpirationSeconds
-		}
-		var auds []string
-		if ts.src.Audience != "" {
-			auds = []string{ts.src.Audience}
-		}
-		tr, err := c.Client.CoreV1().ServiceAccounts(full.Namespace).CreateToken(ctx, sa, &authenticationv1.TokenRequest{
-			Spec: authenticationv1.TokenRequestSpec{
-				Audiences: auds, ExpirationSeconds: &secs,
-				BoundObjectRef: &authenticationv1.BoundObjectReference{Kind: "Pod", APIVersion: "v1", Name: full.Name, UID: full.UID},
-			},
-		}, metav1.CreateOptions{})
-		if err != nil {
-			return nil, time.Time{}, fmt.Errorf("TokenRequest for ServiceAccount %s/%s in the tenant: %w", full.Namespace, sa, err)
-		}
-		data[ts.key] = []byte(tr.Status.Token)
-		if at := refreshAt(now, tr.Status.ExpirationTimestamp.Time); at.Before(next) {
+	issued := make([]*authenticationv1.TokenRequest, len(srcs))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(tokenRequestConcurrency)
+	for i, ts := range srcs {
+		g.Go(func() error {
+			secs := int64(defaultTokenSeconds)
+			if ts.src.ExpirationSeconds != nil {
+				secs = *ts.src.ExpirationSeconds
+			}
+			var auds []string
+			if ts.src.Audience != "" {
+				auds = []string{ts.src.Audience}
+			}
+			tr, err := c.Client.CoreV1().ServiceAccounts(full.Namespace).CreateToken(gctx, sa, &authenticationv1.TokenRequest{
+				Spec: authenticationv1.TokenRequestSpec{
+					Audiences: auds, ExpirationSeconds: &secs,
+					BoundObjectRef: &authenticationv1.BoundObjectReference{Kind: "Pod", APIVersion: "v1", Name: full.Name, UID: full.UID},
+				},
+			}, metav1.CreateOptions{})
+			if err != nil {
+				return fmt.Errorf("TokenRequest for ServiceAccount %s/%s in the tenant: %w", full.Namespace, sa, err)
+			}
+			issued[i] = tr
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, time.Time{}, err
+	}
+	for i, ts := range srcs {
+		data[ts.key] = []byte(issued[i].Status.Token)
+		if at := refreshAt(now, issued[i].Status.ExpirationTimestamp.Time); at.Before(next) {
 			next = at
 		}
 	}

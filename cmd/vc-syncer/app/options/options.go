@@ -97,7 +97,15 @@ type Options struct {
 	// Options.GracefulShutdownTimeout); 0 does not wait. Keep it below the Pod's
 	// terminationGracePeriodSeconds. Defaults to 30s.
 	GracefulShutdownTimeout time.Duration
+	// TenantRequestTimeout bounds every request of the syncer to a tenant apiserver except
+	// its informers' lists and watches; 0 means no bound.
+	TenantRequestTimeout time.Duration
 }
+
+// DefaultTenantRequestTimeout is --tenant-request-timeout's default: the longest timeout an
+// admission webhook may have (admissionregistration.k8s.io/v1 timeoutSeconds is at most 30),
+// and half of kube-apiserver's --request-timeout (60s).
+const DefaultTenantRequestTimeout = 30 * time.Second
 
 // DefaultCheckpointSecret is the name of the checkpoint Secret when --checkpoint-store is empty.
 const DefaultCheckpointSecret = "vc-syncer-checkpoint"
@@ -158,6 +166,7 @@ func NewOptions() *Options {
 		LeaderElect:             true,
 		LogFormat:               DefaultLogFormat(),
 		GracefulShutdownTimeout: 30 * time.Second,
+		TenantRequestTimeout:    DefaultTenantRequestTimeout,
 		CheckpointInterval:      30 * time.Second,
 		CheckpointMaxItems:      15000,
 		AdmissionWindowMax:      200,
@@ -227,6 +236,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"Log encoding: json (one JSON object per line, for log collectors) or console (for people). Default: json when running in a Pod ($KUBERNETES_SERVICE_HOST is set), console otherwise. --zap-encoder, when given, wins.")
 	fs.DurationVar(&o.GracefulShutdownTimeout, "graceful-shutdown-timeout", o.GracefulShutdownTimeout,
 		"How long to wait after SIGTERM for workers and servers to stop before exiting anyway (duration, e.g. 30s; 0 does not wait). Keep it below the Pod's terminationGracePeriodSeconds.")
+	fs.DurationVar(&o.TenantRequestTimeout, "tenant-request-timeout", o.TenantRequestTimeout,
+		"Bound on each request to a tenant apiserver (gets, writes, TokenRequests, Events; duration, e.g. 30s; 0: no bound): past it the request fails and is retried with its tenant's backoff, so a tenant apiserver that answers slowly, e.g. through its own admission webhooks, cannot hold a shared worker longer. It does not apply to the informers' watches. The default, 30s, is the longest timeout an admission webhook may have (a request that waits on a webhook of the tenant's own fails there anyway) and half the tenant kube-apiserver's own --request-timeout (60s).")
 	gofs := flag.NewFlagSet("zap", flag.ContinueOnError)
 	o.Zap.BindFlags(gofs)
 	fs.AddGoFlagSet(gofs)
@@ -272,6 +283,9 @@ func (o *Options) Validate() error {
 	}
 	if o.LogFormat != LogFormatJSON && o.LogFormat != LogFormatConsole {
 		errs = append(errs, fmt.Errorf("--log-format must be %s or %s, not %q", LogFormatJSON, LogFormatConsole, o.LogFormat))
+	}
+	if o.TenantRequestTimeout < 0 {
+		errs = append(errs, errors.New("--tenant-request-timeout must not be negative"))
 	}
 	if o.GracefulShutdownTimeout < 0 {
 		errs = append(errs, errors.New("--graceful-shutdown-timeout must not be negative"))

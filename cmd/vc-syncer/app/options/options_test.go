@@ -115,6 +115,9 @@ func TestInClusterDefaults(t *testing.T) {
 	if o.GracefulShutdownTimeout != 30*time.Second {
 		t.Errorf("--graceful-shutdown-timeout defaults to %v, want 30s", o.GracefulShutdownTimeout)
 	}
+	if o.TenantRequestTimeout != 30*time.Second {
+		t.Errorf("--tenant-request-timeout defaults to %v, want 30s", o.TenantRequestTimeout)
+	}
 	fs := pflag.NewFlagSet("run", pflag.ContinueOnError)
 	o.AddFlags(fs)
 	if err := fs.Parse([]string{"--leader-elect=false", "--graceful-shutdown-timeout=-1s"}); err != nil {
@@ -125,6 +128,15 @@ func TestInClusterDefaults(t *testing.T) {
 	}
 	if err := o.Validate(); err == nil || !strings.Contains(err.Error(), "--graceful-shutdown-timeout must not be negative") {
 		t.Errorf("Validate() = %v, want the negative timeout refused", err)
+	}
+	o = NewOptions()
+	fs = pflag.NewFlagSet("run", pflag.ContinueOnError)
+	o.AddFlags(fs)
+	if err := fs.Parse([]string{"--tenant-request-timeout=-1s"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := o.Validate(); err == nil || !strings.Contains(err.Error(), "--tenant-request-timeout must not be negative") {
+		t.Errorf("Validate() = %v, want the negative tenant request timeout refused", err)
 	}
 }
 

@@ -55,6 +55,15 @@ type PodPolicy struct {
 	// Built-in default: every public class.
 	// +optional
 	AllowedPriorityClassNames []string `json:"allowedPriorityClassNames,omitempty"`
+	// MaxServiceAccountTokens caps the projected serviceAccountToken sources of one Pod, over
+	// all its projected volumes (rule serviceAccountTokens). The syncer requests each of them
+	// from the tenant apiserver (TokenRequest) before the super Pod is created and at every
+	// refresh, so the cap bounds that work per Pod. Built-in default: 8 (the tenant's
+	// ServiceAccount admission adds one; a mesh or secret store sidecar typically adds one or
+	// two with their own audiences).
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	MaxServiceAccountTokens *int32 `json:"maxServiceAccountTokens,omitempty"`
 }
 
 // TolerationPattern matches tolerations. Empty fields match anything; Key must be set.
