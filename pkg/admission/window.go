@@ -8,10 +8,10 @@ import (
 
 // Defaults of Options.
 const (
-	DefaultMinWindow     = 4
+	DefaultMinWindow     = 16
 	DefaultMaxWindow     = 200
 	DefaultPendingExpiry = 30 * time.Second
-	DefaultTolerance     = 2.0
+	DefaultTolerance     = 3.0
 	// DefaultAdjustInterval is how often the window size is adapted (Adjust).
 	DefaultAdjustInterval = 500 * time.Millisecond
 	// baselineHistory is how many adjust intervals the lowest bind latency is remembered.
@@ -33,7 +33,7 @@ type Options[T comparable] struct {
 	// it). Defaults to DefaultPendingExpiry (30 s).
 	PendingExpiry time.Duration
 	// Tolerance: the window shrinks while the mean create-to-bind latency of an interval
-	// exceeds Tolerance × the lowest interval mean of the last minute. Defaults to 2.
+	// exceeds Tolerance × the lowest interval mean of the last minute. Defaults to 3.
 	Tolerance float64
 	// OnAdmit, if set, is called (under the lock: keep it cheap) for every admitted item with
 	// its tenant and how long it waited (0 for admission on first ask).
@@ -272,7 +272,7 @@ func (w *Window[T]) Forget(tenant string) {
 // Adjust adapts the window to the super scheduler and expires old pending Pods; call it every
 // DefaultAdjustInterval. With latency samples in the interval: if their mean exceeds
 // Tolerance × the lowest interval mean of the last baselineHistory intervals, the window
-// shrinks by a fifth (Pods are queueing in the super scheduler); otherwise, if some item waited
+// shrinks by a tenth (Pods are queueing in the super scheduler); otherwise, if some item waited
 // in the interval, it grows by √window (the window, not the scheduler, was the limit). Between
 // MinWindow and MaxWindow.
 func (w *Window[T]) Adjust() {
@@ -290,7 +290,7 @@ func (w *Window[T]) Adjust() {
 			base = min(base, h)
 		}
 		if float64(mean) > w.o.Tolerance*float64(base) {
-			w.limit = max(float64(w.o.MinWindow), w.limit*0.8)
+			w.limit = max(float64(w.o.MinWindow), w.limit*0.9)
 		} else if w.saturated {
 			w.limit = min(float64(w.o.MaxWindow), w.limit+math.Sqrt(w.limit))
 		}
