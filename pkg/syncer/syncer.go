@@ -139,8 +139,8 @@ func New(o Options) (*Syncer, error) {
 	}
 	s.sources, s.parked = sources, map[string]*parkedWork{}
 	s.keepTenantState = s.keepTenantStateFunc(time.Now())
-	s.down = newPipelineQueue("downward", !o.DisableFairQueuing, s.weight, s.observer(directionDownward))
-	s.up = newPipelineQueue("upward", !o.DisableFairQueuing, s.weight, s.observer(directionUpward))
+	s.down = newPipelineQueue("downward", !o.DisableFairQueuing, o.DownwardWorkers, s.weight, s.observer(directionDownward))
+	s.up = newPipelineQueue("upward", !o.DisableFairQueuing, o.UpwardWorkers, s.weight, s.observer(directionUpward))
 	env.SuperObject = s.superObject
 	env.AdmitObject = func(c *tenant.Cluster, kind resources.Kind, obj metav1.Object) bool {
 		return s.admitObject(c, kind, obj, false)
