@@ -3,7 +3,6 @@ package syncer
 import (
 	"time"
 
-	"golang.org/x/time/rate"
 	"k8s.io/client-go/util/workqueue"
 
 	"github.com/vcsyncer/syncer/pkg/checkpoint/trackingqueue"
@@ -26,12 +25,12 @@ type pipelineQueue struct {
 // tenant's fair-queue weight; observe (may be nil) receives each popped item's tenant and time
 // in queue.
 func newPipelineQueue(name string, fair bool, workers int, weight func(string) int, observe func(string, time.Duration)) *pipelineQueue {
-	// Per-item exponential backoff from 100ms to 60s, and an overall 200 qps / 500 burst bucket,
-	// as client-go's default controller rate limiter but with a shorter ceiling so a rejected
-	// object is retried within a minute once its cause is fixed.
+	// Per-item exponential backoff from 100ms to 60s, and a 200 qps / 500 burst bucket per
+	// tenant (tenantRetryBuckets), as client-go's default controller rate limiter but with a
+	// shorter ceiling so a failed object is retried within a minute once its cause is fixed.
 	rl := workqueue.NewTypedMaxOfRateLimiter(
 		workqueue.NewTypedItemExponentialFailureRateLimiter[resources.Request](100*time.Millisecond, 60*time.Second),
-		&workqueue.TypedBucketRateLimiter[resources.Request]{Limiter: rate.NewLimiter(rate.Limit(200), 500)},
+		newTenantRetryBuckets(),
 	)
 	pq := &pipelineQueue{}
 	var ordering workqueue.Queue[resources.Request]
