@@ -53,6 +53,10 @@ type Checkpoint struct {
 	QueueItems int
 	// Extras are the Checkpointables' states by name.
 	Extras map[string][]byte
+	// LeftOut are the tenants whose state this checkpoint leaves out (Options.Budget): their
+	// sources and queue items are not in it, so on resume they are listed again and every
+	// object of theirs, tenant and super, is reconciled.
+	LeftOut []string
 }
 
 // Encode serialises cp (encoding/gob). The stores add compression and checksums.

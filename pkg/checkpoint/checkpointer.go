@@ -25,8 +25,16 @@ type Options struct {
 	// Interval between periodic checkpoints. Defaults to DefaultInterval (30 s).
 	Interval time.Duration
 	// MaxItems: a checkpoint is skipped (and the previous one kept) while the queues hold more
-	// unfinished items than this. Defaults to DefaultMaxItems (15000).
+	// unfinished items than this; with Budget set, it is a per-tenant budget instead. Defaults
+	// to DefaultMaxItems (15000).
 	MaxItems int
+	// Budget, if set, is called first in each Save with MaxItems. It decides which tenants hold
+	// more than MaxItems unfinished items and returns them; KeepSource and Queues must then
+	// leave their sources and queue items out of this checkpoint, which records them in
+	// Checkpoint.LeftOut (the resuming process lists them again and reconciles all their
+	// objects). The total is then not limited, so one tenant's backlog never stops the
+	// checkpoints of the others.
+	Budget func(maxItems int) (leftOut []string)
 	// CodeVersion identifies the code and configuration; a checkpoint with another one is
 	// discarded on Load (the saved queues and filters may mean something else now).
 	CodeVersion string
@@ -105,16 +113,20 @@ func (c *Checkpointer) Load(ctx context.Context) *Checkpoint {
 
 // Save takes one checkpoint and writes it: Sources, then Queues, then Extras, then the store.
 // It returns ErrSkipped (the previous checkpoint is kept) when the queues hold more than
-// Options.MaxItems, and the error of any step otherwise.
+// Options.MaxItems (without Options.Budget), and the error of any step otherwise.
 func (c *Checkpointer) Save(ctx context.Context) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	start := time.Now()
-	if n := c.o.Queues.QueueSize(); n > c.o.MaxItems {
+	var leftOut []string
+	if c.o.Budget != nil {
+		leftOut = c.o.Budget(c.o.MaxItems)
+		metrics.CheckpointTenantsLeftOut(leftOut)
+	} else if n := c.o.Queues.QueueSize(); n > c.o.MaxItems {
 		metrics.CheckpointSkipped("queue_over_budget")
 		return fmt.Errorf("%w (%d > %d)", ErrSkipped, n, c.o.MaxItems)
 	}
-	cp := &Checkpoint{Format: Format, CodeVersion: c.o.CodeVersion, Holder: c.o.Holder, TakenAt: start}
+	cp := &Checkpoint{Format: Format, CodeVersion: c.o.CodeVersion, Holder: c.o.Holder, TakenAt: start, LeftOut: leftOut}
 	var err error
 	// 1. positions, objects, ack maps.
 	if cp.Sources, err = c.o.Sources.Checkpoint(c.o.KeepSource); err != nil {
@@ -124,7 +136,7 @@ func (c *Checkpointer) Save(ctx context.Context) error {
 	if cp.Queues, cp.QueueItems, err = c.o.Queues.SnapshotQueues(); err != nil {
 		return c.failed(err)
 	}
-	if cp.QueueItems > c.o.MaxItems {
+	if c.o.Budget == nil && cp.QueueItems > c.o.MaxItems {
 		metrics.CheckpointSkipped("queue_over_budget")
 		return fmt.Errorf("%w (%d > %d)", ErrSkipped, cp.QueueItems, c.o.MaxItems)
 	}

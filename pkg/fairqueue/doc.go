@@ -18,6 +18,15 @@
 // 1 this is plain round-robin, as in the VirtualCluster paper. Push, Pop and Touch are O(1)
 // amortised, independent of the number of tenants.
 //
+// With Options.Workers set, the queue also counts each tenant's items in flight (popped, Done
+// not called yet) and, while other tenants have items queued, skips a tenant that holds its
+// weighted share of the workers, ceil(Workers × weight ÷ Σ weights of the tenants with queued
+// items); the skipped tenant keeps its credit. This is the worker-seat idea of the apiserver's
+// API Priority and Fairness (KEP-1040) applied to a workqueue: a tenant whose items are slow
+// (its apiserver answers slowly) holds at most its share of the workers, never all of them,
+// and a tenant alone still uses every worker. The weight sum is kept incrementally, and at
+// most Workers-1 tenants can be at their cap, so a Pop walks at most Workers ring entries.
+//
 // Inside a tenant, the high lane is served first, but while the low lane is not empty at
 // least one item in every LowEvery pops comes from it, so low-priority work is never starved
 // (controller-runtime's priority queue gives its initial list low priority in the same way).

@@ -35,6 +35,12 @@ type Options[T comparable] struct {
 	Now func() time.Time
 	// Observe, if set, is called on every Pop with the item's tenant and its time in queue.
 	Observe func(tenant string, waited time.Duration)
+	// Workers is the number of workers draining the queue (goroutines calling Get, each
+	// calling Done before its next Get). When it is above 0, Pop caps each tenant's items in
+	// flight (popped, Done not called yet) at its weighted share of the workers while other
+	// tenants have items queued: ceil(Workers × weight ÷ Σ weights of the tenants with queued
+	// items). A tenant alone uses every worker. 0 means no cap.
+	Workers int
 }
 
 type entry[T comparable] struct {
@@ -74,6 +80,7 @@ type subqueue[T comparable] struct {
 	live       int // items queued (stale entries excluded)
 	liveLow    int
 	credit     int // items left in this round
+	weight     int // weight of the current round; counted in Queue.weightSum while in the ring
 	highRun    int // high items served in a row while low was waiting
 	prev, next *subqueue[T]
 }
@@ -98,6 +105,11 @@ type Queue[T comparable] struct {
 	wantLow map[T]bool   // items whose next Push goes to the low lane
 	seq     uint64
 	n       int
+
+	weightSum int            // Σ subqueue.weight over the ring
+	inFlight  map[string]int // per tenant, items popped and not Done (absent when 0)
+	popped    map[T]struct{} // items popped and not Done (Workers > 0 only)
+	overCap   uint64         // Pops that found every queued tenant at its cap
 }
 
 var _ workqueue.Queue[string] = (*Queue[string])(nil)
@@ -116,7 +128,11 @@ func New[T comparable](o Options[T]) *Queue[T] {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	return &Queue[T]{opts: o, tenants: map[string]*subqueue[T]{}, queued: map[T]where{}, wantLow: map[T]bool{}}
+	if o.Workers < 0 {
+		o.Workers = 0
+	}
+	return &Queue[T]{opts: o, tenants: map[string]*subqueue[T]{}, queued: map[T]where{}, wantLow: map[T]bool{},
+		inFlight: map[string]int{}, popped: map[T]struct{}{}}
 }
 
 // MarkLow makes the next Push of item (the next Add of an item that is not already queued,
@@ -167,7 +183,8 @@ func (q *Queue[T]) Push(item T) {
 	tenant := q.opts.TenantOf(item)
 	s, ok := q.tenants[tenant]
 	if !ok {
-		s = &subqueue[T]{tenant: tenant, credit: q.weight(tenant)}
+		w := q.weight(tenant)
+		s = &subqueue[T]{tenant: tenant, credit: w, weight: w}
 		q.tenants[tenant] = s
 		q.joinLocked(s)
 	}
@@ -193,6 +210,14 @@ func (q *Queue[T]) Len() int {
 
 // Pop implements workqueue.Queue: it returns the next item by weighted deficit round-robin
 // over tenants, high lane first within a tenant. client-go calls it only when Len() > 0.
+//
+// With Options.Workers > 0, a tenant whose items in flight reached its share (capLocked) is
+// skipped and keeps its credit for its next turn. Some queued tenant is always under its cap
+// when the caller is one of Workers workers: the others hold at most Workers-1 items, and the
+// caps of the queued tenants add up to at least Workers (each is rounded up from its exact
+// share Workers × weight ÷ Σ weights). If that does not hold (more goroutines call Get than
+// Options.Workers, or Done is not called), Pop serves the cursor's tenant anyway and counts it
+// in OverCap, so it never stalls.
 func (q *Queue[T]) Pop() T {
 	q.mu.Lock()
 	defer q.mu.Unlock()
@@ -201,10 +226,26 @@ func (q *Queue[T]) Pop() T {
 	if s == nil {
 		return zero
 	}
+	if q.opts.Workers > 0 {
+		// At most Workers-1 tenants are at their cap (each holds ≥ 1 item in flight), so the
+		// walk is bounded by the number of workers, not of tenants.
+		for s = q.cursor; q.inFlight[s.tenant] >= q.capLocked(s); {
+			s = s.next
+			if s == q.cursor {
+				q.overCap++
+				break
+			}
+		}
+		q.cursor = s
+	}
 	item, w := q.popFromLocked(s)
 	s.live--
 	q.n--
 	delete(q.queued, item)
+	if q.opts.Workers > 0 {
+		q.inFlight[s.tenant]++
+		q.popped[item] = struct{}{}
+	}
 	if q.opts.Observe != nil {
 		q.opts.Observe(s.tenant, q.opts.Now().Sub(w.added))
 	}
@@ -214,10 +255,59 @@ func (q *Queue[T]) Pop() T {
 		q.leaveLocked(s) // reclaimed: processing state lives in client-go's sets
 		delete(q.tenants, s.tenant)
 	case s.credit <= 0:
-		s.credit = q.weight(s.tenant)
+		nw := q.weight(s.tenant)
+		q.weightSum += nw - s.weight
+		s.weight, s.credit = nw, nw
 		q.cursor = s.next
 	}
 	return item
+}
+
+// capLocked returns the most items of s's tenant that may be in flight while s has items
+// queued: ceil(Workers × weight ÷ Σ weights of the queued tenants), which is Workers when s is
+// alone in the ring.
+func (q *Queue[T]) capLocked(s *subqueue[T]) int {
+	return (q.opts.Workers*s.weight + q.weightSum - 1) / q.weightSum
+}
+
+// Done records that a worker finished an item returned by Pop; the pipeline calls it for every
+// item it got from its client-go queue, before that queue's Done (so the worker's next Get
+// sees the free slot). client-go hands an item to one worker at a time and pops it once per
+// Get (an Add while it is processing only marks it dirty; it is pushed again by the client-go
+// Done), so each Pop is matched by one Done. A Done of an item not popped (or already Done)
+// does nothing. Without Options.Workers it does nothing.
+func (q *Queue[T]) Done(item T) {
+	if q.opts.Workers == 0 {
+		return
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if _, ok := q.popped[item]; !ok {
+		return
+	}
+	delete(q.popped, item)
+	t := q.opts.TenantOf(item)
+	if q.inFlight[t] <= 1 {
+		delete(q.inFlight, t)
+	} else {
+		q.inFlight[t]--
+	}
+}
+
+// InFlight returns the number of tenant's items popped and not Done (0 without
+// Options.Workers).
+func (q *Queue[T]) InFlight(tenant string) int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.inFlight[tenant]
+}
+
+// OverCap returns how many Pops found every queued tenant at its cap and served one over it
+// (0 when the pipeline calls Done for every item and runs Options.Workers workers).
+func (q *Queue[T]) OverCap() uint64 {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.overCap
 }
 
 // popFromLocked takes the next live entry of s, choosing the lane.
@@ -255,6 +345,7 @@ func (q *Queue[T]) weight(tenant string) int {
 
 // joinLocked inserts s into the ring just before the cursor (it is served last in this round).
 func (q *Queue[T]) joinLocked(s *subqueue[T]) {
+	q.weightSum += s.weight
 	if q.cursor == nil {
 		s.prev, s.next = s, s
 		q.cursor = s
@@ -268,6 +359,7 @@ func (q *Queue[T]) joinLocked(s *subqueue[T]) {
 
 // leaveLocked removes s from the ring, moving the cursor on if it pointed at s.
 func (q *Queue[T]) leaveLocked(s *subqueue[T]) {
+	q.weightSum -= s.weight
 	if s.next == s {
 		q.cursor = nil
 	} else {
@@ -286,9 +378,11 @@ type TenantStats struct {
 	Depth int
 	// Oldest is the time since the oldest queued item was pushed (0 when empty).
 	Oldest time.Duration
+	// InFlight is the number of items popped and not Done (always 0 without Options.Workers).
+	InFlight int
 }
 
-// Stats returns the queue state of every tenant with queued items. It costs O(tenants +
+// Stats returns the queue state of every tenant with queued items or items in flight. It costs O(tenants +
 // stale entries at the lane fronts) and is meant for metrics scrapes.
 func (q *Queue[T]) Stats() map[string]TenantStats {
 	q.mu.Lock()
@@ -296,7 +390,7 @@ func (q *Queue[T]) Stats() map[string]TenantStats {
 	now := q.opts.Now()
 	out := make(map[string]TenantStats, len(q.tenants))
 	for name, s := range q.tenants {
-		st := TenantStats{Depth: s.live}
+		st := TenantStats{Depth: s.live, InFlight: q.inFlight[name]}
 		for _, l := range []*lane[T]{&s.high, &s.low} {
 			for i := l.head; i < len(l.items); i++ {
 				e := l.items[i]
@@ -309,6 +403,11 @@ func (q *Queue[T]) Stats() map[string]TenantStats {
 			}
 		}
 		out[name] = st
+	}
+	for name, n := range q.inFlight {
+		if _, ok := out[name]; !ok {
+			out[name] = TenantStats{InFlight: n}
+		}
 	}
 	return out
 }

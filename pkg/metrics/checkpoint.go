@@ -49,6 +49,10 @@ var (
 		Namespace: Namespace, Subsystem: "source", Name: "resume_mode",
 		Help: "How each informer started (1 for its mode): watch (resumed from the checkpoint's position, no LIST), relist-diff (listed, enqueued only changes) or cold; by tenant (\"_super\" for the super cluster) and kind.",
 	}, []string{"tenant", "kind", "mode"})
+	checkpointLeftOut = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Namespace: Namespace, Subsystem: "checkpoint", Name: "tenant_left_out",
+		Help: "1 for each tenant the last checkpoint left out because its queues held more than --checkpoint-max-items unfinished items: a restart lists that tenant again and reconciles all its objects; the other tenants resume from the checkpoint.",
+	}, []string{"tenant"})
 	listsAvoided = prometheus.NewCounter(prometheus.CounterOpts{
 		Namespace: Namespace, Subsystem: "checkpoint", Name: "lists_avoided_total",
 		Help: "Informer LIST requests answered from a checkpoint instead of an apiserver.",
@@ -58,7 +62,7 @@ var (
 func init() {
 	checkpointSkips.WithLabelValues("queue_over_budget") // known reasons are exported at 0
 	ctrlmetrics.Registry.MustRegister(checkpointDuration, checkpointSize, checkpointItems, checkpointObjects,
-		checkpointLastSuccess, checkpointSkips, checkpointFailures, checkpointLoads, sourceResumeMode, listsAvoided)
+		checkpointLastSuccess, checkpointSkips, checkpointFailures, checkpointLoads, sourceResumeMode, checkpointLeftOut, listsAvoided)
 }
 
 // CheckpointSaved records a saved checkpoint: how long it took, its encoded size in bytes, its
@@ -105,4 +109,14 @@ func ListAvoided() { listsAvoided.Inc() }
 // forgetCheckpointTenant deletes a removed tenant's source series.
 func forgetCheckpointTenant(tenant string) {
 	sourceResumeMode.DeletePartialMatch(prometheus.Labels{"tenant": tenant})
+	checkpointLeftOut.DeletePartialMatch(prometheus.Labels{"tenant": tenant})
+}
+
+// CheckpointTenantsLeftOut records the tenants the last checkpoint left out (over their
+// budget): 1 for each of them, no series for the others.
+func CheckpointTenantsLeftOut(tenants []string) {
+	checkpointLeftOut.Reset()
+	for _, t := range tenants {
+		checkpointLeftOut.WithLabelValues(t).Set(1)
+	}
 }

@@ -52,12 +52,15 @@ var (
 		"Requests waiting in a pipeline queue, by tenant and direction.", []string{"tenant", "direction"}, nil)
 	oldestDesc = prometheus.NewDesc(prometheus.BuildFQName(Namespace, "queue", "oldest_item_age_seconds"),
 		"Age of the oldest request waiting in a pipeline queue, in seconds (the tenant's queue lag).", []string{"tenant", "direction"}, nil)
+	inFlightDesc = prometheus.NewDesc(prometheus.BuildFQName(Namespace, "queue", "in_flight"),
+		"Requests a pipeline's workers are processing, by tenant and direction. While other tenants have requests waiting, a tenant holds at most its weighted share of the pipeline's workers (0 with --fair-queuing=false).", []string{"tenant", "direction"}, nil)
 )
 
 // QueueStat is one tenant's queue state in one direction.
 type QueueStat struct {
-	Depth  int
-	Oldest time.Duration
+	Depth    int
+	Oldest   time.Duration
+	InFlight int // requests being processed by a worker
 }
 
 // QueueStats returns, per direction, per tenant, the queue state; tenants lists every
@@ -66,7 +69,11 @@ type QueueStats func() (tenants []string, stats map[string]map[string]QueueStat)
 
 type statsCollector struct{ src QueueStats }
 
-func (c statsCollector) Describe(ch chan<- *prometheus.Desc) { ch <- depthDesc; ch <- oldestDesc }
+func (c statsCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- depthDesc
+	ch <- oldestDesc
+	ch <- inFlightDesc
+}
 
 func (c statsCollector) Collect(ch chan<- prometheus.Metric) {
 	tenants, stats := c.src()
@@ -75,6 +82,7 @@ func (c statsCollector) Collect(ch chan<- prometheus.Metric) {
 			st := stats[dir][t]
 			ch <- prometheus.MustNewConstMetric(depthDesc, prometheus.GaugeValue, float64(st.Depth), t, dir)
 			ch <- prometheus.MustNewConstMetric(oldestDesc, prometheus.GaugeValue, st.Oldest.Seconds(), t, dir)
+			ch <- prometheus.MustNewConstMetric(inFlightDesc, prometheus.GaugeValue, float64(st.InFlight), t, dir)
 		}
 	}
 }

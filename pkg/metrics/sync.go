@@ -55,6 +55,10 @@ var (
 		Help:    "Time from a new tenant Pod reaching the syncer to the syncer binding it to its vNode in the tenant (the sum of the five phases), in seconds, by tenant.",
 		Buckets: prometheus.ExponentialBuckets(0.005, 2.5, 12), // 5ms .. ~119s
 	}, []string{"tenant"})
+	syncRejected = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: Namespace, Subsystem: "sync", Name: "rejected_total",
+		Help: "Downward reconciles whose super-cluster write was refused for a reason a retry does not change (invalid object, or denied by Pod Security admission, a ValidatingAdmissionPolicy or a webhook), by tenant and kind. Such a request is not retried on a timer: the object's next change, a policy change or a remediation scan brings it back.",
+	}, []string{"tenant", "kind"})
 	buildInfo = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Namespace: Namespace, Name: "build_info",
 		Help: "Always 1; the labels name the running build: version (pkg/version.Version), revision (git commit) and goversion.",
@@ -66,8 +70,12 @@ var (
 )
 
 func syncCollectors() []prometheus.Collector {
-	return []prometheus.Collector{syncDuration, syncLag, podPhase, podCreation, buildInfo, tenantCollector{}}
+	return []prometheus.Collector{syncDuration, syncLag, syncRejected, podPhase, podCreation, buildInfo, tenantCollector{}}
 }
+
+// SyncRejected counts one downward reconcile of kind for tenant that the super cluster refused
+// for good (resources.ErrRejected) and that is not retried on a timer.
+func SyncRejected(tenant, kind string) { syncRejected.WithLabelValues(tenant, kind).Inc() }
 
 // SyncDone records one reconcile of kind for tenant in direction that took d and ended with
 // err (nil: ResultSuccess, else ResultError).
@@ -168,6 +176,7 @@ func setBuildInfo() {
 func forgetSync(l prometheus.Labels) {
 	syncDuration.DeletePartialMatch(l)
 	syncLag.DeletePartialMatch(l)
+	syncRejected.DeletePartialMatch(l)
 	podPhase.DeletePartialMatch(l)
 	podCreation.DeletePartialMatch(l)
 }

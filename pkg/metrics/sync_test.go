@@ -32,6 +32,7 @@ func populate(tenant string) {
 	SyncDone(tenant, "Pod", Downward, time.Millisecond, nil)
 	SyncDone(tenant, "Pod", Downward, time.Millisecond, errors.New("refused"))
 	SyncLag(tenant, "Pod", Upward, time.Second)
+	SyncRejected(tenant, "Pod")
 	for _, p := range Phases {
 		PodPhase(tenant, p, time.Millisecond)
 	}

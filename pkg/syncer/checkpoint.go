@@ -37,8 +37,9 @@ import (
 type CheckpointOptions struct {
 	// Store persists checkpoints; nil turns checkpointing off (every start is cold).
 	Store checkpoint.Store
-	// Interval between periodic checkpoints (default 30 s); MaxItems is the queue budget above
-	// which a checkpoint is skipped (default 15000). See checkpoint.Options.
+	// Interval between periodic checkpoints (default 30 s); MaxItems is the per-tenant queue
+	// budget (default 15000): a tenant with more unfinished requests is left out of the
+	// checkpoint and re-listed on resume. See checkpoint.Options.
 	Interval time.Duration
 	MaxItems int
 	// Holder identifies this process in the checkpoint (default: host name and PID).
@@ -228,15 +229,13 @@ func (s *Syncer) SnapshotQueues() ([]byte, int, error) {
 		}
 	}
 	s.parkMu.Unlock()
-	if s.keepTenantState != nil {
-		kept := items[:0]
-		for _, it := range items {
-			if s.keepTenantState(it.Req.Tenant) {
-				kept = append(kept, it)
-			}
+	kept := items[:0]
+	for _, it := range items {
+		if (s.keepTenantState == nil || s.keepTenantState(it.Req.Tenant)) && !s.isLeftOut(it.Req.Tenant) {
+			kept = append(kept, it)
 		}
-		items = kept
 	}
+	items = kept
 	var buf bytes.Buffer
 	if err := gob.NewEncoder(&buf).Encode(items); err != nil {
 		return nil, 0, err
@@ -300,8 +299,9 @@ func (s *Syncer) newCheckpointer(o CheckpointOptions) (*checkpoint.Checkpointer,
 			if i := strings.IndexByte(name, '/'); i >= 0 {
 				name = name[:i]
 			}
-			return s.keepTenantState(name)
+			return s.keepTenantState(name) && !s.isLeftOut(name)
 		},
+		Budget: s.budget,
 		Queues: s,
 		Extras: []checkpoint.Checkpointable{vnodeState{s.vnodes.Bindings()}},
 	})
@@ -374,6 +374,82 @@ type checkpointState struct {
 	parked          map[string]*parkedWork
 	keepTenantState func(tenant string) bool
 	warmth          warmState
+
+	budgetMu sync.Mutex
+	// leftOut are the tenants the checkpoint being taken leaves out (over budget).
+	leftOut map[string]bool
+	// coldTenants are the tenants the checkpoint resumed from left out: on ClusterSynced every
+	// object of theirs is enqueued, whatever the ack maps say.
+	coldTenants map[string]bool
+}
+
+// budget implements checkpoint.Options.Budget: it counts each tenant's unfinished requests
+// (queued, processing, delayed and parked, both pipelines; O(items)) and leaves out of the
+// checkpoint being taken the tenants with more than maxItems.
+func (s *Syncer) budget(maxItems int) []string {
+	counts := map[string]int{}
+	for _, snap := range []trackingqueue.Snapshot[resources.Request]{s.down.Snapshot(), s.up.Snapshot()} {
+		seen := map[resources.Request]bool{}
+		for _, l := range [][]resources.Request{snap.Queued, snap.Processing, snap.Orphans} {
+			for _, r := range l {
+				if !seen[r] {
+					seen[r] = true
+					counts[r.Tenant]++
+				}
+			}
+		}
+		for r := range snap.Delayed {
+			if !seen[r] {
+				seen[r] = true
+				counts[r.Tenant]++
+			}
+		}
+	}
+	s.parkMu.Lock()
+	for name, p := range s.parked {
+		counts[name] += len(p.down) + len(p.up)
+	}
+	s.parkMu.Unlock()
+	out := map[string]bool{}
+	var names []string
+	for name, n := range counts {
+		if n > maxItems {
+			out[name] = true
+			names = append(names, name)
+		}
+	}
+	sort.Strings(names)
+	s.budgetMu.Lock()
+	s.leftOut = out
+	s.budgetMu.Unlock()
+	return names
+}
+
+// isLeftOut reports whether the checkpoint being taken leaves tenant out.
+func (s *Syncer) isLeftOut(tenant string) bool {
+	s.budgetMu.Lock()
+	defer s.budgetMu.Unlock()
+	return s.leftOut[tenant]
+}
+
+// setColdTenants records the tenants the checkpoint resumed from left out.
+func (s *Syncer) setColdTenants(names []string) {
+	s.budgetMu.Lock()
+	defer s.budgetMu.Unlock()
+	s.coldTenants = map[string]bool{}
+	for _, n := range names {
+		s.coldTenants[n] = true
+	}
+}
+
+// takeCold reports whether tenant was left out of the checkpoint resumed from, and forgets it
+// (its next ClusterSynced, after a reconnect, uses its ack maps again).
+func (s *Syncer) takeCold(tenant string) bool {
+	s.budgetMu.Lock()
+	defer s.budgetMu.Unlock()
+	cold := s.coldTenants[tenant]
+	delete(s.coldTenants, tenant)
+	return cold
 }
 
 // LastCheckpoint returns when the last checkpoint saved or resumed from was taken (zero if
@@ -459,6 +535,7 @@ func (s *Syncer) doWarm(ctx context.Context) error {
 			if err := s.restoreQueues(cp.Queues); err != nil {
 				log.Error(err, "Cannot restore the checkpointed queues; every tenant is re-listed")
 			} else {
+				s.setColdTenants(cp.LeftOut)
 				s.ckpt.Restore(ctx, cp)
 				s.warmth.resumed = cp.TakenAt
 			}
@@ -508,6 +585,7 @@ func (s *Syncer) resumeLeader(ctx context.Context) {
 		ctrl.LoggerFrom(ctx).Error(err, "Cannot restore the checkpointed queues; every tenant is re-listed")
 		return
 	}
+	s.setColdTenants(cp.LeftOut)
 	s.ckpt.RestoreExtras(ctx, cp)
 	s.sources.Restore(tenants)
 	s.sources.RestoreAcks(super)

@@ -45,7 +45,12 @@ func (s *Syncer) ClusterStarting(c *tenant.Cluster) {
 // changed while the syncer was away goes up, and a super object whose tenant object is gone is
 // cleaned up); and the requests parked or checkpointed for the tenant. A tenant added with
 // thousands of objects so syncs them all, and a resumed tenant only what changed.
+//
+// A tenant the resumed checkpoint left out (over its --checkpoint-max-items budget: its
+// queued requests are not in the checkpoint) has every object enqueued, tenant and super,
+// whatever the ack maps say, so none of its unfinished work is lost.
 func (s *Syncer) ClusterSynced(c *tenant.Cluster) {
+	cold := s.takeCold(c.Name)
 	for kind, r := range s.resources {
 		objs := r.TenantInformer(c).GetStore().List()
 		s.admitInitial(c, kind, objs) // limits.maxObjects, over every cached object
@@ -59,6 +64,9 @@ func (s *Syncer) ClusterSynced(c *tenant.Cluster) {
 			continue
 		}
 		changed, vanished := src.Diff(objs, nil, nil)
+		if cold {
+			changed = metaObjects(objs, nil)
+		}
 		for _, m := range changed {
 			if s.countRefused(c, kind, m.GetNamespace(), m.GetName()) {
 				continue // not enqueued, so not acked: admission runs again after a restart
@@ -100,9 +108,12 @@ func (s *Syncer) ClusterSynced(c *tenant.Cluster) {
 			}
 			continue
 		}
-		changed, vanished := src.Diff(objs,
-			func(m metav1.Object) bool { o, owned := conversion.OwnerOf(m); return owned && o.TenantUID == c.UID },
+		ownedByC := func(m metav1.Object) bool { o, owned := conversion.OwnerOf(m); return owned && o.TenantUID == c.UID }
+		changed, vanished := src.Diff(objs, ownedByC,
 			func(_ string, v source.ObjectVersion) bool { return v.Owner != nil && v.Owner.TenantUID == c.UID })
+		if cold {
+			changed = metaObjects(objs, ownedByC)
+		}
 		for _, m := range changed {
 			o, _ := conversion.OwnerOf(m)
 			req := requestFor(o, kind)
@@ -124,6 +135,17 @@ func (s *Syncer) ClusterSynced(c *tenant.Cluster) {
 	}
 	s.drainParked(c.Name)
 	s.vnodes.ClusterSynced(c)
+}
+
+// metaObjects returns the objects of objs that keep accepts (all when keep is nil).
+func metaObjects(objs []any, keep func(metav1.Object) bool) []metav1.Object {
+	var out []metav1.Object
+	for _, obj := range objs {
+		if m, ok := obj.(metav1.Object); ok && (keep == nil || keep(m)) {
+			out = append(out, m)
+		}
+	}
+	return out
 }
 
 // enqueueTenantObject enqueues a tenant object's requests as the initial list does: downward,

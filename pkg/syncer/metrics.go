@@ -47,7 +47,7 @@ func (s *Syncer) queueStats() ([]string, map[string]map[string]metrics.QueueStat
 	for dir, q := range map[string]*pipelineQueue{directionDownward: s.down, directionUpward: s.up} {
 		m := map[string]metrics.QueueStat{}
 		for t, st := range q.stats() {
-			m[t] = metrics.QueueStat{Depth: st.Depth, Oldest: st.Oldest}
+			m[t] = metrics.QueueStat{Depth: st.Depth, Oldest: st.Oldest, InFlight: st.InFlight}
 		}
 		out[dir] = m
 	}
@@ -130,12 +130,14 @@ type podKey struct{ tenant, namespace, name string }
 // tenant Pod's update with spec.nodeName (the syncer's binding) reaches the syncer.
 type podTimes struct{ t0, t1, t2, t3, t4 time.Time }
 
-// maxTrackedPods bounds the Pod-creation tracker (Pods whose creation has not finished, e.g.
-// unschedulable ones); new Pods beyond it are not tracked. podTrackTTL drops Pods whose
-// creation has not finished after that long.
+// maxTrackedPodsPerTenant bounds the Pod-creation tracker per tenant (Pods whose creation has
+// not finished, e.g. unschedulable ones); a tenant's new Pods beyond it are not tracked, so a
+// tenant with many pending Pods never stops the measurement of another tenant's (memory: about
+// 150 bytes per tracked Pod). podTrackTTL drops Pods whose creation has not finished after
+// that long.
 const (
-	maxTrackedPods = 20000
-	podTrackTTL    = 15 * time.Minute
+	maxTrackedPodsPerTenant = 2000
+	podTrackTTL             = 15 * time.Minute
 )
 
 // tracker measures end-to-end lag and the Pod-creation phases.
@@ -157,9 +159,24 @@ const (
 //
 // The zero value is ready to use.
 type tracker struct {
-	mu      sync.Mutex
-	arrived map[lagKey]time.Time
-	pods    map[podKey]*podTimes
+	mu        sync.Mutex
+	arrived   map[lagKey]time.Time
+	pods      map[podKey]*podTimes
+	perTenant map[string]int       // tracked Pods per tenant (absent when 0)
+	swept     map[string]time.Time // last sweep of a tenant at its cap for expired Pods
+}
+
+// dropPodLocked stops tracking k (if tracked).
+func (t *tracker) dropPodLocked(k podKey) {
+	if _, ok := t.pods[k]; !ok {
+		return
+	}
+	delete(t.pods, k)
+	if t.perTenant[k.tenant] <= 1 {
+		delete(t.perTenant, k.tenant)
+	} else {
+		t.perTenant[k.tenant]--
+	}
 }
 
 // arrival records that a live change for req reached the syncer at now, unless an earlier
@@ -230,6 +247,8 @@ func (t *tracker) forget(tenant string) {
 			delete(t.pods, k)
 		}
 	}
+	delete(t.perTenant, tenant)
+	delete(t.swept, tenant)
 }
 
 // podAdded starts tracking a new tenant Pod (t0), unless it is already bound or terminating.
@@ -240,22 +259,31 @@ func (t *tracker) podAdded(tenant string, p *corev1.Pod, now time.Time) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.pods == nil {
-		t.pods = map[podKey]*podTimes{}
+		t.pods, t.perTenant = map[podKey]*podTimes{}, map[string]int{}
 	}
-	if len(t.pods) >= maxTrackedPods {
-		for k, pt := range t.pods {
-			if now.Sub(pt.t0) > podTrackTTL {
-				delete(t.pods, k)
+	k := podKey{tenant, p.Namespace, p.Name}
+	if _, ok := t.pods[k]; ok {
+		return
+	}
+	if t.perTenant[tenant] >= maxTrackedPodsPerTenant {
+		// Drop the tenant's expired Pods: O(tracked Pods), at most once a minute per tenant.
+		if now.Sub(t.swept[tenant]) >= time.Minute {
+			if t.swept == nil {
+				t.swept = map[string]time.Time{}
+			}
+			t.swept[tenant] = now
+			for pk, pt := range t.pods {
+				if pk.tenant == tenant && now.Sub(pt.t0) > podTrackTTL {
+					t.dropPodLocked(pk)
+				}
 			}
 		}
-		if len(t.pods) >= maxTrackedPods {
+		if t.perTenant[tenant] >= maxTrackedPodsPerTenant {
 			return
 		}
 	}
-	k := podKey{tenant, p.Namespace, p.Name}
-	if _, ok := t.pods[k]; !ok {
-		t.pods[k] = &podTimes{t0: now}
-	}
+	t.pods[k] = &podTimes{t0: now}
+	t.perTenant[tenant]++
 }
 
 // podBound ends a tracked tenant Pod's creation when the syncer's binding reached the syncer.
@@ -268,7 +296,7 @@ func (t *tracker) podBound(k podKey, now time.Time) {
 	if p == nil {
 		return
 	}
-	delete(t.pods, k)
+	t.dropPodLocked(k)
 	if p.t3.IsZero() {
 		return // bound without a super scheduling the tracker saw (e.g. preset nodeName): not a full creation
 	}
@@ -283,7 +311,7 @@ func (t *tracker) podBound(k podKey, now time.Time) {
 // podGone stops tracking a deleted tenant Pod.
 func (t *tracker) podGone(k podKey) {
 	t.mu.Lock()
-	delete(t.pods, k)
+	t.dropPodLocked(k)
 	t.mu.Unlock()
 }
 

@@ -3,7 +3,6 @@ package syncer
 import (
 	"time"
 
-	"golang.org/x/time/rate"
 	"k8s.io/client-go/util/workqueue"
 
 	"github.com/vcsyncer/syncer/pkg/checkpoint/trackingqueue"
@@ -20,15 +19,18 @@ type pipelineQueue struct {
 }
 
 // newPipelineQueue builds the queue stack rate limiting → delaying → tracking → client-go Typed
-// queue → ordering (fair or FIFO) (pkg/checkpoint/trackingqueue). weight returns a tenant's fair-queue weight; observe (may be nil)
-// receives each popped item's tenant and time in queue.
-func newPipelineQueue(name string, fair bool, weight func(string) int, observe func(string, time.Duration)) *pipelineQueue {
-	// Per-item exponential backoff from 100ms to 60s, and an overall 200 qps / 500 burst bucket,
-	// as client-go's default controller rate limiter but with a shorter ceiling so a rejected
-	// object is retried within a minute once its cause is fixed.
+// queue → ordering (fair or FIFO) (pkg/checkpoint/trackingqueue). workers is the number of
+// workers draining it: with fair queuing, a tenant holds at most its weighted share of them
+// while other tenants have requests queued (fairqueue.Options.Workers). weight returns a
+// tenant's fair-queue weight; observe (may be nil) receives each popped item's tenant and time
+// in queue.
+func newPipelineQueue(name string, fair bool, workers int, weight func(string) int, observe func(string, time.Duration)) *pipelineQueue {
+	// Per-item exponential backoff from 100ms to 60s, and a 200 qps / 500 burst bucket per
+	// tenant (tenantRetryBuckets), as client-go's default controller rate limiter but with a
+	// shorter ceiling so a failed object is retried within a minute once its cause is fixed.
 	rl := workqueue.NewTypedMaxOfRateLimiter(
 		workqueue.NewTypedItemExponentialFailureRateLimiter[resources.Request](100*time.Millisecond, 60*time.Second),
-		&workqueue.TypedBucketRateLimiter[resources.Request]{Limiter: rate.NewLimiter(rate.Limit(200), 500)},
+		newTenantRetryBuckets(),
 	)
 	pq := &pipelineQueue{}
 	var ordering workqueue.Queue[resources.Request]
@@ -37,6 +39,7 @@ func newPipelineQueue(name string, fair bool, weight func(string) int, observe f
 			TenantOf: func(r resources.Request) string { return r.Tenant },
 			Weight:   weight,
 			Observe:  observe,
+			Workers:  workers,
 		})
 		ordering = pq.fair
 	} else {
@@ -44,6 +47,16 @@ func newPipelineQueue(name string, fair bool, weight func(string) int, observe f
 	}
 	pq.Queue = trackingqueue.New(trackingqueue.Config[resources.Request]{Name: name, RateLimiter: rl, Storage: ordering})
 	return pq
+}
+
+// Done marks r as finished by its worker: it frees the worker slot counted against r's tenant
+// in the fair queue, then calls the tracking queue's Done (which re-queues r if it was added
+// while processing). Every Get is followed by exactly one Done, as client-go requires.
+func (q *pipelineQueue) Done(r resources.Request) {
+	if q.fair != nil {
+		q.fair.Done(r)
+	}
+	q.Queue.Done(r)
 }
 
 // addHigh enqueues a live event (high priority within its tenant).

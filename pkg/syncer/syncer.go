@@ -145,8 +145,8 @@ func New(o Options) (*Syncer, error) {
 	}
 	s.sources, s.parked = sources, map[string]*parkedWork{}
 	s.keepTenantState = s.keepTenantStateFunc(time.Now())
-	s.down = newPipelineQueue("downward", !o.DisableFairQueuing, s.weight, s.observer(directionDownward))
-	s.up = newPipelineQueue("upward", !o.DisableFairQueuing, s.weight, s.observer(directionUpward))
+	s.down = newPipelineQueue("downward", !o.DisableFairQueuing, o.DownwardWorkers, s.weight, s.observer(directionDownward))
+	s.up = newPipelineQueue("upward", !o.DisableFairQueuing, o.UpwardWorkers, s.weight, s.observer(directionUpward))
 	env.SuperObject = s.superObject
 	env.AdmitObject = func(c *tenant.Cluster, kind resources.Kind, obj metav1.Object) bool {
 		return s.admitObject(c, kind, obj, false)
@@ -303,18 +303,34 @@ func (s *Syncer) weight(tenant string) int {
 	return 1
 }
 
+// work is one worker of a pipeline: it reconciles requests of q (s.process) until q shuts down.
 func (s *Syncer) work(ctx context.Context, q *pipelineQueue, down bool) {
+	s.workWith(ctx, q, down, s.process)
+}
+
+// workWith is work with the reconcile passed in (tests pass a fake). A request whose reconcile
+// succeeded is forgotten by the rate limiter; one that failed with resources.ErrRejected is
+// forgotten too (counted in vcsyncer_sync_rejected_total); any other failure is re-added with
+// backoff.
+func (s *Syncer) workWith(ctx context.Context, q *pipelineQueue, down bool, process func(context.Context, resources.Request, bool) error) {
 	for {
 		req, shutdown := q.Get()
 		if shutdown {
 			return
 		}
-		err := s.observeSync(req, down, func() error { return s.process(ctx, req, down) })
+		err := s.observeSync(req, down, func() error { return process(ctx, req, down) })
 		switch {
 		case err == nil:
 			q.Forget(req)
 			s.recordSync(req.Tenant)
 		case ctx.Err() != nil:
+			q.Forget(req)
+		case errors.Is(err, resources.ErrRejected):
+			// Refused by the super cluster for a reason a retry does not change (reported on
+			// the tenant object by downward.Report): it waits for the object's next change, a
+			// policy change or a remediation scan instead of a timer.
+			ctrl.LoggerFrom(ctx).V(1).Info("Not retrying: refused by the super cluster", "request", req.String(), "reason", err.Error())
+			metrics.SyncRejected(req.Tenant, string(req.Kind))
 			q.Forget(req)
 		default:
 			dir := "upward"

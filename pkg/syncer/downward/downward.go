@@ -19,6 +19,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -226,6 +227,10 @@ func DeleteSuper[T Object](ctx context.Context, w Writer[T], obj T) error {
 // write refused by a ResourceQuota ("exceeded quota") is reported as a quota refusal instead
 // (resources.DenyQuota: a PolicyDenied Event and a count, once per object version), and the
 // returned error wraps resources.ErrNoQuotaRoom: it is retried with backoff.
+//
+// When the refusal cannot change by itself (Rejected), the returned error also wraps
+// resources.ErrRejected: the worker does not retry it on a timer, the object's next change, a
+// policy change or a remediation scan brings it back.
 func Report(c *tenant.Cluster, tObj runtime.Object, kind resources.Kind, verb string, err error) error {
 	if m, ok := tObj.(metav1.Object); ok {
 		if d := policy.QuotaExceededDenial(fmt.Sprintf("%s %s/%s", kind, m.GetNamespace(), m.GetName()), err); d != nil {
@@ -236,7 +241,43 @@ func Report(c *tenant.Cluster, tObj runtime.Object, kind resources.Kind, verb st
 	if apierrors.IsInvalid(err) || apierrors.IsForbidden(err) || apierrors.IsBadRequest(err) || apierrors.IsRequestEntityTooLargeError(err) {
 		c.Recorder.Eventf(tObj, corev1.EventTypeWarning, "SyncFailed", "super cluster rejected %s of %s: %v", verb, kind, err)
 	}
+	if Rejected(err) {
+		return fmt.Errorf("failed to %s %s in super cluster: %w: %w", verb, kind, resources.ErrRejected, err)
+	}
 	return fmt.Errorf("failed to %s %s in super cluster: %w", verb, kind, err)
+}
+
+// admissionDenials are the message parts of the apiserver's admission denials (403 Forbidden
+// or the status code a webhook chose): Pod Security admission ("violates PodSecurity"),
+// ValidatingAdmissionPolicy ("ValidatingAdmissionPolicy 'p' with binding 'b' denied request")
+// and admission webhooks ("admission webhook \"w\" denied the request").
+var admissionDenials = []string{"violates PodSecurity", "denied request", "denied the request"}
+
+// Rejected reports whether a super-cluster write failed for a reason that does not change by
+// itself, so retrying the same object on a timer only repeats the refusal: 422 Invalid, 400 Bad
+// Request, 413 Request Entity Too Large, or a denial by an admission check (admissionDenials).
+// These are retried: quota exceeded (room may free up), a namespace being terminated (status
+// cause corev1.NamespaceTerminatingCause: it will be recreated), an RBAC refusal of the
+// syncer's own identity ("cannot create resource ..."), any other 403 (for example the
+// ServiceAccount admission's "error looking up service account", which a controller fixes) and
+// every server or transport error.
+func Rejected(err error) bool {
+	if err == nil || policy.QuotaExceededDenial("", err) != nil {
+		return false
+	}
+	if apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) {
+		return false
+	}
+	msg := err.Error()
+	for _, d := range admissionDenials {
+		if strings.Contains(msg, d) {
+			return true
+		}
+	}
+	if apierrors.IsForbidden(err) {
+		return false
+	}
+	return apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) || apierrors.IsRequestEntityTooLargeError(err)
 }
 
 // UpwardPair reads, for the upward direction, tenant object name (from tenant, the tenant cache

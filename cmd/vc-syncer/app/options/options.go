@@ -231,7 +231,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.CheckpointInterval, "checkpoint-interval", o.CheckpointInterval,
 		"Time between two checkpoints (duration, e.g. 30s); a final one is written on graceful shutdown.")
 	fs.IntVar(&o.CheckpointMaxItems, "checkpoint-max-items", o.CheckpointMaxItems,
-		"Skip a checkpoint (keeping the previous one) while the queues hold more unfinished items than this; an older checkpoint only costs more replay.")
+		"Per-tenant checkpoint budget: a tenant whose queues hold more unfinished items than this is left out of the checkpoint (metric vcsyncer_checkpoint_tenant_left_out{tenant}); after a restart it is listed again and all its objects are reconciled, while the other tenants resume from the checkpoint.")
 	fs.StringVar(&o.LogFormat, "log-format", o.LogFormat,
 		"Log encoding: json (one JSON object per line, for log collectors) or console (for people). Default: json when running in a Pod ($KUBERNETES_SERVICE_HOST is set), console otherwise. --zap-encoder, when given, wins.")
 	fs.DurationVar(&o.GracefulShutdownTimeout, "graceful-shutdown-timeout", o.GracefulShutdownTimeout,
