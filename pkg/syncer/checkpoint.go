@@ -410,6 +410,11 @@ func (s *Syncer) budget(maxItems int) []string {
 		counts[name] += len(p.down) + len(p.up)
 	}
 	s.parkMu.Unlock()
+	if s.admission != nil {
+		for _, r := range s.admission.Items() {
+			counts[r.Tenant]++ // waiting in the admission window
+		}
+	}
 	out := map[string]bool{}
 	var names []string
 	for name, n := range counts {
