@@ -46,9 +46,9 @@ type Options[T comparable] struct {
 type pendingPod struct {
 	tenant string
 	since  time.Time
-	// admitted is true for Pods admitted by Acquire (their bind latency is measured); false
-	// for Pods found by Observe (e.g. created before a restart).
-	admitted bool
+	// created is when Created reported the Pod's creation (zero before, and for Pods found by
+	// Observe): the start of its bind latency sample.
+	created time.Time
 }
 
 // tenantState is one tenant's share of the window.
@@ -139,7 +139,7 @@ func (w *Window[T]) Acquire(tenant string, item T, key string) bool {
 	ts := w.tenantLocked(tenant)
 	if owner, ok := w.granted[item]; ok && owner == tenant {
 		delete(w.granted, item)
-		w.addPendingLocked(key, tenant, now, true) // the granted slot becomes the Pod's
+		w.addPendingLocked(key, tenant, now) // the granted slot becomes the Pod's
 		return true
 	}
 	if since, ok := ts.waiting[item]; ok {
@@ -148,7 +148,7 @@ func (w *Window[T]) Acquire(tenant string, item T, key string) bool {
 			ts.line = ts.line[1:]
 			ts.held++
 			w.held++
-			w.addPendingLocked(key, tenant, now, true)
+			w.addPendingLocked(key, tenant, now)
 			w.admittedLocked(tenant, now.Sub(since))
 			return true
 		}
@@ -158,7 +158,7 @@ func (w *Window[T]) Acquire(tenant string, item T, key string) bool {
 	if len(ts.waiting) == 0 && w.mayAdmitLocked(tenant, ts) {
 		ts.held++
 		w.held++
-		w.addPendingLocked(key, tenant, now, true)
+		w.addPendingLocked(key, tenant, now)
 		w.admittedLocked(tenant, 0)
 		return true
 	}
@@ -179,6 +179,18 @@ func (w *Window[T]) lineHead(ts *tenantState[T]) int {
 		ts.line = ts.line[1:]
 	}
 	return 0
+}
+
+// Created records that the Pod admitted for key was created: its time from here to Observe
+// seeing it bound is a bind-latency sample (the time the super scheduler took, without the
+// syncer's own work before the create).
+func (w *Window[T]) Created(key string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if p, ok := w.pending[key]; ok && p.created.IsZero() {
+		p.created = w.o.Now()
+		w.pending[key] = p
+	}
 }
 
 // Abort returns the slot of a Pod whose creation failed (key as given to Acquire).
@@ -224,8 +236,8 @@ func (w *Window[T]) Settle(tenant string, item T) {
 
 // Observe records the state of super Pod key of tenant, created at created, as seen by a
 // watch: pending (not bound, not terminating, not marked unschedulable) or not. A Pod older than
-// PendingExpiry is never counted. A Pod seen bound that Acquire admitted gives a create-to-bind
-// latency sample (Adjust).
+// PendingExpiry is never counted. A Pod seen bound gives a create-to-bind latency sample
+// (Adjust) when Created was called for it.
 func (w *Window[T]) Observe(tenant, key string, created time.Time, pending, bound bool) {
 	w.mu.Lock()
 	now := w.o.Now()
@@ -234,10 +246,10 @@ func (w *Window[T]) Observe(tenant, key string, created time.Time, pending, boun
 	case pending && !ok && now.Sub(created) < w.o.PendingExpiry:
 		w.tenantLocked(tenant).held++
 		w.held++
-		w.addPendingLocked(key, tenant, now, false)
+		w.addPendingLocked(key, tenant, now)
 	case !pending && ok:
-		if bound && p.admitted {
-			w.sum += now.Sub(p.since)
+		if bound && !p.created.IsZero() {
+			w.sum += now.Sub(p.created)
 			w.samples++
 		}
 		w.removePendingLocked(key, p)
@@ -438,8 +450,8 @@ func (w *Window[T]) anyWaitingLocked() bool {
 }
 
 // addPendingLocked records key as pending; the caller has counted its slot in held.
-func (w *Window[T]) addPendingLocked(key, tenant string, now time.Time, admitted bool) {
-	w.pending[key] = pendingPod{tenant: tenant, since: now, admitted: admitted}
+func (w *Window[T]) addPendingLocked(key, tenant string, now time.Time) {
+	w.pending[key] = pendingPod{tenant: tenant, since: now}
 	w.order = append(w.order, expiry{key: key, since: now})
 }
 

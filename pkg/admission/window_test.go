@@ -53,6 +53,7 @@ func (h *harness) run(item string) bool {
 	ok := h.w.Acquire(tn, item, item)
 	if ok {
 		h.created[item] = tn
+		h.w.Created(item)
 	}
 	h.w.Settle(tn, item)
 	return ok

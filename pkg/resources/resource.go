@@ -113,6 +113,8 @@ type PodAdmission interface {
 	// superNamespace/name now. When it returns false the Pod waits: its request is run again
 	// once it is granted a slot, and the reconcile returns without error.
 	Admit(tenant, namespace, name, superNamespace string) bool
+	// Created reports that an admitted Pod's super Pod was created (its bind latency starts).
+	Created(superNamespace, name string)
 	// Abort returns the slot of an admitted Pod whose super Pod was not created.
 	Abort(superNamespace, name string)
 }

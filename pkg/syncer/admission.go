@@ -32,6 +32,8 @@ func (a podAdmission) Admit(tenant, namespace, name, superNamespace string) bool
 	return a.w.Acquire(tenant, req, superNamespace+"/"+name)
 }
 
+func (a podAdmission) Created(superNamespace, name string) { a.w.Created(superNamespace + "/" + name) }
+
 func (a podAdmission) Abort(superNamespace, name string) { a.w.Abort(superNamespace + "/" + name) }
 
 // newAdmission builds the window (nil when o.MaxWindow is 0 or fair queuing is off): a granted

@@ -7,13 +7,17 @@ import (
 
 // fakeAdmission admits while open, and records calls.
 type fakeAdmission struct {
-	open           bool
-	admits, aborts []string
+	open                    bool
+	admits, aborts, creates []string
 }
 
 func (a *fakeAdmission) Admit(tenant, namespace, name, superNamespace string) bool {
 	a.admits = append(a.admits, superNamespace+"/"+name)
 	return a.open
+}
+
+func (a *fakeAdmission) Created(superNamespace, name string) {
+	a.creates = append(a.creates, superNamespace+"/"+name)
 }
 
 func (a *fakeAdmission) Abort(superNamespace, name string) {
@@ -55,6 +59,9 @@ func TestPodWaitsForAdmission(t *testing.T) {
 	}
 	if len(adm.aborts) != 0 {
 		t.Errorf("slot of a created Pod given back: %v", adm.aborts)
+	}
+	if len(adm.creates) != 1 {
+		t.Errorf("creations reported: %v, want one", adm.creates)
 	}
 
 	// The super Pod exists now but is not cached: a second create fails (AlreadyExists) and the

@@ -218,6 +218,9 @@ func reconcileDownward(ctx context.Context, env *resources.Env, c *tenant.Cluste
 		created, err := superPods.Create(ctx, want, metav1.CreateOptions{FieldManager: downward.FieldManager})
 		// The slot stays taken by the new Pod until it is bound.
 		holdSlot = err == nil
+		if holdSlot && env.PodAdmission != nil && want.Spec.NodeName == "" {
+			env.PodAdmission.Created(superNS, name)
+		}
 		if err != nil {
 			if apierrors.IsAlreadyExists(err) {
 				return downward.Conflict(ctx, c, superPods, t, resources.KindPod, superNS, name, err)
