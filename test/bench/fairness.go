@@ -77,9 +77,16 @@ type fairnessCase struct {
 	OthersCreated   int     `json:"othersCreated"`
 	DurationSeconds float64 `json:"durationSeconds"`
 	// CleanupSeconds is the time from deleting the case's namespaces until the super cluster
-	// had none of them left.
+	// had none of them left (0 for the last case, whose control planes are stopped instead).
 	CleanupSeconds float64 `json:"cleanupSeconds"`
-	regular        []float64
+	// RegularPhases and OthersPhases split the latency (p50 and p99, seconds) into: tenant
+	// create → super Pod seen ("downward": syncer queue and processing), super Pod seen →
+	// super Pod Running ("super": super scheduler and kwok), super Running → tenant Running
+	// ("upward": syncer queue, binding and status).
+	RegularPhases map[string][2]float64 `json:"regularPhasesP50P99Seconds"`
+	OthersPhases  map[string][2]float64 `json:"othersPhasesP50P99Seconds"`
+	short         string
+	regular       []float64
 }
 
 // weightedShare is one tenant's share of the Pods that became Running in the saturated
@@ -210,7 +217,7 @@ func runFairness(ctx context.Context, args []string) error {
 	if err := f.startSyncer(ctx, true, "fair-1", nil); err != nil {
 		return err
 	}
-	a, _, err := f.runCase(ctx, "a", "regular tenants alone", regularNames, regular("case-a", 0), 2)
+	a, _, err := f.runCase(ctx, "a", "alone", "regular tenants alone", regularNames, regular("case-a", 0), 2, false)
 	if err != nil {
 		return err
 	}
@@ -222,8 +229,8 @@ func runFairness(ctx context.Context, args []string) error {
 	}
 	// The regular tenants start just after the greedy burst, when its Pods fill the queues.
 	withGreedy := []int{fairRegular1, fairRegular2, fairGreedy1, fairGreedy2}
-	b, _, err := f.runCase(ctx, "b", "regular tenants beside 2 greedy bursts, fair queuing", withGreedy,
-		append(regular("case-b", 500*time.Millisecond), greedy("case-b")...), 2)
+	b, _, err := f.runCase(ctx, "b", "greedy neighbours, fair queuing", "regular tenants beside 2 greedy bursts, fair queuing", withGreedy,
+		append(regular("case-b", 500*time.Millisecond), greedy("case-b")...), 2, false)
 	if err != nil {
 		return err
 	}
@@ -231,8 +238,8 @@ func runFairness(ctx context.Context, args []string) error {
 	if err := f.startSyncer(ctx, false, "fifo", nil); err != nil {
 		return err
 	}
-	cc, _, err := f.runCase(ctx, "c", "regular tenants beside 2 greedy bursts, --fair-queuing=false", withGreedy,
-		append(regular("case-c", 500*time.Millisecond), greedy("case-c")...), 2)
+	cc, _, err := f.runCase(ctx, "c", "greedy neighbours, one FIFO", "regular tenants beside 2 greedy bursts, --fair-queuing=false", withGreedy,
+		append(regular("case-c", 500*time.Millisecond), greedy("case-c")...), 2, false)
 	if err != nil {
 		return err
 	}
@@ -259,8 +266,8 @@ func runFairness(ctx context.Context, args []string) error {
 	logf("(d): webhook %s installed in %s (%s per request)", hook.url(), slow.Name, c.webhookDelay)
 	// The regular tenants start once the slow tenant's Pods hold the workers.
 	slowLoad := load{client: slow.Client, namespace: "case-d", pods: int(c.slowRate*c.timeout.Seconds()) + 1, rate: c.slowRate, concurrency: 8, background: true}
-	d, _, err := f.runCase(ctx, "d", "regular tenants beside a slow tenant (webhook)", []int{fairRegular1, fairRegular2, fairSlow},
-		append(regular("case-d", 3*time.Second), slowLoad), 2, func(ctx context.Context) error { return uninstall(ctx, slow.Client) })
+	d, _, err := f.runCase(ctx, "d", "slow neighbour", "regular tenants beside a slow tenant (webhook)", []int{fairRegular1, fairRegular2, fairSlow},
+		append(regular("case-d", 3*time.Second), slowLoad), 2, false, func(ctx context.Context) error { return uninstall(ctx, slow.Client) })
 	if err != nil {
 		return err
 	}
@@ -270,7 +277,7 @@ func runFairness(ctx context.Context, args []string) error {
 	for _, ti := range weightedTenants {
 		wl = append(wl, load{client: env.Tenants[ti].Client, namespace: "case-e", pods: c.weightedPods, concurrency: c.concurrency})
 	}
-	e, byLoad, err := f.runCase(ctx, "e", "3 weighted tenants, all saturated", weightedTenants, wl, 0)
+	e, byLoad, err := f.runCase(ctx, "e", "weighted", "3 weighted tenants, all saturated", weightedTenants, wl, 0, true)
 	if err != nil {
 		return err
 	}
@@ -370,14 +377,16 @@ type fairness struct {
 // name (1 for the others), and waits until it has synced every tenant's caches.
 func (f *fairness) startSyncer(ctx context.Context, fair bool, name string, weights map[string]int32) error {
 	f.stopSyncer()
-	if err := registerWeightedTenants(ctx, f.env, weights); err != nil {
-		return err
-	}
 	p, err := startSyncer(ctx, f.env, f.bin, fair, filepath.Join(f.c.out, "syncer-"+name+".log"))
 	if err != nil {
 		return err
 	}
 	f.p, f.pn, f.fair = p, name, fair
+	// The Tenants' status may still say Running from the previous syncer: wait for this
+	// syncer's own caches too.
+	if err := registerWeightedTenants(ctx, f.env, weights); err != nil {
+		return err
+	}
 	if err := p.waitLog(ctx, "Tenant caches synced", len(f.env.Tenants)); err != nil {
 		return fmt.Errorf("syncer %s: %w", name, err)
 	}
@@ -398,10 +407,10 @@ func (f *fairness) stopSyncer() {
 
 // runCase creates the case's namespace in every tenant of tenants (indices into env.Tenants),
 // runs loads (loads[i] in env.Tenants[tenants[i]]), and summarises: the first nRegular loads
-// are the regular tenants. Then it runs before (e.g. uninstalling a webhook), deletes the
-// namespaces and waits until the super cluster has none of them left. It also returns the
-// samples of each load.
-func (f *fairness) runCase(ctx context.Context, name, desc string, tenants []int, loads []load, nRegular int, before ...func(context.Context) error) (fairnessCase, [][]sample, error) {
+// are the regular tenants. Then it runs before (e.g. uninstalling a webhook) and, unless it is
+// the last case, deletes the namespaces and waits until the super cluster has none of them
+// left. It also returns the samples of each load.
+func (f *fairness) runCase(ctx context.Context, name, short, desc string, tenants []int, loads []load, nRegular int, last bool, before ...func(context.Context) error) (fairnessCase, [][]sample, error) {
 	ns := loads[0].namespace
 	for _, ti := range tenants {
 		t := f.env.Tenants[ti]
@@ -413,12 +422,21 @@ func (f *fairness) runCase(ctx context.Context, name, desc string, tenants []int
 		}
 	}
 	logf("(%s) %s", name, desc)
+	tenantIndex := map[string]int{} // super Pod's tenant → load index (one load per tenant)
+	for i, ti := range tenants[:len(loads)] {
+		tenantIndex[f.env.Tenants[ti].Name] = i
+	}
+	superTimes, stopSuper, err := trackSuperPods(ctx, f.env.Super.Client, tenantIndex)
+	if err != nil {
+		return fairnessCase{}, nil, err
+	}
 	t0 := time.Now()
 	samples, err := runLoads(ctx, f.c.timeout, loads)
+	stopSuper()
 	if err != nil {
 		return fairnessCase{}, nil, fmt.Errorf("(%s): %w", name, err)
 	}
-	fc := fairnessCase{Name: name, Description: desc, FairQueuing: f.fair, DurationSeconds: time.Since(t0).Seconds()}
+	fc := fairnessCase{Name: name, Description: desc, short: short, FairQueuing: f.fair, DurationSeconds: time.Since(t0).Seconds()}
 	byLoad := make([][]sample, len(loads))
 	for _, s := range samples {
 		i, _ := strconv.Atoi(s.key[:strings.IndexByte(s.key, '/')])
@@ -433,6 +451,7 @@ func (f *fairness) runCase(ctx context.Context, name, desc string, tenants []int
 		}
 	}
 	fc.Regular, fc.Others, fc.All, fc.regular = summarize(reg), summarize(oth), summarize(samples), latencies(reg)
+	fc.RegularPhases, fc.OthersPhases = phaseBreakdown(reg, superTimes), phaseBreakdown(oth, superTimes)
 	// Created but not Running (the slow tenant's): count from its Pods in the tenant.
 	fc.OthersCreated = len(oth)
 	for i := nRegular; i < len(loads); i++ {
@@ -448,6 +467,9 @@ func (f *fairness) runCase(ctx context.Context, name, desc string, tenants []int
 		if err := fn(ctx); err != nil {
 			return fairnessCase{}, nil, err
 		}
+	}
+	if last {
+		return fc, byLoad, nil
 	}
 	t1 := time.Now()
 	if err := f.cleanup(ctx, ns, tenants); err != nil {
@@ -598,6 +620,18 @@ func writeFairnessResults(c fairnessConfig, r fairnessResult) error {
 		fmt.Fprintf(&b, "| (%s) %s | %d | %s | %s | %s | %d (%d) | %s | %.1f | %.0f | %.0f |\n", fc.Name, fc.Description, fc.Regular.Pods,
 			reg50, reg99, ratio, fc.Others.Pods, fc.OthersCreated, oth, fc.All.Throughput, fc.DurationSeconds, fc.CleanupSeconds)
 	}
+	fmt.Fprintf(&b, "\nWhere the time goes (p50 / p99, seconds): downward = tenant create → super Pod seen, super = super Pod seen → Running in the super cluster, upward = super Running → Running in the tenant.\n\n")
+	fmt.Fprintf(&b, "| case | regular downward | regular super | regular upward | other downward | other super | other upward |\n|---|---|---|---|---|---|---|\n")
+	ph := func(m map[string][2]float64, k string) string {
+		if v, ok := m[k]; ok {
+			return fmt.Sprintf("%.2f / %.2f", v[0], v[1])
+		}
+		return ""
+	}
+	for _, fc := range r.Cases {
+		fmt.Fprintf(&b, "| (%s) | %s | %s | %s | %s | %s | %s |\n", fc.Name, ph(fc.RegularPhases, "downward"), ph(fc.RegularPhases, "super"), ph(fc.RegularPhases, "upward"),
+			ph(fc.OthersPhases, "downward"), ph(fc.OthersPhases, "super"), ph(fc.OthersPhases, "upward"))
+	}
 	fmt.Fprintf(&b, "\nWeighted (e): saturated interval %.2f s – %.2f s after the first create of (e), %d Pods became Running in it.\n\n",
 		r.WeightedInterval.Start, r.WeightedInterval.End, r.WeightedInterval.Running)
 	fmt.Fprintf(&b, "| tenant | weight | target share | share | Running in interval | share ÷ target − 1 |\n|---|---|---|---|---|---|\n")
@@ -621,8 +655,9 @@ func writeFairnessResults(c fairnessConfig, r fairnessResult) error {
 One super cluster (kube-scheduler, kwok, %d kwok Nodes of 110 Pods) and 5 tenant control planes
 on this machine; the vc-syncer binary built from this tree, default settings (no worker flags),
 restarted between (b) and (c) and between (c) and (d). Cases run in order on the same control
-planes; after each case its namespaces are deleted in the tenants and the bench waits until
-they and their super namespaces are gone (column cleanup), so no case leaks load into the next.
+planes; after each case but the last its namespaces are deleted in the tenants and the bench
+waits until they and their super namespaces are gone (column cleanup), so no case leaks load
+into the next.
 
 - (a) tenant-1 and tenant-2 (regular) each create %d Pods at %.0f Pods/s (open loop: a Pod's
   latency counts from its scheduled arrival, so waiting in the client counts too).
@@ -674,7 +709,7 @@ latency.png: the regular tenants' latency distributions (empirical CDF, log scal
 	var series []namedValues
 	for _, fc := range r.Cases {
 		if len(fc.regular) > 0 {
-			series = append(series, namedValues{name: fmt.Sprintf("(%s) %s", fc.Name, fc.Description), v: fc.regular})
+			series = append(series, namedValues{name: fmt.Sprintf("(%s) %s: p99 %.2f s", fc.Name, fc.short, fc.Regular.P99), v: fc.regular})
 		}
 	}
 	return plotCDFs(filepath.Join(c.out, "latency.png"), "Regular tenants: Pod creation to Running latency", series)

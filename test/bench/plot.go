@@ -53,7 +53,7 @@ func plotCDFs(path, title string, series []namedValues) error {
 	p.Y.Label.Text = "fraction of Pods"
 	p.X.Scale = plot.LogScale{}
 	p.X.Tick.Marker = plot.LogTicks{Prec: -1}
-	p.Y.Min, p.Y.Max = 0, 1
+	p.Y.Min, p.Y.Max = 0, 1.3 // room for the legend above the curves
 	palette := []color.Color{
 		color.RGBA{R: 0x33, G: 0x66, B: 0xcc, A: 0xff},
 		color.RGBA{R: 0x22, G: 0x99, B: 0x44, A: 0xff},
@@ -81,7 +81,6 @@ func plotCDFs(path, title string, series []namedValues) error {
 		p.Legend.Add(s.name, l)
 	}
 	p.Add(plotter.NewGrid())
-	p.Legend.Top, p.Legend.Left = false, false
-	p.Legend.YOffs = vg.Points(-40)
+	p.Legend.Top, p.Legend.Left = true, true
 	return p.Save(9*vg.Inch, 5*vg.Inch, path)
 }
