@@ -85,8 +85,14 @@ type fairnessCase struct {
 	// ("upward": syncer queue, binding and status).
 	RegularPhases map[string][2]float64 `json:"regularPhasesP50P99Seconds"`
 	OthersPhases  map[string][2]float64 `json:"othersPhasesP50P99Seconds"`
-	short         string
-	regular       []float64
+	// RegularSyncerPhases and OthersSyncerPhases are the syncer's own split of the Pods'
+	// creation (vcsyncer_pod_creation_phase_duration_seconds during the case: Δsum ÷ Δcount
+	// over the group's tenants, mean seconds by phase: downward_queue, downward_process,
+	// super_scheduling, upward_queue, upward_process).
+	RegularSyncerPhases map[string]float64 `json:"regularSyncerPhaseMeanSeconds"`
+	OthersSyncerPhases  map[string]float64 `json:"othersSyncerPhaseMeanSeconds"`
+	short               string
+	regular             []float64
 }
 
 // weightedShare is one tenant's share of the Pods that became Running in the saturated
@@ -363,21 +369,23 @@ func createBenchPolicy(ctx context.Context, cl client.Client) (map[string]string
 
 // fairness runs the cases of the fairness experiment.
 type fairness struct {
-	c    fairnessConfig
-	env  *framework.Environment
-	bin  string
-	cl   client.Client
-	p    *syncerProc
-	cpu  map[string]float64 // CPU seconds of each syncer process, by log name
-	pn   string
-	fair bool // the running syncer's --fair-queuing
+	c       fairnessConfig
+	env     *framework.Environment
+	bin     string
+	cl      client.Client
+	p       *syncerProc
+	cpu     map[string]float64 // CPU seconds of each syncer process, by log name
+	pn      string
+	fair    bool   // the running syncer's --fair-queuing
+	metrics string // the running syncer's metrics host:port
 }
 
 // startSyncer (re)starts the syncer (default flags but --fair-queuing), with Tenant weights by
 // name (1 for the others), and waits until it has synced every tenant's caches.
 func (f *fairness) startSyncer(ctx context.Context, fair bool, name string, weights map[string]int32) error {
 	f.stopSyncer()
-	p, err := startSyncer(ctx, f.env, f.bin, fair, filepath.Join(f.c.out, "syncer-"+name+".log"))
+	f.metrics = freeAddr()
+	p, err := startSyncer(ctx, f.env, f.bin, fair, filepath.Join(f.c.out, "syncer-"+name+".log"), "--metrics-bind-address", f.metrics)
 	if err != nil {
 		return err
 	}
@@ -430,9 +438,12 @@ func (f *fairness) runCase(ctx context.Context, name, short, desc string, tenant
 	if err != nil {
 		return fairnessCase{}, nil, err
 	}
+	metricsURL := "http://" + f.metrics + "/metrics"
+	m0, err0 := scrape(ctx, metricsURL)
 	t0 := time.Now()
 	samples, err := runLoads(ctx, f.c.timeout, loads)
 	stopSuper()
+	m1, err1 := scrape(ctx, metricsURL)
 	if err != nil {
 		return fairnessCase{}, nil, fmt.Errorf("(%s): %w", name, err)
 	}
@@ -452,6 +463,19 @@ func (f *fairness) runCase(ctx context.Context, name, short, desc string, tenant
 	}
 	fc.Regular, fc.Others, fc.All, fc.regular = summarize(reg), summarize(oth), summarize(samples), latencies(reg)
 	fc.RegularPhases, fc.OthersPhases = phaseBreakdown(reg, superTimes), phaseBreakdown(oth, superTimes)
+	if err0 == nil && err1 == nil {
+		var regT, othT []string
+		for i, ti := range tenants[:len(loads)] {
+			if i < nRegular {
+				regT = append(regT, f.env.Tenants[ti].Name)
+			} else {
+				othT = append(othT, f.env.Tenants[ti].Name)
+			}
+		}
+		fc.RegularSyncerPhases, fc.OthersSyncerPhases = syncerPhaseMeans(m0, m1, regT), syncerPhaseMeans(m0, m1, othT)
+	} else {
+		logf("(%s) no syncer metrics: %v %v", name, err0, err1)
+	}
 	// Created but not Running (the slow tenant's): count from its Pods in the tenant.
 	fc.OthersCreated = len(oth)
 	for i := nRegular; i < len(loads); i++ {
@@ -512,6 +536,44 @@ func (f *fairness) cleanup(ctx context.Context, ns string, tenants []int) error 
 		return fmt.Errorf("namespaces still there: %v: %w", left, err)
 	}
 	return nil
+}
+
+// syncerPhaseMeans returns, from two scrapes of the syncer's metrics, the mean time (seconds)
+// the Pods of the given tenants created in between spent in each phase of
+// vcsyncer_pod_creation_phase_duration_seconds (Δsum ÷ Δcount over those tenants); phases
+// without new observations are left out.
+func syncerPhaseMeans(before, after []metricSample, tenants []string) map[string]float64 {
+	const h = "vcsyncer_pod_creation_phase_duration_seconds"
+	in := map[string]bool{}
+	for _, t := range tenants {
+		in[t] = true
+	}
+	sum, count := map[string]float64{}, map[string]float64{}
+	add := func(ms []metricSample, sign float64) {
+		for _, m := range ms {
+			if !in[m.labels["tenant"]] {
+				continue
+			}
+			switch m.name {
+			case h + "_sum":
+				sum[m.labels["phase"]] += sign * m.value
+			case h + "_count":
+				count[m.labels["phase"]] += sign * m.value
+			}
+		}
+	}
+	add(after, 1)
+	add(before, -1)
+	out := map[string]float64{}
+	for ph, n := range count {
+		if n > 0 {
+			out[ph] = sum[ph] / n
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
 }
 
 // saturatedInterval returns the saturated interval of per-tenant samples (created and Running
@@ -631,6 +693,20 @@ func writeFairnessResults(c fairnessConfig, r fairnessResult) error {
 	for _, fc := range r.Cases {
 		fmt.Fprintf(&b, "| (%s) | %s | %s | %s | %s | %s | %s |\n", fc.Name, ph(fc.RegularPhases, "downward"), ph(fc.RegularPhases, "super"), ph(fc.RegularPhases, "upward"),
 			ph(fc.OthersPhases, "downward"), ph(fc.OthersPhases, "super"), ph(fc.OthersPhases, "upward"))
+	}
+	fmt.Fprintf(&b, "\nThe syncer's own split (vcsyncer_pod_creation_phase_duration_seconds during the case, mean seconds):\n\n")
+	fmt.Fprintf(&b, "| case | Pods of | downward_queue | downward_process | super_scheduling | upward_queue | upward_process |\n|---|---|---|---|---|---|---|\n")
+	for _, fc := range r.Cases {
+		for _, g := range []struct {
+			who string
+			m   map[string]float64
+		}{{"regular", fc.RegularSyncerPhases}, {"others", fc.OthersSyncerPhases}} {
+			if len(g.m) == 0 {
+				continue
+			}
+			fmt.Fprintf(&b, "| (%s) | %s | %.3f | %.3f | %.3f | %.3f | %.3f |\n", fc.Name, g.who, g.m["downward_queue"], g.m["downward_process"],
+				g.m["super_scheduling"], g.m["upward_queue"], g.m["upward_process"])
+		}
 	}
 	fmt.Fprintf(&b, "\nWeighted (e): saturated interval %.2f s – %.2f s after the first create of (e), %d Pods became Running in it.\n\n",
 		r.WeightedInterval.Start, r.WeightedInterval.End, r.WeightedInterval.Running)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"math"
 	"testing"
 	"time"
@@ -62,5 +63,26 @@ func TestSaturatedIntervalNeverAllBacklogged(t *testing.T) {
 	byTenant := [][]sample{pods(t0, []float64{0}, []float64{1}), pods(t0, []float64{2}, []float64{3})}
 	if _, _, ok := saturatedInterval(byTenant); ok {
 		t.Fatal("saturatedInterval found an interval where the tenants never all had a backlog")
+	}
+}
+
+func TestSyncerPhaseMeans(t *testing.T) {
+	text := func(sumA, countA, sumB, countB float64) []metricSample {
+		return parseMetrics(fmt.Sprintf(`vcsyncer_pod_creation_phase_duration_seconds_sum{phase="downward_queue",tenant="a"} %v
+vcsyncer_pod_creation_phase_duration_seconds_count{phase="downward_queue",tenant="a"} %v
+vcsyncer_pod_creation_phase_duration_seconds_sum{phase="downward_queue",tenant="b"} %v
+vcsyncer_pod_creation_phase_duration_seconds_count{phase="downward_queue",tenant="b"} %v
+`, sumA, countA, sumB, countB))
+	}
+	// Between the scrapes tenant a got 10 Pods taking 5 s in all, tenant b 30 Pods taking 60 s.
+	before, after := text(100, 50, 1, 1), text(105, 60, 61, 31)
+	if got := syncerPhaseMeans(before, after, []string{"a"}); math.Abs(got["downward_queue"]-0.5) > 1e-9 {
+		t.Errorf("tenant a: %v, want downward_queue 0.5", got)
+	}
+	if got := syncerPhaseMeans(before, after, []string{"a", "b"}); math.Abs(got["downward_queue"]-65.0/40) > 1e-9 {
+		t.Errorf("tenants a and b: %v, want downward_queue %v", got, 65.0/40)
+	}
+	if got := syncerPhaseMeans(before, before, []string{"a"}); got != nil {
+		t.Errorf("no new observations: %v, want nil", got)
 	}
 }
