@@ -327,7 +327,7 @@ func runFairness(ctx context.Context, args []string) error {
 	res.Nodes, res.RegularRate, res.RegularPods = c.nodes, c.regularRate, int(c.regularRate*c.regularDuration.Seconds())
 	res.GreedyPods, res.Concurrency, res.SlowRate, res.WebhookDelay, res.WeightedPods = c.greedyPods, c.concurrency, c.slowRate, c.webhookDelay.Seconds(), c.weightedPods
 	res.SyncerCPUSeconds = f.cpu
-	res.DownwardWorkersArg = "defaults (no worker flags); --fair-queuing=false in (c) only"
+	res.DownwardWorkersArg = "defaults (no worker flags); --fair-queuing=false in (c) only; --metrics-bind-address <free port> --metrics-secure=false to read the syncer's phase histogram"
 	if err := writeFairnessResults(c, res); err != nil {
 		return err
 	}
@@ -385,7 +385,7 @@ type fairness struct {
 func (f *fairness) startSyncer(ctx context.Context, fair bool, name string, weights map[string]int32) error {
 	f.stopSyncer()
 	f.metrics = freeAddr()
-	p, err := startSyncer(ctx, f.env, f.bin, fair, filepath.Join(f.c.out, "syncer-"+name+".log"), "--metrics-bind-address", f.metrics)
+	p, err := startSyncer(ctx, f.env, f.bin, fair, filepath.Join(f.c.out, "syncer-"+name+".log"), "--metrics-bind-address", f.metrics, "--metrics-secure=false")
 	if err != nil {
 		return err
 	}
@@ -729,7 +729,8 @@ func writeFairnessResults(c fairnessConfig, r fairnessResult) error {
 ## What runs
 
 One super cluster (kube-scheduler, kwok, %d kwok Nodes of 110 Pods) and 5 tenant control planes
-on this machine; the vc-syncer binary built from this tree, default settings (no worker flags),
+on this machine; the vc-syncer binary built from this tree, default settings (no worker flags;
+plain-HTTP metrics on a free port so the bench can read the syncer's phase histogram),
 restarted between (b) and (c) and between (c) and (d). Cases run in order on the same control
 planes; after each case but the last its namespaces are deleted in the tenants and the bench
 waits until they and their super namespaces are gone (column cleanup), so no case leaks load
