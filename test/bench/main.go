@@ -53,6 +53,8 @@ const usage = `usage: go run ./test/bench EXPERIMENT [flags]   (EXPERIMENT -h li
 
 experiments:
   burst    tenants × pods through vc-syncer vs. the same Pods straight into the super cluster
+  fairness regular tenants' latency alone, beside greedy bursts (fair queuing and one FIFO) and beside a
+           slow tenant (webhook), and weighted tenants' shares of Running Pods when all are saturated
   greedy   a greedy tenant's burst vs. a regular tenant's trickle, with fair queuing and with one FIFO
   memory   the syncer's RSS at several numbers of synced Pods (bytes per Pod = slope)
   restart  a syncer restart at tenants × objects: cold vs. from a checkpoint (after SIGTERM and after SIGKILL)`
@@ -68,6 +70,8 @@ func main() {
 	switch os.Args[1] {
 	case "burst":
 		err = runBurst(ctx, os.Args[2:])
+	case "fairness":
+		err = runFairness(ctx, os.Args[2:])
 	case "greedy":
 		err = runGreedy(ctx, os.Args[2:])
 	case "memory":
@@ -252,6 +256,10 @@ type load struct {
 	rate        float64       // Pods/s, open loop; 0 = as fast as concurrency allows
 	concurrency int           // concurrent create calls
 	delay       time.Duration // start after this long
+	// background loads keep creating Pods (at rate) until every other load's Pods are
+	// Running; their Pods are not waited for and appear among the samples only if they were
+	// seen Running by then.
+	background bool
 }
 
 // burst creates c.pods Pods in each (client, namespace) pair at once and returns, for every Pod,
@@ -270,16 +278,19 @@ func burst(ctx context.Context, c config, clients []kubernetes.Interface, namesp
 
 // runLoads runs the loads at once and returns, for every Pod (key "<load index>/<name>"), when
 // it was created (its scheduled arrival for open-loop loads, else the start of its create call)
-// and when an informer saw it Running.
+// and when an informer saw it Running. It ends when every Pod of the loads that are not
+// background is Running, and fails after timeout.
 func runLoads(ctx context.Context, timeout time.Duration, loads []load) ([]sample, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	var mu sync.Mutex
 	created := map[string]time.Time{}
 	running := map[string]time.Time{}
-	total := 0
+	total, runningWaited := 0, 0 // Pods of the loads that are not background
 	for _, l := range loads {
-		total += l.pods
+		if !l.background {
+			total += l.pods
+		}
 	}
 	// Informers, not raw watches: under a burst the apiserver closes watchers that fall
 	// behind, and a reflector re-establishes its watch where a raw watch would just end.
@@ -294,8 +305,11 @@ func runLoads(ctx context.Context, timeout time.Duration, loads []load) ([]sampl
 			mu.Lock()
 			if _, seen := running[key]; !seen {
 				running[key] = time.Now()
+				if !l.background {
+					runningWaited++
+				}
 			}
-			done := len(running) == total
+			done := runningWaited == total
 			mu.Unlock()
 			if done {
 				cancel()
@@ -377,7 +391,7 @@ func runLoads(ctx context.Context, timeout time.Duration, loads []load) ([]sampl
 				return
 			case <-t.C:
 				mu.Lock()
-				logf("  %d/%d created, %d/%d Running, %s", len(created), total, len(running), total, time.Since(start).Round(time.Second))
+				logf("  %d/%d created, %d/%d Running, %s", len(created), total, runningWaited, total, time.Since(start).Round(time.Second))
 				mu.Unlock()
 			}
 		}
@@ -393,12 +407,14 @@ func runLoads(ctx context.Context, timeout time.Duration, loads []load) ([]sampl
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	if len(running) < total {
-		return nil, fmt.Errorf("only %d of %d Pods Running (%d created) after %s: %v", len(running), total, len(created), time.Since(start).Round(time.Second), context.Cause(ctx))
+	if runningWaited < total {
+		return nil, fmt.Errorf("only %d of %d Pods Running (%d created) after %s: %v", runningWaited, total, len(created), time.Since(start).Round(time.Second), context.Cause(ctx))
 	}
-	out := make([]sample, 0, total)
+	out := make([]sample, 0, len(created))
 	for k, c := range created {
-		out = append(out, sample{key: k, created: c, running: running[k]})
+		if r, ok := running[k]; ok {
+			out = append(out, sample{key: k, created: c, running: r})
+		}
 	}
 	return out, nil
 }
@@ -472,9 +488,23 @@ func latencies(s []sample) []float64 {
 	return out
 }
 
+// percentile returns the p-quantile (0 ≤ p ≤ 1) of sorted values: the value at index ⌊p·n⌋
+// (the last for p = 1), 0 for no values.
+func percentile(sorted []float64, p float64) float64 {
+	if len(sorted) == 0 {
+		return 0
+	}
+	return sorted[max(0, min(len(sorted)-1, int(p*float64(len(sorted)))))]
+}
+
+// summarize returns the latency percentiles and throughput (Pods over the time from the first
+// creation to the last Running) of samples; the zero stats for none.
 func summarize(s []sample) stats {
+	if len(s) == 0 {
+		return stats{}
+	}
 	l := latencies(s)
-	q := func(p float64) float64 { return l[min(len(l)-1, int(p*float64(len(l))))] }
+	q := func(p float64) float64 { return percentile(l, p) }
 	first, last := s[0].created, s[0].running
 	for _, x := range s {
 		if x.created.Before(first) {

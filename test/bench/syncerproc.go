@@ -92,8 +92,15 @@ func ensureBenchPolicy(ctx context.Context, cl client.Client) error {
 	return nil
 }
 
-// registerTenants installs the CRD, registers every tenant of env and waits until all are Running.
+// registerTenants installs the CRD, registers every tenant of env (weight 1) and waits until
+// all are Running.
 func registerTenants(ctx context.Context, env *framework.Environment) error {
+	return registerWeightedTenants(ctx, env, nil)
+}
+
+// registerWeightedTenants is registerTenants with Tenant.spec.weight from weights by tenant
+// name (1 for tenants not in it); an existing Tenant's spec is updated.
+func registerWeightedTenants(ctx context.Context, env *framework.Environment, weights map[string]int32) error {
 	if err := app.InstallCRD(ctx, env.Super.RESTConfig); err != nil {
 		return err
 	}
@@ -105,7 +112,11 @@ func registerTenants(ctx context.Context, env *framework.Environment) error {
 		return err
 	}
 	for _, t := range env.Tenants {
-		if err := app.AddTenant(ctx, cl, "vc-syncer-system", t.Name, t.Kubeconfig, 1); err != nil {
+		w := weights[t.Name]
+		if w == 0 {
+			w = 1
+		}
+		if err := app.AddTenant(ctx, cl, "vc-syncer-system", t.Name, t.Kubeconfig, w); err != nil {
 			return fmt.Errorf("register %s: %w", t.Name, err)
 		}
 	}

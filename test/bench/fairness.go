@@ -1,0 +1,836 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/vcsyncer/syncer/cmd/vc-syncer/app"
+	tenancyv1alpha1 "github.com/vcsyncer/syncer/pkg/apis/tenancy/v1alpha1"
+	"github.com/vcsyncer/syncer/pkg/conversion"
+	"github.com/vcsyncer/syncer/pkg/policy"
+	"github.com/vcsyncer/syncer/test/framework"
+)
+
+// fairnessConfig holds the fairness experiment's sizes.
+type fairnessConfig struct {
+	syncerFlags         []string      // extra vc-syncer flags (--syncer-flag)
+	regularRate         float64       // Pods/s of each regular tenant (open loop)
+	regularDuration     time.Duration // how long each regular tenant creates Pods
+	greedyPods          int           // Pods of each greedy tenant, created at once
+	concurrency         int           // concurrent create calls of each bursting tenant
+	slowRate            float64       // Pods/s of the slow tenant (open loop, until the regular Pods run)
+	webhookDelay        time.Duration // the slow tenant's webhook answers after this long
+	weightedPods        int           // Pods of each weighted tenant, created at once
+	weights             []int32       // weights of the weighted tenants
+	nodes               int
+	out                 string
+	timeout             time.Duration
+	command             string
+	startedAt, finished time.Time
+}
+
+// The fairness experiment's five tenant control planes and their roles.
+const (
+	fairRegular1 = iota // regular in (a)–(d), weight 1; third weighted tenant in (e)
+	fairRegular2        // regular in (a)–(d)
+	fairGreedy1         // greedy in (b), (c); first weighted tenant in (e)
+	fairGreedy2         // greedy in (b), (c); second weighted tenant in (e)
+	fairSlow            // slow in (d)
+	fairTenants
+)
+
+// weightedTenants are the indices of the tenants of case (e), in the order of --weights.
+var weightedTenants = []int{fairGreedy1, fairGreedy2, fairRegular1}
+
+// fairnessCase is one case's outcome. Latencies count from each Pod's scheduled arrival (open
+// loop) or the start of its create call (bursts) to Running as seen in its tenant.
+type fairnessCase struct {
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	FairQueuing bool   `json:"fairQueuing"`
+	// Regular: the two regular tenants' Pods together (zero in case (e)).
+	Regular stats `json:"regular"`
+	// Others: the greedy tenants' Pods, the slow tenant's Pods that were Running when the
+	// regular ones were, or the weighted tenants' Pods.
+	Others stats `json:"others"`
+	// All: every Pod of the case that became Running; its throughput is the super cluster's.
+	All stats `json:"all"`
+	// OthersCreated counts the greedy/slow/weighted Pods created (the slow tenant's keep
+	// coming until the regular ones are Running).
+	OthersCreated   int     `json:"othersCreated"`
+	DurationSeconds float64 `json:"durationSeconds"`
+	// CleanupSeconds is the time from deleting the case's namespaces until the super cluster
+	// had none of them left (0 for the last case, whose control planes are stopped instead).
+	CleanupSeconds float64 `json:"cleanupSeconds"`
+	// RegularPhases and OthersPhases split the latency (p50 and p99, seconds) into: tenant
+	// create → super Pod seen ("downward": syncer queue and processing), super Pod seen →
+	// super Pod Running ("super": super scheduler and kwok), super Running → tenant Running
+	// ("upward": syncer queue, binding and status).
+	RegularPhases map[string][2]float64 `json:"regularPhasesP50P99Seconds"`
+	OthersPhases  map[string][2]float64 `json:"othersPhasesP50P99Seconds"`
+	// RegularSyncerPhases and OthersSyncerPhases are the syncer's own split of the Pods'
+	// creation (vcsyncer_pod_creation_phase_duration_seconds during the case: Δsum ÷ Δcount
+	// over the group's tenants, mean seconds by phase: downward_queue, downward_process,
+	// super_scheduling, upward_queue, upward_process).
+	RegularSyncerPhases map[string]float64 `json:"regularSyncerPhaseMeanSeconds"`
+	OthersSyncerPhases  map[string]float64 `json:"othersSyncerPhaseMeanSeconds"`
+	short               string
+	regular             []float64
+}
+
+// weightedShare is one tenant's share of the Pods that became Running in the saturated
+// interval of case (e).
+type weightedShare struct {
+	Tenant  string  `json:"tenant"`
+	Weight  int32   `json:"weight"`
+	Share   float64 `json:"share"`
+	Target  float64 `json:"target"`
+	Running int     `json:"running"`
+	// Error is share ÷ target − 1.
+	Error float64 `json:"error"`
+}
+
+// fairnessResult is result.json of the fairness experiment. The first keys are a contract
+// read by other tools.
+type fairnessResult struct {
+	RegularP99Alone         float64         `json:"regularP99AloneSeconds"`
+	RegularP99GreedyFair    float64         `json:"regularP99GreedyFairSeconds"`
+	RegularP99GreedyFIFO    float64         `json:"regularP99GreedyFIFOSeconds"`
+	RegularP99SlowNeighbour float64         `json:"regularP99SlowNeighbourSeconds"`
+	WeightedShares          []weightedShare `json:"weightedShares"`
+
+	RegularP50Alone         float64 `json:"regularP50AloneSeconds"`
+	RegularP50GreedyFair    float64 `json:"regularP50GreedyFairSeconds"`
+	RegularP50GreedyFIFO    float64 `json:"regularP50GreedyFIFOSeconds"`
+	RegularP50SlowNeighbour float64 `json:"regularP50SlowNeighbourSeconds"`
+	// Ratios of the regular tenants' p99 to case (a)'s, in the same run.
+	RatioGreedyFairToAloneP99     float64 `json:"ratioGreedyFairToAloneP99"`
+	RatioGreedyFIFOToAloneP99     float64 `json:"ratioGreedyFIFOToAloneP99"`
+	RatioSlowNeighbourToAloneP99  float64 `json:"ratioSlowNeighbourToAloneP99"`
+	MaxWeightedShareRelativeError float64 `json:"maxWeightedShareRelativeError"`
+	// WeightedInterval is the saturated interval of case (e), in seconds from the case's start:
+	// from the first instant every weighted tenant had a backlog (a Pod created and not yet
+	// Running) to the first instant after it that one had none.
+	WeightedInterval struct {
+		Start   float64 `json:"startSeconds"`
+		End     float64 `json:"endSeconds"`
+		Running int     `json:"running"`
+	} `json:"weightedInterval"`
+	Cases []fairnessCase `json:"cases"`
+
+	Date               string             `json:"date"`
+	Command            string             `json:"command"`
+	TotalSeconds       float64            `json:"totalSeconds"`
+	Nodes              int                `json:"nodes"`
+	RegularRate        float64            `json:"regularRatePodsPerSecond"`
+	RegularPods        int                `json:"regularPodsPerTenant"`
+	GreedyPods         int                `json:"greedyPodsPerTenant"`
+	Concurrency        int                `json:"concurrencyPerBurstingTenant"`
+	SlowRate           float64            `json:"slowRatePodsPerSecond"`
+	WebhookDelay       float64            `json:"webhookDelaySeconds"`
+	WebhookAnswered    map[string]int     `json:"webhookAnswered"`
+	WeightedPods       int                `json:"weightedPodsPerTenant"`
+	Policy             string             `json:"policy"`
+	PolicyQuota        map[string]string  `json:"policyQuota"`
+	SyncerCPUSeconds   map[string]float64 `json:"syncerCPUSecondsByProcess"`
+	DownwardWorkersArg string             `json:"syncerArgs"`
+}
+
+// runFairness runs the fairness experiment: cases (a)–(e) one after the other on the same
+// control planes with the syncer's default settings, then writes result.json, result.md and
+// latency.png (see the usage text).
+func runFairness(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("fairness", flag.ExitOnError)
+	c := fairnessConfig{startedAt: time.Now(), command: strings.Join(append([]string{"go run ./test/bench fairness"}, args...), " ")}
+	fs.Float64Var(&c.regularRate, "regular-rate", 5, "Pods/s of each of the 2 regular tenants (open loop)")
+	fs.DurationVar(&c.regularDuration, "regular-duration", 20*time.Second, "how long each regular tenant creates Pods")
+	fs.IntVar(&c.greedyPods, "greedy-pods", 500, "Pods of each of the 2 greedy tenants in (b) and (c), created at once")
+	fs.IntVar(&c.concurrency, "concurrency", 30, "concurrent create calls of each greedy and weighted tenant")
+	fs.Float64Var(&c.slowRate, "slow-rate", 15, "Pods/s the slow tenant of (d) creates until the regular Pods are Running")
+	fs.DurationVar(&c.webhookDelay, "webhook-delay", 2*time.Second, "the slow tenant's webhook answers pods/binding, serviceaccounts/token and pods/status after this long")
+	fs.IntVar(&c.weightedPods, "weighted-pods", 400, "Pods of each weighted tenant in (e), created at once")
+	weights := fs.String("weights", "3,1,1", "weights of the 3 tenants of (e)")
+	fs.IntVar(&c.nodes, "nodes", 14, "kwok Nodes (110 Pods each; every case's Pods are deleted before the next)")
+	fs.StringVar(&c.out, "out", "bench-out/fairness", "directory for result.json, result.md, latency.png and the syncer logs")
+	fs.DurationVar(&c.timeout, "timeout", 5*time.Minute, "give up after this long per case")
+	fs.Func("syncer-flag", "extra flag for every vc-syncer run (repeatable; the committed results use none: default settings)", func(v string) error {
+		c.syncerFlags = append(c.syncerFlags, v)
+		return nil
+	})
+	_ = fs.Parse(args)
+	for _, w := range strings.Split(*weights, ",") {
+		v, err := strconv.ParseInt(strings.TrimSpace(w), 10, 32)
+		if err != nil || v < 1 {
+			return fmt.Errorf("--weights: %q is not a positive integer", w)
+		}
+		c.weights = append(c.weights, int32(v))
+	}
+	if len(c.weights) != len(weightedTenants) {
+		return fmt.Errorf("--weights: want %d weights, got %d", len(weightedTenants), len(c.weights))
+	}
+	ctrllog.SetLogger(logr.Discard()) // the Tenant reads use a controller-runtime client
+	if err := os.MkdirAll(c.out, 0o755); err != nil {
+		return err
+	}
+	env, err := startEnv(ctx, c.nodes, fairTenants)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = env.Stop() }()
+	bin, err := buildSyncer(ctx)
+	if err != nil {
+		return err
+	}
+	if err := app.InstallCRD(ctx, env.Super.RESTConfig); err != nil {
+		return err
+	}
+	cl, err := client.New(env.Super.RESTConfig, client.Options{Scheme: app.Scheme()})
+	if err != nil {
+		return err
+	}
+	quota, err := createBenchPolicy(ctx, cl)
+	if err != nil {
+		return err
+	}
+	f := &fairness{c: c, env: env, bin: bin, cl: cl, cpu: map[string]float64{}}
+	defer f.stopSyncer()
+	res := fairnessResult{Policy: "TenantPolicy default: the built-in bounds (pkg/policy Builtin) with limits.quota raised so that no case is capped",
+		PolicyQuota: quota}
+
+	regular := func(ns string, delay time.Duration) []load {
+		n := int(c.regularRate * c.regularDuration.Seconds())
+		return []load{
+			{client: env.Tenants[fairRegular1].Client, namespace: ns, pods: n, rate: c.regularRate, concurrency: 4, delay: delay},
+			{client: env.Tenants[fairRegular2].Client, namespace: ns, pods: n, rate: c.regularRate, concurrency: 4, delay: delay},
+		}
+	}
+	regularNames := []int{fairRegular1, fairRegular2}
+
+	// (a) and (b): fair queuing (the default).
+	if err := f.startSyncer(ctx, true, "fair-1", nil); err != nil {
+		return err
+	}
+	a, _, err := f.runCase(ctx, "a", "alone", "regular tenants alone", regularNames, regular("case-a", 0), 2, false)
+	if err != nil {
+		return err
+	}
+	greedy := func(ns string) []load {
+		return []load{
+			{client: env.Tenants[fairGreedy1].Client, namespace: ns, pods: c.greedyPods, concurrency: c.concurrency},
+			{client: env.Tenants[fairGreedy2].Client, namespace: ns, pods: c.greedyPods, concurrency: c.concurrency},
+		}
+	}
+	// The regular tenants start just after the greedy burst, when its Pods fill the queues.
+	withGreedy := []int{fairRegular1, fairRegular2, fairGreedy1, fairGreedy2}
+	b, _, err := f.runCase(ctx, "b", "greedy neighbours, fair queuing", "regular tenants beside 2 greedy bursts, fair queuing", withGreedy,
+		append(regular("case-b", 500*time.Millisecond), greedy("case-b")...), 2, false)
+	if err != nil {
+		return err
+	}
+	// (c): one FIFO, no admission window.
+	if err := f.startSyncer(ctx, false, "fifo", nil); err != nil {
+		return err
+	}
+	cc, _, err := f.runCase(ctx, "c", "greedy neighbours, one FIFO", "regular tenants beside 2 greedy bursts, --fair-queuing=false", withGreedy,
+		append(regular("case-c", 500*time.Millisecond), greedy("case-c")...), 2, false)
+	if err != nil {
+		return err
+	}
+	// (d) and (e): fair queuing again, with the weights of (e) (tenants idle in (d)).
+	tw := map[string]int32{}
+	for i, ti := range weightedTenants {
+		tw[env.Tenants[ti].Name] = c.weights[i]
+	}
+	if err := f.startSyncer(ctx, true, "fair-2", tw); err != nil {
+		return err
+	}
+	hook, err := startSlowWebhook(c.webhookDelay)
+	if err != nil {
+		return err
+	}
+	defer hook.stop()
+	slow := env.Tenants[fairSlow]
+	if err := createNamespace(ctx, slow.Client, "case-d"); err != nil {
+		return err
+	}
+	if err := hook.install(ctx, slow.Client, "case-d"); err != nil {
+		return err
+	}
+	logf("(d): webhook %s installed in %s (%s per request)", hook.url(), slow.Name, c.webhookDelay)
+	// The regular tenants start once the slow tenant's Pods hold the workers.
+	slowLoad := load{client: slow.Client, namespace: "case-d", pods: int(c.slowRate*c.timeout.Seconds()) + 1, rate: c.slowRate, concurrency: 8, background: true}
+	d, _, err := f.runCase(ctx, "d", "slow neighbour", "regular tenants beside a slow tenant (webhook)", []int{fairRegular1, fairRegular2, fairSlow},
+		append(regular("case-d", 3*time.Second), slowLoad), 2, false, func(ctx context.Context) error { return uninstall(ctx, slow.Client) })
+	if err != nil {
+		return err
+	}
+	res.WebhookAnswered = hook.answered()
+	// (e): weighted, all saturated.
+	var wl []load
+	for _, ti := range weightedTenants {
+		wl = append(wl, load{client: env.Tenants[ti].Client, namespace: "case-e", pods: c.weightedPods, concurrency: c.concurrency})
+	}
+	e, byLoad, err := f.runCase(ctx, "e", "weighted", "3 weighted tenants, all saturated", weightedTenants, wl, 0, true)
+	if err != nil {
+		return err
+	}
+	f.stopSyncer()
+	start, end, ok := saturatedInterval(byLoad)
+	if !ok {
+		return fmt.Errorf("(e): the weighted tenants never all had a backlog at once")
+	}
+	shares, counts, n := sharesIn(byLoad, start, end)
+	sum := int32(0)
+	for _, w := range c.weights {
+		sum += w
+	}
+	first := byLoad[0][0].created
+	for _, l := range byLoad {
+		for _, s := range l {
+			if s.created.Before(first) {
+				first = s.created
+			}
+		}
+	}
+	res.WeightedInterval.Start, res.WeightedInterval.End, res.WeightedInterval.Running = start.Sub(first).Seconds(), end.Sub(first).Seconds(), n
+	for i, ti := range weightedTenants {
+		target := float64(c.weights[i]) / float64(sum)
+		ws := weightedShare{Tenant: env.Tenants[ti].Name, Weight: c.weights[i], Share: shares[i], Target: target,
+			Running: counts[i], Error: shares[i]/target - 1}
+		res.WeightedShares = append(res.WeightedShares, ws)
+		res.MaxWeightedShareRelativeError = max(res.MaxWeightedShareRelativeError, math.Abs(ws.Error))
+	}
+
+	res.Cases = []fairnessCase{a, b, cc, d, e}
+	res.RegularP99Alone, res.RegularP50Alone = a.Regular.P99, a.Regular.P50
+	res.RegularP99GreedyFair, res.RegularP50GreedyFair = b.Regular.P99, b.Regular.P50
+	res.RegularP99GreedyFIFO, res.RegularP50GreedyFIFO = cc.Regular.P99, cc.Regular.P50
+	res.RegularP99SlowNeighbour, res.RegularP50SlowNeighbour = d.Regular.P99, d.Regular.P50
+	res.RatioGreedyFairToAloneP99 = b.Regular.P99 / a.Regular.P99
+	res.RatioGreedyFIFOToAloneP99 = cc.Regular.P99 / a.Regular.P99
+	res.RatioSlowNeighbourToAloneP99 = d.Regular.P99 / a.Regular.P99
+	c.finished = time.Now()
+	res.Date, res.Command, res.TotalSeconds = c.startedAt.UTC().Format(time.RFC3339), c.command, c.finished.Sub(c.startedAt).Seconds()
+	res.Nodes, res.RegularRate, res.RegularPods = c.nodes, c.regularRate, int(c.regularRate*c.regularDuration.Seconds())
+	res.GreedyPods, res.Concurrency, res.SlowRate, res.WebhookDelay, res.WeightedPods = c.greedyPods, c.concurrency, c.slowRate, c.webhookDelay.Seconds(), c.weightedPods
+	res.SyncerCPUSeconds = f.cpu
+	res.DownwardWorkersArg = "defaults (no worker flags); --fair-queuing=false in (c) only; --metrics-bind-address <free port> --metrics-secure=false to read the syncer's phase histogram"
+	if err := writeFairnessResults(c, res); err != nil {
+		return err
+	}
+	logf("done in %s: regular p99 (a) %.2fs (b) %.2fs (c) %.2fs (d) %.2fs; (b)/(a) %.2f (d)/(a) %.2f; shares %s; results in %s",
+		c.finished.Sub(c.startedAt).Round(time.Second), a.Regular.P99, b.Regular.P99, cc.Regular.P99, d.Regular.P99,
+		res.RatioGreedyFairToAloneP99, res.RatioSlowNeighbourToAloneP99, sharesText(res.WeightedShares), c.out)
+	return nil
+}
+
+// benchPolicyQuota returns the built-in limits.quota with the Pod count, CPU and memory raised
+// far above what the experiment creates in one namespace, so that the bounds cost what they
+// cost in production (one ResourceQuota and one LimitRange per super namespace) but cap nothing.
+func benchPolicyQuota() corev1.ResourceList {
+	q := policy.Builtin().Limits.Quota
+	for name, v := range map[corev1.ResourceName]string{
+		corev1.ResourcePods: "100000", corev1.ResourceRequestsCPU: "10000", corev1.ResourceLimitsCPU: "100000",
+		corev1.ResourceRequestsMemory: "100Ti", corev1.ResourceLimitsMemory: "1000Ti",
+	} {
+		q[name] = resource.MustParse(v)
+	}
+	return q
+}
+
+// createBenchPolicy creates the TenantPolicy "default" with benchPolicyQuota (every other field
+// unset, so built-in) and returns the quota as strings.
+func createBenchPolicy(ctx context.Context, cl client.Client) (map[string]string, error) {
+	q := benchPolicyQuota()
+	p := &tenancyv1alpha1.TenantPolicy{ObjectMeta: metav1.ObjectMeta{Name: tenancyv1alpha1.DefaultPolicyName},
+		Spec: tenancyv1alpha1.TenantPolicySpec{Limits: &tenancyv1alpha1.LimitsPolicy{Quota: q}}}
+	if err := cl.Create(ctx, p); err != nil {
+		return nil, fmt.Errorf("create TenantPolicy default: %w", err)
+	}
+	out := map[string]string{}
+	for k, v := range q {
+		out[string(k)] = v.String()
+	}
+	return out, nil
+}
+
+// fairness runs the cases of the fairness experiment.
+type fairness struct {
+	c       fairnessConfig
+	env     *framework.Environment
+	bin     string
+	cl      client.Client
+	p       *syncerProc
+	cpu     map[string]float64 // CPU seconds of each syncer process, by log name
+	pn      string
+	fair    bool   // the running syncer's --fair-queuing
+	metrics string // the running syncer's metrics host:port
+}
+
+// startSyncer (re)starts the syncer (default flags but --fair-queuing), with Tenant weights by
+// name (1 for the others), and waits until it has synced every tenant's caches.
+func (f *fairness) startSyncer(ctx context.Context, fair bool, name string, weights map[string]int32) error {
+	f.stopSyncer()
+	f.metrics = freeAddr()
+	p, err := startSyncer(ctx, f.env, f.bin, fair, filepath.Join(f.c.out, "syncer-"+name+".log"), append([]string{"--metrics-bind-address", f.metrics, "--metrics-secure=false"}, f.c.syncerFlags...)...)
+	if err != nil {
+		return err
+	}
+	f.p, f.pn, f.fair = p, name, fair
+	// The Tenants' status may still say Running from the previous syncer: wait for this
+	// syncer's own caches too.
+	if err := registerWeightedTenants(ctx, f.env, weights); err != nil {
+		return err
+	}
+	if err := p.waitLog(ctx, "Tenant caches synced", len(f.env.Tenants)); err != nil {
+		return fmt.Errorf("syncer %s: %w", name, err)
+	}
+	logf("syncer %s started (fair queuing %t, weights %v)", name, fair, weights)
+	return nil
+}
+
+func (f *fairness) stopSyncer() {
+	if f.p == nil {
+		return
+	}
+	if v, err := cpuSeconds(f.p.pid()); err == nil {
+		f.cpu[f.pn] = v
+	}
+	f.p.stop()
+	f.p = nil
+}
+
+// runCase creates the case's namespace in every tenant of tenants (indices into env.Tenants),
+// runs loads (loads[i] in env.Tenants[tenants[i]]), and summarises: the first nRegular loads
+// are the regular tenants. Then it runs before (e.g. uninstalling a webhook) and, unless it is
+// the last case, deletes the namespaces and waits until the super cluster has none of them
+// left. It also returns the samples of each load.
+func (f *fairness) runCase(ctx context.Context, name, short, desc string, tenants []int, loads []load, nRegular int, last bool, before ...func(context.Context) error) (fairnessCase, [][]sample, error) {
+	ns := loads[0].namespace
+	for _, ti := range tenants {
+		t := f.env.Tenants[ti]
+		if _, err := t.Client.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{}); err == nil {
+			continue // created by the caller
+		}
+		if err := createNamespace(ctx, t.Client, ns); err != nil {
+			return fairnessCase{}, nil, err
+		}
+	}
+	logf("(%s) %s", name, desc)
+	tenantIndex := map[string]int{} // super Pod's tenant → load index (one load per tenant)
+	for i, ti := range tenants[:len(loads)] {
+		tenantIndex[f.env.Tenants[ti].Name] = i
+	}
+	superTimes, stopSuper, err := trackSuperPods(ctx, f.env.Super.Client, tenantIndex)
+	if err != nil {
+		return fairnessCase{}, nil, err
+	}
+	metricsURL := "http://" + f.metrics + "/metrics"
+	m0, err0 := scrape(ctx, metricsURL)
+	t0 := time.Now()
+	samples, err := runLoads(ctx, f.c.timeout, loads)
+	stopSuper()
+	m1, err1 := scrape(ctx, metricsURL)
+	if err != nil {
+		return fairnessCase{}, nil, fmt.Errorf("(%s): %w", name, err)
+	}
+	fc := fairnessCase{Name: name, Description: desc, short: short, FairQueuing: f.fair, DurationSeconds: time.Since(t0).Seconds()}
+	byLoad := make([][]sample, len(loads))
+	for _, s := range samples {
+		i, _ := strconv.Atoi(s.key[:strings.IndexByte(s.key, '/')])
+		byLoad[i] = append(byLoad[i], s)
+	}
+	var reg, oth []sample
+	for i, l := range byLoad {
+		if i < nRegular {
+			reg = append(reg, l...)
+		} else {
+			oth = append(oth, l...)
+		}
+	}
+	fc.Regular, fc.Others, fc.All, fc.regular = summarize(reg), summarize(oth), summarize(samples), latencies(reg)
+	fc.RegularPhases, fc.OthersPhases = phaseBreakdown(reg, superTimes), phaseBreakdown(oth, superTimes)
+	if err0 == nil && err1 == nil {
+		var regT, othT []string
+		for i, ti := range tenants[:len(loads)] {
+			if i < nRegular {
+				regT = append(regT, f.env.Tenants[ti].Name)
+			} else {
+				othT = append(othT, f.env.Tenants[ti].Name)
+			}
+		}
+		fc.RegularSyncerPhases, fc.OthersSyncerPhases = syncerPhaseMeans(m0, m1, regT), syncerPhaseMeans(m0, m1, othT)
+	} else {
+		logf("(%s) no syncer metrics: %v %v", name, err0, err1)
+	}
+	// Created but not Running (the slow tenant's): count from its Pods in the tenant.
+	fc.OthersCreated = len(oth)
+	for i := nRegular; i < len(loads); i++ {
+		if loads[i].background {
+			if pods, err := loads[i].client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{ResourceVersion: "0"}); err == nil {
+				fc.OthersCreated += len(pods.Items) - len(byLoad[i])
+			}
+		}
+	}
+	logf("(%s) regular p50 %.2fs p99 %.2fs; others %d Running (%d created) p50 %.2fs p99 %.2fs; all %.1f Pods/s",
+		name, fc.Regular.P50, fc.Regular.P99, fc.Others.Pods, fc.OthersCreated, fc.Others.P50, fc.Others.P99, fc.All.Throughput)
+	for _, fn := range before {
+		if err := fn(ctx); err != nil {
+			return fairnessCase{}, nil, err
+		}
+	}
+	if last {
+		return fc, byLoad, nil
+	}
+	t1 := time.Now()
+	if err := f.cleanup(ctx, ns, tenants); err != nil {
+		return fairnessCase{}, nil, fmt.Errorf("(%s) cleanup: %w", name, err)
+	}
+	fc.CleanupSeconds = time.Since(t1).Seconds()
+	logf("(%s) cleaned up in %s", name, time.Since(t1).Round(100*time.Millisecond))
+	return fc, byLoad, nil
+}
+
+// cleanup deletes namespace ns in the given tenants and waits (up to 3 minutes) until neither
+// they nor their super namespaces exist any more.
+func (f *fairness) cleanup(ctx context.Context, ns string, tenants []int) error {
+	var superNS []string
+	for _, ti := range tenants {
+		t := f.env.Tenants[ti]
+		if err := t.Client.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			return err
+		}
+		tn := &tenancyv1alpha1.Tenant{}
+		if err := f.cl.Get(ctx, client.ObjectKey{Name: t.Name}, tn); err != nil {
+			return err
+		}
+		superNS = append(superNS, conversion.SuperNamespace(t.Name, string(tn.UID), ns))
+	}
+	var left []string
+	err := wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, 3*time.Minute, true, func(ctx context.Context) (bool, error) {
+		left = left[:0]
+		for i, ti := range tenants {
+			if _, err := f.env.Tenants[ti].Client.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+				left = append(left, f.env.Tenants[ti].Name+"/"+ns)
+			}
+			if _, err := f.env.Super.Client.CoreV1().Namespaces().Get(ctx, superNS[i], metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+				left = append(left, "super/"+superNS[i])
+			}
+		}
+		return len(left) == 0, nil
+	})
+	if err != nil {
+		return fmt.Errorf("namespaces still there: %v: %w", left, err)
+	}
+	return nil
+}
+
+// syncerPhaseMeans returns, from two scrapes of the syncer's metrics, the mean time (seconds)
+// the Pods of the given tenants created in between spent in each phase of
+// vcsyncer_pod_creation_phase_duration_seconds (Δsum ÷ Δcount over those tenants); phases
+// without new observations are left out.
+func syncerPhaseMeans(before, after []metricSample, tenants []string) map[string]float64 {
+	const h = "vcsyncer_pod_creation_phase_duration_seconds"
+	in := map[string]bool{}
+	for _, t := range tenants {
+		in[t] = true
+	}
+	sum, count := map[string]float64{}, map[string]float64{}
+	add := func(ms []metricSample, sign float64) {
+		for _, m := range ms {
+			if !in[m.labels["tenant"]] {
+				continue
+			}
+			switch m.name {
+			case h + "_sum":
+				sum[m.labels["phase"]] += sign * m.value
+			case h + "_count":
+				count[m.labels["phase"]] += sign * m.value
+			}
+		}
+	}
+	add(after, 1)
+	add(before, -1)
+	out := map[string]float64{}
+	for ph, n := range count {
+		if n > 0 {
+			out[ph] = sum[ph] / n
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
+// saturatedInterval returns the saturated interval of per-tenant samples (created and Running
+// times): start is the first instant at which every tenant has a backlog (a Pod created and
+// not yet Running), end the first instant after start at which some tenant has none. ok is
+// false when the tenants never all have a backlog at once. At equal times creations count
+// before Runnings.
+func saturatedInterval(byTenant [][]sample) (start, end time.Time, ok bool) {
+	type event struct {
+		t      time.Time
+		tenant int
+		delta  int
+	}
+	var evs []event
+	for i, l := range byTenant {
+		for _, s := range l {
+			evs = append(evs, event{s.created, i, +1}, event{s.running, i, -1})
+		}
+	}
+	slices.SortStableFunc(evs, func(a, b event) int {
+		if c := a.t.Compare(b.t); c != 0 {
+			return c
+		}
+		return b.delta - a.delta // creations first
+	})
+	backlog := make([]int, len(byTenant))
+	for _, e := range evs {
+		backlog[e.tenant] += e.delta
+		all, none := true, false
+		for _, b := range backlog {
+			all = all && b > 0
+			none = none || b == 0
+		}
+		if !ok && all {
+			start, ok = e.t, true
+		} else if ok && none {
+			return start, e.t, true
+		}
+	}
+	return start, end, ok && !end.IsZero()
+}
+
+// sharesIn returns each tenant's fraction and number of the Pods that became Running in
+// (start, end], and their total number (fractions are 0 when it is 0).
+func sharesIn(byTenant [][]sample, start, end time.Time) ([]float64, []int, int) {
+	counts := make([]int, len(byTenant))
+	n := 0
+	for i, l := range byTenant {
+		for _, s := range l {
+			if s.running.After(start) && !s.running.After(end) {
+				counts[i]++
+				n++
+			}
+		}
+	}
+	out := make([]float64, len(byTenant))
+	for i, c := range counts {
+		if n > 0 {
+			out[i] = float64(c) / float64(n)
+		}
+	}
+	return out, counts, n
+}
+
+func sharesText(ws []weightedShare) string {
+	var parts []string
+	for _, w := range ws {
+		parts = append(parts, fmt.Sprintf("%s (w%d) %.3f", w.Tenant, w.Weight, w.Share))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// verdict returns "met" or "missed" for a measured value against a bound (≤).
+func verdict(v, bound float64) string {
+	if v <= bound {
+		return "met"
+	}
+	return "missed"
+}
+
+func writeFairnessResults(c fairnessConfig, r fairnessResult) error {
+	j, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(c.out, "result.json"), j, 0o644); err != nil {
+		return err
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "# Fairness: one tenant never slows another\n\n`%s` (%s, %.0f s in all).\n\n", r.Command, r.Date, r.TotalSeconds)
+	fmt.Fprintf(&b, "| case | regular Pods | regular p50 (s) | regular p99 (s) | p99 ÷ (a) | other Pods Running (created) | other p50 / p99 (s) | all Pods/s | case (s) | cleanup (s) |\n|---|---|---|---|---|---|---|---|---|---|\n")
+	a := r.Cases[0].Regular.P99
+	for _, fc := range r.Cases {
+		ratio := ""
+		if fc.Regular.Pods > 0 {
+			ratio = fmt.Sprintf("%.2f", fc.Regular.P99/a)
+		}
+		reg50, reg99 := "", ""
+		if fc.Regular.Pods > 0 {
+			reg50, reg99 = fmt.Sprintf("%.3f", fc.Regular.P50), fmt.Sprintf("%.3f", fc.Regular.P99)
+		}
+		oth := ""
+		if fc.Others.Pods > 0 {
+			oth = fmt.Sprintf("%.2f / %.2f", fc.Others.P50, fc.Others.P99)
+		}
+		fmt.Fprintf(&b, "| (%s) %s | %d | %s | %s | %s | %d (%d) | %s | %.1f | %.0f | %.0f |\n", fc.Name, fc.Description, fc.Regular.Pods,
+			reg50, reg99, ratio, fc.Others.Pods, fc.OthersCreated, oth, fc.All.Throughput, fc.DurationSeconds, fc.CleanupSeconds)
+	}
+	fmt.Fprintf(&b, "\nWhere the time goes (p50 / p99, seconds): downward = tenant create → super Pod seen, super = super Pod seen → Running in the super cluster, upward = super Running → Running in the tenant.\n\n")
+	fmt.Fprintf(&b, "| case | regular downward | regular super | regular upward | other downward | other super | other upward |\n|---|---|---|---|---|---|---|\n")
+	ph := func(m map[string][2]float64, k string) string {
+		if v, ok := m[k]; ok {
+			return fmt.Sprintf("%.2f / %.2f", v[0], v[1])
+		}
+		return ""
+	}
+	for _, fc := range r.Cases {
+		fmt.Fprintf(&b, "| (%s) | %s | %s | %s | %s | %s | %s |\n", fc.Name, ph(fc.RegularPhases, "downward"), ph(fc.RegularPhases, "super"), ph(fc.RegularPhases, "upward"),
+			ph(fc.OthersPhases, "downward"), ph(fc.OthersPhases, "super"), ph(fc.OthersPhases, "upward"))
+	}
+	fmt.Fprintf(&b, "\nThe syncer's own split (vcsyncer_pod_creation_phase_duration_seconds during the case, mean seconds):\n\n")
+	fmt.Fprintf(&b, "| case | Pods of | downward_queue | downward_process | super_scheduling | upward_queue | upward_process |\n|---|---|---|---|---|---|---|\n")
+	for _, fc := range r.Cases {
+		for _, g := range []struct {
+			who string
+			m   map[string]float64
+		}{{"regular", fc.RegularSyncerPhases}, {"others", fc.OthersSyncerPhases}} {
+			if len(g.m) == 0 {
+				continue
+			}
+			fmt.Fprintf(&b, "| (%s) | %s | %.3f | %.3f | %.3f | %.3f | %.3f |\n", fc.Name, g.who, g.m["downward_queue"], g.m["downward_process"],
+				g.m["super_scheduling"], g.m["upward_queue"], g.m["upward_process"])
+		}
+	}
+	fmt.Fprintf(&b, "\nWeighted (e): saturated interval %.2f s – %.2f s after the first create of (e), %d Pods became Running in it.\n\n",
+		r.WeightedInterval.Start, r.WeightedInterval.End, r.WeightedInterval.Running)
+	fmt.Fprintf(&b, "| tenant | weight | target share | share | Running in interval | share ÷ target − 1 |\n|---|---|---|---|---|---|\n")
+	for _, w := range r.WeightedShares {
+		fmt.Fprintf(&b, "| %s | %d | %.3f | %.3f | %d | %+.1f%% |\n", w.Tenant, w.Weight, w.Target, w.Share, w.Running, 100*w.Error)
+	}
+	fmt.Fprintf(&b, `
+## Targets (ratios in this run)
+
+| target | measured | |
+|---|---|---|
+| (b) ÷ (a) ≤ 1.2 at p99 | %.2f | %s |
+| (d) ÷ (a) ≤ 1.2 at p99 | %.2f | %s |
+| every weighted share within ±10%% of weight ÷ Σ weights (relative: share ÷ target − 1 within ±0.10) | max %.1f%% | %s |
+| (c) ÷ (a) at p99 (reported, no target: the problem the admission window solves) | %.2f | |
+`, r.RatioGreedyFairToAloneP99, verdict(r.RatioGreedyFairToAloneP99, 1.2), r.RatioSlowNeighbourToAloneP99, verdict(r.RatioSlowNeighbourToAloneP99, 1.2),
+		100*r.MaxWeightedShareRelativeError, verdict(r.MaxWeightedShareRelativeError, 0.10), r.RatioGreedyFIFOToAloneP99)
+	fmt.Fprintf(&b, `
+## What runs
+
+One super cluster (kube-scheduler, kwok, %d kwok Nodes of 110 Pods) and 5 tenant control planes
+on this machine; the vc-syncer binary built from this tree, default settings (no worker flags;
+plain-HTTP metrics on a free port so the bench can read the syncer's phase histogram),
+restarted between (b) and (c) and between (c) and (d). Cases run in order on the same control
+planes; after each case but the last its namespaces are deleted in the tenants and the bench
+waits until they and their super namespaces are gone (column cleanup), so no case leaks load
+into the next.
+
+- (a) tenant-1 and tenant-2 (regular) each create %d Pods at %.0f Pods/s (open loop: a Pod's
+  latency counts from its scheduled arrival, so waiting in the client counts too).
+- (b) the same, starting 0.5 s after tenant-3 and tenant-4 (greedy) each create %d Pods at once
+  (%d concurrent create calls each); fair queuing on.
+- (c) as (b) with --fair-queuing=false (one FIFO; also no admission window where there is one).
+- (d) the regular tenants, starting 3 s after tenant-5 (slow) begins creating %.0f Pods/s, which
+  it keeps doing until every regular Pod is Running. tenant-5 has a ValidatingWebhookConfiguration
+  (failurePolicy Fail, timeoutSeconds 5) for CREATE of pods/binding and serviceaccounts/token and
+  UPDATE of pods/status in its namespace, pointing at a webhook the bench serves on
+  https://127.0.0.1 (a self-signed CA generated in-process, caBundle in the configuration) that
+  answers every request after %.1f s and allows it. Requests it answered (with the bench's
+  own token requests that wait until the apiserver calls it): %s.
+- (e) tenant-3, tenant-4 and tenant-1 with Tenant.spec.weight %d, %d, %d (set before the syncer of
+  (d) started; tenant-3 and tenant-4 are idle in (d)) each create %d Pods at once.
+  Saturated interval: from the first instant at which all three have a backlog (a Pod created,
+  i.e. its create call started, and not yet seen Running in its tenant) to the first instant
+  after it at which one of them has none (in practice: the first tenant whose Pods are all
+  Running). A tenant's share is its fraction of the Pods that became Running in that interval.
+
+Policy: %s (%s); limits.limitRange, maxObjects and everything else are the built-in values
+(pkg/policy Builtin: containers without requests get 100m CPU and 128Mi).
+
+## Why these sizes
+
+- Regular: %.0f Pods/s per tenant is a few per second, well below the ~66 Pods/s the burst
+  experiment reaches here, so alone they do not queue; %d Pods per tenant (%d in all) make the
+  p99 the %s-worst Pod rather than the worst one.
+- Greedy: 2 × %d Pods at ~66 Pods/s (the burst experiment's throughput here) are ~%.0f s of
+  backlog, about the regular tenants' %s, so the regular Pods arrive into a saturated system
+  (this run: %.1f Pods/s in (b) and the greedy Pods' p50 %.1f s; the tables above show
+  whether the backlog sat in the syncer's queue or in the super cluster).
+- Slow: %.0f Pods/s each needing a %.0f s token request hold %.0f downward workers' worth of time per
+  second, more than the 20 workers there are, so without a per-tenant bound the slow tenant
+  takes every worker.
+- Weighted: %d Pods each (%d in all) are ~%.0f s of work at ~66 Pods/s: long enough that the
+  interval holds hundreds of Pods (a share's sampling error of a few %%), short enough for the
+  time box.
+- Nodes: %d × 110 = %d Pod slots for at most %d Pods alive at once ((b), (c) and (e)).
+- The whole run (control planes, build, five cases, cleanups) took %.0f s here (2 cores).
+
+latency.png: the regular tenants' latency distributions (empirical CDF, log scale) in (a)–(d).
+`, r.Nodes, r.RegularPods, r.RegularRate, r.GreedyPods, r.Concurrency, r.SlowRate, r.WebhookDelay, answeredText(r.WebhookAnswered),
+		c.weights[0], c.weights[1], c.weights[2], r.WeightedPods, r.Policy, quotaText(r.PolicyQuota),
+		r.RegularRate, r.RegularPods, 2*r.RegularPods, ordinal(2*r.RegularPods-int(0.99*float64(2*r.RegularPods))), r.GreedyPods, float64(2*r.GreedyPods+2*r.RegularPods)/66, c.regularDuration, r.Cases[1].All.Throughput, r.Cases[1].Others.P50,
+		r.SlowRate, r.WebhookDelay, r.SlowRate*r.WebhookDelay,
+		r.WeightedPods, 3*r.WeightedPods, float64(3*r.WeightedPods)/66,
+		r.Nodes, 110*r.Nodes, max(2*r.GreedyPods+2*r.RegularPods, 3*r.WeightedPods), r.TotalSeconds)
+	if err := os.WriteFile(filepath.Join(c.out, "result.md"), []byte(b.String()), 0o644); err != nil {
+		return err
+	}
+	var series []namedValues
+	for _, fc := range r.Cases {
+		if len(fc.regular) > 0 {
+			series = append(series, namedValues{name: fmt.Sprintf("(%s) %s: p99 %.2f s", fc.Name, fc.short, fc.Regular.P99), v: fc.regular})
+		}
+	}
+	return plotCDFs(filepath.Join(c.out, "latency.png"), "Regular tenants: Pod creation to Running latency", series)
+}
+
+func ordinal(n int) string {
+	switch {
+	case n%100/10 == 1:
+		return fmt.Sprintf("%dth", n)
+	case n%10 == 1:
+		return fmt.Sprintf("%dst", n)
+	case n%10 == 2:
+		return fmt.Sprintf("%dnd", n)
+	case n%10 == 3:
+		return fmt.Sprintf("%drd", n)
+	}
+	return fmt.Sprintf("%dth", n)
+}
+
+func answeredText(m map[string]int) string {
+	var parts []string
+	for k, v := range m {
+		parts = append(parts, fmt.Sprintf("%s %d", k, v))
+	}
+	slices.Sort(parts)
+	if len(parts) == 0 {
+		return "none"
+	}
+	return strings.Join(parts, ", ")
+}
+
+func quotaText(m map[string]string) string {
+	var parts []string
+	for k, v := range m {
+		parts = append(parts, k+" "+v)
+	}
+	slices.Sort(parts)
+	return "limits.quota: " + strings.Join(parts, ", ")
+}

@@ -1,0 +1,88 @@
+package main
+
+import (
+	"fmt"
+	"math"
+	"testing"
+	"time"
+)
+
+func TestPercentile(t *testing.T) {
+	v := make([]float64, 200) // 0.0, 0.1, ..., 19.9
+	for i := range v {
+		v[i] = float64(i) / 10
+	}
+	for _, c := range []struct{ p, want float64 }{{0, 0}, {0.5, 10}, {0.99, 19.8}, {1, 19.9}} {
+		if got := percentile(v, c.p); math.Abs(got-c.want) > 1e-9 {
+			t.Errorf("percentile(%v) = %v, want %v", c.p, got, c.want)
+		}
+	}
+	if got := percentile(nil, 0.99); got != 0 {
+		t.Errorf("percentile of no values = %v, want 0", got)
+	}
+}
+
+// pods returns samples created at the given seconds and Running at the given seconds after t0.
+func pods(t0 time.Time, created, running []float64) []sample {
+	var out []sample
+	for i := range created {
+		out = append(out, sample{created: t0.Add(time.Duration(created[i] * float64(time.Second))),
+			running: t0.Add(time.Duration(running[i] * float64(time.Second)))})
+	}
+	return out
+}
+
+func TestSaturatedIntervalAndShares(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	byTenant := [][]sample{
+		// Tenant 0: backlog from 0 s; its last Pod runs at 6 s.
+		pods(t0, []float64{0, 0, 0, 0}, []float64{1, 2, 3, 6}),
+		// Tenant 1: first create at 2 s (the interval starts there); last Running at 5 s
+		// (the interval ends there: its backlog is 0 while the others still have one).
+		pods(t0, []float64{2, 2, 2}, []float64{2.5, 4, 5}),
+		// Tenant 2: backlog from 1 s to 9 s.
+		pods(t0, []float64{1, 1, 1, 1}, []float64{1.5, 3.5, 7, 9}),
+	}
+	start, end, ok := saturatedInterval(byTenant)
+	if !ok || !start.Equal(t0.Add(2*time.Second)) || !end.Equal(t0.Add(5*time.Second)) {
+		t.Fatalf("interval = %v, %v, %v; want 2s, 5s, true", start.Sub(t0), end.Sub(t0), ok)
+	}
+	// Running in (2 s, 5 s]: tenant 0 at 3 s; tenant 1 at 2.5, 4, 5 s; tenant 2 at 3.5 s.
+	shares, counts, n := sharesIn(byTenant, start, end)
+	if n != 5 || counts[0] != 1 || counts[1] != 3 || counts[2] != 1 {
+		t.Fatalf("counts = %v (n %d), want [1 3 1] (n 5)", counts, n)
+	}
+	if math.Abs(shares[1]-0.6) > 1e-9 || math.Abs(shares[0]-0.2) > 1e-9 {
+		t.Errorf("shares = %v, want [0.2 0.6 0.2]", shares)
+	}
+}
+
+func TestSaturatedIntervalNeverAllBacklogged(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	// Tenant 0 is done before tenant 1 creates anything.
+	byTenant := [][]sample{pods(t0, []float64{0}, []float64{1}), pods(t0, []float64{2}, []float64{3})}
+	if _, _, ok := saturatedInterval(byTenant); ok {
+		t.Fatal("saturatedInterval found an interval where the tenants never all had a backlog")
+	}
+}
+
+func TestSyncerPhaseMeans(t *testing.T) {
+	text := func(sumA, countA, sumB, countB float64) []metricSample {
+		return parseMetrics(fmt.Sprintf(`vcsyncer_pod_creation_phase_duration_seconds_sum{phase="downward_queue",tenant="a"} %v
+vcsyncer_pod_creation_phase_duration_seconds_count{phase="downward_queue",tenant="a"} %v
+vcsyncer_pod_creation_phase_duration_seconds_sum{phase="downward_queue",tenant="b"} %v
+vcsyncer_pod_creation_phase_duration_seconds_count{phase="downward_queue",tenant="b"} %v
+`, sumA, countA, sumB, countB))
+	}
+	// Between the scrapes tenant a got 10 Pods taking 5 s in all, tenant b 30 Pods taking 60 s.
+	before, after := text(100, 50, 1, 1), text(105, 60, 61, 31)
+	if got := syncerPhaseMeans(before, after, []string{"a"}); math.Abs(got["downward_queue"]-0.5) > 1e-9 {
+		t.Errorf("tenant a: %v, want downward_queue 0.5", got)
+	}
+	if got := syncerPhaseMeans(before, after, []string{"a", "b"}); math.Abs(got["downward_queue"]-65.0/40) > 1e-9 {
+		t.Errorf("tenants a and b: %v, want downward_queue %v", got, 65.0/40)
+	}
+	if got := syncerPhaseMeans(before, before, []string{"a"}); got != nil {
+		t.Errorf("no new observations: %v, want nil", got)
+	}
+}
