@@ -11,12 +11,9 @@ import (
 	"syscall"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/utils/ptr"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -70,17 +67,13 @@ func (p *syncerProc) stop() {
 	p.log.Close()
 }
 
-// ensureBenchPolicy creates the TenantPolicy named default (every tenant's) with bounds far
-// above what a bench creates: the built-in bounds (pkg/policy.Builtin: a per-namespace
+// ensureBenchPolicy creates, unless it exists, the TenantPolicy named default (every tenant's)
+// with the quota of benchPolicyQuota: the built-in bounds (pkg/policy.Builtin: a per-namespace
 // ResourceQuota of 128 CPU of limits with a 1-CPU default limit per container) would stop a
 // bench at 128 Pods per namespace. Every other rule keeps its built-in default.
 func ensureBenchPolicy(ctx context.Context, cl client.Client) error {
-	big := resource.MustParse("100000")
-	p := &tenancyv1alpha1.TenantPolicy{ObjectMeta: metav1.ObjectMeta{Name: "default"}, Spec: tenancyv1alpha1.TenantPolicySpec{
-		Limits: &tenancyv1alpha1.LimitsPolicy{Quota: corev1.ResourceList{
-			corev1.ResourcePods: big, corev1.ResourceRequestsCPU: big, corev1.ResourceLimitsCPU: big,
-			corev1.ResourceRequestsMemory: resource.MustParse("100Ti"), corev1.ResourceLimitsMemory: resource.MustParse("100Ti"),
-		}, MaxObjects: ptr.To(int32(1000000))},
+	p := &tenancyv1alpha1.TenantPolicy{ObjectMeta: metav1.ObjectMeta{Name: tenancyv1alpha1.DefaultPolicyName}, Spec: tenancyv1alpha1.TenantPolicySpec{
+		Limits: &tenancyv1alpha1.LimitsPolicy{Quota: benchPolicyQuota()},
 	}}
 	err := cl.Create(ctx, p)
 	if apierrors.IsAlreadyExists(err) {
