@@ -44,9 +44,10 @@ test-e2e: tools ## The whole binary against real control planes and the real-wor
 	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) -v ./e2e/...
 
 .PHONY: bench
-bench: tools ## Load-generator experiments (burst, greedy, memory) into bench-out/; see docs/bench/README.md.
+bench: tools ## Load-generator experiments (burst, greedy, fairness, memory) into bench-out/; see docs/bench/README.md.
 	$(GO) run ./test/bench burst --out bench-out/burst
 	$(GO) run ./test/bench greedy --out bench-out/greedy
+	$(GO) run ./test/bench fairness --out bench-out/fairness
 	$(GO) run ./test/bench memory --out bench-out/memory
 
 .PHONY: dev
