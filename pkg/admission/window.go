@@ -8,7 +8,7 @@ import (
 
 // Defaults of Options.
 const (
-	DefaultMinWindow     = 16
+	DefaultMinWindow     = 32
 	DefaultMaxWindow     = 200
 	DefaultPendingExpiry = 30 * time.Second
 	DefaultTolerance     = 3.0

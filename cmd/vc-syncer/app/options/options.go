@@ -87,7 +87,7 @@ type Options struct {
 	// CheckpointMaxItems: a checkpoint is skipped while the queues hold more items. Defaults to 15000.
 	CheckpointMaxItems int
 	// AdmissionWindowMax and AdmissionWindowMin bound the admission window for new super Pods
-	// (Pods created and not yet bound); 0 max turns it off. Defaults 200 and 16.
+	// (Pods created and not yet bound); 0 max turns it off. Defaults 200 and 32.
 	AdmissionWindowMax, AdmissionWindowMin int
 	// LogFormat is the log encoding, "json" or "console". Defaults to DefaultLogFormat():
 	// json in a Pod, console elsewhere. An explicit --zap-encoder wins over it.
@@ -170,7 +170,7 @@ func NewOptions() *Options {
 		CheckpointInterval:      30 * time.Second,
 		CheckpointMaxItems:      15000,
 		AdmissionWindowMax:      200,
-		AdmissionWindowMin:      16,
+		AdmissionWindowMin:      32,
 
 		VNodeGCGrace:               30 * time.Second,
 		VNodeLeaseDuration:         40 * time.Second,
