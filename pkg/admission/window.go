@@ -133,17 +133,22 @@ func (w *Window[T]) Acquire(tenant string, item T, key string) bool {
 	defer w.mu.Unlock()
 	now := w.o.Now()
 	w.asked[item] = struct{}{}
-	if _, ok := w.pending[key]; ok {
-		return true // counted already (admitted before, or observed)
-	}
 	ts := w.tenantLocked(tenant)
+	if _, ok := w.pending[key]; ok {
+		// Counted already (admitted before, or observed): a slot granted meanwhile goes back.
+		if owner, ok := w.granted[item]; ok {
+			delete(w.granted, item)
+			w.releaseLocked(owner)
+		}
+		return true
+	}
 	if owner, ok := w.granted[item]; ok && owner == tenant {
 		delete(w.granted, item)
 		w.addPendingLocked(key, tenant, now) // the granted slot becomes the Pod's
 		return true
 	}
 	if since, ok := ts.waiting[item]; ok {
-		if w.mayAdmitLocked(tenant, ts) && ts.line[w.lineHead(ts)] == item {
+		if head, _ := w.headLocked(ts); head == item && w.mayAdmitLocked(tenant, ts) {
 			delete(ts.waiting, item)
 			ts.line = ts.line[1:]
 			ts.held++
@@ -168,17 +173,27 @@ func (w *Window[T]) Acquire(tenant string, item T, key string) bool {
 	return false
 }
 
-// lineHead returns the index of ts's first live waiting item, dropping stale entries.
-func (w *Window[T]) lineHead(ts *tenantState[T]) int {
+// headLocked returns ts's first live waiting item (false when none), dropping stale entries
+// from the front of its line.
+func (w *Window[T]) headLocked(ts *tenantState[T]) (T, bool) {
+	var zero T
 	for len(ts.line) > 0 {
 		if _, ok := ts.waiting[ts.line[0]]; ok {
-			return 0
+			return ts.line[0], true
 		}
-		var zero T
 		ts.line[0] = zero
 		ts.line = ts.line[1:]
 	}
-	return 0
+	return zero, false
+}
+
+// releaseLocked returns one slot held by tenant.
+func (w *Window[T]) releaseLocked(tenant string) {
+	w.held--
+	if ts := w.tenants[tenant]; ts != nil {
+		ts.held--
+		w.dropIdleLocked(tenant, ts)
+	}
 }
 
 // Created records that the Pod admitted for key was created: its time from here to Observe
@@ -217,11 +232,7 @@ func (w *Window[T]) Settle(tenant string, item T) {
 	}
 	if owner, ok := w.granted[item]; ok {
 		delete(w.granted, item)
-		if ts := w.tenants[owner]; ts != nil {
-			ts.held--
-			w.dropIdleLocked(owner, ts)
-		}
-		w.held--
+		w.releaseLocked(owner)
 	}
 	if ts := w.tenants[tenant]; ts != nil {
 		if _, ok := ts.waiting[item]; ok {
@@ -412,7 +423,7 @@ func (w *Window[T]) grantLocked() []T {
 		if bestTS == nil {
 			break
 		}
-		item := bestTS.line[w.lineHead(bestTS)]
+		item, _ := w.headLocked(bestTS)
 		since := bestTS.waiting[item]
 		delete(bestTS.waiting, item)
 		bestTS.line = bestTS.line[1:]
@@ -457,11 +468,7 @@ func (w *Window[T]) addPendingLocked(key, tenant string, now time.Time) {
 
 func (w *Window[T]) removePendingLocked(key string, p pendingPod) {
 	delete(w.pending, key)
-	w.held--
-	if ts := w.tenants[p.tenant]; ts != nil {
-		ts.held--
-		w.dropIdleLocked(p.tenant, ts)
-	}
+	w.releaseLocked(p.tenant)
 }
 
 func (w *Window[T]) dropIdleLocked(tenant string, ts *tenantState[T]) {

@@ -294,3 +294,24 @@ func TestConcurrentUse(t *testing.T) {
 		t.Fatalf("held %d out of range", st.Held)
 	}
 }
+
+// A granted item whose Pod is already counted (seen by the informer meanwhile) gives the
+// granted slot back instead of holding two.
+func TestGrantOfCountedPodIsReturned(t *testing.T) {
+	h := newHarness(t, 1, 1, nil)
+	h.run("a 0")
+	if h.run("a 1") {
+		t.Fatal("second Pod admitted into a window of 1")
+	}
+	h.bind("a 0") // grants a 1 its slot
+	if len(h.woken) != 1 {
+		t.Fatalf("woken %v, want [a 1]", h.woken)
+	}
+	h.w.Observe("a", "a 1", h.clk.now(), true, false) // its Pod appears (created elsewhere)
+	if !h.run("a 1") {
+		t.Fatal("a 1 not admitted")
+	}
+	if st := h.w.Stats(); st.Held != 1 {
+		t.Fatalf("held %d, want 1 (the observed Pod; the grant returned)", st.Held)
+	}
+}
