@@ -49,6 +49,9 @@ type pendingPod struct {
 	// created is when Created reported the Pod's creation (zero before, and for Pods found by
 	// Observe): the start of its bind latency sample.
 	created time.Time
+	// inScheduler is true once the Pod exists in the super cluster (Created, or found by
+	// Observe); before, its slot covers the syncer's own work for it.
+	inScheduler bool
 }
 
 // tenantState is one tenant's share of the window.
@@ -203,7 +206,7 @@ func (w *Window[T]) Created(key string) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if p, ok := w.pending[key]; ok && p.created.IsZero() {
-		p.created = w.o.Now()
+		p.created, p.inScheduler = w.o.Now(), true
 		w.pending[key] = p
 	}
 }
@@ -258,6 +261,9 @@ func (w *Window[T]) Observe(tenant, key string, created time.Time, pending, boun
 		w.tenantLocked(tenant).held++
 		w.held++
 		w.addPendingLocked(key, tenant, now)
+		p := w.pending[key]
+		p.inScheduler = true
+		w.pending[key] = p
 	case !pending && ok:
 		if bound && !p.created.IsZero() {
 			w.sum += now.Sub(p.created)
@@ -293,15 +299,25 @@ func (w *Window[T]) Forget(tenant string) {
 }
 
 // Adjust adapts the window to the super scheduler and expires old pending Pods; call it every
-// DefaultAdjustInterval. With latency samples in the interval: if their mean exceeds
-// Tolerance × the lowest interval mean of the last baselineHistory intervals, the window
-// shrinks by a tenth (Pods are queueing in the super scheduler); otherwise, if some item waited
-// in the interval, it grows by √window (the window, not the scheduler, was the limit). Between
-// MinWindow and MaxWindow.
+// DefaultAdjustInterval. The scheduler is the limit when at least half of the window's slots
+// are Pods created and not yet bound and their mean create-to-bind latency in the interval
+// exceeds Tolerance × the lowest interval mean of the last baselineHistory intervals: then the
+// window shrinks by a tenth. Otherwise, if some item waited in the interval, the window (not
+// the scheduler) was the limit and it grows by √window; the syncer's own work before a create
+// (reads, tokens, slower on a busy machine) holds slots too and does not shrink it. Between
+// MinWindow and MaxWindow. This is delay-based congestion control in the manner of TCP Vegas.
 func (w *Window[T]) Adjust() {
 	w.mu.Lock()
 	now := w.o.Now()
 	w.expireLocked(now)
+	inScheduler := 0
+	for _, p := range w.pending {
+		if p.inScheduler {
+			inScheduler++
+		}
+	}
+	schedulerFull := float64(2*inScheduler) >= w.limit
+	slow := false
 	if w.samples > 0 {
 		mean := w.sum / time.Duration(w.samples)
 		w.history = append(w.history, mean)
@@ -312,11 +328,13 @@ func (w *Window[T]) Adjust() {
 		for _, h := range w.history {
 			base = min(base, h)
 		}
-		if float64(mean) > w.o.Tolerance*float64(base) {
-			w.limit = max(float64(w.o.MinWindow), w.limit*0.9)
-		} else if w.saturated {
-			w.limit = min(float64(w.o.MaxWindow), w.limit+math.Sqrt(w.limit))
-		}
+		slow = float64(mean) > w.o.Tolerance*float64(base)
+	}
+	switch {
+	case slow && schedulerFull:
+		w.limit = max(float64(w.o.MinWindow), w.limit*0.9)
+	case w.saturated && (!schedulerFull || (w.samples > 0 && !slow)):
+		w.limit = min(float64(w.o.MaxWindow), w.limit+math.Sqrt(w.limit))
 	}
 	w.sum, w.samples, w.saturated = 0, 0, w.anyWaitingLocked()
 	wake := w.grantLocked()

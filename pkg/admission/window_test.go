@@ -223,35 +223,62 @@ func TestPendingExpiry(t *testing.T) {
 	}
 }
 
-// The window grows while it is the limit and binds stay fast, and shrinks when bind latency
-// rises above Tolerance × its baseline.
+// The window grows while it is the limit and binds stay fast, and shrinks when Pods pile up
+// unbound in the scheduler with bind latency above Tolerance × its baseline; slots held by the
+// syncer's own work before a create do not shrink it.
 func TestAdjust(t *testing.T) {
 	h := newHarness(t, 4, 100, nil)
 	next := 0
-	cycle := func(latency time.Duration) {
+	fill := func() {
 		for i := 0; i < 200; i++ {
 			h.run(fmt.Sprintf("a %d", next))
 			next++
 		}
-		h.clk.add(latency)
+	}
+	for range 10 { // fast binds, Pods waiting
+		fill()
+		h.clk.add(10 * time.Millisecond)
 		for k := range h.created {
 			h.bind(k)
 		}
 		h.runWoken()
 		h.w.Adjust()
 	}
-	for range 10 {
-		cycle(10 * time.Millisecond)
-	}
 	grown := h.w.Stats().Window
 	if grown <= 20 {
 		t.Fatalf("window %d after 10 saturated intervals with fast binds, want it grown well above 4", grown)
 	}
-	for range 3 {
-		cycle(100 * time.Millisecond)
+	for range 3 { // slow binds, and half of the created Pods still unbound at each Adjust
+		fill()
+		h.clk.add(100 * time.Millisecond)
+		n := 0
+		for k := range h.created {
+			if n%2 == 0 {
+				h.bind(k)
+			}
+			n++
+		}
+		h.runWoken()
+		h.w.Adjust()
 	}
-	if shrunk := h.w.Stats().Window; shrunk >= grown {
-		t.Fatalf("window %d after slow binds, want below %d", shrunk, grown)
+	shrunk := h.w.Stats().Window
+	if shrunk >= grown {
+		t.Fatalf("window %d after slow binds with a full scheduler, want below %d", shrunk, grown)
+	}
+
+	// Slots held before the create (Acquire, no Created yet) while binds are slow: the
+	// scheduler is not where the slots are, so the window grows.
+	h2 := newHarness(t, 8, 100, nil)
+	for i := range 8 {
+		h2.w.Acquire("a", fmt.Sprint("pre ", i), fmt.Sprint("pre ", i)) // slow syncer work
+	}
+	h2.w.Acquire("a", "wait 0", "wait 0") // waits
+	h2.w.Acquire("b", "wait 1", "wait 1")
+	for range 3 {
+		h2.w.Adjust()
+	}
+	if got := h2.w.Stats().Window; got <= 8 {
+		t.Fatalf("window %d with every slot in the syncer's own work and Pods waiting, want grown above 8", got)
 	}
 }
 
