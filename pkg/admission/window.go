@@ -28,9 +28,9 @@ type Options[T comparable] struct {
 	// Wake is called, without the Window's lock, for a waiting item granted a slot. The caller
 	// runs the item again; its next Acquire takes the slot (Settle returns a slot not taken).
 	Wake func(item T)
-	// PendingExpiry: a Pod admitted or observed unbound for this long stops counting against
-	// the window (the scheduler has seen it and could not place it, or another scheduler owns
-	// it). Defaults to DefaultPendingExpiry (30 s).
+	// PendingExpiry: a Pod created (Created) or observed unbound for this long stops counting
+	// against the window (the scheduler has seen it and could not place it, or another
+	// scheduler owns it). Defaults to DefaultPendingExpiry (30 s).
 	PendingExpiry time.Duration
 	// Tolerance: the window shrinks while the mean create-to-bind latency of an interval
 	// exceeds Tolerance × the lowest interval mean of the last minute. Defaults to 3.
@@ -127,53 +127,95 @@ func New[T comparable](o Options[T]) *Window[T] {
 }
 
 // Acquire asks for a slot for item of tenant, whose super Pod will be named key
-// (namespace/name). It returns true when the caller may create the Pod now: the Pod then counts
-// as pending until Observe sees it bound or gone, or Abort. It returns false when the item
-// waits: Wake runs it again once a slot is granted to it. An item already waiting keeps its
-// place.
-func (w *Window[T]) Acquire(tenant string, item T, key string) bool {
+// (namespace/name). ok is true when the caller may create the Pod now; took is true when this
+// call took a slot for it (the caller then reports Created or Abort), false when the Pod was
+// counted already (admitted before, or seen by Observe) and nothing is to be given back. With
+// ok false the item waits: Wake runs it again once a slot is granted to it. An item already
+// waiting keeps its place.
+func (w *Window[T]) Acquire(tenant string, item T, key string) (ok, took bool) {
 	w.mu.Lock()
-	defer w.mu.Unlock()
+	ok, took, wake := w.acquireLocked(tenant, item, key)
+	w.mu.Unlock()
+	w.wake(wake)
+	return ok, took
+}
+
+func (w *Window[T]) acquireLocked(tenant string, item T, key string) (ok, took bool, wake []T) {
 	now := w.o.Now()
 	w.asked[item] = struct{}{}
 	ts := w.tenantLocked(tenant)
-	if _, ok := w.pending[key]; ok {
-		// Counted already (admitted before, or observed): a slot granted meanwhile goes back.
-		if owner, ok := w.granted[item]; ok {
+	if _, counted := w.pending[key]; counted {
+		// A slot granted meanwhile, or a place in line, is not needed.
+		if owner, granted := w.granted[item]; granted {
 			delete(w.granted, item)
 			w.releaseLocked(owner)
 		}
-		return true
+		w.leaveLineLocked(tenant, item)
+		return true, false, w.grantLocked()
 	}
-	if owner, ok := w.granted[item]; ok && owner == tenant {
+	if owner, granted := w.granted[item]; granted && owner == tenant {
 		delete(w.granted, item)
 		w.addPendingLocked(key, tenant, now) // the granted slot becomes the Pod's
-		return true
+		return true, true, nil
 	}
-	if since, ok := ts.waiting[item]; ok {
+	if since, waiting := ts.waiting[item]; waiting {
 		if head, _ := w.headLocked(ts); head == item && w.mayAdmitLocked(tenant, ts) {
-			delete(ts.waiting, item)
-			ts.line = ts.line[1:]
+			w.leaveLineLocked(tenant, item)
+			ts = w.tenantLocked(tenant)
 			ts.held++
 			w.held++
 			w.addPendingLocked(key, tenant, now)
 			w.admittedLocked(tenant, now.Sub(since))
-			return true
+			return true, true, nil
 		}
 		w.saturated = true
-		return false
+		return false, false, nil
 	}
 	if len(ts.waiting) == 0 && w.mayAdmitLocked(tenant, ts) {
 		ts.held++
 		w.held++
 		w.addPendingLocked(key, tenant, now)
 		w.admittedLocked(tenant, 0)
-		return true
+		return true, true, nil
+	}
+	if len(ts.waiting) == 0 {
+		ts.line = ts.line[:0] // only stale entries left
 	}
 	ts.waiting[item] = now
 	ts.line = append(ts.line, item)
 	w.saturated = true
-	return false
+	return false, false, nil
+}
+
+// leaveLineLocked takes item out of tenant's line, compacting the line when it is mostly stale
+// entries (so a tenant that keeps adding and dropping waiting Pods cannot grow it).
+func (w *Window[T]) leaveLineLocked(tenant string, item T) {
+	ts := w.tenants[tenant]
+	if ts == nil {
+		return
+	}
+	if _, ok := ts.waiting[item]; !ok {
+		return
+	}
+	delete(ts.waiting, item)
+	switch {
+	case len(ts.waiting) == 0:
+		clear(ts.line)
+		ts.line = ts.line[:0]
+	case len(ts.line) > 2*len(ts.waiting)+16:
+		live := make([]T, 0, len(ts.waiting))
+		seen := make(map[T]struct{}, len(ts.waiting))
+		for _, it := range ts.line {
+			if _, ok := ts.waiting[it]; ok {
+				if _, dup := seen[it]; !dup {
+					seen[it] = struct{}{}
+					live = append(live, it)
+				}
+			}
+		}
+		ts.line = live
+	}
+	w.dropIdleLocked(tenant, ts)
 }
 
 // headLocked returns ts's first live waiting item (false when none), dropping stale entries
@@ -206,8 +248,10 @@ func (w *Window[T]) Created(key string) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if p, ok := w.pending[key]; ok && p.created.IsZero() {
-		p.created, p.inScheduler = w.o.Now(), true
+		now := w.o.Now()
+		p.created, p.inScheduler, p.since = now, true, now
 		w.pending[key] = p
+		w.order = append(w.order, expiry{key: key, since: now}) // expiry counts from here
 	}
 }
 
@@ -237,12 +281,7 @@ func (w *Window[T]) Settle(tenant string, item T) {
 		delete(w.granted, item)
 		w.releaseLocked(owner)
 	}
-	if ts := w.tenants[tenant]; ts != nil {
-		if _, ok := ts.waiting[item]; ok {
-			delete(ts.waiting, item)
-			w.dropIdleLocked(tenant, ts)
-		}
-	}
+	w.leaveLineLocked(tenant, item)
 	wake := w.grantLocked()
 	w.mu.Unlock()
 	w.wake(wake)
@@ -443,9 +482,8 @@ func (w *Window[T]) grantLocked() []T {
 		}
 		item, _ := w.headLocked(bestTS)
 		since := bestTS.waiting[item]
-		delete(bestTS.waiting, item)
-		bestTS.line = bestTS.line[1:]
-		bestTS.held++
+		bestTS.held++ // before leaving the line, so the tenant's state is kept
+		w.leaveLineLocked(best, item)
 		w.held++
 		w.granted[item] = best
 		w.admittedLocked(best, now.Sub(since))
@@ -504,7 +542,9 @@ func (w *Window[T]) expireLocked(now time.Time) {
 		if e.since.After(cut) {
 			break
 		}
-		if p, ok := w.pending[e.key]; ok && p.since.Equal(e.since) {
+		// Only Pods in the super cluster expire: a slot of the syncer's own work before the
+		// create ends with Created or Abort.
+		if p, ok := w.pending[e.key]; ok && p.since.Equal(e.since) && p.inScheduler {
 			w.removePendingLocked(e.key, p)
 		}
 	}

@@ -50,7 +50,7 @@ func tenantOf(item string) string {
 // run is one run of item: Acquire and, when admitted, the Pod's creation; then Settle.
 func (h *harness) run(item string) bool {
 	tn := tenantOf(item)
-	ok := h.w.Acquire(tn, item, item)
+	ok, _ := h.w.Acquire(tn, item, item)
 	if ok {
 		h.created[item] = tn
 		h.w.Created(item)
@@ -305,7 +305,7 @@ func TestConcurrentUse(t *testing.T) {
 			tn := fmt.Sprint("t", g%3)
 			for i := range 500 {
 				key := fmt.Sprintf("%s/%d/%d", tn, g, i)
-				if w.Acquire(tn, key, key) {
+				if ok, _ := w.Acquire(tn, key, key); ok {
 					w.Observe(tn, key, time.Now(), false, true)
 				}
 				w.Settle(tn, key)
@@ -340,5 +340,63 @@ func TestGrantOfCountedPodIsReturned(t *testing.T) {
 	}
 	if st := h.w.Stats(); st.Held != 1 {
 		t.Fatalf("held %d, want 1 (the observed Pod; the grant returned)", st.Held)
+	}
+}
+
+// A second Acquire for a Pod that is counted already takes no slot, so its caller gives none
+// back: an Abort of that run would drop the live Pod's slot.
+func TestAcquireOfCountedPodTakesNoSlot(t *testing.T) {
+	h := newHarness(t, 4, 4, nil)
+	if ok, took := h.w.Acquire("a", "a 0", "a 0"); !ok || !took {
+		t.Fatalf("first Acquire = %v, %v; want true, true", ok, took)
+	}
+	h.w.Created("a 0")
+	h.w.Settle("a", "a 0")
+	if ok, took := h.w.Acquire("a", "a 0", "a 0"); !ok || took {
+		t.Fatalf("Acquire of a counted Pod = %v, %v; want true, false", ok, took)
+	}
+	h.w.Settle("a", "a 0")
+	if st := h.w.Stats(); st.Held != 1 {
+		t.Fatalf("held %d, want 1", st.Held)
+	}
+}
+
+// A tenant that keeps adding and dropping waiting Pods does not grow its line.
+func TestLineStaysBounded(t *testing.T) {
+	h := newHarness(t, 1, 1, nil)
+	h.run("a 0") // holds the only slot
+	for i := range 10000 {
+		item := fmt.Sprint("a w", i)
+		if ok, _ := h.w.Acquire("a", item, item); ok {
+			t.Fatal("admitted into a full window")
+		}
+		h.w.Settle("a", item) // waiting: kept
+		h.w.Settle("a", item) // its next run did not ask: dropped
+	}
+	h.w.mu.Lock()
+	n := len(h.w.tenants["a"].line)
+	h.w.mu.Unlock()
+	if n > 16 {
+		t.Fatalf("line holds %d entries after 10000 add-and-drop cycles, want a handful", n)
+	}
+}
+
+// A slot held by the syncer's own work before the create does not expire mid-flight (else the
+// tenant would be admitted again while its earlier runs are still going).
+func TestPreCreateSlotDoesNotExpire(t *testing.T) {
+	h := newHarness(t, 1, 1, nil)
+	if ok, _ := h.w.Acquire("a", "a 0", "a 0"); !ok {
+		t.Fatal("not admitted")
+	}
+	h.clk.add(2 * DefaultPendingExpiry)
+	h.w.Adjust()
+	if ok, _ := h.w.Acquire("a", "a 1", "a 1"); ok {
+		t.Fatal("a second Pod was admitted while the first one's slot is still in use before its create")
+	}
+	h.w.Created("a 0")
+	h.clk.add(DefaultPendingExpiry + time.Second)
+	h.w.Adjust()
+	if len(h.woken) != 1 || h.woken[0] != "a 1" {
+		t.Fatalf("after the created Pod expired: woken %v, want [a 1]", h.woken)
 	}
 }

@@ -110,9 +110,11 @@ type Env struct {
 // PodAdmission is the super-Pod admission window as the Pod reconciler sees it.
 type PodAdmission interface {
 	// Admit reports whether tenant Pod namespace/name of tenant may create its super Pod
-	// superNamespace/name now. When it returns false the Pod waits: its request is run again
-	// once it is granted a slot, and the reconcile returns without error.
-	Admit(tenant, namespace, name, superNamespace string) bool
+	// superNamespace/name now (ok), and whether this call took a slot for it (took: the caller
+	// then reports Created or Abort; false when the Pod was counted already). When ok is false
+	// the Pod waits: its request is run again once it is granted a slot, and the reconcile
+	// returns without error.
+	Admit(tenant, namespace, name, superNamespace string) (ok, took bool)
 	// Created reports that an admitted Pod's super Pod was created (its bind latency starts).
 	Created(superNamespace, name string)
 	// Abort returns the slot of an admitted Pod whose super Pod was not created.

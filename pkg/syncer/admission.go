@@ -27,7 +27,7 @@ type podAdmission struct {
 	w *admission.Window[resources.Request]
 }
 
-func (a podAdmission) Admit(tenant, namespace, name, superNamespace string) bool {
+func (a podAdmission) Admit(tenant, namespace, name, superNamespace string) (ok, took bool) {
 	req := resources.Request{Tenant: tenant, Kind: resources.KindPod, Namespace: namespace, Name: name}
 	return a.w.Acquire(tenant, req, superNamespace+"/"+name)
 }

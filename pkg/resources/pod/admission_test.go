@@ -3,17 +3,19 @@ package pod
 import (
 	"context"
 	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // fakeAdmission admits while open, and records calls.
 type fakeAdmission struct {
-	open                    bool
+	open, counted           bool // counted: the window counts the Pod already (Admit takes no slot)
 	admits, aborts, creates []string
 }
 
-func (a *fakeAdmission) Admit(tenant, namespace, name, superNamespace string) bool {
+func (a *fakeAdmission) Admit(tenant, namespace, name, superNamespace string) (ok, took bool) {
 	a.admits = append(a.admits, superNamespace+"/"+name)
-	return a.open
+	return a.open, a.open && !a.counted
 }
 
 func (a *fakeAdmission) Created(superNamespace, name string) {
@@ -71,5 +73,40 @@ func TestPodWaitsForAdmission(t *testing.T) {
 	}
 	if len(adm.aborts) != 1 {
 		t.Errorf("aborts after a failed create = %v, want one", adm.aborts)
+	}
+
+	// A Pod the window counted already (this run took no slot) gives nothing back when its
+	// create fails: the slot is the live Pod's.
+	adm.counted = true
+	_ = reconcileDownward(ctx, f.env, f.c, "app", "web")
+	if len(adm.aborts) != 1 {
+		t.Errorf("aborts after a failed create of a counted Pod = %v, want still one", adm.aborts)
+	}
+}
+
+// A tenant that binds its own Pod (posts a Binding) between the cached read and the full read
+// does not get the live spec.nodeName copied without the preset-node check: the reconcile
+// waits for the cache.
+func TestNodeNameSetAfterCachedReadIsNotCopied(t *testing.T) {
+	ctx := context.Background()
+	f := newPodBounds(t)
+	_ = reconcileDownward(ctx, f.env, f.c, "app", "web")
+	f.syncCaches(t, "0")
+	live, err := f.tenant.CoreV1().Pods("app").Get(ctx, "web", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	live.Spec.NodeName = "super-system-node"
+	if _, err := f.tenant.CoreV1().Pods("app").Update(ctx, live, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	f.super.ClearActions()
+	if err := reconcileDownward(ctx, f.env, f.c, "app", "web"); err == nil {
+		t.Fatal("reconcile succeeded although spec.nodeName changed after the cached read")
+	}
+	for _, got := range f.superCreates() {
+		if got == "pods" {
+			t.Fatal("super Pod created with a nodeName that skipped the preset-node check")
+		}
 	}
 }

@@ -136,14 +136,17 @@ func reconcileDownward(ctx context.Context, env *resources.Env, c *tenant.Cluste
 		// The admission window paces new super Pods that the super scheduler will place; it is
 		// asked before anything costly (a tenant read, tokens) is done for a Pod that waits.
 		if t.Spec.NodeName == "" && env.PodAdmission != nil {
-			if !env.PodAdmission.Admit(c.Name, ns, name, superNS) {
+			ok, took := env.PodAdmission.Admit(c.Name, ns, name, superNS)
+			if !ok {
 				return nil // run again when granted a slot
 			}
-			defer func() {
-				if !holdSlot {
-					env.PodAdmission.Abort(superNS, name)
-				}
-			}()
+			if took {
+				defer func() {
+					if !holdSlot {
+						env.PodAdmission.Abort(superNS, name)
+					}
+				}()
+			}
 		}
 		// The tenant cache holds trimmed Pods: read the full spec once, at least as new as the
 		// cached copy (served from the tenant apiserver's watch cache).
@@ -153,6 +156,11 @@ func reconcileDownward(ctx context.Context, env *resources.Env, c *tenant.Cluste
 		}
 		if full.UID != t.UID {
 			return fmt.Errorf("tenant Pod %s/%s was recreated; will retry", ns, name)
+		}
+		if full.Spec.NodeName != t.Spec.NodeName {
+			// Bound in the tenant after the cached copy was read (a Binding the tenant posted):
+			// the preset-node check above ran on the cached copy, so wait for the cache.
+			return fmt.Errorf("tenant Pod %s/%s: spec.nodeName changed to %q since it was cached; will retry", ns, name, full.Spec.NodeName)
 		}
 		// The policy decides before anything is written for the Pod (its super namespace,
 		// tokens, the super Pod).
