@@ -29,7 +29,7 @@ var (
 )
 
 // AdmissionStats is the window's state at scrape time: its size, and per tenant the Pods
-// waiting and the slots held.
+// waiting and the slots held (registered tenants with none included, as 0).
 type AdmissionStats func() (window int, waiting, held map[string]int)
 
 var (

@@ -82,6 +82,12 @@ func (s *Syncer) newAdmission(o AdmissionOptions, fair bool) (*admission.Window[
 	}
 	metrics.RegisterAdmissionStats(func() (int, map[string]int, map[string]int) {
 		st := w.Stats()
+		if s.registry != nil {
+			for _, name := range s.registry.Names() { // 0, not absent, for registered tenants
+				st.Waiting[name] += 0
+				st.HeldBy[name] += 0
+			}
+		}
 		return st.Window, st.Waiting, st.HeldBy
 	})
 	return w, nil
