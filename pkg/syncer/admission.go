@@ -84,8 +84,8 @@ func (s *Syncer) newAdmission(o AdmissionOptions, fair bool) (*admission.Window[
 		st := w.Stats()
 		if s.registry != nil {
 			for _, name := range s.registry.Names() { // 0, not absent, for registered tenants
-				st.Waiting[name] += 0
-				st.HeldBy[name] += 0
+				st.Waiting[name] = st.Waiting[name]
+				st.HeldBy[name] = st.HeldBy[name]
 			}
 		}
 		return st.Window, st.Waiting, st.HeldBy
