@@ -10,8 +10,9 @@
 // # Usage
 //
 //	w := admission.New(admission.Options[Req]{Weight: weight, Wake: requeue})
-//	if !w.Acquire(tenant, req, "ns/name") { return nil } // waits; Wake runs req again
-//	... create the Pod; on failure w.Abort("ns/name")
+//	ok, took := w.Acquire(tenant, req, "ns/name")
+//	if !ok { return nil }                                  // waits; Wake runs req again
+//	... create the Pod; if took: w.Created("ns/name"), or on failure w.Abort("ns/name")
 //	w.Settle(tenant, req)                                  // after every run of req
 //	w.Observe(tenant, "ns/name", created, pending, bound)  // from the super Pod informer
 //	w.Adjust()                                              // every DefaultAdjustInterval

@@ -2,10 +2,10 @@ package syncer
 
 import (
 	"context"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/vcsyncer/syncer/pkg/admission"
@@ -84,8 +84,12 @@ func (s *Syncer) newAdmission(o AdmissionOptions, fair bool) (*admission.Window[
 		st := w.Stats()
 		if s.registry != nil {
 			for _, name := range s.registry.Names() { // 0, not absent, for registered tenants
-				st.Waiting[name] = st.Waiting[name]
-				st.HeldBy[name] = st.HeldBy[name]
+				if _, ok := st.Waiting[name]; !ok {
+					st.Waiting[name] = 0
+				}
+				if _, ok := st.HeldBy[name]; !ok {
+					st.HeldBy[name] = 0
+				}
 			}
 		}
 		return st.Window, st.Waiting, st.HeldBy
@@ -112,14 +116,5 @@ func superPodPending(p *corev1.Pod) (pending, bound bool) {
 
 // adjustAdmission adapts the window every admission.DefaultAdjustInterval until ctx is done.
 func (s *Syncer) adjustAdmission(ctx context.Context) {
-	t := time.NewTicker(admission.DefaultAdjustInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			s.admission.Adjust()
-		}
-	}
+	wait.UntilWithContext(ctx, func(context.Context) { s.admission.Adjust() }, admission.DefaultAdjustInterval)
 }
