@@ -648,13 +648,16 @@ func diffLabels(tenant, super map[string]string) string {
 }
 
 // checkPodIdentity checks what a container of the super Pod would see of its identity: no
-// downward-API reference that a kubelet resolves to the super namespace or the super UID, and
+// downward-API reference that a kubelet resolves to the super namespace, the super UID or the
+// super Pod's own labels and annotations (which carry the syncer's bookkeeping), and
 // every projected service-account token of the tenant Pod served from the syncer's token
 // Secret (a tenant token), never a super-cluster token.
 func (rw *realWorld) checkPodIdentity(r *report, id string, tp, sp *corev1.Pod) {
 	var refs []string
 	visit := func(where string, f *corev1.ObjectFieldSelector) {
-		if f != nil && (f.FieldPath == "metadata.namespace" || f.FieldPath == "metadata.uid") {
+		if f != nil && (f.FieldPath == "metadata.namespace" || f.FieldPath == "metadata.uid" ||
+			f.FieldPath == "metadata.labels" || strings.HasPrefix(f.FieldPath, "metadata.labels[") ||
+			f.FieldPath == "metadata.annotations") {
 			refs = append(refs, where+"="+f.FieldPath)
 		}
 	}
@@ -687,8 +690,9 @@ func (rw *realWorld) checkPodIdentity(r *report, id string, tp, sp *corev1.Pod) 
 		}
 	}
 	if len(refs) > 0 {
-		r.add(reqContent, "%s: super Pod %s/%s keeps %s, which a kubelet resolves to namespace %s / the super UID instead of "+
-			"tenant namespace %s / UID %s", id, sp.Namespace, sp.Name, strings.Join(refs, ", "), sp.Namespace, tp.Namespace, tp.UID)
+		r.add(reqContent, "%s: super Pod %s/%s keeps %s, which a kubelet resolves to namespace %s / the super UID / the super "+
+			"Pod's labels instead of tenant namespace %s / UID %s / the tenant's labels", id, sp.Namespace, sp.Name, strings.Join(refs, ", "),
+			sp.Namespace, tp.Namespace, tp.UID)
 	}
 	tokenSecret := sp.Annotations[annotationTokenSecret]
 	for _, vol := range tp.Spec.Volumes {

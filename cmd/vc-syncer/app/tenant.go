@@ -24,6 +24,10 @@ import (
 	"github.com/vcsyncer/syncer/pkg/tenant"
 )
 
+// terminatingWait bounds how long `tenant add` without --wait waits for a terminating Tenant
+// of the same name to be gone before it registers the new one.
+const terminatingWait = 2 * time.Minute
+
 type tenantFlags struct {
 	superKubeconfig string
 	namespace       string
@@ -65,7 +69,10 @@ func newTenantAddCommand(f *tenantFlags) *cobra.Command {
 flattened (certificate-authority, client-certificate and client-key files are read here and
 embedded), then stored in Secret <kubeconfig-namespace>/<NAME>-kubeconfig, key "kubeconfig";
 then Tenant NAME is created (or updated) to point at it. NAME must be a DNS label of at most
-40 characters: it prefixes the tenant's namespaces in the super cluster.
+40 characters: it prefixes the tenant's namespaces in the super cluster. When a Tenant NAME is
+still terminating (removed, its super namespaces being deleted), tenant add says so, waits for
+it to be gone (up to --wait, or 2 minutes without it) and then registers a new one; it fails,
+having written nothing, when the old Tenant outlives that wait.
 
 The syncer accepts inline credentials only, because it evaluates the kubeconfig inside its own
 Pod: token, client-certificate-data/client-key-data and certificate-authority-data. A
@@ -88,6 +95,18 @@ tenant add again).`,
 			if err != nil {
 				return err
 			}
+			// A Tenant of this name still terminating is waited for (up to --wait, or
+			// terminatingWait without it) and then replaced by a new one.
+			gone := terminatingWait
+			if waitFor > 0 {
+				gone = waitFor
+			}
+			goneCtx, cancel := context.WithTimeout(cmd.Context(), gone)
+			err = waitTerminatingTenantGone(goneCtx, c, args[0], cmd.OutOrStdout())
+			cancel()
+			if err != nil {
+				return err
+			}
 			if err := AddTenant(cmd.Context(), c, f.namespace, args[0], data, weight); err != nil {
 				return err
 			}
@@ -99,7 +118,7 @@ tenant add again).`,
 			return WaitTenantRunning(cmd.Context(), c, args[0], waitFor, cmd.OutOrStdout())
 		},
 	}
-	cmd.Flags().DurationVar(&waitFor, "wait", 0, "Wait up to this long (e.g. 1m) for the syncer to report the Tenant Running, and fail with its Connected condition otherwise; 0 returns at once.")
+	cmd.Flags().DurationVar(&waitFor, "wait", 0, "Wait up to this long (e.g. 1m) for the syncer to report the Tenant Running; fail at once when it reports a problem that waiting does not fix (invalid kubeconfig, refused credentials, unreachable or duplicate control plane), and with its conditions on timeout. 0 returns after registering.")
 	cmd.Flags().StringVar(&kubeconfig, "kubeconfig", "", "Path to the tenant apiserver's kubeconfig (required).")
 	cmd.Flags().BoolVar(&embedTokenFile, "embed-token-file", false,
 		"Read the file named by the kubeconfig user's tokenFile now and store its content as token: (without it, a tokenFile is refused).")
@@ -163,6 +182,9 @@ func AddTenant(ctx context.Context, c client.Client, namespace, name string, kub
 	if weight < 1 || weight > 1000 {
 		return fmt.Errorf("--weight must be between 1 and 1000, got %d", weight)
 	}
+	if err := waitTerminatingTenantGone(ctx, c, name, nil); err != nil {
+		return err
+	}
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}
 	if err := c.Create(ctx, ns); err != nil && !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("failed to create namespace %s: %w", namespace, err)
@@ -191,10 +213,52 @@ func AddTenant(ctx context.Context, c client.Client, namespace, name string, kub
 		if err := c.Get(ctx, client.ObjectKeyFromObject(t), existing); err != nil {
 			return err
 		}
+		if existing.DeletionTimestamp != nil {
+			// Deleted between the wait above and now: updating it would register nothing.
+			return fmt.Errorf("Tenant %s is terminating (deleted while being registered); run tenant add again once it is gone", name)
+		}
 		existing.Spec = t.Spec
 		return c.Update(ctx, existing)
 	} else if err != nil {
 		return fmt.Errorf("failed to create Tenant: %w", err)
+	}
+	return nil
+}
+
+// waitTerminatingTenantGone returns at once when Tenant name does not exist or is not being
+// deleted. When it is terminating (the syncer is deleting its super namespaces before removing
+// the finalizer), it prints a line to out (when not nil) and polls every 500 ms until that
+// Tenant is gone, so a new Tenant of the same name is created instead of an update of the
+// old one, which would vanish with it. It returns an error when ctx ends first.
+func waitTerminatingTenantGone(ctx context.Context, c client.Client, name string, out io.Writer) error {
+	old := &tenancyv1alpha1.Tenant{}
+	if err := c.Get(ctx, client.ObjectKey{Name: name}, old); apierrors.IsNotFound(err) {
+		return nil
+	} else if err != nil {
+		return fmt.Errorf("failed to read Tenant %s: %w", name, err)
+	}
+	if old.DeletionTimestamp == nil {
+		return nil
+	}
+	if out != nil {
+		fmt.Fprintf(out, "tenant %s is still terminating (the syncer is deleting its super-cluster namespaces); waiting for it to be gone\n", name)
+	}
+	start := time.Now()
+	err := wait.PollUntilContextCancel(ctx, 500*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+		cur := &tenancyv1alpha1.Tenant{}
+		if err := c.Get(ctx, client.ObjectKey{Name: name}, cur); apierrors.IsNotFound(err) {
+			return true, nil
+		} else if err != nil {
+			return false, nil // transient read errors: poll again until ctx ends
+		}
+		return cur.UID != old.UID, nil // already replaced by someone else's Tenant
+	})
+	if err != nil {
+		return fmt.Errorf("Tenant %s is still terminating after %s (its super-cluster namespaces are being deleted; "+
+			"`vc-syncer tenant list` shows it); nothing was registered: %w", name, time.Since(start).Round(time.Second), err)
+	}
+	if out != nil {
+		fmt.Fprintf(out, "the previous tenant %s is gone after %s\n", name, time.Since(start).Round(100*time.Millisecond))
 	}
 	return nil
 }
@@ -275,20 +339,29 @@ Objects inside the tenant control plane itself are not touched.`,
 	return cmd
 }
 
-// WaitTenantRunning polls Tenant name until its phase is Running or timeout passes. It prints
-// the phase once it is Running; on timeout it returns an error with the phase and the message
-// of the first condition that is not True (the reason the syncer gave, e.g. Unauthorized).
+// WaitTenantRunning polls Tenant name every 500 ms until its phase is Running, until the
+// syncer reports a problem that waiting does not fix (terminalProblem), or until timeout
+// passes. It prints the phase once it is Running. The error names the phase and the first
+// condition that is not True (the reason the syncer gave, e.g. Unauthorized). Conditions
+// whose lastTransitionTime is before the call (left from an earlier registration of the same
+// name) end the wait only through the timeout.
 func WaitTenantRunning(ctx context.Context, c client.Client, name string, timeout time.Duration, out io.Writer) error {
+	since := metav1.NewTime(time.Now().Truncate(time.Second)) // conditions carry whole seconds
 	var last tenancyv1alpha1.Tenant
+	var problem string
 	err := wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
 		if err := c.Get(ctx, client.ObjectKey{Name: name}, &last); err != nil {
 			return false, client.IgnoreNotFound(err)
 		}
-		return last.Status.Phase == tenancyv1alpha1.TenantRunning, nil
+		problem = terminalProblem(&last, since)
+		return last.Status.Phase == tenancyv1alpha1.TenantRunning || problem != "", nil
 	})
-	if err == nil {
+	if err == nil && problem == "" {
 		fmt.Fprintf(out, "tenant %s is Running\n", name)
 		return nil
+	}
+	if problem != "" {
+		return fmt.Errorf("tenant %s is not Running: phase %q, %s", name, last.Status.Phase, problem)
 	}
 	why := "no status yet (is `vc-syncer run` running against this super cluster?)"
 	for _, cond := range last.Status.Conditions {
@@ -298,4 +371,31 @@ func WaitTenantRunning(ctx context.Context, c client.Client, name string, timeou
 		}
 	}
 	return fmt.Errorf("tenant %s is not Running after %s: phase %q, %s", name, timeout, last.Status.Phase, why)
+}
+
+// terminalProblem describes what keeps Tenant t from running that waiting longer does not fix,
+// or returns "": t is being deleted or paused, or the syncer reported, since the given time and
+// for t's current generation, KubeconfigValid=False (except SecretNotFound, which the syncer's
+// Secret cache may briefly report right after registration) or Connected=False (refused
+// credentials, an unreachable apiserver, a control plane another Tenant already syncs). The
+// syncer keeps retrying a Connected=False tenant in the background.
+func terminalProblem(t *tenancyv1alpha1.Tenant, since metav1.Time) string {
+	switch {
+	case t.DeletionTimestamp != nil:
+		return "the Tenant is being deleted"
+	case t.Spec.Paused:
+		return "spec.paused is true"
+	}
+	for _, cond := range t.Status.Conditions {
+		if cond.Status != metav1.ConditionFalse || cond.LastTransitionTime.Before(&since) || cond.ObservedGeneration < t.Generation {
+			continue
+		}
+		switch {
+		case cond.Type == tenancyv1alpha1.ConditionKubeconfigValid && cond.Reason != tenant.ReasonSecretNotFound:
+			return fmt.Sprintf("%s=False (%s): %s", cond.Type, cond.Reason, cond.Message)
+		case cond.Type == tenancyv1alpha1.ConditionConnected:
+			return fmt.Sprintf("%s=False (%s): %s (the syncer keeps retrying in the background)", cond.Type, cond.Reason, cond.Message)
+		}
+	}
+	return ""
 }

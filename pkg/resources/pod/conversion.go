@@ -49,8 +49,9 @@ func desired(c *tenant.Cluster, t *corev1.Pod, superNS string, existing *corev1.
 	spec.PriorityClassName = ""
 	spec.EphemeralContainers = nil
 	filtered := policy.FilterPod(c.Policy().Pods(), spec)
-	rewriteFieldRefs(spec)
 	meta := desiredMeta(c, t, superNS, existing)
+	rewriteMetaFieldRefs(spec, t, &meta, existing) // before rewriteFieldRefs, which points at annotations too
+	rewriteFieldRefs(spec)
 	if rewriteProjectedTokens(spec, TokenSecretName(t.UID)) {
 		if meta.Annotations == nil {
 			meta.Annotations = map[string]string{}
@@ -145,40 +146,11 @@ var superIdentityFieldPaths = map[string]string{
 // container env, downwardAPI volumes, projected downwardAPI sources) listed in
 // superIdentityFieldPaths, so the containers see the tenant's identity.
 func rewriteFieldRefs(spec *corev1.PodSpec) {
-	fix := func(f *corev1.ObjectFieldSelector) {
-		if f == nil {
-			return
-		}
+	eachFieldRef(spec, func(f *corev1.ObjectFieldSelector) {
 		if p, ok := superIdentityFieldPaths[f.FieldPath]; ok {
 			f.FieldPath = p
 		}
-	}
-	for _, cs := range [][]corev1.Container{spec.InitContainers, spec.Containers} {
-		for i := range cs {
-			for j := range cs[i].Env {
-				if vf := cs[i].Env[j].ValueFrom; vf != nil {
-					fix(vf.FieldRef)
-				}
-			}
-		}
-	}
-	for i := range spec.Volumes {
-		v := &spec.Volumes[i]
-		if v.DownwardAPI != nil {
-			for j := range v.DownwardAPI.Items {
-				fix(v.DownwardAPI.Items[j].FieldRef)
-			}
-		}
-		if v.Projected != nil {
-			for _, src := range v.Projected.Sources {
-				if src.DownwardAPI != nil {
-					for j := range src.DownwardAPI.Items {
-						fix(src.DownwardAPI.Items[j].FieldRef)
-					}
-				}
-			}
-		}
-	}
+	})
 }
 
 // desiredMeta returns the metadata of the super Pod of tenant Pod t: resources.DesiredMeta and

@@ -319,7 +319,7 @@ func TestDesiredRewritesSuperIdentityFieldRefs(t *testing.T) {
 	if fp := vols["info"].DownwardAPI.Items[0].FieldRef.FieldPath; fp != nsPath {
 		t.Errorf("downwardAPI volume fieldPath = %q", fp)
 	}
-	if fp := vols["info"].DownwardAPI.Items[1].FieldRef.FieldPath; fp != "metadata.labels" {
+	if fp := vols["info"].DownwardAPI.Items[1].FieldRef.FieldPath; fp != "metadata.annotations['"+AnnotationDownwardLabels+"']" {
 		t.Errorf("metadata.labels rewritten to %q", fp)
 	}
 	if fp := vols["proj"].Projected.Sources[0].DownwardAPI.Items[0].FieldRef.FieldPath; fp != uidPath {

@@ -120,19 +120,22 @@ func testTenantTokens(t *testing.T, super kubernetes.Interface, tc *framework.Co
 	}
 }
 
-// testDownwardAPIIdentity creates a tenant Pod whose env reads metadata.namespace and
-// metadata.uid and checks that its super copy reads them from the annotations that carry the
-// tenant's values.
+// testDownwardAPIIdentity creates a tenant Pod whose env reads metadata.namespace,
+// metadata.uid and a label, and whose downwardAPI volume reads all labels, and checks that its
+// super copy reads them from annotations that carry the tenant's values (the super apiserver
+// accepts the rewritten references).
 func testDownwardAPIIdentity(t *testing.T, super kubernetes.Interface, tc *framework.ControlPlane, superNS, ns string) {
 	ctx := context.Background()
 	ref := func(p string) *corev1.EnvVarSource {
 		return &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: p}}
 	}
 	p := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: "whoami"},
+		ObjectMeta: metav1.ObjectMeta{Name: "whoami", Labels: map[string]string{"app": "whoami", "tier": "front"}},
 		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "busybox", Env: []corev1.EnvVar{
 			{Name: "MY_NAMESPACE", ValueFrom: ref("metadata.namespace")}, {Name: "MY_UID", ValueFrom: ref("metadata.uid")},
-		}}}},
+			{Name: "MY_APP", ValueFrom: ref("metadata.labels['app']")},
+		}}}, Volumes: []corev1.Volume{{Name: "info", VolumeSource: corev1.VolumeSource{DownwardAPI: &corev1.DownwardAPIVolumeSource{
+			Items: []corev1.DownwardAPIVolumeFile{{Path: "labels", FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.labels"}}}}}}}},
 	}
 	created(t)(tc.Client.CoreV1().Pods(ns).Create(ctx, p, metav1.CreateOptions{}))
 	eventually(t, time.Minute, "super Pod whoami", func(ctx context.Context) error {
@@ -159,6 +162,26 @@ func testDownwardAPIIdentity(t *testing.T, super kubernetes.Interface, tc *frame
 		}
 		if sp.Annotations[conversion.AnnotationNamespace] != ns || sp.Annotations[conversion.AnnotationUID] != string(tp.UID) {
 			return errorf("super annotations %v do not hold the tenant namespace and UID", sp.Annotations)
+		}
+		// What a kubelet writes for metadata.labels (sorted key="value" lines): the tenant's
+		// labels only, not the syncer's ownership labels.
+		labelsPath := ""
+		for _, v := range sp.Spec.Volumes {
+			if v.Name == "info" && v.DownwardAPI != nil {
+				labelsPath = v.DownwardAPI.Items[0].FieldRef.FieldPath
+			}
+		}
+		if want := "app=\"whoami\"\ntier=\"front\""; labelsPath != "metadata.annotations['"+pod.AnnotationDownwardLabels+"']" ||
+			sp.Annotations[pod.AnnotationDownwardLabels] != want {
+			return errorf("metadata.labels reads %s = %q, want the tenant's %q", labelsPath, sp.Annotations[pod.AnnotationDownwardLabels], want)
+		}
+		for _, e := range env {
+			if e.Name == "MY_APP" {
+				k, _ := strings.CutSuffix(strings.TrimPrefix(e.ValueFrom.FieldRef.FieldPath, "metadata.annotations['"), "']")
+				if sp.Annotations[k] != "whoami" {
+					return errorf("MY_APP reads %s = %q", e.ValueFrom.FieldRef.FieldPath, sp.Annotations[k])
+				}
+			}
 		}
 		return nil
 	})
