@@ -51,8 +51,8 @@ bench: tools ## Load-generator experiments (burst, greedy, fairness, memory) int
 	$(GO) run ./test/bench memory --out bench-out/memory
 
 .PHONY: dev
-dev: build ## Run a local super cluster, 2 tenants and the syncer until Ctrl-C.
-	./bin/vc-syncer dev --tenants 2
+dev: ## Run a local super cluster, 2 tenants and the syncer until Ctrl-C (hack/dev.sh).
+	./hack/dev.sh --tenants 2
 
 .PHONY: lint
 lint: ## go vet and gofmt check.

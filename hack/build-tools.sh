@@ -7,6 +7,9 @@
 #
 # A binary already in the cache is not rebuilt, so a second run takes seconds. A fresh machine
 # builds everything once (about 10 minutes on 2 cores). Prints the cache directory on the last line.
+#
+# `hack/build-tools.sh runtime` builds only what control planes need at run time (what
+# `vc-syncer dev` and test/framework start), not helm or the npm Dockerfile linter.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 K8S=v1.37.2 ETCD=v3.7.3 KWOK=v0.8.0
@@ -78,6 +81,11 @@ for f in node/fast/node-initialize.yaml node/heartbeat-with-lease/node-heartbeat
   fi
 done
 mv "$out" "$DIR/kwok-stages.yaml"
+if [ "${1:-}" = runtime ]; then
+  log "control-plane tools ready (runtime only: helm and dockerfile-utils not built)"
+  echo "$DIR"
+  exit 0
+fi
 # helm (chart lint/template tests, `make verify`) and the npm Dockerfile linter dockerfile-utils,
 # pinned in hack/tools/helm/go.mod and hack/tools/dockerfile-utils/package-lock.json.
 HELM=v3.22.0

@@ -99,7 +99,7 @@ func EnsureTools(ctx context.Context, progress func(string)) (string, error) {
 	report(progress, fmt.Sprintf("building missing control-plane tools (%s) into %s with hack/build-tools.sh; this takes ~10 minutes the first time",
 		strings.Join(missing, ", "), dir))
 
-	cmd := exec.CommandContext(ctx, "bash", filepath.Join(root, "hack", "build-tools.sh"))
+	cmd := exec.CommandContext(ctx, "bash", filepath.Join(root, "hack", "build-tools.sh"), "runtime")
 	cmd.Dir = root
 	cmd.Env = append(os.Environ(), "VCSYNCER_TOOLS_DIR="+dir)
 	pr, pw := io.Pipe()

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/sys/unix"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
@@ -41,7 +42,14 @@ tenant-1.kubeconfig, ...). Ctrl-C stops everything.
 
 The control-plane binaries are built from Go modules on first use (about 10 minutes on 2
 cores) into a cache outside the repository; later starts take seconds. Run it from a clone of
-the repository so it can build them, or build them first with 'make tools'.`,
+the repository so it can build them, or build them first with 'make tools'. Only what control
+planes need is built (not helm or the npm Dockerfile linter).
+
+Ctrl-C, SIGINT or SIGTERM stop everything; so does the end of the process that started dev.
+hack/dev.sh (make dev) compiles vc-syncer with progress lines and then becomes vc-syncer dev, so
+a signal sent to its pid arrives here. Under 'go run', the go command ignores SIGINT (it
+expects the terminal to signal the whole process group): Ctrl-C works, a 'kill -INT' sent to
+the go command's pid does not reach dev; SIGTERM to it does (dev stops when go exits).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if tenants < 1 || nodes < 1 {
@@ -67,6 +75,9 @@ func runDev(ctx context.Context, cmd *cobra.Command, o *options.Options, dir str
 	out := cmd.OutOrStdout()
 	start := time.Now()
 	progress := func(s string) { fmt.Fprintf(out, "[dev +%5.1fs] %s\n", time.Since(start).Seconds(), s) }
+	if note := stopWithParent(); note != "" {
+		progress(note)
+	}
 	dir, err := filepath.Abs(dir)
 	if err != nil {
 		return err
@@ -176,4 +187,23 @@ Press Ctrl-C to stop everything.
 		return nil
 	}
 	return err
+}
+
+// stopWithParent asks the kernel to send this process SIGTERM when its parent exits
+// (prctl PR_SET_PDEATHSIG, Linux), so dev stops its control planes when whatever started it —
+// `go run`, make, a shell script — is killed, instead of running on as an orphan. It returns a
+// note for the user when the parent is the go command (`go run`), whose handling of SIGINT
+// keeps a `kill -INT` from reaching dev, or "" otherwise.
+func stopWithParent() string {
+	ppid := os.Getppid()
+	if err := unix.Prctl(unix.PR_SET_PDEATHSIG, uintptr(syscall.SIGTERM), 0, 0, 0); err == nil && os.Getppid() != ppid {
+		// The parent exited before the request took effect.
+		_ = syscall.Kill(os.Getpid(), syscall.SIGTERM)
+	}
+	comm, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", ppid))
+	if err != nil || strings.TrimSpace(string(comm)) != "go" {
+		return ""
+	}
+	return fmt.Sprintf("started by `go run` (pid %d): stop with Ctrl-C, `kill %d` (SIGTERM) or `kill -INT %d`; "+
+		"the go command ignores a SIGINT sent to its own pid. ./hack/dev.sh avoids this", ppid, ppid, os.Getpid())
 }
