@@ -115,7 +115,10 @@ func (Resource) MapSuper(env *resources.Env, obj metav1.Object, clusters []*tena
 }
 
 // Upward implements resources.Resource: it creates or updates the tenant copy of the super
-// Event name in the super namespace of tenant namespace ns.
+// Event name in the super namespace of tenant namespace ns, from the caches (nothing is written
+// when the Event is gone, is not about an object synced for c, or the copy already shows it).
+// It returns the write's error (the syncer's Event pipeline retries it a few times); a copy
+// deleted in the tenant while it is updated is not re-created.
 func (r Resource) Upward(ctx context.Context, env *resources.Env, c *tenant.Cluster, ns, name string) error {
 	superNS := resources.SuperNamespace(c, ns)
 	se, err := env.SuperEvents.Core().V1().Events().Lister().Events(superNS).Get(name)
@@ -140,10 +143,9 @@ func (r Resource) Upward(ctx context.Context, env *resources.Env, c *tenant.Clus
 	}
 	events := c.Client.CoreV1().Events(ns)
 	if err != nil { // not found in the cache of our copies
+		// AlreadyExists: our cache is behind (a retry updates the copy it then holds), or the
+		// tenant has an Event of that name that is not ours (retried a few times, then dropped).
 		_, err = events.Create(ctx, want, metav1.CreateOptions{FieldManager: downward.FieldManager})
-		if apierrors.IsAlreadyExists(err) {
-			return nil // a tenant Event of that name that is not ours, or our cache is behind
-		}
 		if err != nil {
 			return fmt.Errorf("failed to create Event %s/%s in tenant %s: %w", ns, name, c.Name, err)
 		}

@@ -39,7 +39,7 @@ func TestMoreKinds(t *testing.T) {
 	}
 	env := framework.StartT(t, framework.SuperOptions{Nodes: 1}, 2)
 	c := startSyncer(t, env.Super.RESTConfig, func(o *options.Options) {
-		o.OptInKinds = []string{"Ingress", "NetworkPolicy", "PodDisruptionBudget", "Event"}
+		o.OptInKinds = []string{"Ingress", "NetworkPolicy", "PodDisruptionBudget"} // Event is synced by default
 	})
 	// Endpoints naming an address outside the tenant's Pods and Ingresses are refused by the
 	// built-in policy; this test checks their translation.
@@ -350,6 +350,32 @@ func TestMoreKinds(t *testing.T) {
 		}
 		if _, err := t1.Client.SchedulingV1().PriorityClasses().Get(ctx, "tenant-own", metav1.GetOptions{}); err != nil {
 			t.Errorf("tenant's own class touched: %v", err)
+		}
+	})
+
+	t.Run("Events by default: Scheduled and FailedScheduling reach the tenant", func(t *testing.T) {
+		created(t)(t1.Client.CoreV1().Pods("apps").Create(ctx, priorityPod("evt-runs", ""), metav1.CreateOptions{}))
+		unsched := priorityPod("evt-unschedulable", "")
+		unsched.Spec.NodeSelector = map[string]string{"vcsyncer.io/no-such-node": "true"}
+		created(t)(t1.Client.CoreV1().Pods("apps").Create(ctx, unsched, metav1.CreateOptions{}))
+		for _, want := range []struct{ pod, reason, typ string }{
+			{"evt-runs", "Scheduled", corev1.EventTypeNormal},
+			{"evt-unschedulable", "FailedScheduling", corev1.EventTypeWarning},
+		} {
+			eventually(t, time.Minute, want.reason+" Event about "+want.pod, func(ctx context.Context) error {
+				tp, err := t1.Client.CoreV1().Pods("apps").Get(ctx, want.pod, metav1.GetOptions{})
+				if err != nil {
+					return err
+				}
+				e, err := copiedEvent(ctx, t1.Client, want.pod, want.reason)
+				if err != nil {
+					return err
+				}
+				if e.Type != want.typ || e.InvolvedObject.UID != tp.UID || e.InvolvedObject.Namespace != "apps" {
+					return errorf("type %s, involvedObject %+v; want %s about the tenant Pod (uid %s)", e.Type, e.InvolvedObject, want.typ, tp.UID)
+				}
+				return nil
+			})
 		}
 	})
 
