@@ -30,24 +30,29 @@ type EventOptions struct {
 	// MaxPending is the number of Event copies that may wait per tenant; past it Normals are
 	// dropped first. Defaults to 1000.
 	MaxPending int
+	// NormalMaxDelay bounds how long a Normal Event waits while the downward or upward
+	// pipeline has requests waiting (Warnings never wait for them). Defaults to 30s.
+	NormalMaxDelay time.Duration
 }
 
 // eventPipeline is the Event kind's own queue and workers: Event copies never take an upward
-// worker from Pod statuses, and each tenant's are paced, prioritised and bounded by
-// event.Queue.
+// worker from Pod statuses, Normal ones wait while the Pod pipelines have work waiting, and
+// each tenant's are paced, prioritised and bounded by event.Queue.
 type eventPipeline struct {
 	r       event.Resource
 	q       *event.Queue
 	workers int
 }
 
-// newEventPipeline returns the pipeline for Event resource r.
-func newEventPipeline(r event.Resource, o EventOptions) *eventPipeline {
+// newEventPipeline returns the pipeline for Event resource r. busy reports whether the Pod
+// pipelines have requests waiting: Normal Events then wait (event.QueueOptions.Busy).
+func newEventPipeline(r event.Resource, o EventOptions, busy func() bool) *eventPipeline {
 	if o.Workers <= 0 {
 		o.Workers = 2
 	}
 	return &eventPipeline{r: r, workers: o.Workers, q: event.NewQueue(event.QueueOptions{
-		QPS: o.QPS, Burst: o.Burst, MaxPending: o.MaxPending, OnDrop: metrics.EventDropped,
+		QPS: o.QPS, Burst: o.Burst, MaxPending: o.MaxPending, NormalMaxDelay: o.NormalMaxDelay,
+		Busy: busy, OnDrop: metrics.EventDropped,
 	})}
 }
 

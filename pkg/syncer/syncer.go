@@ -169,7 +169,7 @@ func New(o Options) (*Syncer, error) {
 		inf := r.SuperInformer(env)
 		h := s.superHandler(r.Kind())
 		if er, ok := r.(event.Resource); ok {
-			s.events = newEventPipeline(er, o.Events)
+			s.events = newEventPipeline(er, o.Events, func() bool { return s.down.Len() > 0 || s.up.Len() > 0 })
 			metrics.RegisterEventStats(s.events.q.Pending)
 			h = s.eventHandler()
 		} else if m, ok := r.(resources.SuperMapper); ok {

@@ -39,6 +39,14 @@ type QueueOptions struct {
 	MaxRetries int
 	// RetryBase is the first retry's delay, doubled per further retry. Defaults to 1s.
 	RetryBase time.Duration
+	// Busy, when set, reports whether other work of the syncer (its Pod pipelines) is waiting.
+	// While it is, Normals wait (Warnings do not), each at most NormalMaxDelay.
+	Busy func() bool
+	// NormalMaxDelay bounds how long Busy holds a Normal back. Defaults to 30s.
+	NormalMaxDelay time.Duration
+	// BusyPoll is how often a worker waiting only for Busy to end asks it again. Defaults to
+	// 200ms.
+	BusyPoll time.Duration
 	// OnDrop, when set, is called (without the queue's lock) for every dropped copy with its
 	// tenant, Event type and reason (DropQueueFull, DropFailed).
 	OnDrop func(tenant, eventType, reason string)
@@ -47,7 +55,8 @@ type QueueOptions struct {
 }
 
 // Queue holds the super Events waiting to be copied into their tenants: per tenant, Warnings
-// before Normals, each in arrival order; tenants served round-robin; each tenant's writes paced
+// before Normals, each in arrival order; Normals held back while the syncer's other work waits
+// (QueueOptions.Busy), so a burst of Pods is not slowed by its own Scheduled Events; tenants served round-robin; each tenant's writes paced
 // by its own token bucket (QPS, Burst), so a tenant whose Pods produce a storm of Events waits
 // for its own tokens and never delays another tenant's Events. A request is held at most once
 // (a super Event that changes while its copy waits is written once, from the latest cached
@@ -72,6 +81,8 @@ type tenantQueue struct {
 	warnings, normals []resources.Request
 	// waiting maps a request to its class while it is in warnings or normals.
 	waiting map[resources.Request]string
+	// since is when each waiting Normal was queued (kept when a change coalesces with it).
+	since map[resources.Request]time.Time
 	// processing holds requests handed to a worker; dirty holds those added meanwhile (with
 	// their class), re-queued on Done.
 	processing map[resources.Request]bool
@@ -102,6 +113,12 @@ func NewQueue(o QueueOptions) *Queue {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
+	if o.NormalMaxDelay <= 0 {
+		o.NormalMaxDelay = 30 * time.Second
+	}
+	if o.BusyPoll <= 0 {
+		o.BusyPoll = 200 * time.Millisecond
+	}
 	return &Queue{opts: o, wake: make(chan struct{}, 1), stop: make(chan struct{}), tenants: map[string]*tenantQueue{}}
 }
 
@@ -109,7 +126,7 @@ func (q *Queue) tenant(name string) *tenantQueue {
 	t, ok := q.tenants[name]
 	if !ok {
 		t = &tenantQueue{
-			waiting: map[resources.Request]string{}, processing: map[resources.Request]bool{},
+			waiting: map[resources.Request]string{}, since: map[resources.Request]time.Time{}, processing: map[resources.Request]bool{},
 			dirty: map[resources.Request]string{}, failures: map[resources.Request]int{},
 			limiter: rate.NewLimiter(rate.Limit(q.opts.QPS), q.opts.Burst),
 		}
@@ -168,6 +185,7 @@ func (q *Queue) push(t *tenantQueue, req resources.Request, class string) ([]str
 	if have, ok := t.waiting[req]; ok {
 		if have == TypeNormal && class == TypeWarning {
 			t.normals = remove(t.normals, req)
+			delete(t.since, req)
 			t.warnings = append(t.warnings, req)
 			t.waiting[req] = TypeWarning
 		}
@@ -182,6 +200,7 @@ func (q *Queue) push(t *tenantQueue, req resources.Request, class string) ([]str
 		oldest := t.normals[0]
 		t.normals = t.normals[1:]
 		delete(t.waiting, oldest)
+		delete(t.since, oldest)
 		delete(t.failures, oldest)
 		dropped = append(dropped, TypeNormal)
 	}
@@ -189,6 +208,7 @@ func (q *Queue) push(t *tenantQueue, req resources.Request, class string) ([]str
 		t.warnings = append(t.warnings, req)
 	} else {
 		t.normals = append(t.normals, req)
+		t.since[req] = q.opts.Now()
 	}
 	t.waiting[req] = class
 	return dropped, true
@@ -250,6 +270,7 @@ func (q *Queue) Get(ctx context.Context) (req resources.Request, eventType strin
 // first. Without one it returns how long until the first tenant with requests has a token (0:
 // none waiting).
 func (q *Queue) tryGet() (req resources.Request, class string, wait time.Duration, ok, shut bool) {
+	busy := q.opts.Busy != nil && q.opts.Busy()
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.shutdown {
@@ -262,6 +283,15 @@ func (q *Queue) tryGet() (req resources.Request, class string, wait time.Duratio
 		t := q.tenants[q.ring[idx]]
 		if len(t.waiting) == 0 {
 			continue
+		}
+		if len(t.warnings) == 0 && busy {
+			// Only Normals: they wait for the Pod pipelines, up to NormalMaxDelay.
+			if left := q.opts.NormalMaxDelay - now.Sub(t.since[t.normals[0]]); left > 0 {
+				if d := min(left, q.opts.BusyPoll); wait == 0 || d < wait {
+					wait = d
+				}
+				continue
+			}
 		}
 		r := t.limiter.ReserveN(now, 1)
 		if d := r.DelayFrom(now); d > 0 {
@@ -277,6 +307,7 @@ func (q *Queue) tryGet() (req resources.Request, class string, wait time.Duratio
 			req, t.normals, class = t.normals[0], t.normals[1:], TypeNormal
 		}
 		delete(t.waiting, req)
+		delete(t.since, req)
 		t.processing[req] = true
 		q.next = (idx + 1) % n
 		return req, class, 0, true, false

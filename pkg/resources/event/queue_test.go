@@ -218,3 +218,32 @@ func TestGetWakesOnAdd(t *testing.T) {
 		t.Error("Add accepted after ShutDown")
 	}
 }
+
+// TestBusyHoldsNormals: while the syncer's other work waits, Normals wait (up to
+// NormalMaxDelay) and Warnings do not.
+func TestBusyHoldsNormals(t *testing.T) {
+	now := time.Unix(1000, 0)
+	busy := true
+	q := NewQueue(QueueOptions{NormalMaxDelay: 10 * time.Second, BusyPoll: time.Second,
+		Busy: func() bool { return busy }, Now: func() time.Time { return now }})
+	q.Add(evReq("a", "n0"), TypeNormal)
+	q.Add(evReq("a", "w0"), TypeWarning)
+	if diff := cmp.Diff([]string{"Warning:w0"}, drain(q)); diff != "" {
+		t.Errorf("busy (-want +got):\n%s", diff)
+	}
+	if _, _, wait, ok, _ := q.tryGet(); ok || wait != time.Second {
+		t.Errorf("busy with a Normal waiting: ok=%v wait=%v, want a poll after 1s", ok, wait)
+	}
+	now = now.Add(10 * time.Second)
+	if diff := cmp.Diff([]string{"Normal:n0"}, drain(q)); diff != "" {
+		t.Errorf("after NormalMaxDelay (-want +got):\n%s", diff)
+	}
+	q.Add(evReq("a", "n1"), TypeNormal)
+	if got := drain(q); len(got) != 0 {
+		t.Errorf("busy: %v written", got)
+	}
+	busy = false
+	if diff := cmp.Diff([]string{"Normal:n1"}, drain(q)); diff != "" {
+		t.Errorf("idle (-want +got):\n%s", diff)
+	}
+}
