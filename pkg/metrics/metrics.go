@@ -9,8 +9,8 @@
 // # Implementation details
 //
 // Labels are bounded: tenant (one per registered Tenant), direction (downward|upward), kind (a
-// synced kind), result (success|error), phase (the five Pod-creation phases), reason (fixed
-// sets), and vcsyncer_build_info's version, revision and goversion (one series per process).
+// synced kind), result (success|error), phase (the five Pod-creation phases), type (an Event's
+// type, Normal|Warning), reason (fixed sets), and vcsyncer_build_info's version, revision and goversion (one series per process).
 // ForgetTenant removes a tenant's series when the Tenant is removed; scrape-time gauges
 // (queue depth, tenant health, vNodes) list only registered tenants.
 // Depth and the age of the oldest waiting item are computed at scrape time from the fair queues
@@ -107,6 +107,7 @@ func Register() {
 		}})
 		ctrlmetrics.Registry.MustRegister(remediationCollectors()...)
 		ctrlmetrics.Registry.MustRegister(policyCollectors()...)
+		ctrlmetrics.Registry.MustRegister(eventCollectors()...)
 		registerSyncMetrics()
 	})
 }
@@ -138,6 +139,7 @@ func ForgetTenant(tenant string) {
 	queueWait.DeletePartialMatch(l)
 	forgetRemediation(l)
 	forgetPolicy(l)
+	forgetEvents(l)
 	forgetAdmission(l)
 	forgetCheckpointTenant(tenant)
 	forgetSync(l)

@@ -201,6 +201,7 @@ func allCollectors() []prometheus.Collector {
 	}}, vnodeCollector{}}
 	cs = append(cs, remediationCollectors()...)
 	cs = append(cs, policyCollectors()...)
+	cs = append(cs, eventCollectors()...)
 	cs = append(cs, admissionCollectors()...)
 	return append(cs, syncCollectors()...)
 }

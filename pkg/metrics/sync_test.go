@@ -14,10 +14,11 @@ import (
 )
 
 // boundedLabels are the only label names a vc-syncer metric may carry: each has one value per
-// registered Tenant, synced kind, direction, result, phase, reason, policy rule or build.
+// registered Tenant, synced kind, direction, result, phase, reason, policy rule, Event type or
+// build.
 var boundedLabels = map[string]bool{
 	"tenant": true, "kind": true, "direction": true, "result": true, "phase": true,
-	"reason": true, "rule": true, "version": true, "revision": true, "goversion": true,
+	"reason": true, "rule": true, "type": true, "version": true, "revision": true, "goversion": true,
 }
 
 // populate gives every vector at least one series, so the linter sees every family.
@@ -39,6 +40,8 @@ func populate(tenant string) {
 	PodCreated(tenant, time.Second)
 	PolicyDenied(tenant, "Pod", "volumeType")
 	AdmissionAdmitted(tenant, time.Second)
+	EventQueued(tenant, "Warning")
+	EventDropped(tenant, "Normal", "queueFull")
 }
 
 func TestMetricsPassPromlint(t *testing.T) {
@@ -60,6 +63,9 @@ func TestMetricsPassPromlint(t *testing.T) {
 		return 8, map[string]int{"lint": 3}, map[string]int{"lint": 8}
 	}
 	admissionMu.Unlock()
+	eventStatsMu.Lock()
+	eventStatsSrc = func() map[string]int { return map[string]int{"lint": 4} }
+	eventStatsMu.Unlock()
 	setBuildInfo()
 
 	reg := prometheus.NewPedanticRegistry()

@@ -81,7 +81,7 @@ func boundStatusOnly(oldObj, newObj any) bool {
 // ns (super namespace superNS) of the namespaced kinds that has no super copy yet.
 func (s *Syncer) enqueueWaitingIn(c *tenant.Cluster, ns, superNS string) {
 	for kind, r := range s.resources {
-		if kind == resources.KindNamespace {
+		if kind == resources.KindNamespace || !hasDownward(kind) {
 			continue
 		}
 		objs, err := r.TenantInformer(c).GetIndexer().ByIndex(cache.NamespaceIndex, ns)

@@ -337,9 +337,12 @@ func codeVersion(o Options) string {
 			_ = f.Close()
 		}
 	}
-	kinds := make([]string, 0, len(o.OptInKinds))
+	kinds := make([]string, 0, len(o.OptInKinds)+len(o.DisabledKinds))
 	for _, k := range o.OptInKinds {
 		kinds = append(kinds, string(k))
+	}
+	for _, k := range o.DisabledKinds {
+		kinds = append(kinds, "-"+string(k)) // a kind turned off changes what is cached
 	}
 	sort.Strings(kinds)
 	fmt.Fprintf(h, "\x00%v|%s|%s|%v|%s|%s", o.DisableFairQueuing, o.PodSecurityEnforce, o.ClusterDomain, o.TenantDNS,

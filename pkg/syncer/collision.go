@@ -35,7 +35,7 @@ func (s *Syncer) enqueueNamespaceColliders(c *tenant.Cluster, superNS, holder, h
 		}
 		s.enqueue(s.down, resources.Request{Tenant: c.Name, Kind: resources.KindNamespace, Name: n.Name}, true)
 		for kind, r := range s.resources {
-			if kind == resources.KindNamespace {
+			if kind == resources.KindNamespace || !hasDownward(kind) {
 				continue
 			}
 			for _, m := range objectsIn(r.TenantInformer(c).GetIndexer(), n.Name) {

@@ -23,8 +23,12 @@ import (
 func (s *Syncer) ClusterStarting(c *tenant.Cluster) {
 	s.limits.forget(c) // admission starts over with the new informers
 	for kind, r := range s.resources {
+		inf := r.TenantInformer(c)
+		if !hasDownward(kind) {
+			continue // the syncer's own copies (Events): cached to compare, nothing to enqueue
+		}
 		// An error means the informer has stopped, i.e. the Cluster is stopping already.
-		_, _ = r.TenantInformer(c).AddEventHandler(s.tenantHandler(c, kind))
+		_, _ = inf.AddEventHandler(s.tenantHandler(c, kind))
 	}
 	s.vnodes.ClusterStarting(c)
 	s.trackPods(c) // Pod-creation phase metrics
@@ -52,6 +56,9 @@ func (s *Syncer) ClusterStarting(c *tenant.Cluster) {
 func (s *Syncer) ClusterSynced(c *tenant.Cluster) {
 	cold := s.takeCold(c.Name)
 	for kind, r := range s.resources {
+		if !hasDownward(kind) {
+			continue
+		}
 		objs := r.TenantInformer(c).GetStore().List()
 		s.admitInitial(c, kind, objs) // limits.maxObjects, over every cached object
 		src := s.tenantSource(c, kind)
@@ -84,9 +91,13 @@ func (s *Syncer) ClusterSynced(c *tenant.Cluster) {
 	s.enqueuePublicFor(c.Name) // public StorageClasses the tenant does not have yet
 	// Super objects whose tenant object no longer exists (deleted while the tenant was not
 	// synced) are found through the super caches.
+	s.queueTenantEvents(c) // super Events about its objects (their own pipeline, events.go)
 	for kind, r := range s.resources {
+		if kind == resources.KindEvent {
+			continue
+		}
 		if m, ok := r.(resources.SuperMapper); ok {
-			// Super objects shared by tenants (public PriorityClasses, Events) reach the new tenant.
+			// Super objects shared by tenants (public PriorityClasses) reach the new tenant.
 			for _, obj := range r.SuperInformer(s.env).GetStore().List() {
 				if o, ok := obj.(metav1.Object); ok {
 					for _, req := range m.MapSuper(s.env, o, []*tenant.Cluster{c}) {
@@ -191,9 +202,10 @@ func (s *Syncer) ClusterStopped(c *tenant.Cluster) {
 		}
 		for _, r := range s.resources {
 			if f, ok := r.(interface{ Forget(tenant string) }); ok {
-				f.Forget(c.Name) // per-tenant state such as the Event rate limiter
+				f.Forget(c.Name) // per-tenant state of a kind
 			}
 		}
+		s.forgetEvents(c.Name) // waiting Event copies and the tenant's Event token bucket
 	}
 }
 
@@ -332,6 +344,10 @@ func (s *Syncer) superHandler(kind resources.Kind) cache.ResourceEventHandler {
 	}
 }
 
+// hasDownward reports whether a kind has a downward (tenant → super) path: every kind but
+// Event, whose tenant objects are the syncer's own copies.
+func hasDownward(kind resources.Kind) bool { return kind != resources.KindEvent }
+
 // hasUpward reports whether a kind of the skeleton has an upward (super → tenant) path; see
 // upwardKind for all kinds.
 func hasUpward(kind resources.Kind) bool {
@@ -355,10 +371,9 @@ func (s *Syncer) upwardOnTenantChange(kind resources.Kind) bool {
 }
 
 // mappedSuperHandler enqueues upward the requests m maps a super object's change to, over the
-// synced tenants (kinds whose super objects carry no ownership stamps). Events are
-// best-effort: they go in at low priority, behind Pod statuses.
-func (s *Syncer) mappedSuperHandler(kind resources.Kind, m resources.SuperMapper) cache.ResourceEventHandler {
-	live := kind != resources.KindEvent
+// synced tenants (kinds whose super objects carry no ownership stamps; Events have their own
+// pipeline, eventHandler).
+func (s *Syncer) mappedSuperHandler(m resources.SuperMapper) cache.ResourceEventHandler {
 	enqueue := func(obj any) {
 		if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 			obj = d.Obj
@@ -374,7 +389,7 @@ func (s *Syncer) mappedSuperHandler(kind resources.Kind, m resources.SuperMapper
 			}
 		}
 		for _, req := range m.MapSuper(s.env, o, clusters) {
-			s.enqueue(s.up, req, live)
+			s.enqueue(s.up, req, true)
 		}
 	}
 	return cache.ResourceEventHandlerFuncs{
@@ -451,6 +466,9 @@ func (s *Syncer) PolicyChanged(c *tenant.Cluster) {
 		}
 	}
 	for kind, r := range s.resources {
+		if !hasDownward(kind) {
+			continue
+		}
 		for _, obj := range r.TenantInformer(c).GetStore().List() {
 			if m, ok := obj.(metav1.Object); ok && !s.countRefused(c, kind, m.GetNamespace(), m.GetName()) {
 				s.enqueue(s.down, resources.Request{Tenant: c.Name, Kind: kind, Namespace: m.GetNamespace(), Name: m.GetName()}, false)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -17,21 +18,32 @@ import (
 	"github.com/vcsyncer/syncer/pkg/resources/poddisruptionbudget"
 )
 
-// Wiring of the kinds added by issue 4 (more kinds): opt-in kinds, and the super caches of
-// objects the syncer does not own (public PriorityClasses, Events).
+// Wiring of the kinds beyond the skeleton: opt-in kinds, default kinds that can be turned off,
+// and the super caches of objects the syncer does not own (public PriorityClasses, Events).
 
 // OptInResources returns the kinds synced only when named in Options.OptInKinds.
 func OptInResources() []resources.Resource {
-	// Event is opt-in because it caches every super-cluster Event (about 1 KB each, a few per
-	// Pod) and copies each into a tenant: measured in docs/bench (memory per Pod, burst).
-	return []resources.Resource{ingress.Resource{}, networkpolicy.Resource{}, poddisruptionbudget.Resource{}, event.New(event.Options{})}
+	return []resources.Resource{ingress.Resource{}, networkpolicy.Resource{}, poddisruptionbudget.Resource{}}
+}
+
+// OptionalResources returns the kinds synced by default that Options.DisabledKinds may turn
+// off: Event (it caches every super-cluster Event, about 1 KB each, a few per Pod, and writes
+// copies into the tenants through its own rate-limited pipeline, events.go).
+func OptionalResources() []resources.Resource {
+	return []resources.Resource{event.Resource{}}
 }
 
 // ErrUnknownOptInKind is returned (wrapped) for an opt-in kind that OptInResources lacks.
 var ErrUnknownOptInKind = errors.New("unknown opt-in kind")
 
+// ErrUnknownDisabledKind is returned (wrapped) for a kind to turn off that OptionalResources
+// lacks.
+var ErrUnknownDisabledKind = errors.New("kind cannot be turned off")
+
 // SelectOptIn returns the opt-in Resources named by kinds, or ErrUnknownOptInKind (wrapped,
-// naming the kind and the known ones) for a name that is not an opt-in kind.
+// naming the kind and the known ones) for a name that is not an opt-in kind. A name of
+// OptionalResources (Event, an opt-in kind before it was synced by default) is accepted and
+// selects nothing: the kind is synced anyway unless turned off.
 func SelectOptIn(kinds []resources.Kind) ([]resources.Resource, error) {
 	known := map[resources.Kind]resources.Resource{}
 	var names []string
@@ -39,8 +51,16 @@ func SelectOptIn(kinds []resources.Kind) ([]resources.Resource, error) {
 		known[r.Kind()] = r
 		names = append(names, string(r.Kind()))
 	}
+	optional := map[resources.Kind]bool{}
+	for _, r := range OptionalResources() {
+		optional[r.Kind()] = true
+		names = append(names, string(r.Kind()))
+	}
 	var out []resources.Resource
 	for _, k := range kinds {
+		if optional[k] {
+			continue
+		}
 		r, ok := known[k]
 		if !ok {
 			return nil, fmt.Errorf("%w %q (known: %s)", ErrUnknownOptInKind, k, strings.Join(names, ", "))
@@ -50,9 +70,37 @@ func SelectOptIn(kinds []resources.Kind) ([]resources.Resource, error) {
 	return out, nil
 }
 
+// SelectOptional returns the Resources of OptionalResources not named in disabled, or
+// ErrUnknownDisabledKind (wrapped, naming the kind and those that can be turned off) for a
+// name that is not one of them, or an error for a kind both in disabled and in optIn.
+func SelectOptional(disabled, optIn []resources.Kind) ([]resources.Resource, error) {
+	off := map[resources.Kind]bool{}
+	var names []string
+	for _, r := range OptionalResources() {
+		names = append(names, string(r.Kind()))
+	}
+	for _, k := range disabled {
+		if !slices.Contains(names, string(k)) {
+			return nil, fmt.Errorf("%w: %q (these can: %s)", ErrUnknownDisabledKind, k, strings.Join(names, ", "))
+		}
+		if slices.Contains(optIn, k) {
+			return nil, fmt.Errorf("kind %q both opted in and turned off", k)
+		}
+		off[k] = true
+	}
+	var out []resources.Resource
+	for _, r := range OptionalResources() {
+		if !off[r.Kind()] {
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
 // newKindsEnv adds to env the super caches of unowned objects (Env.SuperPublic: objects labelled
-// conversion.LabelPublic; Env.SuperEvents: every Event, trimmed) and returns the opt-in
-// Resources named by o.OptInKinds (an error for an unknown one).
+// conversion.LabelPublic; Env.SuperEvents: every Event, trimmed) and returns the Resources
+// synced besides DefaultResources: OptionalResources not in o.DisabledKinds and the opt-in
+// ones named by o.OptInKinds (an error for an unknown one).
 func newKindsEnv(env *resources.Env, o Options) ([]resources.Resource, error) {
 	if env.SuperPublic == nil { // shared with the public StorageClasses (newStorageFactories)
 		env.SuperPublic = informers.NewSharedInformerFactoryWithOptions(o.Super, 0,
@@ -62,11 +110,15 @@ func newKindsEnv(env *resources.Env, o Options) ([]resources.Resource, error) {
 			informers.WithTransform(stripManagedFields))
 	}
 	env.SuperEvents = informers.NewSharedInformerFactoryWithOptions(o.Super, 0, informers.WithTransform(event.Trim))
+	optional, err := SelectOptional(o.DisabledKinds, o.OptInKinds)
+	if err != nil {
+		return nil, fmt.Errorf("syncer: %w", err)
+	}
 	optIn, err := SelectOptIn(o.OptInKinds)
 	if err != nil {
 		return nil, fmt.Errorf("syncer: %w", err)
 	}
-	return optIn, nil
+	return append(optional, optIn...), nil
 }
 
 // startKindsInformers starts Env.SuperPublic and Env.SuperEvents and waits for their caches.

@@ -19,6 +19,7 @@ func TestSelectOptIn(t *testing.T) {
 		"one":                        {kinds: []resources.Kind{"NetworkPolicy"}, want: []resources.Kind{"NetworkPolicy"}},
 		"unknown":                    {kinds: []resources.Kind{"Ingress", "Ingresses"}, wantErr: `"Ingresses"`},
 		"default kind is not opt-in": {kinds: []resources.Kind{"Pod"}, wantErr: `"Pod"`},
+		"Event, synced by default":   {kinds: []resources.Kind{"Event", "Ingress"}, want: []resources.Kind{"Ingress"}},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -55,10 +56,48 @@ func toStrings(ks []resources.Kind) []string {
 // first Resource silently.
 func TestNoKindTwice(t *testing.T) {
 	seen := map[resources.Kind]bool{}
-	for _, r := range append(DefaultResources(), OptInResources()...) {
+	for _, r := range append(append(DefaultResources(), OptInResources()...), OptionalResources()...) {
 		if seen[r.Kind()] {
 			t.Errorf("kind %s registered twice", r.Kind())
 		}
 		seen[r.Kind()] = true
+	}
+}
+
+func TestSelectOptional(t *testing.T) {
+	cases := map[string]struct {
+		disabled, optIn []resources.Kind
+		want            []resources.Kind
+		wantErr         error
+	}{
+		"default: Event synced":      {want: []resources.Kind{"Event"}},
+		"Event turned off":           {disabled: []resources.Kind{"Event"}},
+		"opted in, still synced":     {optIn: []resources.Kind{"Event"}, want: []resources.Kind{"Event"}},
+		"a kind that cannot go":      {disabled: []resources.Kind{"Pod"}, wantErr: ErrUnknownDisabledKind},
+		"turned off and opted in":    {disabled: []resources.Kind{"Event"}, optIn: []resources.Kind{"Event"}, wantErr: errors.New("both")},
+		"unknown name to turn off":   {disabled: []resources.Kind{"Events"}, wantErr: ErrUnknownDisabledKind},
+		"opt-in kinds do not matter": {optIn: []resources.Kind{"Ingress"}, want: []resources.Kind{"Event"}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got, err := SelectOptional(tc.disabled, tc.optIn)
+			if tc.wantErr != nil {
+				if err == nil || (errors.Is(tc.wantErr, ErrUnknownDisabledKind) && !errors.Is(err, ErrUnknownDisabledKind)) ||
+					(!errors.Is(tc.wantErr, ErrUnknownDisabledKind) && !strings.Contains(err.Error(), tc.wantErr.Error())) {
+					t.Fatalf("error = %v, want %v", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			var kinds []resources.Kind
+			for _, r := range got {
+				kinds = append(kinds, r.Kind())
+			}
+			if strings.Join(toStrings(kinds), ",") != strings.Join(toStrings(tc.want), ",") {
+				t.Errorf("kinds %v, want %v", kinds, tc.want)
+			}
+		})
 	}
 }

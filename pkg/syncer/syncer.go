@@ -26,6 +26,7 @@ import (
 	"github.com/vcsyncer/syncer/pkg/resources/configmap"
 	"github.com/vcsyncer/syncer/pkg/resources/endpoints"
 	"github.com/vcsyncer/syncer/pkg/resources/endpointslice"
+	"github.com/vcsyncer/syncer/pkg/resources/event"
 	"github.com/vcsyncer/syncer/pkg/resources/namespace"
 	"github.com/vcsyncer/syncer/pkg/resources/persistentvolume"
 	"github.com/vcsyncer/syncer/pkg/resources/persistentvolumeclaim"
@@ -60,9 +61,14 @@ type Options struct {
 	// frequency); zero values take pkg/vnode's defaults.
 	VNode vnode.Options
 	// OptInKinds are the opt-in kinds to sync besides DefaultResources (see OptInResources:
-	// Ingress, NetworkPolicy, PodDisruptionBudget, Event). Defaults to none; New fails on an
-	// unknown kind.
+	// Ingress, NetworkPolicy, PodDisruptionBudget; Event is accepted and synced by default).
+	// Defaults to none; New fails on an unknown kind.
 	OptInKinds []resources.Kind
+	// DisabledKinds are kinds of OptionalResources (Event) not to sync. Defaults to none; New
+	// fails on another kind, or on one also in OptInKinds.
+	DisabledKinds []resources.Kind
+	// Events configures the Event pipeline (used unless Event is in DisabledKinds).
+	Events EventOptions
 	// Checkpoint configures checkpointed restarts; a zero value turns them off.
 	Checkpoint CheckpointOptions
 	// Admission configures the admission window for new super Pods; a zero value turns it
@@ -89,6 +95,8 @@ type Syncer struct {
 	limits objectLimits
 	// admission paces new super Pods (admission.go); nil when off.
 	admission *admission.Window[resources.Request]
+	// events copies super Events into tenants (events.go); nil when Event is not synced.
+	events *eventPipeline
 }
 
 var (
@@ -160,8 +168,12 @@ func New(o Options) (*Syncer, error) {
 		}
 		inf := r.SuperInformer(env)
 		h := s.superHandler(r.Kind())
-		if m, ok := r.(resources.SuperMapper); ok {
-			h = s.mappedSuperHandler(r.Kind(), m)
+		if er, ok := r.(event.Resource); ok {
+			s.events = newEventPipeline(er, o.Events, func() bool { return s.down.Len() > 0 || s.up.Len() > 0 })
+			metrics.RegisterEventStats(s.events.q.Pending)
+			h = s.eventHandler()
+		} else if m, ok := r.(resources.SuperMapper); ok {
+			h = s.mappedSuperHandler(m)
 		}
 		if _, err := inf.AddEventHandler(h); err != nil {
 			return nil, err
@@ -238,6 +250,7 @@ func (s *Syncer) Start(ctx context.Context) error {
 	for range s.opts.UpwardWorkers {
 		wg.Go(func() { s.work(ctx, s.up, false) })
 	}
+	s.runEvents(ctx, &wg)
 	wg.Go(func() { s.refreshTokens(ctx) })
 	if s.admission != nil {
 		wg.Go(func() { s.adjustAdmission(ctx) })

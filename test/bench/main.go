@@ -18,6 +18,8 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -47,6 +49,9 @@ type config struct {
 	fair                              bool
 	out                               string
 	timeout                           time.Duration
+	syncerFlags                       []string      // extra vc-syncer flags (--syncer-flag)
+	profile                           time.Duration // syncer CPU profile length from the burst's start; 0 = none
+	eventsSettle                      time.Duration // after the burst, wait this long for tenant Events (counted by reason)
 }
 
 const usage = `usage: go run ./test/bench EXPERIMENT [flags]   (EXPERIMENT -h lists its flags)
@@ -99,6 +104,12 @@ func runBurst(ctx context.Context, args []string) error {
 	fs.BoolVar(&c.fair, "fair-queuing", true, "run the syncer with --fair-queuing")
 	fs.StringVar(&c.out, "out", "bench-out", "directory for result.json, result.md and latency.png")
 	fs.DurationVar(&c.timeout, "timeout", 10*time.Minute, "give up after this long per phase")
+	fs.Func("syncer-flag", "extra flag for the vc-syncer run (repeatable), e.g. --syncer-flag=--disabled-kinds=Event", func(v string) error {
+		c.syncerFlags = append(c.syncerFlags, v)
+		return nil
+	})
+	fs.DurationVar(&c.profile, "cpu-profile", 0, "record a CPU profile of the syncer for this long from the start of its burst (syncer-cpu.pprof in --out; read with go tool pprof); 0 = none")
+	fs.DurationVar(&c.eventsSettle, "events-settle", 5*time.Second, "after the burst through the syncer, wait this long, then count the tenants' Events by type and reason (result.json tenantEvents) and save the syncer's /metrics (metrics.txt)")
 	_ = fs.Parse(args)
 	return run(ctx, c)
 }
@@ -149,7 +160,9 @@ func run(ctx context.Context, c config) error {
 	if err != nil {
 		return err
 	}
-	p, err := startSyncer(ctx, env, bin, c.fair, filepath.Join(c.out, "syncer.log"))
+	metricsAddr, pprofAddr := freeAddr(), freeAddr()
+	p, err := startSyncer(ctx, env, bin, c.fair, filepath.Join(c.out, "syncer.log"),
+		append([]string{"--metrics-bind-address", metricsAddr, "--metrics-secure=false", "--pprof-bind-address", pprofAddr}, c.syncerFlags...)...)
 	if err != nil {
 		return err
 	}
@@ -180,6 +193,12 @@ func run(ctx context.Context, c config) error {
 	}
 	logf("syncer: %d tenants × %d Pods through vc-syncer (fair queuing %t)", c.tenants, c.pods, c.fair)
 	cpuSync0 := componentCPU(env)
+	profDone := make(chan error, 1)
+	if c.profile > 0 {
+		go func() {
+			profDone <- saveCPUProfile(ctx, pprofAddr, c.profile, filepath.Join(c.out, "syncer-cpu.pprof"))
+		}()
+	}
 	synced, err := burst(ctx, c, tenantClients, tenantNS)
 	cpuSync := diffCPU(componentCPU(env), cpuSync0)
 	if err != nil {
@@ -187,12 +206,22 @@ func run(ctx context.Context, c config) error {
 	}
 	cpu1, _ := cpuSeconds(p.pid())
 	rss, _ := peakRSS(p.pid())
+	if c.profile > 0 {
+		if err := <-profDone; err != nil {
+			logf("CPU profile: %v", err)
+		}
+	}
+	tenantEvents := countTenantEvents(ctx, c.eventsSettle, tenantClients, tenantNS)
+	if err := saveMetrics(ctx, metricsAddr, filepath.Join(c.out, "metrics.txt")); err != nil {
+		logf("metrics: %v", err)
+	}
 
 	res := result{
 		Date: time.Now().UTC().Format(time.RFC3339), Tenants: c.tenants, PodsPerTenant: c.pods, Nodes: c.nodes,
 		FairQueuing: c.fair, Concurrency: c.concurrency, Rate: c.rate,
 		Baseline: summarize(base), Syncer: summarize(synced),
 		SyncerCPUSeconds: cpu1 - cpu0, SyncerPeakRSSBytes: rss,
+		SyncerFlags: c.syncerFlags, TenantEvents: tenantEvents,
 	}
 	res.P99Ratio = res.Syncer.P99 / res.Baseline.P99
 	res.Phases = phaseBreakdown(synced, superTimes)
@@ -201,8 +230,8 @@ func run(ctx context.Context, c config) error {
 	if err := writeResults(c.out, res, base, synced); err != nil {
 		return err
 	}
-	logf("done: p99 %.2fs vs baseline %.2fs (×%.2f), throughput %.1f vs %.1f Pods/s (×%.2f); results in %s",
-		res.Syncer.P99, res.Baseline.P99, res.P99Ratio, res.Syncer.Throughput, res.Baseline.Throughput, res.ThroughputRatio, c.out)
+	logf("done: p99 %.2fs vs baseline %.2fs (×%.2f), throughput %.1f vs %.1f Pods/s (×%.2f), tenant Events %v; results in %s",
+		res.Syncer.P99, res.Baseline.P99, res.P99Ratio, res.Syncer.Throughput, res.Baseline.Throughput, res.ThroughputRatio, tenantEvents, c.out)
 	return nil
 }
 
@@ -477,6 +506,11 @@ type result struct {
 	// ComponentCPUSeconds is the CPU time of each control-plane process during each burst
 	// ("super/kube-apiserver", "tenant-1/etcd", ...), to see what the machine spent it on.
 	ComponentCPUSeconds map[string]map[string]float64 `json:"componentCPUSeconds"`
+	// SyncerFlags are the extra vc-syncer flags of the run (--syncer-flag).
+	SyncerFlags []string `json:"syncerFlags,omitempty"`
+	// TenantEvents counts the Events in the tenants' bench namespaces, by "type/reason",
+	// --events-settle after the last Pod was Running.
+	TenantEvents map[string]int `json:"tenantEvents"`
 }
 
 func latencies(s []sample) []float64 {
@@ -643,4 +677,55 @@ func diffCPU(after, before map[string]float64) map[string]float64 {
 		out[k] = v - before[k]
 	}
 	return out
+}
+
+// countTenantEvents waits settle, then counts the Events in each (client, namespace) pair by
+// "type/reason" (a failed list is logged and counted as none).
+func countTenantEvents(ctx context.Context, settle time.Duration, clients []kubernetes.Interface, namespaces []string) map[string]int {
+	select {
+	case <-time.After(settle):
+	case <-ctx.Done():
+	}
+	out := map[string]int{}
+	for i, cs := range clients {
+		evs, err := cs.CoreV1().Events(namespaces[i]).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			logf("tenant Events: %v", err)
+			continue
+		}
+		for _, e := range evs.Items {
+			out[e.Type+"/"+e.Reason]++
+		}
+	}
+	return out
+}
+
+// saveCPUProfile records the CPU profile of the syncer serving pprof at addr for d into path.
+func saveCPUProfile(ctx context.Context, addr string, d time.Duration, path string) error {
+	return saveURL(ctx, fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", addr, max(1, int(d.Seconds()))), path)
+}
+
+// saveMetrics saves the syncer's Prometheus /metrics (served at addr) into path.
+func saveMetrics(ctx context.Context, addr, path string) error {
+	return saveURL(ctx, "http://"+addr+"/metrics", path)
+}
+
+func saveURL(ctx context.Context, url, path string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("GET %s: %s", url, resp.Status)
+	}
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, b, 0o644)
 }

@@ -46,4 +46,12 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
 {{- fail (printf "optInKinds: unknown kind %q (known: Ingress, NetworkPolicy, PodDisruptionBudget, Event)" .) -}}
 {{- end -}}
 {{- end -}}
+{{- range .Values.disabledKinds -}}
+{{- if not (has . (list "Event")) -}}
+{{- fail (printf "disabledKinds: kind %q cannot be turned off (these can: Event)" .) -}}
+{{- end -}}
+{{- if has . $.Values.optInKinds -}}
+{{- fail (printf "disabledKinds: kind %q is in optInKinds too" .) -}}
+{{- end -}}
+{{- end -}}
 {{- end -}}

@@ -67,7 +67,8 @@ the go command's pid does not reach dev; SIGTERM to it does (dev stops when go e
 	cmd.Flags().IntVar(&o.UpwardWorkers, "upward-workers", o.UpwardWorkers, "Number of upward workers (goroutines).")
 	cmd.Flags().StringVar(&o.MetricsBindAddress, "metrics-bind-address", o.MetricsBindAddress, "Address that serves /metrics and the status page over plain HTTP without authentication (keep it on loopback); \"0\" turns it off.")
 	cmd.Flags().StringVar(&o.HealthProbeBindAddress, "health-probe-bind-address", o.HealthProbeBindAddress, "Address that serves /healthz and /readyz; \"0\" turns it off.")
-	cmd.Flags().StringSliceVar(&o.OptInKinds, "opt-in-kinds", o.OptInKinds, "Comma-separated opt-in kinds to sync: Ingress, NetworkPolicy, PodDisruptionBudget, Event. Empty: none.")
+	cmd.Flags().StringSliceVar(&o.OptInKinds, "opt-in-kinds", o.OptInKinds, "Comma-separated opt-in kinds to sync: Ingress, NetworkPolicy, PodDisruptionBudget (Event is synced by default). Empty: none.")
+	cmd.Flags().StringSliceVar(&o.DisabledKinds, "disabled-kinds", o.DisabledKinds, "Comma-separated default kinds not to sync: Event. Empty: none.")
 	return cmd
 }
 

@@ -167,7 +167,8 @@ func Run(ctx context.Context, o *options.Options, cfg *rest.Config) error {
 		TenantDNS:          o.TenantDNS, ClusterDomain: o.TenantClusterDomain,
 		VNode: vnode.Options{GCGrace: o.VNodeGCGrace, LeaseDuration: o.VNodeLeaseDuration,
 			StatusReportFrequency: o.VNodeStatusReportFrequency},
-		OptInKinds: o.OptInKindList(),
+		OptInKinds:    o.OptInKindList(),
+		DisabledKinds: o.DisabledKindList(),
 		Checkpoint: syncer.CheckpointOptions{Store: ckptStore, Interval: o.CheckpointInterval, MaxItems: o.CheckpointMaxItems,
 			Holder: holderIdentity(), ReloadOnLead: o.LeaderElect, Config: fmt.Sprintf("workers=%d/%d", o.DownwardWorkers, o.UpwardWorkers)},
 	})

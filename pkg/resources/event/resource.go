@@ -8,15 +8,19 @@
 // message replaced by the tenant namespace. It is labelled tenancy.vcsyncer.io/managed-by in
 // the tenant.
 //
-// # Deduplication and rate limiting
+// # Deduplication, rate limiting and priorities
 //
 // The super cluster's event recorders already aggregate repeats into one Event (count,
 // lastTimestamp, series); the tenant copy follows that one object: a later change of the super
 // Event updates the copy's count, timestamps and message instead of creating another Event, and
-// an unchanged one is not written. Writes into each tenant are limited by a token bucket
-// (Options.QPS, Options.Burst); an Event over the limit is dropped, as client-go's event spam
-// filter drops them, and its next change is copied if the bucket allows. Tenant copies expire
-// with the tenant apiserver's --event-ttl; they are not deleted with the super Event.
+// an unchanged one is not written (NeedsWrite checks this from the caches before anything is
+// queued). The syncer runs Event copies in their own pipeline (Queue, a few workers of their
+// own, never the upward workers that carry Pod statuses): per tenant, Warnings are written
+// before Normals, each tenant's writes are paced by its own token bucket (QueueOptions.QPS,
+// Burst; client-go's event recorders use the same kind of per-source bucket), repeated changes
+// of a waiting Event coalesce into one write, and when a tenant has QueueOptions.MaxPending
+// copies waiting, Normals are dropped first (counted by tenant, type and reason). Tenant copies
+// expire with the tenant apiserver's --event-ttl; they are not deleted with the super Event.
 //
 // # Implementation considerations
 //
@@ -30,10 +34,8 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"sync"
 	"time"
 
-	"golang.org/x/time/rate"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -43,7 +45,6 @@ import (
 	"k8s.io/client-go/kubernetes"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
-	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/vcsyncer/syncer/pkg/conversion"
 	"github.com/vcsyncer/syncer/pkg/resources"
@@ -51,43 +52,21 @@ import (
 	"github.com/vcsyncer/syncer/pkg/tenant"
 )
 
-// Options configures the Event resource.
-type Options struct {
-	// QPS is the sustained rate of Event writes into one tenant (per second). Defaults to 10.
-	QPS float64
-	// Burst is the number of Event writes into one tenant allowed at once. Defaults to 50.
-	Burst int
-}
-
-// Resource copies super Events up into tenants. Create it with New.
-type Resource struct {
-	opts     Options
-	mu       sync.Mutex
-	limiters map[string]*rate.Limiter
-}
+// Resource copies super Events up into tenants. Pacing, priorities and drops are the Queue's
+// (the syncer's Event pipeline); Resource itself decides what a copy looks like and writes it.
+type Resource struct{}
 
 var (
-	_ resources.Resource    = (*Resource)(nil)
-	_ resources.SuperMapper = (*Resource)(nil)
-	_ resources.Upwarder    = (*Resource)(nil)
+	_ resources.Resource    = Resource{}
+	_ resources.SuperMapper = Resource{}
+	_ resources.Upwarder    = Resource{}
 )
 
-// New returns the Event resource with o's defaults filled in.
-func New(o Options) *Resource {
-	if o.QPS <= 0 {
-		o.QPS = 10
-	}
-	if o.Burst <= 0 {
-		o.Burst = 50
-	}
-	return &Resource{opts: o, limiters: map[string]*rate.Limiter{}}
-}
-
 // Kind implements resources.Resource.
-func (*Resource) Kind() resources.Kind { return resources.KindEvent }
+func (Resource) Kind() resources.Kind { return resources.KindEvent }
 
 // TenantInformer implements resources.Resource: the tenant's Events labelled as the syncer's.
-func (*Resource) TenantInformer(c *tenant.Cluster) cache.SharedIndexInformer {
+func (Resource) TenantInformer(c *tenant.Cluster) cache.SharedIndexInformer {
 	return c.Informers.InformerFor(&corev1.Event{}, func(cs kubernetes.Interface, resync time.Duration) cache.SharedIndexInformer {
 		return coreinformers.NewFilteredEventInformer(cs, metav1.NamespaceAll, resync,
 			cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
@@ -98,23 +77,23 @@ func (*Resource) TenantInformer(c *tenant.Cluster) cache.SharedIndexInformer {
 }
 
 // SuperInformer implements resources.Resource: every super Event (Env.SuperEvents).
-func (*Resource) SuperInformer(env *resources.Env) cache.SharedIndexInformer {
+func (Resource) SuperInformer(env *resources.Env) cache.SharedIndexInformer {
 	return env.SuperEvents.Core().V1().Events().Informer()
 }
 
 // Downward implements resources.Resource; Events are never synced down.
-func (*Resource) Downward(context.Context, *resources.Env, *tenant.Cluster, string, string) error {
+func (Resource) Downward(context.Context, *resources.Env, *tenant.Cluster, string, string) error {
 	return nil
 }
 
 // UpwardOnTenantChange implements resources.Upwarder: the tenant's copies are only written by
 // the syncer.
-func (*Resource) UpwardOnTenantChange() bool { return false }
+func (Resource) UpwardOnTenantChange() bool { return false }
 
 // MapSuper implements resources.SuperMapper: an Event in a tenant's super namespace maps to
 // the same name in the tenant namespace. Whether its involved object was synced is checked by
 // Upward.
-func (*Resource) MapSuper(env *resources.Env, obj metav1.Object, clusters []*tenant.Cluster) []resources.Request {
+func (Resource) MapSuper(env *resources.Env, obj metav1.Object, clusters []*tenant.Cluster) []resources.Request {
 	e, ok := obj.(*corev1.Event)
 	if !ok || e.InvolvedObject.Namespace != e.Namespace {
 		return nil
@@ -136,8 +115,11 @@ func (*Resource) MapSuper(env *resources.Env, obj metav1.Object, clusters []*ten
 }
 
 // Upward implements resources.Resource: it creates or updates the tenant copy of the super
-// Event name in the super namespace of tenant namespace ns.
-func (r *Resource) Upward(ctx context.Context, env *resources.Env, c *tenant.Cluster, ns, name string) error {
+// Event name in the super namespace of tenant namespace ns, from the caches (nothing is written
+// when the Event is gone, is not about an object synced for c, or the copy already shows it).
+// It returns the write's error (the syncer's Event pipeline retries it a few times); a copy
+// deleted in the tenant while it is updated is not re-created.
+func (r Resource) Upward(ctx context.Context, env *resources.Env, c *tenant.Cluster, ns, name string) error {
 	superNS := resources.SuperNamespace(c, ns)
 	se, err := env.SuperEvents.Core().V1().Events().Lister().Events(superNS).Get(name)
 	if apierrors.IsNotFound(err) {
@@ -159,16 +141,11 @@ func (r *Resource) Upward(ctx context.Context, env *resources.Env, c *tenant.Clu
 	if err == nil && Equal(want, have) {
 		return nil
 	}
-	if !r.allow(c.Name) {
-		ctrl.LoggerFrom(ctx).V(4).Info("Dropping Event over the tenant's rate limit", "tenant", c.Name, "Event", klogRef(ns, name))
-		return nil
-	}
 	events := c.Client.CoreV1().Events(ns)
 	if err != nil { // not found in the cache of our copies
+		// AlreadyExists: our cache is behind (a retry updates the copy it then holds), or the
+		// tenant has an Event of that name that is not ours (retried a few times, then dropped).
 		_, err = events.Create(ctx, want, metav1.CreateOptions{FieldManager: downward.FieldManager})
-		if apierrors.IsAlreadyExists(err) {
-			return nil // a tenant Event of that name that is not ours, or our cache is behind
-		}
 		if err != nil {
 			return fmt.Errorf("failed to create Event %s/%s in tenant %s: %w", ns, name, c.Name, err)
 		}
@@ -183,25 +160,25 @@ func (r *Resource) Upward(ctx context.Context, env *resources.Env, c *tenant.Clu
 	return nil
 }
 
-func klogRef(ns, name string) string { return ns + "/" + name }
-
-// allow takes a token from tenant's bucket.
-func (r *Resource) allow(tenantName string) bool {
-	r.mu.Lock()
-	l, ok := r.limiters[tenantName]
-	if !ok {
-		l = rate.NewLimiter(rate.Limit(r.opts.QPS), r.opts.Burst)
-		r.limiters[tenantName] = l
+// NeedsWrite reports whether super Event se, mapped to tenant c's namespace ns, may need a
+// write into the tenant, from the caches only: false when its involved object is a cached super
+// object that is not one c synced, or when the tenant copy already shows what se shows. An
+// involved object that is not cached (yet: the super Pod's informer may see the Pod after the
+// scheduler's Event about it) is left to Upward.
+func (r Resource) NeedsWrite(env *resources.Env, c *tenant.Cluster, se *corev1.Event, ns string) bool {
+	ref := se.InvolvedObject
+	if ref.Namespace != se.Namespace || env.SuperObject == nil {
+		return false
 	}
-	r.mu.Unlock()
-	return l.Allow()
-}
-
-// Forget drops the rate limiter of a removed tenant.
-func (r *Resource) Forget(tenantName string) {
-	r.mu.Lock()
-	delete(r.limiters, tenantName)
-	r.mu.Unlock()
+	if _, cached := env.SuperObject(resources.Kind(ref.Kind), ref.Namespace, ref.Name); !cached {
+		return true
+	}
+	involved, ok := TenantObject(env, c, se)
+	if !ok {
+		return false
+	}
+	have, err := corelisters.NewEventLister(r.TenantInformer(c).GetIndexer()).Events(ns).Get(se.Name)
+	return err != nil || !Equal(Desired(se, ns, involved), have)
 }
 
 // TenantObject returns the tenant object that super Event se is about: ok only when se is in a

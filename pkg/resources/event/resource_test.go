@@ -138,7 +138,7 @@ func TestMapSuper(t *testing.T) {
 	defer close(stop)
 	e.SuperInformers.Start(stop)
 	e.SuperInformers.WaitForCacheSync(stop)
-	r := New(Options{})
+	r := Resource{}
 	kubeSystem := superEvent(tA, "x.1", "Pod", "x", "1")
 	kubeSystem.Namespace, kubeSystem.InvolvedObject.Namespace = "kube-system", "kube-system"
 	cases := map[string]struct {
@@ -158,24 +158,5 @@ func TestMapSuper(t *testing.T) {
 				t.Errorf("(-want +got):\n%s", d)
 			}
 		})
-	}
-}
-
-func TestRateLimitPerTenant(t *testing.T) {
-	r := New(Options{QPS: 0.001, Burst: 3})
-	for i := range 3 {
-		if !r.allow("a") {
-			t.Fatalf("write %d of the burst refused", i)
-		}
-	}
-	if r.allow("a") {
-		t.Error("write over the burst allowed")
-	}
-	if !r.allow("b") {
-		t.Error("tenant b limited by tenant a's writes")
-	}
-	r.Forget("a")
-	if !r.allow("a") {
-		t.Error("Forget did not reset tenant a")
 	}
 }

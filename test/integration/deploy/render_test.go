@@ -41,7 +41,7 @@ const (
 )
 
 // allOptIn are every --opt-in-kinds value; the chart grants their permissions only when listed.
-var allOptIn = []string{"Ingress", "NetworkPolicy", "PodDisruptionBudget", "Event"}
+var allOptIn = []string{"Ingress", "NetworkPolicy", "PodDisruptionBudget"}
 
 // tool returns the path of a binary that `make tools` (hack/build-tools.sh) puts in the tools
 // cache, failing the test with the command to run when it is missing.
@@ -206,6 +206,12 @@ func TestVerifyChartLint(t *testing.T) {
 			}
 		})
 	}
+	t.Run("a kind that cannot be turned off is refused", func(t *testing.T) {
+		_, err := run(helm, nil, "template", releaseName, chartDir, "--set", "disabledKinds={Pod}")
+		if err == nil || !strings.Contains(err.Error(), `kind "Pod" cannot be turned off`) {
+			t.Fatalf("helm template with disabledKinds=Pod: err = %v, want a refusal", err)
+		}
+	})
 	t.Run("unknown opt-in kind is refused", func(t *testing.T) {
 		_, err := run(helm, nil, "template", releaseName, chartDir, "--set", "optInKinds={Ingress,Deployment}")
 		if err == nil || !strings.Contains(err.Error(), `unknown kind "Deployment"`) {
@@ -350,7 +356,7 @@ func TestVerifyChartFlags(t *testing.T) {
 				added = append(added, p)
 			}
 		}
-		want := []string{" events list", " events watch"}
+		var want []string
 		for _, res := range []string{"networking.k8s.io ingresses", "networking.k8s.io networkpolicies", "policy poddisruptionbudgets"} {
 			for _, v := range []string{"create", "delete", "get", "list", "update", "watch"} {
 				want = append(want, res+" "+v)
@@ -359,6 +365,22 @@ func TestVerifyChartFlags(t *testing.T) {
 		sort.Strings(want)
 		if d := cmp.Diff(want, added); d != "" {
 			t.Errorf("permissions the opt-in kinds add (-want +got):\n%s", d)
+		}
+	})
+	t.Run("disabledKinds=Event turns Event sync and its RBAC off", func(t *testing.T) {
+		objs := parse(t, helmTemplate(t, false, "disabledKinds={Event}"))
+		if o := checkArgs(t, containerArgs(t, objs)); !slices.Equal(o.DisabledKinds, []string{"Event"}) {
+			t.Errorf("--disabled-kinds from the chart: %v", o.DisabledKinds)
+		}
+		base := permissions(t, parse(t, helmTemplate(t, false))["ClusterRole//"+releaseName])
+		perms := permissions(t, objs["ClusterRole//"+releaseName])
+		for _, p := range []string{" events list", " events watch"} {
+			if !slices.Contains(base, p) {
+				t.Errorf("default ClusterRole lacks %q (Event is synced by default)", p)
+			}
+			if slices.Contains(perms, p) {
+				t.Errorf("ClusterRole with disabledKinds={Event} still has %q", p)
+			}
 		}
 	})
 }

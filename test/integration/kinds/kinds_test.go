@@ -15,6 +15,7 @@ import (
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -39,7 +40,7 @@ func TestMoreKinds(t *testing.T) {
 	}
 	env := framework.StartT(t, framework.SuperOptions{Nodes: 1}, 2)
 	c := startSyncer(t, env.Super.RESTConfig, func(o *options.Options) {
-		o.OptInKinds = []string{"Ingress", "NetworkPolicy", "PodDisruptionBudget", "Event"}
+		o.OptInKinds = []string{"Ingress", "NetworkPolicy", "PodDisruptionBudget"} // Event is synced by default
 	})
 	// Endpoints naming an address outside the tenant's Pods and Ingresses are refused by the
 	// built-in policy; this test checks their translation.
@@ -353,6 +354,41 @@ func TestMoreKinds(t *testing.T) {
 		}
 	})
 
+	t.Run("Events by default: Scheduled and FailedScheduling reach the tenant", func(t *testing.T) {
+		created(t)(t1.Client.CoreV1().Pods("apps").Create(ctx, priorityPod("evt-runs", ""), metav1.CreateOptions{}))
+		// More CPU than the super cluster's kwok Node has (32): the super scheduler reports
+		// FailedScheduling (Insufficient cpu), within the built-in quota (64 CPU of requests).
+		unsched := priorityPod("evt-unschedulable", "")
+		cpu := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("40")}
+		unsched.Spec.Containers[0].Resources = corev1.ResourceRequirements{Requests: cpu, Limits: cpu}
+		created(t)(t1.Client.CoreV1().Pods("apps").Create(ctx, unsched, metav1.CreateOptions{}))
+		for _, want := range []struct{ pod, reason, typ string }{
+			{"evt-runs", "Scheduled", corev1.EventTypeNormal},
+			{"evt-unschedulable", "FailedScheduling", corev1.EventTypeWarning},
+		} {
+			eventually(t, time.Minute, want.reason+" Event about "+want.pod, func(ctx context.Context) error {
+				tp, err := t1.Client.CoreV1().Pods("apps").Get(ctx, want.pod, metav1.GetOptions{})
+				if err != nil {
+					return err
+				}
+				e, err := copiedEvent(ctx, t1.Client, want.pod, want.reason)
+				if err != nil {
+					all, _ := t1.Client.CoreV1().Events("apps").List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=" + want.pod})
+					var seen []string
+					for _, e := range all.Items {
+						seen = append(seen, e.Type+"/"+e.Reason+": "+e.Message)
+					}
+					sp, serr := super.CoreV1().Pods(ns1).Get(ctx, want.pod, metav1.GetOptions{})
+					return errorf("%v (the tenant's Events about it: %q; super Pod: %v, conditions %+v)", err, seen, serr, podConditions(sp))
+				}
+				if e.Type != want.typ || e.InvolvedObject.UID != tp.UID || e.InvolvedObject.Namespace != "apps" {
+					return errorf("type %s, involvedObject %+v; want %s about the tenant Pod (uid %s)", e.Type, e.InvolvedObject, want.typ, tp.UID)
+				}
+				return nil
+			})
+		}
+	})
+
 	t.Run("Events about synced objects are copied up, deduplicated", func(t *testing.T) {
 		created(t)(t1.Client.CoreV1().Pods("apps").Create(ctx, priorityPod("evt-pod", ""), metav1.CreateOptions{}))
 		var tp *corev1.Pod
@@ -442,6 +478,13 @@ func TestMoreKinds(t *testing.T) {
 			}
 		}
 	})
+}
+
+func podConditions(p *corev1.Pod) []corev1.PodCondition {
+	if p == nil {
+		return nil
+	}
+	return p.Status.Conditions
 }
 
 func priorityPod(name, class string) *corev1.Pod {

@@ -71,9 +71,11 @@ type Options struct {
 	// VNodeStatusReportFrequency is how often an unchanged vNode status is written again
 	// (kubelet nodeStatusReportFrequency). Defaults to 5m.
 	VNodeStatusReportFrequency time.Duration
-	// OptInKinds are the opt-in kinds to sync (Ingress, NetworkPolicy, PodDisruptionBudget, Event).
-	// Defaults to none.
+	// OptInKinds are the opt-in kinds to sync (Ingress, NetworkPolicy, PodDisruptionBudget;
+	// Event is accepted and synced by default). Defaults to none.
 	OptInKinds []string
+	// DisabledKinds are default kinds not to sync (Event). Defaults to none.
+	DisabledKinds []string
 	// Zap are the logging options.
 	Zap zap.Options
 	// RemediationInterval is the time between two periodic remediation scans (pkg/remediation);
@@ -225,7 +227,9 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.VNodeStatusReportFrequency, "vnode-status-report-frequency", o.VNodeStatusReportFrequency,
 		"How often a virtual Node's status is written when nothing in it changed, refreshing its conditions' lastHeartbeatTime (duration; the kubelet's nodeStatusReportFrequency). Changes of the super Node are written at once.")
 	fs.StringSliceVar(&o.OptInKinds, "opt-in-kinds", o.OptInKinds,
-		"Comma-separated opt-in kinds to sync besides the default ones: Ingress, NetworkPolicy, PodDisruptionBudget, Event (super Events about synced objects copied up; caches every super Event). Empty: none.")
+		"Comma-separated opt-in kinds to sync besides the default ones: Ingress, NetworkPolicy, PodDisruptionBudget. Event is accepted too; it is synced by default (see --disabled-kinds). Empty: none.")
+	fs.StringSliceVar(&o.DisabledKinds, "disabled-kinds", o.DisabledKinds,
+		"Comma-separated default kinds not to sync: Event (super Events about synced objects, copied into the tenants through their own rate-limited pipeline; it caches every super Event). Empty: none.")
 	fs.StringVar(&o.CheckpointStore, "checkpoint-store", o.CheckpointStore,
 		"Where the syncer saves checkpoints so that a restart resumes instead of re-listing every tenant: file:PATH (a local file, written atomically), secret:NAMESPACE/NAME (Secrets in the super cluster, chunked under 1 MiB), or none (every start is cold). Empty: secret:<--kubeconfig-namespace>/"+DefaultCheckpointSecret+".")
 	fs.DurationVar(&o.CheckpointInterval, "checkpoint-interval", o.CheckpointInterval,
@@ -299,14 +303,23 @@ func (o *Options) Validate() error {
 	if _, err := syncer.SelectOptIn(o.OptInKindList()); err != nil {
 		errs = append(errs, fmt.Errorf("--opt-in-kinds: %w", err))
 	}
+	if _, err := syncer.SelectOptional(o.DisabledKindList(), o.OptInKindList()); err != nil {
+		errs = append(errs, fmt.Errorf("--disabled-kinds: %w", err))
+	}
 	return errors.Join(errs...)
 }
 
 // OptInKindList returns OptInKinds as resource kinds, with blanks trimmed and empty items
 // dropped.
-func (o *Options) OptInKindList() []resources.Kind {
+func (o *Options) OptInKindList() []resources.Kind { return kindList(o.OptInKinds) }
+
+// DisabledKindList returns DisabledKinds as resource kinds, with blanks trimmed and empty
+// items dropped.
+func (o *Options) DisabledKindList() []resources.Kind { return kindList(o.DisabledKinds) }
+
+func kindList(kinds []string) []resources.Kind {
 	var out []resources.Kind
-	for _, k := range o.OptInKinds {
+	for _, k := range kinds {
 		if k = strings.TrimSpace(k); k != "" {
 			out = append(out, resources.Kind(k))
 		}
