@@ -33,6 +33,7 @@ func populate(tenant string) {
 	SyncDone(tenant, "Pod", Downward, time.Millisecond, errors.New("refused"))
 	SyncLag(tenant, "Pod", Upward, time.Second)
 	SyncRejected(tenant, "Pod")
+	SyncRetry(tenant, "Pod", Upward, "Conflict")
 	for _, p := range Phases {
 		PodPhase(tenant, p, time.Millisecond)
 	}
@@ -55,6 +56,11 @@ func TestMetricsPassPromlint(t *testing.T) {
 	vnodeMu.Lock()
 	vnodeSource = func() map[string]int { return map[string]int{"lint": 2} }
 	vnodeMu.Unlock()
+	hotMu.Lock()
+	hotSource = func() []HotCount {
+		return []HotCount{{Tenant: "lint", Kind: "Pod", Direction: Upward, Reason: "Conflict", Requests: 2, LongBackoff: 1}}
+	}
+	hotMu.Unlock()
 	admissionMu.Lock()
 	admissionSrc = func() (int, map[string]int, map[string]int) {
 		return 8, map[string]int{"lint": 3}, map[string]int{"lint": 8}
