@@ -185,8 +185,8 @@ func TestRetryBook(t *testing.T) {
 type constLimiter time.Duration
 
 func (c constLimiter) When(resources.Request) time.Duration { return time.Duration(c) }
-func (constLimiter) Forget(resources.Request)                {}
-func (constLimiter) NumRequeues(resources.Request) int       { return 0 }
+func (constLimiter) Forget(resources.Request)               {}
+func (constLimiter) NumRequeues(resources.Request) int      { return 0 }
 
 // lineSink collects log lines written at V(0) and above.
 type lineSink struct {
