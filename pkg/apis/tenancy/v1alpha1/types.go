@@ -50,8 +50,16 @@ const (
 	TenantConnecting TenantPhase = "Connecting"
 	// TenantRunning: caches have synced and the tenant is being synced.
 	TenantRunning TenantPhase = "Running"
-	// TenantUnreachable: the tenant apiserver cannot be reached.
+	// TenantUnreachable: the tenant apiserver cannot be reached (no answer, a network error,
+	// a timeout or a 5xx).
 	TenantUnreachable TenantPhase = "Unreachable"
+	// TenantUnauthorized: the tenant apiserver answers but refuses the kubeconfig's
+	// credentials (401 or 403).
+	TenantUnauthorized TenantPhase = "Unauthorized"
+	// TenantDuplicateControlPlane: the tenant apiserver answers, but another Tenant already
+	// syncs the same control plane (same kube-system namespace UID); this one is refused until
+	// one of the two is removed.
+	TenantDuplicateControlPlane TenantPhase = "DuplicateControlPlane"
 	// TenantPaused: spec.paused is true.
 	TenantPaused TenantPhase = "Paused"
 	// TenantTerminating: the Tenant is being deleted and its super-cluster objects cleaned up.
