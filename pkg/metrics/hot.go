@@ -4,6 +4,7 @@ import (
 	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 )
 
 // HotCount is the number of requests of one (tenant, kind, direction, reason) that are hot:
@@ -25,6 +26,10 @@ var (
 	longBackoffDesc = prometheus.NewDesc(prometheus.BuildFQName(Namespace, "sync", "long_backoff_requests"),
 		"Hot requests that failed at least 30 times without a change of their object and are retried only every 5 minutes until it changes, by tenant, kind, direction and reason.",
 		[]string{"tenant", "kind", "direction", "reason"}, nil)
+	tenantLagWrites = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: Namespace, Subsystem: "tenant", Name: "lag_writes_total",
+		Help: "Writes of a Tenant's status.lagSeconds (and the per-direction lags), by tenant: at most one per 10 s, and only when the lag changed by at least 5 s and a quarter.",
+	}, []string{"tenant"})
 	hotMu     sync.Mutex
 	hotSource HotStats
 )
@@ -56,4 +61,16 @@ func (hotCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(hotDesc, prometheus.GaugeValue, float64(h.Requests), h.Tenant, h.Kind, h.Direction, h.Reason)
 		ch <- prometheus.MustNewConstMetric(longBackoffDesc, prometheus.GaugeValue, float64(h.LongBackoff), h.Tenant, h.Kind, h.Direction, h.Reason)
 	}
+}
+
+// TenantLagWrite counts one write of tenant's lag into its Tenant status.
+func TenantLagWrite(tenant string) { tenantLagWrites.WithLabelValues(tenant).Inc() }
+
+// TenantLagWrites returns the number of lag writes counted for tenant.
+func TenantLagWrites(tenant string) float64 {
+	m := &dto.Metric{}
+	if err := tenantLagWrites.WithLabelValues(tenant).Write(m); err != nil {
+		return 0
+	}
+	return m.GetCounter().GetValue()
 }

@@ -74,7 +74,7 @@ var (
 )
 
 func syncCollectors() []prometheus.Collector {
-	return []prometheus.Collector{syncDuration, syncLag, syncRejected, syncRetries, podPhase, podCreation, buildInfo, tenantCollector{}, hotCollector{}}
+	return []prometheus.Collector{syncDuration, syncLag, syncRejected, syncRetries, podPhase, podCreation, buildInfo, tenantCollector{}, hotCollector{}, tenantLagWrites}
 }
 
 // SyncRejected counts one downward reconcile of kind for tenant that the super cluster refused
@@ -191,6 +191,7 @@ func forgetSync(l prometheus.Labels) {
 	syncLag.DeletePartialMatch(l)
 	syncRejected.DeletePartialMatch(l)
 	syncRetries.DeletePartialMatch(l)
+	tenantLagWrites.DeletePartialMatch(l)
 	podPhase.DeletePartialMatch(l)
 	podCreation.DeletePartialMatch(l)
 }

@@ -34,6 +34,7 @@ func populate(tenant string) {
 	SyncLag(tenant, "Pod", Upward, time.Second)
 	SyncRejected(tenant, "Pod")
 	SyncRetry(tenant, "Pod", Upward, "Conflict")
+	TenantLagWrite(tenant)
 	for _, p := range Phases {
 		PodPhase(tenant, p, time.Millisecond)
 	}

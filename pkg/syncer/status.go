@@ -161,3 +161,34 @@ func (s *Syncer) hotRows(tenant string) (int, []status.HotRequest) {
 	counts, rows := s.hotTables()
 	return counts[tenant], rows[tenant]
 }
+
+// TenantLags returns, for every registered tenant, how long its oldest unfinished request of
+// each pipeline has waited: a request waiting in the queue for a worker counts from when it
+// was queued (the fair queue's oldest item; without fair queuing only failed requests are
+// seen), a request whose reconcile failed and waits for its retry from its first failure. A
+// request refused for good (waiting for its object to change) does not count. The Tenant
+// status's lag (tenant.LagWriter) comes from here.
+func (s *Syncer) TenantLags() map[string]tenant.Lag {
+	out := map[string]tenant.Lag{}
+	if s.registry == nil {
+		return out
+	}
+	now := time.Now()
+	age := func(q *pipelineQueue) map[string]time.Duration {
+		m := map[string]time.Duration{}
+		for t, st := range q.stats() {
+			m[t] = st.Oldest
+		}
+		for t, since := range q.retries.oldest() {
+			if d := now.Sub(since); d > m[t] {
+				m[t] = d
+			}
+		}
+		return m
+	}
+	down, up := age(s.down), age(s.up)
+	for _, name := range s.registry.Names() {
+		out[name] = tenant.Lag{Downward: down[name], Upward: up[name]}
+	}
+	return out
+}

@@ -100,6 +100,22 @@ type TenantStatus struct {
 	// tenant's objects: "<tenant>-<6 hex of sha256(tenant UID)>-".
 	// +optional
 	SuperNamespacePrefix string `json:"superNamespacePrefix,omitempty"`
+	// LagSeconds is the larger of DownwardLagSeconds and UpwardLagSeconds: how long, in whole
+	// seconds, the tenant's oldest unfinished request has waited. Absent while the syncer does
+	// not run the tenant (Pending, Paused, Terminating) or has not measured it yet.
+	// +optional
+	LagSeconds *int64 `json:"lagSeconds,omitempty"`
+	// DownwardLagSeconds is how long, in whole seconds, the tenant's oldest request of the
+	// downward pipeline (tenant to super cluster) has waited: in the queue for a worker, or,
+	// after a failed reconcile, since its first failure. Values under 5 s are written as 0,
+	// and the value is rewritten (at most every 10 s) only when it changed by at least 5 s and
+	// a quarter.
+	// +optional
+	DownwardLagSeconds *int64 `json:"downwardLagSeconds,omitempty"`
+	// UpwardLagSeconds is DownwardLagSeconds for the upward pipeline (statuses, super
+	// cluster to tenant).
+	// +optional
+	UpwardLagSeconds *int64 `json:"upwardLagSeconds,omitempty"`
 }
 
 // Tenant registers one tenant control plane with the syncer.
