@@ -66,14 +66,23 @@ func TestTenantLifecycle(t *testing.T) {
 		uid := itest.TenantUID(t, c, t1.Name)
 		itest.MustCreateNS(t, t1.Client, "lag")
 		superNS := conversion.SuperNamespace(t1.Name, uid, "lag")
-		for _, name := range []string{"a", "b", "blocked"} {
+		// Two of the three fit the quota (whichever the workers create first); the third waits.
+		names := []string{"a", "b", "c"}
+		for _, name := range names {
 			itest.Created(t)(t1.Client.CoreV1().Secrets("lag").Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{}))
 		}
-		itest.Eventually(t, time.Minute, "a and b synced", func(ctx context.Context) error {
-			for _, n := range []string{"a", "b"} {
-				if _, err := super.CoreV1().Secrets(superNS).Get(ctx, n, metav1.GetOptions{}); err != nil {
-					return err
+		var synced, waiting []string
+		itest.Eventually(t, time.Minute, "two of three Secrets synced", func(ctx context.Context) error {
+			synced, waiting = nil, nil
+			for _, n := range names {
+				if _, err := super.CoreV1().Secrets(superNS).Get(ctx, n, metav1.GetOptions{}); err == nil {
+					synced = append(synced, n)
+				} else {
+					waiting = append(waiting, n)
 				}
+			}
+			if len(synced) != 2 {
+				return itest.Errorf("synced %v", synced)
 			}
 			return nil
 		})
@@ -87,15 +96,12 @@ func TestTenantLifecycle(t *testing.T) {
 		if got := retries(t1.Name, "Secret", "downward", "Quota"); got < 1 {
 			t.Errorf("vcsyncer_sync_retries_total{reason=Quota} = %v, want ≥ 1", got)
 		}
-		// Room again: the Secret is synced and the lag goes back to 0.
-		if err := super.CoreV1().Secrets(superNS).Delete(ctx, "a", metav1.DeleteOptions{}); err != nil {
+		// Room again: the waiting Secret is synced and the lag goes back to 0.
+		if err := t1.Client.CoreV1().Secrets("lag").Delete(ctx, synced[0], metav1.DeleteOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		if err := t1.Client.CoreV1().Secrets("lag").Delete(ctx, "a", metav1.DeleteOptions{}); err != nil {
-			t.Fatal(err)
-		}
-		itest.Eventually(t, 2*time.Minute, "blocked synced and lag 0", func(ctx context.Context) error {
-			if _, err := super.CoreV1().Secrets(superNS).Get(ctx, "blocked", metav1.GetOptions{}); err != nil {
+		itest.Eventually(t, 3*time.Minute, waiting[0]+" synced and lag 0", func(ctx context.Context) error {
+			if _, err := super.CoreV1().Secrets(superNS).Get(ctx, waiting[0], metav1.GetOptions{}); err != nil {
 				return err
 			}
 			tn := getTenant(ctx, t, c, t1.Name)
