@@ -109,4 +109,3 @@ func writeRetries(dir, logPath string) error {
 	}
 	return nil
 }
-
