@@ -59,6 +59,10 @@ var (
 		Namespace: Namespace, Subsystem: "sync", Name: "rejected_total",
 		Help: "Downward reconciles whose super-cluster write was refused for a reason a retry does not change (invalid object, or denied by Pod Security admission, a ValidatingAdmissionPolicy or a webhook), by tenant and kind. Such a request is not retried on a timer: the object's next change, a policy change or a remediation scan brings it back.",
 	}, []string{"tenant", "kind"})
+	syncRetries = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: Namespace, Subsystem: "sync", Name: "retries_total",
+		Help: "Reconciles that failed and were re-queued with backoff, by tenant, kind, direction and reason (a fixed set derived from the error: Conflict, NotFound, AlreadyExists, Forbidden, Quota, Unauthorized, Invalid, TooManyRequests, Timeout, Unavailable, SuperCacheBehind, TenantCacheBehind, BoundsPending, NotOwned, Panic, Other).",
+	}, []string{"tenant", "kind", "direction", "reason"})
 	buildInfo = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Namespace: Namespace, Name: "build_info",
 		Help: "Always 1; the labels name the running build: version (pkg/version.Version), revision (git commit) and goversion.",
@@ -70,12 +74,21 @@ var (
 )
 
 func syncCollectors() []prometheus.Collector {
-	return []prometheus.Collector{syncDuration, syncLag, syncRejected, podPhase, podCreation, buildInfo, tenantCollector{}}
+	return []prometheus.Collector{syncDuration, syncLag, syncRejected, syncRetries, podPhase, podCreation, buildInfo, tenantCollector{}, hotCollector{}, tenantLagWrites}
 }
 
 // SyncRejected counts one downward reconcile of kind for tenant that the super cluster refused
 // for good (resources.ErrRejected) and that is not retried on a timer.
 func SyncRejected(tenant, kind string) { syncRejected.WithLabelValues(tenant, kind).Inc() }
+
+// SyncRetry counts one failed reconcile of kind for tenant in direction that is retried with
+// backoff; reason is one of pkg/syncer's fixed retry reasons.
+func SyncRetry(tenant, kind, direction, reason string) {
+	syncRetries.WithLabelValues(tenant, kind, direction, reason).Inc()
+}
+
+// SyncRetriesVec returns vcsyncer_sync_retries_total (for tests).
+func SyncRetriesVec() *prometheus.CounterVec { return syncRetries }
 
 // SyncDone records one reconcile of kind for tenant in direction that took d and ended with
 // err (nil: ResultSuccess, else ResultError).
@@ -177,6 +190,8 @@ func forgetSync(l prometheus.Labels) {
 	syncDuration.DeletePartialMatch(l)
 	syncLag.DeletePartialMatch(l)
 	syncRejected.DeletePartialMatch(l)
+	syncRetries.DeletePartialMatch(l)
+	tenantLagWrites.DeletePartialMatch(l)
 	podPhase.DeletePartialMatch(l)
 	podCreation.DeletePartialMatch(l)
 }

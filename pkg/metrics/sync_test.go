@@ -34,6 +34,8 @@ func populate(tenant string) {
 	SyncDone(tenant, "Pod", Downward, time.Millisecond, errors.New("refused"))
 	SyncLag(tenant, "Pod", Upward, time.Second)
 	SyncRejected(tenant, "Pod")
+	SyncRetry(tenant, "Pod", Upward, "Conflict")
+	TenantLagWrite(tenant)
 	for _, p := range Phases {
 		PodPhase(tenant, p, time.Millisecond)
 	}
@@ -58,6 +60,11 @@ func TestMetricsPassPromlint(t *testing.T) {
 	vnodeMu.Lock()
 	vnodeSource = func() map[string]int { return map[string]int{"lint": 2} }
 	vnodeMu.Unlock()
+	hotMu.Lock()
+	hotSource = func() []HotCount {
+		return []HotCount{{Tenant: "lint", Kind: "Pod", Direction: Upward, Reason: "Conflict", Requests: 2, LongBackoff: 1}}
+	}
+	hotMu.Unlock()
 	admissionMu.Lock()
 	admissionSrc = func() (int, map[string]int, map[string]int) {
 		return 8, map[string]int{"lint": 3}, map[string]int{"lint": 8}

@@ -89,6 +89,14 @@ type pageView struct {
 	RefreshSeconds string
 	RefreshMillis  int64
 	Rows           []rowView
+	Hot            []hotView
+}
+
+// hotView is one row of the hot-requests table.
+type hotView struct {
+	Tenant, Direction, Object, Reason, LastError string
+	Retries                                      int
+	Since, SinceTitle, Next, NextClass           string
 }
 
 type rowView struct {
@@ -99,6 +107,7 @@ type rowView struct {
 	LastSync, LastSyncTitle         string
 	LastCheckpoint                  string
 	LastCheckpointTitle             string
+	Hot                             string
 }
 
 func (h *Handler) view(s Snapshot) pageView {
@@ -117,7 +126,24 @@ func (h *Handler) view(s Snapshot) pageView {
 		}
 		row.DownDepth, row.DownOldest = formatQueue(t.Downward)
 		row.UpDepth, row.UpOldest = formatQueue(t.Upward)
+		row.Hot = "\u2013"
+		if t.HotRequests > 0 {
+			row.Hot = strconv.Itoa(t.HotRequests)
+		}
 		v.Rows = append(v.Rows, row)
+		for _, h := range t.Retrying {
+			obj := h.Kind + " " + h.Name
+			if h.Namespace != "" {
+				obj = h.Kind + " " + h.Namespace + "/" + h.Name
+			}
+			hv := hotView{Tenant: t.Name, Direction: h.Direction, Object: obj, Reason: h.Reason, LastError: h.LastError,
+				Retries: h.Retries, Since: formatAge(h.Since, s.Time), SinceTitle: formatTitle(h.Since),
+				Next: "backoff \u2264 1m", NextClass: "next"}
+			if h.LongBackoff {
+				hv.Next, hv.NextClass = "every 5m until it changes", "next backoff"
+			}
+			v.Hot = append(v.Hot, hv)
+		}
 	}
 	return v
 }

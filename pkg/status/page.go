@@ -25,7 +25,10 @@ table.stale{opacity:.5}
 .badge{display:inline-block;padding:1px 8px;border-radius:10px;font-weight:600;font-size:12px;color:#fff;background:#6e7781}
 .phase-running{background:#1a7f37}
 .phase-connecting,.phase-pending{background:#9a6700}
-.phase-unreachable{background:#cf222e}
+.phase-unreachable,.phase-unauthorized,.phase-duplicatecontrolplane{background:#cf222e}
+#hot{margin-top:16px}
+#hot td.error{white-space:normal;max-width:40em;overflow-wrap:anywhere;font-family:ui-monospace,monospace;font-size:12px}
+.backoff{color:#9a6700;font-weight:600}
 .phase-paused,.phase-terminating{background:#6e7781}
 .reason{color:#57606a;font-size:12px;margin-left:6px}
 footer{padding:0 20px 16px;color:#57606a;font-size:12px}
@@ -76,6 +79,7 @@ const pageScript = `
     err.hidden = !s.error;
     document.getElementById("count").textContent = String(s.tenants.length);
     var body = document.createElement("tbody");
+    var hot = document.createElement("tbody");
     s.tenants.forEach(function (t) {
       var tr = document.createElement("tr");
       tr.setAttribute("data-tenant", t.name);
@@ -96,18 +100,35 @@ const pageScript = `
       queue(tr, t.upward);
       cell(tr, "last-sync", age(t.lastSync, now), t.lastSync || "");
       cell(tr, "last-checkpoint", age(t.lastCheckpoint, now), t.lastCheckpoint || "");
+      cell(tr, "num hot", t.hotRequests ? String(t.hotRequests) : "\u2013");
       body.appendChild(tr);
+      (t.retrying || []).forEach(function (h) {
+        var hr = document.createElement("tr");
+        hr.setAttribute("data-tenant", t.name);
+        cell(hr, "name", t.name);
+        cell(hr, "direction", h.direction);
+        cell(hr, "object", h.kind + " " + (h.namespace ? h.namespace + "/" : "") + h.name);
+        cell(hr, "num retries", String(h.retries));
+        cell(hr, "reason", h.reason);
+        cell(hr, "since", age(h.since, now), h.since);
+        cell(hr, h.longBackoff ? "next backoff" : "next", h.longBackoff ? "every 5m until it changes" : "backoff \u2264 1m");
+        cell(hr, "error", h.lastError);
+        hot.appendChild(hr);
+      });
     });
     if (s.tenants.length === 0) {
       var tr = document.createElement("tr");
       tr.className = "empty";
       var td = cell(tr, "", "No tenants. Register one with vc-syncer tenant add.");
-      td.colSpan = 9;
+      td.colSpan = 10;
       body.appendChild(tr);
     }
     var table = document.getElementById("tenants");
     table.replaceChild(body, table.tBodies[0]);
     table.className = "";
+    var ht = document.getElementById("hot");
+    ht.replaceChild(hot, ht.tBodies[0]);
+    ht.hidden = hot.rows.length === 0;
   }
   function poll() {
     fetch("status.json", { cache: "no-store" }).then(function (r) {
@@ -153,14 +174,23 @@ var pageTemplate = `<!DOCTYPE html>
 <p id="error"{{if not .Error}} hidden{{end}}>{{.Error}}</p>
 <table id="tenants">
 <thead>
-<tr><th>Tenant</th><th>Phase</th><th>Weight</th><th colspan="2">Downward queue</th><th colspan="2">Upward queue</th><th>Last sync</th><th>Last checkpoint</th></tr>
-<tr class="sub"><th></th><th></th><th></th><th>depth</th><th>oldest</th><th>depth</th><th>oldest</th><th></th><th></th></tr>
+<tr><th>Tenant</th><th>Phase</th><th>Weight</th><th colspan="2">Downward queue</th><th colspan="2">Upward queue</th><th>Last sync</th><th>Last checkpoint</th><th>Retrying</th></tr>
+<tr class="sub"><th></th><th></th><th></th><th>depth</th><th>oldest</th><th>depth</th><th>oldest</th><th></th><th></th><th>&gt;10 times</th></tr>
 </thead>
 <tbody>
 {{- range .Rows}}
-<tr data-tenant="{{.Name}}"><td class="name">{{.Name}}</td><td class="phase"><span class="badge phase-{{.PhaseClass}}">{{.Phase}}</span>{{if .Reason}}<span class="reason">{{.Reason}}</span>{{end}}</td><td class="num weight">{{.Weight}}</td><td class="num depth">{{.DownDepth}}</td><td class="num oldest">{{.DownOldest}}</td><td class="num depth">{{.UpDepth}}</td><td class="num oldest">{{.UpOldest}}</td><td class="last-sync" title="{{.LastSyncTitle}}">{{.LastSync}}</td><td class="last-checkpoint" title="{{.LastCheckpointTitle}}">{{.LastCheckpoint}}</td></tr>
+<tr data-tenant="{{.Name}}"><td class="name">{{.Name}}</td><td class="phase"><span class="badge phase-{{.PhaseClass}}">{{.Phase}}</span>{{if .Reason}}<span class="reason">{{.Reason}}</span>{{end}}</td><td class="num weight">{{.Weight}}</td><td class="num depth">{{.DownDepth}}</td><td class="num oldest">{{.DownOldest}}</td><td class="num depth">{{.UpDepth}}</td><td class="num oldest">{{.UpOldest}}</td><td class="last-sync" title="{{.LastSyncTitle}}">{{.LastSync}}</td><td class="last-checkpoint" title="{{.LastCheckpointTitle}}">{{.LastCheckpoint}}</td><td class="num hot">{{.Hot}}</td></tr>
 {{- else}}
-<tr class="empty"><td colspan="9">No tenants. Register one with vc-syncer tenant add.</td></tr>
+<tr class="empty"><td colspan="10">No tenants. Register one with vc-syncer tenant add.</td></tr>
+{{- end}}
+</tbody>
+</table>
+<table id="hot"{{if not .Hot}} hidden{{end}}>
+<caption>Requests retried more than 10 times in a row (top 5 per tenant)</caption>
+<thead><tr><th>Tenant</th><th>Direction</th><th>Object</th><th>Retries</th><th>Last reason</th><th>Failing since</th><th>Next retry</th><th>Last error</th></tr></thead>
+<tbody>
+{{- range .Hot}}
+<tr data-tenant="{{.Tenant}}"><td class="name">{{.Tenant}}</td><td class="direction">{{.Direction}}</td><td class="object">{{.Object}}</td><td class="num retries">{{.Retries}}</td><td class="reason">{{.Reason}}</td><td class="since" title="{{.SinceTitle}}">{{.Since}}</td><td class="{{.NextClass}}">{{.Next}}</td><td class="error">{{.LastError}}</td></tr>
 {{- end}}
 </tbody>
 </table>

@@ -44,6 +44,34 @@ type Tenant struct {
 	LastSync time.Time `json:"lastSync,omitzero"`
 	// LastCheckpoint is when the tenant's sync progress was last checkpointed; zero: never.
 	LastCheckpoint time.Time `json:"lastCheckpoint,omitzero"`
+	// HotRequests is the number of the tenant's requests whose reconcile failed more than
+	// 10 times in a row (vcsyncer_sync_hot_requests); Retrying lists the top MaxRetrying of
+	// them, most failures first.
+	HotRequests int          `json:"hotRequests,omitempty"`
+	Retrying    []HotRequest `json:"retrying,omitempty"`
+}
+
+// MaxRetrying is the most hot requests listed per tenant.
+const MaxRetrying = 5
+
+// HotRequest is one request whose reconciles keep failing.
+type HotRequest struct {
+	// Direction is downward or upward; Kind, Namespace and Name name the tenant object.
+	Direction string `json:"direction"`
+	Kind      string `json:"kind"`
+	Namespace string `json:"namespace,omitempty"`
+	Name      string `json:"name"`
+	// Retries is the number of failed reconciles in a row.
+	Retries int `json:"retries"`
+	// Reason is the last failure's retry reason (vcsyncer_sync_retries_total's reason label);
+	// LastError its message (at most 512 bytes).
+	Reason    string `json:"reason"`
+	LastError string `json:"lastError"`
+	// Since is when the first of these failures happened.
+	Since time.Time `json:"since"`
+	// LongBackoff is true when the request failed at least 30 times without a change of its
+	// object and is retried only every 5 minutes until it changes.
+	LongBackoff bool `json:"longBackoff,omitempty"`
 }
 
 // Provider reports what the running syncer knows per tenant. *syncer.Syncer implements it.
@@ -105,6 +133,9 @@ func (h *Handler) Snapshot(ctx context.Context) Snapshot {
 	for i := range snap.Tenants { // UTC, so the JSON times all end in "Z" (the page parses them)
 		t := &snap.Tenants[i]
 		t.LastSync, t.LastCheckpoint = utc(t.LastSync), utc(t.LastCheckpoint)
+		for j := range t.Retrying {
+			t.Retrying[j].Since = utc(t.Retrying[j].Since)
+		}
 	}
 	return snap
 }

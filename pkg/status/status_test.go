@@ -171,7 +171,10 @@ func TestHandlerPage(t *testing.T) {
 		makeTenant("team-b", tenancyv1alpha1.TenantUnreachable, 1, cond(tenancyv1alpha1.ConditionConnected, metav1.ConditionFalse, "Unauthorized")),
 	}
 	live := []Tenant{
-		{Name: "team-a", Phase: "Running", Downward: &Queue{Depth: 7, OldestSeconds: 3.25}, Upward: &Queue{}, LastSync: now.Add(-1500 * time.Millisecond)},
+		{Name: "team-a", Phase: "Running", Downward: &Queue{Depth: 7, OldestSeconds: 3.25}, Upward: &Queue{}, LastSync: now.Add(-1500 * time.Millisecond),
+			HotRequests: 2, Retrying: []HotRequest{
+				{Direction: "upward", Kind: "Pod", Namespace: "web", Name: "w-0", Retries: 31, Reason: "SuperCacheBehind", LastError: `<img src=x onerror=alert(1)>`, Since: now.Add(-25 * time.Minute), LongBackoff: true},
+				{Direction: "downward", Kind: "Namespace", Name: "big", Retries: 12, Reason: "Quota", LastError: "no room", Since: now.Add(-2 * time.Minute)}}},
 		{Name: "team-b", Phase: "Unreachable", Downward: &Queue{}, Upward: &Queue{}, LastCheckpoint: now.Add(-90 * time.Second)},
 		{Name: `<script>alert("x")</script>`, Phase: "Connecting"},
 	}
@@ -180,11 +183,13 @@ func TestHandlerPage(t *testing.T) {
 	if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/html") {
 		t.Fatalf("GET / = %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
 	}
+	tenantsTable := page[strings.Index(page, `<table id="tenants">`):strings.Index(page, `<table id="hot"`)]
+	hotTable := page[strings.Index(page, `<table id="hot"`):]
 	rowRE := regexp.MustCompile(`(?s)<tr data-tenant="([^"]*)">(.*?)</tr>`)
 	cellRE := regexp.MustCompile(`(?s)<td class="([^"]*)"[^>]*>(.*?)</td>`)
 	tagRE := regexp.MustCompile(`<[^>]+>`)
 	got := map[string]map[string]string{}
-	for _, m := range rowRE.FindAllStringSubmatch(page, -1) {
+	for _, m := range rowRE.FindAllStringSubmatch(tenantsTable, -1) {
 		cells := map[string]string{}
 		for i, c := range cellRE.FindAllStringSubmatch(m[2], -1) {
 			key := c[1]
@@ -197,14 +202,32 @@ func TestHandlerPage(t *testing.T) {
 	}
 	want := map[string]map[string]string{
 		"team-a": {"name": "team-a", "phase": " Running ", "num weight": "2", "down num depth": "7", "down num oldest": "3.2s",
-			"up num depth": "0", "up num oldest": "–", "last-sync": "1.5s ago", "last-checkpoint": "never"},
+			"up num depth": "0", "up num oldest": "–", "last-sync": "1.5s ago", "last-checkpoint": "never", "num hot": "2"},
 		"team-b": {"name": "team-b", "phase": " Unreachable  Connected: Unauthorized ", "num weight": "1", "down num depth": "0", "down num oldest": "–",
-			"up num depth": "0", "up num oldest": "–", "last-sync": "never", "last-checkpoint": "1m30s ago"},
+			"up num depth": "0", "up num oldest": "–", "last-sync": "never", "last-checkpoint": "1m30s ago", "num hot": "–"},
 		"&lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt;": {"name": "&lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt;", "phase": " Connecting ", "num weight": "0",
-			"down num depth": "–", "down num oldest": "–", "up num depth": "–", "up num oldest": "–", "last-sync": "never", "last-checkpoint": "never"},
+			"down num depth": "–", "down num oldest": "–", "up num depth": "–", "up num oldest": "–", "last-sync": "never", "last-checkpoint": "never", "num hot": "–"},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("rows (-want +got):\n%s", diff)
+	}
+	var hot [][]string
+	for _, m := range rowRE.FindAllStringSubmatch(hotTable, -1) {
+		var cells []string
+		for _, c := range cellRE.FindAllStringSubmatch(m[2], -1) {
+			cells = append(cells, c[2])
+		}
+		hot = append(hot, cells)
+	}
+	wantHot := [][]string{
+		{"team-a", "upward", "Pod web/w-0", "31", "SuperCacheBehind", "25m00s ago", "every 5m until it changes", "&lt;img src=x onerror=alert(1)&gt;"},
+		{"team-a", "downward", "Namespace big", "12", "Quota", "2m00s ago", "backoff ≤ 1m", "no room"},
+	}
+	if diff := cmp.Diff(wantHot, hot); diff != "" {
+		t.Errorf("hot requests (-want +got):\n%s", diff)
+	}
+	if strings.Contains(page, `<table id="hot" hidden>`) {
+		t.Error("the hot-requests table is hidden although there are hot requests")
 	}
 	for _, s := range []string{`<span id="role" class="leader">leader</span>`, `<span id="count">3</span>`, "updated 11:00:00 UTC", `data-refresh="2000"`,
 		`<meta http-equiv="refresh" content="2">`, `<p id="error" hidden>`} {
@@ -230,7 +253,7 @@ func TestHandlerStandbyEmptyAndListError(t *testing.T) {
 	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	srv := newTestHandler(t, nil, nil, nil, false, now)
 	_, page := get(t, srv.URL+"/")
-	for _, s := range []string{`class="standby"`, "No tenants.", `<span id="count">0</span>`} {
+	for _, s := range []string{`class="standby"`, "No tenants.", `<span id="count">0</span>`, `<table id="hot" hidden>`} {
 		if !strings.Contains(page, s) {
 			t.Errorf("page lacks %q", s)
 		}

@@ -218,6 +218,7 @@ func (s *Syncer) enqueue(q *pipelineQueue, req resources.Request, live bool) {
 	metrics.QueueAdd(req.Tenant, dir)
 	s.track.arrival(dir, req, live, time.Now())
 	if live {
+		q.retries.changed(req) // a change of its object: a request in the long backoff is retried at once and then briefly again
 		q.addHigh(req)
 	} else {
 		q.addLow(req)

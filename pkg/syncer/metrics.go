@@ -34,6 +34,9 @@ func (s *Syncer) observer(direction string) func(string, time.Duration) {
 
 func (s *Syncer) forgetTenantMetrics(tenant string) {
 	s.track.forget(tenant)
+	s.down.retries.forget(tenant)
+	s.up.retries.forget(tenant)
+	s.retryLog.forget(tenant)
 	metrics.ForgetTenant(tenant)
 }
 
@@ -58,6 +61,7 @@ func (s *Syncer) queueStats() ([]string, map[string]map[string]metrics.QueueStat
 // super Pod handler. Called once from New.
 func (s *Syncer) registerMetrics() {
 	metrics.RegisterTenantHealth(s.tenantHealth)
+	metrics.RegisterHotStats(s.hotStats)
 	_, _ = s.env.SuperInformers.Core().V1().Pods().Informer().AddEventHandler(s.track.superPodHandler())
 }
 

@@ -16,6 +16,8 @@ type pipelineQueue struct {
 	// Queue tracks every unfinished item for checkpoints (Snapshot, Size, Seed).
 	*trackingqueue.Queue[resources.Request]
 	fair *fairqueue.Queue[resources.Request] // nil with --fair-queuing=false
+	// retries records the requests whose last reconciles failed (retries.go).
+	retries *retryBook
 }
 
 // newPipelineQueue builds the queue stack rate limiting → delaying → tracking → client-go Typed
@@ -25,14 +27,20 @@ type pipelineQueue struct {
 // tenant's fair-queue weight; observe (may be nil) receives each popped item's tenant and time
 // in queue.
 func newPipelineQueue(name string, fair bool, workers int, weight func(string) int, observe func(string, time.Duration)) *pipelineQueue {
+	return newPipelineQueueWith(name, fair, workers, weight, observe, 100*time.Millisecond)
+}
+
+// newPipelineQueueWith is newPipelineQueue with the first retry's backoff base (tests shorten it).
+func newPipelineQueueWith(name string, fair bool, workers int, weight func(string) int, observe func(string, time.Duration), base time.Duration) *pipelineQueue {
 	// Per-item exponential backoff from 100ms to 60s, and a 200 qps / 500 burst bucket per
 	// tenant (tenantRetryBuckets), as client-go's default controller rate limiter but with a
 	// shorter ceiling so a failed object is retried within a minute once its cause is fixed.
-	rl := workqueue.NewTypedMaxOfRateLimiter(
-		workqueue.NewTypedItemExponentialFailureRateLimiter[resources.Request](100*time.Millisecond, 60*time.Second),
+	book := newRetryBook(time.Now)
+	rl := hotBackoff{book: book, inner: workqueue.NewTypedMaxOfRateLimiter(
+		workqueue.NewTypedItemExponentialFailureRateLimiter[resources.Request](base, 60*time.Second),
 		newTenantRetryBuckets(),
-	)
-	pq := &pipelineQueue{}
+	)}
+	pq := &pipelineQueue{retries: book}
 	var ordering workqueue.Queue[resources.Request]
 	if fair {
 		pq.fair = fairqueue.New(fairqueue.Options[resources.Request]{

@@ -24,12 +24,18 @@ func (s *Syncer) Resources() []resources.Resource {
 // pipeline, or to the upward pipeline when upward is true and the kind has an upward path.
 // Periodic remediation (pkg/remediation) calls it for the mismatches it confirms; the request
 // is then handled by the normal reconcilers, which re-read both caches.
+//
+// A request in the long backoff (failed longBackoffRetries times without a change of its
+// object) is not requeued: its own retry, every longBackoffInterval, already re-reads both
+// caches, and a scan every --remediation-interval would undo the backoff.
 func (s *Syncer) Requeue(req resources.Request, upward bool) {
 	if !upward {
-		s.enqueue(s.down, req, false)
+		if !s.down.retries.longBackoff(req) {
+			s.enqueue(s.down, req, false)
+		}
 		return
 	}
-	if s.upwardKind(req.Kind) {
+	if s.upwardKind(req.Kind) && !s.up.retries.longBackoff(req) {
 		s.enqueue(s.up, req, false)
 	}
 }

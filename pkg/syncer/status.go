@@ -1,12 +1,13 @@
 package syncer
 
 import (
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	tenancyv1alpha1 "github.com/vcsyncer/syncer/pkg/apis/tenancy/v1alpha1"
 	"github.com/vcsyncer/syncer/pkg/status"
+	"github.com/vcsyncer/syncer/pkg/tenant"
 )
 
 var _ status.Provider = (*Syncer)(nil)
@@ -58,9 +59,9 @@ func (s *Syncer) SetLastCheckpoint(f func(tenant string) time.Time) {
 }
 
 // TenantStatuses implements status.Provider: one row per tenant in the registry, with its
-// phase derived from the connection (Running once its caches synced and its apiserver
-// answers, Unreachable after a failed probe, Connecting before), its queues (nil without
-// fair queuing, which keeps no per-tenant figures), last sync and last checkpoint; then a
+// phase derived from the connection as the Tenant controller derives it (tenant.PhaseOf), its
+// queues (nil without fair queuing, which keeps no per-tenant figures), last sync, last
+// checkpoint and hot requests (at most status.MaxRetrying, most failures first); then a
 // row without phase or queues for every other tenant that has synced since the start (a
 // Paused tenant, say), with its last sync and last checkpoint.
 func (s *Syncer) TenantStatuses() []status.Tenant {
@@ -75,6 +76,7 @@ func (s *Syncer) TenantStatuses() []status.Tenant {
 	if f := s.status.lastCheckpoint.Load(); f != nil {
 		checkpoint = *f
 	}
+	hotCounts, hotRows := s.hotTables()
 	var out []status.Tenant
 	for _, name := range s.registry.Names() {
 		c, ok := s.registry.Get(name)
@@ -82,14 +84,11 @@ func (s *Syncer) TenantStatuses() []status.Tenant {
 			continue
 		}
 		st := c.State()
-		row := status.Tenant{Name: name, Weight: c.Weight(), LastSync: s.lastSyncOf(name)}
-		switch {
-		case st.Synced && st.Connected:
-			row.Phase = string(tenancyv1alpha1.TenantRunning)
-		case !st.Connected && st.LastError != "":
-			row.Phase, row.Reason = string(tenancyv1alpha1.TenantUnreachable), st.LastReason
-		default:
-			row.Phase = string(tenancyv1alpha1.TenantConnecting)
+		row := status.Tenant{Name: name, Weight: c.Weight(), LastSync: s.lastSyncOf(name),
+			HotRequests: hotCounts[name], Retrying: hotRows[name]}
+		row.Phase = string(tenant.PhaseOf(st))
+		if !st.Connected && st.LastError != "" {
+			row.Reason = st.LastReason
 		}
 		if down != nil {
 			d, u := down[name], up[name]
@@ -121,6 +120,75 @@ func queueFigures(q *pipelineQueue) map[string]status.Queue {
 	out := map[string]status.Queue{}
 	for t, st := range q.stats() {
 		out[t] = status.Queue{Depth: st.Depth, OldestSeconds: st.Oldest.Seconds()}
+	}
+	return out
+}
+
+// hotTables returns, per tenant, the number of hot requests of both pipelines and the
+// status.MaxRetrying most failing of them (most failures first). O(failing requests).
+func (s *Syncer) hotTables() (map[string]int, map[string][]status.HotRequest) {
+	counts := map[string]int{}
+	rows := map[string][]status.HotRequest{}
+	for _, p := range []struct {
+		dir string
+		q   *pipelineQueue
+	}{{directionDownward, s.down}, {directionUpward, s.up}} {
+		for k, c := range p.q.retries.hotCountsFull() {
+			counts[k.tenant] += c.requests
+		}
+		for t, l := range p.q.retries.hot(status.MaxRetrying) {
+			for _, h := range l {
+				rows[t] = append(rows[t], status.HotRequest{
+					Direction: p.dir, Kind: string(h.Request.Kind), Namespace: h.Request.Namespace, Name: h.Request.Name,
+					Retries: h.Retries, Reason: h.Reason, LastError: h.LastError, Since: h.Since,
+					LongBackoff: h.SinceChange >= longBackoffRetries,
+				})
+			}
+		}
+	}
+	for t, l := range rows {
+		slices.SortStableFunc(l, func(a, b status.HotRequest) int { return b.Retries - a.Retries })
+		if len(l) > status.MaxRetrying {
+			l = l[:status.MaxRetrying]
+		}
+		rows[t] = l
+	}
+	return counts, rows
+}
+
+// hotRows returns tenant's hot-request count and top rows (hotTables).
+func (s *Syncer) hotRows(tenant string) (int, []status.HotRequest) {
+	counts, rows := s.hotTables()
+	return counts[tenant], rows[tenant]
+}
+
+// TenantLags returns, for every registered tenant, how long its oldest unfinished request of
+// each pipeline has waited: a request waiting in the queue for a worker counts from when it
+// was queued (the fair queue's oldest item; without fair queuing only failed requests are
+// seen), a request whose reconcile failed and waits for its retry from its first failure. A
+// request refused for good (waiting for its object to change) does not count. The Tenant
+// status's lag (tenant.LagWriter) comes from here.
+func (s *Syncer) TenantLags() map[string]tenant.Lag {
+	out := map[string]tenant.Lag{}
+	if s.registry == nil {
+		return out
+	}
+	now := time.Now()
+	age := func(q *pipelineQueue) map[string]time.Duration {
+		m := map[string]time.Duration{}
+		for t, st := range q.stats() {
+			m[t] = st.Oldest
+		}
+		for t, since := range q.retries.oldest() {
+			if d := now.Sub(since); d > m[t] {
+				m[t] = d
+			}
+		}
+		return m
+	}
+	down, up := age(s.down), age(s.up)
+	for _, name := range s.registry.Names() {
+		out[name] = tenant.Lag{Downward: down[name], Upward: up[name]}
 	}
 	return out
 }

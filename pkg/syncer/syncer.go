@@ -97,6 +97,8 @@ type Syncer struct {
 	admission *admission.Window[resources.Request]
 	// events copies super Events into tenants (events.go); nil when Event is not synced.
 	events *eventPipeline
+	// retryLog rate-limits the "Retrying sync" log lines (retries.go).
+	retryLog *retryLog
 }
 
 var (
@@ -150,6 +152,7 @@ func New(o Options) (*Syncer, error) {
 		env: env, opts: o,
 		resources:  map[resources.Kind]resources.Resource{},
 		dependents: map[resources.Kind][]resources.DependentMapper{},
+		retryLog:   newRetryLog(time.Now),
 	}
 	s.sources, s.parked = sources, map[string]*parkedWork{}
 	s.keepTenantState = s.keepTenantStateFunc(time.Now())
@@ -323,8 +326,9 @@ func (s *Syncer) work(ctx context.Context, q *pipelineQueue, down bool) {
 
 // workWith is work with the reconcile passed in (tests pass a fake). A request whose reconcile
 // succeeded is forgotten by the rate limiter; one that failed with resources.ErrRejected is
-// forgotten too (counted in vcsyncer_sync_rejected_total); any other failure is re-added with
-// backoff.
+// forgotten too (counted in vcsyncer_sync_rejected_total); any other failure is recorded
+// (retryFailed: log line, vcsyncer_sync_retries_total, the pipeline's retry book) and re-added
+// with backoff.
 func (s *Syncer) workWith(ctx context.Context, q *pipelineQueue, down bool, process func(context.Context, resources.Request, bool) error) {
 	for {
 		req, shutdown := q.Get()
@@ -335,6 +339,7 @@ func (s *Syncer) workWith(ctx context.Context, q *pipelineQueue, down bool, proc
 		switch {
 		case err == nil:
 			q.Forget(req)
+			q.retries.succeeded(req)
 			s.recordSync(req.Tenant)
 		case ctx.Err() != nil:
 			q.Forget(req)
@@ -345,13 +350,9 @@ func (s *Syncer) workWith(ctx context.Context, q *pipelineQueue, down bool, proc
 			ctrl.LoggerFrom(ctx).V(1).Info("Not retrying: refused by the super cluster", "request", req.String(), "reason", err.Error())
 			metrics.SyncRejected(req.Tenant, string(req.Kind))
 			q.Forget(req)
+			q.retries.succeeded(req)
 		default:
-			dir := "upward"
-			if down {
-				dir = "downward"
-			}
-			ctrl.LoggerFrom(ctx).V(1).Info("Retrying sync", "direction", dir, "request", req.String(), "reason", err.Error())
-			metrics.QueueRetry(req.Tenant, dir)
+			s.retryFailed(ctx, q, req, down, err)
 			q.AddRateLimited(req)
 		}
 		q.Done(req)
@@ -363,7 +364,7 @@ func (s *Syncer) process(ctx context.Context, req resources.Request, down bool) 
 	// tenant: it becomes an error, logged with its stack, and the request is retried with backoff.
 	defer func() {
 		if r := recover(); r != nil {
-			err = fmt.Errorf("panic while syncing %s: %v", req, r)
+			err = fmt.Errorf("%w while syncing %s: %v", errPanic, req, r)
 			ctrl.LoggerFrom(ctx).Error(err, "Recovered from a panic in a reconcile", "stack", string(debug.Stack()))
 		}
 	}()

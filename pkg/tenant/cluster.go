@@ -381,11 +381,11 @@ func apiServerAddress(server string) (string, int32, error) {
 func reasonOf(err error) string {
 	switch {
 	case errors.Is(err, ErrDuplicateControlPlane):
-		return "DuplicateControlPlane"
+		return ReasonDuplicateControlPlane
 	case apierrors.IsUnauthorized(err) || apierrors.IsForbidden(err):
-		return "Unauthorized"
+		return ReasonUnauthorized
 	default:
-		return "Unreachable"
+		return ReasonUnreachable
 	}
 }
 

@@ -74,10 +74,17 @@ func (r *Registry) Names() []string {
 }
 
 // put registers c in place of any previous Cluster of the same tenant, stops the previous one,
-// then starts c. The tenant stays registered throughout, so hooks can tell a restart (rotated
-// kubeconfig) from a removal.
+// then starts c. For the same Tenant (same UID: a rotated kubeconfig) the tenant stays
+// registered throughout, so hooks can tell a restart from a removal. A previous Cluster of
+// another Tenant of that name (a Tenant deleted and re-created, whose deletion the controller
+// may not have seen) is removed first, as by remove: its hooks see the tenant unregistered and
+// drop everything kept for it, which must not carry over to the new Tenant (whose super
+// namespaces differ).
 func (r *Registry) put(c *Cluster) {
 	c.claim = r.claim
+	if old, ok := r.Get(c.Name); ok && old.UID != c.UID {
+		r.remove(c.Name)
+	}
 	r.mu.Lock()
 	old, ok := r.clusters[c.Name]
 	r.clusters[c.Name] = c

@@ -44,12 +44,16 @@ const (
 	ReasonPolicyNotFound = "PolicyNotFound"
 	ReasonValid          = "Valid"
 	ReasonUnreachable    = "Unreachable"
-	ReasonReachable      = "Reachable"
-	ReasonWaiting        = "WaitingForConnection"
-	ReasonCachesSynced   = "CachesSynced"
-	ReasonCachesSyncing  = "CachesSyncing"
-	ReasonPaused         = "Paused"
-	ReasonDeleting       = "Deleting"
+	// ReasonUnauthorized: the tenant apiserver refused the kubeconfig's credentials (401/403).
+	ReasonUnauthorized = "Unauthorized"
+	// ReasonDuplicateControlPlane: another Tenant already syncs the same control plane.
+	ReasonDuplicateControlPlane = "DuplicateControlPlane"
+	ReasonReachable             = "Reachable"
+	ReasonWaiting               = "WaitingForConnection"
+	ReasonCachesSynced          = "CachesSynced"
+	ReasonCachesSyncing         = "CachesSyncing"
+	ReasonPaused                = "Paused"
+	ReasonDeleting              = "Deleting"
 )
 
 // ReasonInlineCredentialsRequired is the KubeconfigValid=False reason (and Warning Event
@@ -265,34 +269,7 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, t *tenancyv1alpha1.Ten
 		r.Registry.policyChanged(c)
 	}
 
-	s := c.State()
-	switch {
-	case s.Connected:
-		setCondition(t, tenancyv1alpha1.ConditionConnected, metav1.ConditionTrue, ReasonReachable, "tenant apiserver answers")
-	case s.LastError != "":
-		reason := s.LastReason
-		if reason == "" {
-			reason = ReasonUnreachable
-		}
-		setCondition(t, tenancyv1alpha1.ConditionConnected, metav1.ConditionFalse, reason, s.LastError)
-	default:
-		setCondition(t, tenancyv1alpha1.ConditionConnected, metav1.ConditionUnknown, ReasonWaiting, "probing tenant apiserver")
-	}
-	if s.Synced && !s.Connected && s.LastError != "" {
-		setCondition(t, tenancyv1alpha1.ConditionSynced, metav1.ConditionFalse, ReasonUnreachable, "the tenant apiserver is unreachable; syncing resumes when it answers")
-	} else if s.Synced {
-		setCondition(t, tenancyv1alpha1.ConditionSynced, metav1.ConditionTrue, ReasonCachesSynced, "caches synced; objects are being synced")
-	} else {
-		setCondition(t, tenancyv1alpha1.ConditionSynced, metav1.ConditionFalse, ReasonCachesSyncing, "waiting for tenant caches")
-	}
-	switch {
-	case !s.Connected && s.LastError != "":
-		t.Status.Phase = tenancyv1alpha1.TenantUnreachable
-	case s.Synced:
-		t.Status.Phase = tenancyv1alpha1.TenantRunning
-	default:
-		t.Status.Phase = tenancyv1alpha1.TenantConnecting
-	}
+	setConnectionStatus(t, c.State())
 	// Clusters notify on change; this periodic requeue is a safety net for missed notifications.
 	return reconcile.Result{RequeueAfter: time.Minute}, nil
 }
@@ -385,4 +362,69 @@ func setCondition(t *tenancyv1alpha1.Tenant, typ string, status metav1.Condition
 	meta.SetStatusCondition(&t.Status.Conditions, metav1.Condition{
 		Type: typ, Status: status, Reason: reason, Message: msg, ObservedGeneration: t.Generation,
 	})
+}
+
+// setConnectionStatus sets the Connected and Synced conditions and the phase of a Tenant whose
+// kubeconfig is usable, from its Cluster's state. A failed connection gives Connected=False and
+// Synced=False with the same reason (Unreachable, Unauthorized or DuplicateControlPlane: not
+// "waiting for caches", which will not fill until the cause is fixed) and the phase PhaseOf.
+func setConnectionStatus(t *tenancyv1alpha1.Tenant, s State) {
+	failed := !s.Connected && s.LastError != ""
+	reason := s.LastReason
+	if reason == "" {
+		reason = ReasonUnreachable
+	}
+	switch {
+	case s.Connected:
+		setCondition(t, tenancyv1alpha1.ConditionConnected, metav1.ConditionTrue, ReasonReachable, "tenant apiserver answers")
+	case failed:
+		setCondition(t, tenancyv1alpha1.ConditionConnected, metav1.ConditionFalse, reason, s.LastError)
+	default:
+		setCondition(t, tenancyv1alpha1.ConditionConnected, metav1.ConditionUnknown, ReasonWaiting, "probing tenant apiserver")
+	}
+	switch {
+	case failed:
+		setCondition(t, tenancyv1alpha1.ConditionSynced, metav1.ConditionFalse, reason, notSyncingMessage(reason, s.Synced))
+	case s.Synced:
+		setCondition(t, tenancyv1alpha1.ConditionSynced, metav1.ConditionTrue, ReasonCachesSynced, "caches synced; objects are being synced")
+	default:
+		setCondition(t, tenancyv1alpha1.ConditionSynced, metav1.ConditionFalse, ReasonCachesSyncing, "waiting for tenant caches")
+	}
+	t.Status.Phase = PhaseOf(s)
+}
+
+// notSyncingMessage is the Synced=False message for a failed connection with reason.
+func notSyncingMessage(reason string, wasSynced bool) string {
+	resume := "syncing starts"
+	if wasSynced {
+		resume = "syncing resumes"
+	}
+	switch reason {
+	case ReasonDuplicateControlPlane:
+		return "not syncing: another Tenant syncs this control plane; remove one of the two Tenants"
+	case ReasonUnauthorized:
+		return "not syncing: the tenant apiserver refuses the kubeconfig's credentials; " + resume + " when it accepts them"
+	default:
+		return "the tenant apiserver is unreachable; " + resume + " when it answers"
+	}
+}
+
+// PhaseOf returns the phase of a Tenant with a usable kubeconfig whose Cluster is in state s:
+// after a failed probe DuplicateControlPlane, Unauthorized or Unreachable by the failure's
+// reason (State.LastReason); else Running once the caches synced, Connecting before.
+func PhaseOf(s State) tenancyv1alpha1.TenantPhase {
+	switch {
+	case !s.Connected && s.LastError != "":
+		switch s.LastReason {
+		case ReasonDuplicateControlPlane:
+			return tenancyv1alpha1.TenantDuplicateControlPlane
+		case ReasonUnauthorized:
+			return tenancyv1alpha1.TenantUnauthorized
+		}
+		return tenancyv1alpha1.TenantUnreachable
+	case s.Synced:
+		return tenancyv1alpha1.TenantRunning
+	default:
+		return tenancyv1alpha1.TenantConnecting
+	}
 }

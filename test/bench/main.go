@@ -230,6 +230,9 @@ func run(ctx context.Context, c config) error {
 	if err := writeResults(c.out, res, base, synced); err != nil {
 		return err
 	}
+	if err := writeRetries(c.out, filepath.Join(c.out, "syncer.log")); err != nil {
+		return err
+	}
 	logf("done: p99 %.2fs vs baseline %.2fs (×%.2f), throughput %.1f vs %.1f Pods/s (×%.2f), tenant Events %v; results in %s",
 		res.Syncer.P99, res.Baseline.P99, res.P99Ratio, res.Syncer.Throughput, res.Baseline.Throughput, res.ThroughputRatio, tenantEvents, c.out)
 	return nil

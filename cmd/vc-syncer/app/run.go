@@ -186,6 +186,9 @@ func Run(ctx context.Context, o *options.Options, cfg *rest.Config) error {
 	}).SetupWithManager(mgr); err != nil {
 		return err
 	}
+	if err := mgr.Add(&tenant.LagWriter{Client: mgr.GetClient(), Source: s.TenantLags}); err != nil {
+		return err
+	}
 	// Every replica warms its super caches (from the checkpoint) before it may lead.
 	if err := mgr.Add(s.Warmup()); err != nil {
 		return err

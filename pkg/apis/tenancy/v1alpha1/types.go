@@ -50,8 +50,16 @@ const (
 	TenantConnecting TenantPhase = "Connecting"
 	// TenantRunning: caches have synced and the tenant is being synced.
 	TenantRunning TenantPhase = "Running"
-	// TenantUnreachable: the tenant apiserver cannot be reached.
+	// TenantUnreachable: the tenant apiserver cannot be reached (no answer, a network error,
+	// a timeout or a 5xx).
 	TenantUnreachable TenantPhase = "Unreachable"
+	// TenantUnauthorized: the tenant apiserver answers but refuses the kubeconfig's
+	// credentials (401 or 403).
+	TenantUnauthorized TenantPhase = "Unauthorized"
+	// TenantDuplicateControlPlane: the tenant apiserver answers, but another Tenant already
+	// syncs the same control plane (same kube-system namespace UID); this one is refused until
+	// one of the two is removed.
+	TenantDuplicateControlPlane TenantPhase = "DuplicateControlPlane"
 	// TenantPaused: spec.paused is true.
 	TenantPaused TenantPhase = "Paused"
 	// TenantTerminating: the Tenant is being deleted and its super-cluster objects cleaned up.
@@ -92,6 +100,22 @@ type TenantStatus struct {
 	// tenant's objects: "<tenant>-<6 hex of sha256(tenant UID)>-".
 	// +optional
 	SuperNamespacePrefix string `json:"superNamespacePrefix,omitempty"`
+	// LagSeconds is the larger of DownwardLagSeconds and UpwardLagSeconds: how long, in whole
+	// seconds, the tenant's oldest unfinished request has waited. Absent while the syncer does
+	// not run the tenant (Pending, Paused, Terminating) or has not measured it yet.
+	// +optional
+	LagSeconds *int64 `json:"lagSeconds,omitempty"`
+	// DownwardLagSeconds is how long, in whole seconds, the tenant's oldest request of the
+	// downward pipeline (tenant to super cluster) has waited: in the queue for a worker, or,
+	// after a failed reconcile, since its first failure. Values under 5 s are written as 0,
+	// and the value is rewritten (at most every 10 s) only when it changed by at least 5 s and
+	// a quarter.
+	// +optional
+	DownwardLagSeconds *int64 `json:"downwardLagSeconds,omitempty"`
+	// UpwardLagSeconds is DownwardLagSeconds for the upward pipeline (statuses, super
+	// cluster to tenant).
+	// +optional
+	UpwardLagSeconds *int64 `json:"upwardLagSeconds,omitempty"`
 }
 
 // Tenant registers one tenant control plane with the syncer.
