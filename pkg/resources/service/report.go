@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"hash/fnv"
 	"net/netip"
 	"slices"
 	"strconv"
@@ -58,15 +59,25 @@ func refusalKey(ns, name, reason string) string {
 	return "Service/" + ns + "/" + name + "#allocation#" + reason
 }
 
-// recordRefusal records that the super cluster refused a value a tenant client set in
-// Service t at its current generation, for reason.
-func recordRefusal(c *tenant.Cluster, t *corev1.Service, reason string) {
-	c.Refusals.Record(refusalKey(t.Namespace, t.Name, reason), strconv.FormatInt(t.Generation, 10), "", policy.Rule(reason))
+// specVersion identifies the spec of tenant Service t: a hash of it. Services have no
+// metadata.generation (the apiserver leaves it 0), and their resourceVersion changes with the
+// syncer's own status writes.
+func specVersion(t *corev1.Service) string {
+	b, _ := json.Marshal(&t.Spec)
+	h := fnv.New64a()
+	h.Write(b)
+	return strconv.FormatUint(h.Sum64(), 16)
 }
 
-// refused reports whether recordRefusal recorded reason for t's current generation.
+// recordRefusal records that the super cluster refused a value a tenant client set in
+// Service t at its current spec, for reason.
+func recordRefusal(c *tenant.Cluster, t *corev1.Service, reason string) {
+	c.Refusals.Record(refusalKey(t.Namespace, t.Name, reason), specVersion(t), "", policy.Rule(reason))
+}
+
+// refused reports whether recordRefusal recorded reason for t's current spec.
 func refused(c *tenant.Cluster, t *corev1.Service, reason string) bool {
-	return c.Refusals.Refused(refusalKey(t.Namespace, t.Name, reason), strconv.FormatInt(t.Generation, 10), "")
+	return c.Refusals.Refused(refusalKey(t.Namespace, t.Name, reason), specVersion(t), "")
 }
 
 // forgetRefusals drops the records of tenant Service ns/name.
