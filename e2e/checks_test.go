@@ -6,6 +6,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -90,6 +91,7 @@ const (
 	reqServiceStatus
 	reqWorkloads
 	reqClaims
+	reqServiceAddresses
 )
 
 var requirements = []struct {
@@ -102,6 +104,7 @@ var requirements = []struct {
 	{reqServiceStatus, "services get the super load-balancer status"},
 	{reqWorkloads, "tenant controllers see their workloads ready"},
 	{reqClaims, "claims are Bound to tenant PVs that mirror the super PVs"},
+	{reqServiceAddresses, "services show the ClusterIPs, node ports and health-check node ports of their super copies"},
 }
 
 // report is the result of one check pass.
@@ -840,17 +843,7 @@ func (rw *realWorld) checkServices(r *report, v *tenantView) {
 		if d := diffLabels(t.Labels, s.Labels); d != "" {
 			r.add(reqContent, "%s labels differ: %s", id, d)
 		}
-		path := rw.pathOf(objKey{Kind: "Service", Namespace: t.Namespace, Name: t.Name})
-		for j, tp := range t.Spec.Ports {
-			if tp.NodePort == 0 || j >= len(s.Spec.Ports) {
-				continue
-			}
-			if s.Spec.Ports[j].NodePort != tp.NodePort {
-				rw.observe(path, "%s: port %d has nodePort %d in the tenant, %d in the super cluster", v.tu.name, tp.Port, tp.NodePort, s.Spec.Ports[j].NodePort)
-			} else if strings.Contains(gapNames(path), "node-ports-reallocated") {
-				r.note("GAP CLOSED? node-ports-reallocated: %s port %d keeps nodePort %d in the super cluster", id, tp.Port, tp.NodePort)
-			}
-		}
+		rw.checkServiceAddresses(r, v, id, t, s)
 		// (4) status.
 		if !equality.Semantic.DeepEqual(t.Status.LoadBalancer, s.Status.LoadBalancer) {
 			r.add(reqServiceStatus, "%s status.loadBalancer differs: tenant %+v, super %+v", id, t.Status.LoadBalancer, s.Status.LoadBalancer)
@@ -866,6 +859,27 @@ func (rw *realWorld) checkServices(r *report, v *tenantView) {
 			rw.observe(rw.pathOf(objKey{Kind: "Service", Namespace: t.Namespace, Name: t.Name}),
 				"%s: LoadBalancer Service %s/%s shows ingress %v, as its super copy %s/%s", v.tu.name, t.Namespace, t.Name, ips, s.Namespace, s.Name)
 		}
+	}
+}
+
+// checkServiceAddresses checks that tenant Service t shows what works in the super cluster:
+// the ClusterIPs of its super copy s (the tenant apiservers are on their own parts of the super
+// cluster's Service range, registered as the Tenants' spec.serviceCIDRs), the node port of
+// every port and the health-check node port.
+func (rw *realWorld) checkServiceAddresses(r *report, v *tenantView, id string, t, s *corev1.Service) {
+	r.counts["Service addresses"]++
+	if t.Spec.Type != corev1.ServiceTypeExternalName && !slices.Equal(t.Spec.ClusterIPs, s.Spec.ClusterIPs) {
+		r.add(reqServiceAddresses, "%s ClusterIPs differ: tenant %v, super %v", id, t.Spec.ClusterIPs, s.Spec.ClusterIPs)
+		r.suspect(v.tu, "Service", t.Namespace, t.Name)
+	}
+	for j, tp := range t.Spec.Ports {
+		if j >= len(s.Spec.Ports) || tp.NodePort == s.Spec.Ports[j].NodePort {
+			continue
+		}
+		r.add(reqServiceAddresses, "%s port %d has nodePort %d in the tenant, %d in the super cluster", id, tp.Port, tp.NodePort, s.Spec.Ports[j].NodePort)
+	}
+	if t.Spec.HealthCheckNodePort != s.Spec.HealthCheckNodePort {
+		r.add(reqServiceAddresses, "%s healthCheckNodePort %d in the tenant, %d in the super cluster", id, t.Spec.HealthCheckNodePort, s.Spec.HealthCheckNodePort)
 	}
 }
 

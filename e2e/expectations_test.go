@@ -193,12 +193,7 @@ var knownGaps = map[string][]knownGap{
 			"target Deployment podinfo is not in the corpus (kwok reports no Pod metrics either)",
 	}},
 
-	// Syncer behaviour that differs from what the manifest asks for, by design, and the environment.
-	"dockersamples-example-voting-app/k8s-specifications/vote-service.yaml": {{
-		Name: "node-ports-reallocated", Cause: causeDesign,
-		Reason: "the super cluster allocates its own node ports (pkg/resources/service): the tenant's fixed nodePort 31000 " +
-			"is not kept, so <node>:31000 does not reach the Service (keeping it would collide between the two tenants)",
-	}},
+	// The environment.
 	"kubernetes-ingress-nginx/deploy/static/provider/aws/deploy.yaml": {{
 		Name: "webhook-unreachable", Cause: causeEnvironment,
 		Reason: "the ValidatingWebhookConfiguration points at the tenant Service ingress-nginx-controller-admission, whose " +

@@ -136,10 +136,11 @@ func (p *syncerProcess) grepLog(max int, words ...string) []string {
 	return out
 }
 
-// addTenant registers a tenant control plane with `vc-syncer tenant add`.
+// addTenant registers a tenant control plane with `vc-syncer tenant add`, with its Service
+// range (so tenant ClusterIPs are the super copies').
 func (p *syncerProcess) addTenant(t *testing.T, cp *framework.ControlPlane) {
 	t.Helper()
-	out, err := exec.CommandContext(t.Context(), p.bin, "tenant", "add", cp.Name,
+	out, err := exec.CommandContext(t.Context(), p.bin, "tenant", "add", cp.Name, "--service-cidr", cp.ServiceCIDR,
 		"--kubeconfig", cp.KubeconfigPath, "--super-kubeconfig", p.super.KubeconfigPath).CombinedOutput()
 	if err != nil {
 		t.Fatalf("vc-syncer tenant add %s: %v\n%s", cp.Name, err, out)

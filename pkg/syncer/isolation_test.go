@@ -63,9 +63,11 @@ func fastCompletions(t *testing.T, workers int, slow bool, interval time.Duratio
 }
 
 // TestSlowTenantDoesNotTakeEveryWorker: beside a tenant whose requests take 1 s, a tenant whose
-// requests take 1 ms keeps at least 0.4 of the completions it has alone (it holds its weighted
-// share, half of the 20 workers; without the in-flight cap the slow tenant holds them all and
-// the fast tenant completes about 1/80 of its alone count).
+// requests take 1 ms keeps at least 0.15 of the completions it has alone (it holds its weighted
+// share, half of the 20 workers, and completes about half as many on a quiet machine; without
+// the in-flight cap the slow tenant holds them all and the fast tenant completes about 1/600 of
+// its alone count). The margin is wide because the two windows are measured one after the
+// other and a loaded machine gives them different CPU.
 func TestSlowTenantDoesNotTakeEveryWorker(t *testing.T) {
 	if testing.Short() {
 		t.Skip("takes about 7 s")
@@ -74,8 +76,8 @@ func TestSlowTenantDoesNotTakeEveryWorker(t *testing.T) {
 	alone := fastCompletions(t, workers, false, interval)
 	beside := fastCompletions(t, workers, true, interval)
 	t.Logf("fast tenant completions in %v: alone %d, beside a slow tenant %d (ratio %.1f)", interval, alone, beside, float64(alone)/float64(max(beside, 1)))
-	if float64(beside) < 0.4*float64(alone) {
-		t.Fatalf("beside a slow tenant the fast tenant completed %d requests, alone %d: want at least 0.4×", beside, alone)
+	if float64(beside) < 0.15*float64(alone) {
+		t.Fatalf("beside a slow tenant the fast tenant completed %d requests, alone %d: want at least 0.15×", beside, alone)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"strconv"
 	"strings"
@@ -78,6 +79,8 @@ type Cluster struct {
 	// pol is the tenant's effective policy; nil until the Tenant controller sets one (then
 	// Policy returns policy.Default()).
 	pol atomic.Pointer[policy.Effective]
+	// serviceCIDRs are the Tenant's spec.serviceCIDRs, parsed (nil: none).
+	serviceCIDRs atomic.Pointer[[]netip.Prefix]
 
 	cancel      context.CancelFunc
 	done        chan struct{}
@@ -396,6 +399,37 @@ func (c *Cluster) Policy() *policy.Effective {
 		return p
 	}
 	return policy.Default()
+}
+
+// ServiceCIDRs returns the Service IP ranges the provider gave the tenant's apiserver (Tenant
+// spec.serviceCIDRs, masked to their network address); nil when none is set. The result must
+// not be modified.
+func (c *Cluster) ServiceCIDRs() []netip.Prefix {
+	if p := c.serviceCIDRs.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// SetServiceCIDRs records the tenant's Service IP ranges from Tenant spec.serviceCIDRs.
+// Entries that do not parse as a CIDR are ignored (the CRD refuses them) and returned as an
+// error naming them; the others apply.
+func (c *Cluster) SetServiceCIDRs(cidrs []string) error {
+	var out []netip.Prefix
+	var bad []string
+	for _, s := range cidrs {
+		p, err := netip.ParsePrefix(strings.TrimSpace(s))
+		if err != nil {
+			bad = append(bad, s)
+			continue
+		}
+		out = append(out, p.Masked())
+	}
+	c.serviceCIDRs.Store(&out)
+	if len(bad) > 0 {
+		return fmt.Errorf("spec.serviceCIDRs: not a CIDR: %s", strings.Join(bad, ", "))
+	}
+	return nil
 }
 
 // SetPolicy makes p the tenant's effective policy and reports whether its generation differs

@@ -256,7 +256,8 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, t *tenancyv1alpha1.Ten
 			t.Status.Phase = tenancyv1alpha1.TenantPending
 			return reconcile.Result{}, nil
 		}
-		nc.SetPolicy(pol) // before it starts: its first sync already follows the policy
+		nc.SetPolicy(pol)                           // before it starts: its first sync already follows the policy
+		_ = nc.SetServiceCIDRs(t.Spec.ServiceCIDRs) // likewise; an error is logged below
 		if running {
 			ctrl.LoggerFrom(ctx).Info("Restarting tenant connection", "reason", "kubeconfig changed")
 		}
@@ -264,6 +265,9 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, t *tenancyv1alpha1.Ten
 		c = nc
 	}
 	c.setWeight(t.EffectiveWeight())
+	if err := c.SetServiceCIDRs(t.Spec.ServiceCIDRs); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "Ignoring invalid Service ranges")
+	}
 	if c.SetPolicy(pol) {
 		ctrl.LoggerFrom(ctx).Info("Applying changed tenant policy", "generation", pol.Generation)
 		r.Registry.policyChanged(c)

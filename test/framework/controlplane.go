@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -41,9 +42,11 @@ const TenantControllers = "*,-persistentvolume-binder-controller," +
 
 // Network layout of the local clusters.
 const (
-	superServiceCIDR  = "10.96.0.0/16" // first IP 10.96.0.1 is in the super apiserver's SANs
-	tenantServiceCIDR = "10.0.0.0/24"  // first IP 10.0.0.1 is in every tenant apiserver's SANs
-	podCIDR           = "10.244.0.0/16"
+	superServiceCIDR = "10.96.0.0/16" // first IP 10.96.0.1 is in the super apiserver's SANs
+	// defaultTenantServiceCIDR is the Service range of a tenant started by StartTenant without
+	// Options.ServiceCIDR: outside the super cluster's range, so its ClusterIPs never work there.
+	defaultTenantServiceCIDR = "10.0.0.0/24"
+	podCIDR                  = "10.244.0.0/16"
 	// FakeNodeAnnotation marks the Nodes kwok manages in the super cluster (key=value).
 	FakeNodeAnnotation = "kwok.x-k8s.io/node"
 	fakeNodeValue      = "fake"
@@ -79,6 +82,11 @@ type ControlPlane struct {
 	RESTConfig *rest.Config
 	// Client is a clientset built from RESTConfig.
 	Client kubernetes.Interface
+	// ServiceCIDR is the kube-apiserver's --service-cluster-ip-range. For a tenant started by
+	// Start it is TenantServiceCIDR(i), a part of the super cluster's range: register it as
+	// the Tenant's spec.serviceCIDRs so tenant ClusterIPs are the ones that work in the super
+	// cluster.
+	ServiceCIDR string
 
 	toolsDir      string
 	pki           *pki
@@ -109,6 +117,10 @@ type Options struct {
 	// "tenant-1: kube-apiserver ready in 2.8s". It may be called from several goroutines when
 	// an Environment starts tenants in parallel; Start serializes the calls.
 	Progress func(string)
+	// ServiceCIDR is a tenant's Service range (--service-cluster-ip-range; ignored for the
+	// super cluster, whose range is 10.96.0.0/16). Empty: 10.0.0.0/24, outside the super
+	// cluster's range. Start gives tenant i TenantServiceCIDR(i).
+	ServiceCIDR string
 	// APIServerArgs are extra kube-apiserver flags, appended last (so they override), e.g.
 	// "--watch-cache=false" and "--etcd-compaction-interval=1s" to make watch positions
 	// expire quickly.
@@ -122,6 +134,13 @@ type SuperOptions struct {
 	// Use a negative value for none.
 	Nodes int
 }
+
+// TenantServiceCIDR returns the Service range Start gives the i-th tenant (1-based, at most
+// 255): 10.96.<i>.0/24, a part of the super cluster's 10.96.0.0/16 outside its first /24 (where
+// the super apiserver prefers to put Services that ask for an address, such as a DNS Service
+// at 10.96.0.10). The super cluster allocates other Services' addresses at random from the
+// rest of its range, so a tenant address is taken there only by chance.
+func TenantServiceCIDR(i int) string { return fmt.Sprintf("10.96.%d.0/24", i) }
 
 // Name of the super cluster control plane.
 const superName = "super"
@@ -149,7 +168,7 @@ func StartSuper(ctx context.Context, o SuperOptions) (*ControlPlane, error) {
 }
 
 // StartTenant starts a tenant control plane called name (a DNS label, e.g. "tenant-1"): etcd,
-// kube-apiserver (service CIDR 10.0.0.0/24) and a kube-controller-manager running
+// kube-apiserver (service CIDR o.ServiceCIDR, default 10.0.0.0/24) and a kube-controller-manager running
 // TenantControllers (every default controller, node-lifecycle included, but none of the
 // PersistentVolume ones), and no scheduler: tenant Pods stay Pending until
 // something binds them. It returns once the default ServiceAccount exists.
@@ -201,21 +220,26 @@ func start(ctx context.Context, name string, o Options, super bool, nodes int) (
 	if err := os.MkdirAll(c.LogDir(), 0o755); err != nil {
 		return nil, fmt.Errorf("failed to create log dir: %w", err)
 	}
-	serviceCIDR := tenantServiceCIDR
-	if super {
+	serviceCIDR := o.ServiceCIDR
+	switch {
+	case super:
 		serviceCIDR = superServiceCIDR
+	case serviceCIDR == "":
+		serviceCIDR = defaultTenantServiceCIDR
 	}
-	_, ipnet, err := net.ParseCIDR(serviceCIDR)
-	if err != nil {
-		return nil, err
+	prefix, err := netip.ParsePrefix(serviceCIDR)
+	if err != nil || !prefix.Addr().Is4() {
+		return nil, fmt.Errorf("invalid service CIDR %q of control plane %q: want an IPv4 CIDR", serviceCIDR, name)
 	}
-	firstIP := ipnet.IP.To4()
-	firstIP = net.IPv4(firstIP[0], firstIP[1], firstIP[2], firstIP[3]+1)
+	c.ServiceCIDR = prefix.Masked().String()
+	// The apiserver's kubernetes Service takes the range's first address; in-cluster clients
+	// verify the serving certificate against it.
+	firstIP := net.IP(prefix.Masked().Addr().Next().AsSlice())
 	if c.pki, err = generatePKI(filepath.Join(c.Dir, "pki"), firstIP); err != nil {
 		return nil, err
 	}
 
-	if err := c.run(ctx, serviceCIDR, nodes); err != nil {
+	if err := c.run(ctx, c.ServiceCIDR, nodes); err != nil {
 		_ = c.stopProcesses()
 		return nil, fmt.Errorf("failed to start control plane %q (state and logs kept in %s): %w", name, c.Dir, err)
 	}

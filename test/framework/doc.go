@@ -40,7 +40,7 @@
 //
 //   - pki/: an ECDSA P-256 CA (also the kube-controller-manager's cluster signing CA), an
 //     apiserver serving certificate for 127.0.0.1, localhost, the first service IP (10.96.0.1 in
-//     the super cluster, 10.0.0.1 in tenants) and kubernetes.default.svc[.cluster.local], an
+//     the super cluster, 10.96.<i>.1 in tenant i of an Environment) and kubernetes.default.svc[.cluster.local], an
 //     admin client certificate in group system:masters and an ECDSA service-account key pair
 //     (kube-apiserver signs tokens with ES256). Generated with crypto/x509, no openssl.
 //   - admin.kubeconfig: written with clientcmd, certificates embedded.

@@ -48,7 +48,8 @@ type Environment struct {
 func TenantName(i int) string { return "tenant-" + strconv.Itoa(i) }
 
 // Start starts the super cluster (see StartSuper) and the given number of tenant control
-// planes, named "tenant-1".."tenant-<n>" (see StartTenant), all under o.Dir (default: a new
+// planes, named "tenant-1".."tenant-<n>" (see StartTenant) with Service ranges
+// TenantServiceCIDR(1)..TenantServiceCIDR(n), all under o.Dir (default: a new
 // temporary directory that a successful Stop removes). Control planes start in that order,
 // four at a time ($VCSYNCER_START_PARALLELISM overrides the number). Missing tools are built
 // first when o.ToolsDir is empty (see EnsureTools).
@@ -56,8 +57,8 @@ func TenantName(i int) string { return "tenant-" + strconv.Itoa(i) }
 // ctx bounds the start-up only. If any control plane fails, the others are cancelled and
 // stopped, and the error reports every failure with the tail of the failing component's log.
 func Start(ctx context.Context, o SuperOptions, tenants int) (*Environment, error) {
-	if tenants < 0 {
-		return nil, fmt.Errorf("invalid number of tenants %d", tenants)
+	if tenants < 0 || tenants > 255 {
+		return nil, fmt.Errorf("invalid number of tenants %d: between 0 and 255", tenants)
 	}
 	if o.ToolsDir == "" {
 		dir, err := EnsureTools(ctx, o.Progress)
@@ -92,7 +93,9 @@ func Start(ctx context.Context, o SuperOptions, tenants int) (*Environment, erro
 	jobs := make(chan func() error, tenants+1)
 	jobs <- func() (err error) { env.Super, err = StartSuper(ctx, o); return err }
 	for i := range tenants {
-		jobs <- func() (err error) { env.Tenants[i], err = StartTenant(ctx, TenantName(i+1), o.Options); return err }
+		to := o.Options
+		to.ServiceCIDR = TenantServiceCIDR(i + 1)
+		jobs <- func() (err error) { env.Tenants[i], err = StartTenant(ctx, TenantName(i+1), to); return err }
 	}
 	close(jobs)
 	var (

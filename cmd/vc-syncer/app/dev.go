@@ -145,7 +145,7 @@ func runDev(ctx context.Context, cmd *cobra.Command, o *options.Options, dir str
 			return err
 		}
 		tenantKCs = append(tenantKCs, path)
-		if err := AddTenant(ctx, c, o.KubeconfigNamespace, t.Name, t.Kubeconfig, 1); err != nil {
+		if err := AddTenantWithOptions(ctx, c, o.KubeconfigNamespace, t.Name, t.Kubeconfig, TenantOptions{Weight: 1, ServiceCIDRs: []string{t.ServiceCIDR}}); err != nil {
 			return err
 		}
 		progress("registered Tenant " + t.Name)

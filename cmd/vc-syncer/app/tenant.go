@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net/netip"
 	"os"
 	"strings"
 	"text/tabwriter"
@@ -62,8 +63,9 @@ func newTenantAddCommand(f *tenantFlags) *cobra.Command {
 	var waitFor time.Duration
 	var weight int32
 	var embedTokenFile bool
+	var serviceCIDRs []string
 	cmd := &cobra.Command{
-		Use:   "add NAME --kubeconfig FILE [--weight N] [--embed-token-file]",
+		Use:   "add NAME --kubeconfig FILE [--weight N] [--service-cidr CIDR] [--embed-token-file]",
 		Short: "Register a tenant: store its kubeconfig in a Secret and create its Tenant",
 		Long: `Register a tenant control plane. The kubeconfig FILE is reduced to its current context and
 flattened (certificate-authority, client-certificate and client-key files are read here and
@@ -107,7 +109,7 @@ tenant add again).`,
 			if err != nil {
 				return err
 			}
-			if err := AddTenant(cmd.Context(), c, f.namespace, args[0], data, weight); err != nil {
+			if err := AddTenantWithOptions(cmd.Context(), c, f.namespace, args[0], data, TenantOptions{Weight: weight, ServiceCIDRs: serviceCIDRs}); err != nil {
 				return err
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "tenant %s registered (Secret %s/%s-kubeconfig)\n", args[0], f.namespace, args[0])
@@ -122,6 +124,9 @@ tenant add again).`,
 	cmd.Flags().StringVar(&kubeconfig, "kubeconfig", "", "Path to the tenant apiserver's kubeconfig (required).")
 	cmd.Flags().BoolVar(&embedTokenFile, "embed-token-file", false,
 		"Read the file named by the kubeconfig user's tokenFile now and store its content as token: (without it, a tokenFile is refused).")
+	cmd.Flags().StringSliceVar(&serviceCIDRs, "service-cidr", nil,
+		"The tenant apiserver's --service-cluster-ip-range (Tenant spec.serviceCIDRs; one CIDR, or two comma-separated, one per IP family): "+
+			"a part of the super cluster's Service range given to this tenant alone. Super copies of its Services then keep the tenant's ClusterIPs.")
 	cmd.Flags().Int32Var(&weight, "weight", 1, "Fair-queue weight (1-1000): the tenant's share of the syncer's workers relative to other tenants when the queues are saturated.")
 	return cmd
 }
@@ -175,7 +180,33 @@ func flattenKubeconfig(path string, embedTokenFile bool) ([]byte, error) {
 // weight is outside 1-1000. It stores the kubeconfig bytes as given: the syncer validates them
 // (tenant.ParseKubeconfig) and reports a refusal on the Tenant, and tests register broken or
 // hostile kubeconfigs this way on purpose; `tenant add` validates before it calls AddTenant.
+// When a Tenant of that name is still terminating, it first waits until that one is gone (or
+// ctx ends: an error, nothing written), so it never updates a Tenant that is about to vanish.
 func AddTenant(ctx context.Context, c client.Client, namespace, name string, kubeconfig []byte, weight int32) error {
+	return AddTenantWithOptions(ctx, c, namespace, name, kubeconfig, TenantOptions{Weight: weight})
+}
+
+// TenantOptions are the Tenant spec fields `tenant add` sets besides the kubeconfig.
+type TenantOptions struct {
+	// Weight is spec.weight (1-1000).
+	Weight int32
+	// ServiceCIDRs is spec.serviceCIDRs: the tenant apiserver's --service-cluster-ip-range
+	// (at most 2 CIDRs, one per IP family); empty for none.
+	ServiceCIDRs []string
+}
+
+// AddTenantWithOptions is AddTenant with the Tenant spec fields of o. A ServiceCIDRs entry that
+// is not a CIDR is an error, before anything is written.
+func AddTenantWithOptions(ctx context.Context, c client.Client, namespace, name string, kubeconfig []byte, o TenantOptions) error {
+	weight := o.Weight
+	if len(o.ServiceCIDRs) > 2 {
+		return fmt.Errorf("--service-cidr: at most 2 ranges (one per IP family), got %d", len(o.ServiceCIDRs))
+	}
+	for _, cidr := range o.ServiceCIDRs {
+		if _, err := netip.ParsePrefix(cidr); err != nil {
+			return fmt.Errorf("--service-cidr %q: %w", cidr, err)
+		}
+	}
 	if errs := validation.IsDNS1123Label(name); len(errs) > 0 || len(name) > 40 {
 		return fmt.Errorf("invalid tenant name %q: must be a DNS label of at most 40 characters", name)
 	}
@@ -207,6 +238,7 @@ func AddTenant(ctx context.Context, c client.Client, namespace, name string, kub
 	t.Spec = tenancyv1alpha1.TenantSpec{
 		KubeconfigSecretRef: tenancyv1alpha1.SecretKeyRef{Namespace: namespace, Name: sec.Name, Key: "kubeconfig"},
 		Weight:              weight,
+		ServiceCIDRs:        o.ServiceCIDRs,
 	}
 	if err := c.Create(ctx, t); apierrors.IsAlreadyExists(err) {
 		existing := &tenancyv1alpha1.Tenant{}

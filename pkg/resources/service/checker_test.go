@@ -13,7 +13,8 @@ import (
 func TestCheck(t *testing.T) {
 	c := &tenant.Cluster{Name: "t", UID: "u"}
 	// build returns a tenant LoadBalancer Service and its super copy as the super cluster
-	// allocated it (its own clusterIP and node port), with the same load-balancer status.
+	// allocated it (its own clusterIP; the tenant's node port), with the same load-balancer
+	// status.
 	build := func() (*corev1.Service, *corev1.Service) {
 		ts := svc(corev1.ServiceTypeLoadBalancer, "10.0.0.9")
 		ts.Status.LoadBalancer.Ingress = []corev1.LoadBalancerIngress{{IP: "203.0.113.7"}}
@@ -21,7 +22,7 @@ func TestCheck(t *testing.T) {
 		ss.UID = "super-uid"
 		ss.Spec.ClusterIP, ss.Spec.ClusterIPs = "10.96.0.5", []string{"10.96.0.5"}
 		ss.Spec.IPFamilies = []corev1.IPFamily{corev1.IPv4Protocol}
-		ss.Spec.Ports[0].NodePort = 31000
+		ss.Spec.Ports[0].NodePort = ts.Spec.Ports[0].NodePort
 		ss.Status.LoadBalancer.Ingress = []corev1.LoadBalancerIngress{{IP: "203.0.113.7"}}
 		return ts, ss
 	}
@@ -32,6 +33,10 @@ func TestCheck(t *testing.T) {
 		"in sync (super allocations kept)": {want: resources.InSync},
 		"port changed in the tenant": {
 			mutate: func(ts, _ *corev1.Service) { ts.Spec.Ports[0].Port = 8443 },
+			want:   resources.MismatchContentDiffers,
+		},
+		"node port differs from the tenant's": {
+			mutate: func(_, ss *corev1.Service) { ss.Spec.Ports[0].NodePort = 31000 },
 			want:   resources.MismatchContentDiffers,
 		},
 		"selector edited in the super cluster": {

@@ -1,10 +1,28 @@
-// Package service syncs Services downward (spec) and upward (load-balancer status).
+// Package service syncs Services downward (spec) and upward (load-balancer status, and the
+// super cluster's node ports and the tenant's view of its addresses).
 //
-// The super cluster allocates ClusterIPs and node ports: the tenant's allocated values
-// (clusterIP, clusterIPs, nodePort, healthCheckNodePort) are never copied; on update the super
-// object's own allocations are kept. A headless Service (clusterIP "None") stays headless.
-// spec.externalIPs is never copied: in a shared cluster it would let one tenant intercept
-// traffic to any address (CVE-2020-8554).
+// The super copy asks the super cluster for the tenant's own values, so the tenant shows the
+// ones that work there:
+//   - ClusterIPs: requested when every one is inside the Tenant's spec.serviceCIDRs (the range
+//     of the tenant apiserver, a part of the super cluster's Service range the provider gave
+//     this tenant alone); otherwise, or when the super cluster refuses them (taken, outside its
+//     range), the super cluster allocates and the tenant Service gets the condition
+//     tenancy.vcsyncer.io/Synced=False, reason ClusterIPMismatch, and a Warning Event. A
+//     ClusterIP is immutable on both sides: it is never changed afterwards.
+//   - nodePorts and healthCheckNodePort (NodePort and LoadBalancer Services): requested. One the
+//     tenant apiserver allocated that is taken in the super cluster is allocated there instead;
+//     the upward path writes the super nodePort into the tenant Service (mutable; a
+//     healthCheckNodePort is not, so a different one is reported as
+//     HealthCheckNodePortMismatch). One a tenant client set (it owns the field in
+//     managedFields) is never replaced: the Service gets no super copy (or its copy keeps its
+//     previous port), the condition reason NodePortUnavailable or
+//     HealthCheckNodePortUnavailable and a Warning Event, and it is not retried until it
+//     changes (resources.ErrRejected). See allocWriter.
+//
+// On update the super object's immutable allocations (ClusterIPs, healthCheckNodePort) are
+// kept. A headless Service (clusterIP "None") stays headless. spec.externalIPs is never
+// copied: in a shared cluster it would let one tenant intercept traffic to any address
+// (CVE-2020-8554).
 //
 // The tenant's policy (policy.CheckService) decides which Services get a super copy at all:
 // by default only ClusterIP Services (headless ones included), without externalTrafficPolicy
@@ -17,7 +35,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/vcsyncer/syncer/pkg/policy"
@@ -48,11 +66,25 @@ func (Resource) SuperInformer(env *resources.Env) cache.SharedIndexInformer {
 func (Resource) Downward(ctx context.Context, env *resources.Env, c *tenant.Cluster, ns, name string) error {
 	tl := c.Informers.Core().V1().Services().Lister()
 	sl := env.SuperInformers.Core().V1().Services().Lister()
+	superNS := resources.SuperNamespace(c, ns)
+	tObj, err := tl.Services(ns).Get(name)
+	if apierrors.IsNotFound(err) {
+		forgetRefusals(c, ns, name)
+	}
 	return downward.Reconcile(ctx, env, c, ns, name, downward.Spec[*corev1.Service]{
 		Kind:   resources.KindService,
 		Tenant: func(ns string) downward.Getter[*corev1.Service] { return tl.Services(ns) },
 		Super:  func(ns string) downward.Getter[*corev1.Service] { return sl.Services(ns) },
-		Client: func(ns string) downward.Writer[*corev1.Service] { return env.Super.CoreV1().Services(ns) },
+		Client: func(ns string) downward.Writer[*corev1.Service] {
+			w := env.Super.CoreV1().Services(ns)
+			if tObj == nil || ns != superNS {
+				return w
+			}
+			return allocWriter{Writer: w, c: c, tenantSvc: tObj, existing: func() (*corev1.Service, bool) {
+				s, err := sl.Services(ns).Get(name)
+				return s, err == nil
+			}}
+		},
 		Refuse: func(o *corev1.Service) *policy.Denial { return policy.CheckService(c.Policy().Services(), o) },
 		Desired: func(o *corev1.Service, superNS string, existing *corev1.Service, has bool) *corev1.Service {
 			if !has {
@@ -65,15 +97,19 @@ func (Resource) Downward(ctx context.Context, env *resources.Env, c *tenant.Clus
 }
 
 // Desired returns the super copy of tenant Service o in superNS. existing (nil when creating)
-// supplies the values the super cluster allocated.
+// supplies the values the super cluster allocated. The copy asks for o's ClusterIPs when
+// they are all inside c's Service ranges (tenant.Cluster.ServiceCIDRs), and for o's node ports
+// and healthCheckNodePort; the allocWriter decides what to do when the super cluster cannot
+// allocate them.
 func Desired(c *tenant.Cluster, o *corev1.Service, superNS string, existing *corev1.Service) *corev1.Service {
 	spec := *o.Spec.DeepCopy()
 	headless := spec.ClusterIP == corev1.ClusterIPNone
 	spec.ClusterIP, spec.ClusterIPs = "", nil
 	if headless {
 		spec.ClusterIP, spec.ClusterIPs = corev1.ClusterIPNone, []string{corev1.ClusterIPNone}
+	} else if ips := tenantIPs(c.ServiceCIDRs(), o); ips != nil {
+		spec.ClusterIP, spec.ClusterIPs = ips[0], ips
 	}
-	spec.HealthCheckNodePort = 0
 	// externalIPs let a Service capture traffic for any address on every node
 	// (CVE-2020-8554): a tenant must not set them in the shared super cluster.
 	if len(spec.ExternalIPs) > 0 {
@@ -84,10 +120,17 @@ func Desired(c *tenant.Cluster, o *corev1.Service, superNS string, existing *cor
 			spec.ExternalTrafficPolicy = ""
 		}
 	}
-	// IP families follow the super cluster's allocation, not the tenant's.
+	// IP families follow the super cluster's allocation (from the requested ClusterIPs, or
+	// its own), not the tenant's.
 	spec.IPFamilies = nil
-	for i := range spec.Ports {
-		spec.Ports[i].NodePort = 0
+	nodePorts := spec.Type == corev1.ServiceTypeNodePort || spec.Type == corev1.ServiceTypeLoadBalancer
+	if !nodePorts {
+		for i := range spec.Ports {
+			spec.Ports[i].NodePort = 0
+		}
+	}
+	if spec.Type != corev1.ServiceTypeLoadBalancer || spec.ExternalTrafficPolicy != corev1.ServiceExternalTrafficPolicyLocal {
+		spec.HealthCheckNodePort = 0
 	}
 	if existing != nil {
 		keepAllocated(&spec, &existing.Spec)
@@ -95,10 +138,12 @@ func Desired(c *tenant.Cluster, o *corev1.Service, superNS string, existing *cor
 	return &corev1.Service{ObjectMeta: resources.DesiredMeta(c, o, superNS, existing), Spec: spec}
 }
 
-// keepAllocated copies the super cluster's allocations into spec where the tenant's spec
-// still asks for them.
+// keepAllocated copies the super cluster's allocations into spec where they cannot change
+// (ClusterIPs, IP families; a healthCheckNodePort while the Service stays LoadBalancer with
+// externalTrafficPolicy Local: the registry refuses to change it) or where the tenant's spec
+// asks for none (a nodePort 0: a LoadBalancer with allocateLoadBalancerNodePorts false).
 func keepAllocated(spec, have *corev1.ServiceSpec) {
-	if spec.Type != corev1.ServiceTypeExternalName {
+	if spec.Type != corev1.ServiceTypeExternalName && have.Type != corev1.ServiceTypeExternalName {
 		spec.ClusterIP, spec.ClusterIPs = have.ClusterIP, have.ClusterIPs
 		spec.IPFamilies = have.IPFamilies
 		if spec.IPFamilyPolicy == nil {
@@ -110,13 +155,12 @@ func keepAllocated(spec, have *corev1.ServiceSpec) {
 	}
 	if spec.Type == corev1.ServiceTypeNodePort || spec.Type == corev1.ServiceTypeLoadBalancer {
 		for i := range spec.Ports {
-			for _, hp := range have.Ports {
-				if hp.Port == spec.Ports[i].Port && hp.Protocol == spec.Ports[i].Protocol {
-					spec.Ports[i].NodePort = hp.NodePort
-				}
+			if spec.Ports[i].NodePort == 0 {
+				spec.Ports[i].NodePort = superNodePort(&corev1.Service{Spec: *have}, keyOf(spec.Ports[i]))
 			}
 		}
-		if spec.Type == corev1.ServiceTypeLoadBalancer && spec.ExternalTrafficPolicy == corev1.ServiceExternalTrafficPolicyLocal {
+		if spec.Type == corev1.ServiceTypeLoadBalancer && spec.ExternalTrafficPolicy == corev1.ServiceExternalTrafficPolicyLocal &&
+			(have.HealthCheckNodePort != 0 || spec.HealthCheckNodePort == 0) {
 			spec.HealthCheckNodePort = have.HealthCheckNodePort
 		}
 	}
@@ -131,18 +175,22 @@ func Equal(want, have *corev1.Service) bool {
 }
 
 // Upward implements resources.Resource: it copies the super Service's load-balancer status
-// into the tenant Service.
+// into the tenant Service, writes the super cluster's nodePorts into it where the tenant did
+// not set them (writeBackNodePorts), and sets its ConditionSynced (with a Warning Event for a
+// new problem) when its ClusterIPs or node ports are not the super copy's.
 func (Resource) Upward(ctx context.Context, env *resources.Env, c *tenant.Cluster, ns, name string) error {
 	t, s, ok, err := downward.UpwardPair[*corev1.Service](c, c.Informers.Core().V1().Services().Lister().Services(ns),
 		env.SuperInformers.Core().V1().Services().Lister().Services(resources.SuperNamespace(c, ns)), name)
 	if !ok || err != nil {
 		return err
 	}
-	if equality.Semantic.DeepEqual(t.Status.LoadBalancer, s.Status.LoadBalancer) {
-		return nil
+	patched, patchRefused, err := writeBackNodePorts(ctx, c, t, s)
+	if err != nil || patched {
+		return err // a patched Service comes back with its own event
 	}
-	u := t.DeepCopy()
-	u.Status.LoadBalancer = *s.Status.LoadBalancer.DeepCopy()
-	_, err = c.Client.CoreV1().Services(ns).UpdateStatus(ctx, u, metav1.UpdateOptions{FieldManager: downward.FieldManager})
-	return err
+	var lb *corev1.LoadBalancerStatus
+	if !equality.Semantic.DeepEqual(t.Status.LoadBalancer, s.Status.LoadBalancer) {
+		lb = &s.Status.LoadBalancer
+	}
+	return setSyncedCondition(ctx, c, t, lb, syncedCondition(c, t, s, patchRefused))
 }

@@ -21,27 +21,61 @@ func svc(typ corev1.ServiceType, clusterIP string) *corev1.Service {
 	}
 }
 
-func TestDesiredDropsTenantAllocations(t *testing.T) {
+// clusterWithRange returns a tenant whose provider gave its apiserver the Service range cidr
+// ("" for none).
+func clusterWithRange(t *testing.T, cidr string) *tenant.Cluster {
 	c := &tenant.Cluster{Name: "t", UID: "u"}
+	if cidr != "" {
+		if err := c.SetServiceCIDRs([]string{cidr}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return c
+}
+
+// A new super copy asks for the tenant's ClusterIPs when the Tenant's range holds them (never
+// outside it), and for the tenant's node ports and health-check node port.
+func TestDesiredRequestsTenantAllocations(t *testing.T) {
+	lbLocal := func(ip string) *corev1.Service {
+		s := svc(corev1.ServiceTypeLoadBalancer, ip)
+		s.Spec.ExternalTrafficPolicy, s.Spec.HealthCheckNodePort = corev1.ServiceExternalTrafficPolicyLocal, 32603
+		return s
+	}
+	clusterWithStalePort := svc(corev1.ServiceTypeClusterIP, "10.96.1.7")
 	cases := map[string]struct {
+		cidr          string
 		in            *corev1.Service
 		wantClusterIP string
+		wantNodePort  int32
+		wantHCNP      int32
 	}{
-		"tenant default/kubernetes with clusterIPs": {in: svc(corev1.ServiceTypeClusterIP, "10.0.0.1"), wantClusterIP: ""},
-		"headless stays headless":                   {in: svc(corev1.ServiceTypeClusterIP, corev1.ClusterIPNone), wantClusterIP: corev1.ClusterIPNone},
-		"node port":                                 {in: svc(corev1.ServiceTypeNodePort, "10.0.0.9"), wantClusterIP: ""},
+		"ClusterIP inside the tenant's range":     {cidr: "10.96.1.0/24", in: svc(corev1.ServiceTypeClusterIP, "10.96.1.9"), wantClusterIP: "10.96.1.9"},
+		"ClusterIP outside the tenant's range":    {cidr: "10.96.1.0/24", in: svc(corev1.ServiceTypeClusterIP, "10.96.2.9")},
+		"ClusterIP of a tenant without a range":   {in: svc(corev1.ServiceTypeClusterIP, "10.0.0.1")},
+		"a range given in non-canonical form":     {cidr: "10.96.1.77/24", in: svc(corev1.ServiceTypeClusterIP, "10.96.1.9"), wantClusterIP: "10.96.1.9"},
+		"headless stays headless":                 {cidr: "10.96.1.0/24", in: svc(corev1.ServiceTypeClusterIP, corev1.ClusterIPNone), wantClusterIP: corev1.ClusterIPNone},
+		"NodePort: its node port":                 {cidr: "10.96.1.0/24", in: svc(corev1.ServiceTypeNodePort, "10.96.1.9"), wantClusterIP: "10.96.1.9", wantNodePort: 30001},
+		"LoadBalancer Local: health-check port":   {cidr: "10.96.1.0/24", in: lbLocal("10.96.1.9"), wantClusterIP: "10.96.1.9", wantNodePort: 30001, wantHCNP: 32603},
+		"ClusterIP type: no node port":            {cidr: "10.96.1.0/24", in: clusterWithStalePort, wantClusterIP: "10.96.1.7"},
+		"NodePort without a range: node port too": {in: svc(corev1.ServiceTypeNodePort, "10.0.0.9"), wantNodePort: 30001},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			got := Desired(c, tc.in, "t-abc-default", nil)
+			got := Desired(clusterWithRange(t, tc.cidr), tc.in, "t-abc-default", nil)
 			if got.Spec.ClusterIP != tc.wantClusterIP {
 				t.Errorf("clusterIP = %q, want %q", got.Spec.ClusterIP, tc.wantClusterIP)
 			}
 			if tc.wantClusterIP == "" && len(got.Spec.ClusterIPs) != 0 {
 				t.Errorf("clusterIPs copied: %v", got.Spec.ClusterIPs)
 			}
-			if got.Spec.Ports[0].NodePort != 0 {
-				t.Errorf("nodePort copied: %d", got.Spec.Ports[0].NodePort)
+			if tc.wantClusterIP != "" && (len(got.Spec.ClusterIPs) != 1 || got.Spec.ClusterIPs[0] != tc.wantClusterIP) {
+				t.Errorf("clusterIPs = %v, want [%s]", got.Spec.ClusterIPs, tc.wantClusterIP)
+			}
+			if got.Spec.Ports[0].NodePort != tc.wantNodePort {
+				t.Errorf("nodePort = %d, want %d", got.Spec.Ports[0].NodePort, tc.wantNodePort)
+			}
+			if got.Spec.HealthCheckNodePort != tc.wantHCNP {
+				t.Errorf("healthCheckNodePort = %d, want %d", got.Spec.HealthCheckNodePort, tc.wantHCNP)
 			}
 			if got.Spec.IPFamilies != nil {
 				t.Errorf("ipFamilies copied: %v", got.Spec.IPFamilies)
@@ -50,24 +84,29 @@ func TestDesiredDropsTenantAllocations(t *testing.T) {
 	}
 }
 
+// On update the super copy keeps what cannot change there (ClusterIPs, a health-check node
+// port) and asks for the tenant's node ports, so a node port the syncer wrote back into the
+// tenant, or one the tenant changed, is what the super copy asks for.
 func TestDesiredKeepsSuperAllocations(t *testing.T) {
-	c := &tenant.Cluster{Name: "t", UID: "u"}
-	tenantSvc := svc(corev1.ServiceTypeNodePort, "10.0.0.9")
+	c := clusterWithRange(t, "10.96.1.0/24")
+	tenantSvc := svc(corev1.ServiceTypeLoadBalancer, "10.96.1.9")
+	tenantSvc.Spec.ExternalTrafficPolicy, tenantSvc.Spec.HealthCheckNodePort = corev1.ServiceExternalTrafficPolicyLocal, 32603
 	super := Desired(c, tenantSvc, "t-abc-default", nil)
-	super.Spec.ClusterIP, super.Spec.ClusterIPs = "10.96.3.4", []string{"10.96.3.4"}
+	super.Spec.ClusterIP, super.Spec.ClusterIPs = "10.96.3.4", []string{"10.96.3.4"} // the tenant's was taken
 	super.Spec.IPFamilies = []corev1.IPFamily{corev1.IPv4Protocol}
-	super.Spec.Ports[0].NodePort = 31999
+	super.Spec.HealthCheckNodePort = 30679 // likewise
 	want := Desired(c, tenantSvc, "t-abc-default", super)
 	if !Equal(want, super) {
 		t.Fatalf("an unchanged tenant Service would update the super Service: want %+v, have %+v", want.Spec, super.Spec)
 	}
 	tenantSvc.Spec.Selector = map[string]string{"app": "new"}
+	tenantSvc.Spec.Ports[0].NodePort = 31999
 	want = Desired(c, tenantSvc, "t-abc-default", super)
 	if Equal(want, super) {
 		t.Fatal("a selector change is not detected")
 	}
-	if want.Spec.ClusterIP != "10.96.3.4" || want.Spec.Ports[0].NodePort != 31999 {
-		t.Errorf("super allocations not kept: %+v", want.Spec)
+	if want.Spec.ClusterIP != "10.96.3.4" || want.Spec.HealthCheckNodePort != 30679 || want.Spec.Ports[0].NodePort != 31999 {
+		t.Errorf("want super ClusterIP and health-check port and the tenant's node port: %+v", want.Spec)
 	}
 }
 

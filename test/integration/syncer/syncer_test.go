@@ -737,11 +737,14 @@ func TestTenantCRDValidation(t *testing.T) {
 		tenant  tenancyv1alpha1.Tenant
 		wantErr bool
 	}{
-		"valid with defaults": {tenant: tenancyv1alpha1.Tenant{ObjectMeta: metav1.ObjectMeta{Name: "ok"}, Spec: tenancyv1alpha1.TenantSpec{KubeconfigSecretRef: ref}}},
-		"name too long":       {tenant: tenancyv1alpha1.Tenant{ObjectMeta: metav1.ObjectMeta{Name: strings.Repeat("a", 41)}, Spec: tenancyv1alpha1.TenantSpec{KubeconfigSecretRef: ref}}, wantErr: true},
-		"name with dot":       {tenant: tenancyv1alpha1.Tenant{ObjectMeta: metav1.ObjectMeta{Name: "a.b"}, Spec: tenancyv1alpha1.TenantSpec{KubeconfigSecretRef: ref}}, wantErr: true},
-		"weight too high":     {tenant: tenancyv1alpha1.Tenant{ObjectMeta: metav1.ObjectMeta{Name: "heavy"}, Spec: tenancyv1alpha1.TenantSpec{KubeconfigSecretRef: ref, Weight: 5000}}, wantErr: true},
-		"missing secret name": {tenant: tenancyv1alpha1.Tenant{ObjectMeta: metav1.ObjectMeta{Name: "noref"}, Spec: tenancyv1alpha1.TenantSpec{KubeconfigSecretRef: tenancyv1alpha1.SecretKeyRef{Namespace: kubeconfigNS}}}, wantErr: true},
+		"valid with defaults":      {tenant: tenancyv1alpha1.Tenant{ObjectMeta: metav1.ObjectMeta{Name: "ok"}, Spec: tenancyv1alpha1.TenantSpec{KubeconfigSecretRef: ref}}},
+		"name too long":            {tenant: tenancyv1alpha1.Tenant{ObjectMeta: metav1.ObjectMeta{Name: strings.Repeat("a", 41)}, Spec: tenancyv1alpha1.TenantSpec{KubeconfigSecretRef: ref}}, wantErr: true},
+		"name with dot":            {tenant: tenancyv1alpha1.Tenant{ObjectMeta: metav1.ObjectMeta{Name: "a.b"}, Spec: tenancyv1alpha1.TenantSpec{KubeconfigSecretRef: ref}}, wantErr: true},
+		"weight too high":          {tenant: tenancyv1alpha1.Tenant{ObjectMeta: metav1.ObjectMeta{Name: "heavy"}, Spec: tenancyv1alpha1.TenantSpec{KubeconfigSecretRef: ref, Weight: 5000}}, wantErr: true},
+		"missing secret name":      {tenant: tenancyv1alpha1.Tenant{ObjectMeta: metav1.ObjectMeta{Name: "noref"}, Spec: tenancyv1alpha1.TenantSpec{KubeconfigSecretRef: tenancyv1alpha1.SecretKeyRef{Namespace: kubeconfigNS}}}, wantErr: true},
+		"service ranges":           {tenant: tenancyv1alpha1.Tenant{ObjectMeta: metav1.ObjectMeta{Name: "ranges"}, Spec: tenancyv1alpha1.TenantSpec{KubeconfigSecretRef: ref, ServiceCIDRs: []string{"10.96.16.0/20", "fd00:10:96::/112"}}}},
+		"service range not a CIDR": {tenant: tenancyv1alpha1.Tenant{ObjectMeta: metav1.ObjectMeta{Name: "badrange"}, Spec: tenancyv1alpha1.TenantSpec{KubeconfigSecretRef: ref, ServiceCIDRs: []string{"10.96.16.1"}}}, wantErr: true},
+		"three service ranges":     {tenant: tenancyv1alpha1.Tenant{ObjectMeta: metav1.ObjectMeta{Name: "threeranges"}, Spec: tenancyv1alpha1.TenantSpec{KubeconfigSecretRef: ref, ServiceCIDRs: []string{"10.96.1.0/24", "10.96.2.0/24", "10.96.3.0/24"}}}, wantErr: true},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -36,6 +36,21 @@ type TenantSpec struct {
 	// condition PolicyValid=False and the built-in defaults apply (they are the strictest).
 	// +optional
 	PolicyName string `json:"policyName,omitempty"`
+	// ServiceCIDRs are the Service IP ranges of the tenant's kube-apiserver (its
+	// --service-cluster-ip-range: one CIDR, or one per IP family), which the provider carves
+	// out of the super cluster's Service range, distinct for every tenant. The super copy of a
+	// tenant Service then requests the tenant's own ClusterIPs, so the address the tenant shows
+	// is the one its Pods reach in the super cluster. Only addresses inside these ranges are
+	// requested (a tenant never obtains a super address outside the range it was given); a
+	// Service whose address is outside them, or that the super cluster refuses (already
+	// allocated, not in its range), gets a super-allocated ClusterIP and the tenant Service a
+	// Warning Event and the condition tenancy.vcsyncer.io/Synced=False (reason
+	// ClusterIPMismatch). Empty: every super copy gets a super-allocated ClusterIP (reported
+	// the same way). Changing it affects Services created afterwards (a ClusterIP is immutable).
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=2
+	ServiceCIDRs []string `json:"serviceCIDRs,omitempty"`
 }
 
 // TenantPhase is a one-word summary of a Tenant's state.
