@@ -29,6 +29,7 @@ type dnsName struct {
 	want []string // sorted A records
 	// superIP is the super copy's ClusterIP for a Service name ("" for Pod names).
 	superIP string
+	pod     bool // a <pod>.<svc>.<ns>.svc name
 }
 
 // testDNS checks the tenant DNS of both tenants with the corpus applied: a CoreDNS per tenant
@@ -89,7 +90,7 @@ func (rw *realWorld) testDNS(t *testing.T) {
 			}
 			podNames := 0
 			for _, n := range names {
-				if n.superIP == "" {
+				if n.pod {
 					podNames++
 				}
 			}
@@ -178,7 +179,7 @@ func (rw *realWorld) dnsNames(ctx context.Context, v *tenantView, servers map[st
 				if !podIPs[ep.Addresses[0]] {
 					return nil, nil, fmt.Errorf("endpoint %s of headless Service %s/%s is %s, not a super Pod IP of the tenant", *ep.Hostname, s.Namespace, s.Name, ep.Addresses[0])
 				}
-				names = append(names, dnsName{from: anyPod, name: *ep.Hostname + "." + fqdn, want: []string{ep.Addresses[0]}})
+				names = append(names, dnsName{from: anyPod, name: *ep.Hostname + "." + fqdn, want: []string{ep.Addresses[0]}, pod: true})
 			}
 		}
 	}
