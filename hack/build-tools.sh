@@ -64,7 +64,7 @@ fi
 # hack/tools/coredns/main.go registers the default Kubernetes Corefile's plugins only.
 COREDNS=v1.15.0
 if [ ! -x "$DIR/bin/coredns" ]; then
-  log "building coredns $COREDNS (~1.5 min cold)"
+  log "building coredns $COREDNS (~2 min cold on 2 cores)"
   heartbeat coredns bash -c 'cd "$1" && go build -trimpath -ldflags "-s -w" -o "$2" .' _ \
     "$ROOT/hack/tools/coredns" "$DIR/bin/coredns.tmp"
   mv "$DIR/bin/coredns.tmp" "$DIR/bin/coredns"
