@@ -14,7 +14,7 @@ build: ## Build bin/vc-syncer.
 	$(GO) build -o bin/vc-syncer ./cmd/vc-syncer
 
 .PHONY: tools
-tools: ## Build (once, cached outside the repo) etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubectl, kwok, helm; npm dockerfile-utils.
+tools: ## Build (once, cached outside the repo) etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubectl, kwok, coredns, helm; npm dockerfile-utils.
 	./hack/build-tools.sh
 
 .PHONY: prometheus

@@ -61,7 +61,10 @@ const (
 //     balancer controller in the super cluster);
 //  5. NEGATIVE and needs-conversion manifests are rejected by the tenant apiserver and add no
 //     super object;
-//  6. deleting everything removes every super object the syncer created for those namespaces.
+//  6. a CoreDNS per tenant (in place of its CoreDNS Pod) answers, queried the way a super Pod's
+//     dnsConfig says, every ClusterIP Service name with the tenant ClusterIP and every
+//     StatefulSet Pod name <pod>.<svc>.<ns>.svc.cluster.local with the super Pod's IP;
+//  7. deleting everything removes every super object the syncer created for those namespaces.
 //
 // Known gaps (expectations_test.go) are logged, never skipped silently.
 func TestRealWorld(t *testing.T) {
@@ -87,6 +90,7 @@ func TestRealWorld(t *testing.T) {
 	t.Run("negative manifests are rejected and add no super object", rw.testNegatives)
 	t.Run("apply-ready manifests are accepted by both tenants", rw.testApply)
 	t.Run("tenants mirror the super cluster", rw.testSettled)
+	t.Run("tenant DNS answers the tenants' names", rw.testDNS)
 	rw.logSummary()
 	t.Run("deleting everything removes the super objects", rw.testDelete)
 	t.Logf("TestRealWorld: %d manifests, %d documents, 2 tenants, %s in all",

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the real control-plane binaries that tests, benchmarks and `vc-syncer dev` run:
-# etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubectl and kwok (and helm), from Go
+# etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubectl, kwok and coredns (and helm), from Go
 # modules pinned in hack/tools/*/go.mod, into a cache outside the repository keyed by version:
 #
 #   ${VCSYNCER_TOOLS_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/vc-syncer/k8s-v1.37.2-etcd-v3.7.3-kwok-v0.8.0}
@@ -62,6 +62,15 @@ if [ ! -x "$DIR/bin/kwok" ]; then
   heartbeat kwok bash -c 'cd "$1" && go build -trimpath -ldflags "-s -w" -o "$2" sigs.k8s.io/kwok/cmd/kwok' _ \
     "$ROOT/hack/tools/kwok" "$DIR/bin/kwok.tmp"
   mv "$DIR/bin/kwok.tmp" "$DIR/bin/kwok"
+fi
+# CoreDNS answers a tenant's cluster DNS in tests and `vc-syncer dev` (kwok runs no CoreDNS Pod);
+# hack/tools/coredns/main.go registers the default Kubernetes Corefile's plugins only.
+COREDNS=v1.15.0
+if [ ! -x "$DIR/bin/coredns" ]; then
+  log "building coredns $COREDNS (~2 min cold on 2 cores)"
+  heartbeat coredns bash -c 'cd "$1" && go build -trimpath -ldflags "-s -w" -o "$2" .' _ \
+    "$ROOT/hack/tools/coredns" "$DIR/bin/coredns.tmp"
+  mv "$DIR/bin/coredns.tmp" "$DIR/bin/coredns"
 fi
 # kwok exits with "no stages found" without Stage objects; it ships them in its module. We use
 # its "fast" stages (no artificial delays). Its fast pod-complete stage selects Pods owned by a

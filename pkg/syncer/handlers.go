@@ -14,6 +14,7 @@ import (
 	"github.com/vcsyncer/syncer/pkg/conversion"
 	"github.com/vcsyncer/syncer/pkg/metrics"
 	"github.com/vcsyncer/syncer/pkg/resources"
+	"github.com/vcsyncer/syncer/pkg/resources/pod"
 	"github.com/vcsyncer/syncer/pkg/tenant"
 )
 
@@ -417,15 +418,24 @@ func podStatusOnly(oldObj, newObj any) bool {
 
 // podDependencies are the kinds a super Pod may need before the super cluster accepts or runs
 // it: the super apiserver refuses a Pod whose ServiceAccount does not exist yet, and a kubelet
-// waits for the ConfigMaps and Secrets it mounts.
+// waits for the ConfigMaps and Secrets it mounts. The tenant's DNS Service (a Service) is one
+// too, for every namespace: see isTenantDNS.
 var podDependencies = map[resources.Kind]bool{
 	resources.KindServiceAccount: true, resources.KindConfigMap: true, resources.KindSecret: true,
+	resources.KindService: true,
+}
+
+// isTenantDNS reports whether owner o names the tenant's cluster DNS Service
+// (kube-system/kube-dns), whose super ClusterIP every Pod using the cluster DNS waits for
+// (pod.setTenantDNS).
+func isTenantDNS(kind resources.Kind, o conversion.Owner) bool {
+	return kind == resources.KindService && o.Namespace == pod.TenantDNSNamespace && o.Name == pod.TenantDNSService
 }
 
 // enqueuePodsWaitingFor enqueues, when the super copy of a Pod dependency (podDependencies)
-// appears, the tenant Pods of the same tenant namespace that have no super copy yet, so a Pod
-// applied before its ServiceAccount converges as soon as the ServiceAccount is synced instead
-// of after its retry backoff.
+// appears, the tenant Pods of the same tenant namespace that have no super copy yet (of every
+// namespace for the tenant's DNS Service), so a Pod applied before its ServiceAccount converges
+// as soon as the ServiceAccount is synced instead of after its retry backoff.
 func (s *Syncer) enqueuePodsWaitingFor(kind resources.Kind, obj any) {
 	if !podDependencies[kind] || s.registry == nil {
 		return
@@ -442,12 +452,27 @@ func (s *Syncer) enqueuePodsWaitingFor(kind resources.Kind, obj any) {
 	if !ok || c.UID != o.TenantUID || !c.Synced() {
 		return
 	}
-	pods, err := c.Informers.Core().V1().Pods().Lister().Pods(o.Namespace).List(labels.Everything())
+	s.enqueueWaitingPods(c, kind, o)
+}
+
+// enqueueWaitingPods enqueues downward the tenant Pods of c without a super copy that wait for
+// the super copy of o, a kind object: the Pods of o's namespace, or of every namespace when o
+// is the tenant's DNS Service (and tenant DNS is on). Service copies other than that one
+// enqueue nothing.
+func (s *Syncer) enqueueWaitingPods(c *tenant.Cluster, kind resources.Kind, o conversion.Owner) {
+	ns := o.Namespace
+	if kind == resources.KindService {
+		if !s.env.TenantDNS || !isTenantDNS(kind, o) {
+			return
+		}
+		ns = metav1.NamespaceAll
+	}
+	pods, err := c.Informers.Core().V1().Pods().Lister().Pods(ns).List(labels.Everything())
 	if err != nil {
 		return
 	}
-	superPods := s.env.SuperInformers.Core().V1().Pods().Lister().Pods(m.GetNamespace())
 	for _, p := range pods {
+		superPods := s.env.SuperInformers.Core().V1().Pods().Lister().Pods(resources.SuperNamespace(c, p.Namespace))
 		if _, err := superPods.Get(p.Name); err == nil || !p.DeletionTimestamp.IsZero() {
 			continue
 		}

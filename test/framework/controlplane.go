@@ -378,6 +378,11 @@ func (c *ControlPlane) run(ctx context.Context, serviceCIDR string, nodes int) e
 	if err := c.waitDefaultServiceAccount(ctx); err != nil {
 		return err
 	}
+	if !c.superPlane {
+		if err := createClusterDNSService(ctx, c.Client); err != nil {
+			return err
+		}
+	}
 	c.mu.Lock()
 	c.startup = time.Since(t0)
 	c.mu.Unlock()

@@ -4,6 +4,13 @@
 // control planes (etcd, kube-apiserver and a kube-controller-manager with the default
 // controllers, node-lifecycle included, but no PersistentVolume controllers, and no scheduler). No container runtime, kind or envtest download is involved.
 //
+// Every tenant has a kube-system/kube-dns Service as a kubeadm cluster does (selector
+// k8s-app=kube-dns; its ClusterIP allocated by the tenant apiserver), so the syncer treats it as
+// a tenant that runs cluster DNS. kwok runs no CoreDNS Pod behind it: ControlPlane.StartCoreDNS
+// starts a real CoreDNS (bin/coredns) on 127.0.0.1 whose kubernetes plugin reads that control
+// plane, and PodResolver resolves names the way a Pod's resolver does with a super Pod's
+// dnsConfig, mapping the nameserver IP (not routable here) to that local server.
+//
 // # Usage
 //
 // Build the binaries once per machine (about 10 minutes on 2 cores; later runs take seconds):

@@ -154,6 +154,44 @@ func TestEnvironment(t *testing.T) {
 		}
 	})
 
+	t.Run("tenant CoreDNS answers the tenant's Service names", func(t *testing.T) {
+		tc := env.Tenants[1]
+		kubeDNS, err := tc.Client.CoreV1().Services(ClusterDNSNamespace).Get(ctx, ClusterDNSService, metav1.GetOptions{})
+		if err != nil || kubeDNS.Spec.Selector["k8s-app"] != ClusterDNSAppLabel || kubeDNS.Spec.ClusterIP == "" {
+			t.Fatalf("tenant kube-system/kube-dns: %v %+v", err, kubeDNS)
+		}
+		dnsServer, err := tc.StartCoreDNS(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("tenant DNS at %s; try: %s", dnsServer.Addr, dnsServer.DigCommand("kube-dns.kube-system.svc.cluster.local"))
+		r, err := NewPodResolver(&corev1.PodDNSConfig{Nameservers: []string{kubeDNS.Spec.ClusterIP},
+			Searches: []string{"other.svc.cluster.local", "svc.cluster.local", "cluster.local"},
+			Options:  []corev1.PodDNSConfigOption{{Name: "ndots", Value: ptr.To("5")}}},
+			map[string]string{kubeDNS.Spec.ClusterIP: dnsServer.Addr})
+		if err != nil {
+			t.Fatal(err)
+		}
+		svc, err := tc.Client.CoreV1().Services("other").Create(ctx, &corev1.Service{
+			ObjectMeta: metav1.ObjectMeta{Name: "web"},
+			Spec:       corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80}}}}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for name, want := range map[string]string{"web": svc.Spec.ClusterIP, "kube-dns.kube-system": kubeDNS.Spec.ClusterIP} {
+			eventually(t, 30*time.Second, "tenant DNS answers "+name, func(ctx context.Context) error {
+				_, ips, err := r.LookupA(ctx, name)
+				if err != nil || len(ips) != 1 || ips[0] != want {
+					return fmt.Errorf("%s: %v %v, want %s", name, ips, err, want)
+				}
+				return nil
+			})
+		}
+		if _, _, err := r.LookupA(ctx, "web.apps"); !errors.Is(err, ErrNameNotFound) {
+			t.Errorf("web.apps (no such Service) resolved: %v", err)
+		}
+	})
+
 	// Stop and check every component process is gone.
 	pids := map[string]int{}
 	for _, cp := range env.ControlPlanes() {
@@ -164,7 +202,7 @@ func TestEnvironment(t *testing.T) {
 			}
 		}
 	}
-	if want := 5 + 3*2; len(pids) != want {
+	if want := 5 + 3*2 + 1; len(pids) != want { // + tenant-2's CoreDNS
 		t.Errorf("got %d component processes %v, want %d", len(pids), pids, want)
 	}
 	t0 := time.Now()

@@ -23,7 +23,7 @@ const (
 )
 
 // toolBinaries are the executables hack/build-tools.sh puts in <ToolsDir>/bin.
-var toolBinaries = []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubectl", "kwok"}
+var toolBinaries = []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubectl", "kwok", "coredns"}
 
 // ToolsDir returns the directory that holds the prebuilt control-plane binaries (in its bin/
 // subdirectory) and kwok-stages.yaml. It applies the same rule as hack/build-tools.sh:

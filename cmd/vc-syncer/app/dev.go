@@ -150,6 +150,10 @@ func runDev(ctx context.Context, cmd *cobra.Command, o *options.Options, dir str
 		}
 		progress("registered Tenant " + t.Name)
 	}
+	dnsHelp, err := startDevTenantDNS(ctx, env, progress)
+	if err != nil {
+		return err
+	}
 	kubectl := filepath.Join(tools, "bin", "kubectl")
 	rel := func(p string) string {
 		if wd, err := os.Getwd(); err == nil {
@@ -169,11 +173,11 @@ vc-syncer dev is up in %.1fs. Try, in another terminal:
   kubectl --kubeconfig %s get pods -A -o wide           # the same Pods in the super cluster
   kubectl --kubeconfig %s get nodes                    # vNodes named after super Nodes
 
-Status page: http://%s/  Metrics: http://%s/metrics  Health: http://%s/readyz  Logs of components: %s
+%sStatus page: http://%s/  Metrics: http://%s/metrics  Health: http://%s/readyz  Logs of components: %s
 Press Ctrl-C to stop everything.
 
 `, time.Since(start).Seconds(), kubectl, rel(superKC), rel(tenantKCs[0]), rel(tenantKCs[0]), rel(superKC), rel(tenantKCs[0]),
-		o.MetricsBindAddress, o.MetricsBindAddress, o.HealthProbeBindAddress, filepath.Join(rel(dir), "state"))
+		dnsHelp, o.MetricsBindAddress, o.MetricsBindAddress, o.HealthProbeBindAddress, filepath.Join(rel(dir), "state"))
 	if o.CheckpointStore == "" {
 		// dev keeps its checkpoint next to its control planes. They are new on every start, so
 		// a checkpoint left by an earlier start describes other clusters: it is removed.
@@ -207,4 +211,24 @@ func stopWithParent() string {
 	}
 	return fmt.Sprintf("started by `go run` (pid %d): stop with Ctrl-C, `kill %d` (SIGTERM) or `kill -INT %d`; "+
 		"the go command ignores a SIGINT sent to its own pid. ./hack/dev.sh avoids this", ppid, ppid, os.Getpid())
+}
+
+// startDevTenantDNS starts a CoreDNS for each dev tenant (ControlPlane.StartCoreDNS: it stands
+// in for the tenant's CoreDNS Pod, answering the tenant's names from the tenant apiserver; the
+// tenants' Stop stops it) and returns the lines that tell how to query them. The super Pods'
+// nameserver is the super ClusterIP of the tenant's kube-dns copy, which is not routable on
+// this machine; these local servers give the same answers.
+func startDevTenantDNS(ctx context.Context, env *framework.Environment, progress func(string)) (string, error) {
+	var b strings.Builder
+	b.WriteString("Tenant DNS (CoreDNS reading each tenant apiserver; tenant Pods' nameserver is their tenant's kube-dns):\n")
+	for _, t := range env.Tenants {
+		d, err := t.StartCoreDNS(ctx)
+		if err != nil {
+			return "", fmt.Errorf("starting the DNS of %s: %w", t.Name, err)
+		}
+		progress(fmt.Sprintf("%s: CoreDNS answers on %s (udp/tcp)", t.Name, d.Addr))
+		fmt.Fprintf(&b, "  %-10s %s\n", t.Name, d.DigCommand("frontend.guestbook.svc.cluster.local"))
+	}
+	b.WriteString("\n")
+	return b.String(), nil
 }

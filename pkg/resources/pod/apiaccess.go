@@ -26,7 +26,8 @@ import (
 //     kubernetes.default.svc.<cluster domain> for the tenant apiserver when its address is an
 //     IP (a hostname cannot be aliased; DNS then decides);
 //   - points the Pod's DNS at the tenant's DNS Service (kube-system/kube-dns) when the tenant
-//     has one and the Pod uses dnsPolicy ClusterFirst: dnsPolicy None with the super
+//     has one and the Pod uses the cluster DNS (dnsPolicy ClusterFirst without hostNetwork,
+//     or ClusterFirstWithHostNet): dnsPolicy None with the super
 //     ClusterIP of the tenant DNS Service's super copy and the tenant's search path, as the
 //     kubelet would write it (pkg/kubelet/network/dns). The other service variables (of the
 //     Services in the Pod's namespace) are right as the kubelet writes them: the super
@@ -88,19 +89,31 @@ const (
 	TenantDNSService   = "kube-dns"
 )
 
-// setTenantDNS points a ClusterFirst Pod (namespace ns of the tenant) at the tenant's DNS
-// Service, when the tenant has one. It returns an error (retried) when the tenant DNS Service
-// exists but its super copy has no ClusterIP yet, so the Pod never starts with the wrong DNS.
+// usesClusterDNS reports whether the kubelet would give a Pod with spec the cluster's DNS
+// (pkg/kubelet/network/dns getPodDNSType): dnsPolicy ClusterFirstWithHostNet, or ClusterFirst
+// (the API default, also when empty) without hostNetwork. ClusterFirst with hostNetwork, Default
+// and None do not use it.
+func usesClusterDNS(spec *corev1.PodSpec) bool {
+	switch spec.DNSPolicy {
+	case corev1.DNSClusterFirstWithHostNet:
+		return true
+	case corev1.DNSClusterFirst, "":
+		return !spec.HostNetwork
+	}
+	return false
+}
+
+// setTenantDNS points a Pod of tenant namespace ns that uses the cluster DNS (usesClusterDNS)
+// at the tenant's DNS Service, when the tenant has one: dnsPolicy None and the dnsConfig the
+// kubelet would write for the tenant's cluster DNS (pkg/kubelet/network/dns): nameserver the
+// super ClusterIP of the DNS Service's super copy, searches <ns>.svc.<domain> svc.<domain>
+// <domain>, ndots 5, then the Pod's own dnsConfig merged the kubelet's way (nameservers and
+// searches appended without repeats, options by name, the Pod's winning; at most 3
+// nameservers). It returns an error (retried) when the tenant DNS Service exists but its super
+// copy has no ClusterIP yet, so the Pod never starts with the wrong DNS.
 func setTenantDNS(env *resources.Env, c *tenant.Cluster, spec *corev1.PodSpec, ns string) error {
-	if !env.TenantDNS {
-		return nil
-	}
-	policy := spec.DNSPolicy
-	if policy == "" {
-		policy = corev1.DNSClusterFirst
-	}
-	if policy != corev1.DNSClusterFirst || spec.HostNetwork {
-		return nil // Default, None and ClusterFirstWithHostNet keep their meaning in the super cluster
+	if !env.TenantDNS || !usesClusterDNS(spec) {
+		return nil // Default, None and ClusterFirst with hostNetwork keep their meaning in the super cluster
 	}
 	if _, err := c.Informers.Core().V1().Services().Lister().Services(TenantDNSNamespace).Get(TenantDNSService); err != nil {
 		if apierrors.IsNotFound(err) {
@@ -123,8 +136,8 @@ func setTenantDNS(env *resources.Env, c *tenant.Cluster, spec *corev1.PodSpec, n
 		Options:     []corev1.PodDNSConfigOption{{Name: "ndots", Value: ptr("5")}},
 	}
 	if u := spec.DNSConfig; u != nil { // the user's additions are merged as the kubelet does
-		cfg.Nameservers = append(cfg.Nameservers, u.Nameservers...)
-		cfg.Searches = append(cfg.Searches, u.Searches...)
+		cfg.Nameservers = appendMissing(cfg.Nameservers, u.Nameservers...)
+		cfg.Searches = appendMissing(cfg.Searches, u.Searches...)
 		for _, o := range u.Options {
 			cfg.Options = slices.DeleteFunc(cfg.Options, func(x corev1.PodDNSConfigOption) bool { return x.Name == o.Name })
 			cfg.Options = append(cfg.Options, o)
@@ -136,6 +149,16 @@ func setTenantDNS(env *resources.Env, c *tenant.Cluster, spec *corev1.PodSpec, n
 	spec.DNSPolicy = corev1.DNSNone
 	spec.DNSConfig = cfg
 	return nil
+}
+
+// appendMissing appends to list the items it does not hold yet, in order.
+func appendMissing(list []string, items ...string) []string {
+	for _, it := range items {
+		if !slices.Contains(list, it) {
+			list = append(list, it)
+		}
+	}
+	return list
 }
 
 func ptr(s string) *string { return &s }

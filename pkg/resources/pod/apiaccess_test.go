@@ -95,11 +95,32 @@ func TestSetTenantDNS(t *testing.T) {
 	if d := cmp.Diff(want, spec.DNSConfig); d != "" {
 		t.Errorf("dnsConfig (-want +got):\n%s", d)
 	}
+	// The kubelet's duplicates rule: a nameserver or search the Pod repeats appears once.
+	spec = &corev1.PodSpec{DNSConfig: &corev1.PodDNSConfig{Nameservers: []string{"10.96.0.53", "1.1.1.1"}, Searches: []string{"cluster.local", "corp"}}}
+	if err := setTenantDNS(env, c, spec, "shop"); err != nil {
+		t.Fatal(err)
+	}
+	want = &corev1.PodDNSConfig{
+		Nameservers: []string{"10.96.0.53", "1.1.1.1"},
+		Searches:    []string{"shop.svc.cluster.local", "svc.cluster.local", "cluster.local", "corp"},
+		Options:     []corev1.PodDNSConfigOption{{Name: "ndots", Value: ptr("5")}},
+	}
+	if d := cmp.Diff(want, spec.DNSConfig); d != "" {
+		t.Errorf("dnsConfig with repeated entries (-want +got):\n%s", d)
+	}
+	// ClusterFirstWithHostNet means cluster DNS with or without hostNetwork; ClusterFirst with
+	// hostNetwork means the node's resolver (the kubelet's rule).
+	for _, hostNet := range []bool{false, true} {
+		s := &corev1.PodSpec{DNSPolicy: corev1.DNSClusterFirstWithHostNet, HostNetwork: hostNet}
+		if err := setTenantDNS(env, c, s, "shop"); err != nil || s.DNSPolicy != corev1.DNSNone || s.DNSConfig == nil || s.DNSConfig.Nameservers[0] != "10.96.0.53" {
+			t.Errorf("ClusterFirstWithHostNet (hostNetwork %v) not pointed at the tenant DNS: %q %v %v", hostNet, s.DNSPolicy, s.DNSConfig, err)
+		}
+	}
 	// Other policies keep their meaning; the flag turns it all off.
-	for _, p := range []corev1.DNSPolicy{corev1.DNSDefault, corev1.DNSNone, corev1.DNSClusterFirstWithHostNet} {
-		s := &corev1.PodSpec{DNSPolicy: p}
+	for _, s := range []*corev1.PodSpec{{DNSPolicy: corev1.DNSDefault}, {DNSPolicy: corev1.DNSNone}, {HostNetwork: true}, {DNSPolicy: corev1.DNSClusterFirst, HostNetwork: true}} {
+		p := s.DNSPolicy
 		if err := setTenantDNS(env, c, s, "shop"); err != nil || s.DNSPolicy != p || s.DNSConfig != nil {
-			t.Errorf("policy %s changed: %q %v %v", p, s.DNSPolicy, s.DNSConfig, err)
+			t.Errorf("policy %q (hostNetwork %v) changed: %q %v %v", p, s.HostNetwork, s.DNSPolicy, s.DNSConfig, err)
 		}
 	}
 	env.TenantDNS = false

@@ -186,7 +186,7 @@ func TestVerifyChartLint(t *testing.T) {
 	for name, set := range map[string][]string{
 		"defaults": nil,
 		"everything on": {"serviceMonitor.enabled=true", "optInKinds={" + strings.Join(allOptIn, ",") + "}",
-			"checkpoint.store=none", "extraArgs={--tenant-dns=true}", "metrics.certSecret=metrics-tls",
+			"checkpoint.store=none", "extraArgs={--tenant-dns=false}", "metrics.certSecret=metrics-tls",
 			"metrics.readers[0].name=prometheus", "metrics.readers[0].namespace=monitoring",
 			"networkPolicy.metricsFrom[0].namespaceSelector.matchLabels.name=monitoring"},
 		"everything off": {"metrics.secure=false", "admissionPolicy.enabled=false", "networkPolicy.enabled=false",

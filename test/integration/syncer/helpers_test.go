@@ -4,7 +4,6 @@ import (
 	"regexp"
 	"testing"
 
-	"github.com/vcsyncer/syncer/cmd/vc-syncer/app/options"
 	"github.com/vcsyncer/syncer/test/integration/itest"
 
 	"k8s.io/client-go/rest"
@@ -17,9 +16,9 @@ func unreachableKubeconfig(kubeconfig []byte) string {
 	return regexp.MustCompile(`server: https://127\.0\.0\.1:[0-9]+`).ReplaceAllString(string(kubeconfig), "server: https://127.0.0.1:1")
 }
 
-// startSyncer runs the syncer with its default options and --tenant-dns (itest.StartSyncer).
+// startSyncer runs the syncer with its default options (itest.StartSyncer).
 func startSyncer(t *testing.T, super *rest.Config) client.Client {
-	return itest.StartSyncer(t, super, func(o *options.Options) { o.TenantDNS = true })
+	return itest.StartSyncer(t, super, nil)
 }
 
 // Shared helpers (test/integration/itest).

@@ -188,15 +188,13 @@ func testDownwardAPIIdentity(t *testing.T, super kubernetes.Interface, tc *frame
 }
 
 // testTenantAPIAccess checks that a super Pod reaches its tenant's apiserver (KUBERNETES_*
-// variables, kubernetes host aliases) and, once the tenant has a kube-system/kube-dns Service,
-// the tenant's DNS through that Service's super copy.
+// variables, kubernetes host aliases) and the tenant's DNS through the super copy of its
+// kube-system/kube-dns Service (framework tenants have one, as kubeadm clusters do).
 func testTenantAPIAccess(t *testing.T, super kubernetes.Interface, tc *framework.ControlPlane, superNS, dnsNS, ns string) {
 	ctx := context.Background()
-	created(t)(tc.Client.CoreV1().Services("kube-system").Create(ctx, &corev1.Service{
-		ObjectMeta: metav1.ObjectMeta{Name: "kube-dns"},
-		Spec: corev1.ServiceSpec{Selector: map[string]string{"k8s-app": "kube-dns"},
-			Ports: []corev1.ServicePort{{Name: "dns", Port: 53, Protocol: corev1.ProtocolUDP}}},
-	}, metav1.CreateOptions{}))
+	if _, err := tc.Client.CoreV1().Services("kube-system").Get(ctx, "kube-dns", metav1.GetOptions{}); err != nil {
+		t.Fatalf("tenant %s has no kube-system/kube-dns: %v", tc.Name, err)
+	}
 	created(t)(tc.Client.CoreV1().Pods(ns).Create(ctx, &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: "dns-check"},
 		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "busybox"}}},

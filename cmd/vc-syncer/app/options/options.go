@@ -57,8 +57,9 @@ type Options struct {
 	KubeconfigNamespace string
 	// InstallCRDs creates or updates the Tenant CRD at start-up. Defaults to true.
 	InstallCRDs bool
-	// TenantDNS points tenant Pods with dnsPolicy ClusterFirst at their tenant's DNS Service
-	// (kube-system/kube-dns) when the tenant has one. Defaults to false.
+	// TenantDNS points tenant Pods with dnsPolicy ClusterFirst (and ClusterFirstWithHostNet)
+	// at their tenant's DNS Service (kube-system/kube-dns, through its super copy) when the
+	// tenant has one; Pods of a tenant without it keep the super cluster's DNS. Defaults to true.
 	TenantDNS bool
 	// TenantClusterDomain is the tenants' DNS cluster domain. Defaults to "cluster.local".
 	TenantClusterDomain string
@@ -161,6 +162,7 @@ func NewOptions() *Options {
 		HealthProbeBindAddress:  ":8081",
 		KubeconfigNamespace:     "vc-syncer-system",
 		InstallCRDs:             true,
+		TenantDNS:               true,
 		FairQueuing:             true,
 		PodSecurityEnforce:      "baseline",
 		TenantClusterDomain:     "cluster.local",
@@ -215,7 +217,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.InstallCRDs, "install-crds", o.InstallCRDs,
 		"Create or update the Tenant CustomResourceDefinition at start-up (turn off when a chart manages it).")
 	fs.BoolVar(&o.TenantDNS, "tenant-dns", o.TenantDNS,
-		"Point tenant Pods with dnsPolicy ClusterFirst at their tenant's own DNS Service (kube-system/kube-dns, through its super-cluster copy) when the tenant has one. Turn it on only when that DNS answers with the super cluster's Service IPs (the tenant's own ClusterIPs are not routable in the super cluster). Off (the default), Pods use the super cluster's DNS, where the Service names of the Pod's own namespace resolve by short name.")
+		"Point tenant Pods with dnsPolicy ClusterFirst (or ClusterFirstWithHostNet) at their tenant's own DNS Service (kube-system/kube-dns, through its super-cluster copy's ClusterIP, with the tenant's search path <ns>.svc.<domain> svc.<domain> <domain> and ndots 5), when the tenant has that Service; the tenant's DNS then answers tenant names (<svc>, <svc>.<ns>, <svc>.<ns>.svc.<domain>, <pod>.<svc>.<ns>.svc.<domain>). Pods of a tenant without it, and all Pods with false, use the super cluster's DNS, where only the Service names of the Pod's own namespace resolve, by short name.")
 	fs.StringVar(&o.TenantClusterDomain, "tenant-cluster-domain", o.TenantClusterDomain,
 		"DNS domain of the tenant clusters, used in tenant Pods' DNS search paths and in the host aliases kubernetes.default.svc.<domain> that point at the tenant apiserver.")
 	fs.DurationVar(&o.RemediationInterval, "remediation-interval", o.RemediationInterval,

@@ -161,3 +161,21 @@ func TestMetricsSecureFlags(t *testing.T) {
 		t.Errorf("cert dir without secure serving: err %v", err)
 	}
 }
+
+// TestTenantDNSFlag: tenant DNS is on unless --tenant-dns=false turns it off.
+func TestTenantDNSFlag(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want bool
+	}{{nil, true}, {[]string{"--tenant-dns=false"}, false}, {[]string{"--tenant-dns"}, true}} {
+		o := NewOptions()
+		fs := pflag.NewFlagSet("run", pflag.ContinueOnError)
+		o.AddFlags(fs)
+		if err := fs.Parse(tc.args); err != nil {
+			t.Fatal(err)
+		}
+		if o.TenantDNS != tc.want {
+			t.Errorf("args %v: TenantDNS %v, want %v", tc.args, o.TenantDNS, tc.want)
+		}
+	}
+}
