@@ -109,7 +109,11 @@ func registerWeightedTenants(ctx context.Context, env *framework.Environment, we
 		if w == 0 {
 			w = 1
 		}
-		if err := app.AddTenant(ctx, cl, "vc-syncer-system", t.Name, t.Kubeconfig, w); err != nil {
+		o := app.TenantOptions{Weight: w}
+		if t.ServiceCIDR != "" {
+			o.ServiceCIDRs = []string{t.ServiceCIDR} // as a provider registers a tenant
+		}
+		if err := app.AddTenantWithOptions(ctx, cl, "vc-syncer-system", t.Name, t.Kubeconfig, o); err != nil {
 			return fmt.Errorf("register %s: %w", t.Name, err)
 		}
 	}

@@ -74,7 +74,7 @@ func TestDashboardPanelsReturnData(t *testing.T) {
 	ctx := context.Background()
 	var tenants []string
 	for _, tc := range env.Tenants {
-		if err := app.AddTenant(ctx, c, itest.KubeconfigNS, tc.Name, tc.Kubeconfig, 1); err != nil {
+		if err := itest.AddTenant(ctx, c, itest.KubeconfigNS, tc, 1); err != nil {
 			t.Fatal(err)
 		}
 		tenants = append(tenants, tc.Name)

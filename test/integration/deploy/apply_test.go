@@ -232,7 +232,7 @@ func testRBAC(t *testing.T, env *framework.Environment, k func([]byte, ...string
 	itest.DefaultPolicy(t, admin, tenancyv1alpha1.TenantPolicySpec{Network: &tenancyv1alpha1.NetworkPolicy{
 		AllowedIngressClasses: []string{"nginx"}, AllowedIngressHosts: []string{"web.example"}}})
 	tc := env.Tenants[0]
-	if err := app.AddTenant(ctx, admin, releaseNamespace, tc.Name, tc.Kubeconfig, 1); err != nil {
+	if err := itest.AddTenant(ctx, admin, releaseNamespace, tc, 1); err != nil {
 		t.Fatal(err)
 	}
 	if err := app.AddTenant(ctx, admin, releaseNamespace, "broken", []byte("not: [a kubeconfig"), 1); err != nil {

@@ -19,7 +19,6 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 
-	"github.com/vcsyncer/syncer/cmd/vc-syncer/app"
 	"github.com/vcsyncer/syncer/pkg/conversion"
 	"github.com/vcsyncer/syncer/test/framework"
 	"github.com/vcsyncer/syncer/test/integration/itest"
@@ -85,7 +84,7 @@ func TestTenantDNS(t *testing.T) {
 		itest.Created(t)(tc.Client.CoreV1().Pods("shop").Create(ctx, pod("host-dns", "tool", corev1.DNSDefault), metav1.CreateOptions{}))
 	}
 	for _, tc := range []*framework.ControlPlane{t1, t2} {
-		if err := app.AddTenant(ctx, c, kubeconfigNS, tc.Name, tc.Kubeconfig, 1); err != nil {
+		if err := itest.AddTenant(ctx, c, kubeconfigNS, tc, 1); err != nil {
 			t.Fatal(err)
 		}
 	}

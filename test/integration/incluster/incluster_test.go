@@ -74,7 +74,7 @@ func TestTwoReplicas(t *testing.T) {
 		t.Fatal(err)
 	}
 	t1 := env.Tenants[0]
-	if err := app.AddTenant(ctx, c, itest.KubeconfigNS, t1.Name, t1.Kubeconfig, 1); err != nil {
+	if err := itest.AddTenant(ctx, c, itest.KubeconfigNS, t1, 1); err != nil {
 		t.Fatal(err)
 	}
 	itest.WaitRunning(t, c, t1.Name)

@@ -33,7 +33,6 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
-	"github.com/vcsyncer/syncer/cmd/vc-syncer/app"
 	"github.com/vcsyncer/syncer/cmd/vc-syncer/app/options"
 	"github.com/vcsyncer/syncer/pkg/conversion"
 	"github.com/vcsyncer/syncer/test/framework"
@@ -135,7 +134,7 @@ func setUp(t *testing.T) *suite {
 		aNS: aNS, metricsURL: fmt.Sprintf("127.0.0.1:%d", port)}
 	s.superQuiet, s.bQuiet = quietClient(t, env.Super.RESTConfig), quietClient(t, s.b.RESTConfig)
 	for _, tc := range []*framework.ControlPlane{s.a, s.b} {
-		if err := app.AddTenant(ctx, c, itest.KubeconfigNS, tc.Name, tc.Kubeconfig, 1); err != nil {
+		if err := itest.AddTenant(ctx, c, itest.KubeconfigNS, tc, 1); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -21,7 +21,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/vcsyncer/syncer/cmd/vc-syncer/app"
 	"github.com/vcsyncer/syncer/cmd/vc-syncer/app/options"
 	tenancyv1alpha1 "github.com/vcsyncer/syncer/pkg/apis/tenancy/v1alpha1"
 	"github.com/vcsyncer/syncer/pkg/conversion"
@@ -50,7 +49,7 @@ func TestMoreKinds(t *testing.T) {
 	ctx := context.Background()
 	t1, t2 := env.Tenants[0], env.Tenants[1]
 	for _, tc := range []*framework.ControlPlane{t1, t2} {
-		if err := app.AddTenant(ctx, c, kubeconfigNS, tc.Name, tc.Kubeconfig, 1); err != nil {
+		if err := itest.AddTenant(ctx, c, kubeconfigNS, tc, 1); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -12,7 +12,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/vcsyncer/syncer/cmd/vc-syncer/app"
 	tenancyv1alpha1 "github.com/vcsyncer/syncer/pkg/apis/tenancy/v1alpha1"
 	"github.com/vcsyncer/syncer/pkg/conversion"
 	"github.com/vcsyncer/syncer/test/integration/itest"
@@ -67,7 +66,7 @@ func TestTenantRecreatedWhileDownStartsCold(t *testing.T) {
 		}
 		return nil
 	})
-	if err := app.AddTenant(ctx, c, itest.KubeconfigNS, tc.Name, tc.Kubeconfig, 1); err != nil {
+	if err := itest.AddTenant(ctx, c, itest.KubeconfigNS, tc, 1); err != nil {
 		t.Fatal(err)
 	}
 	newUID := itest.TenantUID(t, c, tc.Name)

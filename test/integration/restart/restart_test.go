@@ -90,7 +90,7 @@ func TestKillRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, tc := range env.Tenants {
-		if err := app.AddTenant(ctx, c, itest.KubeconfigNS, tc.Name, tc.Kubeconfig, 1); err != nil {
+		if err := itest.AddTenant(ctx, c, itest.KubeconfigNS, tc, 1); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -90,7 +90,7 @@ func TestStatusPage(t *testing.T) {
 	t1, t2 := env.Tenants[0], env.Tenants[1]
 	weights := map[string]int32{t1.Name: 1, t2.Name: 3, "offline": 2, "no-secret": 1}
 	for _, cp := range []*framework.ControlPlane{t1, t2} {
-		if err := app.AddTenant(ctx, c, itest.KubeconfigNS, cp.Name, cp.Kubeconfig, weights[cp.Name]); err != nil {
+		if err := itest.AddTenant(ctx, c, itest.KubeconfigNS, cp, weights[cp.Name]); err != nil {
 			t.Fatal(err)
 		}
 	}

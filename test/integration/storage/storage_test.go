@@ -18,11 +18,11 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/vcsyncer/syncer/cmd/vc-syncer/app"
 	"github.com/vcsyncer/syncer/pkg/conversion"
 	"github.com/vcsyncer/syncer/pkg/resources/persistentvolume"
 	"github.com/vcsyncer/syncer/pkg/resources/persistentvolumeclaim"
 	"github.com/vcsyncer/syncer/test/framework"
+	"github.com/vcsyncer/syncer/test/integration/itest"
 )
 
 // TestStorage checks PersistentVolumeClaims down, their binding and status up, tenant PVs,
@@ -38,7 +38,7 @@ func TestStorage(t *testing.T) {
 	ctx := context.Background()
 	t1, t2 := env.Tenants[0], env.Tenants[1]
 	for _, tc := range []*framework.ControlPlane{t1, t2} {
-		if err := app.AddTenant(ctx, c, kubeconfigNS, tc.Name, tc.Kubeconfig, 1); err != nil {
+		if err := itest.AddTenant(ctx, c, kubeconfigNS, tc, 1); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -64,7 +64,7 @@ func TestSyncer(t *testing.T) {
 	}
 
 	for _, tc := range []*framework.ControlPlane{t1, t2} {
-		if err := app.AddTenant(ctx, c, kubeconfigNS, tc.Name, tc.Kubeconfig, 1); err != nil {
+		if err := itest.AddTenant(ctx, c, kubeconfigNS, tc, 1); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -43,7 +43,7 @@ func TestTenantLifecycle(t *testing.T) {
 	t1, t2 := env.Tenants[0], env.Tenants[1]
 	start := time.Now()
 	for _, tc := range []*framework.ControlPlane{t1, t2} {
-		if err := app.AddTenant(ctx, c, itest.KubeconfigNS, tc.Name, tc.Kubeconfig, 1); err != nil {
+		if err := itest.AddTenant(ctx, c, itest.KubeconfigNS, tc, 1); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -167,7 +167,7 @@ func TestTenantLifecycle(t *testing.T) {
 			}
 			return itest.Errorf("still there: %v", err)
 		})
-		if err := app.AddTenant(ctx, c, itest.KubeconfigNS, t2.Name, t2.Kubeconfig, 1); err != nil {
+		if err := itest.AddTenant(ctx, c, itest.KubeconfigNS, t2, 1); err != nil {
 			t.Fatal(err)
 		}
 		itest.WaitRunning(t, c, t2.Name)
