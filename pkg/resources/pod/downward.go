@@ -274,6 +274,9 @@ func reconcileDownward(ctx context.Context, env *resources.Env, c *tenant.Cluste
 				return err
 			}
 		}
+		if err := copyTenantConditions(ctx, superPods, t, s); err != nil {
+			return downward.Report(c, t, resources.KindPod, "update the status of", err)
+		}
 		want := Desired(c, t, superNS, s)
 		if !NeedsUpdate(want, s) {
 			return nil
@@ -322,8 +325,9 @@ func wasRunInSuper(t *corev1.Pod) bool {
 	return false
 }
 
-// markLost sets a bound tenant Pod whose super Pod disappeared to phase Failed, so that its
-// controller replaces it instead of it staying Running forever.
+// markLost sets a bound tenant Pod whose super Pod disappeared to phase Failed with dead
+// containers (lostStatus), so that its controller replaces it instead of it staying Running
+// forever.
 func markLost(ctx context.Context, c *tenant.Cluster, t *corev1.Pod) error {
 	if t.Status.Phase == corev1.PodSucceeded || t.Status.Phase == corev1.PodFailed {
 		return nil
@@ -339,16 +343,7 @@ func markLost(ctx context.Context, c *tenant.Cluster, t *corev1.Pod) error {
 		return nil
 	}
 	u := t.DeepCopy()
-	u.Status.Phase = corev1.PodFailed
-	u.Status.Reason = ReasonSuperPodLost
-	u.Status.Message = "the Pod's super-cluster copy was deleted outside the syncer"
-	for i := range u.Status.Conditions {
-		if u.Status.Conditions[i].Type == corev1.PodReady || u.Status.Conditions[i].Type == corev1.ContainersReady {
-			u.Status.Conditions[i].Status = corev1.ConditionFalse
-			u.Status.Conditions[i].Reason = ReasonSuperPodLost
-			u.Status.Conditions[i].LastTransitionTime = metav1.Now()
-		}
-	}
+	u.Status = *lostStatus(t, metav1.Now())
 	if _, err := c.Client.CoreV1().Pods(t.Namespace).UpdateStatus(ctx, u, metav1.UpdateOptions{FieldManager: downward.FieldManager}); err != nil {
 		return fmt.Errorf("failed to mark tenant Pod %s/%s lost: %w", t.Namespace, t.Name, err)
 	}

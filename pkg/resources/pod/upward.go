@@ -71,21 +71,37 @@ func reconcileUpward(ctx context.Context, env *resources.Env, c *tenant.Cluster,
 
 // DesiredStatus returns the tenant Pod status for tenant Pod t given its super Pod s: the
 // super status, except fields that describe the tenant object itself (QoS class, observed
-// generations).
+// generations) and the tenant-owned conditions (TenantOwned): the super Pod's conditions of
+// those types are left out and t's are kept, after the super cluster's conditions, in t's order.
 func DesiredStatus(t, s *corev1.Pod) *corev1.PodStatus {
 	want := s.Status.DeepCopy()
 	want.QOSClass = t.Status.QOSClass
 	want.ObservedGeneration = t.Status.ObservedGeneration
 	want.NominatedNodeName = ""
-	for i := range want.Conditions {
-		want.Conditions[i].ObservedGeneration = 0
-		for _, tc := range t.Status.Conditions {
-			if tc.Type == want.Conditions[i].Type {
-				want.Conditions[i].ObservedGeneration = tc.ObservedGeneration
-			}
+	want.Conditions = desiredConditions(t, s)
+	return want
+}
+
+// desiredConditions returns the conditions of DesiredStatus(t, s): s's conditions of the super
+// cluster's types with t's observedGeneration, then t's tenant-owned conditions (nil when none).
+func desiredConditions(t, s *corev1.Pod) []corev1.PodCondition {
+	var out []corev1.PodCondition
+	for _, sc := range s.Status.Conditions {
+		if TenantOwned(sc.Type) {
+			continue
+		}
+		sc.ObservedGeneration = 0
+		if tc := findCondition(t.Status.Conditions, sc.Type); tc != nil {
+			sc.ObservedGeneration = tc.ObservedGeneration
+		}
+		out = append(out, *sc.DeepCopy())
+	}
+	for _, tc := range t.Status.Conditions {
+		if TenantOwned(tc.Type) {
+			out = append(out, *tc.DeepCopy())
 		}
 	}
-	return want
+	return out
 }
 
 // justScheduled reports whether the super Pod has been scheduled and nothing else has happened
@@ -109,15 +125,18 @@ func justScheduled(s *corev1.Pod) bool {
 // than the status the tenant Pod already has.
 var ErrSuperCacheBehind = errors.New("the cached super Pod is older than the tenant Pod's status; retrying")
 
-// olderStatus returns the type of a condition that the tenant Pod t has with a later
-// lastTransitionTime than the same condition of the cached super Pod s ("" when there is
-// none). Tenant conditions other than PodScheduled are copied from the super Pod and a
-// condition's lastTransitionTime only moves forward, so a later one in the tenant means the cache has not caught up with a
-// status the syncer already copied up.
+// olderStatus returns the type of a super-cluster condition (one TenantOwned is false for)
+// that the tenant Pod t has with a later lastTransitionTime than the same condition of the
+// cached super Pod s ("" when there is none). Those tenant conditions other than PodScheduled
+// are copied from the super Pod and a condition's lastTransitionTime only moves forward, so a
+// later one in the tenant means the cache has not caught up with a status the syncer already
+// copied up. PodScheduled (the tenant apiserver sets its own when the syncer binds the tenant
+// Pod) and tenant-owned conditions (written in the tenant, never copied up) say nothing about
+// the cache.
 func olderStatus(s, t *corev1.Pod) corev1.PodConditionType {
 	for _, tc := range t.Status.Conditions {
-		if tc.Type == corev1.PodScheduled {
-			continue // the tenant apiserver sets its own when the syncer binds the tenant Pod
+		if tc.Type == corev1.PodScheduled || TenantOwned(tc.Type) {
+			continue
 		}
 		for _, sc := range s.Status.Conditions {
 			if sc.Type == tc.Type && sc.LastTransitionTime.Before(&tc.LastTransitionTime) {
