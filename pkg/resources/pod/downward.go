@@ -77,6 +77,7 @@ func reconcileDownward(ctx context.Context, env *resources.Env, c *tenant.Cluste
 	switch {
 	case !tFound:
 		resources.QuotaAdmitted(c, resources.KindPod, ns, name)
+		resources.Gone(c, resources.KindPod, ns, name)
 		if sFound && s.DeletionTimestamp.IsZero() {
 			// Deleting a running super Pod cannot be undone: confirm with the apiserver that
 			// the tenant Pod is gone (the tenant cache can lag, e.g. right after a resume from
@@ -119,6 +120,9 @@ func reconcileDownward(ctx context.Context, env *resources.Env, c *tenant.Cluste
 				return err
 			}
 			return markLost(ctx, c, t)
+		}
+		if resources.IsRejected(c, resources.KindPod, t) {
+			return nil // the super cluster refused this version under this policy (rejectedBySuper)
 		}
 		if t.Spec.NodeName != "" && !presetNodeAllowed(env, c, t.Spec.NodeName) {
 			// As in a cluster where no kubelet has that name: the Pod never runs.
@@ -184,7 +188,9 @@ func reconcileDownward(ctx context.Context, env *resources.Env, c *tenant.Cluste
 			}
 		}
 		if !priorityClassAllowed(env, c, full) {
-			return nil // rejected early, with a PriorityClassNotPublic Event
+			// Rejected early, with a PriorityClassNotPublic Event and condition.
+			_, err := setNotScheduled(ctx, c, full, priorityclass.ReasonPriorityClassNotPublic, priorityClassNotPublic(full.Spec.PriorityClassName))
+			return err
 		}
 		want, filtered := desired(c, full, superNS, nil)
 		confineEphemeralClaims(env, c, ns, &want.Spec)
@@ -235,6 +241,9 @@ func reconcileDownward(ctx context.Context, env *resources.Env, c *tenant.Cluste
 			}
 			if d := policy.QuotaExceededDenial(fmt.Sprintf("Pod %s/%s", ns, name), err); d != nil {
 				return reportQuota(ctx, c, t, d, err)
+			}
+			if downward.Rejected(err) {
+				return rejectedBySuper(ctx, c, t, err)
 			}
 			return downward.Report(c, t, resources.KindPod, "create", err)
 		}
