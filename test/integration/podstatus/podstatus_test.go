@@ -30,6 +30,7 @@ const (
 	gate       corev1.PodConditionType = "example.com/ready"
 	tenantOnly corev1.PodConditionType = "example.com/tenant-only"
 	ns                                 = "app"
+	kwokZone                           = "kwok"
 )
 
 // The reasons the syncer writes (pkg/resources/pod).
@@ -55,6 +56,10 @@ func TestPodStatus(t *testing.T) {
 	itest.WaitRunning(t, c, tc.Name)
 	superNS := conversion.SuperNamespace(tc.Name, itest.TenantUID(t, c, tc.Name), ns)
 	itest.MustCreateNS(t, tc.Client, ns)
+	// The kwok Node gets a zone of its own, so that a test Pod picks kwok or the simulated
+	// kubelet by its nodeSelector (a key the built-in policy allows).
+	label, _ := json.Marshal(map[string]any{"metadata": map[string]any{"labels": map[string]string{corev1.LabelTopologyZone: kwokZone}}})
+	itest.Created(t)(env.Super.Client.CoreV1().Nodes().Patch(ctx, framework.FakeNodeName(0), types.StrategicMergePatchType, label, metav1.PatchOptions{}))
 	kubelet := startSimKubelet(t, env.Super.Client)
 	s := &suite{tenant: tc.Client, super: env.Super.Client, superNS: superNS, kubelet: kubelet}
 
@@ -74,9 +79,11 @@ type suite struct {
 func testPod(name string, onSim bool, gates ...corev1.PodConditionType) *corev1.Pod {
 	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
 		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "registry.example/app:1"}}}}
+	zone := kwokZone
 	if onSim {
-		p.Spec.NodeSelector = map[string]string{corev1.LabelTopologyZone: simZone}
+		zone = simZone
 	}
+	p.Spec.NodeSelector = map[string]string{corev1.LabelTopologyZone: zone}
 	for _, g := range gates {
 		p.Spec.ReadinessGates = append(p.Spec.ReadinessGates, corev1.PodReadinessGate{ConditionType: g})
 	}
