@@ -36,18 +36,46 @@ func Deny(c *tenant.Cluster, kind Kind, obj metav1.Object, d *policy.Denial) boo
 	return true
 }
 
-// Admitted forgets any refusal recorded for tenant object namespace/name of kind: it was
-// synced (or is gone). Call it when an object passes the policy, so a later refusal of the
+// Admitted forgets any refusal recorded for tenant object namespace/name of kind, the policy's
+// and the super cluster's (RecordRejected): it passed the policy and is being synced (or is gone). Call it when an object passes the policy, so a later refusal of the
 // same version (after a policy change back) is reported again.
 func Admitted(c *tenant.Cluster, kind Kind, namespace, name string) {
-	c.Refusals.Forget(refusalKey(kind, namespace, name))
+	key := refusalKey(kind, namespace, name)
+	c.Refusals.Forget(key)
+	c.Refusals.Forget(rejectedKey(key))
 }
 
 // IsRefused reports whether tenant object obj of kind was refused at its current
-// resourceVersion under c's current policy (a remediation scan skips it: syncing it again
-// would only be refused again).
+// resourceVersion under c's current policy, by the policy (Deny) or by the super cluster
+// (RecordRejected): a remediation scan skips it, since syncing it again would only be refused
+// again.
 func IsRefused(c *tenant.Cluster, kind Kind, obj metav1.Object) bool {
-	return c.Refusals.Refused(refusalKey(kind, obj.GetNamespace(), obj.GetName()), obj.GetResourceVersion(), c.Policy().Generation)
+	key, rv, gen := refusalKey(kind, obj.GetNamespace(), obj.GetName()), obj.GetResourceVersion(), c.Policy().Generation
+	return c.Refusals.Refused(key, rv, gen) || c.Refusals.Refused(rejectedKey(key), rv, gen)
+}
+
+// ruleSuperRejected is the rule of RecordRejected's records (never a metric label: the
+// refusal is counted in vcsyncer_sync_rejected_total).
+const ruleSuperRejected policy.Rule = "superClusterRejected"
+
+// rejectedKey is the key of a super-cluster refusal in tenant.Cluster.Refusals, apart from
+// the policy's (a filtered object is recorded by Deny and then created).
+func rejectedKey(key string) string { return "rejected:" + key }
+
+// RecordRejected records that the super cluster refused to create the super copy of tenant
+// object obj of kind for a reason that does not change by itself (ErrRejected: Pod Security,
+// an admission webhook or policy, an invalid object), at obj's resourceVersion under c's
+// current policy generation. It returns whether the record is new. Until obj or the policy
+// changes, IsRejected and IsRefused report true for it, so neither a re-enqueue nor a
+// remediation scan sends the same object again. Admitted and Gone forget it.
+func RecordRejected(c *tenant.Cluster, kind Kind, obj metav1.Object) bool {
+	return c.Refusals.Record(rejectedKey(refusalKey(kind, obj.GetNamespace(), obj.GetName())), obj.GetResourceVersion(), c.Policy().Generation, ruleSuperRejected)
+}
+
+// IsRejected reports whether tenant object obj of kind was refused by the super cluster at
+// its current resourceVersion under c's current policy (RecordRejected).
+func IsRejected(c *tenant.Cluster, kind Kind, obj metav1.Object) bool {
+	return c.Refusals.Refused(rejectedKey(refusalKey(kind, obj.GetNamespace(), obj.GetName())), obj.GetResourceVersion(), c.Policy().Generation)
 }
 
 // Filtered reports, like Deny, that tenant c's policy changed what of tenant object obj of
@@ -77,11 +105,13 @@ func Filtered(c *tenant.Cluster, kind Kind, obj metav1.Object, rule policy.Rule,
 // filterRules are the rules Filtered keeps records for.
 var filterRules = []policy.Rule{policy.RuleMetadataKey, policy.RuleDisruptionBudget}
 
-// Gone forgets every record of tenant object namespace/name of kind (Deny's and Filtered's):
+// Gone forgets every record of tenant object namespace/name of kind (Deny's, Filtered's and
+// RecordRejected's):
 // call it when the object no longer exists.
 func Gone(c *tenant.Cluster, kind Kind, namespace, name string) {
 	key := refusalKey(kind, namespace, name)
 	c.Refusals.Forget(key)
+	c.Refusals.Forget(rejectedKey(key))
 	for _, r := range filterRules {
 		c.Refusals.Forget(key + "#" + string(r))
 	}

@@ -274,13 +274,15 @@ func (s *Syncer) tenantHandler(c *tenant.Cluster, kind resources.Kind) cache.Res
 	}
 	return cache.ResourceEventHandlerFuncs{
 		AddFunc: func(o any) { enqueue(o, true, false) },
-		// A tenant Pod's status changes (mostly the syncer's own upward writes) never change
-		// what the downward reconciler does with it. An update with an unchanged
-		// resourceVersion is a relist replaying the cache, not a change (checkpointing.md
-		// finding 5: client-go delivers those to handlers without a resync period).
+		// A tenant Pod's status changes (mostly the syncer's own upward writes) change what
+		// the downward reconciler does with it only when they change its tenant-owned
+		// conditions (readiness gates), which go down into the super Pod's status. An update
+		// with an unchanged resourceVersion is a relist replaying the cache, not a change
+		// (checkpointing.md finding 5: client-go delivers those to handlers without a resync
+		// period).
 		UpdateFunc: func(o, n any) {
 			if !sameVersion(o, n) {
-				enqueue(n, !podStatusOnly(o, n), false)
+				enqueue(n, !podStatusOnly(o, n) || tenantPodConditionsChanged(o, n), false)
 			}
 		},
 		DeleteFunc: func(o any) { enqueue(o, true, true) },
@@ -414,6 +416,14 @@ func podStatusOnly(oldObj, newObj any) bool {
 		equality.Semantic.DeepEqual(o.Labels, n.Labels) &&
 		equality.Semantic.DeepEqual(o.Annotations, n.Annotations) &&
 		equality.Semantic.DeepEqual(o.Spec, n.Spec)
+}
+
+// tenantPodConditionsChanged reports whether an update event of a tenant Pod changed its
+// tenant-owned conditions (pod.TenantConditionsChanged). For other kinds it returns false.
+func tenantPodConditionsChanged(oldObj, newObj any) bool {
+	o, ok1 := oldObj.(*corev1.Pod)
+	n, ok2 := newObj.(*corev1.Pod)
+	return ok1 && ok2 && pod.TenantConditionsChanged(o, n)
 }
 
 // podDependencies are the kinds a super Pod may need before the super cluster accepts or runs

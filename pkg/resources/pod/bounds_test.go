@@ -103,9 +103,9 @@ func TestPodIsCreatedAfterTheBounds(t *testing.T) {
 }
 
 // A Pod the quota has no room for is refused from the cache, before the full Pod is read or
-// tenant tokens are requested; the tenant Pod gets PodScheduled=False (PolicyDenied) once;
+// tenant tokens are requested; the tenant Pod gets PodScheduled=False (QuotaExceeded) once;
 // the request is retried (an error wrapping ErrNoQuotaRoom).
-func TestPodOverQuotaGetsPolicyDenied(t *testing.T) {
+func TestPodOverQuotaGetsQuotaExceeded(t *testing.T) {
 	ctx := context.Background()
 	f := newPodBounds(t)
 	_ = reconcileDownward(ctx, f.env, f.c, "app", "web")
@@ -135,11 +135,11 @@ func TestPodOverQuotaGetsPolicyDenied(t *testing.T) {
 	live, _ := f.tenant.CoreV1().Pods("app").Get(ctx, "web", metav1.GetOptions{})
 	var found bool
 	for _, cond := range live.Status.Conditions {
-		if cond.Type == corev1.PodScheduled && cond.Status == corev1.ConditionFalse && cond.Reason == "PolicyDenied" && strings.Contains(cond.Message, "quota") {
+		if cond.Type == corev1.PodScheduled && cond.Status == corev1.ConditionFalse && cond.Reason == ReasonQuotaExceeded && strings.Contains(cond.Message, "quota") {
 			found = true
 		}
 	}
 	if !found {
-		t.Errorf("tenant Pod conditions = %+v, want PodScheduled=False PolicyDenied", live.Status.Conditions)
+		t.Errorf("tenant Pod conditions = %+v, want PodScheduled=False QuotaExceeded", live.Status.Conditions)
 	}
 }

@@ -2,7 +2,6 @@ package pod
 
 import (
 	"reflect"
-	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -22,7 +21,8 @@ var _ resources.Checker = Resource{}
 //   - super Pod recorded with another tenant UID, or still live while the tenant Pod is being
 //     deleted: MismatchStaleInSuper;
 //   - labels, annotations or container images differ (NeedsUpdate on Desired, as the downward
-//     reconcile decides): MismatchContentDiffers;
+//     reconcile decides), or the tenant-owned conditions differ (TenantConditionsPatch):
+//     MismatchContentDiffers;
 //   - super Pod bound and the tenant Pod not, or the tenant status differs from DesiredStatus
 //     (as the upward reconcile decides): MismatchStatusDiffers.
 func (Resource) Check(env *resources.Env, c *tenant.Cluster, t, s metav1.Object) resources.Mismatch {
@@ -48,7 +48,7 @@ func (Resource) Check(env *resources.Env, c *tenant.Cluster, t, s metav1.Object)
 	if !ok {
 		return resources.InSync
 	}
-	if !contentInSync(c, tp, sp) {
+	if !contentInSync(c, tp, sp) || !sameConditions(tenantConditions(&tp.Status), tenantConditions(&sp.Status)) {
 		return resources.MismatchContentDiffers
 	}
 	if sp.Spec.NodeName != "" && tp.Spec.NodeName == "" {
@@ -72,30 +72,18 @@ func contentInSync(c *tenant.Cluster, t, s *corev1.Pod) bool {
 const lastAppliedAnnotation = "kubectl.kubernetes.io/last-applied-configuration"
 
 // statusInSync reports what equality.Semantic.DeepEqual(DesiredStatus(t, s), &t.Status)
-// reports. It builds the desired status as a shallow copy (copying the conditions only when a
-// condition's observedGeneration must change) and tries reflect.DeepEqual first, which implies
-// semantic equality and is several times cheaper; only when that fails is the semantic
-// comparison (nil equals empty, times compared as instants) run.
+// reports. It builds the desired status as a shallow copy (building its conditions only when
+// a condition's observedGeneration must change or either Pod has a tenant-owned condition)
+// and tries reflect.DeepEqual first, which implies semantic equality and is several times
+// cheaper; only when that fails is the semantic comparison (nil equals empty, times compared
+// as instants) run.
 func statusInSync(t, s *corev1.Pod) bool {
 	want := s.Status
 	want.QOSClass = t.Status.QOSClass
 	want.ObservedGeneration = t.Status.ObservedGeneration
 	want.NominatedNodeName = ""
-	copied := false
-	for i := range want.Conditions {
-		var og int64
-		for _, tc := range t.Status.Conditions {
-			if tc.Type == want.Conditions[i].Type {
-				og = tc.ObservedGeneration
-			}
-		}
-		if want.Conditions[i].ObservedGeneration != og {
-			if !copied {
-				want.Conditions = slices.Clone(want.Conditions)
-				copied = true
-			}
-			want.Conditions[i].ObservedGeneration = og
-		}
+	if conditionsNeedBuilding(t, s) {
+		want.Conditions = desiredConditions(t, s)
 	}
 	if want.Phase != t.Status.Phase || want.PodIP != t.Status.PodIP || len(want.Conditions) != len(t.Status.Conditions) {
 		return false
@@ -104,4 +92,28 @@ func statusInSync(t, s *corev1.Pod) bool {
 		return true
 	}
 	return equality.Semantic.DeepEqual(&want, &t.Status)
+}
+
+// conditionsNeedBuilding reports whether the desired conditions of t given s differ from s's
+// own list: a tenant-owned condition in either, or a condition whose observedGeneration must
+// be t's.
+func conditionsNeedBuilding(t, s *corev1.Pod) bool {
+	for _, tc := range t.Status.Conditions {
+		if TenantOwned(tc.Type) {
+			return true
+		}
+	}
+	for _, sc := range s.Status.Conditions {
+		if TenantOwned(sc.Type) {
+			return true
+		}
+		var og int64
+		if tc := findCondition(t.Status.Conditions, sc.Type); tc != nil {
+			og = tc.ObservedGeneration
+		}
+		if sc.ObservedGeneration != og {
+			return true
+		}
+	}
+	return false
 }

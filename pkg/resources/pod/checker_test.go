@@ -120,6 +120,28 @@ func TestCheck(t *testing.T) {
 			},
 			want: resources.MismatchStatusDiffers,
 		},
+		"tenant gate condition in both": {
+			mutate: func(t, s *corev1.Pod) (*corev1.Pod, *corev1.Pod) {
+				t.Status.Conditions = append(t.Status.Conditions, corev1.PodCondition{Type: "example.com/ready", Status: corev1.ConditionTrue})
+				s.Status.Conditions = append(s.Status.Conditions, corev1.PodCondition{Type: "example.com/ready", Status: corev1.ConditionTrue})
+				return t, s
+			},
+			want: resources.InSync,
+		},
+		"tenant gate condition not in the super Pod yet: copied down": {
+			mutate: func(t, s *corev1.Pod) (*corev1.Pod, *corev1.Pod) {
+				t.Status.Conditions = append(t.Status.Conditions, corev1.PodCondition{Type: "example.com/ready", Status: corev1.ConditionTrue})
+				return t, s
+			},
+			want: resources.MismatchContentDiffers,
+		},
+		"gate condition only in the super Pod (kwok's, or withdrawn in the tenant)": {
+			mutate: func(t, s *corev1.Pod) (*corev1.Pod, *corev1.Pod) {
+				s.Status.Conditions = append(s.Status.Conditions, corev1.PodCondition{Type: "example.com/ready", Status: corev1.ConditionTrue})
+				return t, s
+			},
+			want: resources.MismatchContentDiffers,
+		},
 		"tenant-only status fields (QoS class) do not count": {
 			mutate: func(t, s *corev1.Pod) (*corev1.Pod, *corev1.Pod) {
 				s.Status.QOSClass = corev1.PodQOSGuaranteed
@@ -179,6 +201,16 @@ var podMutations = []func(t, s *corev1.Pod){
 		s.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "c", Ready: true}}
 	},
 	func(_, s *corev1.Pod) { s.Status.HostIPs = []corev1.HostIP{} }, // empty vs nil: semantically equal
+	func(t, _ *corev1.Pod) {
+		t.Status.Conditions = append(t.Status.Conditions, corev1.PodCondition{Type: "example.com/ready", Status: corev1.ConditionTrue})
+	},
+	func(_, s *corev1.Pod) {
+		s.Status.Conditions = append(s.Status.Conditions, corev1.PodCondition{Type: "example.com/ready", Status: corev1.ConditionFalse})
+	},
+	func(t, s *corev1.Pod) {
+		t.Status.Conditions = append([]corev1.PodCondition{{Type: "tenant-first", Status: corev1.ConditionTrue}}, t.Status.Conditions...)
+		s.Status.Conditions = append(s.Status.Conditions, corev1.PodCondition{Type: "tenant-first", Status: corev1.ConditionTrue})
+	},
 	func(t, s *corev1.Pod) {
 		now := metav1.Now()
 		s.Status.StartTime = &now

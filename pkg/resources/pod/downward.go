@@ -77,6 +77,7 @@ func reconcileDownward(ctx context.Context, env *resources.Env, c *tenant.Cluste
 	switch {
 	case !tFound:
 		resources.QuotaAdmitted(c, resources.KindPod, ns, name)
+		resources.Gone(c, resources.KindPod, ns, name)
 		if sFound && s.DeletionTimestamp.IsZero() {
 			// Deleting a running super Pod cannot be undone: confirm with the apiserver that
 			// the tenant Pod is gone (the tenant cache can lag, e.g. right after a resume from
@@ -119,6 +120,9 @@ func reconcileDownward(ctx context.Context, env *resources.Env, c *tenant.Cluste
 				return err
 			}
 			return markLost(ctx, c, t)
+		}
+		if resources.IsRejected(c, resources.KindPod, t) {
+			return nil // the super cluster refused this version under this policy (rejectedBySuper)
 		}
 		if t.Spec.NodeName != "" && !presetNodeAllowed(env, c, t.Spec.NodeName) {
 			// As in a cluster where no kubelet has that name: the Pod never runs.
@@ -184,7 +188,9 @@ func reconcileDownward(ctx context.Context, env *resources.Env, c *tenant.Cluste
 			}
 		}
 		if !priorityClassAllowed(env, c, full) {
-			return nil // rejected early, with a PriorityClassNotPublic Event
+			// Rejected early, with a PriorityClassNotPublic Event and condition.
+			_, err := setNotScheduled(ctx, c, full, priorityclass.ReasonPriorityClassNotPublic, priorityClassNotPublic(full.Spec.PriorityClassName))
+			return err
 		}
 		want, filtered := desired(c, full, superNS, nil)
 		confineEphemeralClaims(env, c, ns, &want.Spec)
@@ -236,6 +242,9 @@ func reconcileDownward(ctx context.Context, env *resources.Env, c *tenant.Cluste
 			if d := policy.QuotaExceededDenial(fmt.Sprintf("Pod %s/%s", ns, name), err); d != nil {
 				return reportQuota(ctx, c, t, d, err)
 			}
+			if downward.Rejected(err) {
+				return rejectedBySuper(ctx, c, t, err)
+			}
 			return downward.Report(c, t, resources.KindPod, "create", err)
 		}
 		if filtered != nil {
@@ -273,6 +282,9 @@ func reconcileDownward(ctx context.Context, env *resources.Env, c *tenant.Cluste
 			if err := syncTokens(ctx, env, c, full, s); err != nil {
 				return err
 			}
+		}
+		if err := copyTenantConditions(ctx, superPods, t, s); err != nil {
+			return downward.Report(c, t, resources.KindPod, "update the status of", err)
 		}
 		want := Desired(c, t, superNS, s)
 		if !NeedsUpdate(want, s) {
@@ -322,8 +334,9 @@ func wasRunInSuper(t *corev1.Pod) bool {
 	return false
 }
 
-// markLost sets a bound tenant Pod whose super Pod disappeared to phase Failed, so that its
-// controller replaces it instead of it staying Running forever.
+// markLost sets a bound tenant Pod whose super Pod disappeared to phase Failed with dead
+// containers (lostStatus), so that its controller replaces it instead of it staying Running
+// forever.
 func markLost(ctx context.Context, c *tenant.Cluster, t *corev1.Pod) error {
 	if t.Status.Phase == corev1.PodSucceeded || t.Status.Phase == corev1.PodFailed {
 		return nil
@@ -339,16 +352,7 @@ func markLost(ctx context.Context, c *tenant.Cluster, t *corev1.Pod) error {
 		return nil
 	}
 	u := t.DeepCopy()
-	u.Status.Phase = corev1.PodFailed
-	u.Status.Reason = ReasonSuperPodLost
-	u.Status.Message = "the Pod's super-cluster copy was deleted outside the syncer"
-	for i := range u.Status.Conditions {
-		if u.Status.Conditions[i].Type == corev1.PodReady || u.Status.Conditions[i].Type == corev1.ContainersReady {
-			u.Status.Conditions[i].Status = corev1.ConditionFalse
-			u.Status.Conditions[i].Reason = ReasonSuperPodLost
-			u.Status.Conditions[i].LastTransitionTime = metav1.Now()
-		}
-	}
+	u.Status = *lostStatus(t, metav1.Now())
 	if _, err := c.Client.CoreV1().Pods(t.Namespace).UpdateStatus(ctx, u, metav1.UpdateOptions{FieldManager: downward.FieldManager}); err != nil {
 		return fmt.Errorf("failed to mark tenant Pod %s/%s lost: %w", t.Namespace, t.Name, err)
 	}

@@ -1,6 +1,7 @@
 package pod
 
 import (
+	"fmt"
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
@@ -17,14 +18,20 @@ import (
 // class (priorityclass.IsPublic, kept). Otherwise the super cluster's Priority admission would refuse the
 // Pod (or, for a super class of the same name that is not public, give it a priority the tenant
 // never chose), so the Pod is rejected early: it gets a PriorityClassNotPublic Warning Event in
-// the tenant and stays Pending; false is returned.
+// the tenant (and, from the caller, condition PodScheduled=False with that reason) and stays
+// Pending; false is returned.
 func priorityClassAllowed(env *resources.Env, c *tenant.Cluster, p *corev1.Pod) bool {
 	pc := p.Spec.PriorityClassName
 	if pc == "" || slices.Contains(systemPriorityClasses, pc) || priorityclass.IsPublic(env, pc) {
 		return true
 	}
-	c.Recorder.Eventf(p, corev1.EventTypeWarning, priorityclass.ReasonPriorityClassNotPublic,
-		"priorityClassName %q is not a public PriorityClass of the super cluster (label %s=%s); the Pod will not run",
-		pc, conversion.LabelPublic, conversion.PublicValue)
+	c.Recorder.Event(p, corev1.EventTypeWarning, priorityclass.ReasonPriorityClassNotPublic, priorityClassNotPublic(pc))
 	return false
+}
+
+// priorityClassNotPublic is the message of the Event and condition of a Pod naming PriorityClass
+// pc, which is not public.
+func priorityClassNotPublic(pc string) string {
+	return fmt.Sprintf("priorityClassName %q is not a public PriorityClass of the super cluster (label %s=%s); the Pod will not run",
+		pc, conversion.LabelPublic, conversion.PublicValue)
 }

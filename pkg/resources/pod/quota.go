@@ -18,7 +18,7 @@ import (
 // reportQuota reports that tenant Pod t does not fit in its super namespace's ResourceQuota
 // (d): resources.DenyQuota (a PolicyDenied Warning Event and a count, once per Pod version and
 // policy generation) and, when that reported, condition PodScheduled=False with reason
-// PolicyDenied and d's message on the tenant Pod, as a scheduler marks a Pod it cannot place.
+// QuotaExceeded and d's message on the tenant Pod, as a scheduler marks a Pod it cannot place.
 // It returns the error to retry with: it wraps resources.ErrNoQuotaRoom (and cause, the super
 // apiserver's answer, when not nil).
 func reportQuota(ctx context.Context, c *tenant.Cluster, t *corev1.Pod, d *policy.Denial, cause error) error {
@@ -29,7 +29,7 @@ func reportQuota(ctx context.Context, c *tenant.Cluster, t *corev1.Pod, d *polic
 	if !resources.DenyQuota(c, resources.KindPod, t, d) {
 		return err
 	}
-	if perr := MarkPolicyDenied(ctx, c, t, d); perr != nil {
+	if _, perr := setNotScheduled(ctx, c, t, ReasonQuotaExceeded, d.Error()); perr != nil {
 		// Reported again on the next retry, condition included.
 		resources.QuotaAdmitted(c, resources.KindPod, t.Namespace, t.Name)
 		return fmt.Errorf("%w (condition not written: %w)", err, perr)
@@ -42,15 +42,17 @@ func reportQuota(ctx context.Context, c *tenant.Cluster, t *corev1.Pod, d *polic
 // cached) has it already: a strategic-merge patch of the Pod's status, other conditions kept.
 // The error is the patch's.
 func MarkPolicyDenied(ctx context.Context, c *tenant.Cluster, t *corev1.Pod, d *policy.Denial) error {
-	return setNotScheduled(ctx, c, t, policy.ReasonPolicyDenied, d.Error())
+	_, err := setNotScheduled(ctx, c, t, policy.ReasonPolicyDenied, d.Error())
+	return err
 }
 
 // setNotScheduled sets condition PodScheduled=False with reason and message on tenant Pod t
-// (see MarkPolicyDenied).
-func setNotScheduled(ctx context.Context, c *tenant.Cluster, t *corev1.Pod, reason, message string) error {
+// (see MarkPolicyDenied) and returns the Pod as written (t itself when it had the condition
+// already, and nothing was written).
+func setNotScheduled(ctx context.Context, c *tenant.Cluster, t *corev1.Pod, reason, message string) (*corev1.Pod, error) {
 	for _, cond := range t.Status.Conditions {
 		if cond.Type == corev1.PodScheduled && cond.Status == corev1.ConditionFalse && cond.Reason == reason && cond.Message == message {
-			return nil
+			return t, nil
 		}
 	}
 	patch, err := json.Marshal(map[string]any{"status": map[string]any{"conditions": []corev1.PodCondition{{
@@ -58,9 +60,8 @@ func setNotScheduled(ctx context.Context, c *tenant.Cluster, t *corev1.Pod, reas
 		LastTransitionTime: metav1.Now(),
 	}}}})
 	if err != nil {
-		return err
+		return nil, err
 	}
-	_, err = c.Client.CoreV1().Pods(t.Namespace).Patch(ctx, t.Name, types.StrategicMergePatchType, patch,
+	return c.Client.CoreV1().Pods(t.Namespace).Patch(ctx, t.Name, types.StrategicMergePatchType, patch,
 		metav1.PatchOptions{FieldManager: downward.FieldManager}, "status")
-	return err
 }

@@ -49,18 +49,37 @@
 // as in a cluster without a kubelet of that name, it is not synced, stays Pending, and gets a
 // Warning Event with reason NodeNotFound. A tenant cannot pick arbitrary super Nodes.
 //
+// A Pod the super cluster refuses to create for a reason that does not change by itself (Pod
+// Security admission, a validating webhook or ValidatingAdmissionPolicy, a LimitRange, an
+// invalid object) stays Pending with PodScheduled=False, reason SuperClusterRejected and the
+// super apiserver's message (at most 1 KiB), and a SyncFailed Warning Event; that version of
+// the Pod is not sent again (neither a re-enqueue nor a remediation scan) until the Pod or the
+// policy changes. A Pod the super namespace's ResourceQuota has no room for gets reason
+// QuotaExceeded (and is retried with backoff), one naming a PriorityClass that is not public
+// PriorityClassNotPublic. Once the Pod is created, the upward copy replaces the condition
+// with the super scheduler's.
+//
 // # Upward
 //
 // When the super Pod is bound, the tenant Pod is bound (pods/binding) to a virtual Node named
 // after the super Node, created in the tenant first by the vNode manager (pkg/vnode). The
-// super Pod's status is then copied into the tenant Pod.
+// super Pod's status is then copied into the tenant Pod, except the tenant-owned conditions
+// (TenantOwned: every type but the kubelet's, the scheduler's and DisruptionTarget; readiness
+// gates among them), which go the other way: they are copied into the super Pod's status
+// (pods/status) so that the super kubelet sees the gates, and the upward copy never overwrites
+// or removes them. A super Pod whose tenant Pod is missing from a tenant cache that lags
+// behind the tenant apiserver (after a resume) is retried, not dropped. A tenant condition of
+// a super type newer than the cached super Pod's (the cache behind, after a resume) makes the
+// copy read the live super Pod once and copy that.
 //
 // # Deletion and loss
 //
 // Deleting a tenant Pod deletes the super Pod with the same grace period; once the super Pod
 // is gone, the tenant Pod is removed with grace period 0 (the syncer plays the kubelet's part).
 // If a bound super Pod disappears while its tenant Pod is not being deleted, the tenant Pod is
-// set to phase Failed with reason SuperPodLost, like a Pod whose node was lost; its controller
+// set to phase Failed with reason SuperPodLost, like a Pod whose node was lost: its containers
+// terminated (reason SuperPodLost, exit code 137 as the kubelet reports a container it cannot
+// locate), not ready, Ready and ContainersReady False, DisruptionTarget True; its controller
 // (ReplicaSet, Job, ...) replaces it. An unbound tenant Pod whose super Pod disappears gets a
 // new super Pod.
 package pod

@@ -249,9 +249,12 @@ func Report(c *tenant.Cluster, tObj runtime.Object, kind resources.Kind, verb st
 
 // admissionDenials are the message parts of the apiserver's admission denials (403 Forbidden
 // or the status code a webhook chose): Pod Security admission ("violates PodSecurity"),
-// ValidatingAdmissionPolicy ("ValidatingAdmissionPolicy 'p' with binding 'b' denied request")
-// and admission webhooks ("admission webhook \"w\" denied the request").
-var admissionDenials = []string{"violates PodSecurity", "denied request", "denied the request"}
+// ValidatingAdmissionPolicy ("ValidatingAdmissionPolicy 'p' with binding 'b' denied request"),
+// admission webhooks ("admission webhook \"w\" denied the request") and the LimitRanger
+// ("maximum cpu usage per Container is 2, but limit is 4", "memory max limit to request ratio
+// per Pod is 2, ...": plugin/pkg/admission/limitranger).
+var admissionDenials = []string{"violates PodSecurity", "denied request", "denied the request",
+	" usage per Container is ", " usage per Pod is ", " max limit to request ratio per "}
 
 // Rejected reports whether a super-cluster write failed for a reason that does not change by
 // itself, so retrying the same object on a timer only repeats the refusal: 422 Invalid, 400 Bad

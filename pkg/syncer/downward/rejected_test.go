@@ -33,6 +33,8 @@ func TestRejected(t *testing.T) {
 		"pod security":                {apierrors.NewForbidden(pods, "p", errors.New(`violates PodSecurity "restricted:latest": privileged`)), true},
 		"validating admission policy": {apierrors.NewForbidden(pods, "p", errors.New(`ValidatingAdmissionPolicy 'no-hostpath' with binding 'b' denied request: hostPath`)), true},
 		"webhook":                     {webhook, true},
+		"limit range max":             {apierrors.NewForbidden(pods, "p", errors.New(`maximum cpu usage per Container is 2, but limit is 4`)), true},
+		"limit range ratio":           {apierrors.NewForbidden(pods, "p", errors.New(`[memory max limit to request ratio per Pod is 2, but provided ratio is 4.000000]`)), true},
 		"invalid":                     {apierrors.NewInvalid(schema.GroupKind{Kind: "Pod"}, "p", field.ErrorList{field.Required(field.NewPath("spec"), "")}), true},
 		"bad request":                 {apierrors.NewBadRequest("bad"), true},
 		"too large":                   {apierrors.NewRequestEntityTooLargeError("limit is 3145728"), true},

@@ -1,0 +1,168 @@
+package pod
+
+import (
+	"encoding/json"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/strategicpatch"
+)
+
+const gate corev1.PodConditionType = "example.com/ready"
+
+func at(sec int) metav1.Time { return metav1.NewTime(time.Unix(int64(1000+sec), 0)) }
+
+func cond(typ corev1.PodConditionType, s corev1.ConditionStatus, sec int) corev1.PodCondition {
+	return corev1.PodCondition{Type: typ, Status: s, LastTransitionTime: at(sec)}
+}
+
+func TestTenantOwned(t *testing.T) {
+	for _, typ := range []corev1.PodConditionType{corev1.PodScheduled, corev1.PodReady, corev1.PodInitialized,
+		corev1.ContainersReady, corev1.PodReadyToStartContainers, corev1.DisruptionTarget, corev1.PodResizePending,
+		corev1.PodResizeInProgress, corev1.AllContainersRestarting} {
+		if TenantOwned(typ) {
+			t.Errorf("%s is tenant-owned, want the super cluster's", typ)
+		}
+	}
+	for _, typ := range []corev1.PodConditionType{gate, "target-health.elbv2.k8s.aws/my-tg", "InPlaceUpdateReady"} {
+		if !TenantOwned(typ) {
+			t.Errorf("%s is not tenant-owned", typ)
+		}
+	}
+}
+
+// The upward copy keeps the tenant's gate condition (never overwritten or removed, whatever
+// the super Pod has of that type) and copies every kubelet condition.
+func TestDesiredStatusKeepsTenantConditions(t *testing.T) {
+	tenantPod := &corev1.Pod{Status: corev1.PodStatus{Phase: corev1.PodRunning, Conditions: []corev1.PodCondition{
+		cond(corev1.PodScheduled, corev1.ConditionTrue, 1), cond(corev1.PodReady, corev1.ConditionFalse, 2),
+		cond(gate, corev1.ConditionTrue, 9), cond("tenant-only", corev1.ConditionFalse, 3)}}}
+	superPod := &corev1.Pod{Status: corev1.PodStatus{Phase: corev1.PodRunning, Conditions: []corev1.PodCondition{
+		cond(corev1.PodScheduled, corev1.ConditionTrue, 1), cond(corev1.PodReady, corev1.ConditionTrue, 10),
+		cond(gate, corev1.ConditionFalse, 0), // a stale copy, or kwok's own
+	}, ContainerStatuses: []corev1.ContainerStatus{{Name: "c", RestartCount: 7}}}}
+	got := DesiredStatus(tenantPod, superPod)
+	want := []corev1.PodCondition{cond(corev1.PodScheduled, corev1.ConditionTrue, 1), cond(corev1.PodReady, corev1.ConditionTrue, 10),
+		cond(gate, corev1.ConditionTrue, 9), cond("tenant-only", corev1.ConditionFalse, 3)}
+	if !equality.Semantic.DeepEqual(got.Conditions, want) {
+		t.Errorf("conditions = %+v\nwant %+v", got.Conditions, want)
+	}
+	if got.ContainerStatuses[0].RestartCount != 7 {
+		t.Errorf("restartCount = %d, want the super Pod's 7", got.ContainerStatuses[0].RestartCount)
+	}
+	if !statusInSync(&corev1.Pod{Status: *got}, superPod) {
+		t.Error("statusInSync is false for the status DesiredStatus built")
+	}
+	if statusInSync(tenantPod, superPod) {
+		t.Error("statusInSync is true although Ready differs")
+	}
+}
+
+// A tenant-owned condition newer than anything in the super Pod is not "super cache behind".
+func TestOlderStatusIgnoresTenantConditions(t *testing.T) {
+	superPod := &corev1.Pod{Status: corev1.PodStatus{Conditions: []corev1.PodCondition{
+		cond(corev1.PodReady, corev1.ConditionTrue, 5), cond(gate, corev1.ConditionTrue, 1)}}}
+	tenantPod := &corev1.Pod{Status: corev1.PodStatus{Conditions: []corev1.PodCondition{
+		cond(corev1.PodReady, corev1.ConditionTrue, 5), cond(gate, corev1.ConditionTrue, 50)}}}
+	if got := olderStatus(superPod, tenantPod); got != "" {
+		t.Errorf("olderStatus = %q, want none (the gate is the tenant's)", got)
+	}
+}
+
+func TestTenantConditionsPatch(t *testing.T) {
+	kubelet := []corev1.PodCondition{cond(corev1.PodReady, corev1.ConditionFalse, 2), cond(corev1.ContainersReady, corev1.ConditionTrue, 2)}
+	superPod := &corev1.Pod{Status: corev1.PodStatus{Conditions: append(append([]corev1.PodCondition{}, kubelet...),
+		cond("removed-in-tenant", corev1.ConditionTrue, 1), cond("same", corev1.ConditionTrue, 1))}}
+	tenantPod := &corev1.Pod{Status: corev1.PodStatus{Conditions: []corev1.PodCondition{
+		cond(corev1.PodReady, corev1.ConditionTrue, 1), // the kubelet's: never copied down
+		cond(gate, corev1.ConditionTrue, 9), cond("same", corev1.ConditionTrue, 1)}}}
+	patch, err := TenantConditionsPatch(tenantPod, superPod)
+	if err != nil || patch == nil {
+		t.Fatalf("patch = %s, %v", patch, err)
+	}
+	orig, _ := json.Marshal(superPod)
+	out, err := strategicpatch.StrategicMergePatch(orig, patch, &corev1.Pod{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var patched corev1.Pod
+	if err := json.Unmarshal(out, &patched); err != nil {
+		t.Fatal(err)
+	}
+	want := append(append([]corev1.PodCondition{}, kubelet...), cond("same", corev1.ConditionTrue, 1), cond(gate, corev1.ConditionTrue, 9))
+	if !sameConditions(patched.Status.Conditions, want) {
+		t.Errorf("patched super conditions = %+v\nwant %+v (patch %s)", patched.Status.Conditions, want, patch)
+	}
+	if again, _ := TenantConditionsPatch(tenantPod, &patched); again != nil {
+		t.Errorf("second patch = %s, want none", again)
+	}
+	if TenantConditionsChanged(tenantPod, tenantPod.DeepCopy()) {
+		t.Error("TenantConditionsChanged for equal Pods")
+	}
+	changed := tenantPod.DeepCopy()
+	changed.Status.Conditions[1].Status = corev1.ConditionFalse
+	if !TenantConditionsChanged(tenantPod, changed) {
+		t.Error("TenantConditionsChanged false for a gate change")
+	}
+	kubeletOnly := tenantPod.DeepCopy()
+	kubeletOnly.Status.Conditions[0].Status = corev1.ConditionFalse
+	if TenantConditionsChanged(tenantPod, kubeletOnly) {
+		t.Error("TenantConditionsChanged true for a kubelet condition change")
+	}
+}
+
+// A tenant Pod whose super Pod was lost looks like a Pod its kubelet failed: every container
+// terminated with exit code 137 (the kubelet's code for a container it cannot locate), none
+// ready or started, Ready and ContainersReady False, DisruptionTarget True.
+func TestLostStatus(t *testing.T) {
+	now := at(100)
+	started := at(20)
+	p := &corev1.Pod{Status: corev1.PodStatus{Phase: corev1.PodRunning, Conditions: []corev1.PodCondition{
+		cond(corev1.PodScheduled, corev1.ConditionTrue, 1), cond(corev1.PodReady, corev1.ConditionTrue, 20),
+		cond(corev1.ContainersReady, corev1.ConditionTrue, 20), cond(gate, corev1.ConditionTrue, 21)},
+		InitContainerStatuses: []corev1.ContainerStatus{
+			{Name: "init", State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 0, Reason: "Completed"}}},
+			{Name: "sidecar", Ready: true, Started: ptrTo(true), State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: started}}}},
+		ContainerStatuses: []corev1.ContainerStatus{
+			{Name: "app", Ready: true, Started: ptrTo(true), RestartCount: 2, State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: started}}},
+			{Name: "waiting", State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ContainerCreating"}}}}}}
+	st := lostStatus(p, now)
+	if st.Phase != corev1.PodFailed || st.Reason != ReasonSuperPodLost {
+		t.Errorf("phase %s reason %q", st.Phase, st.Reason)
+	}
+	check := func(cs corev1.ContainerStatus, wantReason string, wantCode int32) {
+		t.Helper()
+		term := cs.State.Terminated
+		if term == nil || cs.State.Running != nil || cs.State.Waiting != nil {
+			t.Fatalf("container %s state %+v, want terminated only", cs.Name, cs.State)
+		}
+		if term.Reason != wantReason || term.ExitCode != wantCode || cs.Ready || (cs.Started != nil && *cs.Started) {
+			t.Errorf("container %s: %+v ready %v started %v", cs.Name, term, cs.Ready, cs.Started)
+		}
+	}
+	check(st.InitContainerStatuses[0], "Completed", 0) // already terminated: kept
+	check(st.InitContainerStatuses[1], ReasonSuperPodLost, 137)
+	check(st.ContainerStatuses[0], ReasonSuperPodLost, 137)
+	check(st.ContainerStatuses[1], ReasonSuperPodLost, 137)
+	if !st.ContainerStatuses[0].State.Terminated.StartedAt.Equal(&started) || st.ContainerStatuses[0].RestartCount != 2 {
+		t.Errorf("app: %+v", st.ContainerStatuses[0])
+	}
+	for typ, want := range map[corev1.PodConditionType]corev1.ConditionStatus{corev1.PodReady: corev1.ConditionFalse,
+		corev1.ContainersReady: corev1.ConditionFalse, corev1.DisruptionTarget: corev1.ConditionTrue,
+		corev1.PodScheduled: corev1.ConditionTrue, gate: corev1.ConditionTrue} {
+		c := findCondition(st.Conditions, typ)
+		if c == nil || c.Status != want {
+			t.Errorf("condition %s = %+v, want %s", typ, c, want)
+			continue
+		}
+		if (typ == corev1.PodReady || typ == corev1.DisruptionTarget) && (c.Reason != ReasonSuperPodLost || !c.LastTransitionTime.Equal(&now)) {
+			t.Errorf("condition %s = %+v", typ, c)
+		}
+	}
+	if p.Status.Phase != corev1.PodRunning || p.Status.ContainerStatuses[0].State.Running == nil {
+		t.Error("lostStatus changed its input")
+	}
+}
