@@ -19,7 +19,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/vcsyncer/syncer/cmd/vc-syncer/app"
 	"github.com/vcsyncer/syncer/cmd/vc-syncer/app/options"
 	"github.com/vcsyncer/syncer/pkg/conversion"
 	"github.com/vcsyncer/syncer/test/framework"
@@ -50,7 +49,7 @@ func TestPodStatus(t *testing.T) {
 	c := itest.StartSyncer(t, env.Super.RESTConfig, func(o *options.Options) { o.RemediationInterval = remediationInterval })
 	tc := env.Tenants[0]
 	ctx := t.Context()
-	if err := app.AddTenant(ctx, c, itest.KubeconfigNS, tc.Name, tc.Kubeconfig, 1); err != nil {
+	if err := itest.AddTenant(ctx, c, itest.KubeconfigNS, tc, 1); err != nil {
 		t.Fatal(err)
 	}
 	itest.WaitRunning(t, c, tc.Name)
