@@ -2,8 +2,9 @@ package conversion
 
 import corev1 "k8s.io/api/core/v1"
 
-// TrimPodSpec reduces a cached Pod's spec to what the syncer reads from its caches: nodeName
-// and the names and images of containers and init containers. Informer transforms of both the
+// TrimPodSpec reduces a cached Pod's spec to what the syncer reads from its caches: nodeName,
+// the names and images of containers and init containers, and the readiness gates (whose
+// conditions the syncer copies from a tenant Pod into its super Pod). Informer transforms of both the
 // tenant and the super Pod caches use it (the VirtualCluster paper's 40 KB per Pod came mostly
 // from two full copies of every Pod); code that needs a full spec reads it from the apiserver.
 func TrimPodSpec(p *corev1.Pod) {
@@ -19,6 +20,7 @@ func TrimPodSpec(p *corev1.Pod) {
 	}
 	p.Spec = corev1.PodSpec{
 		NodeName:       p.Spec.NodeName,
+		ReadinessGates: p.Spec.ReadinessGates,
 		Containers:     trim(p.Spec.Containers),
 		InitContainers: trim(p.Spec.InitContainers),
 	}

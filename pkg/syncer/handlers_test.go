@@ -38,7 +38,13 @@ func TestPodStatusOnly(t *testing.T) {
 
 // A tenant Pod's status change goes downward only when it changes a tenant-owned condition.
 func TestTenantPodConditionsChanged(t *testing.T) {
-	base := &corev1.Pod{Status: corev1.PodStatus{Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}}}
+	base := &corev1.Pod{Spec: corev1.PodSpec{ReadinessGates: []corev1.PodReadinessGate{{ConditionType: "example.com/ready"}}},
+		Status: corev1.PodStatus{Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}}}
+	undeclared := base.DeepCopy()
+	undeclared.Status.Conditions = append(undeclared.Status.Conditions, corev1.PodCondition{Type: "example.com/other", Status: corev1.ConditionTrue})
+	if tenantPodConditionsChanged(base, undeclared) {
+		t.Error("a condition that is no readiness gate counts (it is never copied down)")
+	}
 	gate := base.DeepCopy()
 	gate.Status.Conditions = append(gate.Status.Conditions, corev1.PodCondition{Type: "example.com/ready", Status: corev1.ConditionTrue})
 	kubelet := base.DeepCopy()

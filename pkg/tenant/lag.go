@@ -99,7 +99,11 @@ func (w *LagWriter) tick(ctx context.Context) {
 			ctrl.LoggerFrom(ctx).V(1).Info("Failed to write the Tenant's lag", "tenant", t.Name, "error", err.Error())
 			continue
 		}
-		metrics.TenantLagWrite(t.Name)
+		if run && t.DeletionTimestamp.IsZero() {
+			// The clearing write of a tenant the syncer stopped running is not counted: its
+			// series were forgotten with it (metrics.ForgetTenant) and must stay gone.
+			metrics.TenantLagWrite(t.Name)
+		}
 	}
 }
 

@@ -21,7 +21,7 @@ var _ resources.Checker = Resource{}
 //   - super Pod recorded with another tenant UID, or still live while the tenant Pod is being
 //     deleted: MismatchStaleInSuper;
 //   - labels, annotations or container images differ (NeedsUpdate on Desired, as the downward
-//     reconcile decides), or the tenant-owned conditions differ (TenantConditionsPatch):
+//     reconcile decides), or the readiness-gate conditions differ (TenantConditionsPatch):
 //     MismatchContentDiffers;
 //   - super Pod bound and the tenant Pod not, or the tenant status differs from DesiredStatus
 //     (as the upward reconcile decides): MismatchStatusDiffers.
@@ -48,7 +48,7 @@ func (Resource) Check(env *resources.Env, c *tenant.Cluster, t, s metav1.Object)
 	if !ok {
 		return resources.InSync
 	}
-	if !contentInSync(c, tp, sp) || !sameConditions(tenantConditions(&tp.Status), tenantConditions(&sp.Status)) {
+	if !contentInSync(c, tp, sp) || !tenantConditionsInSync(tp, sp) {
 		return resources.MismatchContentDiffers
 	}
 	if sp.Spec.NodeName != "" && tp.Spec.NodeName == "" {

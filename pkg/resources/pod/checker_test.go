@@ -123,6 +123,7 @@ func TestCheck(t *testing.T) {
 		"tenant gate condition in both": {
 			mutate: func(t, s *corev1.Pod) (*corev1.Pod, *corev1.Pod) {
 				t.Status.Conditions = append(t.Status.Conditions, corev1.PodCondition{Type: "example.com/ready", Status: corev1.ConditionTrue})
+				t.Spec.ReadinessGates = []corev1.PodReadinessGate{{ConditionType: "example.com/ready"}}
 				s.Status.Conditions = append(s.Status.Conditions, corev1.PodCondition{Type: "example.com/ready", Status: corev1.ConditionTrue})
 				return t, s
 			},
@@ -130,6 +131,7 @@ func TestCheck(t *testing.T) {
 		},
 		"tenant gate condition not in the super Pod yet: copied down": {
 			mutate: func(t, s *corev1.Pod) (*corev1.Pod, *corev1.Pod) {
+				t.Spec.ReadinessGates = []corev1.PodReadinessGate{{ConditionType: "example.com/ready"}}
 				t.Status.Conditions = append(t.Status.Conditions, corev1.PodCondition{Type: "example.com/ready", Status: corev1.ConditionTrue})
 				return t, s
 			},
@@ -137,10 +139,18 @@ func TestCheck(t *testing.T) {
 		},
 		"gate condition only in the super Pod (kwok's, or withdrawn in the tenant)": {
 			mutate: func(t, s *corev1.Pod) (*corev1.Pod, *corev1.Pod) {
+				t.Spec.ReadinessGates = []corev1.PodReadinessGate{{ConditionType: "example.com/ready"}}
 				s.Status.Conditions = append(s.Status.Conditions, corev1.PodCondition{Type: "example.com/ready", Status: corev1.ConditionTrue})
 				return t, s
 			},
 			want: resources.MismatchContentDiffers,
+		},
+		"a tenant condition that is no readiness gate is not copied down": {
+			mutate: func(t, s *corev1.Pod) (*corev1.Pod, *corev1.Pod) {
+				t.Status.Conditions = append(t.Status.Conditions, corev1.PodCondition{Type: "example.com/other", Status: corev1.ConditionTrue})
+				return t, s
+			},
+			want: resources.InSync,
 		},
 		"tenant-only status fields (QoS class) do not count": {
 			mutate: func(t, s *corev1.Pod) (*corev1.Pod, *corev1.Pod) {

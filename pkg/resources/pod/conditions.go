@@ -3,6 +3,8 @@ package pod
 import (
 	"context"
 	"encoding/json"
+	"slices"
+	"unicode/utf8"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -43,22 +45,68 @@ var superConditions = map[corev1.PodConditionType]bool{
 // removed by the upward copy. A readiness gate naming a kubelet type stays the kubelet's.
 func TenantOwned(typ corev1.PodConditionType) bool { return !superConditions[typ] }
 
-// tenantConditions returns the tenant-owned conditions of status st, in order (nil when none).
-func tenantConditions(st *corev1.PodStatus) []corev1.PodCondition {
-	var out []corev1.PodCondition
-	for _, c := range st.Conditions {
-		if TenantOwned(c.Type) {
-			out = append(out, c)
+// Bounds of what a tenant writes into a super Pod's status: at most maxCopiedConditions
+// conditions, reasons cut to maxConditionReason and messages to maxConditionMessage bytes.
+const (
+	maxCopiedConditions = 8
+	maxConditionReason  = 128
+	maxConditionMessage = 1024
+)
+
+// gateTypes returns the condition types copied down from tenant Pod t into its super Pod: the
+// types of t's spec.readinessGates (which its super Pod has too) that are tenant-owned, at
+// most maxCopiedConditions. Only a declared gate matters to the super kubelet, so a tenant
+// cannot write other condition types, or more of them, into super Pod statuses.
+func gateTypes(t *corev1.Pod) []corev1.PodConditionType {
+	var out []corev1.PodConditionType
+	for _, g := range t.Spec.ReadinessGates {
+		if TenantOwned(g.ConditionType) && len(out) < maxCopiedConditions && !slices.Contains(out, g.ConditionType) {
+			out = append(out, g.ConditionType)
 		}
 	}
 	return out
 }
 
-// TenantConditionsChanged reports whether two versions of a tenant Pod differ in their
-// tenant-owned conditions (type, status, reason, message, lastTransitionTime), that is whether
-// the change must be copied down into the super Pod's status.
+// gateConditions returns the conditions of st whose types are in gates, in st's order; with
+// bounded, their reasons and messages are cut as they are written into a super Pod.
+func gateConditions(st *corev1.PodStatus, gates []corev1.PodConditionType, bounded bool) []corev1.PodCondition {
+	var out []corev1.PodCondition
+	for _, c := range st.Conditions {
+		if !slices.Contains(gates, c.Type) {
+			continue
+		}
+		if bounded {
+			c.Reason, c.Message = truncateUTF8(c.Reason, maxConditionReason), truncateUTF8(c.Message, maxConditionMessage)
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// truncateUTF8 returns s cut to at most n bytes, on a rune boundary.
+func truncateUTF8(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
+
+// TenantConditionsChanged reports whether two versions of a tenant Pod differ in the
+// conditions copied down into the super Pod's status (gateTypes: type, status, reason,
+// message, lastTransitionTime), that is whether the change must be copied down.
 func TenantConditionsChanged(oldPod, newPod *corev1.Pod) bool {
-	return !sameConditions(tenantConditions(&oldPod.Status), tenantConditions(&newPod.Status))
+	gates := gateTypes(newPod)
+	return !sameConditions(gateConditions(&oldPod.Status, gates, true), gateConditions(&newPod.Status, gates, true))
+}
+
+// tenantConditionsInSync reports whether super Pod s's status has tenant Pod t's copied-down
+// conditions (TenantConditionsPatch would send nothing).
+func tenantConditionsInSync(t, s *corev1.Pod) bool {
+	gates := gateTypes(t)
+	return sameConditions(gateConditions(&t.Status, gates, true), gateConditions(&s.Status, gates, false))
 }
 
 // sameConditions reports whether a and b hold the same conditions by type, whatever their
@@ -89,12 +137,14 @@ func findCondition(cs []corev1.PodCondition, typ corev1.PodConditionType) *corev
 }
 
 // TenantConditionsPatch returns the strategic-merge patch of the super Pod s's status that
-// makes its tenant-owned conditions those of tenant Pod t: each tenant-owned condition of t
-// that s lacks or has with another status, reason, message or lastTransitionTime is set
-// (conditions merge by type, so the kubelet's are untouched), and each tenant-owned condition
-// s has and t no longer has is deleted. It returns nil when they already agree.
+// makes its readiness-gate conditions (gateTypes of tenant Pod t) those of t: each such
+// condition of t that s lacks or has with another status, reason, message or
+// lastTransitionTime is set, its reason and message bounded (conditions merge by type, so the
+// kubelet's and any other controller's are untouched), and each one s has and t no longer has
+// is deleted. Other tenant-owned types stay in the tenant. It returns nil when they agree.
 func TenantConditionsPatch(t, s *corev1.Pod) ([]byte, error) {
-	want, have := tenantConditions(&t.Status), tenantConditions(&s.Status)
+	gates := gateTypes(t)
+	want, have := gateConditions(&t.Status, gates, true), gateConditions(&s.Status, gates, false)
 	var items []any
 	for _, c := range want {
 		if hc := findCondition(have, c.Type); hc != nil && sameConditions([]corev1.PodCondition{c}, []corev1.PodCondition{*hc}) {

@@ -2,8 +2,11 @@ package pod
 
 import (
 	"encoding/json"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -76,9 +79,12 @@ func TestTenantConditionsPatch(t *testing.T) {
 	kubelet := []corev1.PodCondition{cond(corev1.PodReady, corev1.ConditionFalse, 2), cond(corev1.ContainersReady, corev1.ConditionTrue, 2)}
 	superPod := &corev1.Pod{Status: corev1.PodStatus{Conditions: append(append([]corev1.PodCondition{}, kubelet...),
 		cond("removed-in-tenant", corev1.ConditionTrue, 1), cond("same", corev1.ConditionTrue, 1))}}
-	tenantPod := &corev1.Pod{Status: corev1.PodStatus{Conditions: []corev1.PodCondition{
-		cond(corev1.PodReady, corev1.ConditionTrue, 1), // the kubelet's: never copied down
-		cond(gate, corev1.ConditionTrue, 9), cond("same", corev1.ConditionTrue, 1)}}}
+	tenantPod := &corev1.Pod{
+		Spec: corev1.PodSpec{ReadinessGates: []corev1.PodReadinessGate{{ConditionType: gate}, {ConditionType: "same"}, {ConditionType: "removed-in-tenant"}}},
+		Status: corev1.PodStatus{Conditions: []corev1.PodCondition{
+			cond(corev1.PodReady, corev1.ConditionTrue, 1), // the kubelet's: never copied down
+			cond(gate, corev1.ConditionTrue, 9), cond("same", corev1.ConditionTrue, 1),
+			cond("not-a-gate", corev1.ConditionTrue, 1)}}} // the tenant's, but no gate: stays in the tenant
 	patch, err := TenantConditionsPatch(tenantPod, superPod)
 	if err != nil || patch == nil {
 		t.Fatalf("patch = %s, %v", patch, err)
@@ -111,6 +117,54 @@ func TestTenantConditionsPatch(t *testing.T) {
 	kubeletOnly.Status.Conditions[0].Status = corev1.ConditionFalse
 	if TenantConditionsChanged(tenantPod, kubeletOnly) {
 		t.Error("TenantConditionsChanged true for a kubelet condition change")
+	}
+}
+
+// What a tenant writes into super Pod statuses is bounded: only declared readiness gates, at
+// most maxCopiedConditions of them, reasons and messages cut; a super-side condition of a type
+// the tenant Pod does not declare as a gate is never deleted.
+func TestTenantConditionsPatchBounds(t *testing.T) {
+	tp := &corev1.Pod{}
+	for i := range 20 {
+		typ := corev1.PodConditionType(fmt.Sprintf("example.com/gate-%d", i))
+		tp.Spec.ReadinessGates = append(tp.Spec.ReadinessGates, corev1.PodReadinessGate{ConditionType: typ})
+		c := cond(typ, corev1.ConditionTrue, 1)
+		c.Reason, c.Message = strings.Repeat("r", 5000), strings.Repeat("é", 5000)
+		tp.Status.Conditions = append(tp.Status.Conditions, c)
+	}
+	sp := &corev1.Pod{Status: corev1.PodStatus{Conditions: []corev1.PodCondition{cond("super.example/injected", corev1.ConditionTrue, 1)}}}
+	patch, err := TenantConditionsPatch(tp, sp)
+	if err != nil || patch == nil {
+		t.Fatalf("patch = %s, %v", patch, err)
+	}
+	if len(patch) > maxCopiedConditions*(maxConditionReason+maxConditionMessage+200) {
+		t.Errorf("patch of %d bytes", len(patch))
+	}
+	orig, _ := json.Marshal(sp)
+	out, err := strategicpatch.StrategicMergePatch(orig, patch, &corev1.Pod{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var patched corev1.Pod
+	if err := json.Unmarshal(out, &patched); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(patched.Status.Conditions); n != maxCopiedConditions+1 {
+		t.Errorf("%d conditions in the super Pod, want %d gates and the super one", n, maxCopiedConditions)
+	}
+	for _, c := range patched.Status.Conditions {
+		if len(c.Reason) > maxConditionReason || len(c.Message) > maxConditionMessage || !utf8.ValidString(c.Message) {
+			t.Errorf("condition %s: reason %d bytes, message %d bytes (valid UTF-8 %v)", c.Type, len(c.Reason), len(c.Message), utf8.ValidString(c.Message))
+		}
+	}
+	if findCondition(patched.Status.Conditions, "super.example/injected") == nil {
+		t.Error("the syncer deleted a super-side condition the tenant Pod does not declare")
+	}
+	if again, _ := TenantConditionsPatch(tp, &patched); again != nil {
+		t.Errorf("second patch = %s, want none (cut values compare equal)", again)
+	}
+	if !tenantConditionsInSync(tp, &patched) {
+		t.Error("tenantConditionsInSync false after the patch: remediation would loop")
 	}
 }
 

@@ -173,7 +173,7 @@ func (s *suite) gateReachesSuper(t *testing.T) {
 
 func (s *suite) tenantConditionsSurvive(t *testing.T) {
 	s.setTenantCondition(t, "gated", tenantOnly, corev1.ConditionTrue)
-	sp := s.waitSuper(t, "gated", "tenant-only condition copied down", func(p *corev1.Pod) error { return hasCondition(p, tenantOnly, corev1.ConditionTrue) })
+	sp := s.waitSuper(t, "gated", "gate copied down", func(p *corev1.Pod) error { return hasCondition(p, gate, corev1.ConditionTrue) })
 	for i := int32(1); i <= 10; i++ {
 		s.kubelet.setRestarts(sp.UID, i)
 		s.waitTenant(t, "gated", fmt.Sprintf("restart %d copied up with the tenant's conditions", i), func(p *corev1.Pod) error {
@@ -192,6 +192,14 @@ func (s *suite) tenantConditionsSurvive(t *testing.T) {
 			}
 			return nil
 		})
+	}
+	// Only declared readiness gates go into super Pod statuses.
+	live, err := s.super.CoreV1().Pods(s.superNS).Get(t.Context(), "gated", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hasCondition(live, tenantOnly, corev1.ConditionTrue) == nil {
+		t.Errorf("the tenant condition %s, which is no readiness gate, was copied into the super Pod", tenantOnly)
 	}
 }
 
