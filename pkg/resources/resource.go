@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/netip"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -103,6 +104,11 @@ type Env struct {
 	// limits.maxObjects, admitting it when there is room and reporting a refusal otherwise
 	// (idempotent). nil admits everything. Set by the syncer.
 	AdmitObject func(c *tenant.Cluster, kind Kind, obj metav1.Object) bool
+	// ReservedServiceIP reports whether ip lies in the Service range (Tenant
+	// spec.serviceCIDRs) of a registered tenant other than c: an address the super cluster
+	// must not give to c's Services, or c could answer that tenant's own names. nil reserves
+	// nothing. Set by the syncer.
+	ReservedServiceIP func(c *tenant.Cluster, ip netip.Addr) bool
 	// PodAdmission paces the creation of super Pods (pkg/admission); nil admits every Pod.
 	PodAdmission PodAdmission
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/netip"
 	"runtime/debug"
 	"sync"
 	"time"
@@ -159,6 +160,7 @@ func New(o Options) (*Syncer, error) {
 	s.down = newPipelineQueue("downward", !o.DisableFairQueuing, o.DownwardWorkers, s.weight, s.observer(directionDownward))
 	s.up = newPipelineQueue("upward", !o.DisableFairQueuing, o.UpwardWorkers, s.weight, s.observer(directionUpward))
 	env.SuperObject = s.superObject
+	env.ReservedServiceIP = s.reservedServiceIP
 	env.AdmitObject = func(c *tenant.Cluster, kind resources.Kind, obj metav1.Object) bool {
 		return s.admitObject(c, kind, obj, false)
 	}
@@ -423,4 +425,27 @@ func stripManagedFields(obj any) (any, error) {
 		m.SetManagedFields(nil)
 	}
 	return obj, nil
+}
+
+// reservedServiceIP implements resources.Env.ReservedServiceIP over the registered tenants'
+// spec.serviceCIDRs (O(tenants)).
+func (s *Syncer) reservedServiceIP(c *tenant.Cluster, ip netip.Addr) bool {
+	if s.registry == nil {
+		return false
+	}
+	for _, name := range s.registry.Names() {
+		if name == c.Name {
+			continue
+		}
+		other, ok := s.registry.Get(name)
+		if !ok {
+			continue
+		}
+		for _, p := range other.ServiceCIDRs() {
+			if p.Contains(ip) {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -3,6 +3,7 @@ package service
 import (
 	"context"
 	"fmt"
+	"net/netip"
 	"regexp"
 	"strconv"
 	"strings"
@@ -94,15 +95,53 @@ type allocWriter struct {
 	tenantSvc *corev1.Service
 	// existing returns the cached super copy (for the values to keep on update).
 	existing func() (*corev1.Service, bool)
+	// reserved is resources.Env.ReservedServiceIP (nil: nothing reserved).
+	reserved func(c *tenant.Cluster, ip netip.Addr) bool
+}
+
+// maxReservedRetries bounds how often a new super copy whose allocated ClusterIP lies in
+// another tenant's Service range is deleted and created again.
+const maxReservedRetries = 8
+
+// inReservedRange returns the first ClusterIP of super Service s that lies in another
+// tenant's Service range, or "".
+func (a allocWriter) inReservedRange(s *corev1.Service) string {
+	if a.reserved == nil || s == nil {
+		return ""
+	}
+	for _, ip := range s.Spec.ClusterIPs {
+		if addr, err := netip.ParseAddr(ip); err == nil && a.reserved(a.c, addr) {
+			return ip
+		}
+	}
+	return ""
 }
 
 // maxAllocAttempts bounds the writes of one create or update: the registry reports one
 // refused value per answer (ClusterIPs first, then node ports, then the health-check port).
 const maxAllocAttempts = 4
 
-// Create implements downward.Writer.
+// Create implements downward.Writer. A super copy to which the super cluster allocated a
+// ClusterIP inside another tenant's Service range (it picks addresses at random over its whole
+// range, which holds the tenants' ranges) is deleted and created again, at most
+// maxReservedRetries times: holding such an address would let this tenant's Service answer
+// where the other tenant's own DNS sends its Pods. After that the create fails and is retried.
 func (a allocWriter) Create(ctx context.Context, obj *corev1.Service, opts metav1.CreateOptions) (*corev1.Service, error) {
-	return a.write(ctx, obj, nil, func(o *corev1.Service) (*corev1.Service, error) { return a.Writer.Create(ctx, o, opts) })
+	for try := 0; ; try++ {
+		got, err := a.write(ctx, obj, nil, func(o *corev1.Service) (*corev1.Service, error) { return a.Writer.Create(ctx, o, opts) })
+		ip := a.inReservedRange(got)
+		if err != nil || ip == "" {
+			return got, err
+		}
+		uid := got.UID
+		if derr := a.Writer.Delete(ctx, got.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}}); derr != nil && !apierrors.IsNotFound(derr) {
+			return nil, fmt.Errorf("super Service %s/%s got ClusterIP %s of another tenant's Service range and could not be deleted: %w", got.Namespace, got.Name, ip, derr)
+		}
+		if try+1 >= maxReservedRetries {
+			return nil, fmt.Errorf("super Service %s/%s: the super cluster gave %d addresses in other tenants' Service ranges in a row (last %s); will retry",
+				got.Namespace, got.Name, maxReservedRetries, ip)
+		}
+	}
 }
 
 // Update implements downward.Writer.

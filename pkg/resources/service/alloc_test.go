@@ -3,6 +3,7 @@ package service_test
 import (
 	"errors"
 	"fmt"
+	"net/netip"
 	"strings"
 	"testing"
 
@@ -19,6 +20,7 @@ import (
 	"github.com/vcsyncer/syncer/pkg/resources"
 	"github.com/vcsyncer/syncer/pkg/resources/restest"
 	"github.com/vcsyncer/syncer/pkg/resources/service"
+	"github.com/vcsyncer/syncer/pkg/tenant"
 )
 
 // allowAll lets tenant Services be NodePort and LoadBalancer, with externalTrafficPolicy Local.
@@ -298,5 +300,42 @@ func TestUpwardAgreesWithTheSuperCopy(t *testing.T) {
 				t.Errorf("events %q, want one Warning %s", events, tc.wantReason)
 			}
 		})
+	}
+}
+
+// An address the super cluster allocates inside another tenant's Service range is never kept:
+// that tenant's own DNS answers its Services' names with addresses of its range, so a super
+// copy holding one would receive the other tenant's traffic. The copy is deleted and created
+// again until the super cluster gives an address outside every other tenant's range.
+func TestDownwardNeverKeepsAnotherTenantsAddress(t *testing.T) {
+	h := restest.New(t, "svc-squat", "shop")
+	other := netip.MustParsePrefix("10.96.2.0/24")
+	h.Env.ReservedServiceIP = func(_ *tenant.Cluster, ip netip.Addr) bool { return other.Contains(ip) }
+	// The super cluster's random allocation lands in the other tenant's range twice first.
+	answers := []string{"10.96.2.7", "10.96.2.8", "10.96.77.3"}
+	var deleted []string
+	h.SuperCS.PrependReactor("*", "services", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		switch a.GetVerb() {
+		case "create":
+			s := a.(interface{ GetObject() runtime.Object }).GetObject().(*corev1.Service)
+			if s.Spec.ClusterIP == "" && len(answers) > 0 {
+				s.Spec.ClusterIP, s.Spec.ClusterIPs, answers = answers[0], []string{answers[0]}, answers[1:]
+			}
+		case "delete":
+			deleted = append(deleted, a.(k8stesting.DeleteAction).GetName())
+		}
+		return false, nil, nil
+	})
+	svc := tenantService("web", func(s *corev1.Service) { s.Spec.ClusterIP, s.Spec.ClusterIPs = "10.0.0.9", []string{"10.0.0.9"} })
+	h.Tenant(h.C.Informers.Core().V1().Services().Informer(), svc)
+	if err := (service.Resource{}).Downward(h.Ctx(), h.Env, h.C, "shop", "web"); err != nil {
+		t.Fatalf("Downward = %v", err)
+	}
+	got, err := h.SuperCS.CoreV1().Services(resources.SuperNamespace(h.C, "shop")).Get(h.Ctx(), "web", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Spec.ClusterIP != "10.96.77.3" || len(deleted) != 2 {
+		t.Errorf("super copy has ClusterIP %s after %d deletes, want 10.96.77.3 after 2", got.Spec.ClusterIP, len(deleted))
 	}
 }

@@ -80,7 +80,7 @@ func (Resource) Downward(ctx context.Context, env *resources.Env, c *tenant.Clus
 			if tObj == nil || ns != superNS {
 				return w
 			}
-			return allocWriter{Writer: w, c: c, tenantSvc: tObj, existing: func() (*corev1.Service, bool) {
+			return allocWriter{Writer: w, c: c, tenantSvc: tObj, reserved: env.ReservedServiceIP, existing: func() (*corev1.Service, bool) {
 				s, err := sl.Services(ns).Get(name)
 				return s, err == nil
 			}}
