@@ -153,10 +153,17 @@ func (s *Syncer) writeEvent(ctx context.Context, req resources.Request) (err err
 		return nil // removed, or re-queued by queueTenantEvents once it syncs again
 	}
 	start := time.Now()
+	ctx, cancel := context.WithTimeout(ctx, eventWriteTimeout)
+	defer cancel()
 	err = s.events.r.Upward(ctx, s.env, c, req.Namespace, req.Name)
 	metrics.SyncDone(req.Tenant, string(req.Kind), metrics.Upward, time.Since(start), err)
 	return err
 }
+
+// eventWriteTimeout bounds one Event copy's writes into a tenant, below --tenant-request-timeout:
+// an Event is worth less than a worker held for 30 s. A write past it fails and is retried
+// (event.Queue's retries).
+const eventWriteTimeout = 5 * time.Second
 
 // forgetEvents drops removed tenant name's waiting Event copies and token bucket.
 func (s *Syncer) forgetEvents(name string) {

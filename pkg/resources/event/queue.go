@@ -267,8 +267,10 @@ func (q *Queue) Get(ctx context.Context) (req resources.Request, eventType strin
 }
 
 // tryGet pops the next request whose tenant has a token, round-robin over tenants, Warnings
-// first. Without one it returns how long until the first tenant with requests has a token (0:
-// none waiting).
+// first. While other tenants have requests waiting, a tenant with a write in flight is
+// skipped: a tenant whose apiserver answers slowly holds at most one worker, never all of
+// them. Without a request it returns how long until the first tenant with requests has a
+// token (0: none waiting).
 func (q *Queue) tryGet() (req resources.Request, class string, wait time.Duration, ok, shut bool) {
 	busy := q.opts.Busy != nil && q.opts.Busy()
 	q.mu.Lock()
@@ -278,10 +280,16 @@ func (q *Queue) tryGet() (req resources.Request, class string, wait time.Duratio
 	}
 	now := q.opts.Now()
 	n := len(q.ring)
+	waitingTenants := 0
+	for _, name := range q.ring {
+		if len(q.tenants[name].waiting) > 0 {
+			waitingTenants++
+		}
+	}
 	for i := range n {
 		idx := (q.next + i) % n
 		t := q.tenants[q.ring[idx]]
-		if len(t.waiting) == 0 {
+		if len(t.waiting) == 0 || len(t.processing) > 0 && waitingTenants > 1 {
 			continue
 		}
 		if len(t.warnings) == 0 && busy {

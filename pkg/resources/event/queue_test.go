@@ -247,3 +247,33 @@ func TestBusyHoldsNormals(t *testing.T) {
 		t.Errorf("idle (-want +got):\n%s", diff)
 	}
 }
+
+// TestSlowTenantHoldsOneWorker: while another tenant has Events waiting, a tenant whose write
+// is still in flight (its apiserver answers slowly) gets no second worker.
+func TestSlowTenantHoldsOneWorker(t *testing.T) {
+	q := NewQueue(QueueOptions{QPS: 1000, Burst: 1000})
+	for i := range 3 {
+		q.Add(evReq("slow", fmt.Sprint("s", i)), TypeWarning)
+		q.Add(evReq("fast", fmt.Sprint("f", i)), TypeWarning)
+	}
+	held, _, _, ok, _ := q.tryGet() // a worker blocks on the slow tenant's write
+	if !ok || held.Tenant != "slow" {
+		t.Fatalf("first request %v (ok %v), want the slow tenant's", held, ok)
+	}
+	var got []string
+	for range 3 { // the other worker
+		req, class, _, ok, _ := q.tryGet()
+		if !ok {
+			break
+		}
+		got = append(got, req.Tenant+"/"+req.Name)
+		q.Done(req, class, false)
+	}
+	if want := []string{"fast/f0", "fast/f1", "fast/f2"}; !cmp.Equal(got, want) {
+		t.Errorf("beside a slow write in flight the other worker wrote %v, want %v", got, want)
+	}
+	// Alone, the slow tenant may use every worker (work-conserving).
+	if req, _, _, ok, _ := q.tryGet(); !ok || req.Tenant != "slow" {
+		t.Errorf("with no other tenant waiting, got %v (ok %v), want the slow tenant's next Event", req, ok)
+	}
+}
