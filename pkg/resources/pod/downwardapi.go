@@ -80,7 +80,7 @@ func rewriteMetaFieldRefs(spec *corev1.PodSpec, t *corev1.Pod, meta *metav1.Obje
 		what, key, one := strings.Cut(ref, ":")
 		values := t.Labels
 		if what == "annotation" || what == "annotations" {
-			values = t.Annotations
+			values = withoutLastApplied(t.Annotations)
 		}
 		if !one {
 			meta.Annotations[refAnnotation(ref)] = formatMap(values)
@@ -122,6 +122,25 @@ func refAnnotation(ref string) string {
 	default:
 		return downwardKeyAnnotation("a", key)
 	}
+}
+
+// lastApplied is kubectl's last-applied-configuration annotation, which the tenant caches drop
+// (pkg/tenant): it is left out of the annotations a super Pod's containers read, so a value
+// computed from the full tenant Pod on create and from the cache on update is the same.
+const lastApplied = "kubectl.kubernetes.io/last-applied-configuration"
+
+// withoutLastApplied returns m without lastApplied (m itself when it has none).
+func withoutLastApplied(m map[string]string) map[string]string {
+	if _, ok := m[lastApplied]; !ok {
+		return m
+	}
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		if k != lastApplied {
+			out[k] = v
+		}
+	}
+	return out
 }
 
 // subscript returns k when path is prefix + k + "']" (the downward API's map subscript).
