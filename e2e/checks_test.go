@@ -654,7 +654,7 @@ func diffLabels(tenant, super map[string]string) string {
 // downward-API reference that a kubelet resolves to the super namespace, the super UID or the
 // super Pod's own labels and annotations (which carry the syncer's bookkeeping), and
 // every projected service-account token of the tenant Pod served from the syncer's token
-// Secret (a tenant token), never a super-cluster token.
+// annotation on the super Pod (a tenant token), never a super-cluster token.
 func (rw *realWorld) checkPodIdentity(r *report, id string, tp, sp *corev1.Pod) {
 	var refs []string
 	visit := func(where string, f *corev1.ObjectFieldSelector) {
@@ -697,7 +697,7 @@ func (rw *realWorld) checkPodIdentity(r *report, id string, tp, sp *corev1.Pod) 
 			"Pod's labels instead of tenant namespace %s / UID %s / the tenant's labels", id, sp.Namespace, sp.Name, strings.Join(refs, ", "),
 			sp.Namespace, tp.Namespace, tp.UID)
 	}
-	tokenSecret := sp.Annotations[annotationTokenSecret]
+	n := 0 // the source's ordinal over all projected volumes: its token annotation's suffix
 	for _, vol := range tp.Spec.Volumes {
 		if vol.Projected == nil {
 			continue
@@ -706,6 +706,8 @@ func (rw *realWorld) checkPodIdentity(r *report, id string, tp, sp *corev1.Pod) 
 			if src.ServiceAccountToken == nil {
 				continue
 			}
+			key := fmt.Sprintf("%s%d", annotationTokenPrefix, n)
+			n++
 			var got *corev1.VolumeProjection
 			for _, sv := range sp.Spec.Volumes {
 				if sv.Name == vol.Name && sv.Projected != nil && i < len(sv.Projected.Sources) {
@@ -713,12 +715,15 @@ func (rw *realWorld) checkPodIdentity(r *report, id string, tp, sp *corev1.Pod) 
 				}
 			}
 			switch {
-			case got == nil || got.Secret == nil || tokenSecret == "" || got.Secret.Name != tokenSecret:
+			case got == nil || got.DownwardAPI == nil || len(got.DownwardAPI.Items) != 1 || got.DownwardAPI.Items[0].FieldRef == nil ||
+				got.DownwardAPI.Items[0].FieldRef.FieldPath != "metadata.annotations['"+key+"']":
 				r.add(reqContent, "%s: the tenant's projected serviceAccountToken (volume %s, audience %q) is not served from the "+
-					"syncer's token Secret in super Pod %s/%s", id, vol.Name, src.ServiceAccountToken.Audience, sp.Namespace, sp.Name)
-			case len(got.Secret.Items) != 1 || got.Secret.Items[0].Path != src.ServiceAccountToken.Path:
-				r.add(reqContent, "%s: super Pod %s/%s projects the tenant token of volume %s at %v, want path %q", id, sp.Namespace, sp.Name,
-					vol.Name, got.Secret.Items, src.ServiceAccountToken.Path)
+					"syncer's token annotation %s in super Pod %s/%s", id, vol.Name, src.ServiceAccountToken.Audience, key, sp.Namespace, sp.Name)
+			case got.DownwardAPI.Items[0].Path != src.ServiceAccountToken.Path:
+				r.add(reqContent, "%s: super Pod %s/%s projects the tenant token of volume %s at %q, want path %q", id, sp.Namespace, sp.Name,
+					vol.Name, got.DownwardAPI.Items[0].Path, src.ServiceAccountToken.Path)
+			case sp.Annotations[key] == "":
+				r.add(reqContent, "%s: super Pod %s/%s has no tenant token in %s", id, sp.Namespace, sp.Name, key)
 			}
 		}
 	}

@@ -33,8 +33,9 @@ const (
 	annotationNamespace = "tenancy.vcsyncer.io/namespace"
 	annotationName      = "tenancy.vcsyncer.io/name"
 	annotationUID       = "tenancy.vcsyncer.io/uid"
-	// annotationTokenSecret on a super Pod names the Secret with its tenant-issued tokens.
-	annotationTokenSecret = "tenancy.vcsyncer.io/sa-token-secret"
+	// annotationTokenPrefix followed by n is the super Pod annotation with the tenant-issued
+	// token of the Pod's n-th projected serviceAccountToken source.
+	annotationTokenPrefix = "tenancy.vcsyncer.io/sa-token."
 	// labelVNode marks the virtual Nodes the syncer creates in a tenant.
 	labelVNode = "tenancy.vcsyncer.io/vnode"
 )

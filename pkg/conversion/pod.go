@@ -3,10 +3,12 @@ package conversion
 import corev1 "k8s.io/api/core/v1"
 
 // TrimPodSpec reduces a cached Pod's spec to what the syncer reads from its caches: nodeName,
-// the names and images of containers and init containers, and the readiness gates (whose
-// conditions the syncer copies from a tenant Pod into its super Pod). Informer transforms of both the
-// tenant and the super Pod caches use it (the VirtualCluster paper's 40 KB per Pod came mostly
-// from two full copies of every Pod); code that needs a full spec reads it from the apiserver.
+// the names and images of containers and init containers, the readiness gates (whose
+// conditions the syncer copies from a tenant Pod into its super Pod), and the ServiceAccount
+// and projected serviceAccountToken sources (from which the syncer requests a new Pod's tenant
+// tokens while it reads the full spec). Informer transforms of both the tenant and the super
+// Pod caches use it (the VirtualCluster paper's 40 KB per Pod came mostly from two full copies
+// of every Pod); code that needs a full spec reads it from the apiserver.
 func TrimPodSpec(p *corev1.Pod) {
 	trim := func(cs []corev1.Container) []corev1.Container {
 		if len(cs) == 0 {
@@ -19,9 +21,33 @@ func TrimPodSpec(p *corev1.Pod) {
 		return out
 	}
 	p.Spec = corev1.PodSpec{
-		NodeName:       p.Spec.NodeName,
-		ReadinessGates: p.Spec.ReadinessGates,
-		Containers:     trim(p.Spec.Containers),
-		InitContainers: trim(p.Spec.InitContainers),
+		NodeName:           p.Spec.NodeName,
+		ServiceAccountName: p.Spec.ServiceAccountName,
+		ReadinessGates:     p.Spec.ReadinessGates,
+		Containers:         trim(p.Spec.Containers),
+		InitContainers:     trim(p.Spec.InitContainers),
+		Volumes:            tokenVolumes(p.Spec.Volumes),
 	}
+}
+
+// tokenVolumes returns the projected volumes of vols that have serviceAccountToken sources,
+// each with those sources only (in order); nil when there are none.
+func tokenVolumes(vols []corev1.Volume) []corev1.Volume {
+	var out []corev1.Volume
+	for _, v := range vols {
+		if v.Projected == nil {
+			continue
+		}
+		var srcs []corev1.VolumeProjection
+		for _, s := range v.Projected.Sources {
+			if s.ServiceAccountToken != nil {
+				srcs = append(srcs, corev1.VolumeProjection{ServiceAccountToken: s.ServiceAccountToken})
+			}
+		}
+		if srcs != nil {
+			out = append(out, corev1.Volume{Name: v.Name, VolumeSource: corev1.VolumeSource{
+				Projected: &corev1.ProjectedVolumeSource{Sources: srcs}}})
+		}
+	}
+	return out
 }

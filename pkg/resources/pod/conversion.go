@@ -52,12 +52,7 @@ func desired(c *tenant.Cluster, t *corev1.Pod, superNS string, existing *corev1.
 	meta := desiredMeta(c, t, superNS, existing)
 	rewriteMetaFieldRefs(spec, t, &meta, existing) // before rewriteFieldRefs, which points at annotations too
 	rewriteFieldRefs(spec)
-	if rewriteProjectedTokens(spec, TokenSecretName(t.UID)) {
-		if meta.Annotations == nil {
-			meta.Annotations = map[string]string{}
-		}
-		meta.Annotations[AnnotationTokenSecret] = TokenSecretName(t.UID)
-	}
+	rewriteProjectedTokens(spec) // the create path adds the token annotations (tokenAnnotations)
 	return &corev1.Pod{ObjectMeta: meta, Spec: *spec}, filtered
 }
 
@@ -250,8 +245,9 @@ func UpdatePatch(want, have *corev1.Pod) ([]byte, error) {
 }
 
 // TrimSuperPod is the super Pod informer's transform: it keeps only what the syncer reads
-// from a super Pod — metadata (without managedFields), spec.nodeName, the names and images of
-// containers and init containers, and the whole status — so the super cache holds a fraction
+// from a super Pod — metadata (without managedFields and without the annotations that carry
+// tenant tokens and the tenant CA, IsCredentialAnnotation), spec.nodeName, the names and images
+// of containers and init containers, and the whole status — so the super cache holds a fraction
 // of each Pod (the VirtualCluster paper's 40 KB per Pod came mostly from two full copies).
 func TrimSuperPod(obj any) (any, error) {
 	p, ok := obj.(*corev1.Pod)
@@ -260,5 +256,10 @@ func TrimSuperPod(obj any) (any, error) {
 	}
 	p.ManagedFields = nil
 	conversion.TrimPodSpec(p)
+	for k := range p.Annotations {
+		if IsCredentialAnnotation(k) {
+			delete(p.Annotations, k)
+		}
+	}
 	return p, nil
 }

@@ -57,17 +57,16 @@ func TestDesired(t *testing.T) {
 	got := Desired(c, tenantPod(), "t1-abcdef-shop", existing)
 
 	f := false
-	secret := TokenSecretName("pod-uid")
 	wantSpec := corev1.PodSpec{
 		Containers: []corev1.Container{{Name: "c", Image: "nginx", VolumeMounts: []corev1.VolumeMount{
 			{Name: "kube-api-access-abcde", MountPath: "/var/run/secrets/kubernetes.io/serviceaccount"}, {Name: "cfg", MountPath: "/cfg"}}}},
 		Volumes: []corev1.Volume{
-			// The tenant token and the tenant CA come from the token Secret the syncer writes.
+			// The tenant token and the tenant CA come from the super Pod's own annotations.
 			{Name: "kube-api-access-abcde", VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{Sources: []corev1.VolumeProjection{
-				{Secret: &corev1.SecretProjection{LocalObjectReference: corev1.LocalObjectReference{Name: secret},
-					Items: []corev1.KeyToPath{{Key: "kube-api-access-abcde.0.token", Path: "token"}}}},
-				{Secret: &corev1.SecretProjection{LocalObjectReference: corev1.LocalObjectReference{Name: secret},
-					Items: []corev1.KeyToPath{{Key: tenantCAKey, Path: "ca.crt"}}}},
+				{DownwardAPI: &corev1.DownwardAPIProjection{Items: []corev1.DownwardAPIVolumeFile{{Path: "token",
+					FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.annotations['tenancy.vcsyncer.io/sa-token.0']"}}}}},
+				{DownwardAPI: &corev1.DownwardAPIProjection{Items: []corev1.DownwardAPIVolumeFile{{Path: "ca.crt",
+					FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.annotations['tenancy.vcsyncer.io/tenant-ca.crt']"}}}}},
 			}}}},
 			{Name: "cfg", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
 				LocalObjectReference: corev1.LocalObjectReference{Name: "cfg"}}}}},
@@ -89,7 +88,6 @@ func TestDesired(t *testing.T) {
 		"note": "x", "super-webhook": "keep",
 		conversion.AnnotationTenant: "t1", conversion.AnnotationTenantUID: "tenant-uid",
 		conversion.AnnotationNamespace: "shop", conversion.AnnotationName: "web", conversion.AnnotationUID: "pod-uid",
-		AnnotationTokenSecret:            secret,
 		resources.AnnotationSyncedLabels: "app", resources.AnnotationSyncedAnnotations: "note",
 		AnnotationSyncedImages: imagesHash(tenantPod()),
 	}
@@ -371,11 +369,12 @@ func TestTokenRefreshTiming(t *testing.T) {
 		due   bool
 		after time.Duration
 	}{
-		"no token secret": {ann: nil},
-		"never written":   {ann: map[string]string{AnnotationTokenSecret: "s"}, due: true},
-		"unparseable":     {ann: map[string]string{AnnotationTokenSecret: "s", AnnotationTokenRefresh: "soon"}, due: true},
-		"past":            {ann: map[string]string{AnnotationTokenSecret: "s", AnnotationTokenRefresh: "2025-12-31T23:00:00Z"}, due: true},
-		"in ten minutes":  {ann: map[string]string{AnnotationTokenSecret: "s", AnnotationTokenRefresh: "2026-01-01T00:10:00Z"}, after: 10 * time.Minute},
+		"no tokens":                   {ann: nil},
+		"unparseable":                 {ann: map[string]string{AnnotationTokenRefresh: "soon"}, due: true},
+		"past":                        {ann: map[string]string{AnnotationTokenRefresh: "2025-12-31T23:00:00Z"}, due: true},
+		"in ten minutes":              {ann: map[string]string{AnnotationTokenRefresh: "2026-01-01T00:10:00Z"}, after: 10 * time.Minute},
+		"earlier version, unwritten":  {ann: map[string]string{AnnotationTokenSecret: "s"}, due: true},
+		"earlier version, in ten min": {ann: map[string]string{AnnotationTokenSecret: "s", AnnotationTokenRefresh: "2026-01-01T00:10:00Z"}, after: 10 * time.Minute},
 	} {
 		due, after := tokenRefreshDue(pod(tc.ann), now)
 		if due != tc.due || after != tc.after {
@@ -423,29 +422,28 @@ func TestRootCAProjection(t *testing.T) {
 				{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{Path: "token"}},
 			}}}}}}
 	}
+	caRef := &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.annotations['" + AnnotationTenantCA + "']"}
+	mode := int32(0o400)
 	for name, tc := range map[string]struct {
 		items []corev1.KeyToPath
-		want  []corev1.KeyToPath // nil: the CA source is dropped
+		want  []corev1.DownwardAPIVolumeFile // nil: the CA source is dropped
 	}{
-		"all keys":         {want: []corev1.KeyToPath{{Key: tenantCAKey, Path: "ca.crt"}}},
-		"ca.crt elsewhere": {items: []corev1.KeyToPath{{Key: "ca.crt", Path: "certs/ca.pem"}}, want: []corev1.KeyToPath{{Key: tenantCAKey, Path: "certs/ca.pem"}}},
+		"all keys":         {want: []corev1.DownwardAPIVolumeFile{{Path: "ca.crt", FieldRef: caRef}}},
+		"ca.crt elsewhere": {items: []corev1.KeyToPath{{Key: "ca.crt", Path: "certs/ca.pem", Mode: &mode}}, want: []corev1.DownwardAPIVolumeFile{{Path: "certs/ca.pem", FieldRef: caRef, Mode: &mode}}},
 		"no ca.crt item":   {items: []corev1.KeyToPath{{Key: "other", Path: "x"}}},
 	} {
 		spec := vol(tc.items)
-		rewriteProjectedTokens(spec, "sec")
+		rewriteProjectedTokens(spec)
 		srcs := spec.Volumes[0].Projected.Sources
-		var ca []corev1.KeyToPath
+		var ca []corev1.DownwardAPIVolumeFile
 		found := false
 		for _, s := range srcs {
-			if s.Secret == nil {
-				t.Errorf("%s: source %+v not rewritten to the token Secret", name, s)
+			if s.DownwardAPI == nil || len(s.DownwardAPI.Items) == 0 {
+				t.Errorf("%s: source %+v not rewritten to a downwardAPI source with items", name, s)
 				continue
 			}
-			if len(s.Secret.Items) == 0 {
-				t.Errorf("%s: a Secret source without items projects every key of the token Secret", name)
-			}
-			for _, it := range s.Secret.Items {
-				if it.Key == tenantCAKey {
+			for _, it := range s.DownwardAPI.Items {
+				if it.FieldRef.FieldPath == caRef.FieldPath {
 					ca, found = append(ca, it), true
 				}
 			}

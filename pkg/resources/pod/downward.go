@@ -3,6 +3,7 @@ package pod
 import (
 	"context"
 	"fmt"
+	"maps"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -152,6 +153,15 @@ func reconcileDownward(ctx context.Context, env *resources.Env, c *tenant.Cluste
 				}()
 			}
 		}
+		// The tokens are requested from the cached Pod while its full spec is read and the
+		// super Pod is prepared; they are used only if the full spec asks for the same tokens.
+		limit := -1
+		if m := c.Policy().Pods().MaxServiceAccountTokens; m != nil {
+			limit = int(*m)
+		}
+		prefetchCtx, cancelPrefetch := context.WithCancel(ctx)
+		defer cancelPrefetch()
+		prefetch := prefetchTokens(prefetchCtx, c, t, limit)
 		// The tenant cache holds trimmed Pods: read the full spec once, at least as new as the
 		// cached copy (served from the tenant apiserver's watch cache).
 		full, err := c.Client.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{ResourceVersion: t.ResourceVersion})
@@ -215,21 +225,21 @@ func reconcileDownward(ctx context.Context, env *resources.Env, c *tenant.Cluste
 		if err := setTenantDNS(env, c, &want.Spec, ns); err != nil {
 			return err
 		}
-		// Tenant tokens are requested before the super Pod exists, so that the Pod is created
-		// with its next refresh time and needs no second write; the token Secret, owned by the
-		// Pod, follows it (the kubelet waits for it before starting the containers).
-		var tokens map[string][]byte
-		if want.Annotations[AnnotationTokenSecret] != "" {
-			data, next, err := requestTokens(ctx, c, full)
+		// The tokens travel in the super Pod's annotations: creating it is the only write.
+		if tokensNeeded(&full.Spec) {
+			tokens, next, err := podTokens(ctx, c, full, prefetch)
+			var ann map[string]string
+			if err == nil {
+				ann, err = tokenAnnotations(c, full, tokens, next)
+			}
 			if err != nil {
 				c.Recorder.Eventf(full, corev1.EventTypeWarning, ReasonTokenSyncFailed,
 					"service-account tokens for the super-cluster copy not written (will retry): %v", err)
 				return err
 			}
-			tokens = data
-			want.Annotations[AnnotationTokenRefresh] = next.UTC().Format(time.RFC3339)
+			maps.Copy(want.Annotations, ann)
 		}
-		created, err := superPods.Create(ctx, want, metav1.CreateOptions{FieldManager: downward.FieldManager})
+		_, err = superPods.Create(ctx, want, metav1.CreateOptions{FieldManager: downward.FieldManager})
 		// The slot stays taken by the new Pod until it is bound.
 		holdSlot = err == nil
 		if holdSlot && env.PodAdmission != nil && want.Spec.NodeName == "" {
@@ -253,25 +263,10 @@ func reconcileDownward(ctx context.Context, env *resources.Env, c *tenant.Cluste
 			resources.Admitted(c, resources.KindPod, ns, name)
 		}
 		resources.QuotaAdmitted(c, resources.KindPod, ns, name)
-		if tokens == nil {
-			return nil
-		}
-		if err := writeTokenSecret(ctx, env, created, want.Annotations[AnnotationTokenSecret], tokens); err != nil {
-			// Retried: the Pod exists now, and a Pending Pod's missing Secret is written then.
-			return err
-		}
 		return nil
 
 	default:
-		due, _ := tokenRefreshDue(s, time.Now())
-		if !due {
-			missing, err := tokenSecretMissing(ctx, env, s)
-			if err != nil {
-				return err
-			}
-			due = missing
-		}
-		if due {
+		if due, _ := tokenRefreshDue(s, time.Now()); due {
 			full, err := c.Client.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
 			if err != nil {
 				return fmt.Errorf("failed to read tenant Pod %s/%s: %w", ns, name, err)
@@ -302,13 +297,13 @@ func reconcileDownward(ctx context.Context, env *resources.Env, c *tenant.Cluste
 }
 
 // syncTokens writes fresh tenant service-account tokens for super Pod superPod (see
-// ensureTokens); the next refresh is found by TokenRefreshesDue. A failure is reported as a TokenSyncFailed
+// refreshTokens); the next refresh is found by TokenRefreshesDue. A failure is reported as a TokenSyncFailed
 // Event on the tenant Pod and returned (the request is retried with backoff).
 func syncTokens(ctx context.Context, env *resources.Env, c *tenant.Cluster, full, superPod *corev1.Pod) error {
 	if !superPod.DeletionTimestamp.IsZero() {
 		return nil
 	}
-	if _, err := ensureTokens(ctx, env, c, full, superPod); err != nil {
+	if err := refreshTokens(ctx, env, c, full, superPod); err != nil {
 		c.Recorder.Eventf(full, corev1.EventTypeWarning, ReasonTokenSyncFailed,
 			"service-account tokens for the super-cluster copy not written (will retry): %v", err)
 		return err

@@ -38,9 +38,16 @@ func kubeletValue(t *testing.T, p *corev1.Pod, path string) string {
 	return ""
 }
 
-func fieldRefs(spec *corev1.PodSpec) []string {
+// fieldRefs lists the downward-API field paths of spec; of a super Pod's spec (super), without
+// the references to its token and CA annotations that replace serviceAccountToken sources.
+func fieldRefs(spec *corev1.PodSpec, super bool) []string {
 	var out []string
-	eachFieldRef(spec, func(f *corev1.ObjectFieldSelector) { out = append(out, f.FieldPath) })
+	eachFieldRef(spec, func(f *corev1.ObjectFieldSelector) {
+		if k, ok := subscript(f.FieldPath, "metadata.annotations['"); ok && super && IsCredentialAnnotation(k) {
+			return // a token or CA source of the syncer's, in place of a serviceAccountToken source
+		}
+		out = append(out, f.FieldPath)
+	})
 	return out
 }
 
@@ -60,6 +67,8 @@ func TestDownwardAPIMetadataHoldsTenantValues(t *testing.T) {
 		{Name: "TEAM", ValueFrom: ref("metadata.annotations['team']")},
 		{Name: "MISSING", ValueFrom: ref("metadata.annotations['missing']")},
 		{Name: "OWNNS", ValueFrom: ref("metadata.annotations['tenancy.vcsyncer.io/namespace']")},
+		{Name: "TOKEN", ValueFrom: ref("metadata.annotations['" + tokenAnnotation(0) + "']")},
+		{Name: "CA", ValueFrom: ref("metadata.annotations['" + AnnotationTenantCA + "']")},
 		{Name: "NS", ValueFrom: ref("metadata.namespace")},
 		{Name: "UID", ValueFrom: ref("metadata.uid")},
 		{Name: "NAME", ValueFrom: ref("metadata.name")},
@@ -72,10 +81,13 @@ func TestDownwardAPIMetadataHoldsTenantValues(t *testing.T) {
 	c := &tenant.Cluster{Name: "t", UID: "u"}
 	sp := Desired(c, p, "t-abc-shop", nil)
 	sp.UID = "super-uid"
+	// The create path adds the tenant credentials; the tenant's own references to those keys
+	// must not read them.
+	sp.Annotations[tokenAnnotation(0)], sp.Annotations[AnnotationTenantCA] = "the-token", "the-ca"
 	if !strings.Contains(kubeletValue(t, sp, "metadata.labels"), "managed-by") {
 		t.Fatalf("test premise: the super Pod's own labels carry the syncer's bookkeeping")
 	}
-	tenantRefs, superRefs := fieldRefs(&p.Spec), fieldRefs(&sp.Spec)
+	tenantRefs, superRefs := fieldRefs(&p.Spec, false), fieldRefs(&sp.Spec, true)
 	if len(tenantRefs) != len(superRefs) {
 		t.Fatalf("field references: tenant %d, super %d", len(tenantRefs), len(superRefs))
 	}

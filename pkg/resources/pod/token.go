@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -31,27 +32,45 @@ import (
 // the TENANT apiserver: the Pod talks to its tenant, and a super-cluster token must never reach
 // a tenant Pod. So the syncer, like a kubelet (pkg/kubelet/token in Kubernetes), requests each
 // token with the TokenRequest API (KEP-1205, bound service-account tokens) from the tenant
-// apiserver, bound to the tenant Pod (so it dies with the Pod), and writes the tokens into one
-// super Secret per Pod. In the super Pod, each serviceAccountToken source is replaced by a
-// secret source projecting the same path from that Secret, and the tenant's root CA
-// (kube-root-ca.crt, which would otherwise be the super cluster's) comes from the same Secret.
-// The Secret is owned by the super Pod (ownerReference), so the super cluster's garbage
-// collector deletes it with the Pod. The tokens are requested just before the super Pod is
-// created (so it is created with its next refresh time) and the Secret is written right after.
-// Tokens are refreshed when 80% of their lifetime has passed, the kubelet's rule; a Pending
-// super Pod whose Secret went missing (a failed write, a restart in between) gets it again.
+// apiserver, bound to the tenant Pod (so it dies with the Pod), and carries the tokens in the
+// super Pod itself: annotation AnnotationTokenPrefix+n holds the token of the Pod's n-th
+// serviceAccountToken source, AnnotationTenantCA the tenant's root CA (kube-root-ca.crt, which
+// would otherwise be the super cluster's). In the super Pod each serviceAccountToken source is
+// replaced by a downwardAPI source projecting that annotation at the same path, and references
+// to kube-root-ca.crt read AnnotationTenantCA. Creating the super Pod is therefore the only
+// super write a Pod's tokens cost, and a refresh is one patch of its annotations (vcluster
+// carries tokens the same way). The TokenRequests start from the cached tenant Pod while its
+// full spec is read (prefetchTokens), so they add no round trip of their own to the Pod's
+// creation. Tokens are refreshed when 80% of their lifetime has passed, the kubelet's rule; the
+// kubelet rewrites downwardAPI files when the annotations change (within its sync period, about
+// a minute, far inside the remaining 20%).
+//
+// The super Pod cache drops these annotations (TrimSuperPod): they would cost about 1.5 KB per
+// token per cached Pod, and checkpoints of the cache must never hold tenant credentials.
+//
+// Super Pods created by earlier versions of the syncer project their tokens from a Secret
+// named by AnnotationTokenSecret; those keep being refreshed through that Secret
+// (ensureSecretTokens) until they are gone.
 
 const (
-	// AnnotationTokenSecret on a super Pod names the super Secret that holds its tenant tokens.
+	// AnnotationTokenPrefix followed by n (0, 1, ...) is the super Pod annotation holding the
+	// tenant token of the tenant Pod's n-th projected serviceAccountToken source, counted over
+	// all its projected volumes in order.
+	AnnotationTokenPrefix = conversion.Domain + "/sa-token."
+	// AnnotationTenantCA on a super Pod holds the tenant's root CA bundle (the tenant's
+	// kube-root-ca.crt ca.crt) for Pods that read kube-root-ca.crt.
+	AnnotationTenantCA = conversion.Domain + "/tenant-ca.crt"
+	// AnnotationTokenSecret on a super Pod created by an earlier version names the super
+	// Secret that holds its tenant tokens.
 	AnnotationTokenSecret = "tenancy.vcsyncer.io/sa-token-secret"
 	// AnnotationTokenRefresh on a super Pod is when (RFC 3339) its tenant tokens are refreshed
-	// next. Set when the super Pod is created (the tokens are requested just before) and after
-	// each refresh.
+	// next. Set when the super Pod is created (with its tokens) and by each refresh; a super
+	// Pod without it carries no tenant tokens.
 	AnnotationTokenRefresh = "tenancy.vcsyncer.io/sa-token-refresh"
-	// LabelTokenSecret marks the token Secrets the syncer writes; its value is the Secret's own
-	// name (TokenSecretName, 34 characters).
+	// LabelTokenSecret marks the token Secrets earlier versions wrote (AnnotationTokenSecret);
+	// its value is the Secret's own name (TokenSecretName, 34 characters).
 	LabelTokenSecret = "tenancy.vcsyncer.io/sa-token"
-	// tenantCAKey is the Secret key holding the tenant's root CA bundle.
+	// tenantCAKey is the token Secret key holding the tenant's root CA bundle.
 	tenantCAKey = "tenant-ca.crt"
 	// rootCAConfigMap is the ConfigMap every Kubernetes namespace gets with the cluster's CA.
 	rootCAConfigMap = "kube-root-ca.crt"
@@ -60,6 +79,18 @@ const (
 	defaultTokenSeconds = 3600
 )
 
+// tokenAnnotation returns the super Pod annotation of the n-th serviceAccountToken source.
+func tokenAnnotation(n int) string { return AnnotationTokenPrefix + strconv.Itoa(n) }
+
+// annotationRef returns the downward-API field path of super Pod annotation key.
+func annotationRef(key string) string { return "metadata.annotations['" + key + "']" }
+
+// IsCredentialAnnotation reports whether super Pod annotation key holds tenant credentials
+// (a token or the tenant CA): never cached, never copied anywhere.
+func IsCredentialAnnotation(key string) bool {
+	return strings.HasPrefix(key, AnnotationTokenPrefix) || key == AnnotationTenantCA
+}
+
 // TokenSecretName returns the name of the super Secret holding the tenant tokens of the tenant
 // Pod with UID podUID: "vcsyncer-sa-token-" and 16 hex digits of SHA-256(UID), 34 characters.
 func TokenSecretName(podUID types.UID) string {
@@ -67,17 +98,21 @@ func TokenSecretName(podUID types.UID) string {
 	return "vcsyncer-sa-token-" + hex.EncodeToString(sum[:8])
 }
 
-// tokenKey returns the Secret key of the token of source i of projected volume vol.
+// tokenKey returns the key, in a token Secret of an earlier version (AnnotationTokenSecret),
+// of the token of source i of projected volume vol.
 func tokenKey(vol string, i int) string { return vol + "." + strconv.Itoa(i) + ".token" }
 
-// tokenSource is one projected serviceAccountToken source of a tenant Pod.
+// tokenSource is one projected serviceAccountToken source of a tenant Pod: the n-th over all
+// its projected volumes, source i of volume vol.
 type tokenSource struct {
-	key string
+	n   int
+	vol string
+	i   int
 	src corev1.ServiceAccountTokenProjection
 }
 
-// tokenSources lists the projected serviceAccountToken sources of spec with their Secret keys,
-// and whether the Pod reads kube-root-ca.crt anywhere (refersToRootCA), so needs the tenant CA.
+// tokenSources lists the projected serviceAccountToken sources of spec in order, and whether
+// the Pod reads kube-root-ca.crt anywhere (refersToRootCA), so needs the tenant CA.
 func tokenSources(spec *corev1.PodSpec) (out []tokenSource, needsCA bool) {
 	needsCA = refersToRootCA(spec)
 	for _, v := range spec.Volumes {
@@ -86,20 +121,43 @@ func tokenSources(spec *corev1.PodSpec) (out []tokenSource, needsCA bool) {
 		}
 		for i, s := range v.Projected.Sources {
 			if s.ServiceAccountToken != nil {
-				out = append(out, tokenSource{key: tokenKey(v.Name, i), src: *s.ServiceAccountToken})
+				out = append(out, tokenSource{n: len(out), vol: v.Name, i: i, src: *s.ServiceAccountToken})
 			}
 		}
 	}
 	return out, needsCA
 }
 
-// rewriteProjectedTokens replaces, in spec, every projected serviceAccountToken source with a
-// source from the token Secret secretName (same path, mode from the volume), and every
-// projected kube-root-ca.crt ConfigMap source with the tenant CA from that Secret. It turns off
-// automounting so the super cluster's ServiceAccount admission never mounts a super token. It
-// returns whether any source was rewritten (false: no Secret is needed).
-func rewriteProjectedTokens(spec *corev1.PodSpec, secretName string) bool {
+// sameTokenRequests reports whether a and b ask for the same tokens: the same number of
+// sources with, in order, the same audience and lifetime.
+func sameTokenRequests(a, b []tokenSource) bool {
+	return slices.EqualFunc(a, b, func(x, y tokenSource) bool {
+		return x.src.Audience == y.src.Audience && tokenSeconds(x.src) == tokenSeconds(y.src)
+	})
+}
+
+// tokenSeconds returns the lifetime a source asks for, in seconds (defaultTokenSeconds when
+// it sets none).
+func tokenSeconds(s corev1.ServiceAccountTokenProjection) int64 {
+	if s.ExpirationSeconds != nil {
+		return *s.ExpirationSeconds
+	}
+	return defaultTokenSeconds
+}
+
+// rewriteProjectedTokens replaces, in spec, the n-th projected serviceAccountToken source with
+// a downwardAPI source projecting super Pod annotation tokenAnnotation(n) at the same path (the
+// volume's mode applies, as it did to the token), and every reference to kube-root-ca.crt with
+// the tenant CA in AnnotationTenantCA (rewriteRootCARefs). It turns off automounting so the super
+// cluster's ServiceAccount admission never mounts a super token. It returns whether any
+// source or reference was rewritten (false: the Pod needs no tenant tokens).
+func rewriteProjectedTokens(spec *corev1.PodSpec) bool {
 	rewrote := false
+	n := 0
+	caRef := func(path string, mode *int32) corev1.DownwardAPIVolumeFile {
+		return corev1.DownwardAPIVolumeFile{Path: path, Mode: mode,
+			FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: annotationRef(AnnotationTenantCA)}}
+	}
 	for vi := range spec.Volumes {
 		v := &spec.Volumes[vi]
 		if v.Projected == nil {
@@ -114,21 +172,20 @@ func rewriteProjectedTokens(spec *corev1.PodSpec, secretName string) bool {
 			s := &v.Projected.Sources[i]
 			switch {
 			case s.ServiceAccountToken != nil:
-				path := s.ServiceAccountToken.Path
-				*s = corev1.VolumeProjection{Secret: &corev1.SecretProjection{
-					LocalObjectReference: corev1.LocalObjectReference{Name: secretName},
-					Items:                []corev1.KeyToPath{{Key: tokenKey(v.Name, i), Path: path}},
-				}}
+				*s = corev1.VolumeProjection{DownwardAPI: &corev1.DownwardAPIProjection{Items: []corev1.DownwardAPIVolumeFile{{
+					Path:     s.ServiceAccountToken.Path,
+					FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: annotationRef(tokenAnnotation(n))},
+				}}}}
+				n++
 				rewrote = true
 			case s.ConfigMap != nil && s.ConfigMap.Name == rootCAConfigMap:
-				// kube-root-ca.crt holds one key, ca.crt. Items must never end up empty: an
-				// empty list would project every key of the token Secret.
-				items := []corev1.KeyToPath{{Key: tenantCAKey, Path: "ca.crt"}}
+				// kube-root-ca.crt holds one key, ca.crt.
+				items := []corev1.DownwardAPIVolumeFile{caRef("ca.crt", nil)}
 				if len(s.ConfigMap.Items) > 0 {
 					items = nil
 					for _, it := range s.ConfigMap.Items {
 						if it.Key == "ca.crt" {
-							items = append(items, corev1.KeyToPath{Key: tenantCAKey, Path: it.Path, Mode: it.Mode})
+							items = append(items, caRef(it.Path, it.Mode))
 						}
 					}
 				}
@@ -138,15 +195,12 @@ func rewriteProjectedTokens(spec *corev1.PodSpec, secretName string) bool {
 					*s = corev1.VolumeProjection{}
 					continue
 				}
-				*s = corev1.VolumeProjection{Secret: &corev1.SecretProjection{
-					LocalObjectReference: corev1.LocalObjectReference{Name: secretName},
-					Items:                items, Optional: s.ConfigMap.Optional,
-				}}
+				*s = corev1.VolumeProjection{DownwardAPI: &corev1.DownwardAPIProjection{Items: items}}
 				rewrote = true
 			}
 		}
 	}
-	if rewriteRootCARefs(spec, secretName) {
+	if rewriteRootCARefs(spec) {
 		rewrote = true
 	}
 	f := false
@@ -187,35 +241,40 @@ func refersToRootCA(spec *corev1.PodSpec) bool {
 }
 
 // rewriteRootCARefs points the plain references to kube-root-ca.crt in spec (configMap
-// volumes, env configMapKeyRef, envFrom) at the tenant CA in the token Secret secretName: in
-// the super namespace kube-root-ca.crt is the SUPER cluster's CA, which the super cluster's
-// controller-manager publishes there. envFrom of kube-root-ca.crt is dropped: its only key,
-// ca.crt, is not a valid variable name, so the kubelet sets nothing from it anyway. It returns
-// whether anything was rewritten.
-func rewriteRootCARefs(spec *corev1.PodSpec, secretName string) bool {
+// volumes, env configMapKeyRef of ca.crt, envFrom) at the tenant CA in super Pod annotation
+// AnnotationTenantCA: in the super namespace kube-root-ca.crt is the SUPER cluster's CA, which
+// the super cluster's controller-manager publishes there. envFrom of kube-root-ca.crt is
+// dropped: its only key, ca.crt, is not a valid variable name, so the kubelet sets nothing from
+// it anyway. An env reference to another key of kube-root-ca.crt is left as it is: the super
+// namespace's kube-root-ca.crt has no other key either, so it fails (or, optional, stays unset)
+// as it would in the tenant. It returns whether anything was rewritten.
+func rewriteRootCARefs(spec *corev1.PodSpec) bool {
 	rewrote := false
+	ref := func() *corev1.ObjectFieldSelector {
+		return &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: annotationRef(AnnotationTenantCA)}
+	}
 	for i := range spec.Volumes {
 		cm := spec.Volumes[i].ConfigMap
 		if cm == nil || cm.Name != rootCAConfigMap {
 			continue
 		}
-		items := []corev1.KeyToPath{{Key: tenantCAKey, Path: "ca.crt"}}
+		items := []corev1.DownwardAPIVolumeFile{{Path: "ca.crt", FieldRef: ref()}}
 		if len(cm.Items) > 0 {
 			items = nil
 			for _, it := range cm.Items {
 				if it.Key == "ca.crt" {
-					items = append(items, corev1.KeyToPath{Key: tenantCAKey, Path: it.Path, Mode: it.Mode})
+					items = append(items, corev1.DownwardAPIVolumeFile{Path: it.Path, Mode: it.Mode, FieldRef: ref()})
 				}
 			}
 		}
 		if len(items) == 0 {
-			// Items that name no key of kube-root-ca.crt: mount an empty directory instead of
-			// every key of the token Secret.
+			// Items that name no key of kube-root-ca.crt: an empty directory, as the tenant's
+			// kubelet would mount.
 			spec.Volumes[i].VolumeSource = corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}
 			continue
 		}
-		spec.Volumes[i].VolumeSource = corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
-			SecretName: secretName, Items: items, DefaultMode: cm.DefaultMode, Optional: cm.Optional,
+		spec.Volumes[i].VolumeSource = corev1.VolumeSource{DownwardAPI: &corev1.DownwardAPIVolumeSource{
+			Items: items, DefaultMode: cm.DefaultMode,
 		}}
 		rewrote = true
 	}
@@ -223,16 +282,10 @@ func rewriteRootCARefs(spec *corev1.PodSpec, secretName string) bool {
 		for i := range cs {
 			for j := range cs[i].Env {
 				vf := cs[i].Env[j].ValueFrom
-				if vf == nil || vf.ConfigMapKeyRef == nil || vf.ConfigMapKeyRef.Name != rootCAConfigMap {
+				if vf == nil || vf.ConfigMapKeyRef == nil || vf.ConfigMapKeyRef.Name != rootCAConfigMap || vf.ConfigMapKeyRef.Key != "ca.crt" {
 					continue
 				}
-				key := tenantCAKey
-				if vf.ConfigMapKeyRef.Key != "ca.crt" {
-					key = "absent." + vf.ConfigMapKeyRef.Key // no such key in kube-root-ca.crt either
-				}
-				cs[i].Env[j].ValueFrom = &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
-					LocalObjectReference: corev1.LocalObjectReference{Name: secretName}, Key: key, Optional: vf.ConfigMapKeyRef.Optional,
-				}}
+				cs[i].Env[j].ValueFrom = &corev1.EnvVarSource{FieldRef: ref()}
 				rewrote = true
 			}
 			cs[i].EnvFrom = slices.DeleteFunc(cs[i].EnvFrom, func(e corev1.EnvFromSource) bool {
@@ -247,12 +300,14 @@ func rewriteRootCARefs(spec *corev1.PodSpec, secretName string) bool {
 }
 
 // tokenRefreshDue reports whether the tenant tokens of super Pod s must be (re)written now, and
-// otherwise how long until they must be. A Pod without a token Secret never needs one.
+// otherwise how long until they must be. A Pod without tenant tokens (no AnnotationTokenRefresh
+// and no token Secret of an earlier version) never needs them.
 func tokenRefreshDue(s *corev1.Pod, now time.Time) (due bool, after time.Duration) {
-	if s.Annotations[AnnotationTokenSecret] == "" {
+	v, ok := s.Annotations[AnnotationTokenRefresh]
+	if !ok && s.Annotations[AnnotationTokenSecret] == "" {
 		return false, 0
 	}
-	at, err := time.Parse(time.RFC3339, s.Annotations[AnnotationTokenRefresh])
+	at, err := time.Parse(time.RFC3339, v)
 	if err != nil {
 		return true, 0 // never written, or unreadable: write now
 	}
@@ -278,19 +333,16 @@ func refreshAt(issued, exp time.Time) time.Time {
 // tokens take at most two round trips to the tenant apiserver instead of eight.
 const tokenRequestConcurrency = 4
 
-// requestTokens requests, from the tenant apiserver, a token for every projected
-// serviceAccountToken source of tenant Pod full (its full spec), bound to that Pod, and reads the
-// tenant root CA when the Pod refers to kube-root-ca.crt. The TokenRequests run concurrently,
-// at most tokenRequestConcurrency at a time; the first that fails cancels the others. It returns
-// the token Secret's data and when the tokens must be refreshed (refreshAt of the token that
-// expires first; at the latest in 24 hours). Errors: a TokenRequest refused by the tenant (e.g.
-// the ServiceAccount is gone) or timed out, or the tenant's kube-root-ca.crt not cached yet.
-func requestTokens(ctx context.Context, c *tenant.Cluster, full *corev1.Pod) (map[string][]byte, time.Time, error) {
-	srcs, needsCA := tokenSources(&full.Spec)
-	data := map[string][]byte{}
+// requestTokens requests, from the tenant apiserver, a token for every source in srcs of tenant
+// Pod p (its name, namespace, UID and ServiceAccount are used), bound to that Pod. The
+// TokenRequests run concurrently, at most tokenRequestConcurrency at a time; the first that
+// fails cancels the others. It returns the tokens in the order of srcs and when they must be
+// refreshed (refreshAt of the token that expires first; at the latest in 24 hours). Errors: a
+// TokenRequest refused by the tenant (e.g. the ServiceAccount is gone) or timed out.
+func requestTokens(ctx context.Context, c *tenant.Cluster, p *corev1.Pod, srcs []tokenSource) ([]string, time.Time, error) {
 	now := time.Now()
 	next := now.Add(24 * time.Hour)
-	sa := full.Spec.ServiceAccountName
+	sa := p.Spec.ServiceAccountName
 	if sa == "" {
 		sa = "default"
 	}
@@ -299,22 +351,19 @@ func requestTokens(ctx context.Context, c *tenant.Cluster, full *corev1.Pod) (ma
 	g.SetLimit(tokenRequestConcurrency)
 	for i, ts := range srcs {
 		g.Go(func() error {
-			secs := int64(defaultTokenSeconds)
-			if ts.src.ExpirationSeconds != nil {
-				secs = *ts.src.ExpirationSeconds
-			}
+			secs := tokenSeconds(ts.src)
 			var auds []string
 			if ts.src.Audience != "" {
 				auds = []string{ts.src.Audience}
 			}
-			tr, err := c.Client.CoreV1().ServiceAccounts(full.Namespace).CreateToken(gctx, sa, &authenticationv1.TokenRequest{
+			tr, err := c.Client.CoreV1().ServiceAccounts(p.Namespace).CreateToken(gctx, sa, &authenticationv1.TokenRequest{
 				Spec: authenticationv1.TokenRequestSpec{
 					Audiences: auds, ExpirationSeconds: &secs,
-					BoundObjectRef: &authenticationv1.BoundObjectReference{Kind: "Pod", APIVersion: "v1", Name: full.Name, UID: full.UID},
+					BoundObjectRef: &authenticationv1.BoundObjectReference{Kind: "Pod", APIVersion: "v1", Name: p.Name, UID: p.UID},
 				},
 			}, metav1.CreateOptions{})
 			if err != nil {
-				return fmt.Errorf("TokenRequest for ServiceAccount %s/%s in the tenant: %w", full.Namespace, sa, err)
+				return fmt.Errorf("TokenRequest for ServiceAccount %s/%s in the tenant: %w", p.Namespace, sa, err)
 			}
 			issued[i] = tr
 			return nil
@@ -323,31 +372,140 @@ func requestTokens(ctx context.Context, c *tenant.Cluster, full *corev1.Pod) (ma
 	if err := g.Wait(); err != nil {
 		return nil, time.Time{}, err
 	}
-	for i, ts := range srcs {
-		data[ts.key] = []byte(issued[i].Status.Token)
+	out := make([]string, len(srcs))
+	for i := range srcs {
+		out[i] = issued[i].Status.Token
 		if at := refreshAt(now, issued[i].Status.ExpirationTimestamp.Time); at.Before(next) {
 			next = at
 		}
 	}
-	if needsCA {
-		cm, err := c.Informers.Core().V1().ConfigMaps().Lister().ConfigMaps(full.Namespace).Get(rootCAConfigMap)
-		if err != nil {
-			return nil, time.Time{}, fmt.Errorf("tenant root CA ConfigMap %s/%s: %w", full.Namespace, rootCAConfigMap, err)
-		}
-		data[tenantCAKey] = []byte(cm.Data["ca.crt"])
-	}
-	return data, next, nil
+	return out, next, nil
 }
 
-// ensureTokens refreshes the tenant tokens of super Pod superPod (the live or cached super Pod;
-// its UID becomes the Secret's owner): requestTokens for tenant Pod full, writeTokenSecret,
-// then it records the next refresh time on the super Pod (AnnotationTokenRefresh). It returns
-// that time. Errors: those of requestTokens, the Secret name taken by an object the syncer does
-// not own (resources.ErrNotOwned), or a failed super write; all are retried by the caller.
-func ensureTokens(ctx context.Context, env *resources.Env, c *tenant.Cluster, full, superPod *corev1.Pod) (time.Time, error) {
-	data, next, err := requestTokens(ctx, c, full)
+// tenantCA returns the tenant's root CA bundle (ca.crt of kube-root-ca.crt in tenant namespace
+// ns, from the tenant cache). Error: the ConfigMap not cached (yet).
+func tenantCA(c *tenant.Cluster, ns string) (string, error) {
+	cm, err := c.Informers.Core().V1().ConfigMaps().Lister().ConfigMaps(ns).Get(rootCAConfigMap)
+	if err != nil {
+		return "", fmt.Errorf("tenant root CA ConfigMap %s/%s: %w", ns, rootCAConfigMap, err)
+	}
+	return cm.Data["ca.crt"], nil
+}
+
+// tokenAnnotations returns the super Pod annotations that carry the tokens of tenant Pod full
+// (its full spec): tokenAnnotation(n) for each source, AnnotationTenantCA when the Pod reads
+// kube-root-ca.crt, and AnnotationTokenRefresh. tokens are the tokens of the Pod's sources in
+// order (requestTokens), next their refresh time.
+func tokenAnnotations(c *tenant.Cluster, full *corev1.Pod, tokens []string, next time.Time) (map[string]string, error) {
+	out := make(map[string]string, len(tokens)+2)
+	for n, tok := range tokens {
+		out[tokenAnnotation(n)] = tok
+	}
+	if _, needsCA := tokenSources(&full.Spec); needsCA {
+		ca, err := tenantCA(c, full.Namespace)
+		if err != nil {
+			return nil, err
+		}
+		out[AnnotationTenantCA] = ca
+	}
+	out[AnnotationTokenRefresh] = next.UTC().Format(time.RFC3339)
+	return out, nil
+}
+
+// tokenPrefetch is a round of TokenRequests started from the cached tenant Pod (whose trimmed
+// spec keeps its serviceAccountToken sources, conversion.TrimPodSpec) while the rest of the
+// super Pod is prepared, so the tokens cost no round trip of their own on the way to the super
+// Pod's creation.
+type tokenPrefetch struct {
+	srcs   []tokenSource
+	done   chan struct{}
+	tokens []string
+	next   time.Time
+	err    error
+}
+
+// prefetchTokens starts requestTokens for cached tenant Pod t's token sources, at most limit of
+// them (the tenant policy's pods.maxServiceAccountTokens; a Pod over it is refused anyway, so
+// nothing is asked for it), and returns at once; nil when the cached Pod has no sources or more
+// than limit (limit < 0: no limit). The requests end with ctx.
+func prefetchTokens(ctx context.Context, c *tenant.Cluster, t *corev1.Pod, limit int) *tokenPrefetch {
+	srcs, _ := tokenSources(&t.Spec)
+	if len(srcs) == 0 || limit >= 0 && len(srcs) > limit {
+		return nil
+	}
+	p := &tokenPrefetch{srcs: srcs, done: make(chan struct{})}
+	go func() {
+		defer close(p.done)
+		p.tokens, p.next, p.err = requestTokens(ctx, c, t, srcs)
+	}()
+	return p
+}
+
+// podTokens returns the tokens of tenant Pod full (its full spec) and their refresh time: those
+// of prefetch when it asked for the same tokens (sameTokenRequests; the Pod's UID is checked
+// by the caller), else requested now. Errors: those of requestTokens, or ctx ending first.
+func podTokens(ctx context.Context, c *tenant.Cluster, full *corev1.Pod, prefetch *tokenPrefetch) ([]string, time.Time, error) {
+	srcs, _ := tokenSources(&full.Spec)
+	if prefetch == nil || !sameTokenRequests(prefetch.srcs, srcs) {
+		return requestTokens(ctx, c, full, srcs)
+	}
+	select {
+	case <-prefetch.done:
+		return prefetch.tokens, prefetch.next, prefetch.err
+	case <-ctx.Done():
+		return nil, time.Time{}, ctx.Err()
+	}
+}
+
+// refreshTokens writes fresh tenant tokens for super Pod superPod (the cached super Pod) of
+// tenant Pod full (its full spec) with one merge patch of the super Pod's token annotations
+// (tokenAnnotations), or, for a super Pod of an earlier version, through its token Secret
+// (ensureSecretTokens). Errors: those of requestTokens and tenantCA, or a failed super write;
+// all are retried by the caller.
+func refreshTokens(ctx context.Context, env *resources.Env, c *tenant.Cluster, full, superPod *corev1.Pod) error {
+	if superPod.Annotations[AnnotationTokenSecret] != "" {
+		_, err := ensureSecretTokens(ctx, env, c, full, superPod)
+		return err
+	}
+	srcs, _ := tokenSources(&full.Spec)
+	tokens, next, err := requestTokens(ctx, c, full, srcs)
+	if err != nil {
+		return err
+	}
+	ann, err := tokenAnnotations(c, full, tokens, next)
+	if err != nil {
+		return err
+	}
+	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": ann}})
+	if _, err := env.Super.CoreV1().Pods(superPod.Namespace).Patch(ctx, superPod.Name, types.MergePatchType, patch,
+		metav1.PatchOptions{FieldManager: downward.FieldManager}); err != nil {
+		return fmt.Errorf("failed to write the refreshed tokens to super Pod %s/%s: %w", superPod.Namespace, superPod.Name, err)
+	}
+	return nil
+}
+
+// ensureSecretTokens refreshes the tenant tokens of a super Pod of an earlier version, which
+// projects them from its token Secret (AnnotationTokenSecret): requestTokens for tenant Pod
+// full, writeTokenSecret, then it records the next refresh time on the super Pod
+// (AnnotationTokenRefresh). It returns that time. Errors: those of requestTokens and
+// tenantCA, the Secret name taken by an object the syncer does not own
+// (resources.ErrNotOwned), or a failed super write; all are retried by the caller.
+func ensureSecretTokens(ctx context.Context, env *resources.Env, c *tenant.Cluster, full, superPod *corev1.Pod) (time.Time, error) {
+	srcs, needsCA := tokenSources(&full.Spec)
+	tokens, next, err := requestTokens(ctx, c, full, srcs)
 	if err != nil {
 		return time.Time{}, err
+	}
+	data := map[string][]byte{}
+	for i, ts := range srcs {
+		data[tokenKey(ts.vol, ts.i)] = []byte(tokens[i])
+	}
+	if needsCA {
+		ca, err := tenantCA(c, full.Namespace)
+		if err != nil {
+			return time.Time{}, err
+		}
+		data[tenantCAKey] = []byte(ca)
 	}
 	if err := writeTokenSecret(ctx, env, superPod, superPod.Annotations[AnnotationTokenSecret], data); err != nil {
 		return time.Time{}, err
@@ -362,41 +520,9 @@ func ensureTokens(ctx context.Context, env *resources.Env, c *tenant.Cluster, fu
 	return next, nil
 }
 
-// A Pending super Pod with a token Secret is checked for a lost Secret (a failed write, or a
-// restart between the Pod's creation and the Secret's) while its age is within
-// [tokenSecretCheckAge, tokenSecretCheckUntil]: younger, its Secret write is almost always still
-// running; the upper bound keeps Pods that stay Pending for long (unschedulable ones) from
-// costing a live GET every refresh scan forever.
-const (
-	tokenSecretCheckAge   = 30 * time.Second
-	tokenSecretCheckUntil = 10 * time.Minute
-)
-
-// awaitsTokenSecret reports whether super Pod s has a token Secret, has not started (phase
-// Pending) and is in the age window above at now.
-func awaitsTokenSecret(s *corev1.Pod, now time.Time) bool {
-	age := now.Sub(s.CreationTimestamp.Time)
-	return s.Annotations[AnnotationTokenSecret] != "" && (s.Status.Phase == corev1.PodPending || s.Status.Phase == "") &&
-		age > tokenSecretCheckAge && age < tokenSecretCheckUntil
-}
-
-// tokenSecretMissing reports, for a super Pod that awaitsTokenSecret, whether its token Secret
-// is absent from the super cluster (a live GET: token Secrets are not cached).
-func tokenSecretMissing(ctx context.Context, env *resources.Env, s *corev1.Pod) (bool, error) {
-	name := s.Annotations[AnnotationTokenSecret]
-	if !awaitsTokenSecret(s, time.Now()) {
-		return false, nil
-	}
-	_, err := env.Super.CoreV1().Secrets(s.Namespace).Get(ctx, name, metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
-		return true, nil
-	}
-	return false, err
-}
-
-// writeTokenSecret creates or replaces the token Secret name in the super Pod's namespace. The
-// Secret is labelled LabelTokenSecret and owned by the super Pod; an existing Secret without
-// that owner is never touched (resources.ErrNotOwned).
+// writeTokenSecret creates or replaces the token Secret name of a super Pod of an earlier
+// version in the super Pod's namespace. The Secret is labelled LabelTokenSecret and owned by
+// the super Pod; an existing Secret without that owner is never touched (resources.ErrNotOwned).
 func writeTokenSecret(ctx context.Context, env *resources.Env, superPod *corev1.Pod, name string, data map[string][]byte) error {
 	secrets := env.Super.CoreV1().Secrets(superPod.Namespace)
 	ctrl := true
@@ -447,8 +573,7 @@ func ownedBy(o metav1.Object, uid types.UID) bool {
 }
 
 // TokenRefreshesDue returns the tenant Pods whose super copies' tokens must be refreshed by
-// now (AnnotationTokenRefresh not after now, or never written), or whose super copies still
-// wait for their token Secret (awaitsTokenSecret), read from the super Pod cache.
+// now (AnnotationTokenRefresh not after now, or unreadable), read from the super Pod cache.
 // The syncer calls it periodically and enqueues the result downward, so no per-Pod timer is
 // held in memory.
 func TokenRefreshesDue(env *resources.Env, now time.Time) []resources.Request {
@@ -458,7 +583,7 @@ func TokenRefreshesDue(env *resources.Env, now time.Time) []resources.Request {
 		if !ok || !p.DeletionTimestamp.IsZero() {
 			continue
 		}
-		if due, _ := tokenRefreshDue(p, now); !due && !awaitsTokenSecret(p, now) {
+		if due, _ := tokenRefreshDue(p, now); !due {
 			continue
 		}
 		if o, owned := conversion.OwnerOf(p); owned {
@@ -466,4 +591,12 @@ func TokenRefreshesDue(env *resources.Env, now time.Time) []resources.Request {
 		}
 	}
 	return out
+}
+
+// tokensNeeded reports whether a super Pod of tenant Pod spec (its full spec) carries tenant
+// tokens or the tenant CA: it has a projected serviceAccountToken source or reads
+// kube-root-ca.crt.
+func tokensNeeded(spec *corev1.PodSpec) bool {
+	srcs, needsCA := tokenSources(spec)
+	return len(srcs) > 0 || needsCA
 }

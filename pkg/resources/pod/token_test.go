@@ -28,30 +28,21 @@ func TestTokenRefreshesDue(t *testing.T) {
 		}
 		_ = store.Add(&corev1.Pod{ObjectMeta: m, Status: corev1.PodStatus{Phase: corev1.PodRunning}})
 	}
-	add("due", map[string]string{AnnotationTokenSecret: "s", AnnotationTokenRefresh: "2026-01-01T11:59:00Z"}, true, false)
-	add("unwritten", map[string]string{AnnotationTokenSecret: "s"}, true, false)
-	add("later", map[string]string{AnnotationTokenSecret: "s", AnnotationTokenRefresh: "2026-01-01T12:30:00Z"}, true, false)
+	add("due", map[string]string{AnnotationTokenRefresh: "2026-01-01T11:59:00Z"}, true, false)
+	add("unreadable", map[string]string{AnnotationTokenRefresh: "soon"}, true, false)
+	add("earlier-version-unwritten", map[string]string{AnnotationTokenSecret: "s"}, true, false)
+	add("later", map[string]string{AnnotationTokenRefresh: "2026-01-01T12:30:00Z"}, true, false)
 	add("no-token", nil, true, false)
-	add("deleting", map[string]string{AnnotationTokenSecret: "s"}, true, true)
-	add("foreign", map[string]string{AnnotationTokenSecret: "s"}, false, false)
-	// Pending Pods whose Secret may be missing: checked once older than tokenSecretCheckAge.
-	pending := func(name string, age time.Duration) {
-		m := metav1.ObjectMeta{Namespace: "t1-abc-shop", Name: name, CreationTimestamp: metav1.NewTime(now.Add(-age)),
-			Annotations: map[string]string{AnnotationTokenSecret: "s", AnnotationTokenRefresh: "2026-01-01T12:30:00Z"}}
-		conversion.Stamp(&m, conversion.Owner{Tenant: "t1", TenantUID: "u1", Namespace: "shop", Name: name, UID: "uid-" + name})
-		_ = store.Add(&corev1.Pod{ObjectMeta: m, Status: corev1.PodStatus{Phase: corev1.PodPending}})
-	}
-	pending("pending-old", time.Minute)
-	pending("pending-young", time.Second)
-	pending("pending-for-long", time.Hour) // unschedulable, say: not checked forever
+	add("deleting", map[string]string{AnnotationTokenRefresh: "2026-01-01T11:59:00Z"}, true, true)
+	add("foreign", map[string]string{AnnotationTokenRefresh: "2026-01-01T11:59:00Z"}, false, false)
 
 	got := map[string]resources.Request{}
 	for _, r := range TokenRefreshesDue(env, now) {
 		got[r.Name] = r
 	}
 	if len(got) != 3 || got["due"].Tenant != "t1" || got["due"].Namespace != "shop" || got["due"].Kind != resources.KindPod ||
-		got["unwritten"].Name != "unwritten" || got["pending-old"].Name != "pending-old" {
-		t.Errorf("due = %+v, want due, unwritten and pending-old of tenant t1 in namespace shop", got)
+		got["unreadable"].Name != "unreadable" || got["earlier-version-unwritten"].Name != "earlier-version-unwritten" {
+		t.Errorf("due = %+v, want due, unreadable and earlier-version-unwritten of tenant t1 in namespace shop", got)
 	}
 }
 
@@ -64,7 +55,8 @@ func TestRootCAPlainReferences(t *testing.T) {
 		},
 		Containers: []corev1.Container{{
 			Name: "c",
-			Env:  []corev1.EnvVar{{Name: "CA", ValueFrom: &corev1.EnvVarSource{ConfigMapKeyRef: &corev1.ConfigMapKeySelector{LocalObjectReference: cmRef, Key: "ca.crt"}}}},
+			Env: []corev1.EnvVar{{Name: "CA", ValueFrom: &corev1.EnvVarSource{ConfigMapKeyRef: &corev1.ConfigMapKeySelector{LocalObjectReference: cmRef, Key: "ca.crt"}}},
+				{Name: "OTHER", ValueFrom: &corev1.EnvVarSource{ConfigMapKeyRef: &corev1.ConfigMapKeySelector{LocalObjectReference: cmRef, Key: "other"}}}},
 			EnvFrom: []corev1.EnvFromSource{{ConfigMapRef: &corev1.ConfigMapEnvSource{LocalObjectReference: cmRef}},
 				{ConfigMapRef: &corev1.ConfigMapEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "app"}}}},
 		}},
@@ -72,18 +64,23 @@ func TestRootCAPlainReferences(t *testing.T) {
 	if _, needsCA := tokenSources(spec); !needsCA {
 		t.Error("tokenSources: a configMap volume of kube-root-ca.crt needs the tenant CA")
 	}
-	if !rewriteProjectedTokens(spec, "sec") {
+	if !rewriteProjectedTokens(spec) {
 		t.Fatal("nothing rewritten")
 	}
-	if v := spec.Volumes[0]; v.Secret == nil || v.Secret.SecretName != "sec" || len(v.Secret.Items) != 1 || v.Secret.Items[0].Key != tenantCAKey {
-		t.Errorf("volume ca = %+v, want the tenant CA from Secret sec", v.VolumeSource)
+	caPath := "metadata.annotations['" + AnnotationTenantCA + "']"
+	if v := spec.Volumes[0]; v.DownwardAPI == nil || len(v.DownwardAPI.Items) != 1 || v.DownwardAPI.Items[0].FieldRef.FieldPath != caPath ||
+		v.DownwardAPI.Items[0].Path != "ca.crt" {
+		t.Errorf("volume ca = %+v, want ca.crt from the tenant CA annotation", v.VolumeSource)
 	}
 	if v := spec.Volumes[1]; v.ConfigMap == nil || v.ConfigMap.Name != "app" {
 		t.Errorf("an unrelated ConfigMap volume changed: %+v", v.VolumeSource)
 	}
 	c := spec.Containers[0]
-	if r := c.Env[0].ValueFrom.SecretKeyRef; r == nil || r.Name != "sec" || r.Key != tenantCAKey {
+	if r := c.Env[0].ValueFrom.FieldRef; r == nil || r.FieldPath != caPath {
 		t.Errorf("env CA = %+v", c.Env[0].ValueFrom)
+	}
+	if r := c.Env[1].ValueFrom.ConfigMapKeyRef; r == nil || r.Name != "kube-root-ca.crt" || r.Key != "other" {
+		t.Errorf("env of another kube-root-ca.crt key = %+v, want it left as it is", c.Env[1].ValueFrom)
 	}
 	if len(c.EnvFrom) != 1 || c.EnvFrom[0].ConfigMapRef.Name != "app" {
 		t.Errorf("envFrom = %+v, want only app", c.EnvFrom)

@@ -36,8 +36,7 @@ func testTenantTokens(t *testing.T, super kubernetes.Interface, tc *framework.Co
 		t.Fatalf("tenant Pod %s/%s has no kube-api-access volume: %+v", ns, name, tp.Spec.Volumes)
 	}
 	var sp *corev1.Pod
-	var secret *corev1.Secret
-	eventually(t, time.Minute, "token Secret written", func(ctx context.Context) error {
+	eventually(t, time.Minute, "tokens written", func(ctx context.Context) error {
 		sp, err = super.CoreV1().Pods(superNS).Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			return err
@@ -45,9 +44,14 @@ func testTenantTokens(t *testing.T, super kubernetes.Interface, tc *framework.Co
 		if sp.Annotations[pod.AnnotationTokenRefresh] == "" {
 			return errorf("no %s annotation yet", pod.AnnotationTokenRefresh)
 		}
-		secret, err = super.CoreV1().Secrets(superNS).Get(ctx, sp.Annotations[pod.AnnotationTokenSecret], metav1.GetOptions{})
-		return err
+		return nil
 	})
+	if sp.Annotations[pod.AnnotationTokenSecret] != "" {
+		t.Errorf("super Pod names a token Secret %q: the tokens must travel in the Pod itself", sp.Annotations[pod.AnnotationTokenSecret])
+	}
+	if secrets, err := super.CoreV1().Secrets(superNS).List(ctx, metav1.ListOptions{LabelSelector: pod.LabelTokenSecret}); err != nil || len(secrets.Items) > 0 {
+		t.Errorf("token Secrets in %s: %d (%v), want none (no extra super write per Pod)", superNS, len(secrets.Items), err)
+	}
 	if sp.Spec.AutomountServiceAccountToken == nil || *sp.Spec.AutomountServiceAccountToken {
 		t.Errorf("super Pod automountServiceAccountToken = %v, want false", sp.Spec.AutomountServiceAccountToken)
 	}
@@ -67,35 +71,26 @@ func testTenantTokens(t *testing.T, super kubernetes.Interface, tc *framework.Co
 	if vol == nil || vol.Projected == nil {
 		t.Fatalf("super Pod lacks projected volume %s: %+v", tenantVol, sp.Spec.Volumes)
 	}
-	paths := map[string]string{} // path -> Secret key
+	paths := map[string]string{} // path -> super Pod annotation
 	for _, s := range vol.Projected.Sources {
-		if s.Secret != nil && s.Secret.Name == secret.Name {
-			for _, it := range s.Secret.Items {
-				paths[it.Path] = it.Key
+		if s.DownwardAPI != nil {
+			for _, it := range s.DownwardAPI.Items {
+				k, _ := strings.CutSuffix(strings.TrimPrefix(it.FieldRef.FieldPath, "metadata.annotations['"), "']")
+				paths[it.Path] = k
 			}
 		}
 	}
 	if paths["token"] == "" || paths["ca.crt"] == "" {
-		t.Fatalf("super volume %s does not project token and ca.crt from Secret %s: %+v", tenantVol, secret.Name, vol.Projected.Sources)
-	}
-	owned := false
-	for _, ref := range secret.OwnerReferences {
-		owned = owned || (ref.Kind == "Pod" && ref.UID == sp.UID)
-	}
-	if !owned {
-		t.Errorf("token Secret %s is not owned by the super Pod: %+v", secret.Name, secret.OwnerReferences)
-	}
-	if secret.Labels[conversion.LabelManagedBy] != "" {
-		t.Errorf("token Secret carries %s (it would be taken for a copy of a tenant Secret)", conversion.LabelManagedBy)
+		t.Fatalf("super volume %s does not project token and ca.crt from the Pod's annotations: %+v", tenantVol, vol.Projected.Sources)
 	}
 	rootCA, err := tc.Client.CoreV1().ConfigMaps(ns).Get(ctx, "kube-root-ca.crt", metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if string(secret.Data[paths["ca.crt"]]) != rootCA.Data["ca.crt"] {
+	if sp.Annotations[paths["ca.crt"]] != rootCA.Data["ca.crt"] {
 		t.Errorf("ca.crt in the super Pod is not the tenant's root CA")
 	}
-	token := string(secret.Data[paths["token"]])
+	token := sp.Annotations[paths["token"]]
 	review := func(c kubernetes.Interface) *authenticationv1.TokenReview {
 		r, err := c.AuthenticationV1().TokenReviews().Create(ctx, &authenticationv1.TokenReview{Spec: authenticationv1.TokenReviewSpec{Token: token}}, metav1.CreateOptions{})
 		if err != nil {
