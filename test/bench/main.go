@@ -24,6 +24,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -99,7 +100,7 @@ func runBurst(ctx context.Context, args []string) error {
 	fs.IntVar(&c.tenants, "tenants", 2, "number of tenants, each creating --pods Pods at once")
 	fs.IntVar(&c.pods, "pods", 200, "Pods per tenant")
 	fs.IntVar(&c.nodes, "nodes", 10, "kwok Nodes in the super cluster (110 Pods each)")
-	fs.IntVar(&c.concurrency, "concurrency", 10, "concurrent create calls per tenant (and per baseline tenant)")
+	fs.IntVar(&c.concurrency, "concurrency", 50, "concurrent create calls per tenant (and per baseline tenant); 50 is about how fast a Helm install or a Job controller creates Pods, 10 the earlier, gentler variant")
 	fs.Float64Var(&c.rate, "rate", 0, "open-loop arrival rate in Pods/s over all tenants (each Pod's latency then counts from its scheduled arrival, so client-side waiting counts too); 0 = closed-loop burst, latency from the create call")
 	fs.BoolVar(&c.fair, "fair-queuing", true, "run the syncer with --fair-queuing")
 	fs.StringVar(&c.out, "out", "bench-out", "directory for result.json, result.md and latency.png")
@@ -146,8 +147,10 @@ func run(ctx context.Context, c config) error {
 		baseClients, baseNS = append(baseClients, env.Super.Client), append(baseNS, ns)
 	}
 	cpuBase0 := componentCPU(env)
+	base429a, _ := apiserver429s(ctx, env.Super.Client)
 	base, err := burst(ctx, c, baseClients, baseNS)
 	cpuBase := diffCPU(componentCPU(env), cpuBase0)
+	base429b, _ := apiserver429s(ctx, env.Super.Client)
 	if err != nil {
 		return fmt.Errorf("baseline: %w", err)
 	}
@@ -193,6 +196,7 @@ func run(ctx context.Context, c config) error {
 	}
 	logf("syncer: %d tenants × %d Pods through vc-syncer (fair queuing %t)", c.tenants, c.pods, c.fair)
 	cpuSync0 := componentCPU(env)
+	sync429a, _ := apiserver429s(ctx, env.Super.Client)
 	profDone := make(chan error, 1)
 	if c.profile > 0 {
 		go func() {
@@ -201,10 +205,12 @@ func run(ctx context.Context, c config) error {
 	}
 	synced, err := burst(ctx, c, tenantClients, tenantNS)
 	cpuSync := diffCPU(componentCPU(env), cpuSync0)
+	sync429b, _ := apiserver429s(ctx, env.Super.Client)
 	if err != nil {
 		return fmt.Errorf("through the syncer: %w", err)
 	}
 	cpu1, _ := cpuSeconds(p.pid())
+	cpuSync["vc-syncer"] = cpu1 - cpu0
 	rss, _ := peakRSS(p.pid())
 	if c.profile > 0 {
 		if err := <-profDone; err != nil {
@@ -212,8 +218,11 @@ func run(ctx context.Context, c config) error {
 		}
 	}
 	tenantEvents := countTenantEvents(ctx, c.eventsSettle, tenantClients, tenantNS)
+	var syncerPhaseBreakdown map[string]phaseStats
 	if err := saveMetrics(ctx, metricsAddr, filepath.Join(c.out, "metrics.txt")); err != nil {
 		logf("metrics: %v", err)
+	} else if syncerPhaseBreakdown, err = syncerPhaseStats(filepath.Join(c.out, "metrics.txt")); err != nil {
+		logf("phases: %v", err)
 	}
 
 	res := result{
@@ -226,6 +235,13 @@ func run(ctx context.Context, c config) error {
 	res.P99Ratio = res.Syncer.P99 / res.Baseline.P99
 	res.Phases = phaseBreakdown(synced, superTimes)
 	res.ComponentCPUSeconds = map[string]map[string]float64{"baseline": cpuBase, "syncer": cpuSync}
+	res.SyncerPhases = syncerPhaseBreakdown
+	res.Super429s = map[string]float64{"baseline": base429b - base429a, "syncer": sync429b - sync429a}
+	res.CPU = map[string][]cpuUse{"baseline": busiest(cpuBase, res.Baseline.Wall), "syncer": busiest(cpuSync, res.Syncer.Wall)}
+	res.Bottleneck = map[string]string{
+		"baseline": bottleneck(res.CPU["baseline"], res.Baseline.Wall, runtime.NumCPU(), nil),
+		"syncer":   bottleneck(res.CPU["syncer"], res.Syncer.Wall, runtime.NumCPU(), syncerPhaseBreakdown),
+	}
 	res.ThroughputRatio = res.Syncer.Throughput / res.Baseline.Throughput
 	if err := writeResults(c.out, res, base, synced); err != nil {
 		return err
@@ -486,6 +502,8 @@ type stats struct {
 	P99        float64 `json:"p99Seconds"`
 	Max        float64 `json:"maxSeconds"`
 	Throughput float64 `json:"throughputPodsPerSecond"`
+	// Wall is the time from the first create to the last Pod Running, in seconds.
+	Wall float64 `json:"wallSeconds"`
 }
 
 type result struct {
@@ -514,6 +532,17 @@ type result struct {
 	// TenantEvents counts the Events in the tenants' bench namespaces, by "type/reason",
 	// --events-settle after the last Pod was Running.
 	TenantEvents map[string]int `json:"tenantEvents"`
+	// SyncerPhases is the syncer's own breakdown of each new Pod's creation
+	// (vcsyncer_pod_creation_phase_duration_seconds, all tenants): downward_queue,
+	// downward_process, super_scheduling, upward_queue, upward_process.
+	SyncerPhases map[string]phaseStats `json:"syncerPhases"`
+	// CPU lists, for "baseline" and "syncer", every process's CPU during that burst, busiest
+	// first, in seconds and cores (seconds per second of the burst's wall time).
+	CPU map[string][]cpuUse `json:"cpuByProcess"`
+	// Bottleneck names, for "baseline" and "syncer", what limited that burst (bottleneck()).
+	Bottleneck map[string]string `json:"bottleneck"`
+	// Super429s counts the super apiserver's 429 answers during each burst (all clients).
+	Super429s map[string]float64 `json:"superApiserver429s"`
 }
 
 func latencies(s []sample) []float64 {
@@ -552,7 +581,7 @@ func summarize(s []sample) stats {
 		}
 	}
 	return stats{Pods: len(l), P50: q(0.50), P90: q(0.90), P99: q(0.99), Max: l[len(l)-1],
-		Throughput: float64(len(l)) / last.Sub(first).Seconds()}
+		Throughput: float64(len(l)) / last.Sub(first).Seconds(), Wall: last.Sub(first).Seconds()}
 }
 
 func writeResults(dir string, r result, base, synced []sample) error {
@@ -585,6 +614,22 @@ func writeResults(dir string, r result, base, synced []sample) error {
 		if v, ok := r.Phases[ph]; ok {
 			md += fmt.Sprintf("| phase %s p50 / p99 (s) | | %.3f / %.3f | |\n", ph, v[0], v[1])
 		}
+	}
+	for _, ph := range syncerPhases {
+		if v, ok := r.SyncerPhases[ph]; ok {
+			md += fmt.Sprintf("| syncer phase %s mean / p50 / p99 (s) | | %.3f / %.3f / %.3f | |\n", ph, v.Mean, v.P50, v.P99)
+		}
+	}
+	md += fmt.Sprintf("| super apiserver 429s | %.0f | %.0f | |\n", r.Super429s["baseline"], r.Super429s["syncer"])
+	for _, side := range []string{"baseline", "syncer"} {
+		var top []string
+		for i, u := range r.CPU[side] {
+			if i == 5 {
+				break
+			}
+			top = append(top, fmt.Sprintf("%s %.1f s (%.2f cores)", u.Process, u.Seconds, u.Cores))
+		}
+		md += fmt.Sprintf("\n**%s** — bottleneck: %s. Busiest: %s.\n", side, r.Bottleneck[side], strings.Join(top, ", "))
 	}
 	if err := os.WriteFile(filepath.Join(dir, "result.md"), []byte(md), 0o644); err != nil {
 		return err
