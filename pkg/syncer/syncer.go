@@ -7,6 +7,7 @@ import (
 	"net/netip"
 	"runtime/debug"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -100,6 +101,8 @@ type Syncer struct {
 	events *eventPipeline
 	// retryLog rate-limits the "Retrying sync" log lines (retries.go).
 	retryLog *retryLog
+	// processed counts the reconciles run so far, in both directions (Processed).
+	processed atomic.Int64
 }
 
 var (
@@ -310,6 +313,10 @@ func (s *Syncer) refreshTokens(ctx context.Context) {
 	}
 }
 
+// Processed returns how many reconciles (downward and upward, successful or not) the syncer
+// has run since it started.
+func (s *Syncer) Processed() int64 { return s.processed.Load() }
+
 // weight returns a tenant's fair-queue weight (Tenant.spec.weight), 1 for unknown tenants.
 func (s *Syncer) weight(tenant string) int {
 	if s.registry == nil {
@@ -370,6 +377,7 @@ func (s *Syncer) process(ctx context.Context, req resources.Request, down bool) 
 			ctrl.LoggerFrom(ctx).Error(err, "Recovered from a panic in a reconcile", "stack", string(debug.Stack()))
 		}
 	}()
+	s.processed.Add(1)
 	if down && req.Kind == resources.KindPod && s.admission != nil {
 		// A slot granted to this Pod and not taken in this run goes back to the window.
 		defer s.admission.Settle(req.Tenant, req)

@@ -102,6 +102,7 @@ func Run(ctx context.Context, o *options.Options, cfg *rest.Config) error {
 	ctx = ctrl.LoggerInto(ctx, log)
 	log.Info("Starting", "version", version.String())
 	log.V(1).Info("Flags", "options", fmt.Sprintf("%+v", *o))
+	setMemoryLimit(log, o.MemoryLimitRatio)
 	cfg = rest.CopyConfig(cfg)
 	cfg.UserAgent = "vc-syncer"
 	cfg.QPS, cfg.Burst = 300, 600
@@ -196,6 +197,7 @@ func Run(ctx context.Context, o *options.Options, cfg *rest.Config) error {
 	if err := mgr.Add(s); err != nil {
 		return err
 	}
+	go releaseIdleMemory(ctx, log, o.IdleMemoryRelease, 100, s.Processed)
 	if o.RemediationInterval > 0 {
 		scanner, err := remediation.New(remediation.Options{
 			Interval: o.RemediationInterval, Env: s.Env(), Resources: s.Resources(), Tenants: registry, Queue: s,

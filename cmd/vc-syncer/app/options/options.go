@@ -89,6 +89,12 @@ type Options struct {
 	CheckpointInterval time.Duration
 	// CheckpointMaxItems: a checkpoint is skipped while the queues hold more items. Defaults to 15000.
 	CheckpointMaxItems int
+	// MemoryLimitRatio sets the Go memory limit to this fraction of the container's memory
+	// limit (0: not set; an explicit GOMEMLIMIT always wins). Defaults to 0.9.
+	MemoryLimitRatio float64
+	// IdleMemoryRelease is how often the syncer checks whether it is quiet and then returns
+	// freed heap memory to the operating system (0: never). Defaults to 30s.
+	IdleMemoryRelease time.Duration
 	// AdmissionWindowMax and AdmissionWindowMin bound the admission window for new super Pods
 	// (Pods created and not yet bound); 0 max turns it off. Defaults 200 and 32.
 	AdmissionWindowMax, AdmissionWindowMin int
@@ -175,6 +181,8 @@ func NewOptions() *Options {
 		CheckpointMaxItems:      15000,
 		AdmissionWindowMax:      200,
 		AdmissionWindowMin:      32,
+		MemoryLimitRatio:        0.9,
+		IdleMemoryRelease:       30 * time.Second,
 
 		VNodeGCGrace:               30 * time.Second,
 		VNodeLeaseDuration:         40 * time.Second,
@@ -196,6 +204,10 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"Upper bound of the admission window: new super Pods created and not yet bound by the super scheduler at once, shared among the tenants with Pods waiting in proportion to their weights (a tenant alone may use all of it). Pods beyond it wait in the syncer, where tenants take turns, instead of in the super scheduler's first-come-first-served queue. The window adapts between --admission-window-min and this bound to the super scheduler's create-to-bind latency, so at low load nothing waits. 0 turns the window off; it is off too with --fair-queuing=false.")
 	fs.IntVar(&o.AdmissionWindowMin, "admission-window-min", o.AdmissionWindowMin,
 		"Lower bound (and starting size) of the admission window, in Pods; see --admission-window-max.")
+	fs.Float64Var(&o.MemoryLimitRatio, "memory-limit-ratio", o.MemoryLimitRatio,
+		"Set the Go runtime's memory limit (GOMEMLIMIT) to this fraction of the container's memory limit (cgroup), so the garbage collector works harder before the kernel would kill the syncer. 0 leaves it unset; a GOMEMLIMIT in the environment always wins; outside a container there is no limit to follow.")
+	fs.DurationVar(&o.IdleMemoryRelease, "idle-memory-release", o.IdleMemoryRelease,
+		"How often to check whether the syncer is quiet (fewer than 100 reconciles since the last check) and, if the Go runtime holds more than 16 MiB of freed heap, return it to the operating system; after a burst the resident memory then falls back to about the live heap. 0 turns it off.")
 	fs.StringVar(&o.MetricsBindAddress, "metrics-bind-address", o.MetricsBindAddress,
 		"Address (host:port) that serves Prometheus metrics at /metrics and the status page at / (JSON at /status.json); \"0\" turns them off.")
 	fs.BoolVar(&o.MetricsSecure, "metrics-secure", o.MetricsSecure,
@@ -271,6 +283,12 @@ func (o *Options) Validate() error {
 	}
 	if o.AdmissionWindowMax < 0 || o.AdmissionWindowMin < 1 || (o.AdmissionWindowMax > 0 && o.AdmissionWindowMin > o.AdmissionWindowMax) {
 		errs = append(errs, errors.New("--admission-window-min must be at least 1 and --admission-window-max 0 (off) or at least --admission-window-min"))
+	}
+	if o.MemoryLimitRatio < 0 || o.MemoryLimitRatio > 1 {
+		errs = append(errs, errors.New("--memory-limit-ratio must be between 0 and 1"))
+	}
+	if o.IdleMemoryRelease < 0 {
+		errs = append(errs, errors.New("--idle-memory-release must not be negative"))
 	}
 	if o.CheckpointMaxItems < 1 {
 		errs = append(errs, errors.New("--checkpoint-max-items must be at least 1"))
