@@ -428,10 +428,13 @@ func superTransform(obj any) (any, error) {
 	return stripManagedFields(obj)
 }
 
+// stripManagedFields drops managedFields from a cached super object and interns its repeating
+// strings (conversion.InternObject).
 func stripManagedFields(obj any) (any, error) {
 	if m, ok := obj.(metav1.Object); ok {
 		m.SetManagedFields(nil)
 	}
+	conversion.InternObject(obj)
 	return obj, nil
 }
 

@@ -157,7 +157,8 @@ func newCluster(name, uid string, cfg *rest.Config, hash string, weight int32, r
 var ErrDuplicateControlPlane = errors.New("duplicate control plane")
 
 // TrimTenantObject is the tenant informers' transform: it drops managedFields and kubectl's
-// last-applied-configuration annotation from cached objects. The syncer never reads either
+// last-applied-configuration annotation from cached objects, and interns their repeating
+// strings (conversion.InternObject). The syncer never reads either
 // (super copies never carry the annotation), and the annotation repeats the whole object, so
 // for kubectl-applied objects it is often the largest part of the cache. The syncer writes
 // tenant objects only through status subresources, which ignore metadata, so cached objects
@@ -177,6 +178,7 @@ func TrimTenantObject(obj any) (any, error) {
 			m.SetAnnotations(ann)
 		}
 	}
+	conversion.InternObject(obj)
 	return obj, nil
 }
 
