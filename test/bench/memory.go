@@ -24,9 +24,14 @@ func runMemory(ctx context.Context, args []string) error {
 	tenants := fs.Int("tenants", 2, "tenants")
 	steps := fs.String("steps", "250,500,750,1000", "cumulative Pods per tenant at which RSS is read")
 	nodes := fs.Int("nodes", 20, "kwok Nodes (110 Pods each)")
-	settle := fs.Duration("settle", 10*time.Second, "wait after each step (and after the forced GC) before reading RSS")
+	settle := fs.Duration("settle", 40*time.Second, "wait after each step (and after the forced GC) before reading RSS; longer than the syncer's --idle-memory-release (30s), so a quiet syncer has returned its freed heap")
 	steady := fs.Bool("steady", true, "read RSS in steady state: trigger the GC that the Go runtime would run on its own within 2 minutes of idleness (via /debug/pprof/heap?gc=1), then wait --settle for the scavenger to return freed pages")
 	out := fs.String("out", "bench-out/memory", "output directory")
+	var syncerFlags []string
+	fs.Func("syncer-flag", "extra flag for the vc-syncer run (repeatable), e.g. --syncer-flag=--idle-memory-release=0", func(v string) error {
+		syncerFlags = append(syncerFlags, v)
+		return nil
+	})
 	_ = fs.Parse(args)
 	var points []int
 	for _, f := range strings.Split(*steps, ",") {
@@ -49,7 +54,7 @@ func runMemory(ctx context.Context, args []string) error {
 		return err
 	}
 	pprofAddr := freeAddr()
-	p, err := startSyncer(ctx, env, bin, true, filepath.Join(*out, "syncer.log"), "--pprof-bind-address", pprofAddr)
+	p, err := startSyncer(ctx, env, bin, true, filepath.Join(*out, "syncer.log"), append([]string{"--pprof-bind-address", pprofAddr}, syncerFlags...)...)
 	if err != nil {
 		return err
 	}
@@ -118,7 +123,7 @@ func runMemory(ctx context.Context, args []string) error {
 	slope, heapSlope := lsSlope(xs, rs), lsSlope(xs, hs)
 	j, _ := json.MarshalIndent(map[string]any{
 		"date": time.Now().UTC().Format(time.RFC3339), "tenants": *tenants, "goVersion": runtime.Version(),
-		"points": pts, "bytesPerPod": slope, "heapBytesPerPod": heapSlope, "steady": *steady,
+		"points": pts, "bytesPerPod": slope, "heapBytesPerPod": heapSlope, "steady": *steady, "syncerFlags": syncerFlags,
 	}, "", "  ")
 	if err := os.WriteFile(filepath.Join(*out, "result.json"), j, 0o644); err != nil {
 		return err
