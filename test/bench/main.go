@@ -254,7 +254,17 @@ func run(ctx context.Context, c config) error {
 	return nil
 }
 
+// syncerBin ($VC_SYNCER_BENCH_BIN) is a prebuilt vc-syncer binary to run instead of building
+// ./cmd/vc-syncer, to compare another version of the syncer under the same load tool.
+var syncerBin = os.Getenv("VC_SYNCER_BENCH_BIN")
+
+// buildSyncer builds ./cmd/vc-syncer into a temporary directory and returns its path, or
+// returns $VC_SYNCER_BENCH_BIN when set (a prebuilt binary, e.g. of an earlier commit).
 func buildSyncer(ctx context.Context) (string, error) {
+	if syncerBin != "" {
+		logf("running the prebuilt syncer %s ($VC_SYNCER_BENCH_BIN)", syncerBin)
+		return syncerBin, nil
+	}
 	dir, err := os.MkdirTemp("", "vc-syncer-bench")
 	if err != nil {
 		return "", err
