@@ -155,13 +155,18 @@ func reconcileDownward(ctx context.Context, env *resources.Env, c *tenant.Cluste
 		}
 		// The tokens are requested from the cached Pod while its full spec is read and the
 		// super Pod is prepared; they are used only if the full spec asks for the same tokens.
+		// Not for a Pod that will wait for its ServiceAccount's super copy (checked below):
+		// each of its retries would ask again.
 		limit := -1
 		if m := c.Policy().Pods().MaxServiceAccountTokens; m != nil {
 			limit = int(*m)
 		}
 		prefetchCtx, cancelPrefetch := context.WithCancel(ctx)
 		defer cancelPrefetch()
-		prefetch := prefetchTokens(prefetchCtx, c, t, limit)
+		var prefetch *tokenPrefetch
+		if serviceAccountCopied(env, superNS, t.Spec.ServiceAccountName) {
+			prefetch = prefetchTokens(prefetchCtx, c, t, limit)
+		}
 		// The tenant cache holds trimmed Pods: read the full spec once, at least as new as the
 		// cached copy (served from the tenant apiserver's watch cache).
 		full, err := c.Client.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{ResourceVersion: t.ResourceVersion})
@@ -190,12 +195,10 @@ func reconcileDownward(ctx context.Context, env *resources.Env, c *tenant.Cluste
 		if d := resources.CheckQuota(env, c, resources.KindPod, ns, quotaProbe); d != nil {
 			return reportQuota(ctx, c, t, d, nil)
 		}
-		if sa := full.Spec.ServiceAccountName; sa != "" && sa != "default" {
+		if sa := full.Spec.ServiceAccountName; !serviceAccountCopied(env, superNS, sa) {
 			// The super apiserver refuses a Pod whose ServiceAccount is missing: wait for the
 			// ServiceAccount's super copy (its arrival enqueues this Pod again).
-			if _, err := env.SuperInformers.Core().V1().ServiceAccounts().Lister().ServiceAccounts(superNS).Get(sa); err != nil {
-				return fmt.Errorf("Pod %s/%s waits for the super copy of ServiceAccount %s: %w", ns, name, sa, err)
-			}
+			return fmt.Errorf("Pod %s/%s waits for the super copy of ServiceAccount %s", ns, name, sa)
 		}
 		if !priorityClassAllowed(env, c, full) {
 			// Rejected early, with a PriorityClassNotPublic Event and condition.
@@ -216,7 +219,7 @@ func reconcileDownward(ctx context.Context, env *resources.Env, c *tenant.Cluste
 		}
 		// A preset spec.nodeName naming an existing super Node (a vNode's name) is honoured.
 		want.Spec.NodeName = full.Spec.NodeName
-		// Its cpu and memory too, before tenant tokens are requested for it.
+		// Its cpu and memory too, before the super Pod is created.
 		if d := resources.CheckQuota(env, c, resources.KindPod, ns, want); d != nil {
 			return reportQuota(ctx, c, t, d, nil)
 		}
@@ -426,4 +429,15 @@ func presetNodeAllowed(env *resources.Env, c *tenant.Cluster, name string) bool 
 		}
 	}
 	return false
+}
+
+// serviceAccountCopied reports whether ServiceAccount sa of a tenant Pod exists in super
+// namespace superNS (the super cache): always for "" and "default", which every namespace
+// has; otherwise once its super copy is cached.
+func serviceAccountCopied(env *resources.Env, superNS, sa string) bool {
+	if sa == "" || sa == "default" {
+		return true
+	}
+	_, err := env.SuperInformers.Core().V1().ServiceAccounts().Lister().ServiceAccounts(superNS).Get(sa)
+	return err == nil
 }

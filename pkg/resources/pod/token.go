@@ -476,7 +476,8 @@ func refreshTokens(ctx context.Context, env *resources.Env, c *tenant.Cluster, f
 	if err != nil {
 		return err
 	}
-	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": ann}})
+	// The UID makes the patch fail (409) if the super Pod was replaced since it was cached.
+	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"uid": superPod.UID, "annotations": ann}})
 	if _, err := env.Super.CoreV1().Pods(superPod.Namespace).Patch(ctx, superPod.Name, types.MergePatchType, patch,
 		metav1.PatchOptions{FieldManager: downward.FieldManager}); err != nil {
 		return fmt.Errorf("failed to write the refreshed tokens to super Pod %s/%s: %w", superPod.Namespace, superPod.Name, err)
