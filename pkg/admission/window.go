@@ -97,6 +97,9 @@ type Window[T comparable] struct {
 	samples   int
 	saturated bool // some item waited in this interval
 	history   []time.Duration
+	// congested is set by the first shrink (the window then grows by √window, not doubling)
+	// and cleared when the window goes idle.
+	congested bool
 }
 
 // New returns a Window.
@@ -342,9 +345,13 @@ func (w *Window[T]) Forget(tenant string) {
 // are Pods created and not yet bound and their mean create-to-bind latency in the interval
 // exceeds Tolerance × the lowest interval mean of the last baselineHistory intervals: then the
 // window shrinks by a tenth. Otherwise, if some item waited in the interval, the window (not
-// the scheduler) was the limit and it grows by √window; the syncer's own work before a create
-// (reads, tokens, slower on a busy machine) holds slots too and does not shrink it. Between
-// MinWindow and MaxWindow. This is delay-based congestion control in the manner of TCP Vegas.
+// the scheduler) was the limit and it grows: doubling (TCP's slow start) until the first
+// shrink, by √window after it; an idle window (nothing held or waiting) starts slow again. The
+// syncer's own work before a create (reads, tokens, slower on a busy machine) holds slots too
+// and does not shrink it. Between MinWindow and MaxWindow. This is delay-based congestion
+// control in the manner of TCP Vegas; without the slow start a burst arriving faster than the
+// window grows (√32 a step from 32, about 9 s to reach 200) waited in the syncer while the
+// super scheduler idled.
 func (w *Window[T]) Adjust() {
 	w.mu.Lock()
 	now := w.o.Now()
@@ -372,8 +379,15 @@ func (w *Window[T]) Adjust() {
 	switch {
 	case slow && schedulerFull:
 		w.limit = max(float64(w.o.MinWindow), w.limit*0.9)
+		w.congested = true
 	case w.saturated && (!schedulerFull || (w.samples > 0 && !slow)):
-		w.limit = min(float64(w.o.MaxWindow), w.limit+math.Sqrt(w.limit))
+		if w.congested {
+			w.limit = min(float64(w.o.MaxWindow), w.limit+math.Sqrt(w.limit))
+		} else {
+			w.limit = min(float64(w.o.MaxWindow), w.limit*2) // slow start
+		}
+	case w.held == 0 && !w.saturated:
+		w.congested = false // idle: the next burst starts slow again
 	}
 	w.sum, w.samples, w.saturated = 0, 0, w.anyWaitingLocked()
 	wake := w.grantLocked()

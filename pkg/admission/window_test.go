@@ -282,6 +282,57 @@ func TestAdjust(t *testing.T) {
 	}
 }
 
+// A burst doubles the window every saturated interval until the scheduler first slows down
+// (slow start); after that the window grows by √window; once idle it starts slow again.
+func TestAdjustSlowStart(t *testing.T) {
+	h := newHarness(t, 4, 1000, nil)
+	next := 0
+	fill := func() {
+		for i := 0; i < 2000; i++ {
+			h.run(fmt.Sprintf("a %d", next))
+			next++
+		}
+	}
+	fast := func() {
+		fill()
+		h.clk.add(10 * time.Millisecond)
+		for k := range h.created {
+			h.bind(k)
+		}
+		h.runWoken()
+		h.w.Adjust()
+	}
+	for range 3 {
+		fast()
+	}
+	if got := h.w.Stats().Window; got != 32 {
+		t.Fatalf("window %d after 3 saturated intervals from 4, want 32 (doubling)", got)
+	}
+	for range 3 { // slow binds with a full scheduler: shrink
+		fill()
+		h.clk.add(200 * time.Millisecond)
+		n := 0
+		for k := range h.created {
+			if n%2 == 0 {
+				h.bind(k)
+			}
+			n++
+		}
+		h.runWoken()
+		h.w.Adjust()
+	}
+	before := h.w.Stats().Window
+	for k := range h.created {
+		h.bind(k)
+	}
+	for range 3 {
+		fast()
+	}
+	if got := h.w.Stats().Window; got >= 2*before || got <= before {
+		t.Fatalf("window %d → %d after a shrink and three fast intervals, want additive growth (√window a step), not doubling", before, got)
+	}
+}
+
 func TestForgetDropsTenant(t *testing.T) {
 	h := newHarness(t, 1, 1, nil)
 	h.run("a 0")

@@ -15,9 +15,13 @@ import (
 	"k8s.io/client-go/kubernetes"
 )
 
+func ptrTo[T any](v T) *T { return &v }
+
 // syncerPhases are the phases of a new tenant Pod's creation that the syncer measures itself
 // (vcsyncer_pod_creation_phase_duration_seconds), in the order a Pod goes through them.
-var syncerPhases = []string{"downward_queue", "downward_process", "super_scheduling", "upward_queue", "upward_process"}
+// admission_wait, the time a Pod waited for the admission window, is part of
+// downward_process.
+var syncerPhases = []string{"downward_queue", "downward_process", "admission_wait", "super_scheduling", "upward_queue", "upward_process"}
 
 // phaseStats is one phase of syncerPhases over every tenant: the mean (exact, from the
 // histogram's sum and count) and the p50 and p99 estimated from its buckets (linear within a
@@ -51,6 +55,13 @@ func syncerPhaseStats(path string) (map[string]phaseStats, error) {
 	mf := mfs["vcsyncer_pod_creation_phase_duration_seconds"]
 	if mf == nil {
 		return nil, fmt.Errorf("%s: no vcsyncer_pod_creation_phase_duration_seconds", path)
+	}
+	// The admission window's wait (part of downward_process) as one more "phase".
+	if aw := mfs["vcsyncer_admission_wait_seconds"]; aw != nil {
+		for _, m := range aw.GetMetric() {
+			m.Label = append(m.Label, &dto.LabelPair{Name: ptrTo("phase"), Value: ptrTo("admission_wait")})
+			mf.Metric = append(mf.Metric, m)
+		}
 	}
 	type acc struct {
 		count, sum float64

@@ -146,10 +146,10 @@ func run(ctx context.Context, c config) error {
 		}
 		baseClients, baseNS = append(baseClients, env.Super.Client), append(baseNS, ns)
 	}
-	cpuBase0 := componentCPU(env)
+	cpuBase0, tBase0 := componentCPU(env), time.Now()
 	base429a, _ := apiserver429s(ctx, env.Super.Client)
 	base, err := burst(ctx, c, baseClients, baseNS)
-	cpuBase := diffCPU(componentCPU(env), cpuBase0)
+	cpuBase, baseCPUWall := diffCPU(componentCPU(env), cpuBase0), time.Since(tBase0).Seconds()
 	base429b, _ := apiserver429s(ctx, env.Super.Client)
 	if err != nil {
 		return fmt.Errorf("baseline: %w", err)
@@ -195,7 +195,7 @@ func run(ctx context.Context, c config) error {
 		return err
 	}
 	logf("syncer: %d tenants × %d Pods through vc-syncer (fair queuing %t)", c.tenants, c.pods, c.fair)
-	cpuSync0 := componentCPU(env)
+	cpuSync0, tSync0 := componentCPU(env), time.Now()
 	sync429a, _ := apiserver429s(ctx, env.Super.Client)
 	profDone := make(chan error, 1)
 	if c.profile > 0 {
@@ -204,7 +204,7 @@ func run(ctx context.Context, c config) error {
 		}()
 	}
 	synced, err := burst(ctx, c, tenantClients, tenantNS)
-	cpuSync := diffCPU(componentCPU(env), cpuSync0)
+	cpuSync, syncCPUWall := diffCPU(componentCPU(env), cpuSync0), time.Since(tSync0).Seconds()
 	sync429b, _ := apiserver429s(ctx, env.Super.Client)
 	if err != nil {
 		return fmt.Errorf("through the syncer: %w", err)
@@ -237,10 +237,12 @@ func run(ctx context.Context, c config) error {
 	res.ComponentCPUSeconds = map[string]map[string]float64{"baseline": cpuBase, "syncer": cpuSync}
 	res.SyncerPhases = syncerPhaseBreakdown
 	res.Super429s = map[string]float64{"baseline": base429b - base429a, "syncer": sync429b - sync429a}
-	res.CPU = map[string][]cpuUse{"baseline": busiest(cpuBase, res.Baseline.Wall), "syncer": busiest(cpuSync, res.Syncer.Wall)}
+	// Cores over the whole measured window (informers' start to the last Pod Running), the
+	// interval the CPU seconds were taken over.
+	res.CPU = map[string][]cpuUse{"baseline": busiest(cpuBase, baseCPUWall), "syncer": busiest(cpuSync, syncCPUWall)}
 	res.Bottleneck = map[string]string{
-		"baseline": bottleneck(res.CPU["baseline"], res.Baseline.Wall, runtime.NumCPU(), nil),
-		"syncer":   bottleneck(res.CPU["syncer"], res.Syncer.Wall, runtime.NumCPU(), syncerPhaseBreakdown),
+		"baseline": bottleneck(res.CPU["baseline"], baseCPUWall, runtime.NumCPU(), nil),
+		"syncer":   bottleneck(res.CPU["syncer"], syncCPUWall, runtime.NumCPU(), syncerPhaseBreakdown),
 	}
 	res.ThroughputRatio = res.Syncer.Throughput / res.Baseline.Throughput
 	if err := writeResults(c.out, res, base, synced); err != nil {
