@@ -207,7 +207,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.Float64Var(&o.MemoryLimitRatio, "memory-limit-ratio", o.MemoryLimitRatio,
 		"Set the Go runtime's memory limit (GOMEMLIMIT) to this fraction of the container's memory limit (cgroup), so the garbage collector works harder before the kernel would kill the syncer. 0 leaves it unset; a GOMEMLIMIT in the environment always wins; outside a container there is no limit to follow.")
 	fs.DurationVar(&o.IdleMemoryRelease, "idle-memory-release", o.IdleMemoryRelease,
-		"How often to check whether the syncer is quiet (fewer than 100 reconciles since the last check) and, if the Go runtime holds more than 16 MiB of freed heap, return it to the operating system; after a burst the resident memory then falls back to about the live heap. 0 turns it off.")
+		"How often to check whether the syncer is quiet (fewer than 100 reconciles since the last check) and, if the Go runtime holds more than 4 MiB of freed heap, return it to the operating system; after a burst the resident memory then falls back to about the live heap. 0 turns it off.")
 	fs.StringVar(&o.MetricsBindAddress, "metrics-bind-address", o.MetricsBindAddress,
 		"Address (host:port) that serves Prometheus metrics at /metrics and the status page at / (JSON at /status.json); \"0\" turns them off.")
 	fs.BoolVar(&o.MetricsSecure, "metrics-secure", o.MetricsSecure,
