@@ -63,7 +63,10 @@ experiments:
            slow tenant (webhook), and weighted tenants' shares of Running Pods when all are saturated
   greedy   a greedy tenant's burst vs. a regular tenant's trickle, with fair queuing and with one FIFO
   memory   the syncer's RSS at several numbers of synced Pods (bytes per Pod = slope)
-  restart  a syncer restart at tenants × objects: cold vs. from a checkpoint (after SIGTERM and after SIGKILL)`
+  restart  a syncer restart at tenants × objects: cold vs. from a checkpoint (after SIGTERM and after SIGKILL)
+
+environment: VC_SYNCER_BENCH_BIN=/path/to/vc-syncer runs that prebuilt syncer (e.g. of an earlier
+commit) instead of building ./cmd/vc-syncer`
 
 func main() {
 	if len(os.Args) < 2 {
