@@ -65,12 +65,7 @@ func (s *Syncer) eventHandler() cache.ResourceEventHandler {
 		if !ok || s.registry == nil {
 			return
 		}
-		var clusters []*tenant.Cluster
-		for _, name := range s.registry.Names() {
-			if c, ok := s.registry.Get(name); ok && c.Synced() {
-				clusters = append(clusters, c)
-			}
-		}
+		clusters := s.syncedClusters()
 		s.queueEvent(e, clusters)
 	}
 	return cache.ResourceEventHandlerFuncs{

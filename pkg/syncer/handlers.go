@@ -386,12 +386,7 @@ func (s *Syncer) mappedSuperHandler(m resources.SuperMapper) cache.ResourceEvent
 		if !ok || s.registry == nil {
 			return
 		}
-		var clusters []*tenant.Cluster
-		for _, name := range s.registry.Names() {
-			if c, ok := s.registry.Get(name); ok && c.Synced() {
-				clusters = append(clusters, c)
-			}
-		}
+		clusters := s.syncedClusters()
 		for _, req := range m.MapSuper(s.env, o, clusters) {
 			s.enqueue(s.up, req, true)
 		}

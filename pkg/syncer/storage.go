@@ -115,10 +115,8 @@ func (s *Syncer) enqueuePublicClass(obj any) {
 	if !ok || s.registry == nil {
 		return
 	}
-	for _, name := range s.registry.Names() {
-		if c, ok := s.registry.Get(name); ok && c.Synced() {
-			s.enqueue(s.up, resources.Request{Tenant: name, Kind: resources.KindStorageClass, Name: sc.Name}, true)
-		}
+	for _, c := range s.syncedClusters() {
+		s.enqueue(s.up, resources.Request{Tenant: c.Name, Kind: resources.KindStorageClass, Name: sc.Name}, true)
 	}
 }
 

@@ -313,6 +313,21 @@ func (s *Syncer) refreshTokens(ctx context.Context) {
 	}
 }
 
+// syncedClusters returns the registered tenant Clusters whose caches have synced, in the
+// registry's order (none before SetRegistry).
+func (s *Syncer) syncedClusters() []*tenant.Cluster {
+	if s.registry == nil {
+		return nil
+	}
+	var out []*tenant.Cluster
+	for _, name := range s.registry.Names() {
+		if c, ok := s.registry.Get(name); ok && c.Synced() {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
 // Processed returns how many reconciles (downward and upward, successful or not) the syncer
 // has run since it started.
 func (s *Syncer) Processed() int64 { return s.processed.Load() }
