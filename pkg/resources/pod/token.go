@@ -382,12 +382,22 @@ func requestTokens(ctx context.Context, c *tenant.Cluster, p *corev1.Pod, srcs [
 	return out, next, nil
 }
 
+// maxTenantCABytes bounds the tenant CA bundle carried in a super Pod's annotations: the
+// super apiserver refuses more than 256 KiB of annotations in all, and a tenant admin can write
+// anything into its own kube-root-ca.crt (a real CA bundle is a few KiB; Mozilla's whole root
+// store is about 220 KiB).
+const maxTenantCABytes = 128 << 10
+
 // tenantCA returns the tenant's root CA bundle (ca.crt of kube-root-ca.crt in tenant namespace
-// ns, from the tenant cache). Error: the ConfigMap not cached (yet).
+// ns, from the tenant cache). Errors: the ConfigMap not cached (yet), or its ca.crt larger than
+// maxTenantCABytes (the caller reports TokenSyncFailed; nothing is requested or written).
 func tenantCA(c *tenant.Cluster, ns string) (string, error) {
 	cm, err := c.Informers.Core().V1().ConfigMaps().Lister().ConfigMaps(ns).Get(rootCAConfigMap)
 	if err != nil {
 		return "", fmt.Errorf("tenant root CA ConfigMap %s/%s: %w", ns, rootCAConfigMap, err)
+	}
+	if n := len(cm.Data["ca.crt"]); n > maxTenantCABytes {
+		return "", fmt.Errorf("tenant root CA ConfigMap %s/%s: ca.crt is %d bytes, more than the %d a super Pod can carry", ns, rootCAConfigMap, n, maxTenantCABytes)
 	}
 	return cm.Data["ca.crt"], nil
 }
@@ -466,6 +476,9 @@ func refreshTokens(ctx context.Context, env *resources.Env, c *tenant.Cluster, f
 	if superPod.Annotations[AnnotationTokenSecret] != "" {
 		_, err := ensureSecretTokens(ctx, env, c, full, superPod)
 		return err
+	}
+	if _, err := tokenAnnotations(c, full, nil, time.Time{}); err != nil {
+		return err // the tenant CA is unusable: no TokenRequest is spent on the refresh
 	}
 	srcs, _ := tokenSources(&full.Spec)
 	tokens, next, err := requestTokens(ctx, c, full, srcs)

@@ -1,6 +1,7 @@
 package pod
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 
 	"github.com/vcsyncer/syncer/pkg/conversion"
 	"github.com/vcsyncer/syncer/pkg/resources"
+	"github.com/vcsyncer/syncer/pkg/tenant"
 )
 
 func TestTokenRefreshesDue(t *testing.T) {
@@ -84,5 +86,25 @@ func TestRootCAPlainReferences(t *testing.T) {
 	}
 	if len(c.EnvFrom) != 1 || c.EnvFrom[0].ConfigMapRef.Name != "app" {
 		t.Errorf("envFrom = %+v, want only app", c.EnvFrom)
+	}
+}
+
+// A tenant admin can write anything into its own kube-root-ca.crt: a bundle too large for the
+// super Pod's annotations is refused before anything is requested or written.
+func TestTenantCATooLarge(t *testing.T) {
+	inf := informers.NewSharedInformerFactory(fake.NewClientset(), 0)
+	c := &tenant.Cluster{Name: "t1", Informers: inf}
+	store := inf.Core().V1().ConfigMaps().Informer().GetStore()
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "kube-root-ca.crt"},
+		Data: map[string]string{"ca.crt": "-----BEGIN CERTIFICATE-----\n"}}
+	_ = store.Add(cm)
+	if ca, err := tenantCA(c, "shop"); err != nil || ca != cm.Data["ca.crt"] {
+		t.Fatalf("a small CA: %q, %v", ca, err)
+	}
+	big := cm.DeepCopy()
+	big.Data["ca.crt"] = strings.Repeat("A", maxTenantCABytes+1)
+	_ = store.Update(big)
+	if _, err := tenantCA(c, "shop"); err == nil || !strings.Contains(err.Error(), "more than") {
+		t.Errorf("a CA of %d bytes: err = %v, want a refusal that says why", maxTenantCABytes+1, err)
 	}
 }
