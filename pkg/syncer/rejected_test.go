@@ -57,6 +57,12 @@ func TestRejectedRequestWaitsForChange(t *testing.T) {
 	if n := calls.Load(); n != 2 {
 		t.Fatalf("after a new Add reconciled %d times, want 2", n)
 	}
+	// The Event is recorded after process is entered (calls counts entries), so wait for it
+	// rather than reading the channel's length at once.
+	for len(rec.Events) < 2 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	time.Sleep(100 * time.Millisecond)
 	if len(rec.Events) != 2 {
 		t.Fatalf("%d SyncFailed Events, want 2", len(rec.Events))
 	}
