@@ -64,6 +64,8 @@ experiments:
   greedy   a greedy tenant's burst vs. a regular tenant's trickle, with fair queuing and with one FIFO
   memory   the syncer's RSS at several numbers of synced Pods (bytes per Pod = slope)
   restart  a syncer restart at tenants × objects: cold vs. from a checkpoint (after SIGTERM and after SIGKILL)
+  tenants  what one more tenant costs the syncer (memory, CPU, requests, watches) at 1..N idle tenants,
+           with objects, and restart and burst at the largest N
 
 environment: VC_SYNCER_BENCH_BIN=/path/to/vc-syncer runs that prebuilt syncer (e.g. of an earlier
 commit) instead of building ./cmd/vc-syncer`
@@ -87,6 +89,8 @@ func main() {
 		err = runMemory(ctx, os.Args[2:])
 	case "restart":
 		err = runRestart(ctx, os.Args[2:])
+	case "tenants":
+		err = runTenants(ctx, os.Args[2:])
 	default:
 		fmt.Fprintln(os.Stderr, usage)
 		os.Exit(2)
@@ -774,6 +778,15 @@ func saveMetrics(ctx context.Context, addr, path string) error {
 }
 
 func saveURL(ctx context.Context, url, path string) error {
+	var b strings.Builder
+	if err := saveURLTo(ctx, url, &b); err != nil {
+		return err
+	}
+	return os.WriteFile(path, []byte(b.String()), 0o644)
+}
+
+// saveURLTo GETs url and copies the body into w; a status other than 200 is an error.
+func saveURLTo(ctx context.Context, url string, w io.Writer) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return err
@@ -786,9 +799,6 @@ func saveURL(ctx context.Context, url, path string) error {
 	if resp.StatusCode != http.StatusOK {
 		return fmt.Errorf("GET %s: %s", url, resp.Status)
 	}
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(path, b, 0o644)
+	_, err = io.Copy(w, resp.Body)
+	return err
 }

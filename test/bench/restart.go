@@ -7,10 +7,12 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"maps"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -526,8 +528,8 @@ type metricSample struct {
 
 func (s metricSample) key() string {
 	var parts []string
-	for k, v := range s.labels {
-		parts = append(parts, k+"="+v)
+	for _, k := range slices.Sorted(maps.Keys(s.labels)) {
+		parts = append(parts, k+"="+s.labels[k])
 	}
 	return s.name + "{" + strings.Join(parts, ",") + "}"
 }

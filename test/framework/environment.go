@@ -39,6 +39,7 @@ type Environment struct {
 	// Dir is the parent state directory; each control plane lives in Dir/<name>.
 	Dir string
 
+	opts      SuperOptions // as Start was called, for AddTenants
 	removeDir bool
 	stopOnce  sync.Once
 	stopErr   error
@@ -86,30 +87,79 @@ func Start(ctx context.Context, o SuperOptions, tenants int) (*Environment, erro
 		}
 	}
 
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
+	env.opts = o
 	t0 := time.Now()
 	// Jobs run in order (super first, then tenant-1, tenant-2, ...), startParallelism at a time.
-	jobs := make(chan func() error, tenants+1)
-	jobs <- func() (err error) { env.Super, err = StartSuper(ctx, o); return err }
-	for i := range tenants {
-		to := o.Options
-		to.ServiceCIDR = TenantServiceCIDR(i + 1)
-		jobs <- func() (err error) { env.Tenants[i], err = StartTenant(ctx, TenantName(i+1), to); return err }
+	jobs := []func(context.Context) error{func(ctx context.Context) (err error) { env.Super, err = StartSuper(ctx, o); return err }}
+	jobs = append(jobs, env.tenantJobs(0, tenants)...)
+	if err := runJobs(ctx, jobs); err != nil {
+		_ = env.stopAll()
+		return nil, fmt.Errorf("failed to start environment in %s: %w", env.Dir, err)
 	}
-	close(jobs)
+	report(o.Progress, fmt.Sprintf("environment with super cluster and %d tenants ready in %s", tenants, since(t0)))
+	return env, nil
+}
+
+// AddTenants starts n more tenant control planes, named and given Service ranges as Start
+// does (tenant-<k+1>..tenant-<k+n> after k existing ones), startParallelism at a time, and
+// appends them to e.Tenants. The total stays at most 255. On error the tenants this call
+// started are stopped and e.Tenants is unchanged; the environment's others keep running.
+func (e *Environment) AddTenants(ctx context.Context, n int) error {
+	k := len(e.Tenants)
+	if n < 0 || k+n > 255 {
+		return fmt.Errorf("invalid number of tenants %d+%d: at most 255 in all", k, n)
+	}
+	t0 := time.Now()
+	e.Tenants = append(e.Tenants, make([]*ControlPlane, n)...)
+	if err := runJobs(ctx, e.tenantJobs(k, n)); err != nil {
+		for _, cp := range e.Tenants[k:] {
+			if cp != nil {
+				_ = cp.Stop()
+			}
+		}
+		e.Tenants = e.Tenants[:k]
+		return fmt.Errorf("failed to add %d tenants in %s: %w", n, e.Dir, err)
+	}
+	report(e.opts.Progress, fmt.Sprintf("%d tenants added in %s (%d in all)", n, since(t0), len(e.Tenants)))
+	return nil
+}
+
+// tenantJobs returns the start jobs of tenants k+1..k+n, which fill e.Tenants[k:k+n].
+func (e *Environment) tenantJobs(k, n int) []func(context.Context) error {
+	var jobs []func(context.Context) error
+	for i := k; i < k+n; i++ {
+		to := e.opts.Options
+		to.ServiceCIDR = TenantServiceCIDR(i + 1)
+		jobs = append(jobs, func(ctx context.Context) (err error) {
+			e.Tenants[i], err = StartTenant(ctx, TenantName(i+1), to)
+			return err
+		})
+	}
+	return jobs
+}
+
+// runJobs runs the jobs in order, startParallelism at a time. The first failure cancels the
+// rest; the error joins every failure (a cancellation only when nothing else failed).
+func runJobs(ctx context.Context, jobs []func(context.Context) error) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	queue := make(chan func(context.Context) error, len(jobs))
+	for _, j := range jobs {
+		queue <- j
+	}
+	close(queue)
 	var (
 		wg   sync.WaitGroup
 		mu   sync.Mutex
 		errs []error
 	)
-	for range min(startParallelism(), tenants+1) {
+	for range min(startParallelism(), len(jobs)) {
 		wg.Go(func() {
-			for job := range jobs {
+			for job := range queue {
 				if ctx.Err() != nil {
 					return
 				}
-				if err := job(); err != nil {
+				if err := job(ctx); err != nil {
 					mu.Lock()
 					if len(errs) == 0 || !errors.Is(err, context.Canceled) {
 						errs = append(errs, err)
@@ -122,14 +172,9 @@ func Start(ctx context.Context, o SuperOptions, tenants int) (*Environment, erro
 	}
 	wg.Wait()
 	if len(errs) == 0 && ctx.Err() != nil {
-		errs = append(errs, context.Cause(ctx)) // cancelled before every control plane started
+		errs = append(errs, context.Cause(ctx)) // cancelled before every job ran
 	}
-	if len(errs) > 0 {
-		_ = env.stopAll()
-		return nil, fmt.Errorf("failed to start environment in %s: %w", env.Dir, errors.Join(errs...))
-	}
-	report(o.Progress, fmt.Sprintf("environment with super cluster and %d tenants ready in %s", tenants, since(t0)))
-	return env, nil
+	return errors.Join(errs...)
 }
 
 // Stop stops every control plane of the environment in parallel (see ControlPlane.Stop) and,
