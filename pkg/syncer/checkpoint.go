@@ -550,14 +550,14 @@ func (s *Syncer) doWarm(ctx context.Context) error {
 		}
 	}
 	s.checkSuperIdentity(ctx)
-	s.env.SuperInformers.Start(ctx.Done())
-	s.env.SuperNodes.Start(ctx.Done())
-	for typ, ok := range s.env.SuperInformers.WaitForCacheSync(ctx.Done()) {
+	s.env.SuperInformers.StartWithContext(ctx)
+	s.env.SuperNodes.StartWithContext(ctx)
+	for typ, ok := range s.env.SuperInformers.WaitForCacheSyncWithContext(ctx).Synced {
 		if !ok {
 			return fmt.Errorf("super informer for %v did not sync", typ)
 		}
 	}
-	for typ, ok := range s.env.SuperNodes.WaitForCacheSync(ctx.Done()) {
+	for typ, ok := range s.env.SuperNodes.WaitForCacheSyncWithContext(ctx).Synced {
 		if !ok {
 			return fmt.Errorf("super informer for %v did not sync", typ)
 		}

@@ -124,8 +124,8 @@ func newKindsEnv(env *resources.Env, o Options) ([]resources.Resource, error) {
 // startKindsInformers starts Env.SuperPublic and Env.SuperEvents and waits for their caches.
 func (s *Syncer) startKindsInformers(ctx context.Context) error {
 	for _, f := range []informers.SharedInformerFactory{s.env.SuperPublic, s.env.SuperEvents} {
-		f.Start(ctx.Done())
-		for typ, ok := range f.WaitForCacheSync(ctx.Done()) {
+		f.StartWithContext(ctx)
+		for typ, ok := range f.WaitForCacheSyncWithContext(ctx).Synced {
 			if !ok {
 				return fmt.Errorf("super informer for %v did not sync", typ)
 			}

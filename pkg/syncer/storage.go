@@ -71,8 +71,8 @@ func (s *Syncer) watchStorage() error {
 // startStorage starts the storage informers and waits for their caches.
 func (s *Syncer) startStorage(ctx context.Context) error {
 	for _, f := range []informers.SharedInformerFactory{s.env.SuperVolumes} { // SuperPublic: startKindsInformers
-		f.Start(ctx.Done())
-		for typ, ok := range f.WaitForCacheSync(ctx.Done()) {
+		f.StartWithContext(ctx)
+		for typ, ok := range f.WaitForCacheSyncWithContext(ctx).Synced {
 			if !ok {
 				return fmt.Errorf("super informer for %v did not sync", typ)
 			}

@@ -291,8 +291,8 @@ func (c *Cluster) run(ctx context.Context, hooks Hooks) {
 	}
 	c.update(func(s *State) { s.Connected, s.LastError, s.LastReason = true, "", "" })
 	hooks.ClusterStarting(c)
-	c.Informers.Start(ctx.Done())
-	for _, ok := range c.Informers.WaitForCacheSync(ctx.Done()) {
+	c.Informers.StartWithContext(ctx)
+	for _, ok := range c.Informers.WaitForCacheSyncWithContext(ctx).Synced {
 		if !ok {
 			return // stopped before the caches synced
 		}
