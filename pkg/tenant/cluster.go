@@ -84,7 +84,7 @@ type Cluster struct {
 
 	cancel      context.CancelFunc
 	done        chan struct{}
-	broadcaster record.EventBroadcaster
+	broadcaster *lazyRecorder
 }
 
 // newCluster builds a Cluster for a tenant from its rest.Config. It does not contact the
@@ -138,12 +138,15 @@ func newCluster(name, uid string, cfg *rest.Config, hash string, weight int32, r
 	} else {
 		f = informers.NewSharedInformerFactoryWithOptions(watchCS, 0, informers.WithTransform(TrimTenantObject))
 	}
-	b := record.NewBroadcaster()
-	b.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: cs.CoreV1().Events("")})
+	rec := &lazyRecorder{start: func() (record.EventBroadcaster, record.EventRecorder) {
+		b := record.NewBroadcaster()
+		b.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: cs.CoreV1().Events("")})
+		return b, b.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "vc-syncer"})
+	}}
 	return &Cluster{
 		Name: name, UID: uid, Client: cs, Informers: f, APIServerHost: host, APIServerPort: port,
-		Recorder:       b.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "vc-syncer"}),
-		broadcaster:    b,
+		Recorder:       rec,
+		broadcaster:    rec,
 		kubeconfigHash: hash,
 		probeInterval:  10 * time.Second,
 		notify:         notify,
@@ -348,7 +351,9 @@ func (c *Cluster) stop() {
 		<-c.done
 	}
 	c.Informers.Shutdown()
-	c.broadcaster.Shutdown()
+	if c.broadcaster != nil {
+		c.broadcaster.shutdown()
+	}
 	c.mu.Lock()
 	c.state = State{Stopped: true}
 	c.mu.Unlock()

@@ -77,7 +77,7 @@ func TestRequestTimeout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer c.broadcaster.Shutdown()
+	defer c.broadcaster.shutdown()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 

@@ -22,7 +22,9 @@
 // controller, which derives them from the vNode's conditions and cordon as it does for any Node.
 //
 // Heartbeats follow the kubelet (KEP-589 node Leases): each tenant has one loop goroutine that
-// renews a Lease per vNode in kube-node-lease every LeaseDuration/4 (10 s by default), with
+// renews a Lease per vNode in kube-node-lease every LeaseRenewInterval (20 s by default, half
+// the kubelet's rate: Lease writes grow as tenants × super Nodes, and the tenant's
+// node-lifecycle controller needs one within its 50 s grace period), with
 // holder and name the Node's name and the Node as owner. The vNode's status is written when
 // the super Node's status changed (heartbeat times aside), and otherwise only every
 // StatusReportFrequency (5 min by default) to refresh lastHeartbeatTime. Labels, taints and

@@ -57,7 +57,7 @@ func (m *Manager) run(ctx context.Context, l *tenantLoop) {
 //   - vNode missing while Pods are bound to it (deleted by someone): it is created again, as a
 //     kubelet re-registers its Node;
 //   - otherwise labels, taints, cordon and status are brought in line (status at least every
-//     StatusReportFrequency) and the Lease is renewed every LeaseDuration/4.
+//     StatusReportFrequency) and the Lease is renewed every LeaseRenewInterval.
 func (m *Manager) syncNode(ctx context.Context, l *tenantLoop, name string, full bool, now time.Time) error {
 	c := l.c
 	pods, lastActive, known, ok := m.bindings.Get(c.Name, name)
@@ -157,12 +157,12 @@ func (m *Manager) update(ctx context.Context, l *tenantLoop, super, vn *corev1.N
 	return updated, nil
 }
 
-// renewLease creates or renews the vNode's Lease when the last renewal is LeaseDuration/4 or
-// more old (the kubelet's renew interval). The last written Lease is kept in memory, as the
+// renewLease creates or renews the vNode's Lease when the last renewal is LeaseRenewInterval
+// or more old. The last written Lease is kept in memory, as the
 // kubelet does, so a renewal is one Update and no read.
 func (m *Manager) renewLease(ctx context.Context, l *tenantLoop, vn *corev1.Node, now time.Time) error {
 	last := l.leases[vn.Name]
-	if last != nil && last.Spec.RenewTime != nil && now.Sub(last.Spec.RenewTime.Time) < m.opts.LeaseDuration/4 &&
+	if last != nil && last.Spec.RenewTime != nil && now.Sub(last.Spec.RenewTime.Time) < m.opts.LeaseRenewInterval &&
 		len(last.OwnerReferences) == 1 && last.OwnerReferences[0].UID == vn.UID {
 		return nil
 	}

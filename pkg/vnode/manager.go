@@ -27,10 +27,17 @@ type Options struct {
 	// GCGrace is how long a vNode with no tenant Pod bound to it is kept before it is removed
 	// (--vnode-gc-grace). Defaults to 30s.
 	GCGrace time.Duration
-	// LeaseDuration is the node Lease's spec.leaseDurationSeconds; the Lease is renewed every
-	// quarter of it, as the kubelet does with nodeLeaseDurationSeconds=40 (KEP-589)
-	// (--vnode-lease-duration). Defaults to 40s.
+	// LeaseDuration is the node Lease's spec.leaseDurationSeconds, as the kubelet's
+	// nodeLeaseDurationSeconds=40 (KEP-589) (--vnode-lease-duration). Defaults to 40s.
 	LeaseDuration time.Duration
+	// LeaseRenewInterval is how often each vNode's Lease is renewed
+	// (--vnode-lease-renew-interval). Defaults to half of LeaseDuration (20s), and is capped at
+	// it. A kubelet renews every quarter (nodeLeaseRenewIntervalFraction 0.25, 10s); the
+	// tenant's node-lifecycle controller only needs a renewal within its
+	// --node-monitor-grace-period (50s by default; 40s before Kubernetes 1.32) and checks every
+	// --node-monitor-period (5s), so 20s keeps a missed renewal (retried the next Tick) well
+	// inside it while each tenant's Lease writes, tenants × super Nodes in all, are halved.
+	LeaseRenewInterval time.Duration
 	// StatusReportFrequency is how often a vNode's status is written when nothing in it
 	// changed, refreshing its conditions' lastHeartbeatTime (the kubelet's
 	// nodeStatusReportFrequency) (--vnode-status-report-frequency). Defaults to 5m.
@@ -46,6 +53,9 @@ func (o *Options) defaults() {
 	}
 	if o.LeaseDuration <= 0 {
 		o.LeaseDuration = 40 * time.Second
+	}
+	if o.LeaseRenewInterval <= 0 || o.LeaseRenewInterval > o.LeaseDuration {
+		o.LeaseRenewInterval = o.LeaseDuration / 2
 	}
 	if o.StatusReportFrequency <= 0 {
 		o.StatusReportFrequency = 5 * time.Minute

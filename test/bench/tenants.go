@@ -110,7 +110,7 @@ func runTenants(ctx context.Context, args []string) error {
 	}
 	defer os.RemoveAll(ckptDir)
 	pprofAddr := freeAddr()
-	withCkpt := append([]string{"--checkpoint-store", "file:" + filepath.Join(ckptDir, "ckpt"), "--checkpoint-interval", "10s",
+	withCkpt := append([]string{"--checkpoint-store", "file:" + filepath.Join(ckptDir, "ckpt"),
 		"--pprof-bind-address", pprofAddr}, c.syncerFlags...)
 	r := &restarter{c: restartConfig{objects: c.objects, podShare: c.podShare, quiet: 5 * time.Second, down: 2 * time.Second, timeout: c.timeout, out: c.out}, env: env, bin: bin}
 	if err := r.start(ctx, "initial", withCkpt); err != nil {
@@ -445,11 +445,15 @@ func writeTenantsResults(c tenantsConfig, pts []tenantsPoint, full tenantsPoint,
 	}
 	var md strings.Builder
 	md.WriteString("| tenants | objects per tenant | syncer RSS (MiB) | live heap (MiB) | goroutines | syncer CPU (s/min) | requests to tenants (/min) | requests to super (/min) | watches per tenant | register → Running (s) | machine idle cores |\n|---|---|---|---|---|---|---|---|---|---|---|\n")
-	for _, p := range append(slices.Clone(pts), full) {
-		fmt.Fprintf(&md, "| %d | %d | %.1f | %.1f | %d | %.3f | %.1f %s | %.1f %s | %.1f | %.1f | %.2f |\n", p.Tenants, p.ObjectsPerTenant,
+	for i, p := range append(slices.Clone(pts), full) {
+		watches, registered := fmt.Sprintf("%.1f", p.WatchesPerTenant), fmt.Sprintf("%.1f", p.RegisteredToRunningSecs)
+		if i == len(pts) {
+			watches, registered = "–", "–" // the same tenants as the row above
+		}
+		fmt.Fprintf(&md, "| %d | %d | %.1f | %.1f | %d | %.3f | %.1f %s | %.1f %s | %s | %s | %.2f |\n", p.Tenants, p.ObjectsPerTenant,
 			float64(p.RSSBytes)/(1<<20), float64(p.HeapAlloc)/(1<<20), p.Goroutines, p.CPUSecondsPerMinute,
 			p.TenantRequestsPerMinute, methodsText(p.TenantRequestsByMethod), p.SuperRequestsPerMinute, methodsText(p.SuperRequestsByMethod),
-			p.WatchesPerTenant, p.RegisteredToRunningSecs, p.MachineIdleCores)
+			watches, registered, p.MachineIdleCores)
 	}
 	fmt.Fprintf(&md, "\nPer idle tenant (least-squares slope over the idle rows): **%.2f MiB RSS** (target ≤ 2), %.2f MiB of it anonymous, %.2f MiB live heap, %.1f goroutines, **%.1f ms CPU per minute** (target ≤ 50), **%.1f requests per minute to its apiserver**, **%.2f requests per minute to the super apiserver** (target ≈ 0), %.0f watches held on its apiserver.\n",
 		rss/(1<<20), anon/(1<<20), heap/(1<<20), gor, cpu*1000, treq, sreq, watches)

@@ -166,7 +166,7 @@ func Run(ctx context.Context, o *options.Options, cfg *rest.Config) error {
 		Admission:          syncer.AdmissionOptions{MaxWindow: o.AdmissionWindowMax, MinWindow: o.AdmissionWindowMin},
 		PodSecurityEnforce: o.PodSecurityEnforce,
 		TenantDNS:          o.TenantDNS, ClusterDomain: o.TenantClusterDomain,
-		VNode: vnode.Options{GCGrace: o.VNodeGCGrace, LeaseDuration: o.VNodeLeaseDuration,
+		VNode: vnode.Options{GCGrace: o.VNodeGCGrace, LeaseDuration: o.VNodeLeaseDuration, LeaseRenewInterval: o.VNodeLeaseRenewInterval,
 			StatusReportFrequency: o.VNodeStatusReportFrequency},
 		OptInKinds:    o.OptInKindList(),
 		DisabledKinds: o.DisabledKindList(),

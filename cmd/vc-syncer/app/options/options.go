@@ -66,9 +66,12 @@ type Options struct {
 	// VNodeGCGrace is how long a virtual Node without tenant Pods is kept before it is
 	// removed. Defaults to 30s.
 	VNodeGCGrace time.Duration
-	// VNodeLeaseDuration is the vNode Leases' leaseDurationSeconds; they are renewed every
-	// quarter of it (kubelet default: 40s, renewed every 10s). Defaults to 40s.
+	// VNodeLeaseDuration is the vNode Leases' leaseDurationSeconds (kubelet default: 40s).
+	// Defaults to 40s.
 	VNodeLeaseDuration time.Duration
+	// VNodeLeaseRenewInterval is how often each vNode Lease is renewed; at most half of
+	// VNodeLeaseDuration. Defaults to 20s (a kubelet renews every 10s; see vnode.Options).
+	VNodeLeaseRenewInterval time.Duration
 	// VNodeStatusReportFrequency is how often an unchanged vNode status is written again
 	// (kubelet nodeStatusReportFrequency). Defaults to 5m.
 	VNodeStatusReportFrequency time.Duration
@@ -186,6 +189,7 @@ func NewOptions() *Options {
 
 		VNodeGCGrace:               30 * time.Second,
 		VNodeLeaseDuration:         40 * time.Second,
+		VNodeLeaseRenewInterval:    20 * time.Second,
 		VNodeStatusReportFrequency: 5 * time.Minute,
 	}
 }
@@ -237,7 +241,9 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.VNodeGCGrace, "vnode-gc-grace", o.VNodeGCGrace,
 		"How long a tenant's virtual Node is kept after the last tenant Pod bound to it left (duration, e.g. 30s). A vNode whose super Node is deleted is removed at once.")
 	fs.DurationVar(&o.VNodeLeaseDuration, "vnode-lease-duration", o.VNodeLeaseDuration,
-		"leaseDurationSeconds of the node Leases the syncer keeps in each tenant's kube-node-lease namespace (duration, whole seconds); renewed every quarter of it, as a kubelet does. Keep it below the tenant kube-controller-manager's --node-monitor-grace-period (default 50s).")
+		"leaseDurationSeconds of the node Leases the syncer keeps in each tenant's kube-node-lease namespace (duration, whole seconds). Keep it below the tenant kube-controller-manager's --node-monitor-grace-period (default 50s).")
+	fs.DurationVar(&o.VNodeLeaseRenewInterval, "vnode-lease-renew-interval", o.VNodeLeaseRenewInterval,
+		"How often the syncer renews each vNode Lease (duration, at most half of --vnode-lease-duration). A kubelet renews every 10s; 20s halves the Lease writes, which grow as tenants × super Nodes, and stays well inside the tenant node-lifecycle controller's --node-monitor-grace-period (default 50s).")
 	fs.DurationVar(&o.VNodeStatusReportFrequency, "vnode-status-report-frequency", o.VNodeStatusReportFrequency,
 		"How often a virtual Node's status is written when nothing in it changed, refreshing its conditions' lastHeartbeatTime (duration; the kubelet's nodeStatusReportFrequency). Changes of the super Node are written at once.")
 	fs.StringSliceVar(&o.OptInKinds, "opt-in-kinds", o.OptInKinds,
@@ -301,6 +307,9 @@ func (o *Options) Validate() error {
 	}
 	if o.VNodeLeaseDuration < 4*time.Second {
 		errs = append(errs, errors.New("--vnode-lease-duration must be at least 4s"))
+	}
+	if o.VNodeLeaseRenewInterval < time.Second || 2*o.VNodeLeaseRenewInterval > o.VNodeLeaseDuration {
+		errs = append(errs, errors.New("--vnode-lease-renew-interval must be at least 1s and at most half of --vnode-lease-duration"))
 	}
 	if o.VNodeStatusReportFrequency < time.Second {
 		errs = append(errs, errors.New("--vnode-status-report-frequency must be at least 1s"))

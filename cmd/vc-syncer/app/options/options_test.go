@@ -179,3 +179,32 @@ func TestTenantDNSFlag(t *testing.T) {
 		}
 	}
 }
+
+// TestVNodeLeaseRenewInterval: the renew interval defaults to 20s and must be at most half of
+// the Lease duration, so one missed renewal never lets a Lease run out by its own duration.
+func TestVNodeLeaseRenewInterval(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		ok   bool
+	}{
+		{nil, true},
+		{[]string{"--vnode-lease-renew-interval=10s"}, true},
+		{[]string{"--vnode-lease-renew-interval=25s"}, false},
+		{[]string{"--vnode-lease-duration=60s", "--vnode-lease-renew-interval=30s"}, true},
+		{[]string{"--vnode-lease-renew-interval=500ms"}, false},
+	} {
+		o := NewOptions()
+		fs := pflag.NewFlagSet("run", pflag.ContinueOnError)
+		o.AddFlags(fs)
+		if err := fs.Parse(tc.args); err != nil {
+			t.Fatal(err)
+		}
+		err := o.Validate()
+		if (err == nil) != tc.ok {
+			t.Errorf("%v: Validate() = %v, want ok=%t", tc.args, err, tc.ok)
+		}
+		if tc.args == nil && o.VNodeLeaseRenewInterval != 20*time.Second {
+			t.Errorf("default renew interval %s, want 20s", o.VNodeLeaseRenewInterval)
+		}
+	}
+}
