@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"math"
@@ -660,11 +659,7 @@ func verdict(v, bound float64) string {
 }
 
 func writeFairnessResults(c fairnessConfig, r fairnessResult) error {
-	j, err := json.MarshalIndent(r, "", "  ")
-	if err != nil {
-		return err
-	}
-	if err := os.WriteFile(filepath.Join(c.out, "result.json"), j, 0o644); err != nil {
+	if err := writeResultJSON(c.out, r); err != nil {
 		return err
 	}
 	var b strings.Builder

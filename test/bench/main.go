@@ -603,12 +603,17 @@ func summarize(s []sample) stats {
 		Throughput: float64(len(l)) / last.Sub(first).Seconds(), Wall: last.Sub(first).Seconds()}
 }
 
-func writeResults(dir string, r result, base, synced []sample) error {
-	j, err := json.MarshalIndent(r, "", "  ")
+// writeResultJSON writes v, indented, to dir/result.json.
+func writeResultJSON(dir string, v any) error {
+	j, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return err
 	}
-	if err := os.WriteFile(filepath.Join(dir, "result.json"), j, 0o644); err != nil {
+	return os.WriteFile(filepath.Join(dir, "result.json"), j, 0o644)
+}
+
+func writeResults(dir string, r result, base, synced []sample) error {
+	if err := writeResultJSON(dir, r); err != nil {
 		return err
 	}
 	load := "closed-loop burst"

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"encoding/csv"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"maps"
@@ -588,15 +587,11 @@ func parseMetrics(text string) []metricSample {
 }
 
 func writeRestartResults(c restartConfig, results []restartResult, idleLists float64) error {
-	j, err := json.MarshalIndent(map[string]any{
+	if err := writeResultJSON(c.out, map[string]any{
 		"date": time.Now().UTC().Format(time.RFC3339), "tenants": c.tenants, "objectsPerTenant": c.objects,
 		"podShare": c.podShare, "nodes": c.nodes, "checkpointInterval": c.interval.String(), "down": c.down.String(),
 		"quiet": c.quiet.String(), "idleListsIn10s": idleLists, "variants": results,
-	}, "", "  ")
-	if err != nil {
-		return err
-	}
-	if err := os.WriteFile(filepath.Join(c.out, "result.json"), j, 0o644); err != nil {
+	}); err != nil {
 		return err
 	}
 	f, err := os.Create(filepath.Join(c.out, "result.csv"))

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"maps"
@@ -436,11 +435,7 @@ func writeTenantsResults(c tenantsConfig, pts []tenantsPoint, full tenantsPoint,
 	if burstRes != nil {
 		res["burstAtMaxTenants"] = burstRes
 	}
-	j, err := json.MarshalIndent(res, "", "  ")
-	if err != nil {
-		return err
-	}
-	if err := os.WriteFile(filepath.Join(c.out, "result.json"), j, 0o644); err != nil {
+	if err := writeResultJSON(c.out, res); err != nil {
 		return err
 	}
 	var md strings.Builder
