@@ -82,9 +82,9 @@ type Cluster struct {
 	// serviceCIDRs are the Tenant's spec.serviceCIDRs, parsed (nil: none).
 	serviceCIDRs atomic.Pointer[[]netip.Prefix]
 
-	cancel      context.CancelFunc
-	done        chan struct{}
-	broadcaster *lazyRecorder
+	cancel context.CancelFunc
+	done   chan struct{}
+	events *lazyRecorder // Recorder, to shut down
 }
 
 // newCluster builds a Cluster for a tenant from its rest.Config. It does not contact the
@@ -146,7 +146,7 @@ func newCluster(name, uid string, cfg *rest.Config, hash string, weight int32, r
 	return &Cluster{
 		Name: name, UID: uid, Client: cs, Informers: f, APIServerHost: host, APIServerPort: port,
 		Recorder:       rec,
-		broadcaster:    rec,
+		events:         rec,
 		kubeconfigHash: hash,
 		probeInterval:  10 * time.Second,
 		notify:         notify,
@@ -351,8 +351,8 @@ func (c *Cluster) stop() {
 		<-c.done
 	}
 	c.Informers.Shutdown()
-	if c.broadcaster != nil {
-		c.broadcaster.shutdown()
+	if c.events != nil {
+		c.events.shutdown()
 	}
 	c.mu.Lock()
 	c.state = State{Stopped: true}

@@ -77,7 +77,7 @@ func TestRequestTimeout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer c.broadcaster.shutdown()
+	defer c.events.shutdown()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 
