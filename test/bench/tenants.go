@@ -163,11 +163,27 @@ func runTenants(ctx context.Context, args []string) error {
 	if len(pts) == 0 {
 		return fmt.Errorf("no step measured: %s", stoppedBy)
 	}
-	maxN := len(env.Tenants)
-
-	// The largest number of tenants with objects.
-	if err := r.populate(ctx); err != nil {
+	res := &tenantsResults{c: c, points: pts, maxN: len(env.Tenants), stoppedBy: stoppedBy}
+	if err := res.write(); err != nil {
 		return err
+	}
+	// Every later phase writes what it measured at once: a phase that fails at the largest
+	// number (the machine is the limit there) keeps the ones before it.
+	if err := tenantsAtMax(ctx, env, r, res, pprofAddr, withCkpt); err != nil {
+		if werr := res.write(); werr != nil {
+			logf("results not written: %v", werr)
+		}
+		return err
+	}
+	return res.write()
+}
+
+// tenantsAtMax measures, at the largest number of tenants, the idle syncer with objects, its
+// restarts (cold and from the checkpoint of a graceful stop) and a burst, filling res.
+func tenantsAtMax(ctx context.Context, env *framework.Environment, r *restarter, res *tenantsResults, pprofAddr string, withCkpt []string) error {
+	c := res.c
+	if err := r.populate(ctx); err != nil {
+		return fmt.Errorf("%d objects in each of %d tenants: %w", c.objects, res.maxN, err)
 	}
 	time.Sleep(c.settle)
 	full, err := measureIdle(ctx, r, pprofAddr, c)
@@ -175,14 +191,18 @@ func runTenants(ctx context.Context, args []string) error {
 		return err
 	}
 	full.ObjectsPerTenant = c.objects
+	res.full = &full
 	logf("%d tenants × %d objects, idle: RSS %.1f MiB, CPU %.3f s/min, tenant requests %.1f/min, super requests %.1f/min",
-		maxN, c.objects, float64(full.RSSBytes)/(1<<20), full.CPUSecondsPerMinute, full.TenantRequestsPerMinute, full.SuperRequestsPerMinute)
+		res.maxN, c.objects, float64(full.RSSBytes)/(1<<20), full.CPUSecondsPerMinute, full.TenantRequestsPerMinute, full.SuperRequestsPerMinute)
+	if err := res.write(); err != nil {
+		return err
+	}
 
-	// Restarts at the largest number: cold, then from the checkpoint of a graceful stop.
 	cold, err := r.measure(ctx, "cold", "SIGTERM", []string{"--checkpoint-store", "none", "--pprof-bind-address", pprofAddr})
 	if err != nil {
 		return err
 	}
+	res.cold = &cold
 	r.p.stop()
 	if err := r.start(ctx, "refresh", withCkpt); err != nil {
 		return err
@@ -194,16 +214,27 @@ func runTenants(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-
-	// A burst of a few Pods per tenant at the largest number, through the syncer and straight
-	// into the super cluster.
-	var burstRes map[string]any
+	res.warm = &warm
+	if err := res.write(); err != nil {
+		return err
+	}
 	if c.burstPods > 0 {
-		if burstRes, err = tenantsBurst(ctx, env, c); err != nil {
+		if res.burst, err = tenantsBurst(ctx, env, c); err != nil {
 			return err
 		}
 	}
-	return writeTenantsResults(c, pts, full, cold, warm, burstRes, maxN, stoppedBy)
+	return nil
+}
+
+// tenantsResults is what the tenants experiment measured so far; nil fields were not (yet).
+type tenantsResults struct {
+	c          tenantsConfig
+	points     []tenantsPoint
+	maxN       int
+	stoppedBy  string
+	full       *tenantsPoint  // the largest number with objects
+	cold, warm *restartResult // restarts at the largest number
+	burst      map[string]any
 }
 
 // measureIdle counts the syncer's CPU and requests over c.window, then reads its memory in
@@ -394,7 +425,9 @@ func perTenantSlope(pts []tenantsPoint, y func(tenantsPoint) float64) float64 {
 	return lsSlope(xs, ys)
 }
 
-func writeTenantsResults(c tenantsConfig, pts []tenantsPoint, full tenantsPoint, cold, warm restartResult, burstRes map[string]any, maxN int, stoppedBy string) error {
+// write writes result.json and result.md in c.out from what was measured so far.
+func (r *tenantsResults) write() error {
+	c, pts, maxN, stoppedBy := r.c, r.points, r.maxN, r.stoppedBy
 	rss := perTenantSlope(pts, func(p tenantsPoint) float64 { return float64(p.RSSBytes) })
 	anon := perTenantSlope(pts, func(p tenantsPoint) float64 { return float64(p.AnonBytes) })
 	heap := perTenantSlope(pts, func(p tenantsPoint) float64 { return float64(p.HeapAlloc) })
@@ -402,14 +435,6 @@ func writeTenantsResults(c tenantsConfig, pts []tenantsPoint, full tenantsPoint,
 	cpu := perTenantSlope(pts, func(p tenantsPoint) float64 { return p.CPUSecondsPerMinute })
 	treq := perTenantSlope(pts, func(p tenantsPoint) float64 { return p.TenantRequestsPerMinute })
 	sreq := perTenantSlope(pts, func(p tenantsPoint) float64 { return p.SuperRequestsPerMinute })
-	last := pts[len(pts)-1]
-	// What 100 objects add per tenant, at the largest number of tenants.
-	n := float64(last.Tenants)
-	objRSS := float64(full.RSSBytes-last.RSSBytes) / n
-	objHeap := float64(full.HeapAlloc-last.HeapAlloc) / n
-	objCPU := (full.CPUSecondsPerMinute - last.CPUSecondsPerMinute) / n
-	objTReq := (full.TenantRequestsPerMinute - last.TenantRequestsPerMinute) / n
-	objSReq := (full.SuperRequestsPerMinute - last.SuperRequestsPerMinute) / n
 	watches := 0.0
 	for _, p := range pts {
 		watches = max(watches, p.WatchesPerTenant)
@@ -417,7 +442,7 @@ func writeTenantsResults(c tenantsConfig, pts []tenantsPoint, full tenantsPoint,
 	res := map[string]any{
 		"date": time.Now().UTC().Format(time.RFC3339), "goVersion": runtime.Version(), "nodes": c.nodes,
 		"steps": c.steps, "windowSeconds": c.window.Seconds(), "syncerFlags": c.syncerFlags,
-		"points": pts, "withObjects": full, "objectsPerTenant": c.objects, "podShare": c.podShare,
+		"points": pts, "objectsPerTenant": c.objects, "podShare": c.podShare,
 		"maxTenants": maxN, "maxTenantsLimit": stoppedBy,
 		"rssBytesPerIdleTenant": rss, "rssAnonBytesPerIdleTenant": anon, "heapBytesPerIdleTenant": heap,
 		"goroutinesPerIdleTenant":              gor,
@@ -425,22 +450,40 @@ func writeTenantsResults(c tenantsConfig, pts []tenantsPoint, full tenantsPoint,
 		"tenantRequestsPerIdleTenantPerMinute": treq,
 		"superRequestsPerIdleTenantPerMinute":  sreq,
 		"watchesPerTenant":                     watches,
-		"rssBytesPerTenantWithObjects":         rss + objRSS, "heapBytesPerTenantWithObjects": heap + objHeap,
-		"objectsAddPerTenant": map[string]float64{"rssBytes": objRSS, "heapBytes": objHeap, "cpuSecondsPerMinute": objCPU,
-			"tenantRequestsPerMinute": objTReq, "superRequestsPerMinute": objSReq},
-		"coldStartSecondsAtMaxTenants":       cold.EmptySeconds,
-		"checkpointStartSecondsAtMaxTenants": warm.EmptySeconds,
-		"restarts":                           []restartResult{cold, warm},
 	}
-	if burstRes != nil {
-		res["burstAtMaxTenants"] = burstRes
+	// What the objects add per tenant, at the largest number of tenants.
+	var objRSS, objHeap, objCPU, objTReq, objSReq float64
+	if full := r.full; full != nil {
+		last := pts[len(pts)-1]
+		n := float64(last.Tenants)
+		objRSS = float64(full.RSSBytes-last.RSSBytes) / n
+		objHeap = float64(full.HeapAlloc-last.HeapAlloc) / n
+		objCPU = (full.CPUSecondsPerMinute - last.CPUSecondsPerMinute) / n
+		objTReq = (full.TenantRequestsPerMinute - last.TenantRequestsPerMinute) / n
+		objSReq = (full.SuperRequestsPerMinute - last.SuperRequestsPerMinute) / n
+		res["withObjects"] = full
+		res["rssBytesPerTenantWithObjects"], res["heapBytesPerTenantWithObjects"] = rss+objRSS, heap+objHeap
+		res["objectsAddPerTenant"] = map[string]float64{"rssBytes": objRSS, "heapBytes": objHeap, "cpuSecondsPerMinute": objCPU,
+			"tenantRequestsPerMinute": objTReq, "superRequestsPerMinute": objSReq}
+	}
+	if r.cold != nil && r.warm != nil {
+		res["coldStartSecondsAtMaxTenants"] = r.cold.EmptySeconds
+		res["checkpointStartSecondsAtMaxTenants"] = r.warm.EmptySeconds
+		res["restarts"] = []restartResult{*r.cold, *r.warm}
+	}
+	if r.burst != nil {
+		res["burstAtMaxTenants"] = r.burst
 	}
 	if err := writeResultJSON(c.out, res); err != nil {
 		return err
 	}
 	var md strings.Builder
 	md.WriteString("| tenants | objects per tenant | syncer RSS (MiB) | live heap (MiB) | goroutines | syncer CPU (s/min) | requests to tenants (/min) | requests to super (/min) | watches per tenant | register → Running (s) | machine idle cores |\n|---|---|---|---|---|---|---|---|---|---|---|\n")
-	for i, p := range append(slices.Clone(pts), full) {
+	rows := slices.Clone(pts)
+	if r.full != nil {
+		rows = append(rows, *r.full)
+	}
+	for i, p := range rows {
 		watches, registered := fmt.Sprintf("%.1f", p.WatchesPerTenant), fmt.Sprintf("%.1f", p.RegisteredToRunningSecs)
 		if i == len(pts) {
 			watches, registered = "–", "–" // the same tenants as the row above
@@ -452,12 +495,18 @@ func writeTenantsResults(c tenantsConfig, pts []tenantsPoint, full tenantsPoint,
 	}
 	fmt.Fprintf(&md, "\nPer idle tenant (least-squares slope over the idle rows): **%.2f MiB RSS** (target ≤ 2), %.2f MiB of it anonymous, %.2f MiB live heap, %.1f goroutines, **%.1f ms CPU per minute** (target ≤ 50), **%.1f requests per minute to its apiserver**, **%.2f requests per minute to the super apiserver** (target ≈ 0), %.0f watches held on its apiserver.\n",
 		rss/(1<<20), anon/(1<<20), heap/(1<<20), gor, cpu*1000, treq, sreq, watches)
-	fmt.Fprintf(&md, "\n%d objects per tenant (%.0f%% Pods) add per tenant: %.2f MiB RSS, %.2f MiB live heap, %.1f ms CPU per minute, %.1f tenant and %.2f super requests per minute.\n",
-		c.objects, c.podShare*100, objRSS/(1<<20), objHeap/(1<<20), objCPU*1000, objTReq, objSReq)
-	fmt.Fprintf(&md, "\nLargest number of tenants: **%d** (stopped by %s). At %d tenants × %d objects, a syncer restart drains every tenant's queues in **%.1f s cold** and %.1f s from a checkpoint (%.0f vs %.0f LISTs).\n",
-		maxN, stoppedBy, maxN, c.objects, cold.EmptySeconds, warm.EmptySeconds, cold.Lists, warm.Lists)
-	if burstRes != nil {
-		b, s := burstRes["baseline"].(stats), burstRes["syncer"].(stats)
+	if r.full != nil {
+		fmt.Fprintf(&md, "\n%d objects per tenant (%.0f%% Pods) add per tenant: %.2f MiB RSS, %.2f MiB live heap, %.1f ms CPU per minute, %.1f tenant and %.2f super requests per minute.\n",
+			c.objects, c.podShare*100, objRSS/(1<<20), objHeap/(1<<20), objCPU*1000, objTReq, objSReq)
+	}
+	fmt.Fprintf(&md, "\nLargest number of tenants: **%d** (stopped by %s).", maxN, stoppedBy)
+	if r.cold != nil && r.warm != nil {
+		fmt.Fprintf(&md, " At %d tenants × %d objects, a syncer restart drains every tenant's queues in **%.1f s cold** and %.1f s from a checkpoint (%.0f vs %.0f LISTs).",
+			maxN, c.objects, r.cold.EmptySeconds, r.warm.EmptySeconds, r.cold.Lists, r.warm.Lists)
+	}
+	md.WriteString("\n")
+	if r.burst != nil {
+		b, s := r.burst["baseline"].(stats), r.burst["syncer"].(stats)
 		fmt.Fprintf(&md, "\nBurst of %d Pods in each of the %d tenants at once: p99 %.2f s through the syncer vs %.2f s straight into the super cluster (**×%.2f**), throughput ×%.2f.\n",
 			c.burstPods, maxN, s.P99, b.P99, s.P99/b.P99, s.Throughput/b.Throughput)
 	}
