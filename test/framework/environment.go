@@ -103,7 +103,9 @@ func Start(ctx context.Context, o SuperOptions, tenants int) (*Environment, erro
 // AddTenants starts n more tenant control planes, named and given Service ranges as Start
 // does (tenant-<k+1>..tenant-<k+n> after k existing ones), startParallelism at a time, and
 // appends them to e.Tenants. The total stays at most 255. On error the tenants this call
-// started are stopped and e.Tenants is unchanged; the environment's others keep running.
+// started are stopped and e.Tenants is unchanged; the environment's others keep running. The
+// failed tenants' state directories are kept (with their logs), so calling AddTenants again
+// fails for those names.
 func (e *Environment) AddTenants(ctx context.Context, n int) error {
 	k := len(e.Tenants)
 	if n < 0 || k+n > 255 {
