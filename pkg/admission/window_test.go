@@ -28,6 +28,7 @@ type harness struct {
 	weights map[string]int
 	woken   []string
 	created map[string]string // key → tenant
+	next    int               // number of the next item interval runs
 }
 
 func newHarness(t *testing.T, min, max int, weights map[string]int) *harness {
@@ -78,6 +79,26 @@ func (h *harness) bind(key string) {
 	}
 	delete(h.created, key)
 	h.w.Observe(tn, key, h.clk.now(), false, true)
+}
+
+// interval is one adjustment interval under load: pods more runs of tenant a's items, the clock
+// moves on by d, every bindEvery-th created Pod is bound (1: all of them), the woken items run,
+// then Adjust.
+func (h *harness) interval(pods int, d time.Duration, bindEvery int) {
+	for range pods {
+		h.run(fmt.Sprintf("a %d", h.next))
+		h.next++
+	}
+	h.clk.add(d)
+	n := 0
+	for k := range h.created {
+		if n%bindEvery == 0 {
+			h.bind(k)
+		}
+		n++
+	}
+	h.runWoken()
+	h.w.Adjust()
 }
 
 func TestAloneUsesWholeWindow(t *testing.T) {
@@ -228,38 +249,15 @@ func TestPendingExpiry(t *testing.T) {
 // syncer's own work before a create do not shrink it.
 func TestAdjust(t *testing.T) {
 	h := newHarness(t, 4, 100, nil)
-	next := 0
-	fill := func() {
-		for i := 0; i < 200; i++ {
-			h.run(fmt.Sprintf("a %d", next))
-			next++
-		}
-	}
 	for range 10 { // fast binds, Pods waiting
-		fill()
-		h.clk.add(10 * time.Millisecond)
-		for k := range h.created {
-			h.bind(k)
-		}
-		h.runWoken()
-		h.w.Adjust()
+		h.interval(200, 10*time.Millisecond, 1)
 	}
 	grown := h.w.Stats().Window
 	if grown <= 20 {
 		t.Fatalf("window %d after 10 saturated intervals with fast binds, want it grown well above 4", grown)
 	}
 	for range 3 { // slow binds, and half of the created Pods still unbound at each Adjust
-		fill()
-		h.clk.add(100 * time.Millisecond)
-		n := 0
-		for k := range h.created {
-			if n%2 == 0 {
-				h.bind(k)
-			}
-			n++
-		}
-		h.runWoken()
-		h.w.Adjust()
+		h.interval(200, 100*time.Millisecond, 2)
 	}
 	shrunk := h.w.Stats().Window
 	if shrunk >= grown {
@@ -286,22 +284,7 @@ func TestAdjust(t *testing.T) {
 // (slow start); after that the window grows by √window; once idle it starts slow again.
 func TestAdjustSlowStart(t *testing.T) {
 	h := newHarness(t, 4, 1000, nil)
-	next := 0
-	fill := func() {
-		for i := 0; i < 2000; i++ {
-			h.run(fmt.Sprintf("a %d", next))
-			next++
-		}
-	}
-	fast := func() {
-		fill()
-		h.clk.add(10 * time.Millisecond)
-		for k := range h.created {
-			h.bind(k)
-		}
-		h.runWoken()
-		h.w.Adjust()
-	}
+	fast := func() { h.interval(2000, 10*time.Millisecond, 1) }
 	for range 3 {
 		fast()
 	}
@@ -309,17 +292,7 @@ func TestAdjustSlowStart(t *testing.T) {
 		t.Fatalf("window %d after 3 saturated intervals from 4, want 32 (doubling)", got)
 	}
 	for range 3 { // slow binds with a full scheduler: shrink
-		fill()
-		h.clk.add(200 * time.Millisecond)
-		n := 0
-		for k := range h.created {
-			if n%2 == 0 {
-				h.bind(k)
-			}
-			n++
-		}
-		h.runWoken()
-		h.w.Adjust()
+		h.interval(2000, 200*time.Millisecond, 2)
 	}
 	before := h.w.Stats().Window
 	for k := range h.created {
