@@ -370,12 +370,12 @@ type serverCounters struct{ lists, watches, initEvents float64 }
 func (r *restarter) apiserverCounters(ctx context.Context) (map[string]serverCounters, error) {
 	out := map[string]serverCounters{}
 	for _, cp := range r.env.ControlPlanes() {
-		raw, err := cp.Client.Discovery().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
+		samples, err := apiserverMetrics(ctx, cp)
 		if err != nil {
-			return nil, fmt.Errorf("%s /metrics: %w", cp.Name, err)
+			return nil, err
 		}
 		var c serverCounters
-		for _, s := range parseMetrics(string(raw)) {
+		for _, s := range samples {
 			switch {
 			case s.name == "apiserver_request_total" && s.labels["verb"] == "LIST":
 				c.lists += s.value
@@ -388,6 +388,15 @@ func (r *restarter) apiserverCounters(ctx context.Context) (map[string]serverCou
 		out[cp.Name] = c
 	}
 	return out, nil
+}
+
+// apiserverMetrics scrapes cp's kube-apiserver /metrics with its admin kubeconfig.
+func apiserverMetrics(ctx context.Context, cp *framework.ControlPlane) ([]metricSample, error) {
+	raw, err := cp.Client.Discovery().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("%s /metrics: %w", cp.Name, err)
+	}
+	return parseMetrics(string(raw)), nil
 }
 
 // measure stops the current process (SIGTERM or SIGKILL), creates a probe Pod in the first

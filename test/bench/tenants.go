@@ -321,11 +321,11 @@ func requestDelta(before, after []metricSample, hosts map[string]string) map[str
 func tenantWatches(ctx context.Context, tenants []*framework.ControlPlane) (float64, error) {
 	total := 0.0
 	for _, t := range tenants {
-		raw, err := t.Client.Discovery().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
+		samples, err := apiserverMetrics(ctx, t)
 		if err != nil {
-			return 0, fmt.Errorf("%s /metrics: %w", t.Name, err)
+			return 0, err
 		}
-		for _, s := range parseMetrics(string(raw)) {
+		for _, s := range samples {
 			if s.name == "apiserver_longrunning_requests" && s.labels["verb"] == "WATCH" {
 				total += s.value
 			}
