@@ -55,13 +55,6 @@ func (l *lazyRecorder) AnnotatedEventf(object runtime.Object, annotations map[st
 	}
 }
 
-// started reports whether the broadcaster was started.
-func (l *lazyRecorder) started() bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b != nil
-}
-
 // shutdown stops the broadcaster if it was started; later Events are dropped.
 func (l *lazyRecorder) shutdown() {
 	l.mu.Lock()
