@@ -32,8 +32,8 @@ func TestResumeCopiesStatusWhileTenantCacheReplays(t *testing.T) {
 	ctx := t.Context()
 	superNS := conversion.SuperNamespace(tc.Name, itest.TenantUID(t, c, tc.Name), "app")
 	itest.MustCreateNS(t, tc.Client, "app")
-	p.stop(t) // the checkpoint: namespace "app", no Pods
-	p.start(t)
+	p.Stop(t) // the checkpoint: namespace "app", no Pods
+	p.Start(t)
 	itest.WaitRunning(t, c, tc.Name)
 
 	const n = 40
@@ -59,7 +59,7 @@ func TestResumeCopiesStatusWhileTenantCacheReplays(t *testing.T) {
 		return nil
 	})
 
-	p.kill(t) // no checkpoint since the Pods were created
+	p.Kill(t) // no checkpoint since the Pods were created
 	for i := range n {
 		name := fmt.Sprintf("p-%02d", i)
 		sp, err := env.Super.Client.CoreV1().Pods(superNS).Get(ctx, name, metav1.GetOptions{})
@@ -71,10 +71,10 @@ func TestResumeCopiesStatusWhileTenantCacheReplays(t *testing.T) {
 		patch, _ := json.Marshal(map[string]any{"status": map[string]any{"containerStatuses": []corev1.ContainerStatus{cs}}})
 		itest.Created(t)(env.Super.Client.CoreV1().Pods(superNS).Patch(ctx, name, types.StrategicMergePatchType, patch, metav1.PatchOptions{}, "status"))
 	}
-	p.start(t)
+	p.Start(t)
 	itest.WaitRunning(t, c, tc.Name)
 	itest.Eventually(t, time.Minute, "every restart count copied up", func(ctx context.Context) error {
-		if err := p.exited(); err != nil {
+		if err := p.Exited(); err != nil {
 			t.Fatal(err)
 		}
 		pods, err := tc.Client.CoreV1().Pods("app").List(ctx, metav1.ListOptions{})

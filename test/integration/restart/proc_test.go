@@ -1,16 +1,9 @@
 package restart_test
 
 import (
-	"fmt"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
-
-	"github.com/vcsyncer/syncer/test/integration/itest"
 )
 
 // supportsCheckpoints reports whether `vc-syncer run --help` lists --checkpoint-store.
@@ -21,130 +14,4 @@ func supportsCheckpoints(t *testing.T, bin string) bool {
 		t.Fatalf("vc-syncer run --help: %v\n%s", err, out)
 	}
 	return strings.Contains(string(out), "--checkpoint-store")
-}
-
-// syncerProc runs `vc-syncer run` again and again (start, SIGKILL, start, ...), appending
-// every incarnation's output to one log file with a marker line before each start.
-type syncerProc struct {
-	bin     string
-	args    []string
-	logPath string
-	log     *os.File
-
-	n       int // incarnations started
-	cmd     *exec.Cmd
-	done    chan error
-	started time.Time
-}
-
-func newSyncerProc(t *testing.T, bin string, args []string) *syncerProc {
-	t.Helper()
-	// Not t.TempDir: keepLog (registered earlier, so run later) still reads it.
-	dir, err := os.MkdirTemp("", "vc-syncer-kill-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &syncerProc{bin: bin, args: args, logPath: filepath.Join(dir, "vc-syncer.log")}
-	f, err := os.OpenFile(p.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p.log = f
-	t.Cleanup(func() {
-		p.stop(t)
-		f.Close()
-	})
-	return p
-}
-
-// start starts a new incarnation; the previous one must have exited.
-func (p *syncerProc) start(t *testing.T) {
-	t.Helper()
-	p.n++
-	fmt.Fprintf(p.log, "\n===== kill test: start #%d at %s =====\n", p.n, time.Now().Format(time.RFC3339Nano))
-	p.cmd = exec.Command(p.bin, p.args...)
-	p.cmd.Stdout, p.cmd.Stderr = p.log, p.log
-	// The child dies with the test binary.
-	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := p.cmd.Start(); err != nil {
-		t.Fatalf("failed to start vc-syncer: %v", err)
-	}
-	p.started = time.Now()
-	done := make(chan error, 1)
-	go func(c *exec.Cmd) { done <- c.Wait() }(p.cmd)
-	p.done = done
-}
-
-// exited returns a non-nil error when the running incarnation has exited on its own.
-func (p *syncerProc) exited() error {
-	select {
-	case err := <-p.done:
-		p.done <- err
-		return fmt.Errorf("vc-syncer #%d exited on its own: %v; log tail:\n%s", p.n, err, itest.Tail(p.logPath, 30))
-	default:
-		return nil
-	}
-}
-
-// kill SIGKILLs the running incarnation and waits for it; it returns how long it had run.
-func (p *syncerProc) kill(t *testing.T) time.Duration {
-	t.Helper()
-	if err := p.exited(); err != nil {
-		t.Fatal(err)
-	}
-	up := time.Since(p.started)
-	_ = p.cmd.Process.Signal(syscall.SIGKILL)
-	<-p.done
-	p.cmd = nil
-	fmt.Fprintf(p.log, "\n===== kill test: SIGKILL #%d after %s =====\n", p.n, up.Round(time.Millisecond))
-	return up
-}
-
-// stop stops the running incarnation (if any) with SIGTERM, then SIGKILL after 30 s.
-func (p *syncerProc) stop(t *testing.T) {
-	if p.cmd == nil {
-		return
-	}
-	if err := p.exited(); err != nil {
-		t.Error(err)
-		p.cmd = nil
-		return
-	}
-	_ = p.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-p.done:
-	case <-time.After(30 * time.Second):
-		t.Errorf("vc-syncer did not stop within 30s of SIGTERM; killing it")
-		_ = p.cmd.Process.Kill()
-		<-p.done
-	}
-	p.cmd = nil
-}
-
-// keepLog registers a cleanup that copies the syncer log to
-// $VCSYNCER_TEST_ARTIFACTS/<test>/vc-syncer.log (default $TMPDIR/vc-syncer-test-logs/...) when
-// the test failed, then removes the log's directory. Register it before framework.StartT,
-// whose cleanup empties that directory.
-func keepLog(t *testing.T, logPath *string) {
-	t.Cleanup(func() {
-		if *logPath == "" {
-			return
-		}
-		defer os.RemoveAll(filepath.Dir(*logPath))
-		if !t.Failed() {
-			return
-		}
-		dest := filepath.Join(itest.ArtifactsDir(t), "vc-syncer.log")
-		data, err := os.ReadFile(*logPath)
-		if err == nil {
-			if err = os.MkdirAll(filepath.Dir(dest), 0o755); err == nil {
-				err = os.WriteFile(dest, data, 0o644)
-			}
-		}
-		if err != nil {
-			t.Logf("failed to keep the vc-syncer log: %v", err)
-		} else {
-			t.Logf("vc-syncer log kept in %s", dest)
-		}
-	})
 }

@@ -45,7 +45,7 @@ func TestTenantRecreatedWhileDownStartsCold(t *testing.T) {
 		return nil
 	})
 	time.Sleep(3 * time.Second) // a periodic checkpoint with everything acked
-	p.stop(t)                   // and the final one
+	p.Stop(t)                   // and the final one
 
 	// While the syncer is down: the Tenant is removed (its finalizer cleared by hand, as an
 	// operator does for a stuck finalizer) and re-created with the same name and kubeconfig.
@@ -75,10 +75,10 @@ func TestTenantRecreatedWhileDownStartsCold(t *testing.T) {
 	}
 	newNS := conversion.SuperNamespace(tc.Name, newUID, "app")
 
-	p.start(t)
+	p.Start(t)
 	itest.WaitRunning(t, c, tc.Name)
 	itest.Eventually(t, 90*time.Second, "ConfigMaps synced into the re-created Tenant's super namespace", func(ctx context.Context) error {
-		if err := p.exited(); err != nil {
+		if err := p.Exited(); err != nil {
 			t.Fatal(err)
 		}
 		cms, err := env.Super.Client.CoreV1().ConfigMaps(newNS).List(ctx, metav1.ListOptions{LabelSelector: "resume-test"})
@@ -88,7 +88,7 @@ func TestTenantRecreatedWhileDownStartsCold(t *testing.T) {
 		return nil
 	})
 	if os.Getenv("REVIEW_DUMP_LOG") != "" {
-		data, _ := os.ReadFile(p.logPath)
+		data, _ := os.ReadFile(p.LogPath)
 		for _, l := range strings.Split(string(data), "\n") {
 			if strings.Contains(l, "heckpoint") || strings.Contains(l, "esum") || strings.Contains(l, "cold") {
 				t.Log(l)

@@ -57,7 +57,7 @@ func TestKillRestart(t *testing.T) {
 	rng := rand.New(rand.NewSource(seed))
 
 	var logPath string
-	keepLog(t, &logPath)
+	itest.KeepLog(t, &logPath)
 	env := framework.StartT(t, framework.SuperOptions{Nodes: 2}, 3)
 	bin := itest.BuildSyncer(t)
 	args := []string{"run", "--super-kubeconfig", env.Super.KubeconfigPath,
@@ -77,9 +77,9 @@ func TestKillRestart(t *testing.T) {
 		args = append(args, "--checkpoint-store", "none") // the default would be a Secret store
 	}
 	t.Logf("checkpointing: %t; vc-syncer %s", checkpoints, strings.Join(args, " "))
-	p := newSyncerProc(t, bin, args)
-	logPath = p.logPath
-	p.start(t)
+	p := itest.NewSyncerProc(t, bin, args)
+	logPath = p.LogPath
+	p.Start(t)
 
 	ctx := t.Context()
 	if err := app.InstallCRD(ctx, env.Super.RESTConfig); err != nil {
@@ -98,7 +98,7 @@ func TestKillRestart(t *testing.T) {
 	watches := make([]*readyWatch, len(env.Tenants))
 	for i, tc := range env.Tenants {
 		if err := wait(ctx, 2*time.Minute, func(ctx context.Context) bool {
-			if err := p.exited(); err != nil {
+			if err := p.Exited(); err != nil {
 				t.Fatal(err)
 			}
 			tn := &tenancyv1alpha1.Tenant{}
@@ -131,18 +131,18 @@ func TestKillRestart(t *testing.T) {
 	for k := 1; k <= kills; k++ {
 		uptime := 500*time.Millisecond + time.Duration(rng.Int63n(int64(8500*time.Millisecond)))
 		down := time.Duration(rng.Int63n(int64(2 * time.Second)))
-		time.Sleep(time.Until(p.started.Add(uptime)))
+		time.Sleep(time.Until(p.Started().Add(uptime)))
 		ready := 0
 		for _, w := range watches {
 			ready += len(w.readyNow())
 		}
 		readyAtKills += ready
-		up := p.kill(t)
+		up := p.Kill(t)
 		lastKill = time.Now()
 		t.Logf("kill %d/%d: SIGKILL after %s up (%d test Pods Ready), down %s; load so far: %s",
 			k, kills, up.Round(time.Millisecond), ready, down.Round(time.Millisecond), stats)
 		time.Sleep(down)
-		p.start(t)
+		p.Start(t)
 	}
 	time.Sleep(3 * time.Second) // some load against the last incarnation
 	stopLoad()
@@ -159,7 +159,7 @@ func TestKillRestart(t *testing.T) {
 	converged := time.Now()
 	var problems []string
 	err = wait(ctx, 3*time.Minute, func(ctx context.Context) bool {
-		if err := p.exited(); err != nil {
+		if err := p.Exited(); err != nil {
 			t.Fatal(err)
 		}
 		problems = nil
@@ -208,7 +208,7 @@ func TestKillRestart(t *testing.T) {
 	if readyAtKills == 0 || survivors == 0 {
 		t.Fatalf("the Ready check tested nothing: %d Pods Ready summed over the kills, %d Pods Ready before the last kill still exist", readyAtKills, survivors)
 	}
-	p.stop(t)
+	p.Stop(t)
 	checkTheChecker(t, env.Super.Client, tenants[0])
 	t.Logf("%d kills (seed %d, checkpointing %t): converged; %d Pods were Ready before the last kill and kept their Ready condition; %d Ready Pods summed over the kill moments; total %s",
 		kills, seed, checkpoints, survivors, readyAtKills, time.Since(begin).Round(time.Second))

@@ -76,7 +76,7 @@ func testResume(t *testing.T, apiserverArgs []string, wantMode string) {
 	firstAdds := scrapeSum(t, port, "vcsyncer_queue_adds_total", map[string]string{"tenant": tc.Name})
 
 	// Graceful stop: the final checkpoint is written.
-	p.stop(t)
+	p.Stop(t)
 	if _, err := os.Stat(ckpt); err != nil {
 		t.Fatalf("no checkpoint after a graceful stop: %v", err)
 	}
@@ -109,9 +109,9 @@ func testResume(t *testing.T, apiserverArgs []string, wantMode string) {
 	tenantLists := apiserverLists(t, tc.Client)
 	superLists := apiserverLists(t, env.Super.Client)
 
-	p.start(t)
+	p.Start(t)
 	itest.Eventually(t, 2*time.Minute, "changes made while down converged", func(ctx context.Context) error {
-		if err := p.exited(); err != nil {
+		if err := p.Exited(); err != nil {
 			t.Fatal(err)
 		}
 		got, err := env.Super.Client.CoreV1().ConfigMaps(superNS).Get(ctx, "cm-1", metav1.GetOptions{})
@@ -301,7 +301,7 @@ func apiserverLists(t *testing.T, cs kubernetes.Interface) map[string]float64 {
 type oneTenant struct {
 	env  *framework.Environment
 	tc   *framework.ControlPlane
-	p    *syncerProc
+	p    *itest.SyncerProc
 	c    client.Client // the super cluster's
 	port int           // the syncer's metrics port
 	ckpt string        // the syncer's file checkpoint
@@ -314,16 +314,16 @@ type oneTenant struct {
 func startOneTenant(t *testing.T, apiserverArgs []string, interval string) *oneTenant {
 	t.Helper()
 	var logPath string
-	keepLog(t, &logPath)
+	itest.KeepLog(t, &logPath)
 	env := framework.StartT(t, framework.SuperOptions{Nodes: 1, Options: framework.Options{APIServerArgs: apiserverArgs}}, 1)
 	o := &oneTenant{env: env, tc: env.Tenants[0], port: freePort(t), ckpt: filepath.Join(t.TempDir(), "ckpt")}
 	args := []string{"run", "--super-kubeconfig", env.Super.KubeconfigPath,
 		"--metrics-bind-address", "127.0.0.1:" + strconv.Itoa(o.port), "--metrics-secure=false", "--health-probe-bind-address", "0",
 		"--leader-elect=false", "--remediation-interval", "0",
 		"--checkpoint-store", "file:" + o.ckpt, "--checkpoint-interval", interval}
-	o.p = newSyncerProc(t, itest.BuildSyncer(t), args)
-	logPath = o.p.logPath
-	o.p.start(t)
+	o.p = itest.NewSyncerProc(t, itest.BuildSyncer(t), args)
+	logPath = o.p.LogPath
+	o.p.Start(t)
 	ctx := t.Context()
 	if err := app.InstallCRD(ctx, env.Super.RESTConfig); err != nil {
 		t.Fatal(err)
@@ -336,7 +336,7 @@ func startOneTenant(t *testing.T, apiserverArgs []string, interval string) *oneT
 		t.Fatal(err)
 	}
 	itest.Eventually(t, 2*time.Minute, "Tenant Running", func(ctx context.Context) error {
-		if err := o.p.exited(); err != nil {
+		if err := o.p.Exited(); err != nil {
 			t.Fatal(err)
 		}
 		tn := &tenancyv1alpha1.Tenant{}

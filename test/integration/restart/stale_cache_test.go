@@ -40,8 +40,8 @@ func TestResumeKeepsSuperCopiesWhileTenantCacheReplays(t *testing.T) {
 		_, err := env.Super.Client.CoreV1().ConfigMaps(superNS).Get(ctx, "cm-0", metav1.GetOptions{})
 		return err
 	})
-	p.stop(t) // the checkpoint: tenant "app" with cm-0
-	p.start(t)
+	p.Stop(t) // the checkpoint: tenant "app" with cm-0
+	p.Start(t)
 	itest.WaitRunning(t, c, tc.Name)
 
 	// After the checkpoint: new objects, synced.
@@ -81,11 +81,11 @@ func TestResumeKeepsSuperCopiesWhileTenantCacheReplays(t *testing.T) {
 	}()
 	defer w.Stop()
 
-	p.kill(t) // no checkpoint since the new objects
-	p.start(t)
+	p.Kill(t) // no checkpoint since the new objects
+	p.Start(t)
 	itest.WaitRunning(t, c, tc.Name)
 	time.Sleep(15 * time.Second)
-	if err := p.exited(); err != nil {
+	if err := p.Exited(); err != nil {
 		t.Fatal(err)
 	}
 	mu.Lock()
