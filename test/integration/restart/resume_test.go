@@ -4,9 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"io"
-	"net"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -14,9 +11,6 @@ import (
 	"testing"
 	"time"
 
-	dto "github.com/prometheus/client_model/go"
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -73,7 +67,7 @@ func testResume(t *testing.T, apiserverArgs []string, wantMode string) {
 	})
 	before := readyTransition(t, tc.Client, "web-0")
 	time.Sleep(3 * time.Second) // a periodic checkpoint with everything acked
-	firstAdds := scrapeSum(t, port, "vcsyncer_queue_adds_total", map[string]string{"tenant": tc.Name})
+	firstAdds := itest.ScrapeSum(t, port, "vcsyncer_queue_adds_total", map[string]string{"tenant": tc.Name})
 
 	// Graceful stop: the final checkpoint is written.
 	p.Stop(t)
@@ -128,7 +122,7 @@ func testResume(t *testing.T, apiserverArgs []string, wantMode string) {
 	})
 	time.Sleep(2 * time.Second) // let stragglers in the queue show up in the counters
 
-	modes := scrapeSeries(t, port, "vcsyncer_source_resume_mode", map[string]string{"tenant": tc.Name})
+	modes := itest.ScrapeSeries(t, port, "vcsyncer_source_resume_mode", map[string]string{"tenant": tc.Name})
 	if len(modes) == 0 {
 		t.Fatal("no vcsyncer_source_resume_mode series for the tenant")
 	}
@@ -137,7 +131,7 @@ func testResume(t *testing.T, apiserverArgs []string, wantMode string) {
 			t.Errorf("tenant ConfigMap source resumed as %s, want mode %q", labels, wantMode)
 		}
 	}
-	adds := scrapeSum(t, port, "vcsyncer_queue_adds_total", map[string]string{"tenant": tc.Name})
+	adds := itest.ScrapeSum(t, port, "vcsyncer_queue_adds_total", map[string]string{"tenant": tc.Name})
 	t.Logf("queue adds for %s: first start %.0f, after the restart %.0f (4 objects changed while down)", tc.Name, firstAdds, adds)
 	// Cold, the restart enqueues every object again, as the first start did (firstAdds);
 	// resumed, only the changed objects, their super copies' events, the new Pod's status
@@ -158,7 +152,7 @@ func testResume(t *testing.T, apiserverArgs []string, wantMode string) {
 		}
 	}
 	if wantMode == "watch" {
-		if avoided := scrapeSum(t, port, "vcsyncer_checkpoint_lists_avoided_total", nil); avoided < float64(len(watchedResources)) {
+		if avoided := itest.ScrapeSum(t, port, "vcsyncer_checkpoint_lists_avoided_total", nil); avoided < float64(len(watchedResources)) {
 			t.Errorf("vcsyncer_checkpoint_lists_avoided_total = %.0f, want at least %d", avoided, len(watchedResources))
 		}
 	}
@@ -206,73 +200,6 @@ func readyTransition(t *testing.T, cs kubernetes.Interface, name string) metav1.
 	return metav1.Time{}
 }
 
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
-// parseMetrics parses a Prometheus text exposition.
-func parseMetrics(t *testing.T, r io.Reader) map[string]*dto.MetricFamily {
-	t.Helper()
-	parser := expfmt.NewTextParser(model.UTF8Validation)
-	fams, err := parser.TextToMetricFamilies(r)
-	if err != nil {
-		t.Fatalf("parsing metrics: %v", err)
-	}
-	return fams
-}
-
-// scrapeSeries returns the values of the syncer's series of family name whose labels include
-// match, keyed by their label set.
-func scrapeSeries(t *testing.T, port int, name string, match map[string]string) map[string]float64 {
-	t.Helper()
-	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", port))
-	if err != nil {
-		t.Fatalf("scraping the syncer: %v", err)
-	}
-	defer resp.Body.Close()
-	out := map[string]float64{}
-	fam := parseMetrics(t, resp.Body)[name]
-	if fam == nil {
-		return out
-	}
-next:
-	for _, m := range fam.Metric {
-		var b strings.Builder
-		labels := map[string]string{}
-		for _, l := range m.Label {
-			labels[l.GetName()] = l.GetValue()
-			fmt.Fprintf(&b, "%s=%q,", l.GetName(), l.GetValue())
-		}
-		for k, v := range match {
-			if labels[k] != v {
-				continue next
-			}
-		}
-		switch {
-		case m.Counter != nil:
-			out[b.String()] = m.Counter.GetValue()
-		case m.Gauge != nil:
-			out[b.String()] = m.Gauge.GetValue()
-		}
-	}
-	return out
-}
-
-func scrapeSum(t *testing.T, port int, name string, match map[string]string) float64 {
-	t.Helper()
-	sum := 0.0
-	for _, v := range scrapeSeries(t, port, name, match) {
-		sum += v
-	}
-	return sum
-}
-
 // apiserverLists returns apiserver_request_total{verb="LIST"} of an apiserver by resource.
 func apiserverLists(t *testing.T, cs kubernetes.Interface) map[string]float64 {
 	t.Helper()
@@ -281,7 +208,7 @@ func apiserverLists(t *testing.T, cs kubernetes.Interface) map[string]float64 {
 		t.Fatalf("scraping the apiserver: %v", err)
 	}
 	out := map[string]float64{}
-	fam := parseMetrics(t, bytes.NewReader(raw))["apiserver_request_total"]
+	fam := itest.ParseMetrics(t, bytes.NewReader(raw))["apiserver_request_total"]
 	if fam == nil {
 		t.Fatal("apiserver has no apiserver_request_total")
 	}
@@ -316,7 +243,7 @@ func startOneTenant(t *testing.T, apiserverArgs []string, interval string) *oneT
 	var logPath string
 	itest.KeepLog(t, &logPath)
 	env := framework.StartT(t, framework.SuperOptions{Nodes: 1, Options: framework.Options{APIServerArgs: apiserverArgs}}, 1)
-	o := &oneTenant{env: env, tc: env.Tenants[0], port: freePort(t), ckpt: filepath.Join(t.TempDir(), "ckpt")}
+	o := &oneTenant{env: env, tc: env.Tenants[0], port: itest.FreePort(t), ckpt: filepath.Join(t.TempDir(), "ckpt")}
 	args := []string{"run", "--super-kubeconfig", env.Super.KubeconfigPath,
 		"--metrics-bind-address", "127.0.0.1:" + strconv.Itoa(o.port), "--metrics-secure=false", "--health-probe-bind-address", "0",
 		"--leader-elect=false", "--remediation-interval", "0",
