@@ -77,21 +77,33 @@ func New(o Options) (*Checkpointer, error) {
 // reason is logged and counted (vcsyncer_checkpoint_load_total{result}). Load never fails the
 // syncer: an unusable checkpoint only costs a cold start.
 func (c *Checkpointer) Load(ctx context.Context) *Checkpoint {
+	cp := c.LoadFrom(ctx, c.o.Store)
+	if cp != nil {
+		c.mu.Lock()
+		c.last = cp.TakenAt
+		c.mu.Unlock()
+	}
+	return cp
+}
+
+// LoadFrom is Load from another store (another shard's checkpoint, whose tenants this process
+// takes over); it does not change LastSuccess.
+func (c *Checkpointer) LoadFrom(ctx context.Context, st Store) *Checkpoint {
 	log := ctrl.LoggerFrom(ctx).WithName("checkpoint")
-	data, err := c.o.Store.Load(ctx)
+	data, err := st.Load(ctx)
 	switch {
 	case err != nil:
-		log.Error(err, "Cannot read the checkpoint; starting cold", "store", c.o.Store.String())
+		log.Error(err, "Cannot read the checkpoint; starting cold", "store", st.String())
 		metrics.CheckpointLoaded("unreadable")
 		return nil
 	case data == nil:
-		log.Info("No checkpoint yet; starting cold", "store", c.o.Store.String())
+		log.Info("No checkpoint yet; starting cold", "store", st.String())
 		metrics.CheckpointLoaded("none")
 		return nil
 	}
 	cp, err := Decode(data)
 	if err != nil {
-		log.Error(err, "Cannot decode the checkpoint; starting cold", "store", c.o.Store.String())
+		log.Error(err, "Cannot decode the checkpoint; starting cold", "store", st.String())
 		metrics.CheckpointLoaded("undecodable")
 		return nil
 	}
@@ -101,13 +113,10 @@ func (c *Checkpointer) Load(ctx context.Context) *Checkpoint {
 		metrics.CheckpointLoaded("version_mismatch")
 		return nil
 	}
-	log.Info("Resuming from checkpoint", "store", c.o.Store.String(), "takenAt", cp.TakenAt,
+	log.Info("Resuming from checkpoint", "store", st.String(), "takenAt", cp.TakenAt,
 		"age", time.Since(cp.TakenAt).Round(time.Millisecond), "holder", cp.Holder,
 		"sources", len(cp.Sources), "queueItems", cp.QueueItems, "bytes", len(data))
 	metrics.CheckpointLoaded("resumed")
-	c.mu.Lock()
-	c.last = cp.TakenAt
-	c.mu.Unlock()
 	return cp
 }
 
@@ -169,6 +178,9 @@ func (c *Checkpointer) failed(err error) error {
 	metrics.CheckpointFailed()
 	return err
 }
+
+// MaxItems returns Options.MaxItems (with its default filled in).
+func (c *Checkpointer) MaxItems() int { return c.o.MaxItems }
 
 // LastSuccess returns when the last checkpoint that was saved (or loaded) was taken; zero if none.
 func (c *Checkpointer) LastSuccess() time.Time {

@@ -87,6 +87,7 @@ func TestColdTenantEnqueuesEverything(t *testing.T) {
 			if cold {
 				s.setColdTenants([]string{"greedy"})
 			}
+			s.markReady() // the super caches have synced (Start)
 			s.ClusterSynced(c)
 			want := resources.Request{Tenant: "greedy", Kind: resources.KindConfigMap, Namespace: "ns", Name: "cm"}
 			found := false

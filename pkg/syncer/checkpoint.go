@@ -50,6 +50,12 @@ type CheckpointOptions struct {
 	// Config is extra configuration that changes what the syncer does with the saved state
 	// (e.g. flags); it is hashed into the checkpoint's code version.
 	Config string
+	// StoreOf returns the store of a shard's checkpoints (sharding: Adopt reads the state of a
+	// tenant whose shard died from there).
+	StoreOf func(shard string) (checkpoint.Store, error)
+	// TenantStoreOf returns the store of a tenant's hand-over checkpoint (sharding: Drain
+	// writes it, Adopt reads it). With both nil, tenants that move start cold.
+	TenantStoreOf func(tenant string) (checkpoint.Store, error)
 }
 
 // Source ID prefixes of the super cluster's factories (pkg/checkpoint/source).
@@ -246,17 +252,26 @@ func (s *Syncer) SnapshotQueues() ([]byte, int, error) {
 // restoreQueues parks the checkpointed requests under their tenants; each tenant's are seeded
 // into the queues when it syncs.
 func (s *Syncer) restoreQueues(data []byte) error {
-	if len(data) == 0 {
-		return nil
-	}
-	var items []queueItem
-	if err := gob.NewDecoder(bytes.NewReader(data)).Decode(&items); err != nil {
-		return fmt.Errorf("decoding checkpointed queues: %w", err)
+	items, err := decodeQueueItems(data)
+	if err != nil {
+		return err
 	}
 	for _, it := range items {
 		s.park(it.Req, it.Down, trackingqueue.DelayWindow{Earliest: it.Earliest, Latest: it.Latest}, nil)
 	}
 	return nil
+}
+
+// decodeQueueItems decodes the queue items SnapshotQueues encoded (none for empty data).
+func decodeQueueItems(data []byte) ([]queueItem, error) {
+	if len(data) == 0 {
+		return nil, nil
+	}
+	var items []queueItem
+	if err := gob.NewDecoder(bytes.NewReader(data)).Decode(&items); err != nil {
+		return nil, fmt.Errorf("decoding checkpointed queues: %w", err)
+	}
+	return items, nil
 }
 
 // vnodeState is the vNode bookkeeping as a checkpoint.Checkpointable: the Pods bound to each
@@ -390,6 +405,16 @@ type checkpointState struct {
 // (queued, processing, delayed and parked, both pipelines; O(items)) and leaves out of the
 // checkpoint being taken the tenants with more than maxItems.
 func (s *Syncer) budget(maxItems int) []string {
+	out, names := s.overBudget(maxItems)
+	s.budgetMu.Lock()
+	s.leftOut = out
+	s.budgetMu.Unlock()
+	return names
+}
+
+// overBudget returns the tenants with more than maxItems unfinished requests (see budget), as
+// a set and sorted, without changing what the checkpoint being taken leaves out.
+func (s *Syncer) overBudget(maxItems int) (map[string]bool, []string) {
 	counts := map[string]int{}
 	for _, snap := range []trackingqueue.Snapshot[resources.Request]{s.down.Snapshot(), s.up.Snapshot()} {
 		seen := map[resources.Request]bool{}
@@ -427,10 +452,7 @@ func (s *Syncer) budget(maxItems int) []string {
 		}
 	}
 	sort.Strings(names)
-	s.budgetMu.Lock()
-	s.leftOut = out
-	s.budgetMu.Unlock()
-	return names
+	return out, names
 }
 
 // isLeftOut reports whether the checkpoint being taken leaves tenant out.

@@ -54,7 +54,17 @@ func (s *Syncer) ClusterStarting(c *tenant.Cluster) {
 // A tenant the resumed checkpoint left out (over its --checkpoint-max-items budget: its
 // queued requests are not in the checkpoint) has every object enqueued, tenant and super,
 // whatever the ack maps say, so none of its unfinished work is lost.
+//
+// It runs once the super caches have synced (afterReady): a tenant that syncs first, such as
+// one a new shard takes at start-up, waits for them.
 func (s *Syncer) ClusterSynced(c *tenant.Cluster) {
+	s.afterReady(func() { s.clusterSynced(c) })
+}
+
+func (s *Syncer) clusterSynced(c *tenant.Cluster) {
+	if cur, ok := s.registry.Get(c.Name); ok && cur != c {
+		return // replaced while waiting for the super caches
+	}
 	cold := s.takeCold(c.Name)
 	for kind, r := range s.resources {
 		if !hasDownward(kind) {
@@ -89,7 +99,7 @@ func (s *Syncer) ClusterSynced(c *tenant.Cluster) {
 			src.Unack(key)
 		}
 	}
-	s.enqueuePublicFor(c.Name) // public StorageClasses the tenant does not have yet
+	s.enqueuePublicFor(c) // public StorageClasses the tenant does not have yet
 	// Super objects whose tenant object no longer exists (deleted while the tenant was not
 	// synced) are found through the super caches.
 	s.queueTenantEvents(c) // super Events about its objects (their own pipeline, events.go)
@@ -312,6 +322,11 @@ func (s *Syncer) superHandler(kind resources.Kind) cache.ResourceEventHandler {
 		}
 		c, ok := s.registry.Get(o.Tenant)
 		if !ok || c.UID != o.TenantUID || !c.Synced() {
+			return
+		}
+		if !s.ready.ready.Load() {
+			// The super caches' initial list: ClusterSynced, which waits for it (afterReady),
+			// diffs it against the ack map and enqueues only what changed.
 			return
 		}
 		req := requestFor(o, kind)

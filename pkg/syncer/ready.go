@@ -3,20 +3,48 @@ package syncer
 import (
 	"errors"
 	"net/http"
+	"sync"
 	"sync/atomic"
 )
 
 // ErrNotReady is returned by ReadyCheck until the Syncer is ready.
 var ErrNotReady = errors.New("the syncer's super-cluster caches have not synced yet")
 
-// readiness is the Syncer's readiness for /readyz.
-type readiness struct{ ready atomic.Bool }
+// readiness is the Syncer's readiness for /readyz, and the work waiting for it.
+type readiness struct {
+	ready   atomic.Bool
+	mu      sync.Mutex
+	pending []func()
+}
 
-// markReady makes ReadyCheck pass. Start calls it once the super caches (every super
-// informer, the storage and opt-in kinds' informers) have synced, just before the workers
-// start. It is the one place to gate readiness on more start-up work (e.g. a checkpoint
-// resume): call it after that work instead.
-func (s *Syncer) markReady() { s.ready.ready.Store(true) }
+// markReady makes ReadyCheck pass and runs the work afterReady deferred, in order. Start calls
+// it once the super caches (every super informer, the storage and opt-in kinds' informers)
+// have synced, just before the workers start. It is the one place to gate readiness on more
+// start-up work (e.g. a checkpoint resume): call it after that work instead.
+func (s *Syncer) markReady() {
+	s.ready.mu.Lock()
+	s.ready.ready.Store(true)
+	pending := s.ready.pending
+	s.ready.pending = nil
+	s.ready.mu.Unlock()
+	for _, f := range pending {
+		f()
+	}
+}
+
+// afterReady runs f now if the super caches have synced, else when they have (markReady).
+// Work that compares a tenant with the super caches (ClusterSynced's diff) must not run on
+// caches still filling: every super object would look deleted.
+func (s *Syncer) afterReady(f func()) {
+	s.ready.mu.Lock()
+	if !s.ready.ready.Load() {
+		s.ready.pending = append(s.ready.pending, f)
+		s.ready.mu.Unlock()
+		return
+	}
+	s.ready.mu.Unlock()
+	f()
+}
 
 // ReadyCheck is a controller-runtime healthz.Checker for /readyz: it returns ErrNotReady
 // until Start has synced the super caches (see markReady), nil after. A Syncer that was

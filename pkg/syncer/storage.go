@@ -17,6 +17,7 @@ import (
 	"github.com/vcsyncer/syncer/pkg/resources"
 	"github.com/vcsyncer/syncer/pkg/resources/persistentvolume"
 	"github.com/vcsyncer/syncer/pkg/resources/storageclass"
+	"github.com/vcsyncer/syncer/pkg/tenant"
 )
 
 // newStorageFactories returns Env.SuperVolumes and Env.SuperPublic: informer factories for
@@ -120,11 +121,21 @@ func (s *Syncer) enqueuePublicClass(obj any) {
 	}
 }
 
-// enqueuePublicFor enqueues every public super StorageClass upward for tenant (ClusterSynced).
-func (s *Syncer) enqueuePublicFor(tenant string) {
+// enqueuePublicFor enqueues upward, for tenant c (ClusterSynced), every public super
+// StorageClass whose copy the tenant's cache lacks or holds in another form
+// (storageclass.Equal), so that a tenant resumed from a checkpoint reconciles none of them.
+func (s *Syncer) enqueuePublicFor(c *tenant.Cluster) {
+	have := c.Informers.Storage().V1().StorageClasses().Informer().GetStore()
 	for _, obj := range s.env.SuperPublic.Storage().V1().StorageClasses().Informer().GetStore().List() {
-		if sc, ok := obj.(*storagev1.StorageClass); ok {
-			s.enqueue(s.up, resources.Request{Tenant: tenant, Kind: resources.KindStorageClass, Name: sc.Name}, false)
+		sc, ok := obj.(*storagev1.StorageClass)
+		if !ok {
+			continue
 		}
+		if cur, ok, _ := have.GetByKey(sc.Name); ok {
+			if t, ok := cur.(*storagev1.StorageClass); ok && storageclass.Equal(storageclass.Desired(sc), t) {
+				continue
+			}
+		}
+		s.enqueue(s.up, resources.Request{Tenant: c.Name, Kind: resources.KindStorageClass, Name: sc.Name}, false)
 	}
 }

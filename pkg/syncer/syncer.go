@@ -76,6 +76,9 @@ type Options struct {
 	// Admission configures the admission window for new super Pods; a zero value turns it
 	// off. It is off too when fair queuing is off.
 	Admission AdmissionOptions
+	// Sharding, if set, fences the workers: a request of a registered tenant this replica may
+	// not write for now waits in the queue (pkg/sharding). Nil: no sharding.
+	Sharding ShardFence
 }
 
 // Syncer runs the downward and upward pipelines for every registered tenant.
@@ -103,6 +106,8 @@ type Syncer struct {
 	retryLog *retryLog
 	// processed counts the reconciles run so far, in both directions (Processed).
 	processed atomic.Int64
+	// running counts each tenant's running reconciles (Drain waits for them).
+	running inflight
 }
 
 var (
@@ -359,6 +364,18 @@ func (s *Syncer) workWith(ctx context.Context, q *pipelineQueue, down bool, proc
 		if shutdown {
 			return
 		}
+		s.running.begin(req.Tenant) // before the fence check: Drain waits for it
+		if s.fenced(req.Tenant) {
+			s.running.end(req.Tenant)
+			if down {
+				metrics.ShardFenced(directionDownward)
+			} else {
+				metrics.ShardFenced(directionUpward)
+			}
+			q.AddAfter(req, fenceDelay) // kept, and in checkpoints, until owned again or the tenant goes
+			q.Done(req)
+			continue
+		}
 		err := s.observeSync(req, down, func() error { return process(ctx, req, down) })
 		switch {
 		case err == nil:
@@ -379,6 +396,7 @@ func (s *Syncer) workWith(ctx context.Context, q *pipelineQueue, down bool, proc
 			s.retryFailed(ctx, q, req, down, err)
 			q.AddRateLimited(req)
 		}
+		s.running.end(req.Tenant)
 		q.Done(req)
 	}
 }
@@ -453,25 +471,11 @@ func stripManagedFields(obj any) (any, error) {
 	return obj, nil
 }
 
-// reservedServiceIP implements resources.Env.ReservedServiceIP over the registered tenants'
-// spec.serviceCIDRs (O(tenants)).
+// reservedServiceIP implements resources.Env.ReservedServiceIP over every Tenant's
+// spec.serviceCIDRs, including Tenants another shard syncs (tenant.Registry.ReservedBy).
 func (s *Syncer) reservedServiceIP(c *tenant.Cluster, ip netip.Addr) bool {
 	if s.registry == nil {
 		return false
 	}
-	for _, name := range s.registry.Names() {
-		if name == c.Name {
-			continue
-		}
-		other, ok := s.registry.Get(name)
-		if !ok {
-			continue
-		}
-		for _, p := range other.ServiceCIDRs() {
-			if p.Contains(ip) {
-				return true
-			}
-		}
-	}
-	return false
+	return s.registry.ReservedBy(c.Name, ip) != ""
 }

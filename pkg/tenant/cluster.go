@@ -422,6 +422,14 @@ func (c *Cluster) ServiceCIDRs() []netip.Prefix {
 // Entries that do not parse as a CIDR are ignored (the CRD refuses them) and returned as an
 // error naming them; the others apply.
 func (c *Cluster) SetServiceCIDRs(cidrs []string) error {
+	out, err := parseServiceCIDRs(cidrs)
+	c.serviceCIDRs.Store(&out)
+	return err
+}
+
+// parseServiceCIDRs parses Tenant spec.serviceCIDRs into masked prefixes; entries that do not
+// parse are left out and named in the error.
+func parseServiceCIDRs(cidrs []string) ([]netip.Prefix, error) {
 	var out []netip.Prefix
 	var bad []string
 	for _, s := range cidrs {
@@ -432,11 +440,10 @@ func (c *Cluster) SetServiceCIDRs(cidrs []string) error {
 		}
 		out = append(out, p.Masked())
 	}
-	c.serviceCIDRs.Store(&out)
 	if len(bad) > 0 {
-		return fmt.Errorf("spec.serviceCIDRs: not a CIDR: %s", strings.Join(bad, ", "))
+		return out, fmt.Errorf("spec.serviceCIDRs: not a CIDR: %s", strings.Join(bad, ", "))
 	}
-	return nil
+	return out, nil
 }
 
 // SetPolicy makes p the tenant's effective policy and reports whether its generation differs

@@ -2,7 +2,7 @@ package tenant
 
 import (
 	"context"
-
+	"net/netip"
 	"sort"
 	"sync"
 	"time"
@@ -45,12 +45,15 @@ type Registry struct {
 
 	mu       sync.RWMutex
 	clusters map[string]*Cluster
+	// ranges are every known Tenant's spec.serviceCIDRs, whether it runs here or not (with
+	// sharding, on another replica).
+	ranges map[string][]netip.Prefix
 }
 
 // NewRegistry returns an empty Registry. Clusters started by it live until ctx is done or
 // they are removed.
 func NewRegistry(ctx context.Context, hooks Hooks) *Registry {
-	return &Registry{ctx: ctx, hooks: hooks, clusters: map[string]*Cluster{}}
+	return &Registry{ctx: ctx, hooks: hooks, clusters: map[string]*Cluster{}, ranges: map[string][]netip.Prefix{}}
 }
 
 // Get returns the running Cluster of the named tenant.
@@ -71,6 +74,36 @@ func (r *Registry) Names() []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// ReservedBy returns the name of a Tenant other than tenant whose spec.serviceCIDRs contain
+// ip, or "" when none does. It sees every Tenant the controller has read, including those
+// another shard syncs (O(tenants)).
+func (r *Registry) ReservedBy(tenant string, ip netip.Addr) string {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	for name, ps := range r.ranges {
+		if name == tenant {
+			continue
+		}
+		for _, p := range ps {
+			if p.Contains(ip) {
+				return name
+			}
+		}
+	}
+	return ""
+}
+
+// setRanges records Tenant name's spec.serviceCIDRs (nil forgets them).
+func (r *Registry) setRanges(name string, ps []netip.Prefix) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if ps == nil {
+		delete(r.ranges, name)
+		return
+	}
+	r.ranges[name] = ps
 }
 
 // put registers c in place of any previous Cluster of the same tenant, stops the previous one,

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"net/netip"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -74,6 +75,11 @@ type Reconciler struct {
 	KubeconfigNamespace string
 	// Recorder writes Events on Tenant objects in the super cluster.
 	Recorder record.EventRecorder
+	// Sharding, if set, limits this replica to the Tenants the shard ring gives it, claimed in
+	// status.shard; Handover is then required. Nil: this replica syncs every Tenant.
+	Sharding Sharding
+	// Handover drains and adopts tenants that move between shards (with Sharding).
+	Handover Handover
 
 	events chan event.TypedGenericEvent[*tenancyv1alpha1.Tenant]
 }
@@ -85,6 +91,9 @@ var _ reconcile.Reconciler = (*Reconciler)(nil)
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.Client == nil || r.Registry == nil || r.KubeconfigNamespace == "" || r.Recorder == nil {
 		return errors.New("tenant.Reconciler needs Client, Registry, KubeconfigNamespace and Recorder")
+	}
+	if r.Sharding != nil && r.Handover == nil {
+		return errors.New("tenant.Reconciler with Sharding needs Handover")
 	}
 	r.events = make(chan event.TypedGenericEvent[*tenancyv1alpha1.Tenant], 1024)
 	return ctrl.NewControllerManagedBy(mgr).
@@ -189,9 +198,22 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (res 
 	if err := r.Client.Get(ctx, req.NamespacedName, t); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.Registry.remove(req.Name)
+			r.Registry.setRanges(req.Name, nil)
 			return reconcile.Result{}, nil
 		}
 		return reconcile.Result{}, err
+	}
+	// Every Tenant's Service ranges, synced here or not: another tenant's Service must never
+	// be given an address from them.
+	ranges, _ := parseServiceCIDRs(t.Spec.ServiceCIDRs)
+	if ranges == nil {
+		ranges = []netip.Prefix{}
+	}
+	r.Registry.setRanges(t.Name, ranges)
+	if r.Sharding != nil {
+		if proceed, res, err := r.shard(ctx, t); !proceed {
+			return res, err
+		}
 	}
 	if !t.DeletionTimestamp.IsZero() {
 		return r.reconcileDelete(ctx, t)

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -133,6 +134,9 @@ type SuperOptions struct {
 	// Nodes is the number of fake kwok Nodes ("kwok-node-0", ...) to create. Defaults to 3.
 	// Use a negative value for none.
 	Nodes int
+	// SuperAPIServerArgs are extra kube-apiserver flags of the super cluster only, appended
+	// after Options.APIServerArgs (which every control plane gets), e.g. an audit log.
+	SuperAPIServerArgs []string
 }
 
 // TenantServiceCIDR returns the Service range Start gives the i-th tenant (1-based, at most
@@ -164,7 +168,9 @@ func StartSuper(ctx context.Context, o SuperOptions) (*ControlPlane, error) {
 	if nodes == 0 {
 		nodes = 3
 	}
-	return start(ctx, superName, o.Options, true, max(nodes, 0))
+	so := o.Options
+	so.APIServerArgs = append(slices.Clone(o.APIServerArgs), o.SuperAPIServerArgs...)
+	return start(ctx, superName, so, true, max(nodes, 0))
 }
 
 // StartTenant starts a tenant control plane called name (a DNS label, e.g. "tenant-1"): etcd,

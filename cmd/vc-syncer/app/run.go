@@ -6,6 +6,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -26,13 +27,16 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/yaml"
 
 	"github.com/vcsyncer/syncer/cmd/vc-syncer/app/options"
 	"github.com/vcsyncer/syncer/config"
 	tenancyv1alpha1 "github.com/vcsyncer/syncer/pkg/apis/tenancy/v1alpha1"
+	"github.com/vcsyncer/syncer/pkg/checkpoint"
 	"github.com/vcsyncer/syncer/pkg/checkpoint/store"
 	"github.com/vcsyncer/syncer/pkg/remediation"
+	"github.com/vcsyncer/syncer/pkg/sharding"
 	"github.com/vcsyncer/syncer/pkg/syncer"
 	"github.com/vcsyncer/syncer/pkg/tenant"
 	"github.com/vcsyncer/syncer/pkg/version"
@@ -105,6 +109,12 @@ func Run(ctx context.Context, o *options.Options, cfg *rest.Config) error {
 	setMemoryLimit(log, o.MemoryLimitRatio)
 	cfg = rest.CopyConfig(cfg)
 	cfg.UserAgent = "vc-syncer"
+	shardID := ""
+	if o.Sharding {
+		shardID = o.ShardIdentity()
+		// The super apiserver's audit log and metrics tell the shards' requests apart.
+		cfg.UserAgent = "vc-syncer/shard=" + shardID
+	}
 	cfg.QPS, cfg.Burst = 300, 600
 
 	if o.InstallCRDs {
@@ -136,12 +146,27 @@ func Run(ctx context.Context, o *options.Options, cfg *rest.Config) error {
 	if err != nil {
 		return err
 	}
+	var membership *sharding.Membership
+	var reconciler *tenant.Reconciler
+	if o.Sharding {
+		membership, err = sharding.New(sharding.Options{Client: superCS, Namespace: leNS, ID: shardID,
+			LeaseDuration: o.ShardLeaseDuration, RenewInterval: o.ShardLeaseRenewInterval,
+			OnChange: func() {
+				if reconciler != nil {
+					go reconciler.NotifyAll(ctx)
+				}
+			}})
+		if err != nil {
+			return err
+		}
+		log.Info("Sharding: this replica is one shard of the ring", "shard", shardID, "namespace", leNS)
+	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                  Scheme(),
 		Metrics:                 metricsServerOptions(o),
 		HealthProbeBindAddress:  o.HealthProbeBindAddress,
 		PprofBindAddress:        o.PprofBindAddress,
-		LeaderElection:          o.LeaderElect,
+		LeaderElection:          o.LeaderElect && !o.Sharding,
 		LeaderElectionID:        "vc-syncer.tenancy.vcsyncer.io",
 		LeaderElectionNamespace: leNS,
 		// Hand the Lease over at once on SIGTERM: Run returns right after the manager stops, so
@@ -157,9 +182,25 @@ func Run(ctx context.Context, o *options.Options, cfg *rest.Config) error {
 	if err != nil {
 		return fmt.Errorf("failed to create manager: %w", err)
 	}
-	ckptStore, err := store.Parse(o.CheckpointStoreSpec(), superCS, store.Options{Holder: holderIdentity()})
+	storeSpec := o.CheckpointStoreSpec()
+	if o.Sharding {
+		storeSpec = o.ShardCheckpointStoreSpec(shardID)
+	}
+	ckptStore, err := store.Parse(storeSpec, superCS, store.Options{Holder: holderIdentity()})
 	if err != nil {
 		return fmt.Errorf("--checkpoint-store: %w", err)
+	}
+	ckptOpts := syncer.CheckpointOptions{Store: ckptStore, Interval: o.CheckpointInterval, MaxItems: o.CheckpointMaxItems,
+		Holder: holderIdentity(), ReloadOnLead: o.LeaderElect && !o.Sharding, Config: fmt.Sprintf("workers=%d/%d", o.DownwardWorkers, o.UpwardWorkers)}
+	var fence syncer.ShardFence
+	if membership != nil {
+		fence = membership
+		ckptOpts.StoreOf = func(shard string) (checkpoint.Store, error) {
+			return store.Parse(o.ShardCheckpointStoreSpec(shard), superCS, store.Options{Holder: holderIdentity()})
+		}
+		ckptOpts.TenantStoreOf = func(tenant string) (checkpoint.Store, error) {
+			return store.Parse(o.TenantCheckpointStoreSpec(tenant), superCS, store.Options{Holder: holderIdentity()})
+		}
 	}
 	s, err := syncer.New(syncer.Options{
 		Super: superCS, DownwardWorkers: o.DownwardWorkers, UpwardWorkers: o.UpwardWorkers, DisableFairQueuing: !o.FairQueuing,
@@ -170,8 +211,8 @@ func Run(ctx context.Context, o *options.Options, cfg *rest.Config) error {
 			StatusReportFrequency: o.VNodeStatusReportFrequency},
 		OptInKinds:    o.OptInKindList(),
 		DisabledKinds: o.DisabledKindList(),
-		Checkpoint: syncer.CheckpointOptions{Store: ckptStore, Interval: o.CheckpointInterval, MaxItems: o.CheckpointMaxItems,
-			Holder: holderIdentity(), ReloadOnLead: o.LeaderElect, Config: fmt.Sprintf("workers=%d/%d", o.DownwardWorkers, o.UpwardWorkers)},
+		Checkpoint:    ckptOpts,
+		Sharding:      fence,
 	})
 	if err != nil {
 		return err
@@ -179,12 +220,19 @@ func Run(ctx context.Context, o *options.Options, cfg *rest.Config) error {
 	registry := tenant.NewRegistry(ctx, s)
 	registry.RequestTimeout = o.TenantRequestTimeout
 	s.SetRegistry(registry)
-	if err := (&tenant.Reconciler{
+	reconciler = &tenant.Reconciler{
 		Client:              mgr.GetClient(),
 		Registry:            registry,
 		KubeconfigNamespace: o.KubeconfigNamespace,
 		Recorder:            mgr.GetEventRecorderFor("vc-syncer"),
-	}).SetupWithManager(mgr); err != nil {
+	}
+	if membership != nil {
+		reconciler.Sharding, reconciler.Handover = membership, s
+		if err := mgr.Add(manager.RunnableFunc(membership.Run)); err != nil {
+			return err
+		}
+	}
+	if err := reconciler.SetupWithManager(mgr); err != nil {
 		return err
 	}
 	if err := mgr.Add(&tenant.LagWriter{Client: mgr.GetClient(), Source: s.TenantLags}); err != nil {
@@ -219,7 +267,32 @@ func Run(ctx context.Context, o *options.Options, cfg *rest.Config) error {
 	if err := addStatusPage(mgr, o, s); err != nil {
 		return err
 	}
-	return mgr.Start(ctx)
+	err = mgr.Start(ctx)
+	if membership != nil {
+		leaveRing(log, cfg, membership)
+	}
+	return err
+}
+
+// leaveRing hands this shard's tenants to the other shards on shutdown, after the final
+// checkpoint (the manager has stopped): their status.shard is emptied, then the shard Lease is
+// deleted, so the others take them at once instead of after the Lease expires.
+func leaveRing(log logr.Logger, cfg *rest.Config, m *sharding.Membership) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, err := client.New(cfg, client.Options{Scheme: Scheme()})
+	if err != nil {
+		log.Error(err, "Cannot release this shard's tenants; they move when its Lease expires")
+		return
+	}
+	n, err := tenant.ReleaseShard(ctx, c, m.ID())
+	if err != nil {
+		log.Error(err, "Some tenants not released; they move when this shard's Lease expires")
+	}
+	if err := m.Leave(ctx); err != nil {
+		log.Error(err, "Shard Lease not deleted; it expires")
+	}
+	log.Info("Left the shard ring", "shard", m.ID(), "tenantsReleased", n)
 }
 
 // holderIdentity names this process in checkpoints: the Pod name (host name) and PID.

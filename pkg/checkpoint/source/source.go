@@ -317,6 +317,31 @@ func (r *Registry) RestoreAcks(states []State) {
 	}
 }
 
+// MergeAcks replaces, in the ack maps of the given states' Sources (whose informers may
+// already run), the entries match accepts by the state's entries match accepts, leaving the
+// others alone: a shard that takes a tenant over takes the ack entries of that tenant's super
+// objects from the checkpoint of the shard that synced it. States of another cluster identity
+// are ignored.
+func (r *Registry) MergeAcks(states []State, match func(key string, v ObjectVersion) bool) {
+	for i := range states {
+		s := r.Source(states[i].ID)
+		s.mu.Lock()
+		if s.identity == "" || s.identity == states[i].Identity {
+			for k, v := range s.acked {
+				if match(k, v) {
+					delete(s.acked, k)
+				}
+			}
+			for k, v := range states[i].Acked {
+				if match(k, v) {
+					s.acked[k] = v
+				}
+			}
+		}
+		s.mu.Unlock()
+	}
+}
+
 // CheckIdentity records that the Sources whose ID starts with prefix read the cluster with
 // the given identity (its kube-system namespace UID), and discards the restored state of those
 // that read another cluster (a tenant control plane or super cluster rebuilt under the same

@@ -197,3 +197,29 @@ func TestForgetAndUnackWhere(t *testing.T) {
 		t.Errorf("after UnackWhere the ack map holds %v, want only x/2", vanished)
 	}
 }
+
+func TestMergeAcksReplacesOnlyMatchingEntries(t *testing.T) {
+	r := NewRegistry()
+	src := r.Source("super/Pod")
+	mine := &Owner{Tenant: "a", TenantUID: "uid-a"}
+	other := &Owner{Tenant: "b", TenantUID: "uid-b"}
+	src.Ack("ns-a/stale", ObjectVersion{UID: "1", ResourceVersion: "1", Owner: mine})
+	src.Ack("ns-b/kept", ObjectVersion{UID: "2", ResourceVersion: "2", Owner: other})
+	r.MergeAcks([]State{{ID: "super/Pod", Acked: map[string]ObjectVersion{
+		"ns-a/new":   {UID: "3", ResourceVersion: "3", Owner: mine},
+		"ns-b/wrong": {UID: "4", ResourceVersion: "4", Owner: other},
+	}}}, func(_ string, v ObjectVersion) bool { return v.Owner != nil && v.Owner.TenantUID == "uid-a" })
+	changed, vanished := src.Diff(nil, nil, nil)
+	if len(changed) != 0 {
+		t.Fatalf("changed = %v", changed)
+	}
+	want := []string{"ns-a/new", "ns-b/kept"}
+	if len(vanished) != len(want) {
+		t.Fatalf("ack map after merge = %v, want keys %v", vanished, want)
+	}
+	for _, k := range want {
+		if _, ok := vanished[k]; !ok {
+			t.Errorf("ack map after merge lacks %s: %v", k, vanished)
+		}
+	}
+}

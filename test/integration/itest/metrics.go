@@ -35,7 +35,7 @@ func ParseMetrics(t *testing.T, r io.Reader) map[string]*dto.MetricFamily {
 	return fams
 }
 
-// ScrapeSeries returns the values of the syncer's series of family name whose labels include
+// ScrapeSeries returns the values (a histogram's: its count) of the syncer's series of family name whose labels include
 // match, keyed by their label set.
 func ScrapeSeries(t *testing.T, port int, name string, match map[string]string) map[string]float64 {
 	t.Helper()
@@ -67,6 +67,8 @@ next:
 			out[b.String()] = m.Counter.GetValue()
 		case m.Gauge != nil:
 			out[b.String()] = m.Gauge.GetValue()
+		case m.Histogram != nil:
+			out[b.String()] = float64(m.Histogram.GetSampleCount())
 		}
 	}
 	return out

@@ -118,7 +118,10 @@ func (p *SyncerProc) Stop(t *testing.T) {
 // $VCSYNCER_TEST_ARTIFACTS/<test>/vc-syncer.log (default $TMPDIR/vc-syncer-test-logs/...) when
 // the test failed, then removes the log's directory. Register it before framework.StartT,
 // whose cleanup empties that directory.
-func KeepLog(t *testing.T, logPath *string) {
+func KeepLog(t *testing.T, logPath *string) { KeepLogAs(t, logPath, "vc-syncer.log") }
+
+// KeepLogAs is KeepLog with the kept file's name (several syncers in one test).
+func KeepLogAs(t *testing.T, logPath *string, name string) {
 	t.Cleanup(func() {
 		if *logPath == "" {
 			return
@@ -127,7 +130,7 @@ func KeepLog(t *testing.T, logPath *string) {
 		if !t.Failed() {
 			return
 		}
-		dest := filepath.Join(ArtifactsDir(t), "vc-syncer.log")
+		dest := filepath.Join(ArtifactsDir(t), name)
 		data, err := os.ReadFile(*logPath)
 		if err == nil {
 			if err = os.MkdirAll(filepath.Dir(dest), 0o755); err == nil {

@@ -2,18 +2,21 @@
 package options
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
-	"k8s.io/apimachinery/pkg/util/validation"
 	"os"
 	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/vcsyncer/syncer/pkg/resources"
+	"github.com/vcsyncer/syncer/pkg/sharding"
 	"github.com/vcsyncer/syncer/pkg/syncer"
 )
 
@@ -112,6 +115,13 @@ type Options struct {
 	// TenantRequestTimeout bounds every request of the syncer to a tenant apiserver except
 	// its informers' lists and watches; 0 means no bound.
 	TenantRequestTimeout time.Duration
+	// Sharding spreads the tenants over every replica (pkg/sharding) instead of electing one
+	// leader. Defaults to false.
+	Sharding bool
+	// ShardID names this replica's shard. Empty: the host name (the Pod name), sanitised.
+	ShardID string
+	// ShardLeaseDuration and ShardLeaseRenewInterval time the shard Leases (defaults 15s, 3s).
+	ShardLeaseDuration, ShardLeaseRenewInterval time.Duration
 }
 
 // DefaultTenantRequestTimeout is --tenant-request-timeout's default: the longest timeout an
@@ -128,6 +138,44 @@ func (o *Options) CheckpointStoreSpec() string {
 		return "secret:" + o.KubeconfigNamespace + "/" + DefaultCheckpointSecret
 	}
 	return o.CheckpointStore
+}
+
+// ShardIdentity returns --shard-id, or the sanitised host name when it is empty.
+func (o *Options) ShardIdentity() string {
+	if o.ShardID != "" {
+		return o.ShardID
+	}
+	h, _ := os.Hostname()
+	return sharding.SanitizeID(h)
+}
+
+// ShardCheckpointStoreSpec returns the --checkpoint-store of shard id: the name with "-<id>"
+// appended for a secret: store, ".<id>" for a file: store; "none" stays "none".
+func (o *Options) ShardCheckpointStoreSpec(id string) string {
+	spec := o.CheckpointStoreSpec()
+	switch {
+	case strings.HasPrefix(spec, "secret:"):
+		return spec + "-" + id
+	case strings.HasPrefix(spec, "file:"):
+		return spec + "." + id
+	}
+	return spec
+}
+
+// TenantCheckpointStoreSpec returns the store of tenant's hand-over checkpoint with
+// --sharding: the --checkpoint-store name with "-t-" and 16 hex digits of the tenant name's
+// SHA-256 appended for a secret: store (a Secret name stays short and valid), ".t-<tenant>"
+// for a file: store; "none" stays "none".
+func (o *Options) TenantCheckpointStoreSpec(tenant string) string {
+	spec := o.CheckpointStoreSpec()
+	switch {
+	case strings.HasPrefix(spec, "secret:"):
+		sum := sha256.Sum256([]byte(tenant))
+		return spec + "-t-" + hex.EncodeToString(sum[:8])
+	case strings.HasPrefix(spec, "file:"):
+		return spec + ".t-" + tenant
+	}
+	return spec
 }
 
 // Log formats of --log-format.
@@ -187,6 +235,9 @@ func NewOptions() *Options {
 		MemoryLimitRatio:        0.9,
 		IdleMemoryRelease:       30 * time.Second,
 
+		ShardLeaseDuration:      sharding.DefaultLeaseDuration,
+		ShardLeaseRenewInterval: sharding.DefaultRenewInterval,
+
 		VNodeGCGrace:               30 * time.Second,
 		VNodeLeaseDuration:         40 * time.Second,
 		VNodeLeaseRenewInterval:    20 * time.Second,
@@ -225,7 +276,15 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.PprofBindAddress, "pprof-bind-address", o.PprofBindAddress,
 		"Address (host:port) that serves Go profiles at /debug/pprof/; empty or \"0\" turns it off.")
 	fs.BoolVar(&o.LeaderElect, "leader-elect", o.LeaderElect,
-		"Elect a leader through a Lease so that only one of several replicas syncs at a time.")
+		"Elect a leader through a Lease so that only one of several replicas syncs at a time. Not used with --sharding.")
+	fs.BoolVar(&o.Sharding, "sharding", o.Sharding,
+		"Spread the tenants over every replica instead of electing a leader: each replica holds a shard Lease (vc-syncer-shard-<id>) in the --leader-election-namespace, the live shards form a consistent-hash ring, and each Tenant is synced by the one shard shown in its status.shard. A tenant that moves is drained and checkpointed by its old shard and resumed from that checkpoint by the new one; when a shard dies, its tenants move after its Lease expires. Each shard writes its own checkpoint (the --checkpoint-store name with \"-<id>\" appended for secret:, \".<id>\" for file:).")
+	fs.StringVar(&o.ShardID, "shard-id", o.ShardID,
+		"This replica's shard id with --sharding (lower-case letters, digits, '-' and '.'). Empty: the host name, which in a Pod is the Pod name.")
+	fs.DurationVar(&o.ShardLeaseDuration, "shard-lease-duration", o.ShardLeaseDuration,
+		"With --sharding: how long after a shard's last Lease renewal the other shards take its tenants (duration, whole seconds).")
+	fs.DurationVar(&o.ShardLeaseRenewInterval, "shard-lease-renew-interval", o.ShardLeaseRenewInterval,
+		"With --sharding: how often each shard renews its Lease (duration, at most a third of --shard-lease-duration). A shard whose last renewal is older than the Lease duration minus this interval stops writing for its tenants.")
 	fs.StringVar(&o.LeaderElectionNamespace, "leader-election-namespace", o.LeaderElectionNamespace,
 		"Namespace of the leader-election Lease. Empty: the --kubeconfig-namespace.")
 	fs.StringVar(&o.KubeconfigNamespace, "kubeconfig-namespace", o.KubeconfigNamespace,
@@ -325,6 +384,16 @@ func (o *Options) Validate() error {
 	}
 	if o.MetricsCertDir != "" && !o.MetricsSecure {
 		errs = append(errs, errors.New("--metrics-cert-dir needs --metrics-secure=true"))
+	}
+	if o.Sharding {
+		if o.ShardID != "" {
+			if err := sharding.ValidateID(o.ShardID); err != nil {
+				errs = append(errs, fmt.Errorf("--shard-id: %w", err))
+			}
+		}
+		if o.ShardLeaseDuration < time.Second || 3*o.ShardLeaseRenewInterval > o.ShardLeaseDuration || o.ShardLeaseRenewInterval <= 0 {
+			errs = append(errs, errors.New("--shard-lease-duration must be at least 1s and at least three --shard-lease-renew-interval"))
+		}
 	}
 	if o.KubeconfigNamespace == "" {
 		errs = append(errs, errors.New("--kubeconfig-namespace must not be empty"))

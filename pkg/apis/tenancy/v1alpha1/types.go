@@ -131,6 +131,14 @@ type TenantStatus struct {
 	// cluster to tenant).
 	// +optional
 	UpwardLagSeconds *int64 `json:"upwardLagSeconds,omitempty"`
+	// Shard is the syncer replica (shard, `vc-syncer run --sharding`) that syncs this tenant.
+	// Empty without sharding, and while the tenant moves between shards.
+	// +optional
+	Shard string `json:"shard,omitempty"`
+	// LastShard is the shard that synced the tenant before it moved; its checkpoint holds the
+	// tenant's state, which the next shard resumes from.
+	// +optional
+	LastShard string `json:"lastShard,omitempty"`
 }
 
 // Tenant registers one tenant control plane with the syncer.

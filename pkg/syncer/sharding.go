@@ -1,0 +1,292 @@
+package syncer
+
+import (
+	"bytes"
+	"context"
+	"encoding/gob"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/vcsyncer/syncer/pkg/checkpoint"
+	"github.com/vcsyncer/syncer/pkg/checkpoint/source"
+	"github.com/vcsyncer/syncer/pkg/checkpoint/trackingqueue"
+	"github.com/vcsyncer/syncer/pkg/metrics"
+	"github.com/vcsyncer/syncer/pkg/tenant"
+)
+
+// ShardFence tells the workers, with sharding on, whether this replica may write for a tenant
+// now; pkg/sharding.Membership implements it (its Owns is false for every tenant once this
+// shard's own Lease is not renewed in time).
+type ShardFence interface {
+	Owns(tenant string) bool
+}
+
+var _ tenant.Handover = (*Syncer)(nil)
+
+// fenceDelay is how long a request of a registered tenant this shard may not write for waits
+// before it is looked at again; it stays in the queue (and in checkpoints) meanwhile.
+const fenceDelay = time.Second
+
+// drainTimeout bounds Drain's wait for the tenant's running reconciles (each is bounded by
+// the request timeouts of its clients).
+const drainTimeout = 30 * time.Second
+
+// inflight counts the running reconciles of each tenant, so that a drain can wait for them.
+type inflight struct {
+	mu   sync.Mutex
+	cond *sync.Cond
+	n    map[string]int
+}
+
+func (f *inflight) begin(tenant string) {
+	f.mu.Lock()
+	if f.n == nil {
+		f.n, f.cond = map[string]int{}, sync.NewCond(&f.mu)
+	}
+	f.n[tenant]++
+	f.mu.Unlock()
+}
+
+func (f *inflight) end(tenant string) {
+	f.mu.Lock()
+	if f.n[tenant]--; f.n[tenant] <= 0 {
+		delete(f.n, tenant)
+		f.cond.Broadcast()
+	}
+	f.mu.Unlock()
+}
+
+// wait blocks until tenant has no running reconcile or ctx is done; it returns ctx's error then.
+func (f *inflight) wait(ctx context.Context, tenant string) error {
+	stop := context.AfterFunc(ctx, func() {
+		f.mu.Lock()
+		if f.cond != nil {
+			f.cond.Broadcast()
+		}
+		f.mu.Unlock()
+	})
+	defer stop()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for f.n[tenant] > 0 {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		f.cond.Wait()
+	}
+	return nil
+}
+
+// fenced reports whether req's tenant is registered here but this shard may not write for it
+// (sharding on, the ring gives it to another shard or this shard's Lease is stale).
+func (s *Syncer) fenced(tenantName string) bool {
+	if s.opts.Sharding == nil || s.opts.Sharding.Owns(tenantName) {
+		return false
+	}
+	_, registered := s.registry.Get(tenantName)
+	return registered
+}
+
+// Drain implements tenant.Handover: it waits (up to 30 s) until no reconcile of the tenant
+// runs — none starts meanwhile, as the fence holds its requests back once the ring gives the
+// tenant to another shard — then writes the tenant's hand-over checkpoint (handoverCheckpoint)
+// to its own store (CheckpointOptions.TenantStoreOf), which the next shard resumes from. It
+// returns the checkpoint's error (nil when checkpointing is off).
+func (s *Syncer) Drain(ctx context.Context, tenantName string) error {
+	wctx, cancel := context.WithTimeout(ctx, drainTimeout)
+	defer cancel()
+	if err := s.running.wait(wctx, tenantName); err != nil {
+		return fmt.Errorf("reconciles of tenant %s still running after %s: %w", tenantName, drainTimeout, err)
+	}
+	if s.ckpt == nil || s.opts.Checkpoint.TenantStoreOf == nil {
+		return nil
+	}
+	c, ok := s.registry.Get(tenantName)
+	if !ok {
+		return nil
+	}
+	st, err := s.opts.Checkpoint.TenantStoreOf(tenantName)
+	if err != nil {
+		return err
+	}
+	cp, err := s.handoverCheckpoint(c)
+	if err != nil {
+		return err
+	}
+	data, err := checkpoint.Encode(cp)
+	if err != nil {
+		return err
+	}
+	if err := st.Save(ctx, data); err != nil {
+		return fmt.Errorf("saving the hand-over checkpoint to %s: %w", st.String(), err)
+	}
+	ctrl.LoggerFrom(ctx).WithName("sharding").Info("Hand-over checkpoint written", "tenant", tenantName, "store", st.String(),
+		"sources", len(cp.Sources), "queueItems", cp.QueueItems, "bytes", len(data))
+	metrics.ShardHandover("drained")
+	return nil
+}
+
+// handoverCheckpoint takes the checkpoint of one tenant, in the order of a full one (positions
+// before queues): its tenant informers' states; the super informers' ack entries of its super
+// objects (no super objects: the next shard's super caches are live already); its unfinished
+// requests; and whether the budget leaves it out.
+func (s *Syncer) handoverCheckpoint(c *tenant.Cluster) (*checkpoint.Checkpoint, error) {
+	prefix := tenantSourcePrefix + c.Name + "/"
+	cp := &checkpoint.Checkpoint{Format: checkpoint.Format, CodeVersion: codeVersion(s.opts), Holder: s.opts.Checkpoint.Holder, TakenAt: time.Now()}
+	states, err := s.sources.Checkpoint(func(id string) bool {
+		return strings.HasPrefix(id, prefix) || strings.HasPrefix(id, superSourcePrefix+"/")
+	})
+	if err != nil {
+		return nil, err
+	}
+	for _, st := range states {
+		if strings.HasPrefix(st.ID, superSourcePrefix+"/") {
+			acks := map[string]source.ObjectVersion{}
+			for k, v := range st.Acked {
+				if v.Owner != nil && v.Owner.TenantUID == c.UID {
+					acks[k] = v
+				}
+			}
+			st = source.State{ID: st.ID, Acked: acks, Identity: st.Identity}
+		}
+		cp.Sources = append(cp.Sources, st)
+	}
+	data, _, err := s.SnapshotQueues()
+	if err != nil {
+		return nil, err
+	}
+	items, err := decodeQueueItems(data)
+	if err != nil {
+		return nil, err
+	}
+	mine := items[:0]
+	for _, it := range items {
+		if it.Req.Tenant == c.Name {
+			mine = append(mine, it)
+		}
+	}
+	var buf bytes.Buffer
+	if err := gob.NewEncoder(&buf).Encode(mine); err != nil {
+		return nil, err
+	}
+	cp.Queues, cp.QueueItems = buf.Bytes(), len(mine)
+	if over, _ := s.overBudget(s.ckpt.MaxItems()); over[c.Name] {
+		cp.LeftOut = []string{c.Name}
+	}
+	return cp, nil
+}
+
+// Adopt implements tenant.Handover: of the tenant's hand-over checkpoint (written by Drain on
+// the shard that released it) and the latest checkpoint of shard from (the shard that synced
+// it last; the only source when that shard died), it takes the newer that holds the tenant's
+// state, and from it, for tenant (UID uid) only, the tenant informers' states, the super
+// informers' ack entries of the tenant's super objects, the tenant's unfinished requests
+// (parked until the tenant syncs) and whether the checkpoint left the tenant out. When neither
+// holds the tenant's state, it starts cold (every object of it is reconciled once). Call it
+// before the tenant is registered.
+func (s *Syncer) Adopt(ctx context.Context, tenantName, uid, from string) {
+	log := ctrl.LoggerFrom(ctx).WithName("sharding").WithValues("tenant", tenantName, "from", from)
+	if s.ckpt == nil {
+		return
+	}
+	var best *checkpoint.Checkpoint
+	var bestStore string
+	consider := func(st checkpoint.Store, err error) {
+		if err != nil {
+			log.Error(err, "No checkpoint store")
+			return
+		}
+		cp := s.ckpt.LoadFrom(ctx, st)
+		if cp == nil || !holdsTenant(cp, tenantName) {
+			return
+		}
+		if best == nil || cp.TakenAt.After(best.TakenAt) {
+			best, bestStore = cp, st.String()
+		}
+	}
+	if s.opts.Checkpoint.TenantStoreOf != nil {
+		consider(s.opts.Checkpoint.TenantStoreOf(tenantName))
+	}
+	if s.opts.Checkpoint.StoreOf != nil && from != "" {
+		consider(s.opts.Checkpoint.StoreOf(from))
+	}
+	if best == nil {
+		log.Info("No checkpoint holds the tenant's state; it starts cold")
+		metrics.ShardHandover("cold")
+		return
+	}
+	n, err := s.adoptFrom(best, tenantName, uid)
+	if err != nil {
+		log.Error(err, "Cannot take the tenant's state from the checkpoint; it starts cold", "store", bestStore)
+		metrics.ShardHandover("cold")
+		return
+	}
+	log.Info("Took the tenant's state from a checkpoint", "store", bestStore, "takenAt", best.TakenAt,
+		"sources", n.sources, "queueItems", n.items, "leftOut", n.leftOut)
+	metrics.ShardHandover("adopted")
+}
+
+// holdsTenant reports whether cp has a source of the tenant.
+func holdsTenant(cp *checkpoint.Checkpoint, tenantName string) bool {
+	prefix := tenantSourcePrefix + tenantName + "/"
+	for _, st := range cp.Sources {
+		if strings.HasPrefix(st.ID, prefix) {
+			return true
+		}
+	}
+	return false
+}
+
+type adopted struct {
+	sources, items int
+	leftOut        bool
+}
+
+// adoptFrom applies tenant's part of cp (see Adopt).
+func (s *Syncer) adoptFrom(cp *checkpoint.Checkpoint, tenantName, uid string) (adopted, error) {
+	items, err := decodeQueueItems(cp.Queues)
+	if err != nil {
+		return adopted{}, err
+	}
+	prefix := tenantSourcePrefix + tenantName + "/"
+	var tenants, super []source.State
+	for _, st := range cp.Sources {
+		switch {
+		case strings.HasPrefix(st.ID, prefix):
+			tenants = append(tenants, st)
+		case strings.HasPrefix(st.ID, superSourcePrefix+"/"):
+			super = append(super, st)
+		}
+	}
+	var n adopted
+	n.sources = len(tenants)
+	if n.sources == 0 {
+		return n, nil
+	}
+	s.sources.Forget(prefix)
+	s.sources.Restore(tenants)
+	s.sources.MergeAcks(super, func(_ string, v source.ObjectVersion) bool {
+		return v.Owner != nil && v.Owner.TenantUID == uid
+	})
+	for _, it := range items {
+		if it.Req.Tenant == tenantName {
+			s.park(it.Req, it.Down, trackingqueue.DelayWindow{Earliest: it.Earliest, Latest: it.Latest}, nil)
+			n.items++
+		}
+	}
+	if slices.Contains(cp.LeftOut, tenantName) {
+		n.leftOut = true
+		s.budgetMu.Lock()
+		if s.coldTenants == nil {
+			s.coldTenants = map[string]bool{}
+		}
+		s.coldTenants[tenantName] = true
+		s.budgetMu.Unlock()
+	}
+	return n, nil
+}
