@@ -105,6 +105,11 @@ type Membership struct {
 	ring      *Ring
 	valid     bool
 	lastRenew time.Time
+	// settled is set one RenewInterval after the first renewal: replicas started together
+	// (a rollout, a restart of all) have then created their Leases, so this shard's first
+	// ring has them and it does not take every tenant only to hand most of them on.
+	settled    bool
+	firstRenew time.Time
 }
 
 // New returns a Membership; call Run to join the ring. It returns an error for missing or
@@ -211,6 +216,9 @@ func (m *Membership) renew(ctx context.Context, log logr.Logger) {
 	}
 	m.mu.Lock()
 	m.lastRenew = now
+	if m.firstRenew.IsZero() {
+		m.firstRenew = now
+	}
 	m.mu.Unlock()
 }
 
@@ -240,7 +248,10 @@ func (m *Membership) recompute(log logr.Logger) {
 		}
 	}
 	m.mu.Lock()
-	valid := !m.lastRenew.IsZero() && now.Sub(m.lastRenew) < m.o.LeaseDuration-m.o.RenewInterval
+	if !m.settled && !m.firstRenew.IsZero() && now.Sub(m.firstRenew) >= m.o.RenewInterval {
+		m.settled = true
+	}
+	valid := m.settled && now.Sub(m.lastRenew) < m.o.LeaseDuration-m.o.RenewInterval
 	if valid && !slices.Contains(live, m.o.ID) {
 		live = append(live, m.o.ID) // renewed, not in the cache yet
 	}
@@ -276,8 +287,9 @@ func (m *Membership) liveShard(l *coordinationv1.Lease, now time.Time) string {
 }
 
 // Owner returns the shard that should sync tenant, and whether this shard can tell: false
-// until the first renewal and Lease list, and while this shard's own Lease is not renewed in
-// time (then it must not act for any tenant).
+// until one RenewInterval after its first renewal (so that replicas started together see each
+// other first), and while this shard's own Lease is not renewed in time (then it must not act
+// for any tenant).
 func (m *Membership) Owner(tenant string) (string, bool) {
 	m.mu.RLock()
 	defer m.mu.RUnlock()

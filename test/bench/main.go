@@ -66,6 +66,8 @@ experiments:
   restart  a syncer restart at tenants × objects: cold vs. from a checkpoint (after SIGTERM and after SIGKILL)
   tenants  what one more tenant costs the syncer (memory, CPU, requests, watches) at 1..N idle tenants,
            with objects, and restart and burst at the largest N
+  shards   1, 2, 3 --sharding replicas on the same tenants: cold start, burst, RSS per replica, restart
+           from checkpoints, and a SIGKILLed replica's tenants served again
 
 environment: VC_SYNCER_BENCH_BIN=/path/to/vc-syncer runs that prebuilt syncer (e.g. of an earlier
 commit) instead of building ./cmd/vc-syncer`
@@ -91,6 +93,8 @@ func main() {
 		err = runRestart(ctx, os.Args[2:])
 	case "tenants":
 		err = runTenants(ctx, os.Args[2:])
+	case "shards":
+		err = runShards(ctx, os.Args[2:])
 	default:
 		fmt.Fprintln(os.Stderr, usage)
 		os.Exit(2)

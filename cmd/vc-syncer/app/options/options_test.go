@@ -208,3 +208,45 @@ func TestVNodeLeaseRenewInterval(t *testing.T) {
 		}
 	}
 }
+
+func TestShardingFlags(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		ok   bool
+	}{
+		{[]string{"--sharding"}, true},
+		{[]string{"--sharding", "--shard-id=vc-syncer-7d9f-abcde"}, true},
+		{[]string{"--sharding", "--shard-id=Not_Valid"}, false},
+		{[]string{"--sharding", "--shard-lease-duration=6s", "--shard-lease-renew-interval=2s"}, true},
+		{[]string{"--sharding", "--shard-lease-duration=6s", "--shard-lease-renew-interval=3s"}, false},
+		{[]string{"--shard-id=Not_Valid"}, true}, // not used without --sharding
+	} {
+		o := NewOptions()
+		fs := pflag.NewFlagSet("run", pflag.ContinueOnError)
+		o.AddFlags(fs)
+		if err := fs.Parse(tc.args); err != nil {
+			t.Fatal(err)
+		}
+		if err := o.Validate(); (err == nil) != tc.ok {
+			t.Errorf("%v: Validate() = %v, want ok=%t", tc.args, err, tc.ok)
+		}
+	}
+	o := NewOptions()
+	for spec, want := range map[string][2]string{
+		"":                     {"secret:vc-syncer-system/vc-syncer-checkpoint-s1", "secret:vc-syncer-system/vc-syncer-checkpoint-t-"},
+		"file:/var/lib/x.ckpt": {"file:/var/lib/x.ckpt.s1", "file:/var/lib/x.ckpt.t-tenant-1"},
+		"none":                 {"none", "none"},
+	} {
+		o.CheckpointStore = spec
+		if got := o.ShardCheckpointStoreSpec("s1"); got != want[0] {
+			t.Errorf("%q: shard store %q, want %q", spec, got, want[0])
+		}
+		if got := o.TenantCheckpointStoreSpec("tenant-1"); !strings.HasPrefix(got, want[1]) {
+			t.Errorf("%q: tenant store %q, want prefix %q", spec, got, want[1])
+		}
+	}
+	o.CheckpointStore = ""
+	if a, b := o.TenantCheckpointStoreSpec("tenant-1"), o.TenantCheckpointStoreSpec("tenant-2"); a == b || len(a) > 253 {
+		t.Errorf("tenant stores %q and %q: want distinct, short names", a, b)
+	}
+}
