@@ -307,7 +307,9 @@ func (m *Membership) Owns(tenant string) bool {
 }
 
 // Live reports whether shard id holds a live Lease (renewed within its duration, by this
-// process's clock). A shard that is not live may have its tenants taken.
+// process's clock). A shard that is not live may have its tenants taken, so a Lease the cache
+// shows expired (or no Lease) is read again from the apiserver before the answer is false: a
+// watch that lags must not declare a renewing shard dead. Any doubt (an error) answers true.
 func (m *Membership) Live(id string) bool {
 	if id == m.o.ID {
 		m.mu.RLock()
@@ -317,7 +319,12 @@ func (m *Membership) Live(id string) bool {
 	if m.leases == nil {
 		return true // not watching yet: assume the worst
 	}
-	l, err := m.leases.Get(LeaseName(id))
+	if l, err := m.leases.Get(LeaseName(id)); err == nil && m.liveShard(l, m.o.Now()) == id {
+		return true
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), m.o.RenewInterval)
+	defer cancel()
+	l, err := m.o.Client.CoordinationV1().Leases(m.o.Namespace).Get(ctx, LeaseName(id), metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		return false
 	}

@@ -35,6 +35,9 @@ type Tenant struct {
 	Reason string `json:"reason,omitempty"`
 	// Weight is the tenant's fair-queue weight (spec.weight, at least 1).
 	Weight int32 `json:"weight"`
+	// Shard is the replica that syncs the tenant with sharding (Tenant status.shard); empty
+	// without sharding or while the tenant moves.
+	Shard string `json:"shard,omitempty"`
 	// Downward and Upward are the tenant's queues; nil when the syncer keeps no per-tenant
 	// queue figures (--fair-queuing=false) or has no connection to the tenant.
 	Downward *Queue `json:"downward"`
@@ -157,6 +160,7 @@ func merge(objs []tenancyv1alpha1.Tenant, live []Tenant) []Tenant {
 		}
 		delete(byName, obj.Name)
 		row.Weight = obj.EffectiveWeight()
+		row.Shard = obj.Status.Shard
 		if obj.Status.Phase != "" {
 			row.Phase = string(obj.Status.Phase)
 			row.Reason = reasonOf(obj)

@@ -62,6 +62,14 @@ func TestMerge(t *testing.T) {
 			objs: []tenancyv1alpha1.Tenant{makeTenant("r", tenancyv1alpha1.TenantRunning, 1, cond("Synced", metav1.ConditionUnknown, "Waiting"))},
 			want: []Tenant{{Name: "r", Phase: "Running", Weight: 1}},
 		},
+		"shard from the object's status": {
+			objs: []tenancyv1alpha1.Tenant{func() tenancyv1alpha1.Tenant {
+				t := makeTenant("s", tenancyv1alpha1.TenantRunning, 1)
+				t.Status.Shard = "vc-syncer-1"
+				return t
+			}()},
+			want: []Tenant{{Name: "s", Phase: "Running", Weight: 1, Shard: "vc-syncer-1"}},
+		},
 		"unreconciled object keeps the live phase": {
 			objs: []tenancyv1alpha1.Tenant{makeTenant("n", "", 2)},
 			live: []Tenant{{Name: "n", Phase: "Connecting"}},

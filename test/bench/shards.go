@@ -170,6 +170,11 @@ func shards(ctx context.Context, c shardsConfig) error {
 	if err != nil {
 		return err
 	}
+	logs, err := os.MkdirTemp("", "vc-syncer-shards-logs-")
+	if err != nil {
+		return err
+	}
+	logf("replica logs in %s", logs)
 	superKC := filepath.Join(env.Dir, "super.kubeconfig")
 	if err := os.WriteFile(superKC, env.Super.Kubeconfig, 0o600); err != nil {
 		return err
@@ -183,7 +188,7 @@ func shards(ctx context.Context, c shardsConfig) error {
 	}
 	registered := false
 	for _, n := range c.replicas {
-		round, err := shardsRoundRun(ctx, c, env, cl, bin, superKC, n, &registered)
+		round, err := shardsRoundRun(ctx, c, env, cl, bin, superKC, logs, n, &registered)
 		if err != nil {
 			return fmt.Errorf("%d replicas: %w", n, err)
 		}
@@ -200,7 +205,7 @@ func shards(ctx context.Context, c shardsConfig) error {
 
 // shardsRoundRun runs one round with n replicas: cold start, burst, RSS, restart from
 // checkpoints, SIGKILL of the busiest replica; then it deletes the burst's Pods and stops them.
-func shardsRoundRun(ctx context.Context, c shardsConfig, env *framework.Environment, cl client.Client, bin, superKC string, n int, registered *bool) (shardsRound, error) {
+func shardsRoundRun(ctx context.Context, c shardsConfig, env *framework.Environment, cl client.Client, bin, superKC, logs string, n int, registered *bool) (shardsRound, error) {
 	round := shardsRound{Replicas: n, TenantsByReplica: map[string]int{}, RSSBytesByReplica: map[string]int64{}}
 	dir := filepath.Join(env.Dir, fmt.Sprintf("shards-%d", n))
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -210,7 +215,7 @@ func shardsRoundRun(ctx context.Context, c shardsConfig, env *framework.Environm
 	ids := make([]string, n)
 	for i := range n {
 		ids[i] = fmt.Sprintf("shard-%d", i)
-		reps[i] = &shardReplica{id: ids[i], bin: bin, log: filepath.Join(c.out, fmt.Sprintf("syncer-%d-%s.log", n, ids[i])),
+		reps[i] = &shardReplica{id: ids[i], bin: bin, log: filepath.Join(logs, fmt.Sprintf("syncer-%d-%s.log", n, ids[i])),
 			args: []string{"run", "--super-kubeconfig", superKC, "--metrics-bind-address", "0", "--health-probe-bind-address", "0",
 				"--sharding", "--shard-id", ids[i], "--shard-lease-duration", c.lease.String(),
 				"--checkpoint-store", "file:" + filepath.Join(dir, "ckpt"), "--checkpoint-interval", "5s"}}
