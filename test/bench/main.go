@@ -148,14 +148,9 @@ func run(ctx context.Context, c config) error {
 
 	// Baseline first: the same number of Pods, created the same way, straight into the super cluster.
 	logf("baseline: %d × %d Pods straight into the super cluster", c.tenants, c.pods)
-	var baseClients []kubernetes.Interface
-	var baseNS []string
-	for i := range c.tenants {
-		ns := fmt.Sprintf("baseline-%d", i+1)
-		if err := createNamespace(ctx, env.Super.Client, ns); err != nil {
-			return err
-		}
-		baseClients, baseNS = append(baseClients, env.Super.Client), append(baseNS, ns)
+	baseClients, baseNS, err := baselineNamespaces(ctx, env, c.tenants)
+	if err != nil {
+		return err
 	}
 	cpuBase0, tBase0 := componentCPU(env), time.Now()
 	base429a, _ := apiserver429s(ctx, env.Super.Client)
@@ -265,6 +260,22 @@ func run(ctx context.Context, c config) error {
 	logf("done: p99 %.2fs vs baseline %.2fs (×%.2f), throughput %.1f vs %.1f Pods/s (×%.2f), tenant Events %v; results in %s",
 		res.Syncer.P99, res.Baseline.P99, res.P99Ratio, res.Syncer.Throughput, res.Baseline.Throughput, res.ThroughputRatio, tenantEvents, c.out)
 	return nil
+}
+
+// baselineNamespaces creates n namespaces baseline-1..baseline-n in the super cluster, where a
+// baseline burst creates the same Pods as the tenants do through the syncer, and returns the
+// super client once per namespace with them (burst's arguments).
+func baselineNamespaces(ctx context.Context, env *framework.Environment, n int) ([]kubernetes.Interface, []string, error) {
+	var clients []kubernetes.Interface
+	var nss []string
+	for i := range n {
+		ns := fmt.Sprintf("baseline-%d", i+1)
+		if err := createNamespace(ctx, env.Super.Client, ns); err != nil {
+			return nil, nil, err
+		}
+		clients, nss = append(clients, env.Super.Client), append(nss, ns)
+	}
+	return clients, nss, nil
 }
 
 // syncerBin ($VC_SYNCER_BENCH_BIN) is a prebuilt vc-syncer binary to run instead of building

@@ -148,14 +148,9 @@ func shards(ctx context.Context, c shardsConfig) error {
 	defer func() { _ = env.Stop() }()
 	bc := config{pods: c.pods, concurrency: c.concurrency, timeout: c.timeout}
 	logf("baseline: %d × %d Pods straight into the super cluster", c.tenants, c.pods)
-	var baseClients []kubernetes.Interface
-	var baseNS []string
-	for i := range c.tenants {
-		ns := fmt.Sprintf("baseline-%d", i+1)
-		if err := createNamespace(ctx, env.Super.Client, ns); err != nil {
-			return err
-		}
-		baseClients, baseNS = append(baseClients, env.Super.Client), append(baseNS, ns)
+	baseClients, baseNS, err := baselineNamespaces(ctx, env, c.tenants)
+	if err != nil {
+		return err
 	}
 	base, err := burst(ctx, bc, baseClients, baseNS)
 	if err != nil {
