@@ -77,7 +77,7 @@ func New(o Options) (*Checkpointer, error) {
 // reason is logged and counted (vcsyncer_checkpoint_load_total{result}). Load never fails the
 // syncer: an unusable checkpoint only costs a cold start.
 func (c *Checkpointer) Load(ctx context.Context) *Checkpoint {
-	cp := c.LoadFrom(ctx, c.o.Store)
+	cp := c.load(ctx, c.o.Store, false)
 	if cp != nil {
 		c.mu.Lock()
 		c.last = cp.TakenAt
@@ -86,15 +86,23 @@ func (c *Checkpointer) Load(ctx context.Context) *Checkpoint {
 	return cp
 }
 
-// LoadFrom is Load from another store (another shard's checkpoint, whose tenants this process
-// takes over); it does not change LastSuccess.
+// LoadFrom is Load from another store (another shard's checkpoint, or a tenant's hand-over
+// checkpoint, whose state this process takes over); it does not change LastSuccess, and a
+// store with no checkpoint is logged at V(1) only (the caller says what it does then).
 func (c *Checkpointer) LoadFrom(ctx context.Context, st Store) *Checkpoint {
+	return c.load(ctx, st, true)
+}
+
+func (c *Checkpointer) load(ctx context.Context, st Store, other bool) *Checkpoint {
 	log := ctrl.LoggerFrom(ctx).WithName("checkpoint")
 	data, err := st.Load(ctx)
 	switch {
 	case err != nil:
 		log.Error(err, "Cannot read the checkpoint; starting cold", "store", st.String())
 		metrics.CheckpointLoaded("unreadable")
+		return nil
+	case data == nil && other:
+		log.V(1).Info("No checkpoint in the store", "store", st.String())
 		return nil
 	case data == nil:
 		log.Info("No checkpoint yet; starting cold", "store", st.String())

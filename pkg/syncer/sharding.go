@@ -125,7 +125,7 @@ func (s *Syncer) Drain(ctx context.Context, tenantName string) error {
 	if err := st.Save(ctx, data); err != nil {
 		return fmt.Errorf("saving the hand-over checkpoint to %s: %w", st.String(), err)
 	}
-	ctrl.LoggerFrom(ctx).WithName("sharding").Info("Hand-over checkpoint written", "tenant", tenantName, "store", st.String(),
+	ctrl.LoggerFrom(ctx).WithName("sharding").Info("Hand-over checkpoint written", "store", st.String(),
 		"sources", len(cp.Sources), "queueItems", cp.QueueItems, "bytes", len(data))
 	metrics.ShardHandover("drained")
 	return nil
@@ -190,7 +190,7 @@ func (s *Syncer) handoverCheckpoint(c *tenant.Cluster) (*checkpoint.Checkpoint, 
 // holds the tenant's state, it starts cold (every object of it is reconciled once). Call it
 // before the tenant is registered.
 func (s *Syncer) Adopt(ctx context.Context, tenantName, uid, from string) {
-	log := ctrl.LoggerFrom(ctx).WithName("sharding").WithValues("tenant", tenantName, "from", from)
+	log := ctrl.LoggerFrom(ctx).WithName("sharding").WithValues("from", from) // the caller's logger names the tenant
 	if s.ckpt == nil {
 		return
 	}

@@ -39,7 +39,8 @@ const (
 // those fields, so it never conflicts with the Tenant controller's status writes. A Tenant the
 // Source does not list (not run by the syncer: Pending, Paused, Terminating) has its lag
 // fields removed. Each patch is counted in vcsyncer_tenant_lag_writes_total. It runs on the
-// leader only.
+// leader only, or, with sharding, on every replica for the Tenants whose status.shard names
+// it (Shard).
 type LagWriter struct {
 	// Client reads Tenants (the manager's cached client) and patches their status.
 	Client client.Client
@@ -47,6 +48,10 @@ type LagWriter struct {
 	Source LagSource
 	// Interval between ticks; DefaultLagInterval when 0.
 	Interval time.Duration
+	// Shard, with sharding, is this replica's shard id: only Tenants whose status.shard is it
+	// are written (another replica, or none while a tenant moves, owns the others' lag).
+	// Empty: every Tenant.
+	Shard string
 }
 
 var (
@@ -76,6 +81,9 @@ func (w *LagWriter) tick(ctx context.Context) {
 	lags := w.Source()
 	for i := range list.Items {
 		t := &list.Items[i]
+		if w.Shard != "" && t.Status.Shard != w.Shard {
+			continue
+		}
 		l, run := lags[t.Name]
 		var patch map[string]any
 		if !run || !t.DeletionTimestamp.IsZero() {

@@ -81,3 +81,32 @@ func TestLagWriter(t *testing.T) {
 		t.Errorf("tenant b (never run, no lag written) was patched %d times", writes["b"])
 	}
 }
+
+// TestLagWriterShard: with sharding, a replica writes the lag of the Tenants its shard holds
+// only; the lag another shard wrote is neither cleared nor overwritten.
+func TestLagWriterShard(t *testing.T) {
+	scheme := runtime.NewScheme()
+	if err := tenancyv1alpha1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	seven := int64(7)
+	mine := &tenancyv1alpha1.Tenant{ObjectMeta: metav1.ObjectMeta{Name: "mine"}, Status: tenancyv1alpha1.TenantStatus{Shard: "a"}}
+	theirs := &tenancyv1alpha1.Tenant{ObjectMeta: metav1.ObjectMeta{Name: "theirs"},
+		Status: tenancyv1alpha1.TenantStatus{Shard: "b", LagSeconds: &seven, DownwardLagSeconds: &seven, UpwardLagSeconds: &seven}}
+	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(mine, theirs).WithStatusSubresource(mine, theirs).Build()
+	w := &LagWriter{Client: c, Shard: "a", Source: func() map[string]Lag { return map[string]Lag{"mine": {Downward: 20 * time.Second}} }}
+	w.tick(context.Background())
+	got := func(name string) *int64 {
+		tn := &tenancyv1alpha1.Tenant{}
+		if err := c.Get(context.Background(), client.ObjectKey{Name: name}, tn); err != nil {
+			t.Fatal(err)
+		}
+		return tn.Status.LagSeconds
+	}
+	if l := got("mine"); l == nil || *l != 20 {
+		t.Errorf("own tenant's lag %v, want 20", l)
+	}
+	if l := got("theirs"); l == nil || *l != 7 {
+		t.Errorf("another shard's tenant's lag %v, want its 7 left alone", l)
+	}
+}

@@ -80,6 +80,9 @@ func (r *Reconciler) shard(ctx context.Context, t *tenancyv1alpha1.Tenant) (proc
 			orig := t.DeepCopy()
 			t.Status.Shard, t.Status.LastShard = "", me
 			if err := r.Client.Status().Patch(ctx, t, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
+				if apierrors.IsConflict(err) {
+					return false, reconcile.Result{RequeueAfter: time.Second}, nil // a stale copy: released on the next look
+				}
 				return false, reconcile.Result{}, client.IgnoreNotFound(err)
 			}
 			ctrl.LoggerFrom(ctx).Info("Released the tenant to another shard", "shard", owner)

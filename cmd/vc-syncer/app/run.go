@@ -235,7 +235,7 @@ func Run(ctx context.Context, o *options.Options, cfg *rest.Config) error {
 	if err := reconciler.SetupWithManager(mgr); err != nil {
 		return err
 	}
-	if err := mgr.Add(&tenant.LagWriter{Client: mgr.GetClient(), Source: s.TenantLags}); err != nil {
+	if err := mgr.Add(&tenant.LagWriter{Client: mgr.GetClient(), Source: s.TenantLags, Shard: shardID}); err != nil {
 		return err
 	}
 	// Every replica warms its super caches (from the checkpoint) before it may lead.
