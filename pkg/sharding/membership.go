@@ -91,6 +91,11 @@ type Options struct {
 	// OnChange, if set, is called (from one goroutine, never concurrently) after the ring
 	// changed or this shard's validity changed.
 	OnChange func()
+	// ExclusiveLease, if set, names a Lease in Namespace (the leader-election Lease of
+	// replicas running without sharding) that must be free — absent, released or expired —
+	// before this shard claims anything, so that switching a deployment from leader election
+	// to sharding never has the old leader and the new shards sync at once.
+	ExclusiveLease string
 	// Now is the clock (tests); defaults to time.Now.
 	Now func() time.Time
 }
@@ -103,13 +108,23 @@ type Membership struct {
 
 	mu        sync.RWMutex
 	ring      *Ring
-	valid     bool
+	valid     bool // as of the last recompute (for OnChange); Owner computes it afresh
 	lastRenew time.Time
+	// observed is, per Lease name, its last renewTime and when this process first saw that
+	// value: another shard counts as live until LeaseDuration after that moment, by this
+	// process's clock only (client-go leader election's observedTime), so clock skew between
+	// replicas does not shorten the wait.
+	observed map[string]observation
 	// settled is set one RenewInterval after the first renewal: replicas started together
 	// (a rollout, a restart of all) have then created their Leases, so this shard's first
 	// ring has them and it does not take every tenant only to hand most of them on.
 	settled    bool
 	firstRenew time.Time
+}
+
+type observation struct {
+	renew string
+	at    time.Time
 }
 
 // New returns a Membership; call Run to join the ring. It returns an error for missing or
@@ -130,13 +145,13 @@ func New(o Options) (*Membership, error) {
 	if o.RenewInterval <= 0 {
 		o.RenewInterval = DefaultRenewInterval
 	}
-	if o.LeaseDuration < time.Second || o.RenewInterval*3 > o.LeaseDuration {
-		return nil, fmt.Errorf("sharding: the lease duration (%s) must be at least 1s and at least 3 renew intervals (%s)", o.LeaseDuration, o.RenewInterval)
+	if o.LeaseDuration < time.Second || o.LeaseDuration%time.Second != 0 || o.RenewInterval*3 > o.LeaseDuration {
+		return nil, fmt.Errorf("sharding: the lease duration (%s) must be whole seconds, at least 1s and at least 3 renew intervals (%s)", o.LeaseDuration, o.RenewInterval)
 	}
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	return &Membership{o: o}, nil
+	return &Membership{o: o, observed: map[string]observation{}}, nil
 }
 
 // ID returns this shard's id.
@@ -175,6 +190,12 @@ func (m *Membership) Run(ctx context.Context) error {
 	// Expiry is a matter of time, not of events: the ring is recomputed every second too.
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
+	// Once Run returns nothing renews the Lease: this shard may not act for any tenant.
+	defer func() {
+		m.mu.Lock()
+		m.lastRenew, m.settled = time.Time{}, false
+		m.mu.Unlock()
+	}()
 	m.renew(ctx, log)
 	m.recompute(log)
 	for {
@@ -242,16 +263,22 @@ func (m *Membership) recompute(log logr.Logger) {
 	var live []string
 	if all, err := m.leases.List(labels.Everything()); err == nil {
 		for _, l := range all {
-			if id := m.liveShard(l, now); id != "" {
+			if id := m.liveShard(l); id != "" {
 				live = append(live, id)
 			}
 		}
 	}
 	m.mu.Lock()
-	if !m.settled && !m.firstRenew.IsZero() && now.Sub(m.firstRenew) >= m.o.RenewInterval {
+	settle := !m.settled && !m.firstRenew.IsZero() && now.Sub(m.firstRenew) >= m.o.RenewInterval
+	m.mu.Unlock()
+	if settle && m.exclusiveHeld(log) {
+		settle = false
+	}
+	m.mu.Lock()
+	if settle {
 		m.settled = true
 	}
-	valid := m.settled && now.Sub(m.lastRenew) < m.o.LeaseDuration-m.o.RenewInterval
+	valid := m.validLocked(now)
 	if valid && !slices.Contains(live, m.o.ID) {
 		live = append(live, m.o.ID) // renewed, not in the cache yet
 	}
@@ -270,9 +297,9 @@ func (m *Membership) recompute(log logr.Logger) {
 	}
 }
 
-// liveShard returns the shard id of Lease l if it is live at now (renewed within its duration),
-// else "".
-func (m *Membership) liveShard(l *coordinationv1.Lease, now time.Time) string {
+// liveShard returns the shard id of Lease l if it is live: renewed, by this process's
+// observation, within its duration. A Lease first seen now counts as just renewed.
+func (m *Membership) liveShard(l *coordinationv1.Lease) string {
 	if l.Spec.HolderIdentity == nil || l.Spec.RenewTime == nil || l.Spec.LeaseDurationSeconds == nil {
 		return ""
 	}
@@ -280,10 +307,57 @@ func (m *Membership) liveShard(l *coordinationv1.Lease, now time.Time) string {
 	if l.Name != LeaseName(id) || l.DeletionTimestamp != nil {
 		return ""
 	}
-	if now.After(l.Spec.RenewTime.Add(time.Duration(*l.Spec.LeaseDurationSeconds) * time.Second)) {
+	if !m.observedLive(l.Name, l.Spec.RenewTime.String(), time.Duration(*l.Spec.LeaseDurationSeconds)*time.Second) {
 		return ""
 	}
 	return id
+}
+
+// observedLive records renew as the latest renewTime of Lease name and reports whether it
+// changed within d of now, by this process's clock.
+func (m *Membership) observedLive(name, renew string, d time.Duration) bool {
+	now := m.o.Now()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	ob, ok := m.observed[name]
+	if !ok || ob.renew != renew {
+		ob = observation{renew: renew, at: now}
+		m.observed[name] = ob
+	}
+	return now.Sub(ob.at) < d
+}
+
+// exclusiveHeld reports whether Options.ExclusiveLease is held by a live holder (an error
+// reading it counts as held).
+func (m *Membership) exclusiveHeld(log logr.Logger) bool {
+	if m.o.ExclusiveLease == "" {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), m.o.RenewInterval)
+	defer cancel()
+	l, err := m.o.Client.CoordinationV1().Leases(m.o.Namespace).Get(ctx, m.o.ExclusiveLease, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return false
+	}
+	if err != nil {
+		log.Error(err, "Cannot read the leader-election Lease; waiting before claiming tenants", "lease", m.o.ExclusiveLease)
+		return true
+	}
+	if l.Spec.HolderIdentity == nil || *l.Spec.HolderIdentity == "" || l.Spec.RenewTime == nil || l.Spec.LeaseDurationSeconds == nil {
+		return false
+	}
+	if m.observedLive("exclusive/"+l.Name, l.Spec.RenewTime.String(), time.Duration(*l.Spec.LeaseDurationSeconds)*time.Second) {
+		log.Info("A replica without sharding holds the leader-election Lease; waiting for it to stop before claiming tenants",
+			"lease", m.o.ExclusiveLease, "holder", *l.Spec.HolderIdentity)
+		return true
+	}
+	return false
+}
+
+// validLocked reports whether this shard may act now: it has settled and its last renewal is
+// younger than LeaseDuration − RenewInterval. Call with m.mu held.
+func (m *Membership) validLocked(now time.Time) bool {
+	return m.settled && !m.lastRenew.IsZero() && now.Sub(m.lastRenew) < m.o.LeaseDuration-m.o.RenewInterval
 }
 
 // Owner returns the shard that should sync tenant, and whether this shard can tell: false
@@ -293,7 +367,7 @@ func (m *Membership) liveShard(l *coordinationv1.Lease, now time.Time) string {
 func (m *Membership) Owner(tenant string) (string, bool) {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
-	if !m.valid || m.ring == nil {
+	if !m.validLocked(m.o.Now()) || m.ring == nil {
 		return "", false
 	}
 	return m.ring.Owner(tenant), true
@@ -314,12 +388,12 @@ func (m *Membership) Live(id string) bool {
 	if id == m.o.ID {
 		m.mu.RLock()
 		defer m.mu.RUnlock()
-		return m.valid
+		return m.validLocked(m.o.Now())
 	}
 	if m.leases == nil {
 		return true // not watching yet: assume the worst
 	}
-	if l, err := m.leases.Get(LeaseName(id)); err == nil && m.liveShard(l, m.o.Now()) == id {
+	if l, err := m.leases.Get(LeaseName(id)); err == nil && m.liveShard(l) == id {
 		return true
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), m.o.RenewInterval)
@@ -331,7 +405,7 @@ func (m *Membership) Live(id string) bool {
 	if err != nil {
 		return true
 	}
-	return m.liveShard(l, m.o.Now()) == id
+	return m.liveShard(l) == id
 }
 
 // Shards returns the live shards of the ring, sorted.

@@ -308,7 +308,7 @@ func sameVersion(oldObj, newObj any) bool {
 
 func (s *Syncer) superHandler(kind resources.Kind) cache.ResourceEventHandler {
 	src := s.superSource(kind)
-	enqueue := func(obj any, down, deleted bool) {
+	enqueue := func(obj any, down, deleted, added bool) {
 		if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 			obj, deleted = d.Obj, true
 		}
@@ -327,6 +327,12 @@ func (s *Syncer) superHandler(kind resources.Kind) cache.ResourceEventHandler {
 		if !s.ready.ready.Load() {
 			// The super caches' initial list: ClusterSynced, which waits for it (afterReady),
 			// diffs it against the ack map and enqueues only what changed.
+			return
+		}
+		if added && src != nil && src.IsAcked(source.Key(m), source.VersionOf(m)) {
+			// An add of a version already handled: the informer's initial list still reaching
+			// this handler after the tenant synced (and was diffed by ClusterSynced), e.g. on a
+			// shard that has just taken the tenant with its ack map.
 			return
 		}
 		req := requestFor(o, kind)
@@ -349,17 +355,17 @@ func (s *Syncer) superHandler(kind resources.Kind) cache.ResourceEventHandler {
 	}
 	return cache.ResourceEventHandlerFuncs{
 		AddFunc: func(o any) {
-			enqueue(o, true, false)
+			enqueue(o, true, false, true)
 			s.enqueuePodsWaitingFor(kind, o)
 		},
 		// Status-only changes of a super Pod (scheduling, kubelet) matter upward only; an
 		// unchanged resourceVersion is a relist, not a change (see tenantHandler).
 		UpdateFunc: func(o, n any) {
 			if !sameVersion(o, n) {
-				enqueue(n, !podStatusOnly(o, n), false)
+				enqueue(n, !podStatusOnly(o, n), false, false)
 			}
 		},
-		DeleteFunc: func(o any) { enqueue(o, true, true) },
+		DeleteFunc: func(o any) { enqueue(o, true, true, false) },
 	}
 }
 

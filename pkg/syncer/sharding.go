@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/gob"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -82,28 +83,49 @@ func (f *inflight) wait(ctx context.Context, tenant string) error {
 	return nil
 }
 
-// fenced reports whether req's tenant is registered here but this shard may not write for it
-// (sharding on, the ring gives it to another shard or this shard's Lease is stale).
+// fenced reports whether tenantName is registered here but this shard may not write for it:
+// sharding is on, and either the tenant is not claimed (status.shard does not name this shard,
+// as far as the Tenant controller has seen) or the ring gives it to another shard, or this
+// shard's Lease is stale.
 func (s *Syncer) fenced(tenantName string) bool {
-	if s.opts.Sharding == nil || s.opts.Sharding.Owns(tenantName) {
+	if s.opts.Sharding == nil {
 		return false
 	}
-	_, registered := s.registry.Get(tenantName)
-	return registered
+	if _, registered := s.registry.Get(tenantName); !registered {
+		return false // nothing to write for: process drops it
+	}
+	_, claimed := s.claims.Load(tenantName)
+	return !claimed || !s.opts.Sharding.Owns(tenantName)
+}
+
+// SetClaimed implements tenant.Handover.
+func (s *Syncer) SetClaimed(tenantName string, claimed bool) {
+	if claimed {
+		s.claims.Store(tenantName, struct{}{})
+	} else {
+		s.claims.Delete(tenantName)
+	}
 }
 
 // Drain implements tenant.Handover: it waits (up to 30 s) until no reconcile of the tenant
-// runs — none starts meanwhile, as the fence holds its requests back once the ring gives the
-// tenant to another shard — then writes the tenant's hand-over checkpoint (handoverCheckpoint)
-// to its own store (CheckpointOptions.TenantStoreOf), which the next shard resumes from. It
-// returns the checkpoint's error (nil when checkpointing is off).
-func (s *Syncer) Drain(ctx context.Context, tenantName string) error {
+// runs — none starts meanwhile, as the fence holds its requests back once the tenant is not
+// claimed — then, with save, writes the tenant's hand-over checkpoint (handoverCheckpoint) to
+// its own store (CheckpointOptions.TenantStoreOf), which the next shard resumes from. It
+// returns an error when reconciles still run after 30 s or the checkpoint is not written; the
+// tenant must then stay here, fenced (counted in vcsyncer_shard_handovers_total{result=
+// "drain_failed"}).
+func (s *Syncer) Drain(ctx context.Context, tenantName string, save bool) (err error) {
+	defer func() {
+		if err != nil {
+			metrics.ShardHandover("drain_failed")
+		}
+	}()
 	wctx, cancel := context.WithTimeout(ctx, drainTimeout)
 	defer cancel()
 	if err := s.running.wait(wctx, tenantName); err != nil {
 		return fmt.Errorf("reconciles of tenant %s still running after %s: %w", tenantName, drainTimeout, err)
 	}
-	if s.ckpt == nil || s.opts.Checkpoint.TenantStoreOf == nil {
+	if !save || s.ckpt == nil || s.opts.Checkpoint.TenantStoreOf == nil {
 		return nil
 	}
 	c, ok := s.registry.Get(tenantName)
@@ -175,7 +197,9 @@ func (s *Syncer) handoverCheckpoint(c *tenant.Cluster) (*checkpoint.Checkpoint, 
 		return nil, err
 	}
 	cp.Queues, cp.QueueItems = buf.Bytes(), len(mine)
-	if over, _ := s.overBudget(s.ckpt.MaxItems()); over[c.Name] {
+	// SnapshotQueues leaves out the items of a tenant the last periodic checkpoint left out:
+	// such a tenant is then cold for the next shard, as it is over its budget now.
+	if over, _ := s.overBudget(s.ckpt.MaxItems()); over[c.Name] || s.isLeftOut(c.Name) {
 		cp.LeftOut = []string{c.Name}
 	}
 	return cp, nil
@@ -194,14 +218,23 @@ func (s *Syncer) Adopt(ctx context.Context, tenantName, uid, from string) {
 	if s.ckpt == nil {
 		return
 	}
+	if _, running := s.registry.Get(tenantName); running {
+		log.Error(errAdoptRunning, "Not taking the tenant's state from a checkpoint")
+		return
+	}
 	var best *checkpoint.Checkpoint
 	var bestStore string
-	consider := func(st checkpoint.Store, err error) {
+	consider := func(cached bool, st checkpoint.Store, err error) {
 		if err != nil {
 			log.Error(err, "No checkpoint store")
 			return
 		}
-		cp := s.ckpt.LoadFrom(ctx, st)
+		var cp *checkpoint.Checkpoint
+		if cached {
+			cp = s.adoptCache.load(ctx, s.ckpt, st)
+		} else {
+			cp = s.ckpt.LoadFrom(ctx, st)
+		}
 		if cp == nil || !holdsTenant(cp, tenantName) {
 			return
 		}
@@ -210,10 +243,12 @@ func (s *Syncer) Adopt(ctx context.Context, tenantName, uid, from string) {
 		}
 	}
 	if s.opts.Checkpoint.TenantStoreOf != nil {
-		consider(s.opts.Checkpoint.TenantStoreOf(tenantName))
+		st, err := s.opts.Checkpoint.TenantStoreOf(tenantName)
+		consider(false, st, err)
 	}
 	if s.opts.Checkpoint.StoreOf != nil && from != "" {
-		consider(s.opts.Checkpoint.StoreOf(from))
+		st, err := s.opts.Checkpoint.StoreOf(from)
+		consider(true, st, err)
 	}
 	if best == nil {
 		log.Info("No checkpoint holds the tenant's state; it starts cold")
@@ -229,6 +264,49 @@ func (s *Syncer) Adopt(ctx context.Context, tenantName, uid, from string) {
 	log.Info("Took the tenant's state from a checkpoint", "store", bestStore, "takenAt", best.TakenAt,
 		"sources", n.sources, "queueItems", n.items, "leftOut", n.leftOut)
 	metrics.ShardHandover("adopted")
+}
+
+// errAdoptRunning: Adopt was called for a tenant that is registered (its informers run).
+var errAdoptRunning = errors.New("the tenant is registered here already")
+
+// adoptCacheTTL is how long a shard's checkpoint, once read for one tenant, serves the others
+// taken from it (a dead shard's tenants are claimed one after another).
+const adoptCacheTTL = 30 * time.Second
+
+// checkpointCache keeps the last checkpoint read from each other shard's store for
+// adoptCacheTTL, so that taking a dead shard's tenants reads and decodes its checkpoint once,
+// not once per tenant. Per-tenant hand-over stores are not cached (each is read once).
+type checkpointCache struct {
+	mu sync.Mutex
+	m  map[string]cachedCheckpoint
+}
+
+type cachedCheckpoint struct {
+	cp *checkpoint.Checkpoint
+	at time.Time
+}
+
+func (c *checkpointCache) load(ctx context.Context, ckpt *checkpoint.Checkpointer, st checkpoint.Store) *checkpoint.Checkpoint {
+	key := st.String()
+	c.mu.Lock()
+	if e, ok := c.m[key]; ok && time.Since(e.at) < adoptCacheTTL {
+		c.mu.Unlock()
+		return e.cp
+	}
+	c.mu.Unlock()
+	cp := ckpt.LoadFrom(ctx, st)
+	c.mu.Lock()
+	if c.m == nil {
+		c.m = map[string]cachedCheckpoint{}
+	}
+	for k, e := range c.m {
+		if time.Since(e.at) >= adoptCacheTTL {
+			delete(c.m, k)
+		}
+	}
+	c.m[key] = cachedCheckpoint{cp: cp, at: time.Now()}
+	c.mu.Unlock()
+	return cp
 }
 
 // holdsTenant reports whether cp has a source of the tenant.

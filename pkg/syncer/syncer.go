@@ -108,6 +108,11 @@ type Syncer struct {
 	processed atomic.Int64
 	// running counts each tenant's running reconciles (Drain waits for them).
 	running inflight
+	// claims are the tenants this shard holds (sharding: SetClaimed); the fence lets the
+	// workers write only for them.
+	claims sync.Map
+	// adoptCache keeps other shards' checkpoints read by Adopt for a while.
+	adoptCache checkpointCache
 }
 
 var (

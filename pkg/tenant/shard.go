@@ -31,9 +31,15 @@ type Sharding interface {
 
 // Handover moves a tenant's state between shards; the syncer implements it.
 type Handover interface {
-	// Drain stops this shard's work for tenant (no reconcile of it runs or starts) and writes a
-	// checkpoint that holds its state. The Tenant controller then unregisters the tenant.
-	Drain(ctx context.Context, tenant string) error
+	// SetClaimed records whether this shard holds tenant (its status.shard names this shard).
+	// The syncer writes for a tenant only while it is claimed and the ring gives it to this
+	// shard; the Tenant controller sets it after a claim and clears it before anything else
+	// when the tenant is not, or no longer, this shard's.
+	SetClaimed(tenant string, claimed bool)
+	// Drain waits until no reconcile of tenant runs (none starts once it is not claimed) and,
+	// with save, writes the tenant's hand-over checkpoint. The Tenant controller then
+	// unregisters the tenant.
+	Drain(ctx context.Context, tenant string, save bool) error
 	// Adopt loads tenant's state (UID uid) from the latest checkpoint of shard from, before the
 	// tenant is registered here; a tenant it finds no state for starts cold.
 	Adopt(ctx context.Context, tenant, uid, from string)
@@ -44,6 +50,11 @@ const (
 	ReasonShardAssigned = "ShardAssigned"
 	ReasonShardReleased = "ShardReleased"
 )
+
+// drainRetry is how soon a drain that failed (reconciles still running, the checkpoint not
+// written) is tried again; the tenant stays fenced and claimed meanwhile, so no other shard
+// starts it.
+const drainRetry = 5 * time.Second
 
 // shardRetry is how soon a Tenant is looked at again while this shard cannot tell who owns it
 // or waits for another shard to release it (the ring's changes and the Tenant's status
@@ -65,14 +76,20 @@ func (r *Reconciler) shard(ctx context.Context, t *tenancyv1alpha1.Tenant) (proc
 	me := r.Sharding.ID()
 	owner, known := r.Sharding.Owner(t.Name)
 	if !known {
-		return false, reconcile.Result{RequeueAfter: shardRetry}, nil
+		return false, reconcile.Result{RequeueAfter: shardRetry}, nil // the fence holds every tenant meanwhile
 	}
 	holder := t.Status.Shard
+	_, running := r.Registry.Get(t.Name)
+	if owner != me || holder != me {
+		r.Handover.SetClaimed(t.Name, false) // the fence first: nothing more is written for it
+	}
 	if owner != me {
-		if _, running := r.Registry.Get(t.Name); running {
-			if err := r.Handover.Drain(ctx, t.Name); err != nil {
-				// The next shard resumes from an older checkpoint: more replay, nothing lost.
-				ctrl.LoggerFrom(ctx).Error(err, "Final checkpoint of the tenant not written; the next shard resumes from an older one")
+		if running {
+			// Only the holder writes the hand-over checkpoint (a shard that lost the tenant while
+			// its Lease was stale must not overwrite the holder's).
+			if err := r.Handover.Drain(ctx, t.Name, holder == me); err != nil {
+				ctrl.LoggerFrom(ctx).Error(err, "Cannot drain the tenant yet; it stays here, fenced, and is tried again", "retryIn", drainRetry)
+				return false, reconcile.Result{RequeueAfter: drainRetry}, nil
 			}
 			r.Registry.remove(t.Name)
 		}
@@ -91,7 +108,17 @@ func (r *Reconciler) shard(ctx context.Context, t *tenancyv1alpha1.Tenant) (proc
 		return false, reconcile.Result{}, nil
 	}
 	if holder == me {
+		r.Handover.SetClaimed(t.Name, true)
 		return true, reconcile.Result{}, nil
+	}
+	if running {
+		// Registered here while another shard holds it (this shard's Lease went stale and the
+		// tenant was taken): stop it here, without a checkpoint, before claiming it again.
+		if err := r.Handover.Drain(ctx, t.Name, false); err != nil {
+			ctrl.LoggerFrom(ctx).Error(err, "Cannot stop the tenant yet; it stays fenced and is tried again", "retryIn", drainRetry)
+			return false, reconcile.Result{RequeueAfter: drainRetry}, nil
+		}
+		r.Registry.remove(t.Name)
 	}
 	if holder != "" && r.Sharding.Live(holder) {
 		return false, reconcile.Result{RequeueAfter: shardRetry}, nil // being drained by holder
@@ -108,6 +135,7 @@ func (r *Reconciler) shard(ctx context.Context, t *tenancyv1alpha1.Tenant) (proc
 		}
 		return false, reconcile.Result{}, client.IgnoreNotFound(err)
 	}
+	r.Handover.SetClaimed(t.Name, true)
 	if from != "" && from != me {
 		r.Handover.Adopt(ctx, t.Name, string(t.UID), from)
 	}

@@ -20,10 +20,16 @@ type fakeRing struct {
 	live      map[string]bool
 }
 
-func (f fakeRing) ID() string                               { return f.me }
-func (f fakeRing) Owner(string) (string, bool)              { return f.owner, f.known }
-func (f fakeRing) Live(shard string) bool                   { return f.live[shard] }
-func (f *fakeHandover) Drain(context.Context, string) error { f.drained++; return nil }
+func (f fakeRing) ID() string                                     { return f.me }
+func (f fakeRing) Owner(string) (string, bool)                    { return f.owner, f.known }
+func (f fakeRing) Live(shard string) bool                         { return f.live[shard] }
+func (f *fakeHandover) Drain(context.Context, string, bool) error { f.drained++; return nil }
+func (f *fakeHandover) SetClaimed(tenant string, claimed bool) {
+	if f.claimed == nil {
+		f.claimed = map[string]bool{}
+	}
+	f.claimed[tenant] = claimed
+}
 func (f *fakeHandover) Adopt(_ context.Context, _, _, from string) {
 	f.adoptedFrom = append(f.adoptedFrom, from)
 }
@@ -31,6 +37,7 @@ func (f *fakeHandover) Adopt(_ context.Context, _, _, from string) {
 type fakeHandover struct {
 	drained     int
 	adoptedFrom []string
+	claimed     map[string]bool
 }
 
 // TestShardClaims walks the claim rule: who may take a Tenant, from whose checkpoint, and who
@@ -45,15 +52,16 @@ func TestShardClaims(t *testing.T) {
 		wantLastShard    string
 		wantAdoptFrom    []string
 		wantRequeue      bool
+		wantClaimed      bool // what the fence was told last
 	}{
 		{name: "free, handed over by b", ring: fakeRing{me: "a", owner: "a", known: true}, lastShard: "b",
-			wantProceed: true, wantShard: "a", wantLastShard: "b", wantAdoptFrom: []string{"b"}},
+			wantProceed: true, wantShard: "a", wantLastShard: "b", wantAdoptFrom: []string{"b"}, wantClaimed: true},
 		{name: "already mine", ring: fakeRing{me: "a", owner: "a", known: true}, shard: "a",
-			wantProceed: true, wantShard: "a"},
+			wantProceed: true, wantShard: "a", wantClaimed: true},
 		{name: "held by a live shard being drained", ring: fakeRing{me: "a", owner: "a", known: true, live: map[string]bool{"b": true}}, shard: "b",
 			wantShard: "b", wantRequeue: true},
 		{name: "held by a dead shard", ring: fakeRing{me: "a", owner: "a", known: true}, shard: "b", lastShard: "c",
-			wantProceed: true, wantShard: "a", wantLastShard: "c", wantAdoptFrom: []string{"b"}},
+			wantProceed: true, wantShard: "a", wantLastShard: "c", wantAdoptFrom: []string{"b"}, wantClaimed: true},
 		{name: "mine, ring gives it to b: released", ring: fakeRing{me: "a", owner: "b", known: true, live: map[string]bool{"b": true}}, shard: "a",
 			wantShard: "", wantLastShard: "a"},
 		{name: "another shard's", ring: fakeRing{me: "a", owner: "b", known: true}, shard: "b",
@@ -93,6 +101,9 @@ func TestShardClaims(t *testing.T) {
 			}
 			if len(h.adoptedFrom) != len(tc.wantAdoptFrom) || (len(h.adoptedFrom) > 0 && h.adoptedFrom[0] != tc.wantAdoptFrom[0]) {
 				t.Errorf("adopted from %v, want %v", h.adoptedFrom, tc.wantAdoptFrom)
+			}
+			if h.claimed["t1"] != tc.wantClaimed {
+				t.Errorf("fence told claimed=%v, want %v", h.claimed["t1"], tc.wantClaimed)
 			}
 		})
 	}

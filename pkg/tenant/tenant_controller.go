@@ -199,6 +199,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (res 
 		if apierrors.IsNotFound(err) {
 			r.Registry.remove(req.Name)
 			r.Registry.setRanges(req.Name, nil)
+			if r.Handover != nil {
+				r.Handover.SetClaimed(req.Name, false)
+			}
 			return reconcile.Result{}, nil
 		}
 		return reconcile.Result{}, err

@@ -151,6 +151,7 @@ func Run(ctx context.Context, o *options.Options, cfg *rest.Config) error {
 	if o.Sharding {
 		membership, err = sharding.New(sharding.Options{Client: superCS, Namespace: leNS, ID: shardID,
 			LeaseDuration: o.ShardLeaseDuration, RenewInterval: o.ShardLeaseRenewInterval,
+			ExclusiveLease: leaderElectionID, // a leader of replicas without sharding must be gone first
 			OnChange: func() {
 				if reconciler != nil {
 					go reconciler.NotifyAll(ctx)
@@ -167,7 +168,7 @@ func Run(ctx context.Context, o *options.Options, cfg *rest.Config) error {
 		HealthProbeBindAddress:  o.HealthProbeBindAddress,
 		PprofBindAddress:        o.PprofBindAddress,
 		LeaderElection:          o.LeaderElect && !o.Sharding,
-		LeaderElectionID:        "vc-syncer.tenancy.vcsyncer.io",
+		LeaderElectionID:        leaderElectionID,
 		LeaderElectionNamespace: leNS,
 		// Hand the Lease over at once on SIGTERM: Run returns right after the manager stops, so
 		// no work is done after the release (controller-runtime's condition for this option).
@@ -269,7 +270,13 @@ func Run(ctx context.Context, o *options.Options, cfg *rest.Config) error {
 	}
 	err = mgr.Start(ctx)
 	if membership != nil {
-		leaveRing(log, cfg, membership)
+		if err != nil {
+			// Stopped on an error or past the graceful-shutdown timeout: workers may still run,
+			// so the tenants are not released; the others take them when the Lease expires.
+			log.Error(err, "Not releasing this shard's tenants; they move when its Lease expires")
+		} else {
+			leaveRing(log, cfg, membership)
+		}
 	}
 	return err
 }
@@ -294,6 +301,9 @@ func leaveRing(log logr.Logger, cfg *rest.Config, m *sharding.Membership) {
 	}
 	log.Info("Left the shard ring", "shard", m.ID(), "tenantsReleased", n)
 }
+
+// leaderElectionID is the name of the leader-election Lease of replicas without sharding.
+const leaderElectionID = "vc-syncer.tenancy.vcsyncer.io"
 
 // holderIdentity names this process in checkpoints: the Pod name (host name) and PID.
 func holderIdentity() string {

@@ -112,6 +112,15 @@ func (s *Source) Ack(key string, v ObjectVersion) {
 	s.mu.Unlock()
 }
 
+// IsAcked reports whether key's ack entry is v (same UID and resourceVersion): that version
+// was enqueued already, or needed no work.
+func (s *Source) IsAcked(key string, v ObjectVersion) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	a, ok := s.acked[key]
+	return ok && a.UID == v.UID && a.ResourceVersion == v.ResourceVersion
+}
+
 // Unack forgets key (after the deletion of its object was enqueued).
 func (s *Source) Unack(key string) {
 	s.mu.Lock()

@@ -93,6 +93,15 @@ func (p *SyncerProc) Kill(t *testing.T) time.Duration {
 	return up
 }
 
+// Signal sends sig (SIGSTOP, SIGCONT, ...) to the running incarnation.
+func (p *SyncerProc) Signal(t *testing.T, sig syscall.Signal) {
+	t.Helper()
+	if err := p.cmd.Process.Signal(sig); err != nil {
+		t.Fatalf("signal %s to vc-syncer #%d: %v", sig, p.n, err)
+	}
+	fmt.Fprintf(p.log, "\n===== kill test: %s to #%d =====\n", sig, p.n)
+}
+
 // Stop stops the running incarnation (if any) with SIGTERM, then SIGKILL after 30 s.
 func (p *SyncerProc) Stop(t *testing.T) {
 	if p.cmd == nil {

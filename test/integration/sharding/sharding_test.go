@@ -19,6 +19,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -84,6 +85,9 @@ func TestSharding(t *testing.T) {
 kind: Policy
 omitStages: ["RequestReceived"]
 rules:
+- level: Request
+  verbs: ["patch", "update"]
+  resources: [{group: tenancy.vcsyncer.io, resources: ["tenants/status"]}]
 - level: Metadata
   verbs: ["create", "update", "patch", "delete"]
 - level: None
@@ -352,32 +356,72 @@ rules:
 		return nil
 	})
 
-	// No tenant's super objects were written by two replicas in one period: in the audit log,
-	// the writes to each tenant's super namespaces switch replica at most once per move (a
-	// claim after the first: ShardAssigned Events, which also count the moves while the first
-	// two replicas started).
-	switches := auditSwitches(t, auditLog, c, env)
-	moves := map[string]int{}
+	// A replica frozen longer than its Lease (SIGSTOP: a stalled node, a long GC pause) loses
+	// its tenants to the other; when it runs again it must not write for them (the fence) and
+	// takes them back only through the hand-over. The audit-log check below sees any overlap.
+	frozen, other := survivors[0], survivors[1]
+	if counts := holders(); countOf(counts, frozen.id) == 0 {
+		frozen, other = other, frozen
+	}
+	frozenTenants := holders()
+	frozen.p.Signal(t, syscall.SIGSTOP)
+	// Changes the frozen replica's informers deliver when it runs again: writes it must not make.
+	for _, tc := range env.Tenants {
+		if frozenTenants[tc.Name] == frozen.id {
+			if err := tc.Client.CoreV1().ConfigMaps("app").Delete(ctx, "cm-0", metav1.DeleteOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			itest.Created(t)(tc.Client.CoreV1().ConfigMaps("app").Create(ctx, &corev1.ConfigMap{
+				ObjectMeta: metav1.ObjectMeta{Name: "while-frozen", Labels: map[string]string{"sharding-test": "1"}}}, metav1.CreateOptions{}))
+		}
+	}
+	itest.Eventually(t, time.Minute, "the frozen replica's tenants Running on the other", func(ctx context.Context) error {
+		for _, tc := range env.Tenants {
+			tn := &tenancyv1alpha1.Tenant{}
+			if err := c.Get(ctx, client.ObjectKey{Name: tc.Name}, tn); err != nil {
+				return err
+			}
+			if tn.Status.Shard != other.id || tn.Status.Phase != tenancyv1alpha1.TenantRunning {
+				return fmt.Errorf("tenant %s: shard %q phase %q", tc.Name, tn.Status.Shard, tn.Status.Phase)
+			}
+		}
+		return nil
+	})
+	frozen.p.Signal(t, syscall.SIGCONT)
+	running(survivors)
+	converged("objects exact after the frozen replica came back")
+
+	// No tenant's super objects were written by a replica that did not hold it: in the super
+	// apiserver's audit log, every write (or attempt) of a replica to a tenant's super
+	// namespaces completed while that replica's claim of the tenant (its status.shard patch)
+	// stood, between the claim and the next release or claim.
+	writes, violations := auditOverlaps(t, auditLog, c, env)
+	for _, v := range violations {
+		t.Error(v)
+	}
+	t.Logf("audit log: %d writes of the replicas to tenants' super namespaces, %d outside their writer's claim", writes, len(violations))
 	evs, err := env.Super.Client.CoreV1().Events("").List(ctx, metav1.ListOptions{FieldSelector: "reason=ShardAssigned"})
 	if err != nil {
 		t.Fatal(err)
 	}
+	claimed := map[string]bool{}
 	for _, ev := range evs.Items {
-		moves[ev.InvolvedObject.Name] += int(max(ev.Count, 1))
+		claimed[ev.InvolvedObject.Name] = true
 	}
-	for name := range moves {
-		moves[name]--
+	if len(claimed) != tenantCount {
+		t.Errorf("ShardAssigned Events for %d tenants, want %d: %v", len(claimed), tenantCount, claimed)
 	}
-	for _, tc := range env.Tenants {
-		if switches[tc.Name] > moves[tc.Name] {
-			t.Errorf("tenant %s: its super objects' writers switched replica %d times, but it moved %d times (two replicas wrote in one period)",
-				tc.Name, switches[tc.Name], moves[tc.Name])
+}
+
+// countOf returns how many tenants holders gives shard.
+func countOf(holders map[string]string, shard string) int {
+	n := 0
+	for _, h := range holders {
+		if h == shard {
+			n++
 		}
 	}
-	t.Logf("writer switches by tenant %v, moves %v", switches, moves)
-	if len(moves) != tenantCount {
-		t.Errorf("ShardAssigned Events for %d tenants, want %d: %v", len(moves), tenantCount, moves)
-	}
+	return n
 }
 
 // tenantObjects counts the objects of tenant name of the kinds the syncer syncs.
@@ -464,10 +508,13 @@ func sameObjects(ctx context.Context, c client.Client, env *framework.Environmen
 	return nil
 }
 
-// auditSwitches reads the super apiserver's audit log and returns, by tenant, how often the
-// replica (the shard in the user agent) that wrote the tenant's super namespaces and the
-// objects in them changed, in the order the writes completed.
-func auditSwitches(t *testing.T, path string, c client.Client, env *framework.Environment) map[string]int {
+// auditOverlaps reads the super apiserver's audit log and returns how many writes the syncer
+// replicas (told apart by the shard in their user agent) made to tenants' super namespaces and
+// the objects in them, and one message for each such write that completed while its replica
+// did not hold the tenant. Holding is read from the same log: a replica's patch of the
+// Tenant's status that sets status.shard to itself claims it; one that empties status.shard,
+// or another replica's claim, ends the claim.
+func auditOverlaps(t *testing.T, path string, c client.Client, env *framework.Environment) (int, []string) {
 	t.Helper()
 	prefixes := map[string]string{}
 	for _, tc := range env.Tenants {
@@ -482,20 +529,27 @@ func auditSwitches(t *testing.T, path string, c client.Client, env *framework.En
 		t.Fatalf("audit log: %v", err)
 	}
 	defer f.Close()
-	type write struct {
-		at    time.Time
-		shard string
+	type event struct {
+		at     time.Time
+		shard  string
+		holder *string // a claim (the shard) or release ("") of the tenant; nil for a write
+		what   string
 	}
-	byTenant := map[string][]write{}
+	byTenant := map[string][]event{}
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 1<<20), 16<<20)
-	n := 0
+	writes := 0
 	for sc.Scan() {
 		var ev struct {
 			UserAgent string `json:"userAgent"`
+			Verb      string `json:"verb"`
 			ObjectRef *struct {
-				Resource, Namespace, Name string
+				Resource, Namespace, Name, Subresource string
 			} `json:"objectRef"`
+			ResponseStatus *struct {
+				Code int `json:"code"`
+			} `json:"responseStatus"`
+			RequestObject  json.RawMessage  `json:"requestObject"`
 			StageTimestamp metav1.MicroTime `json:"stageTimestamp"`
 			Stage          string           `json:"stage"`
 		}
@@ -509,31 +563,62 @@ func auditSwitches(t *testing.T, path string, c client.Client, env *framework.En
 		if i := strings.IndexAny(shard, " /"); i >= 0 {
 			shard = shard[:i]
 		}
-		ns := ev.ObjectRef.Namespace
-		if ev.ObjectRef.Resource == "namespaces" {
-			ns = ev.ObjectRef.Name
+		ref := ev.ObjectRef
+		if ref.Resource == "tenants" && ref.Subresource == "status" {
+			var patch struct {
+				Status map[string]json.RawMessage `json:"status"`
+			}
+			raw := map[string]json.RawMessage{}
+			if json.Unmarshal(ev.RequestObject, &patch) == nil && patch.Status != nil {
+				raw = patch.Status
+			}
+			v, found := raw["shard"]
+			if !found || ev.ResponseStatus == nil || ev.ResponseStatus.Code/100 != 2 {
+				continue
+			}
+			var h string
+			_ = json.Unmarshal(v, &h) // null: released
+			byTenant[ref.Name] = append(byTenant[ref.Name], event{at: ev.StageTimestamp.Time, shard: shard, holder: &h})
+			continue
+		}
+		ns := ref.Namespace
+		if ref.Resource == "namespaces" {
+			ns = ref.Name
 		}
 		for name, prefix := range prefixes {
 			if prefix != "" && strings.HasPrefix(ns, prefix) {
-				byTenant[name] = append(byTenant[name], write{at: ev.StageTimestamp.Time, shard: shard})
-				n++
+				byTenant[name] = append(byTenant[name], event{at: ev.StageTimestamp.Time, shard: shard,
+					what: fmt.Sprintf("%s %s %s/%s", ev.Verb, ref.Resource, ns, ref.Name)})
+				writes++
 			}
 		}
 	}
 	if err := sc.Err(); err != nil {
 		t.Fatal(err)
 	}
-	if n == 0 {
+	if writes == 0 {
 		t.Fatal("no write of a syncer replica to a tenant's super namespaces in the audit log: the check would pass vacuously")
 	}
-	out := map[string]int{}
-	for name, ws := range byTenant {
-		sort.SliceStable(ws, func(i, j int) bool { return ws[i].at.Before(ws[j].at) })
-		for i := 1; i < len(ws); i++ {
-			if ws[i].shard != ws[i-1].shard {
-				out[name]++
+	var out []string
+	for name, evs := range byTenant {
+		sort.SliceStable(evs, func(i, j int) bool { return evs[i].at.Before(evs[j].at) })
+		holder := ""
+		claims := 0
+		for _, e := range evs {
+			switch {
+			case e.holder != nil:
+				holder = *e.holder
+				if holder != "" {
+					claims++
+				}
+			case e.shard != holder:
+				out = append(out, fmt.Sprintf("tenant %s: %s by %s at %s while %q held it", name, e.what, e.shard,
+					e.at.Format("15:04:05.000000"), holder))
 			}
 		}
+		if claims == 0 {
+			t.Errorf("tenant %s: no claim in the audit log (is the Tenant status audited at level Request?)", name)
+		}
 	}
-	return out
+	return writes, out
 }

@@ -149,31 +149,33 @@ func (o *Options) ShardIdentity() string {
 	return sharding.SanitizeID(h)
 }
 
-// ShardCheckpointStoreSpec returns the --checkpoint-store of shard id: the name with "-<id>"
-// appended for a secret: store, ".<id>" for a file: store; "none" stays "none".
+// ShardCheckpointStoreSpec returns the --checkpoint-store of shard id: the name with
+// "-shard-<id>" appended for a secret: store, ".shard-<id>" for a file: store; "none" stays
+// "none". (The words keep a shard's store and a tenant's hand-over store apart whatever the
+// names.)
 func (o *Options) ShardCheckpointStoreSpec(id string) string {
 	spec := o.CheckpointStoreSpec()
 	switch {
 	case strings.HasPrefix(spec, "secret:"):
-		return spec + "-" + id
+		return spec + "-shard-" + id
 	case strings.HasPrefix(spec, "file:"):
-		return spec + "." + id
+		return spec + ".shard-" + id
 	}
 	return spec
 }
 
 // TenantCheckpointStoreSpec returns the store of tenant's hand-over checkpoint with
-// --sharding: the --checkpoint-store name with "-t-" and 16 hex digits of the tenant name's
-// SHA-256 appended for a secret: store (a Secret name stays short and valid), ".t-<tenant>"
-// for a file: store; "none" stays "none".
+// --sharding: the --checkpoint-store name with "-tenant-" and 16 hex digits of the tenant
+// name's SHA-256 appended for a secret: store (a Secret name stays short and valid),
+// ".tenant-<tenant>" for a file: store; "none" stays "none".
 func (o *Options) TenantCheckpointStoreSpec(tenant string) string {
 	spec := o.CheckpointStoreSpec()
 	switch {
 	case strings.HasPrefix(spec, "secret:"):
 		sum := sha256.Sum256([]byte(tenant))
-		return spec + "-t-" + hex.EncodeToString(sum[:8])
+		return spec + "-tenant-" + hex.EncodeToString(sum[:8])
 	case strings.HasPrefix(spec, "file:"):
-		return spec + ".t-" + tenant
+		return spec + ".tenant-" + tenant
 	}
 	return spec
 }
@@ -278,7 +280,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.LeaderElect, "leader-elect", o.LeaderElect,
 		"Elect a leader through a Lease so that only one of several replicas syncs at a time. Not used with --sharding.")
 	fs.BoolVar(&o.Sharding, "sharding", o.Sharding,
-		"Spread the tenants over every replica instead of electing a leader: each replica holds a shard Lease (vc-syncer-shard-<id>) in the --leader-election-namespace, the live shards form a consistent-hash ring, and each Tenant is synced by the one shard shown in its status.shard. A tenant that moves is drained and checkpointed by its old shard and resumed from that checkpoint by the new one; when a shard dies, its tenants move after its Lease expires. Each shard writes its own checkpoint (the --checkpoint-store name with \"-<id>\" appended for secret:, \".<id>\" for file:).")
+		"Spread the tenants over every replica instead of electing a leader: each replica holds a shard Lease (vc-syncer-shard-<id>) in the --leader-election-namespace, the live shards form a consistent-hash ring, and each Tenant is synced by the one shard shown in its status.shard. A tenant that moves is drained and checkpointed by its old shard and resumed from that checkpoint by the new one; when a shard dies, its tenants move after its Lease expires. Each shard writes its own checkpoint (the --checkpoint-store name with \"-shard-<id>\" appended for secret:, \".shard-<id>\" for file:), and each tenant that moves a hand-over checkpoint (\"-tenant-<hash of the name>\", \".tenant-<name>\").")
 	fs.StringVar(&o.ShardID, "shard-id", o.ShardID,
 		"This replica's shard id with --sharding (lower-case letters, digits, '-' and '.'). Empty: the host name, which in a Pod is the Pod name.")
 	fs.DurationVar(&o.ShardLeaseDuration, "shard-lease-duration", o.ShardLeaseDuration,
@@ -286,7 +288,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.ShardLeaseRenewInterval, "shard-lease-renew-interval", o.ShardLeaseRenewInterval,
 		"With --sharding: how often each shard renews its Lease (duration, at most a third of --shard-lease-duration). A shard whose last renewal is older than the Lease duration minus this interval stops writing for its tenants.")
 	fs.StringVar(&o.LeaderElectionNamespace, "leader-election-namespace", o.LeaderElectionNamespace,
-		"Namespace of the leader-election Lease. Empty: the --kubeconfig-namespace.")
+		"Namespace of the leader-election Lease, and with --sharding of the shard Leases. Empty: the --kubeconfig-namespace.")
 	fs.StringVar(&o.KubeconfigNamespace, "kubeconfig-namespace", o.KubeconfigNamespace,
 		"The only super-cluster namespace whose Secrets are read: Tenants' kubeconfig Secrets must live here.")
 	fs.BoolVar(&o.InstallCRDs, "install-crds", o.InstallCRDs,

@@ -233,8 +233,8 @@ func TestShardingFlags(t *testing.T) {
 	}
 	o := NewOptions()
 	for spec, want := range map[string][2]string{
-		"":                     {"secret:vc-syncer-system/vc-syncer-checkpoint-s1", "secret:vc-syncer-system/vc-syncer-checkpoint-t-"},
-		"file:/var/lib/x.ckpt": {"file:/var/lib/x.ckpt.s1", "file:/var/lib/x.ckpt.t-tenant-1"},
+		"":                     {"secret:vc-syncer-system/vc-syncer-checkpoint-shard-s1", "secret:vc-syncer-system/vc-syncer-checkpoint-tenant-"},
+		"file:/var/lib/x.ckpt": {"file:/var/lib/x.ckpt.shard-s1", "file:/var/lib/x.ckpt.tenant-tenant-1"},
 		"none":                 {"none", "none"},
 	} {
 		o.CheckpointStore = spec
@@ -245,8 +245,14 @@ func TestShardingFlags(t *testing.T) {
 			t.Errorf("%q: tenant store %q, want prefix %q", spec, got, want[1])
 		}
 	}
-	o.CheckpointStore = ""
-	if a, b := o.TenantCheckpointStoreSpec("tenant-1"), o.TenantCheckpointStoreSpec("tenant-2"); a == b || len(a) > 253 {
-		t.Errorf("tenant stores %q and %q: want distinct, short names", a, b)
+	for _, spec := range []string{"", "file:/var/lib/x.ckpt"} {
+		o.CheckpointStore = spec
+		if a, b := o.TenantCheckpointStoreSpec("tenant-1"), o.TenantCheckpointStoreSpec("tenant-2"); a == b || len(a) > 253 {
+			t.Errorf("tenant stores %q and %q: want distinct, short names", a, b)
+		}
+		// A shard id and a tenant name that look alike still name different stores.
+		if a, b := o.ShardCheckpointStoreSpec("tenant-x"), o.TenantCheckpointStoreSpec("x"); a == b {
+			t.Errorf("shard tenant-x and tenant x share the store %q", a)
+		}
 	}
 }
