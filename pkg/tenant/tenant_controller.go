@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -82,6 +83,8 @@ type Reconciler struct {
 	Handover Handover
 
 	events chan event.TypedGenericEvent[*tenancyv1alpha1.Tenant]
+	// primeRanges records every Tenant's Service ranges once, at the first reconcile.
+	primeRanges sync.Once
 }
 
 var _ reconcile.Reconciler = (*Reconciler)(nil)
@@ -207,7 +210,20 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (res 
 		return reconcile.Result{}, err
 	}
 	// Every Tenant's Service ranges, synced here or not: another tenant's Service must never
-	// be given an address from them.
+	// be given an address from them. The first reconcile records all of them, before any
+	// tenant starts syncing Services.
+	r.primeRanges.Do(func() {
+		var list tenancyv1alpha1.TenantList
+		if err := r.Client.List(ctx, &list); err == nil {
+			for i := range list.Items {
+				ps, _ := parseServiceCIDRs(list.Items[i].Spec.ServiceCIDRs)
+				if ps == nil {
+					ps = []netip.Prefix{}
+				}
+				r.Registry.setRanges(list.Items[i].Name, ps)
+			}
+		}
+	})
 	ranges, _ := parseServiceCIDRs(t.Spec.ServiceCIDRs)
 	if ranges == nil {
 		ranges = []netip.Prefix{}

@@ -223,3 +223,20 @@ func TestMergeAcksReplacesOnlyMatchingEntries(t *testing.T) {
 		}
 	}
 }
+
+func TestIsAcked(t *testing.T) {
+	src := NewRegistry().Source("super/Pod")
+	v := ObjectVersion{UID: "u", ResourceVersion: "5"}
+	if src.IsAcked("ns/a", v) {
+		t.Error("IsAcked before any Ack")
+	}
+	src.Ack("ns/a", v)
+	if !src.IsAcked("ns/a", v) {
+		t.Error("not IsAcked after Ack of that version")
+	}
+	for _, other := range []ObjectVersion{{UID: "u", ResourceVersion: "6"}, {UID: "w", ResourceVersion: "5"}} {
+		if src.IsAcked("ns/a", other) {
+			t.Errorf("IsAcked(%v) after Ack of %v", other, v)
+		}
+	}
+}
