@@ -103,8 +103,7 @@ type Options struct {
 // Membership keeps this shard's Lease renewed and the ring of live shards up to date.
 type Membership struct {
 	o      Options
-	leases coordinationlisters.LeaseNamespaceLister
-	synced cache.InformerSynced
+	leases coordinationlisters.LeaseNamespaceLister // set by Run under mu (lister)
 
 	mu        sync.RWMutex
 	ring      *Ring
@@ -154,6 +153,13 @@ func New(o Options) (*Membership, error) {
 	return &Membership{o: o, observed: map[string]observation{}}, nil
 }
 
+// lister returns the Lease lister, nil until Run has synced it.
+func (m *Membership) lister() coordinationlisters.LeaseNamespaceLister {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return m.leases
+}
+
 // ID returns this shard's id.
 func (m *Membership) ID() string { return m.o.ID }
 
@@ -166,7 +172,7 @@ func (m *Membership) Run(ctx context.Context) error {
 	f := informers.NewSharedInformerFactoryWithOptions(m.o.Client, 0, informers.WithNamespace(m.o.Namespace),
 		informers.WithTweakListOptions(func(lo *metav1.ListOptions) { lo.LabelSelector = sel }))
 	inf := f.Coordination().V1().Leases()
-	m.leases = inf.Lister().Leases(m.o.Namespace)
+	lister := inf.Lister().Leases(m.o.Namespace)
 	changed := make(chan struct{}, 1)
 	poke := func(any) {
 		select {
@@ -184,7 +190,9 @@ func (m *Membership) Run(ctx context.Context) error {
 	if !cache.WaitForCacheSync(ctx.Done(), inf.Informer().HasSynced) {
 		return ctx.Err()
 	}
-	m.synced = inf.Informer().HasSynced
+	m.mu.Lock()
+	m.leases = lister
+	m.mu.Unlock()
 	renew := time.NewTicker(m.o.RenewInterval)
 	defer renew.Stop()
 	// Expiry is a matter of time, not of events: the ring is recomputed every second too.
@@ -261,7 +269,7 @@ func (m *Membership) fill(l *coordinationv1.Lease, now time.Time, acquired bool)
 func (m *Membership) recompute(log logr.Logger) {
 	now := m.o.Now()
 	var live []string
-	if all, err := m.leases.List(labels.Everything()); err == nil {
+	if all, err := m.lister().List(labels.Everything()); err == nil {
 		for _, l := range all {
 			if id := m.liveShard(l); id != "" {
 				live = append(live, id)
@@ -390,10 +398,11 @@ func (m *Membership) Live(id string) bool {
 		defer m.mu.RUnlock()
 		return m.validLocked(m.o.Now())
 	}
-	if m.leases == nil {
+	leases := m.lister()
+	if leases == nil {
 		return true // not watching yet: assume the worst
 	}
-	if l, err := m.leases.Get(LeaseName(id)); err == nil && m.liveShard(l) == id {
+	if l, err := leases.Get(LeaseName(id)); err == nil && m.liveShard(l) == id {
 		return true
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), m.o.RenewInterval)
