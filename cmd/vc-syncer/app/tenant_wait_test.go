@@ -52,6 +52,12 @@ func TestWaitTenantRunningReturnsAtTerminalCondition(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
+			if tc.cond.LastTransitionTime == now {
+				// Reported after the wait began: conditions carry whole seconds, and the wait
+				// counts from the start of its second, so "now" taken before an earlier
+				// subtest may already lie in a second before this wait's.
+				tc.cond.LastTransitionTime = metav1.NewTime(time.Now().Add(2 * time.Second))
+			}
 			obj := &tenancyv1alpha1.Tenant{ObjectMeta: metav1.ObjectMeta{Name: "t1"},
 				Status: tenancyv1alpha1.TenantStatus{Phase: tenancyv1alpha1.TenantUnreachable, Conditions: []metav1.Condition{tc.cond}}}
 			c := fake.NewClientBuilder().WithScheme(Scheme()).WithObjects(obj).Build()
