@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -205,7 +206,7 @@ func testRBAC(t *testing.T, env *framework.Environment, k func([]byte, ...string
 		t.Fatal(err)
 	}
 	checkpointing := false
-	metricsAddr := freeAddr(t)
+	metricsAddr := "127.0.0.1:" + strconv.Itoa(itest.FreePort(t))
 	const checkpointStore = "secret:" + releaseNamespace + "/vc-syncer-checkpoint"
 	itest.StartSyncer(t, saCfg, func(o *options.Options) {
 		o.LeaderElect = true

@@ -21,7 +21,6 @@ package isolation
 import (
 	"context"
 	"fmt"
-	"net"
 	"testing"
 	"time"
 
@@ -125,7 +124,7 @@ func setUp(t *testing.T) *suite {
 	t.Helper()
 	ctx := context.Background()
 	env := framework.StartT(t, framework.SuperOptions{Nodes: 3}, 2)
-	port := freePort(t)
+	port := itest.FreePort(t)
 	c := itest.StartSyncer(t, env.Super.RESTConfig, func(o *options.Options) {
 		o.OptInKinds = []string{"Ingress", "NetworkPolicy", "PodDisruptionBudget"}
 		o.MetricsBindAddress = fmt.Sprintf("127.0.0.1:%d", port)
@@ -326,15 +325,4 @@ func quietClient(t *testing.T, cfg *rest.Config) kubernetes.Interface {
 		t.Fatal(err)
 	}
 	return cs
-}
-
-// freePort returns a free TCP port on 127.0.0.1.
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
 }

@@ -78,8 +78,8 @@ func TestStatusPage(t *testing.T) {
 		t.Skip("starts real control planes and Chromium")
 	}
 	env := framework.StartT(t, framework.SuperOptions{Nodes: 1}, 2)
-	metricsAddr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
-	healthAddr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	metricsAddr := fmt.Sprintf("127.0.0.1:%d", itest.FreePort(t))
+	healthAddr := fmt.Sprintf("127.0.0.1:%d", itest.FreePort(t))
 	c := itest.StartSyncer(t, env.Super.RESTConfig, func(o *options.Options) {
 		o.MetricsBindAddress, o.HealthProbeBindAddress = metricsAddr, healthAddr
 		o.MetricsSecure = false // plain HTTP on loopback, as `vc-syncer dev` serves it

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -17,6 +16,8 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/vcsyncer/syncer/test/integration/itest"
 )
 
 // chromiumFlags are the flags headless Chromium runs with here (issue 6): no sandbox (we may
@@ -45,7 +46,7 @@ func startBrowser(t *testing.T) *browser {
 	if err != nil {
 		t.Fatal("chromium not found: install Debian packages chromium and chromium-driver (hack/ensure-chromium.sh, run by make test)")
 	}
-	port := freePort(t)
+	port := itest.FreePort(t)
 	logPath := filepath.Join(t.TempDir(), "chromedriver.log")
 	cmd := exec.Command(driver, fmt.Sprintf("--port=%d", port), "--log-path="+logPath)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
@@ -153,15 +154,4 @@ func (b *browser) screenshot(t *testing.T, path string) {
 		t.Fatal(err)
 	}
 	t.Logf("screenshot of the status page saved to %s (%d bytes)", path, len(png))
-}
-
-// freePort returns a loopback TCP port that was free a moment ago.
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
 }
