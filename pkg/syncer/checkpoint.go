@@ -201,6 +201,25 @@ func (s *Syncer) QueueSize() int {
 // (queued, processing, delayed, dropped at shutdown) and every parked one, taken under the
 // parking lock so no request moves between a queue and the parked set while it runs.
 func (s *Syncer) SnapshotQueues() ([]byte, int, error) {
+	items := s.queueItems(func(t string) bool {
+		return (s.keepTenantState == nil || s.keepTenantState(t)) && !s.isLeftOut(t)
+	})
+	data, err := encodeQueueItems(items)
+	return data, len(items), err
+}
+
+// encodeQueueItems encodes items for a checkpoint (decodeQueueItems reads them).
+func encodeQueueItems(items []queueItem) ([]byte, error) {
+	var buf bytes.Buffer
+	if err := gob.NewEncoder(&buf).Encode(items); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// queueItems returns the unfinished requests of the tenants keep accepts, as SnapshotQueues
+// describes.
+func (s *Syncer) queueItems(keep func(tenant string) bool) []queueItem {
 	s.parkMu.Lock()
 	var items []queueItem
 	add := func(snap trackingqueue.Snapshot[resources.Request], down bool) {
@@ -237,16 +256,11 @@ func (s *Syncer) SnapshotQueues() ([]byte, int, error) {
 	s.parkMu.Unlock()
 	kept := items[:0]
 	for _, it := range items {
-		if (s.keepTenantState == nil || s.keepTenantState(it.Req.Tenant)) && !s.isLeftOut(it.Req.Tenant) {
+		if keep(it.Req.Tenant) {
 			kept = append(kept, it)
 		}
 	}
-	items = kept
-	var buf bytes.Buffer
-	if err := gob.NewEncoder(&buf).Encode(items); err != nil {
-		return nil, 0, err
-	}
-	return buf.Bytes(), len(items), nil
+	return kept
 }
 
 // restoreQueues parks the checkpointed requests under their tenants; each tenant's are seeded

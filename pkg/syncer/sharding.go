@@ -1,9 +1,7 @@
 package syncer
 
 import (
-	"bytes"
 	"context"
-	"encoding/gob"
 	"errors"
 	"fmt"
 	"slices"
@@ -178,29 +176,13 @@ func (s *Syncer) handoverCheckpoint(c *tenant.Cluster) (*checkpoint.Checkpoint, 
 		}
 		cp.Sources = append(cp.Sources, st)
 	}
-	data, _, err := s.SnapshotQueues()
-	if err != nil {
+	mine := s.queueItems(func(t string) bool { return t == c.Name })
+	if cp.Queues, err = encodeQueueItems(mine); err != nil {
 		return nil, err
 	}
-	items, err := decodeQueueItems(data)
-	if err != nil {
-		return nil, err
-	}
-	mine := items[:0]
-	for _, it := range items {
-		if it.Req.Tenant == c.Name {
-			mine = append(mine, it)
-		}
-	}
-	var buf bytes.Buffer
-	if err := gob.NewEncoder(&buf).Encode(mine); err != nil {
-		return nil, err
-	}
-	cp.Queues, cp.QueueItems = buf.Bytes(), len(mine)
-	// SnapshotQueues leaves out the items of a tenant the last periodic checkpoint left out:
-	// such a tenant is then cold for the next shard, as it is over its budget now.
-	if over, _ := s.overBudget(s.ckpt.MaxItems()); over[c.Name] || s.isLeftOut(c.Name) {
-		cp.LeftOut = []string{c.Name}
+	cp.QueueItems = len(mine)
+	if over, _ := s.overBudget(s.ckpt.MaxItems()); over[c.Name] {
+		cp.LeftOut = []string{c.Name} // its items are saved anyway; the next shard lists it cold
 	}
 	return cp, nil
 }
