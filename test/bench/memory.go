@@ -71,6 +71,14 @@ func runMemory(ctx context.Context, args []string) error {
 		AnonBytes int64 `json:"rssAnonBytes"`
 		FileBytes int64 `json:"rssFileBytes"`
 		HeapAlloc int64 `json:"heapAllocBytes"`
+		// HeapInuse, HeapFree (idle heap not yet returned to the OS), StackInuse, RuntimeMeta
+		// (span, cache, GC and profiling metadata) and NextGC come from runtime.MemStats
+		// after the forced GC: where the anonymous RSS goes beside the live heap.
+		HeapInuse   int64 `json:"heapInuseBytes"`
+		HeapFree    int64 `json:"heapFreeBytes"`
+		StackInuse  int64 `json:"stackInuseBytes"`
+		RuntimeMeta int64 `json:"runtimeMetaBytes"`
+		NextGC      int64 `json:"nextGCBytes"`
 	}
 	var pts []point
 	done := 0
@@ -82,14 +90,16 @@ func runMemory(ctx context.Context, args []string) error {
 			}
 			time.Sleep(*settle)
 		}
-		h, err := heapAlloc(ctx, pprofAddr)
+		st, err := heapStats(ctx, pprofAddr)
 		if err != nil {
 			return pt, err
 		}
 		rss, err := currentRSS(p.pid())
 		anon, _ := procStatusBytes(p.pid(), "RssAnon")
 		file, _ := procStatusBytes(p.pid(), "RssFile")
-		return point{RSSBytes: rss, AnonBytes: anon, FileBytes: file, HeapAlloc: h}, err
+		return point{RSSBytes: rss, AnonBytes: anon, FileBytes: file, HeapAlloc: st["HeapAlloc"],
+			HeapInuse: st["HeapInuse"], HeapFree: st["HeapIdle"] - st["HeapReleased"], StackInuse: st["Stack"],
+			RuntimeMeta: st["MSpanInuse"] + st["MCacheInuse"] + st["GCSys"] + st["BuckHashSys"] + st["OtherSys"], NextGC: st["NextGC"]}, err
 	}
 	time.Sleep(*settle)
 	pt0, err := read()
@@ -119,29 +129,37 @@ func runMemory(ctx context.Context, args []string) error {
 		pts = append(pts, pt)
 		logf("%d synced Pods: syncer RSS %.1f MiB, Go heap in use %.1f MiB", pt.Pods, float64(pt.RSSBytes)/(1<<20), float64(pt.HeapAlloc)/(1<<20))
 	}
-	if err := saveHeapProfile(ctx, pprofAddr, filepath.Join(*out, "heap.pprof")); err != nil {
+	if err := saveProfile(ctx, pprofAddr, "heap?gc=1", filepath.Join(*out, "heap.pprof")); err != nil {
 		logf("heap profile not saved: %v", err)
 	}
+	// What the idle syncer allocates at the last point: the garbage that the next GC frees,
+	// which RSS holds until then ("free heap kept").
+	if err := saveProfile(ctx, pprofAddr, fmt.Sprintf("allocs?seconds=%d", int(settle.Seconds())), filepath.Join(*out, "idle-allocs.pprof")); err != nil {
+		logf("allocation profile not saved: %v", err)
+	}
 	// Least-squares slopes over the points with Pods (the empty syncer is reported, not fitted).
-	var xs, rs, as, hs []float64
+	var xs, rs, as, hs, is, fs2 []float64
 	for _, pt := range pts[1:] {
 		xs, rs, hs = append(xs, float64(pt.Pods)), append(rs, float64(pt.RSSBytes)), append(hs, float64(pt.HeapAlloc))
-		as = append(as, float64(pt.AnonBytes))
+		as, is, fs2 = append(as, float64(pt.AnonBytes)), append(is, float64(pt.HeapInuse)), append(fs2, float64(pt.HeapFree))
 	}
 	slope, anonSlope, heapSlope := lsSlope(xs, rs), lsSlope(xs, as), lsSlope(xs, hs)
+	inuseSlope, freeSlope := lsSlope(xs, is), lsSlope(xs, fs2)
 	j, _ := json.MarshalIndent(map[string]any{
 		"date": time.Now().UTC().Format(time.RFC3339), "tenants": *tenants, "goVersion": runtime.Version(),
-		"points": pts, "bytesPerPod": slope, "anonBytesPerPod": anonSlope, "heapBytesPerPod": heapSlope, "steady": *steady, "syncerFlags": syncerFlags,
+		"points": pts, "bytesPerPod": slope, "anonBytesPerPod": anonSlope, "heapBytesPerPod": heapSlope,
+		"heapInuseBytesPerPod": inuseSlope, "heapFreeBytesPerPod": freeSlope, "steady": *steady, "syncerFlags": syncerFlags,
 	}, "", "  ")
 	if err := os.WriteFile(filepath.Join(*out, "result.json"), j, 0o644); err != nil {
 		return err
 	}
-	md := "| synced Pods | syncer RSS (MiB) | of it anonymous (MiB) | of it binary pages (MiB) | Go heap in use (MiB) |\n|---|---|---|---|---|\n"
+	mib := func(b int64) float64 { return float64(b) / (1 << 20) }
+	md := "| synced Pods | syncer RSS (MiB) | of it anonymous (MiB) | of it binary pages (MiB) | live Go heap (MiB) | heap spans in use (MiB) | free heap kept (MiB) | stacks (MiB) | runtime metadata (MiB) | next GC at (MiB) |\n|---|---|---|---|---|---|---|---|---|---|\n"
 	for _, pt := range pts {
-		md += fmt.Sprintf("| %d | %.1f | %.1f | %.1f | %.1f |\n", pt.Pods, float64(pt.RSSBytes)/(1<<20), float64(pt.AnonBytes)/(1<<20),
-			float64(pt.FileBytes)/(1<<20), float64(pt.HeapAlloc)/(1<<20))
+		md += fmt.Sprintf("| %d | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f |\n", pt.Pods, mib(pt.RSSBytes), mib(pt.AnonBytes),
+			mib(pt.FileBytes), mib(pt.HeapAlloc), mib(pt.HeapInuse), mib(pt.HeapFree), mib(pt.StackInuse), mib(pt.RuntimeMeta), mib(pt.NextGC))
 	}
-	md += fmt.Sprintf("\nRSS read in steady state: %v. Slopes (least squares over the non-empty points): **%.1f KB of RSS per synced Pod** (target ≤ 10 KB; the paper reports 40 KB), %.1f KB of it anonymous memory; live Go heap %.1f KB per synced Pod.\n", *steady, slope/1000, anonSlope/1000, heapSlope/1000)
+	md += fmt.Sprintf("\nRSS read in steady state: %v. Slopes (least squares over the non-empty points): **%.1f KB of RSS per synced Pod** (target ≤ 10 KB; the paper reports 40 KB), %.1f KB of it anonymous memory; live Go heap %.1f KB per synced Pod, heap spans in use %.1f KB, free heap kept %.1f KB.\n", *steady, slope/1000, anonSlope/1000, heapSlope/1000, inuseSlope/1000, freeSlope/1000)
 	logf("slope %.1f KB RSS, %.1f KB heap per Pod", slope/1000, heapSlope/1000)
 	return os.WriteFile(filepath.Join(*out, "result.md"), []byte(md), 0o644)
 }
@@ -174,10 +192,11 @@ func freeAddr() string {
 	return l.Addr().String()
 }
 
-// saveHeapProfile fetches the syncer's heap profile (after a GC) into path; read it with
-// `go tool pprof -sample_index=inuse_space path`.
-func saveHeapProfile(ctx context.Context, addr, path string) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/debug/pprof/heap?gc=1", nil)
+// saveProfile fetches the syncer's profile /debug/pprof/<profile> (a name with its query,
+// such as "heap?gc=1" or "allocs?seconds=40", a delta over that window) into path; read it
+// with `go tool pprof -sample_index=inuse_space path` (heap) or -sample_index=alloc_space.
+func saveProfile(ctx context.Context, addr, profile, path string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/debug/pprof/"+profile, nil)
 	if err != nil {
 		return err
 	}
@@ -209,23 +228,41 @@ func lsSlope(xs, ys []float64) float64 {
 // returns the bytes of live heap objects after it (runtime.MemStats.HeapAlloc, from the
 // profile's debug=1 text footer).
 func heapAlloc(ctx context.Context, addr string) (int64, error) {
+	st, err := heapStats(ctx, addr)
+	return st["HeapAlloc"], err
+}
+
+// heapStats runs a garbage collection in the syncer (through /debug/pprof/heap?gc=1) and
+// returns the runtime.MemStats fields of the profile's debug=1 text footer ("# Name = N"
+// lines; bytes, except counts such as NumGC; "Stack" is StackInuse), keyed by field name. It fails when the footer
+// has no HeapAlloc.
+func heapStats(ctx context.Context, addr string) (map[string]int64, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/debug/pprof/heap?gc=1&debug=1", nil)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
+	st := map[string]int64{}
 	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "# HeapAlloc = "); ok {
-			return strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+		name, v, ok := strings.Cut(strings.TrimPrefix(line, "# "), " = ")
+		if !ok || !strings.HasPrefix(line, "# ") {
+			continue
+		}
+		v, _, _ = strings.Cut(strings.TrimSpace(v), " ") // "# Stack = inuse / sys"
+		if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+			st[name] = n
 		}
 	}
-	return 0, fmt.Errorf("no HeapAlloc in the heap profile of %s", addr)
+	if _, ok := st["HeapAlloc"]; !ok {
+		return nil, fmt.Errorf("no HeapAlloc in the heap profile of %s", addr)
+	}
+	return st, nil
 }
