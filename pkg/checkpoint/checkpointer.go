@@ -3,6 +3,8 @@ package checkpoint
 import (
 	"context"
 	"fmt"
+	"hash/fnv"
+	"sort"
 	"sync"
 	"time"
 
@@ -17,6 +19,13 @@ const (
 	DefaultInterval = 30 * time.Second
 	DefaultMaxItems = 15000
 )
+
+// UnchangedRefresh is how long Save may keep the stored checkpoint instead of writing one
+// that would hold the same state (the same objects, ack maps, queue items and extra state):
+// after it, an unchanged state is written again, so the watch positions saved with it stay
+// well inside kube-apiserver's default etcd compaction interval (5 minutes), beyond which a
+// resumed watch would be answered 410 Gone and relist.
+const UnchangedRefresh = 2 * time.Minute
 
 // Options configures a Checkpointer.
 type Options struct {
@@ -56,6 +65,11 @@ type Checkpointer struct {
 
 	mu   sync.Mutex // serialises saves
 	last time.Time
+	// sources, digest and written describe the checkpoint this process wrote last: the digest
+	// of its sources (taken just before their states), of its whole state (stateDigest), and
+	// when it was taken; zero before the first write.
+	sources, digest uint64
+	written         time.Time
 }
 
 // New returns a Checkpointer. It returns an error when Store, Sources or Queues is missing.
@@ -145,6 +159,17 @@ func (c *Checkpointer) Save(ctx context.Context) error {
 	}
 	cp := &Checkpoint{Format: Format, CodeVersion: c.o.CodeVersion, Holder: c.o.Holder, TakenAt: start, LeftOut: leftOut}
 	var err error
+	// 0. whether the stored checkpoint holds this state already (then keeping it is as good
+	// as writing one now). Keeping an earlier checkpoint is always safe: it is consistent in
+	// itself, and resuming from it replays what came after it; UnchangedRefresh bounds how far.
+	sources := c.o.Sources.Digest(c.o.KeepSource)
+	if !c.written.IsZero() && sources == c.sources && start.Sub(c.written) < UnchangedRefresh {
+		if c.unchanged(ctx, sources, leftOut) {
+			metrics.CheckpointUnchanged(start)
+			c.last = start
+			return nil
+		}
+	}
 	// 1. positions, objects, ack maps.
 	if cp.Sources, err = c.o.Sources.Checkpoint(c.o.KeepSource); err != nil {
 		return c.failed(err)
@@ -178,8 +203,50 @@ func (c *Checkpointer) Save(ctx context.Context) error {
 		objects += len(s.Objects)
 	}
 	metrics.CheckpointSaved(time.Since(start), len(data), cp.QueueItems, objects, start)
-	c.last = start
+	// The digest of the sources was taken before their states: a change in between only
+	// makes the next Save write again.
+	c.last, c.written = start, start
+	c.sources, c.digest = sources, stateDigest(sources, leftOut, cp.Queues, cp.QueueItems, cp.Extras)
 	return nil
+}
+
+// unchanged reports whether the queues and extra state, with the sources' digest and the
+// left-out tenants, give the digest of the stored checkpoint. A queue or extra that cannot be
+// read, and queues over Options.MaxItems without a Budget, count as changed (the full Save
+// then reports the error or the skip).
+func (c *Checkpointer) unchanged(ctx context.Context, sources uint64, leftOut []string) bool {
+	q, items, err := c.o.Queues.SnapshotQueues()
+	if err != nil || (c.o.Budget == nil && items > c.o.MaxItems) {
+		return false
+	}
+	extras := make(map[string][]byte, len(c.o.Extras))
+	for _, x := range c.o.Extras {
+		b, err := x.Checkpoint(ctx)
+		if err != nil {
+			return false
+		}
+		extras[x.Name()] = b
+	}
+	return stateDigest(sources, leftOut, q, items, extras) == c.digest
+}
+
+// stateDigest combines the digest of the sources' states (source.Registry.Digest) with the
+// rest of what a checkpoint holds: the left-out tenants, the encoded queue items and their
+// number, and the extra state by name. It is an FNV-1a hash (hash/fnv).
+func stateDigest(sources uint64, leftOut []string, queues []byte, items int, extras map[string][]byte) uint64 {
+	h := fnv.New64a()
+	_, _ = fmt.Fprintf(h, "%d|%q|%d|%d|", sources, leftOut, items, len(queues))
+	_, _ = h.Write(queues)
+	names := make([]string, 0, len(extras))
+	for n := range extras {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		_, _ = fmt.Fprintf(h, "|%s|%d|", n, len(extras[n]))
+		_, _ = h.Write(extras[n])
+	}
+	return h.Sum64()
 }
 
 func (c *Checkpointer) failed(err error) error {

@@ -36,6 +36,7 @@ func (m *memStore) String() string { return "mem" }
 type fakeQueues struct {
 	size  int
 	items int
+	data  string // the snapshot; "q" when empty
 	log   *[]string
 }
 
@@ -43,7 +44,10 @@ func (q *fakeQueues) QueueSize() int { return q.size }
 
 func (q *fakeQueues) SnapshotQueues() ([]byte, int, error) {
 	*q.log = append(*q.log, "queues")
-	return []byte("q"), q.items, nil
+	if q.data == "" {
+		return []byte("q"), q.items, nil
+	}
+	return []byte(q.data), q.items, nil
 }
 
 type fakeExtra struct {
@@ -157,5 +161,54 @@ func TestLoadDiscards(t *testing.T) {
 	st.data = nil
 	if cp := newTestCheckpointer(t, st, q, &fakeExtra{log: &log}, "v1", source.NewRegistry()).Load(context.Background()); cp != nil {
 		t.Error("no checkpoint, yet Load returned one")
+	}
+}
+
+// TestSaveKeepsAnUnchangedCheckpoint checks that Save does not write a checkpoint that would
+// hold what the stored one holds (the same ack maps, queue items and extra state), counts it
+// as taken now, and writes again after any change or once UnchangedRefresh has passed.
+func TestSaveKeepsAnUnchangedCheckpoint(t *testing.T) {
+	var log []string
+	reg := source.NewRegistry()
+	reg.OnMode = func(string, string) {}
+	src := reg.Source("tenant/a/Pod")
+	src.Ack("ns/p", source.ObjectVersion{UID: "u", ResourceVersion: "7"})
+	st := &memStore{}
+	q := &fakeQueues{size: 1, items: 1, log: &log}
+	x := &fakeExtra{data: "bindings", log: &log}
+	c := newTestCheckpointer(t, st, q, x, "v1", reg)
+	ctx := context.Background()
+	save := func(step string, wantSaves int) {
+		t.Helper()
+		before := c.LastSuccess()
+		if err := c.Save(ctx); err != nil {
+			t.Fatalf("%s: %v", step, err)
+		}
+		if st.saves != wantSaves {
+			t.Errorf("%s: store written %d times, want %d", step, st.saves, wantSaves)
+		}
+		if !c.LastSuccess().After(before) {
+			t.Errorf("%s: LastSuccess stayed at %v", step, before)
+		}
+	}
+	save("first save", 1)
+	save("nothing changed", 1)
+	src.Ack("ns/p", source.ObjectVersion{UID: "u", ResourceVersion: "8"})
+	save("an ack entry changed", 2)
+	save("nothing changed again", 2)
+	q.data = "q2"
+	save("the queues changed", 3)
+	q.items = 2
+	save("the number of queue items changed", 4)
+	x.data = "other bindings"
+	save("the extra state changed", 5)
+	reg.Source("tenant/b/Pod")
+	save("a source was added", 6)
+	c.written = c.written.Add(-UnchangedRefresh)
+	save("unchanged for UnchangedRefresh", 7)
+	save("unchanged since the refresh", 7)
+	cp := c.Load(ctx)
+	if cp == nil || string(cp.Queues) != "q2" || cp.Extras["x"] == nil || string(cp.Extras["x"]) != "other bindings" || len(cp.Sources) != 2 {
+		t.Errorf("stored checkpoint = %+v, want the last state", cp)
 	}
 }

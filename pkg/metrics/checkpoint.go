@@ -31,11 +31,11 @@ var (
 	})
 	checkpointLastSuccess = prometheus.NewGauge(prometheus.GaugeOpts{
 		Namespace: Namespace, Subsystem: "checkpoint", Name: "last_success_timestamp_seconds",
-		Help: "When the last good checkpoint was taken, in seconds since the Unix epoch (its age is time() minus this).",
+		Help: "When the last good checkpoint was taken, or found to hold the current state, in seconds since the Unix epoch (its age is time() minus this).",
 	})
 	checkpointSkips = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: Namespace, Subsystem: "checkpoint", Name: "skips_total",
-		Help: "Checkpoints skipped (the previous one kept), by reason (queue_over_budget).",
+		Help: "Checkpoints skipped (the previous one kept), by reason (queue_over_budget; unchanged: the stored one holds the same state).",
 	}, []string{"reason"})
 	checkpointFailures = prometheus.NewCounter(prometheus.CounterOpts{
 		Namespace: Namespace, Subsystem: "checkpoint", Name: "failures_total",
@@ -61,6 +61,7 @@ var (
 
 func init() {
 	checkpointSkips.WithLabelValues("queue_over_budget") // known reasons are exported at 0
+	checkpointSkips.WithLabelValues("unchanged")
 	ctrlmetrics.Registry.MustRegister(checkpointDuration, checkpointSize, checkpointItems, checkpointObjects,
 		checkpointLastSuccess, checkpointSkips, checkpointFailures, checkpointLoads, sourceResumeMode, checkpointLeftOut, listsAvoided)
 }
@@ -72,6 +73,14 @@ func CheckpointSaved(d time.Duration, bytes, items, objects int, takenAt time.Ti
 	checkpointSize.Set(float64(bytes))
 	checkpointItems.Set(float64(items))
 	checkpointObjects.Set(float64(objects))
+	checkpointLastSuccess.Set(float64(takenAt.UnixNano()) / 1e9)
+}
+
+// CheckpointUnchanged records a checkpoint not written because the stored one holds the same
+// state: skips_total{reason="unchanged"}, and the stored checkpoint counts as taken at takenAt
+// (last_success_timestamp_seconds).
+func CheckpointUnchanged(takenAt time.Time) {
+	checkpointSkips.WithLabelValues("unchanged").Inc()
 	checkpointLastSuccess.Set(float64(takenAt.UnixNano()) / 1e9)
 }
 

@@ -240,3 +240,52 @@ func TestIsAcked(t *testing.T) {
 		}
 	}
 }
+
+// TestDigestFollowsObjectsAndAcks checks that Registry.Digest changes when a cached object's
+// resourceVersion, an ack entry or the set of Sources changes, does not depend on the order of
+// the cache or of the ack map, and comes back when the state does.
+func TestDigestFollowsObjectsAndAcks(t *testing.T) {
+	r := NewRegistry()
+	r.OnMode = func(string, string) {}
+	src := r.Source("tenant/x/ConfigMap")
+	inf := startInformer(t, src, &countingLW{items: []corev1.ConfigMap{*cm("a", "1", "3"), *cm("b", "2", "4")}, rv: "10"})
+	src.Ack("ns/a", ObjectVersion{UID: "1", ResourceVersion: "3"})
+	d0 := r.Digest(nil)
+	if d := r.Digest(nil); d != d0 {
+		t.Fatalf("digest of the same state changed: %x, then %x", d0, d)
+	}
+	store := inf.GetStore()
+	if err := store.Update(cm("b", "2", "5")); err != nil {
+		t.Fatal(err)
+	}
+	d1 := r.Digest(nil)
+	if d1 == d0 {
+		t.Error("a cached object's new resourceVersion left the digest unchanged")
+	}
+	if err := store.Update(cm("b", "2", "4")); err != nil {
+		t.Fatal(err)
+	}
+	if d := r.Digest(nil); d != d0 {
+		t.Errorf("the state came back but the digest did not: %x, want %x", d, d0)
+	}
+	src.Ack("ns/b", ObjectVersion{UID: "2", ResourceVersion: "4"})
+	d2 := r.Digest(nil)
+	if d2 == d0 {
+		t.Error("a new ack entry left the digest unchanged")
+	}
+	src.Ack("ns/b", ObjectVersion{UID: "2", ResourceVersion: "4", Owner: &Owner{Tenant: "x", Name: "b"}})
+	if d := r.Digest(nil); d == d2 {
+		t.Error("an ack entry's new owner left the digest unchanged")
+	}
+	src.Unack("ns/b")
+	if d := r.Digest(nil); d != d0 {
+		t.Errorf("after the Unack the digest is %x, want %x", d, d0)
+	}
+	r.Source("tenant/y/ConfigMap").Ack("ns/a", ObjectVersion{UID: "1", ResourceVersion: "3"})
+	if d := r.Digest(nil); d == d0 {
+		t.Error("a new Source left the digest unchanged")
+	}
+	if d := r.Digest(func(id string) bool { return id == "tenant/x/ConfigMap" }); d != d0 {
+		t.Errorf("the filtered digest is %x, want the one of tenant/x alone, %x", d, d0)
+	}
+}
