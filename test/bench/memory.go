@@ -134,7 +134,17 @@ func runMemory(ctx context.Context, args []string) error {
 	}
 	// What the idle syncer allocates at the last point: the garbage that the next GC frees,
 	// which RSS holds until then ("free heap kept").
-	if err := saveProfile(ctx, pprofAddr, fmt.Sprintf("allocs?seconds=%d", int(settle.Seconds())), filepath.Join(*out, "idle-allocs.pprof")); err != nil {
+	// Both profiles follow a GC (the allocation profile is only brought up to date by one);
+	// read them with `go tool pprof -sample_index=alloc_space -base idle-allocs-start.pprof idle-allocs.pprof`.
+	if err := saveProfile(ctx, pprofAddr, "allocs?gc=1", filepath.Join(*out, "idle-allocs-start.pprof")); err != nil {
+		logf("allocation profile not saved: %v", err)
+	}
+	time.Sleep(*settle)
+	// The runtime publishes an allocation profile one GC late: this GC closes the window.
+	if _, err := heapStats(ctx, pprofAddr); err != nil {
+		logf("allocation profile not saved: %v", err)
+	}
+	if err := saveProfile(ctx, pprofAddr, "allocs?gc=1", filepath.Join(*out, "idle-allocs.pprof")); err != nil {
 		logf("allocation profile not saved: %v", err)
 	}
 	// Least-squares slopes over the points with Pods (the empty syncer is reported, not fitted).
@@ -193,7 +203,7 @@ func freeAddr() string {
 }
 
 // saveProfile fetches the syncer's profile /debug/pprof/<profile> (a name with its query,
-// such as "heap?gc=1" or "allocs?seconds=40", a delta over that window) into path; read it
+// such as "heap?gc=1" or "allocs?gc=1") into path; read it
 // with `go tool pprof -sample_index=inuse_space path` (heap) or -sample_index=alloc_space.
 func saveProfile(ctx context.Context, addr, profile, path string) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/debug/pprof/"+profile, nil)
