@@ -316,14 +316,7 @@ func hashStrings(parts ...string) uint64 {
 // Source.digest). The checkpointer uses it to skip writing a checkpoint that would hold what
 // the last one holds.
 func (r *Registry) Digest(keep func(id string) bool) uint64 {
-	r.mu.Lock()
-	srcs := make([]*Source, 0, len(r.sources))
-	for id, s := range r.sources {
-		if keep == nil || keep(id) {
-			srcs = append(srcs, s)
-		}
-	}
-	r.mu.Unlock()
+	srcs := r.kept(keep)
 	var sum uint64
 	for _, s := range srcs {
 		sum += hashStrings("source", s.ID) ^ s.digest()
@@ -461,17 +454,23 @@ func (r *Registry) Forget(prefix string) {
 	}
 }
 
-// Checkpoint returns the State of every Source, sorted by ID. keep (nil keeps all) filters by
-// ID, e.g. to drop tenants that are no longer registered.
-func (r *Registry) Checkpoint(keep func(id string) bool) ([]State, error) {
+// kept returns the Sources whose ID keep accepts (nil accepts all), in no particular order.
+func (r *Registry) kept(keep func(id string) bool) []*Source {
 	r.mu.Lock()
+	defer r.mu.Unlock()
 	srcs := make([]*Source, 0, len(r.sources))
 	for id, s := range r.sources {
 		if keep == nil || keep(id) {
 			srcs = append(srcs, s)
 		}
 	}
-	r.mu.Unlock()
+	return srcs
+}
+
+// Checkpoint returns the State of every Source, sorted by ID. keep (nil keeps all) filters by
+// ID, e.g. to drop tenants that are no longer registered.
+func (r *Registry) Checkpoint(keep func(id string) bool) ([]State, error) {
+	srcs := r.kept(keep)
 	sort.Slice(srcs, func(i, j int) bool { return srcs[i].ID < srcs[j].ID })
 	out := make([]State, 0, len(srcs))
 	for _, s := range srcs {
