@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"sort"
 	"sync"
 	"time"
 
@@ -289,7 +290,8 @@ func (s *Scanner) Name() string { return "remediation" }
 // Checkpoint implements checkpoint.Checkpointable: the mismatches the last scan saw per tenant,
 // so that a restarted syncer confirms (or counts as fixed) a mismatch on its first scan instead
 // of starting the two-scan confirmation over. A confirmation still needs both objects at the
-// same resourceVersions as before the restart.
+// same resourceVersions as before the restart. The records are sorted, so the same findings
+// give the same bytes (the checkpointer then keeps the stored checkpoint).
 func (s *Scanner) Checkpoint(context.Context) ([]byte, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -301,6 +303,18 @@ func (s *Scanner) Checkpoint(context.Context) ([]byte, error) {
 					Reason: r.reason, TenantRV: r.fp.tenantRV, SuperRV: r.fp.superRV, SuperUID: r.fp.superUID, Confirmed: r.confirmed})
 			}
 		}
+	}
+	for _, recs := range out { // the same findings give the same bytes
+		sort.Slice(recs, func(i, j int) bool {
+			a, b := recs[i], recs[j]
+			if a.Kind != b.Kind {
+				return a.Kind < b.Kind
+			}
+			if a.Namespace != b.Namespace {
+				return a.Namespace < b.Namespace
+			}
+			return a.Name < b.Name
+		})
 	}
 	return json.Marshal(out)
 }
