@@ -29,6 +29,7 @@ package source
 
 import (
 	"fmt"
+	"hash/maphash"
 	"sort"
 	"strings"
 	"sync"
@@ -293,21 +294,20 @@ func (s *Source) digest() uint64 {
 	return sum
 }
 
-// hashStrings returns the FNV-1a hash of parts, each followed by a zero byte (so that
-// ("ab", "c") and ("a", "bc") differ), passed through the SplitMix64 finaliser so that sums
-// of hashes of similar inputs do not cancel out.
+// digestSeed keys the digests of this process (they are only ever compared within it).
+var digestSeed = maphash.MakeSeed()
+
+// hashStrings returns the hash of parts (hash/maphash under digestSeed), each followed by a
+// zero byte so that ("ab", "c") and ("a", "bc") differ. The seed is random per process, so
+// names chosen by a tenant cannot be made to collide on purpose.
 func hashStrings(parts ...string) uint64 {
-	const offset, prime = 14695981039346656037, 1099511628211
-	x := uint64(offset)
+	var h maphash.Hash
+	h.SetSeed(digestSeed)
 	for _, p := range parts {
-		for i := 0; i < len(p); i++ {
-			x = (x ^ uint64(p[i])) * prime
-		}
-		x *= prime // a zero byte: x ^ 0 == x
+		_, _ = h.WriteString(p)
+		_ = h.WriteByte(0)
 	}
-	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9
-	x = (x ^ (x >> 27)) * 0x94d049bb133111eb
-	return x ^ (x >> 31)
+	return h.Sum64()
 }
 
 // Digest returns a hash of the states Checkpoint(keep) would return, computed without encoding
