@@ -88,7 +88,9 @@ func Decode(data []byte) (*Checkpoint, error) {
 type Checkpointable interface {
 	// Name identifies the state in the checkpoint.
 	Name() string
-	// Checkpoint returns the encoded state.
+	// Checkpoint returns the encoded state. The same state must give the same bytes (no map
+	// order in them): the Checkpointer compares them to keep a stored checkpoint that holds
+	// the current state already.
 	Checkpoint(ctx context.Context) ([]byte, error)
 	// Restore replaces the state with data from Checkpoint.
 	Restore(ctx context.Context, data []byte) error

@@ -1,10 +1,11 @@
 package remediation
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
-	"sort"
+	"slices"
 	"sync"
 	"time"
 
@@ -305,15 +306,8 @@ func (s *Scanner) Checkpoint(context.Context) ([]byte, error) {
 		}
 	}
 	for _, recs := range out { // the same findings give the same bytes
-		sort.Slice(recs, func(i, j int) bool {
-			a, b := recs[i], recs[j]
-			if a.Kind != b.Kind {
-				return a.Kind < b.Kind
-			}
-			if a.Namespace != b.Namespace {
-				return a.Namespace < b.Namespace
-			}
-			return a.Name < b.Name
+		slices.SortFunc(recs, func(a, b checkpointRecord) int {
+			return cmp.Or(cmp.Compare(a.Kind, b.Kind), cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
 		})
 	}
 	return json.Marshal(out)
