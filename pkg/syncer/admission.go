@@ -11,6 +11,7 @@ import (
 	"github.com/vcsyncer/syncer/pkg/admission"
 	"github.com/vcsyncer/syncer/pkg/conversion"
 	"github.com/vcsyncer/syncer/pkg/metrics"
+	"github.com/vcsyncer/syncer/pkg/podcache"
 	"github.com/vcsyncer/syncer/pkg/resources"
 )
 
@@ -51,7 +52,7 @@ func (s *Syncer) newAdmission(o AdmissionOptions, fair bool) (*admission.Window[
 		if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 			obj = d.Obj
 		}
-		p, ok := obj.(*corev1.Pod)
+		p, ok := podcache.From(obj)
 		if !ok {
 			return
 		}

@@ -3,7 +3,6 @@ package syncer
 import (
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -13,6 +12,7 @@ import (
 	"github.com/vcsyncer/syncer/pkg/checkpoint/source"
 	"github.com/vcsyncer/syncer/pkg/conversion"
 	"github.com/vcsyncer/syncer/pkg/metrics"
+	"github.com/vcsyncer/syncer/pkg/podcache"
 	"github.com/vcsyncer/syncer/pkg/resources"
 	"github.com/vcsyncer/syncer/pkg/resources/pod"
 	"github.com/vcsyncer/syncer/pkg/tenant"
@@ -422,23 +422,33 @@ func (s *Syncer) mappedSuperHandler(m resources.SuperMapper) cache.ResourceEvent
 // podStatusOnly reports whether an update event of a Pod changed nothing but its status (and
 // resourceVersion). For other kinds it returns false.
 func podStatusOnly(oldObj, newObj any) bool {
-	o, ok1 := oldObj.(*corev1.Pod)
-	n, ok2 := newObj.(*corev1.Pod)
+	if o, ok := oldObj.(*podcache.Pod); ok {
+		if n, ok := newObj.(*podcache.Pod); ok { // cached Pods: their specs compare encoded
+			return podMetaOnlyStatus(&o.ObjectMeta, &n.ObjectMeta) && o.SpecEqual(n)
+		}
+	}
+	o, ok1 := podcache.From(oldObj)
+	n, ok2 := podcache.From(newObj)
 	if !ok1 || !ok2 {
 		return false
 	}
+	return podMetaOnlyStatus(&o.ObjectMeta, &n.ObjectMeta) && equality.Semantic.DeepEqual(o.Spec, n.Spec)
+}
+
+// podMetaOnlyStatus reports whether two versions of a Pod's metadata are equal in what
+// podStatusOnly compares: UID, generation, deletion timestamp, labels and annotations.
+func podMetaOnlyStatus(o, n *metav1.ObjectMeta) bool {
 	return o.UID == n.UID && o.Generation == n.Generation &&
 		equality.Semantic.DeepEqual(o.DeletionTimestamp, n.DeletionTimestamp) &&
 		equality.Semantic.DeepEqual(o.Labels, n.Labels) &&
-		equality.Semantic.DeepEqual(o.Annotations, n.Annotations) &&
-		equality.Semantic.DeepEqual(o.Spec, n.Spec)
+		equality.Semantic.DeepEqual(o.Annotations, n.Annotations)
 }
 
 // tenantPodConditionsChanged reports whether an update event of a tenant Pod changed its
 // tenant-owned conditions (pod.TenantConditionsChanged). For other kinds it returns false.
 func tenantPodConditionsChanged(oldObj, newObj any) bool {
-	o, ok1 := oldObj.(*corev1.Pod)
-	n, ok2 := newObj.(*corev1.Pod)
+	o, ok1 := podcache.From(oldObj)
+	n, ok2 := podcache.From(newObj)
 	return ok1 && ok2 && pod.TenantConditionsChanged(o, n)
 }
 
@@ -493,12 +503,12 @@ func (s *Syncer) enqueueWaitingPods(c *tenant.Cluster, kind resources.Kind, o co
 		}
 		ns = metav1.NamespaceAll
 	}
-	pods, err := c.Informers.Core().V1().Pods().Lister().Pods(ns).List(labels.Everything())
+	pods, err := podcache.NewLister(c.Informers.Core().V1().Pods().Informer().GetIndexer()).Pods(ns).List(labels.Everything())
 	if err != nil {
 		return
 	}
 	for _, p := range pods {
-		superPods := s.env.SuperInformers.Core().V1().Pods().Lister().Pods(resources.SuperNamespace(c, p.Namespace))
+		superPods := podcache.NewLister(s.env.SuperInformers.Core().V1().Pods().Informer().GetIndexer()).Pods(resources.SuperNamespace(c, p.Namespace))
 		if _, err := superPods.Get(p.Name); err == nil || !p.DeletionTimestamp.IsZero() {
 			continue
 		}

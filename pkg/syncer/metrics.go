@@ -9,6 +9,7 @@ import (
 
 	"github.com/vcsyncer/syncer/pkg/conversion"
 	"github.com/vcsyncer/syncer/pkg/metrics"
+	"github.com/vcsyncer/syncer/pkg/podcache"
 	"github.com/vcsyncer/syncer/pkg/resources"
 	"github.com/vcsyncer/syncer/pkg/tenant"
 )
@@ -356,13 +357,13 @@ func (t *tracker) superPodScheduled(k podKey, now time.Time) {
 func (t *tracker) tenantPodHandler(c *tenant.Cluster) cache.ResourceEventHandler {
 	return cache.ResourceEventHandlerFuncs{
 		AddFunc: func(obj any) {
-			if p, ok := obj.(*corev1.Pod); ok && c.Synced() {
+			if p, ok := podcache.From(obj); ok && c.Synced() {
 				t.podAdded(c.Name, p, time.Now())
 			}
 		},
 		UpdateFunc: func(o, n any) {
-			op, ok1 := o.(*corev1.Pod)
-			np, ok2 := n.(*corev1.Pod)
+			op, ok1 := podcache.From(o)
+			np, ok2 := podcache.From(n)
 			if ok1 && ok2 && op.Spec.NodeName == "" && np.Spec.NodeName != "" {
 				t.podBound(podKey{c.Name, np.Namespace, np.Name}, time.Now())
 			}
@@ -371,7 +372,7 @@ func (t *tracker) tenantPodHandler(c *tenant.Cluster) cache.ResourceEventHandler
 			if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 				obj = d.Obj
 			}
-			if p, ok := obj.(*corev1.Pod); ok {
+			if p, ok := podcache.From(obj); ok {
 				t.podGone(podKey{c.Name, p.Namespace, p.Name})
 			}
 		},
@@ -381,7 +382,7 @@ func (t *tracker) tenantPodHandler(c *tenant.Cluster) cache.ResourceEventHandler
 // superPodHandler feeds the tracker from the super Pod informer (super Pods the syncer owns).
 func (t *tracker) superPodHandler() cache.ResourceEventHandler {
 	key := func(obj any) (podKey, *corev1.Pod, bool) {
-		p, ok := obj.(*corev1.Pod)
+		p, ok := podcache.From(obj)
 		if !ok {
 			return podKey{}, nil, false
 		}
@@ -398,7 +399,7 @@ func (t *tracker) superPodHandler() cache.ResourceEventHandler {
 			}
 		},
 		UpdateFunc: func(o, n any) {
-			op, ok1 := o.(*corev1.Pod)
+			op, ok1 := podcache.From(o)
 			k, np, ok2 := key(n)
 			if ok1 && ok2 && op.Spec.NodeName == "" && np.Spec.NodeName != "" {
 				t.superPodScheduled(k, time.Now())

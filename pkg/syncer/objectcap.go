@@ -6,11 +6,11 @@ import (
 	"fmt"
 	"sort"
 
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/vcsyncer/syncer/pkg/checkpoint/source"
 	"github.com/vcsyncer/syncer/pkg/conversion"
+	"github.com/vcsyncer/syncer/pkg/podcache"
 	"github.com/vcsyncer/syncer/pkg/policy"
 	"github.com/vcsyncer/syncer/pkg/resources"
 	"github.com/vcsyncer/syncer/pkg/resources/pod"
@@ -175,7 +175,7 @@ func (s *Syncer) skipRefused(ctx context.Context, c *tenant.Cluster, r resources
 	if m, ok := obj.(metav1.Object); ok {
 		resources.KeepRefused(c, req.Kind, m, policy.RuleObjectCount)
 	}
-	if p, ok := obj.(*corev1.Pod); ok && p.DeletionTimestamp.IsZero() {
+	if p, ok := podcache.From(obj); ok && p.DeletionTimestamp.IsZero() {
 		return true, pod.MarkPolicyDenied(ctx, c, p, countDenial(c, req.Kind, key))
 	}
 	return true, nil

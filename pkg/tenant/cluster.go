@@ -26,6 +26,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/vcsyncer/syncer/pkg/conversion"
+	"github.com/vcsyncer/syncer/pkg/podcache"
 	"github.com/vcsyncer/syncer/pkg/policy"
 )
 
@@ -161,7 +162,8 @@ var ErrDuplicateControlPlane = errors.New("duplicate control plane")
 
 // TrimTenantObject is the tenant informers' transform: it drops managedFields and kubectl's
 // last-applied-configuration annotation from cached objects, and interns their repeating
-// strings (conversion.InternObject). The syncer never reads either
+// strings (conversion.InternObject); Pods, their specs trimmed (conversion.TrimPodSpec), are
+// cached in their compact form (podcache.Pod). The syncer never reads either
 // (super copies never carry the annotation), and the annotation repeats the whole object, so
 // for kubectl-applied objects it is often the largest part of the cache. The syncer writes
 // tenant objects only through status subresources, which ignore metadata, so cached objects
@@ -182,6 +184,9 @@ func TrimTenantObject(obj any) (any, error) {
 		}
 	}
 	conversion.InternObject(obj)
+	if p, ok := obj.(*corev1.Pod); ok {
+		return podcache.New(p)
+	}
 	return obj, nil
 }
 

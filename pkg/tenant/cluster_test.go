@@ -10,6 +10,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/vcsyncer/syncer/pkg/podcache"
 )
 
 func TestTrimTenantObject(t *testing.T) {
@@ -44,7 +46,10 @@ func TestTrimTenantPod(t *testing.T) {
 		Volumes:    []corev1.Volume{{Name: "v"}},
 	}, Status: corev1.PodStatus{PodIP: "10.0.0.1"}}
 	out, _ := TrimTenantObject(p)
-	got := out.(*corev1.Pod)
+	got, ok := podcache.From(out)
+	if !ok {
+		t.Fatalf("TrimTenantObject returned %T, want a cached Pod", out)
+	}
 	if got.Spec.NodeName != "n1" || got.Spec.Containers[0].Image != "nginx" || got.Status.PodIP != "10.0.0.1" {
 		t.Fatalf("trimmed away what the syncer reads: %+v", got)
 	}

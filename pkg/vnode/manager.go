@@ -18,6 +18,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
+	"github.com/vcsyncer/syncer/pkg/podcache"
 	"github.com/vcsyncer/syncer/pkg/resources"
 	"github.com/vcsyncer/syncer/pkg/tenant"
 )
@@ -293,12 +294,12 @@ func daemonSetPod(p *corev1.Pod) bool {
 }
 
 func (m *Manager) podChanged(c *tenant.Cluster, oldObj, newObj any) {
-	p, ok := newObj.(*corev1.Pod)
+	p, ok := podcache.From(newObj)
 	if !ok {
 		return
 	}
 	now := time.Now()
-	if o, ok := oldObj.(*corev1.Pod); ok && o.Spec.NodeName != "" && o.Spec.NodeName != p.Spec.NodeName {
+	if o, ok := podcache.From(oldObj); ok && o.Spec.NodeName != "" && o.Spec.NodeName != p.Spec.NodeName {
 		m.bindings.RemovePod(c.Name, o.Spec.NodeName, podKey(o), now)
 	}
 	if p.Spec.NodeName != "" && !daemonSetPod(p) {
@@ -310,7 +311,7 @@ func (m *Manager) podDeleted(c *tenant.Cluster, obj any) {
 	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 		obj = d.Obj
 	}
-	if p, ok := obj.(*corev1.Pod); ok && p.Spec.NodeName != "" && !daemonSetPod(p) {
+	if p, ok := podcache.From(obj); ok && p.Spec.NodeName != "" && !daemonSetPod(p) {
 		m.bindings.RemovePod(c.Name, p.Spec.NodeName, podKey(p), time.Now())
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/vcsyncer/syncer/pkg/conversion"
+	"github.com/vcsyncer/syncer/pkg/podcache"
 	"github.com/vcsyncer/syncer/pkg/policy"
 	"github.com/vcsyncer/syncer/pkg/resources"
 	"github.com/vcsyncer/syncer/pkg/tenant"
@@ -29,7 +30,7 @@ func AddPodIPIndex(env *resources.Env) {
 }
 
 func podIPs(obj any) ([]string, error) {
-	p, ok := obj.(*corev1.Pod)
+	p, ok := podcache.From(obj)
 	if !ok {
 		return nil, nil
 	}
@@ -83,13 +84,13 @@ func OwnPodIP(env *resources.Env, c *tenant.Cluster) func(netip.Addr) bool {
 		if err != nil { // no index (a cache set up without SuperInformer): scan the tenant's Pods
 			objs = nil
 			for _, o := range inf.GetStore().List() {
-				if p, ok := o.(*corev1.Pod); ok && p.Labels[conversion.LabelTenantUID] == c.UID {
+				if p, ok := podcache.From(o); ok && p.Labels[conversion.LabelTenantUID] == c.UID {
 					objs = append(objs, o)
 				}
 			}
 		}
 		for _, o := range objs {
-			p, ok := o.(*corev1.Pod)
+			p, ok := podcache.From(o)
 			if !ok || p.Labels[conversion.LabelTenantUID] != c.UID ||
 				p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
 				continue

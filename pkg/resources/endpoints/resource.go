@@ -52,6 +52,7 @@ import (
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/vcsyncer/syncer/pkg/podcache"
 	"github.com/vcsyncer/syncer/pkg/policy"
 	"github.com/vcsyncer/syncer/pkg/resources"
 	"github.com/vcsyncer/syncer/pkg/syncer/downward"
@@ -97,7 +98,7 @@ func (Resource) DependsOn() []resources.Kind {
 // Dependents implements resources.DependentMapper: for a Service, the Endpoints named after
 // it; for a Pod, the Endpoints that named one of its IPs when last reconciled (see IPWatch).
 func (Resource) Dependents(c *tenant.Cluster, dep metav1.Object) []resources.Request {
-	if p, ok := dep.(*corev1.Pod); ok {
+	if p, ok := podcache.From(dep); ok {
 		return watched.For(c, p)
 	}
 	return []resources.Request{{Tenant: c.Name, Kind: resources.KindEndpoints, Namespace: dep.GetNamespace(), Name: dep.GetName()}}

@@ -42,6 +42,7 @@ import (
 	discoverylisters "k8s.io/client-go/listers/discovery/v1"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/vcsyncer/syncer/pkg/podcache"
 	"github.com/vcsyncer/syncer/pkg/policy"
 	"github.com/vcsyncer/syncer/pkg/resources"
 	"github.com/vcsyncer/syncer/pkg/resources/endpoints"
@@ -122,7 +123,7 @@ func addressesOf(o *discoveryv1.EndpointSlice) (ips []string, refs []*corev1.Obj
 // with its name; for a Pod, the slices that named one of its IPs when last reconciled
 // (endpoints.IPWatch).
 func (Resource) Dependents(c *tenant.Cluster, svc metav1.Object) []resources.Request {
-	if p, ok := svc.(*corev1.Pod); ok {
+	if p, ok := podcache.From(svc); ok {
 		return watched.For(c, p)
 	}
 	sel := labels.SelectorFromSet(labels.Set{discoveryv1.LabelServiceName: svc.GetName()})

@@ -14,6 +14,7 @@ import (
 	kerrors "k8s.io/apimachinery/pkg/util/errors"
 
 	"github.com/vcsyncer/syncer/pkg/conversion"
+	"github.com/vcsyncer/syncer/pkg/podcache"
 	"github.com/vcsyncer/syncer/pkg/resources"
 	"github.com/vcsyncer/syncer/pkg/resources/persistentvolume"
 	"github.com/vcsyncer/syncer/pkg/syncer/downward"
@@ -100,7 +101,7 @@ func reconcileEphemeral(ctx context.Context, env *resources.Env, c *tenant.Clust
 	}
 	superNS := resources.SuperNamespace(c, t.Namespace)
 	owner := metav1.GetControllerOf(t)
-	sp, err := env.SuperInformers.Core().V1().Pods().Lister().Pods(superNS).Get(owner.Name)
+	sp, err := podcache.NewLister(env.SuperInformers.Core().V1().Pods().Informer().GetIndexer()).Pods(superNS).Get(owner.Name)
 	if err != nil {
 		return nil // the super Pod comes first; its claim follows
 	}

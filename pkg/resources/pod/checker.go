@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/vcsyncer/syncer/pkg/podcache"
 	"github.com/vcsyncer/syncer/pkg/resources"
 	"github.com/vcsyncer/syncer/pkg/tenant"
 )
@@ -26,7 +27,7 @@ var _ resources.Checker = Resource{}
 //   - super Pod bound and the tenant Pod not, or the tenant status differs from DesiredStatus
 //     (as the upward reconcile decides): MismatchStatusDiffers.
 func (Resource) Check(env *resources.Env, c *tenant.Cluster, t, s metav1.Object) resources.Mismatch {
-	tp, ok := t.(*corev1.Pod)
+	tp, ok := podcache.From(t)
 	if !ok {
 		return resources.InSync
 	}
@@ -44,7 +45,7 @@ func (Resource) Check(env *resources.Env, c *tenant.Cluster, t, s metav1.Object)
 	if m := resources.CheckPresence(t, s); m != resources.InSync || tp.DeletionTimestamp != nil {
 		return m
 	}
-	sp, ok := s.(*corev1.Pod)
+	sp, ok := podcache.From(s)
 	if !ok {
 		return resources.InSync
 	}

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/vcsyncer/syncer/pkg/conversion"
+	"github.com/vcsyncer/syncer/pkg/podcache"
 	"github.com/vcsyncer/syncer/pkg/policy"
 	"github.com/vcsyncer/syncer/pkg/resources"
 	"github.com/vcsyncer/syncer/pkg/resources/storageclass"
@@ -248,8 +249,9 @@ func UpdatePatch(want, have *corev1.Pod) ([]byte, error) {
 // from a super Pod — metadata (without managedFields and without the annotations that carry
 // tenant tokens and the tenant CA, IsCredentialAnnotation), spec.nodeName, the names and images
 // of containers and init containers, and the whole status, its repeating strings shared
-// (conversion.InternPod) — so the super cache holds a fraction
-// of each Pod (the VirtualCluster paper's 40 KB per Pod came mostly from two full copies).
+// (conversion.InternPod) — in its compact form (podcache.Pod), so the super cache holds a
+// fraction of each Pod (the VirtualCluster paper's 40 KB per Pod came mostly from two full
+// copies).
 func TrimSuperPod(obj any) (any, error) {
 	p, ok := obj.(*corev1.Pod)
 	if !ok {
@@ -263,5 +265,5 @@ func TrimSuperPod(obj any) (any, error) {
 		}
 	}
 	conversion.InternPod(p)
-	return p, nil
+	return podcache.New(p)
 }

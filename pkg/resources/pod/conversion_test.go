@@ -12,6 +12,7 @@ import (
 
 	tenancyv1alpha1 "github.com/vcsyncer/syncer/pkg/apis/tenancy/v1alpha1"
 	"github.com/vcsyncer/syncer/pkg/conversion"
+	"github.com/vcsyncer/syncer/pkg/podcache"
 	"github.com/vcsyncer/syncer/pkg/policy"
 	"github.com/vcsyncer/syncer/pkg/resources"
 	"github.com/vcsyncer/syncer/pkg/tenant"
@@ -267,7 +268,10 @@ func TestTrimSuperPodKeepsWhatTheSyncerReads(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	trimmed := out.(*corev1.Pod)
+	trimmed, ok := podcache.From(out)
+	if !ok {
+		t.Fatalf("TrimSuperPod returned %T, want a cached Pod", out)
+	}
 	if trimmed.Spec.NodeName != "n1" || trimmed.Status.PodIP != "10.0.0.3" || trimmed.Spec.Volumes != nil {
 		t.Fatalf("trimmed %+v", trimmed.Spec)
 	}

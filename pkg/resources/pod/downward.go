@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/vcsyncer/syncer/pkg/conversion"
+	"github.com/vcsyncer/syncer/pkg/podcache"
 	"github.com/vcsyncer/syncer/pkg/policy"
 	"github.com/vcsyncer/syncer/pkg/resources"
 	"github.com/vcsyncer/syncer/pkg/resources/priorityclass"
@@ -36,12 +37,12 @@ func reconcileDownward(ctx context.Context, env *resources.Env, c *tenant.Cluste
 	if err := resources.CheckNamespaceCollision(env, c, ns); err != nil {
 		return err // another tenant namespace of this tenant holds the super namespace
 	}
-	t, err := c.Informers.Core().V1().Pods().Lister().Pods(ns).Get(name)
+	t, err := podcache.NewLister(c.Informers.Core().V1().Pods().Informer().GetIndexer()).Pods(ns).Get(name)
 	if err != nil && !apierrors.IsNotFound(err) {
 		return err
 	}
 	tFound := err == nil
-	s, err := env.SuperInformers.Core().V1().Pods().Lister().Pods(superNS).Get(name)
+	s, err := podcache.NewLister(env.SuperInformers.Core().V1().Pods().Informer().GetIndexer()).Pods(superNS).Get(name)
 	if err != nil && !apierrors.IsNotFound(err) {
 		return err
 	}
@@ -419,7 +420,7 @@ func presetNodeAllowed(env *resources.Env, c *tenant.Cluster, name string) bool 
 		return false
 	}
 	sel := labels.SelectorFromSet(labels.Set{conversion.LabelTenantUID: c.UID})
-	pods, err := env.SuperInformers.Core().V1().Pods().Lister().List(sel)
+	pods, err := podcache.NewLister(env.SuperInformers.Core().V1().Pods().Informer().GetIndexer()).List(sel)
 	if err != nil {
 		return false
 	}

@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/vcsyncer/syncer/pkg/conversion"
+	"github.com/vcsyncer/syncer/pkg/podcache"
 	"github.com/vcsyncer/syncer/pkg/resources"
 	"github.com/vcsyncer/syncer/pkg/syncer/downward"
 	"github.com/vcsyncer/syncer/pkg/tenant"
@@ -593,7 +594,7 @@ func ownedBy(o metav1.Object, uid types.UID) bool {
 func TokenRefreshesDue(env *resources.Env, now time.Time) []resources.Request {
 	var out []resources.Request
 	for _, obj := range env.SuperInformers.Core().V1().Pods().Informer().GetStore().List() {
-		p, ok := obj.(*corev1.Pod)
+		p, ok := podcache.From(obj)
 		if !ok || !p.DeletionTimestamp.IsZero() {
 			continue
 		}

@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/vcsyncer/syncer/pkg/conversion"
+	"github.com/vcsyncer/syncer/pkg/podcache"
 	"github.com/vcsyncer/syncer/pkg/tenant"
 )
 
@@ -79,7 +80,7 @@ func TestTrimSuperPodDropsCredentials(t *testing.T) {
 		AnnotationTokenRefresh: "2026-01-01T00:00:00Z", "other": "x",
 	}}}
 	out, _ := TrimSuperPod(p)
-	got := out.(*corev1.Pod).Annotations
+	got := out.(*podcache.Pod).Annotations
 	if len(got) != 2 || got[AnnotationTokenRefresh] == "" || got["other"] != "x" {
 		t.Errorf("cached annotations = %v, want only the refresh time and other", got)
 	}

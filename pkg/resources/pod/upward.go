@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/vcsyncer/syncer/pkg/conversion"
+	"github.com/vcsyncer/syncer/pkg/podcache"
 	"github.com/vcsyncer/syncer/pkg/resources"
 	"github.com/vcsyncer/syncer/pkg/syncer/downward"
 	"github.com/vcsyncer/syncer/pkg/tenant"
@@ -95,7 +96,7 @@ func reconcileUpward(ctx context.Context, env *resources.Env, c *tenant.Cluster,
 // tenant Pod's arrival in the cache enqueues it downward only, and a super Pod that stays as
 // it is would never bring its status up. Other errors are cache or read errors.
 func upwardPair(ctx context.Context, env *resources.Env, c *tenant.Cluster, ns, superNS, name string) (t, s *corev1.Pod, ok bool, err error) {
-	if s, err = env.SuperInformers.Core().V1().Pods().Lister().Pods(superNS).Get(name); apierrors.IsNotFound(err) {
+	if s, err = podcache.NewLister(env.SuperInformers.Core().V1().Pods().Informer().GetIndexer()).Pods(superNS).Get(name); apierrors.IsNotFound(err) {
 		return nil, nil, false, nil
 	} else if err != nil {
 		return nil, nil, false, err
@@ -104,7 +105,7 @@ func upwardPair(ctx context.Context, env *resources.Env, c *tenant.Cluster, ns, 
 	if !owned || o.TenantUID != c.UID {
 		return nil, nil, false, nil
 	}
-	t, err = c.Informers.Core().V1().Pods().Lister().Pods(ns).Get(name)
+	t, err = podcache.NewLister(c.Informers.Core().V1().Pods().Informer().GetIndexer()).Pods(ns).Get(name)
 	if err != nil && !apierrors.IsNotFound(err) {
 		return nil, nil, false, err
 	}

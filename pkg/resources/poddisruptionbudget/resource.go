@@ -32,6 +32,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/vcsyncer/syncer/pkg/podcache"
 	"github.com/vcsyncer/syncer/pkg/policy"
 	"github.com/vcsyncer/syncer/pkg/resources"
 	"github.com/vcsyncer/syncer/pkg/syncer/downward"
@@ -133,7 +134,7 @@ func superPods(env *resources.Env, superNS string, selector *metav1.LabelSelecto
 	if err != nil {
 		return 0
 	}
-	pods, err := env.SuperInformers.Core().V1().Pods().Lister().Pods(superNS).List(sel)
+	pods, err := podcache.NewLister(env.SuperInformers.Core().V1().Pods().Informer().GetIndexer()).Pods(superNS).List(sel)
 	if err != nil {
 		return 0
 	}

@@ -1,0 +1,25 @@
+// Package podcache is the compact form in which the syncer's informers cache Pods, and the
+// readers that hand callers ordinary *corev1.Pod values from such caches.
+//
+// # Usage
+//
+// An informer transform returns New(trimmed) for each Pod it caches. Code that reads a Pod
+// cache goes through From (one object from an event handler or a store) or NewLister (a
+// lister over an informer's indexer); both accept plain *corev1.Pod objects too, so unit
+// tests may fill stores with ordinary Pods.
+//
+// # Implementation details
+//
+// A cached Pod keeps its metadata decoded, so key functions, indexers and event handlers read
+// it as any metav1.Object, and keeps its (trimmed) spec and its status as their protobuf
+// encodings, decoded on each read. A decoded *corev1.Pod is a 1.2 KB struct, most of it an
+// empty PodSpec, plus separate allocations for every container, volume, condition and
+// container status; the encodings of a trimmed spec and a status take a few hundred bytes in
+// one allocation each.
+//
+// # Implementation considerations
+//
+// Reading a cached Pod costs a decode of its spec and status (a few microseconds) and
+// allocates a new *corev1.Pod, whose metadata maps and slices are shared with the cache: like
+// any object read from an informer's cache, it must not be modified (DeepCopy it first).
+package podcache

@@ -1,0 +1,115 @@
+package podcache
+
+import (
+	"bytes"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// Pod is a cached Pod: its metadata decoded, its spec and status kept as their protobuf
+// encodings (see the package documentation). It implements metav1.Object and runtime.Object,
+// so informers, key functions and indexers handle it as any other object. The zero value is a
+// Pod with empty metadata, spec and status.
+type Pod struct {
+	metav1.ObjectMeta
+	spec, status []byte
+}
+
+var (
+	_ metav1.Object  = (*Pod)(nil)
+	_ runtime.Object = (*Pod)(nil)
+)
+
+// New returns the cached form of p (which keeps p's metadata maps and slices; p must not be
+// modified afterwards). It returns an error only when the spec or status cannot be encoded,
+// which the generated protobuf marshallers never do for a decoded object.
+func New(p *corev1.Pod) (*Pod, error) {
+	spec, err := p.Spec.Marshal()
+	if err != nil {
+		return nil, fmt.Errorf("encoding the spec of Pod %s/%s: %w", p.Namespace, p.Name, err)
+	}
+	status, err := p.Status.Marshal()
+	if err != nil {
+		return nil, fmt.Errorf("encoding the status of Pod %s/%s: %w", p.Namespace, p.Name, err)
+	}
+	return &Pod{ObjectMeta: p.ObjectMeta, spec: spec, status: status}, nil
+}
+
+// Pod decodes the cached Pod into a new *corev1.Pod that shares the metadata's maps and
+// slices with the cache (read-only, as any cached object). Its TypeMeta is empty, as that of
+// objects decoded by informers. It returns an error when the stored encodings do not decode,
+// which cannot happen for a Pod built by New.
+func (p *Pod) Pod() (*corev1.Pod, error) {
+	out := &corev1.Pod{ObjectMeta: p.ObjectMeta}
+	if err := out.Spec.Unmarshal(p.spec); err != nil {
+		return nil, fmt.Errorf("decoding the cached spec of Pod %s/%s: %w", p.Namespace, p.Name, err)
+	}
+	if err := out.Status.Unmarshal(p.status); err != nil {
+		return nil, fmt.Errorf("decoding the cached status of Pod %s/%s: %w", p.Namespace, p.Name, err)
+	}
+	return out, nil
+}
+
+// SpecEqual reports whether p and o have the same cached spec (the same encoding: the
+// generated marshallers write the fields of equal specs in the same order).
+func (p *Pod) SpecEqual(o *Pod) bool { return bytes.Equal(p.spec, o.spec) }
+
+// Size returns the bytes the cached Pod's spec and status encodings take.
+func (p *Pod) Size() int { return len(p.spec) + len(p.status) }
+
+// GetObjectKind implements runtime.Object: a cached Pod reports v1 Pod (its type is in no
+// scheme, so event recorders and reference builders learn its kind from here); setting it
+// does nothing.
+func (p *Pod) GetObjectKind() schema.ObjectKind { return podKind{} }
+
+type podKind struct{}
+
+func (podKind) SetGroupVersionKind(schema.GroupVersionKind) {}
+func (podKind) GroupVersionKind() schema.GroupVersionKind {
+	return corev1.SchemeGroupVersion.WithKind("Pod")
+}
+
+// DeepCopyObject implements runtime.Object.
+func (p *Pod) DeepCopyObject() runtime.Object {
+	out := &Pod{spec: bytes.Clone(p.spec), status: bytes.Clone(p.status)}
+	p.ObjectMeta.DeepCopyInto(&out.ObjectMeta)
+	return out
+}
+
+// Marshal returns the protobuf encoding of the whole Pod (a v1.Pod message, as the Pod's
+// generated Marshal writes it), so that checkpoints store a cached Pod as they store any
+// other cached object.
+func (p *Pod) Marshal() ([]byte, error) {
+	full, err := p.Pod()
+	if err != nil {
+		return nil, err
+	}
+	return full.Marshal()
+}
+
+// From returns obj as a *corev1.Pod: a cached Pod decoded (see Pod.Pod) or a *corev1.Pod as
+// it is. It returns false for anything else (a cache.DeletedFinalStateUnknown included: its
+// Obj is what to pass), and for a cached Pod whose encodings do not decode.
+func From(obj any) (*corev1.Pod, bool) {
+	switch p := obj.(type) {
+	case *corev1.Pod:
+		return p, true
+	case *Pod:
+		full, err := p.Pod()
+		return full, err == nil
+	}
+	return nil, false
+}
+
+// Is reports whether obj is a Pod, cached or plain.
+func Is(obj any) bool {
+	switch obj.(type) {
+	case *corev1.Pod, *Pod:
+		return true
+	}
+	return false
+}

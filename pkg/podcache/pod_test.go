@@ -1,0 +1,134 @@
+package podcache
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/reference"
+)
+
+func makePod(ns, name, node string, lbl map[string]string) *corev1.Pod {
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, UID: types.UID("uid-" + name), ResourceVersion: "7", Labels: lbl},
+		Spec: corev1.PodSpec{NodeName: node, ServiceAccountName: "default",
+			Containers: []corev1.Container{{Name: "web", Image: "nginx"}}},
+		Status: corev1.PodStatus{Phase: corev1.PodRunning, PodIP: "10.0.0.3",
+			Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}},
+	}
+}
+
+func TestRoundTrip(t *testing.T) {
+	p := makePod("ns", "a", "n1", map[string]string{"app": "web"})
+	c, err := New(p.DeepCopy())
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, ok := From(c)
+	if !ok {
+		t.Fatal("From refused a cached Pod")
+	}
+	if diff := cmp.Diff(p, got); diff != "" {
+		t.Errorf("decoded cached Pod differs (-want +got):\n%s", diff)
+	}
+	if plain, ok := From(p); !ok || plain != p {
+		t.Error("From does not return a plain Pod as it is")
+	}
+	if _, ok := From(&corev1.Service{}); ok {
+		t.Error("From accepted a Service")
+	}
+	// Checkpoints store a cached Pod as the full Pod's encoding.
+	b, err := c.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back corev1.Pod
+	if err := back.Unmarshal(b); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(p, &back); diff != "" {
+		t.Errorf("Marshal lost part of the Pod (-want +got):\n%s", diff)
+	}
+}
+
+func TestSpecEqualAndDeepCopy(t *testing.T) {
+	a, _ := New(makePod("ns", "a", "n1", nil))
+	b, _ := New(makePod("ns", "a", "n1", nil))
+	bound, _ := New(makePod("ns", "a", "n2", nil))
+	if !a.SpecEqual(b) || a.SpecEqual(bound) {
+		t.Errorf("SpecEqual: equal specs %v, different nodes %v", a.SpecEqual(b), a.SpecEqual(bound))
+	}
+	cp := a.DeepCopyObject().(*Pod)
+	cp.Labels = map[string]string{"x": "y"}
+	cp.spec[0] ^= 0xff
+	if a.Labels != nil || !a.SpecEqual(b) {
+		t.Error("DeepCopyObject shares state with the original")
+	}
+}
+
+// Event recorders build an ObjectReference from the object's kind; a cached Pod's type is in
+// no scheme, so it must report its kind itself.
+func TestReferenceOfCachedPod(t *testing.T) {
+	c, _ := New(makePod("ns", "a", "", nil))
+	ref, err := reference.GetReference(scheme.Scheme, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ref.Kind != "Pod" || ref.APIVersion != "v1" || ref.Name != "a" || ref.Namespace != "ns" {
+		t.Errorf("reference %+v", ref)
+	}
+}
+
+func TestLister(t *testing.T) {
+	idx := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
+	for _, p := range []*corev1.Pod{
+		makePod("ns1", "a", "n1", map[string]string{"app": "web"}),
+		makePod("ns1", "b", "", map[string]string{"app": "db"}),
+		makePod("ns2", "c", "", map[string]string{"app": "web"}),
+	} {
+		c, _ := New(p)
+		if err := idx.Add(c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A plain Pod in the same store (as unit tests put there) is read too.
+	if err := idx.Add(makePod("ns2", "plain", "", map[string]string{"app": "web"})); err != nil {
+		t.Fatal(err)
+	}
+	l := NewLister(idx)
+	names := func(ps []*corev1.Pod) []string {
+		var out []string
+		for _, p := range ps {
+			out = append(out, p.Namespace+"/"+p.Name)
+		}
+		return out
+	}
+	web := labels.SelectorFromSet(labels.Set{"app": "web"})
+	sortedEqual := func(what string, got []*corev1.Pod, want ...string) {
+		t.Helper()
+		g := names(got)
+		if diff := cmp.Diff(want, g, cmpopts.SortSlices(func(a, b string) bool { return a < b })); diff != "" {
+			t.Errorf("%s (-want +got):\n%s", what, diff)
+		}
+	}
+	all, _ := l.List(web)
+	sortedEqual("List(app=web)", all, "ns1/a", "ns2/c", "ns2/plain")
+	ns1, _ := l.Pods("ns1").List(labels.Everything())
+	sortedEqual("Pods(ns1).List", ns1, "ns1/a", "ns1/b")
+	everywhere, _ := l.Pods(metav1.NamespaceAll).List(web)
+	sortedEqual("Pods(all).List(app=web)", everywhere, "ns1/a", "ns2/c", "ns2/plain")
+	p, err := l.Pods("ns1").Get("a")
+	if err != nil || p.Spec.NodeName != "n1" || p.Status.PodIP != "10.0.0.3" {
+		t.Errorf("Get(ns1/a) = %v, %v", p, err)
+	}
+	if _, err := l.Pods("ns2").Get("a"); !apierrors.IsNotFound(err) {
+		t.Errorf("Get of an absent Pod: %v, want NotFound", err)
+	}
+}
