@@ -3,7 +3,6 @@ package conversion
 import (
 	"unique"
 
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -61,46 +60,10 @@ func internMap(m map[string]string, values func(string) bool) map[string]string 
 	return out
 }
 
-// InternPod interns the repeating strings of a cached Pod: its metadata (InternMeta), the
-// node, ServiceAccount, container names and images of its (trimmed) spec, and in its status
-// the phase, QoS class, host IPs, condition types, statuses and reasons, and container names,
-// images and image IDs.
-func InternPod(p *corev1.Pod) {
-	InternMeta(&p.ObjectMeta)
-	p.Spec.NodeName = intern(p.Spec.NodeName)
-	p.Spec.ServiceAccountName = intern(p.Spec.ServiceAccountName)
-	for _, cs := range [][]corev1.Container{p.Spec.InitContainers, p.Spec.Containers} {
-		for i := range cs {
-			cs[i].Name, cs[i].Image = intern(cs[i].Name), intern(cs[i].Image)
-		}
-	}
-	st := &p.Status
-	st.Phase = corev1.PodPhase(intern(string(st.Phase)))
-	st.QOSClass = corev1.PodQOSClass(intern(string(st.QOSClass)))
-	st.HostIP = intern(st.HostIP)
-	for i := range st.HostIPs {
-		st.HostIPs[i].IP = intern(st.HostIPs[i].IP)
-	}
-	for i := range st.Conditions {
-		c := &st.Conditions[i]
-		c.Type = corev1.PodConditionType(intern(string(c.Type)))
-		c.Status = corev1.ConditionStatus(intern(string(c.Status)))
-		c.Reason = intern(c.Reason)
-	}
-	for _, cs := range [][]corev1.ContainerStatus{st.InitContainerStatuses, st.ContainerStatuses, st.EphemeralContainerStatuses} {
-		for i := range cs {
-			cs[i].Name, cs[i].Image, cs[i].ImageID = intern(cs[i].Name), intern(cs[i].Image), intern(cs[i].ImageID)
-		}
-	}
-}
-
-// InternObject interns the repeating strings of a cached object: InternPod for a Pod,
-// InternMeta for any other object with standard metadata; others are left alone.
+// InternObject interns the repeating strings of a cached object with standard metadata
+// (InternMeta); others are left alone. Only metadata is interned: the rest of a cached Pod is
+// kept encoded (podcache.Pod), and other kinds' specs hold few strings that repeat.
 func InternObject(obj any) {
-	if p, ok := obj.(*corev1.Pod); ok {
-		InternPod(p)
-		return
-	}
 	if a, ok := obj.(metav1.ObjectMetaAccessor); ok {
 		if m, ok := a.GetObjectMeta().(*metav1.ObjectMeta); ok {
 			InternMeta(m)

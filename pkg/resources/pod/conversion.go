@@ -248,8 +248,8 @@ func UpdatePatch(want, have *corev1.Pod) ([]byte, error) {
 // TrimSuperPod is the super Pod informer's transform: it keeps only what the syncer reads
 // from a super Pod — metadata (without managedFields and without the annotations that carry
 // tenant tokens and the tenant CA, IsCredentialAnnotation), spec.nodeName, the names and images
-// of containers and init containers, and the whole status, its repeating strings shared
-// (conversion.InternPod) — in its compact form (podcache.Pod), so the super cache holds a
+// of containers and init containers, and the whole status, the repeating strings of its
+// metadata shared (conversion.InternMeta) — in its compact form (podcache.Pod), so the super cache holds a
 // fraction of each Pod (the VirtualCluster paper's 40 KB per Pod came mostly from two full
 // copies).
 func TrimSuperPod(obj any) (any, error) {
@@ -264,6 +264,6 @@ func TrimSuperPod(obj any) (any, error) {
 			delete(p.Annotations, k)
 		}
 	}
-	conversion.InternPod(p)
+	conversion.InternMeta(&p.ObjectMeta)
 	return podcache.New(p)
 }

@@ -300,12 +300,14 @@ func rewriteRootCARefs(spec *corev1.PodSpec) bool {
 	return rewrote
 }
 
-// tokenRefreshDue reports whether the tenant tokens of super Pod s must be (re)written now, and
-// otherwise how long until they must be. A Pod without tenant tokens (no AnnotationTokenRefresh
-// and no token Secret of an earlier version) never needs them.
-func tokenRefreshDue(s *corev1.Pod, now time.Time) (due bool, after time.Duration) {
-	v, ok := s.Annotations[AnnotationTokenRefresh]
-	if !ok && s.Annotations[AnnotationTokenSecret] == "" {
+// tokenRefreshDue reports whether the tenant tokens of super Pod s (its metadata: a cached Pod
+// is not decoded for it) must be (re)written now, and otherwise how long until they must be. A
+// Pod without tenant tokens (no AnnotationTokenRefresh and no token Secret of an earlier
+// version) never needs them.
+func tokenRefreshDue(s metav1.Object, now time.Time) (due bool, after time.Duration) {
+	ann := s.GetAnnotations()
+	v, ok := ann[AnnotationTokenRefresh]
+	if !ok && ann[AnnotationTokenSecret] == "" {
 		return false, 0
 	}
 	at, err := time.Parse(time.RFC3339, v)
@@ -594,8 +596,8 @@ func ownedBy(o metav1.Object, uid types.UID) bool {
 func TokenRefreshesDue(env *resources.Env, now time.Time) []resources.Request {
 	var out []resources.Request
 	for _, obj := range env.SuperInformers.Core().V1().Pods().Informer().GetStore().List() {
-		p, ok := podcache.From(obj)
-		if !ok || !p.DeletionTimestamp.IsZero() {
+		p, ok := obj.(metav1.Object) // the metadata is all it reads
+		if !ok || !podcache.Is(obj) || !p.GetDeletionTimestamp().IsZero() {
 			continue
 		}
 		if due, _ := tokenRefreshDue(p, now); !due {
