@@ -20,6 +20,7 @@ import (
 // memStore is an in-memory checkpoint.Store.
 type memStore struct {
 	mu   sync.Mutex
+	name string // in String()
 	data []byte
 }
 
@@ -36,7 +37,7 @@ func (m *memStore) Save(_ context.Context, b []byte) error {
 	return nil
 }
 
-func (m *memStore) String() string { return "mem" }
+func (m *memStore) String() string { return "mem:" + m.name }
 
 // TestRemovedTenantParkedWorkDoesNotBlockCheckpoints (review finding R2): requests restored
 // from a checkpoint for a tenant that was removed while the syncer was down stay parked for

@@ -187,15 +187,21 @@ func (s *Syncer) handoverCheckpoint(c *tenant.Cluster) (*checkpoint.Checkpoint, 
 	return cp, nil
 }
 
-// Adopt implements tenant.Handover: of the tenant's hand-over checkpoint (written by Drain on
-// the shard that released it) and the latest checkpoint of shard from (the shard that synced
-// it last; the only source when that shard died), it takes the newer that holds the tenant's
-// state, and from it, for tenant (UID uid) only, the tenant informers' states, the super
-// informers' ack entries of the tenant's super objects, the tenant's unfinished requests
-// (parked until the tenant syncs) and whether the checkpoint left the tenant out. When neither
-// holds the tenant's state, it starts cold (every object of it is reconciled once). Call it
-// before the tenant is registered.
-func (s *Syncer) Adopt(ctx context.Context, tenantName, uid, from string) {
+// Adopt implements tenant.Handover. It takes the tenant's state from one checkpoint:
+//   - for a tenant released by shard from (expired false), its hand-over checkpoint, written
+//     by Drain on from once the tenant's reconciles had stopped; from's own latest checkpoint
+//     only when no hand-over checkpoint holds the tenant. A periodic checkpoint of from newer
+//     than the hand-over may have been taken while from was removing the tenant, with part of
+//     its super ack entries already forgotten;
+//   - for a tenant whose shard from died holding it (expired true), the newer of its hand-over
+//     checkpoint (written when it came to from) and from's last periodic checkpoint.
+//
+// From that checkpoint, for tenant (UID uid) only, it takes the tenant informers' states, the
+// super informers' ack entries of the tenant's super objects, the tenant's unfinished
+// requests (parked until the tenant syncs) and whether the checkpoint left the tenant out.
+// When no checkpoint holds the tenant's state, it starts cold (every object of it is
+// reconciled once). Call it before the tenant is registered.
+func (s *Syncer) Adopt(ctx context.Context, tenantName, uid, from string, expired bool) {
 	log := ctrl.LoggerFrom(ctx).WithName("sharding").WithValues("from", from) // the caller's logger names the tenant
 	if s.ckpt == nil {
 		return
@@ -228,9 +234,9 @@ func (s *Syncer) Adopt(ctx context.Context, tenantName, uid, from string) {
 		st, err := s.opts.Checkpoint.TenantStoreOf(tenantName)
 		consider(false, st, err)
 	}
-	if s.opts.Checkpoint.StoreOf != nil && from != "" {
+	if s.opts.Checkpoint.StoreOf != nil && from != "" && (expired || best == nil) {
 		st, err := s.opts.Checkpoint.StoreOf(from)
-		consider(true, st, err)
+		consider(expired, st, err) // a dead shard's checkpoint no longer changes: cached
 	}
 	if best == nil {
 		log.Info("No checkpoint holds the tenant's state; it starts cold")

@@ -40,9 +40,10 @@ type Handover interface {
 	// with save, writes the tenant's hand-over checkpoint. The Tenant controller then
 	// unregisters the tenant.
 	Drain(ctx context.Context, tenant string, save bool) error
-	// Adopt loads tenant's state (UID uid) from the latest checkpoint of shard from, before the
-	// tenant is registered here; a tenant it finds no state for starts cold.
-	Adopt(ctx context.Context, tenant, uid, from string)
+	// Adopt loads tenant's state (UID uid), before the tenant is registered here, from the
+	// checkpoints of shard from: the one that released it (expired false), or the one that held
+	// it until its Lease expired (expired true). A tenant it finds no state for starts cold.
+	Adopt(ctx context.Context, tenant, uid, from string, expired bool)
 }
 
 // Event reasons of the hand-over.
@@ -137,7 +138,7 @@ func (r *Reconciler) shard(ctx context.Context, t *tenancyv1alpha1.Tenant) (proc
 	}
 	r.Handover.SetClaimed(t.Name, true)
 	if from != "" && from != me {
-		r.Handover.Adopt(ctx, t.Name, string(t.UID), from)
+		r.Handover.Adopt(ctx, t.Name, string(t.UID), from, holder != "")
 	}
 	msg := fmt.Sprintf("synced by shard %s", me)
 	switch {

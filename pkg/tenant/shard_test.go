@@ -30,7 +30,10 @@ func (f *fakeHandover) SetClaimed(tenant string, claimed bool) {
 	}
 	f.claimed[tenant] = claimed
 }
-func (f *fakeHandover) Adopt(_ context.Context, _, _, from string) {
+func (f *fakeHandover) Adopt(_ context.Context, _, _, from string, expired bool) {
+	if expired {
+		from += " (expired)"
+	}
 	f.adoptedFrom = append(f.adoptedFrom, from)
 }
 
@@ -61,7 +64,7 @@ func TestShardClaims(t *testing.T) {
 		{name: "held by a live shard being drained", ring: fakeRing{me: "a", owner: "a", known: true, live: map[string]bool{"b": true}}, shard: "b",
 			wantShard: "b", wantRequeue: true},
 		{name: "held by a dead shard", ring: fakeRing{me: "a", owner: "a", known: true}, shard: "b", lastShard: "c",
-			wantProceed: true, wantShard: "a", wantLastShard: "c", wantAdoptFrom: []string{"b"}, wantClaimed: true},
+			wantProceed: true, wantShard: "a", wantLastShard: "c", wantAdoptFrom: []string{"b (expired)"}, wantClaimed: true},
 		{name: "mine, ring gives it to b: released", ring: fakeRing{me: "a", owner: "b", known: true, live: map[string]bool{"b": true}}, shard: "a",
 			wantShard: "", wantLastShard: "a"},
 		{name: "another shard's", ring: fakeRing{me: "a", owner: "b", known: true}, shard: "b",

@@ -103,6 +103,9 @@ type Source struct {
 	served   bool                      // the current informer's first List came from the checkpoint
 	mode     string
 	identity string
+	// forgotten: dropped from its Registry (Forget); a checkpoint that read it before leaves
+	// it out
+	forgotten bool
 }
 
 // Ack records that the object under key, at version v, has been enqueued (or needs no work).
@@ -333,6 +336,7 @@ type Registry struct {
 
 	mu      sync.Mutex
 	sources map[string]*Source
+	read    func(id string) // test hook: called after Checkpoint reads each Source
 }
 
 // NewRegistry returns an empty Registry.
@@ -444,12 +448,16 @@ func (r *Registry) CheckIdentity(prefix, identity string) int {
 }
 
 // Forget drops every Source whose ID starts with prefix (a removed tenant: "tenant/<name>/").
+// A Checkpoint running meanwhile leaves them out (see Checkpoint).
 func (r *Registry) Forget(prefix string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	for id := range r.sources {
+	for id, s := range r.sources {
 		if strings.HasPrefix(id, prefix) {
 			delete(r.sources, id)
+			s.mu.Lock()
+			s.forgotten = true
+			s.mu.Unlock()
 		}
 	}
 }
@@ -468,7 +476,10 @@ func (r *Registry) kept(keep func(id string) bool) []*Source {
 }
 
 // Checkpoint returns the State of every Source, sorted by ID. keep (nil keeps all) filters by
-// ID, e.g. to drop tenants that are no longer registered.
+// ID, e.g. to drop tenants that are no longer registered. Sources forgotten while it runs are
+// left out: a removed tenant's Sources are forgotten before its entries in the super Sources'
+// ack maps (syncer.ClusterStopped), so super Sources read after that may lack part of them,
+// and the tenant must not be resumed from such a checkpoint.
 func (r *Registry) Checkpoint(keep func(id string) bool) ([]State, error) {
 	srcs := r.kept(keep)
 	sort.Slice(srcs, func(i, j int) bool { return srcs[i].ID < srcs[j].ID })
@@ -478,9 +489,21 @@ func (r *Registry) Checkpoint(keep func(id string) bool) ([]State, error) {
 		if err != nil {
 			return nil, err
 		}
+		if r.read != nil {
+			r.read(s.ID)
+		}
 		out = append(out, st)
 	}
-	return out, nil
+	kept := out[:0]
+	for i, s := range srcs {
+		s.mu.Lock()
+		gone := s.forgotten
+		s.mu.Unlock()
+		if !gone {
+			kept = append(kept, out[i])
+		}
+	}
+	return kept, nil
 }
 
 // Modes returns each Source's resume mode by ID.
