@@ -2,6 +2,7 @@ package podcache
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
@@ -80,15 +81,22 @@ func (p *Pod) DeepCopyObject() runtime.Object {
 	return out
 }
 
-// Marshal returns the protobuf encoding of the whole Pod (a v1.Pod message, as the Pod's
-// generated Marshal writes it), so that checkpoints store a cached Pod as they store any
-// other cached object.
+// Marshal returns the protobuf encoding of the whole Pod, byte for byte what the Pod's
+// generated Marshal writes (fields 1, 2 and 3 of a v1.Pod message: metadata, spec, status),
+// so that checkpoints store a cached Pod as they store any other cached object. Only the
+// metadata is encoded anew.
 func (p *Pod) Marshal() ([]byte, error) {
-	full, err := p.Pod()
+	meta, err := p.ObjectMeta.Marshal()
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("encoding the metadata of Pod %s/%s: %w", p.Namespace, p.Name, err)
 	}
-	return full.Marshal()
+	out := make([]byte, 0, len(meta)+len(p.spec)+len(p.status)+3*(1+binary.MaxVarintLen64))
+	for i, field := range [][]byte{meta, p.spec, p.status} {
+		out = append(out, byte((i+1)<<3|2)) // field number i+1, wire type 2 (length-delimited)
+		out = binary.AppendUvarint(out, uint64(len(field)))
+		out = append(out, field...)
+	}
+	return out, nil
 }
 
 // From returns obj as a *corev1.Pod: a cached Pod decoded (see Pod.Pod) or a *corev1.Pod as

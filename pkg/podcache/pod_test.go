@@ -1,6 +1,7 @@
 package podcache
 
 import (
+	"bytes"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -48,6 +49,9 @@ func TestRoundTrip(t *testing.T) {
 	b, err := c.Marshal()
 	if err != nil {
 		t.Fatal(err)
+	}
+	if want, _ := p.Marshal(); !bytes.Equal(b, want) {
+		t.Error("Marshal of a cached Pod differs from the Pod's own Marshal")
 	}
 	var back corev1.Pod
 	if err := back.Unmarshal(b); err != nil {
