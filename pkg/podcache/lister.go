@@ -18,6 +18,10 @@ type Lister struct{ indexer cache.Indexer }
 // NewLister returns a Lister over indexer (SharedIndexInformer.GetIndexer()).
 func NewLister(indexer cache.Indexer) Lister { return Lister{indexer: indexer} }
 
+// ListerOf returns a Lister over a Pod informer's indexer: what client-go's
+// Pods().Lister() returns for plain Pods.
+func ListerOf(inf cache.SharedIndexInformer) Lister { return NewLister(inf.GetIndexer()) }
+
 // List returns every cached Pod whose labels match sel, decoded. The error is always nil; it
 // is there to match client-go's listers.
 func (l Lister) List(sel labels.Selector) ([]*corev1.Pod, error) {

@@ -59,9 +59,6 @@ func (p *Pod) Pod() (*corev1.Pod, error) {
 // generated marshallers write the fields of equal specs in the same order).
 func (p *Pod) SpecEqual(o *Pod) bool { return bytes.Equal(p.spec, o.spec) }
 
-// Size returns the bytes the cached Pod's spec and status encodings take.
-func (p *Pod) Size() int { return len(p.spec) + len(p.status) }
-
 // GetObjectKind implements runtime.Object: a cached Pod reports v1 Pod (its type is in no
 // scheme, so event recorders and reference builders learn its kind from here); setting it
 // does nothing.

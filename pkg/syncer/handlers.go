@@ -503,12 +503,12 @@ func (s *Syncer) enqueueWaitingPods(c *tenant.Cluster, kind resources.Kind, o co
 		}
 		ns = metav1.NamespaceAll
 	}
-	pods, err := podcache.NewLister(c.Informers.Core().V1().Pods().Informer().GetIndexer()).Pods(ns).List(labels.Everything())
+	pods, err := podcache.ListerOf(c.Informers.Core().V1().Pods().Informer()).Pods(ns).List(labels.Everything())
 	if err != nil {
 		return
 	}
 	for _, p := range pods {
-		superPods := podcache.NewLister(s.env.SuperInformers.Core().V1().Pods().Informer().GetIndexer()).Pods(resources.SuperNamespace(c, p.Namespace))
+		superPods := podcache.ListerOf(s.env.SuperInformers.Core().V1().Pods().Informer()).Pods(resources.SuperNamespace(c, p.Namespace))
 		if _, err := superPods.Get(p.Name); err == nil || !p.DeletionTimestamp.IsZero() {
 			continue
 		}

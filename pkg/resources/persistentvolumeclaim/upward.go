@@ -101,7 +101,7 @@ func reconcileEphemeral(ctx context.Context, env *resources.Env, c *tenant.Clust
 	}
 	superNS := resources.SuperNamespace(c, t.Namespace)
 	owner := metav1.GetControllerOf(t)
-	sp, err := podcache.NewLister(env.SuperInformers.Core().V1().Pods().Informer().GetIndexer()).Pods(superNS).Get(owner.Name)
+	sp, err := podcache.ListerOf(env.SuperInformers.Core().V1().Pods().Informer()).Pods(superNS).Get(owner.Name)
 	if err != nil {
 		return nil // the super Pod comes first; its claim follows
 	}

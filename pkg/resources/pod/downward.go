@@ -37,12 +37,12 @@ func reconcileDownward(ctx context.Context, env *resources.Env, c *tenant.Cluste
 	if err := resources.CheckNamespaceCollision(env, c, ns); err != nil {
 		return err // another tenant namespace of this tenant holds the super namespace
 	}
-	t, err := podcache.NewLister(c.Informers.Core().V1().Pods().Informer().GetIndexer()).Pods(ns).Get(name)
+	t, err := podcache.ListerOf(c.Informers.Core().V1().Pods().Informer()).Pods(ns).Get(name)
 	if err != nil && !apierrors.IsNotFound(err) {
 		return err
 	}
 	tFound := err == nil
-	s, err := podcache.NewLister(env.SuperInformers.Core().V1().Pods().Informer().GetIndexer()).Pods(superNS).Get(name)
+	s, err := podcache.ListerOf(env.SuperInformers.Core().V1().Pods().Informer()).Pods(superNS).Get(name)
 	if err != nil && !apierrors.IsNotFound(err) {
 		return err
 	}
@@ -420,7 +420,7 @@ func presetNodeAllowed(env *resources.Env, c *tenant.Cluster, name string) bool 
 		return false
 	}
 	sel := labels.SelectorFromSet(labels.Set{conversion.LabelTenantUID: c.UID})
-	pods, err := podcache.NewLister(env.SuperInformers.Core().V1().Pods().Informer().GetIndexer()).List(sel)
+	pods, err := podcache.ListerOf(env.SuperInformers.Core().V1().Pods().Informer()).List(sel)
 	if err != nil {
 		return false
 	}

@@ -96,7 +96,7 @@ func reconcileUpward(ctx context.Context, env *resources.Env, c *tenant.Cluster,
 // tenant Pod's arrival in the cache enqueues it downward only, and a super Pod that stays as
 // it is would never bring its status up. Other errors are cache or read errors.
 func upwardPair(ctx context.Context, env *resources.Env, c *tenant.Cluster, ns, superNS, name string) (t, s *corev1.Pod, ok bool, err error) {
-	if s, err = podcache.NewLister(env.SuperInformers.Core().V1().Pods().Informer().GetIndexer()).Pods(superNS).Get(name); apierrors.IsNotFound(err) {
+	if s, err = podcache.ListerOf(env.SuperInformers.Core().V1().Pods().Informer()).Pods(superNS).Get(name); apierrors.IsNotFound(err) {
 		return nil, nil, false, nil
 	} else if err != nil {
 		return nil, nil, false, err
@@ -105,7 +105,7 @@ func upwardPair(ctx context.Context, env *resources.Env, c *tenant.Cluster, ns, 
 	if !owned || o.TenantUID != c.UID {
 		return nil, nil, false, nil
 	}
-	t, err = podcache.NewLister(c.Informers.Core().V1().Pods().Informer().GetIndexer()).Pods(ns).Get(name)
+	t, err = podcache.ListerOf(c.Informers.Core().V1().Pods().Informer()).Pods(ns).Get(name)
 	if err != nil && !apierrors.IsNotFound(err) {
 		return nil, nil, false, err
 	}

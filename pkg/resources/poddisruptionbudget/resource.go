@@ -134,7 +134,7 @@ func superPods(env *resources.Env, superNS string, selector *metav1.LabelSelecto
 	if err != nil {
 		return 0
 	}
-	pods, err := podcache.NewLister(env.SuperInformers.Core().V1().Pods().Informer().GetIndexer()).Pods(superNS).List(sel)
+	pods, err := podcache.ListerOf(env.SuperInformers.Core().V1().Pods().Informer()).Pods(superNS).List(sel)
 	if err != nil {
 		return 0
 	}
