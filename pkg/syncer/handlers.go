@@ -29,7 +29,7 @@ func (s *Syncer) ClusterStarting(c *tenant.Cluster) {
 			continue // the syncer's own copies (Events): cached to compare, nothing to enqueue
 		}
 		// An error means the informer has stopped, i.e. the Cluster is stopping already.
-		_, _ = inf.AddEventHandler(s.tenantHandler(c, kind))
+		_ = c.AddEventHandler(inf, s.tenantHandler(c, kind))
 	}
 	s.vnodes.ClusterStarting(c)
 	s.trackPods(c) // Pod-creation phase metrics
@@ -84,6 +84,8 @@ func (s *Syncer) clusterSynced(c *tenant.Cluster) {
 		changed, vanished := src.Diff(objs, nil, nil)
 		if cold {
 			changed = metaObjects(objs, nil)
+		} else {
+			logResumeDiff(c, kind, "tenant", src, changed, vanished)
 		}
 		for _, m := range changed {
 			if s.countRefused(c, kind, m.GetNamespace(), m.GetName()) {
@@ -135,6 +137,8 @@ func (s *Syncer) clusterSynced(c *tenant.Cluster) {
 			func(_ string, v source.ObjectVersion) bool { return v.Owner != nil && v.Owner.TenantUID == c.UID })
 		if cold {
 			changed = metaObjects(objs, ownedByC)
+		} else {
+			logResumeDiff(c, kind, "super", src, changed, vanished)
 		}
 		for _, m := range changed {
 			o, _ := conversion.OwnerOf(m)
@@ -157,6 +161,33 @@ func (s *Syncer) clusterSynced(c *tenant.Cluster) {
 	}
 	s.drainParked(c.Name)
 	s.vnodes.ClusterSynced(c)
+}
+
+// logResumeDiff logs, for a tenant whose Sources held ack entries (a restart or a shard
+// hand-over), which objects of one kind on one side ("tenant" or "super") changed or vanished
+// since they were acked: those are the reconciles the resume costs. At most three keys are
+// named, each with its acked and current resourceVersion ("" when it had no ack entry).
+func logResumeDiff(c *tenant.Cluster, kind resources.Kind, side string, src *source.Source, changed []metav1.Object, vanished map[string]source.ObjectVersion) {
+	if (len(changed) == 0 && len(vanished) == 0) || src.Mode() == source.ModeCold {
+		return // nothing changed, or nothing was known (a first sync: everything is new)
+	}
+	var sample []string
+	for _, m := range changed {
+		if len(sample) == 3 {
+			break
+		}
+		key := source.Key(m)
+		was, _ := src.Acked(key)
+		sample = append(sample, key+" "+was.ResourceVersion+"→"+m.GetResourceVersion())
+	}
+	for key, v := range vanished {
+		if len(sample) == 3 {
+			break
+		}
+		sample = append(sample, key+" "+v.ResourceVersion+"→gone")
+	}
+	ctrl.Log.WithName("checkpoint").Info("Objects changed since they were last enqueued", "tenant", c.Name, "side", side,
+		"kind", string(kind), "mode", src.Mode(), "changed", len(changed), "vanished", len(vanished), "sample", sample)
 }
 
 // metaObjects returns the objects of objs that keep accepts (all when keep is nil).

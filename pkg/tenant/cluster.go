@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -22,6 +23,7 @@ import (
 	"k8s.io/client-go/kubernetes/scheme"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
 
@@ -34,7 +36,9 @@ import (
 type State struct {
 	// Connected is true when the last probe of the tenant apiserver succeeded.
 	Connected bool
-	// Synced is true once the informer caches have synced and handlers enqueue events.
+	// Synced is true once the informer caches have synced and the handlers added with
+	// Cluster.AddEventHandler have been handed their initial lists; handlers enqueue events
+	// from then on.
 	Synced bool
 	// LastError is the last probe error, empty when Connected.
 	LastError string
@@ -86,6 +90,44 @@ type Cluster struct {
 	cancel context.CancelFunc
 	done   chan struct{}
 	events *lazyRecorder // Recorder, to shut down
+
+	// handlersSynced are the HasSynced of the handlers added with AddEventHandler: Synced
+	// waits for them.
+	handlersSynced []cache.InformerSynced
+}
+
+// AddEventHandler adds h to inf, one of the Cluster's informers, and makes Synced wait until
+// h has been handed every object of inf's initial list. A handler that drops events while the
+// Cluster is not Synced (as Hooks.ClusterSynced enqueues the initial list in one pass) so never
+// sees part of that list as live events: client-go delivers a handler's notifications from its
+// own goroutine, so an informer's HasSynced (its store is filled) can be true while its
+// handlers still have the initial adds to go (cache.ResourceEventHandlerRegistration.HasSynced
+// is the handler's own). Call it from Hooks.ClusterStarting. It returns inf's error when inf
+// has stopped (the Cluster is stopping).
+func (c *Cluster) AddEventHandler(inf cache.SharedIndexInformer, h cache.ResourceEventHandler) error {
+	reg, err := inf.AddEventHandler(h)
+	if err != nil {
+		return err
+	}
+	c.mu.Lock()
+	c.handlersSynced = append(c.handlersSynced, reg.HasSynced)
+	c.mu.Unlock()
+	return nil
+}
+
+// waitForSync waits until the informers have synced and every handler added with
+// AddEventHandler has been handed its informer's initial list. It returns false when ctx ends
+// first.
+func (c *Cluster) waitForSync(ctx context.Context) bool {
+	for _, ok := range c.Informers.WaitForCacheSyncWithContext(ctx).Synced {
+		if !ok {
+			return false
+		}
+	}
+	c.mu.RLock()
+	handlers := slices.Clone(c.handlersSynced)
+	c.mu.RUnlock()
+	return cache.WaitForCacheSync(ctx.Done(), handlers...)
 }
 
 // newCluster builds a Cluster for a tenant from its rest.Config. It does not contact the
@@ -300,10 +342,8 @@ func (c *Cluster) run(ctx context.Context, hooks Hooks) {
 	c.update(func(s *State) { s.Connected, s.LastError, s.LastReason = true, "", "" })
 	hooks.ClusterStarting(c)
 	c.Informers.StartWithContext(ctx)
-	for _, ok := range c.Informers.WaitForCacheSyncWithContext(ctx).Synced {
-		if !ok {
-			return // stopped before the caches synced
-		}
+	if !c.waitForSync(ctx) {
+		return // stopped before the caches synced
 	}
 	c.update(func(s *State) { s.Synced = true })
 	log.Info("Tenant caches synced")

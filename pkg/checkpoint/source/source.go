@@ -125,6 +125,14 @@ func (s *Source) IsAcked(key string, v ObjectVersion) bool {
 	return ok && a.UID == v.UID && a.ResourceVersion == v.ResourceVersion
 }
 
+// Acked returns key's ack entry, if any.
+func (s *Source) Acked(key string) (ObjectVersion, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	v, ok := s.acked[key]
+	return v, ok
+}
+
 // Unack forgets key (after the deletion of its object was enqueued).
 func (s *Source) Unack(key string) {
 	s.mu.Lock()
