@@ -11,6 +11,8 @@ func TestKeyAllowed(t *testing.T) {
 	for key, want := range map[string]bool{
 		"app": true, "pod-template-hash": true, "app.kubernetes.io/name": true, "helm.sh/chart": true,
 		"statefulset.kubernetes.io/pod-name": true, "batch.kubernetes.io/job-name": true,
+		// The label kubeadm's CoreDNS Service (kube-system/kube-dns) carries in every cluster.
+		"kubernetes.io/name": true, "kubernetes.io/name.evil.io/x": false, "kubernetes.io/metadata.name": false,
 		"example.com/team": false, "metallb.universe.tf/address-pool": false, "sidecar.istio.io/inject": false,
 		"io.katacontainers.config.hypervisor.path": false, "io.kubernetes.cri-o.Devices": false,
 		"kubernetes.io/ingress.class": false, "node-role.kubernetes.io/control-plane": false,

@@ -138,11 +138,13 @@ func Builtin() tenancyv1alpha1.TenantPolicySpec {
 		Metadata: &tenancyv1alpha1.MetadataPolicy{
 			// Keys without a prefix (what Service selectors usually use), the recommended
 			// app labels, and the labels the tenant's Deployment, StatefulSet and Job
-			// controllers put on their Pods.
+			// controllers put on their Pods, and the informational name label of cluster
+			// add-ons' Services (kubeadm's kube-system/kube-dns carries kubernetes.io/name).
 			AllowedLabelPrefixes: []string{"", "app.kubernetes.io/", "helm.sh/",
 				"apps.kubernetes.io/pod-index", "statefulset.kubernetes.io/pod-name",
 				"controller-revision-hash", "pod-template-hash",
-				"batch.kubernetes.io/job-name", "batch.kubernetes.io/controller-uid", "batch.kubernetes.io/job-completion-index"},
+				"batch.kubernetes.io/job-name", "batch.kubernetes.io/controller-uid", "batch.kubernetes.io/job-completion-index",
+				"kubernetes.io/name"},
 			AllowedAnnotationPrefixes: []string{"", "app.kubernetes.io/", "helm.sh/", "meta.helm.sh/",
 				"kubectl.kubernetes.io/restartedAt", "kubectl.kubernetes.io/default-container", "prometheus.io/",
 				"batch.kubernetes.io/job-completion-index"},

@@ -35,7 +35,8 @@ type MetadataPolicy struct {
 	// default: "", app.kubernetes.io/, helm.sh/, apps.kubernetes.io/pod-index,
 	// statefulset.kubernetes.io/pod-name, controller-revision-hash, pod-template-hash,
 	// batch.kubernetes.io/job-name, batch.kubernetes.io/controller-uid,
-	// batch.kubernetes.io/job-completion-index. Super Pods keep only these labels, so Service,
+	// batch.kubernetes.io/job-completion-index, kubernetes.io/name (the informational label
+	// of cluster add-ons' Services, such as kube-dns). Super Pods keep only these labels, so Service,
 	// NetworkPolicy and PodDisruptionBudget selectors should use them. Keys in the syncer's
 	// domain (tenancy.vcsyncer.io/) are never copied.
 	// +optional
