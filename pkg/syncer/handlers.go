@@ -3,6 +3,7 @@ package syncer
 import (
 	"time"
 
+	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -85,7 +86,7 @@ func (s *Syncer) clusterSynced(c *tenant.Cluster) {
 		if cold {
 			changed = metaObjects(objs, nil)
 		} else {
-			logResumeDiff(c, kind, "tenant", src, changed, vanished)
+			logResumeDiff(ctrl.Log.WithName("checkpoint"), c.Name, kind, "tenant", src, changed, vanished)
 		}
 		for _, m := range changed {
 			if s.countRefused(c, kind, m.GetNamespace(), m.GetName()) {
@@ -138,7 +139,7 @@ func (s *Syncer) clusterSynced(c *tenant.Cluster) {
 		if cold {
 			changed = metaObjects(objs, ownedByC)
 		} else {
-			logResumeDiff(c, kind, "super", src, changed, vanished)
+			logResumeDiff(ctrl.Log.WithName("checkpoint"), c.Name, kind, "super", src, changed, vanished)
 		}
 		for _, m := range changed {
 			o, _ := conversion.OwnerOf(m)
@@ -166,8 +167,11 @@ func (s *Syncer) clusterSynced(c *tenant.Cluster) {
 // logResumeDiff logs, for a tenant whose Sources held ack entries (a restart or a shard
 // hand-over), which objects of one kind on one side ("tenant" or "super") changed or vanished
 // since they were acked: those are the reconciles the resume costs. At most three keys are
-// named, each with its acked and current resourceVersion ("" when it had no ack entry).
-func logResumeDiff(c *tenant.Cluster, kind resources.Kind, side string, src *source.Source, changed []metav1.Object, vanished map[string]source.ObjectVersion) {
+// named, each with its acked and current resourceVersion ("" when it had no ack entry), cut to
+// maxResumeSample bytes: names and resourceVersions come from the tenant's apiserver, which
+// may send strings of any length. mode is the Source's informer's resume mode (for the super
+// side, the shared super informer's).
+func logResumeDiff(log logr.Logger, tenantName string, kind resources.Kind, side string, src *source.Source, changed []metav1.Object, vanished map[string]source.ObjectVersion) {
 	if (len(changed) == 0 && len(vanished) == 0) || src.Mode() == source.ModeCold {
 		return // nothing changed, or nothing was known (a first sync: everything is new)
 	}
@@ -178,17 +182,20 @@ func logResumeDiff(c *tenant.Cluster, kind resources.Kind, side string, src *sou
 		}
 		key := source.Key(m)
 		was, _ := src.Acked(key)
-		sample = append(sample, key+" "+was.ResourceVersion+"→"+m.GetResourceVersion())
+		sample = append(sample, truncate(key+" "+was.ResourceVersion+"→"+m.GetResourceVersion(), maxResumeSample))
 	}
 	for key, v := range vanished {
 		if len(sample) == 3 {
 			break
 		}
-		sample = append(sample, key+" "+v.ResourceVersion+"→gone")
+		sample = append(sample, truncate(key+" "+v.ResourceVersion+"→gone", maxResumeSample))
 	}
-	ctrl.Log.WithName("checkpoint").Info("Objects changed since they were last enqueued", "tenant", c.Name, "side", side,
+	log.Info("Objects changed since they were last enqueued", "tenant", tenantName, "side", side,
 		"kind", string(kind), "mode", src.Mode(), "changed", len(changed), "vanished", len(vanished), "sample", sample)
 }
+
+// maxResumeSample bounds each key logged by logResumeDiff, in bytes.
+const maxResumeSample = 300
 
 // metaObjects returns the objects of objs that keep accepts (all when keep is nil).
 func metaObjects(objs []any, keep func(metav1.Object) bool) []metav1.Object {

@@ -70,7 +70,7 @@ func (s *Syncer) registerMetrics() {
 // from ClusterStarting.
 func (s *Syncer) trackPods(c *tenant.Cluster) {
 	if r, ok := s.resources[resources.KindPod]; ok {
-		_, _ = r.TenantInformer(c).AddEventHandler(s.track.tenantPodHandler(c))
+		_ = c.AddEventHandler(r.TenantInformer(c), s.track.tenantPodHandler(c)) // the initial list is not new Pods
 	}
 }
 
