@@ -1,6 +1,8 @@
 package metrics
 
 import (
+	"sync"
+
 	"github.com/prometheus/client_golang/prometheus"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 )
@@ -27,3 +29,49 @@ func ShardHandover(result string) { shardHandovers.WithLabelValues(result).Inc()
 
 // ShardFenced counts one request held back by the shard fence, by direction.
 func ShardFenced(direction string) { shardFenced.WithLabelValues(direction).Inc() }
+
+// SuperCacheStats reports the super-cluster informer caches: the objects cached per kind, and
+// with sharding the number of tenants whose super objects they hold (scoped true).
+type SuperCacheStats func() (objects map[string]int, scopeTenants int, scoped bool)
+
+var (
+	superCacheObjectsDesc = prometheus.NewDesc(prometheus.BuildFQName(Namespace, "super_cache", "objects"),
+		"Objects in this replica's super-cluster informer cache of each kind (with sharding: only the super objects of the tenants this shard syncs).", []string{"kind"}, nil)
+	superCacheScopeDesc = prometheus.NewDesc(prometheus.BuildFQName(Namespace, "super_cache", "scope_tenants"),
+		"With sharding: the tenants whose super objects this replica's super-cluster informers cache.", nil, nil)
+	superCacheMu  sync.Mutex
+	superCacheSrc SuperCacheStats
+	superCacheReg sync.Once
+)
+
+// RegisterSuperCacheStats makes src the source of vcsyncer_super_cache_objects{kind} and
+// vcsyncer_super_cache_scope_tenants, read at every scrape. The last call's src wins.
+func RegisterSuperCacheStats(src SuperCacheStats) {
+	superCacheMu.Lock()
+	superCacheSrc = src
+	superCacheMu.Unlock()
+	superCacheReg.Do(func() { ctrlmetrics.Registry.MustRegister(superCacheCollector{}) })
+}
+
+type superCacheCollector struct{}
+
+func (superCacheCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- superCacheObjectsDesc
+	ch <- superCacheScopeDesc
+}
+
+func (superCacheCollector) Collect(ch chan<- prometheus.Metric) {
+	superCacheMu.Lock()
+	src := superCacheSrc
+	superCacheMu.Unlock()
+	if src == nil {
+		return
+	}
+	objects, tenants, scoped := src()
+	for kind, n := range objects {
+		ch <- prometheus.MustNewConstMetric(superCacheObjectsDesc, prometheus.GaugeValue, float64(n), kind)
+	}
+	if scoped {
+		ch <- prometheus.MustNewConstMetric(superCacheScopeDesc, prometheus.GaugeValue, float64(tenants))
+	}
+}

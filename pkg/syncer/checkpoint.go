@@ -581,6 +581,7 @@ func (s *Syncer) doWarm(ctx context.Context) error {
 			} else {
 				s.setColdTenants(cp.LeftOut)
 				s.ckpt.Restore(ctx, cp)
+				s.seedScope(ctx, cp)
 				s.warmth.resumed = cp.TakenAt
 			}
 		}

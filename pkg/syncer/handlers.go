@@ -34,6 +34,7 @@ func (s *Syncer) ClusterStarting(c *tenant.Cluster) {
 	}
 	s.vnodes.ClusterStarting(c)
 	s.trackPods(c) // Pod-creation phase metrics
+	s.scopeAdd(c)  // sharding: the super caches take in the tenant's objects meanwhile
 	// Last, when every informer of the tenant exists (they start after this hook): the
 	// identity is the control plane's (kube-system UID) and the Tenant object's UID: a
 	// Tenant re-created under the same name has new super namespaces, so its old ack maps say
@@ -66,6 +67,7 @@ func (s *Syncer) clusterSynced(c *tenant.Cluster) {
 	if cur, ok := s.registry.Get(c.Name); ok && cur != c {
 		return // replaced while waiting for the super caches
 	}
+	s.scopeWaitFor(c) // sharding: the super diff below must see the tenant's super objects
 	cold := s.takeCold(c.Name)
 	for kind, r := range s.resources {
 		if !hasDownward(kind) {
@@ -255,6 +257,7 @@ func (s *Syncer) ClusterStopped(c *tenant.Cluster) {
 			}
 		}
 		s.forgetEvents(c.Name) // waiting Event copies and the tenant's Event token bucket
+		s.scopeRemove(c)       // sharding: its super objects leave this shard's caches
 	}
 }
 

@@ -63,6 +63,7 @@ func (s *Syncer) queueStats() ([]string, map[string]map[string]metrics.QueueStat
 func (s *Syncer) registerMetrics() {
 	metrics.RegisterTenantHealth(s.tenantHealth)
 	metrics.RegisterHotStats(s.hotStats)
+	metrics.RegisterSuperCacheStats(s.superCacheStats)
 	_, _ = s.env.SuperInformers.Core().V1().Pods().Informer().AddEventHandler(s.track.superPodHandler())
 }
 

@@ -113,6 +113,9 @@ type Syncer struct {
 	claims sync.Map
 	// adoptCache keeps other shards' checkpoints read by Adopt for a while.
 	adoptCache checkpointCache
+	// scope restricts the super informers to the registered tenants' objects (sharding;
+	// scope.go); nil without sharding.
+	scope *source.Scope
 }
 
 var (
@@ -146,10 +149,11 @@ func New(o Options) (*Syncer, error) {
 	sources := source.NewRegistry()
 	sources.OnMode = metrics.SourceMode
 	sources.OnListAvoided = func(string) { metrics.ListAvoided() }
+	scope := newSuperScope(o)
 	env := &resources.Env{
 		Super: o.Super,
 		SuperInformers: source.NewFactory(sources, superSourcePrefix, o.Super, source.FactoryOptions{
-			Tweak: func(lo *metav1.ListOptions) { lo.LabelSelector = sel }, Transform: superTransform}),
+			Tweak: func(lo *metav1.ListOptions) { lo.LabelSelector = sel }, Transform: superTransform, Scope: scope}),
 		SuperNodes:    source.NewFactory(sources, superNodesPrefix, o.Super, source.FactoryOptions{Transform: stripManagedFields}),
 		TenantDNS:     o.TenantDNS,
 		ClusterDomain: o.ClusterDomain,
@@ -168,7 +172,7 @@ func New(o Options) (*Syncer, error) {
 		dependents: map[resources.Kind][]resources.DependentMapper{},
 		retryLog:   newRetryLog(time.Now),
 	}
-	s.sources, s.parked = sources, map[string]*parkedWork{}
+	s.sources, s.parked, s.scope = sources, map[string]*parkedWork{}, scope
 	s.keepTenantState = s.keepTenantStateFunc(time.Now())
 	s.down = newPipelineQueue("downward", !o.DisableFairQueuing, o.DownwardWorkers, s.weight, s.observer(directionDownward))
 	s.up = newPipelineQueue("upward", !o.DisableFairQueuing, o.UpwardWorkers, s.weight, s.observer(directionUpward))

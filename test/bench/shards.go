@@ -52,6 +52,10 @@ type shardsRound struct {
 	RSSBytesByReplica map[string]int64 `json:"rssBytesByReplica"`
 	// RSSBytesTotal is their sum.
 	RSSBytesTotal int64 `json:"rssBytesTotal"`
+	// SuperCacheObjectsByReplica is, per replica, the objects in its super-cluster informer
+	// caches after the burst (vcsyncer_super_cache_objects summed over kinds): with sharding
+	// only the super objects of its own tenants, besides the caches every replica shares.
+	SuperCacheObjectsByReplica map[string]int `json:"superCacheObjectsByReplica"`
 	// RestartSeconds: every replica stopped with SIGTERM (final checkpoint, tenants released),
 	// then all started again → every tenant Running on its shard (from the checkpoints).
 	RestartSeconds float64 `json:"restartSeconds"`
@@ -97,12 +101,13 @@ func runShards(ctx context.Context, args []string) error {
 
 // shardReplica is one running `vc-syncer run --sharding`.
 type shardReplica struct {
-	id   string
-	args []string
-	bin  string
-	log  string
-	cmd  *exec.Cmd
-	done chan struct{} // closed when cmd has exited
+	id      string
+	metrics string // host:port of its metrics endpoint
+	args    []string
+	bin     string
+	log     string
+	cmd     *exec.Cmd
+	done    chan struct{} // closed when cmd has exited
 }
 
 func (r *shardReplica) start(ctx context.Context) error {
@@ -201,7 +206,7 @@ func shards(ctx context.Context, c shardsConfig) error {
 // shardsRoundRun runs one round with n replicas: cold start, burst, RSS, restart from
 // checkpoints, SIGKILL of the busiest replica; then it deletes the burst's Pods and stops them.
 func shardsRoundRun(ctx context.Context, c shardsConfig, env *framework.Environment, cl client.Client, bin, superKC, logs string, n int, registered *bool) (shardsRound, error) {
-	round := shardsRound{Replicas: n, TenantsByReplica: map[string]int{}, RSSBytesByReplica: map[string]int64{}}
+	round := shardsRound{Replicas: n, TenantsByReplica: map[string]int{}, RSSBytesByReplica: map[string]int64{}, SuperCacheObjectsByReplica: map[string]int{}}
 	dir := filepath.Join(env.Dir, fmt.Sprintf("shards-%d", n))
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return round, err
@@ -210,8 +215,9 @@ func shardsRoundRun(ctx context.Context, c shardsConfig, env *framework.Environm
 	ids := make([]string, n)
 	for i := range n {
 		ids[i] = fmt.Sprintf("shard-%d", i)
-		reps[i] = &shardReplica{id: ids[i], bin: bin, log: filepath.Join(logs, fmt.Sprintf("syncer-%d-%s.log", n, ids[i])),
-			args: []string{"run", "--super-kubeconfig", superKC, "--metrics-bind-address", "0", "--health-probe-bind-address", "0",
+		addr := freeAddr()
+		reps[i] = &shardReplica{id: ids[i], bin: bin, log: filepath.Join(logs, fmt.Sprintf("syncer-%d-%s.log", n, ids[i])), metrics: addr,
+			args: []string{"run", "--super-kubeconfig", superKC, "--metrics-bind-address", addr, "--metrics-secure=false", "--health-probe-bind-address", "0",
 				"--sharding", "--shard-id", ids[i], "--shard-lease-duration", c.lease.String(),
 				"--checkpoint-store", "file:" + filepath.Join(dir, "ckpt"), "--checkpoint-interval", "5s"}}
 	}
@@ -266,6 +272,15 @@ func shardsRoundRun(ctx context.Context, c shardsConfig, env *framework.Environm
 		}
 		round.RSSBytesByReplica[r.id] = rss
 		round.RSSBytesTotal += rss
+		samples, err := scrape(ctx, "http://"+r.metrics+"/metrics")
+		if err != nil {
+			return round, err
+		}
+		for _, m := range samples {
+			if m.name == "vcsyncer_super_cache_objects" {
+				round.SuperCacheObjectsByReplica[r.id] += int(m.value)
+			}
+		}
 	}
 
 	time.Sleep(6 * time.Second) // a periodic checkpoint (5 s) after the burst
@@ -348,9 +363,9 @@ func writeShardsResults(dir string, r shardsResult) error {
 	fmt.Fprintf(&b, "# Sharding: %d tenants, %d Pods each per burst, 1 to %d replicas\n\n", r.Tenants, r.PodsPerTenant, len(r.Rounds))
 	fmt.Fprintf(&b, "%s, %d kwok Nodes, %d concurrent creates per tenant, shard Lease %.0f s. Baseline (the same Pods straight into the super cluster): p99 %.2f s, %.1f Pods/s.\n\n",
 		r.Date, r.Nodes, r.Concurrency, r.LeaseDurationSeconds, r.Baseline.P99, r.Baseline.Throughput)
-	b.WriteString("| replicas | tenants per replica | cold start | burst p99 (ratio) | throughput (ratio) | RSS per replica | RSS total | restart from checkpoints | SIGKILL → its tenants served again |\n|---|---|---|---|---|---|---|---|---|\n")
+	b.WriteString("| replicas | tenants per replica | cold start | burst p99 (ratio) | throughput (ratio) | RSS per replica | RSS total | super objects cached per replica | restart from checkpoints | SIGKILL → its tenants served again |\n|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, rd := range r.Rounds {
-		var per, rss []string
+		var per, rss, cached []string
 		ids := make([]string, 0, len(rd.RSSBytesByReplica))
 		for id := range rd.RSSBytesByReplica {
 			ids = append(ids, id)
@@ -359,14 +374,15 @@ func writeShardsResults(dir string, r shardsResult) error {
 		for _, id := range ids {
 			per = append(per, strconv.Itoa(rd.TenantsByReplica[id]))
 			rss = append(rss, fmt.Sprintf("%.0f", float64(rd.RSSBytesByReplica[id])/(1<<20)))
+			cached = append(cached, strconv.Itoa(rd.SuperCacheObjectsByReplica[id]))
 		}
 		kill := "—"
 		if rd.KilledTenants > 0 {
 			kill = fmt.Sprintf("%.1f s (%d tenants)", rd.KillRecoverySeconds, rd.KilledTenants)
 		}
-		fmt.Fprintf(&b, "| %d | %s | %.1f s | %.2f s (×%.2f) | %.1f Pods/s (×%.2f) | %s MiB | %.0f MiB | %.1f s | %s |\n",
+		fmt.Fprintf(&b, "| %d | %s | %.1f s | %.2f s (×%.2f) | %.1f Pods/s (×%.2f) | %s MiB | %.0f MiB | %s | %.1f s | %s |\n",
 			rd.Replicas, strings.Join(per, ", "), rd.ColdStartSeconds, rd.Burst.P99, rd.P99Ratio, rd.Burst.Throughput, rd.ThroughputRatio,
-			strings.Join(rss, ", "), float64(rd.RSSBytesTotal)/(1<<20), rd.RestartSeconds, kill)
+			strings.Join(rss, ", "), float64(rd.RSSBytesTotal)/(1<<20), strings.Join(cached, ", "), rd.RestartSeconds, kill)
 	}
 	return os.WriteFile(filepath.Join(dir, "result.md"), []byte(b.String()), 0o644)
 }

@@ -127,6 +127,10 @@ type FactoryOptions struct {
 	Tweak func(*metav1.ListOptions)
 	// Transform runs on every object before it is cached (informers.WithTransform); may be nil.
 	Transform cache.TransformFunc
+	// Scope, if set, restricts the resumable kinds' informers to objects whose label
+	// Scope.Key() has one of the Scope's values, following its changes (see Scope); nil
+	// caches everything Tweak selects.
+	Scope *Scope
 }
 
 // Factory is an informers.SharedInformerFactory whose informers of the resumable kinds are
@@ -145,6 +149,7 @@ type Factory struct {
 	prefix string
 	client kubernetes.Interface
 	tweak  func(*metav1.ListOptions)
+	scope  *Scope
 }
 
 var _ informers.SharedInformerFactory = (*Factory)(nil)
@@ -160,7 +165,7 @@ func NewFactory(reg *Registry, prefix string, client kubernetes.Interface, o Fac
 	}
 	return &Factory{
 		SharedInformerFactory: informers.NewSharedInformerFactoryWithOptions(client, 0, opts...),
-		reg:                   reg, prefix: prefix, client: client, tweak: o.Tweak,
+		reg:                   reg, prefix: prefix, client: client, tweak: o.Tweak, scope: o.Scope,
 	}
 }
 
@@ -190,13 +195,16 @@ func (f *Factory) InformerFor(obj runtime.Object, newFunc internalinterfaces.New
 					return k.watch(client, ctx, o)
 				},
 			},
-			src: src, kind: k,
+			src: src, kind: k, scope: f.scope, client: client, tweak: f.tweak,
+		}
+		if f.scope != nil {
+			f.scope.follow(lw)
 		}
 		inf := cache.NewSharedIndexInformerWithOptions(lw, k.newObj(), cache.SharedIndexInformerOptions{
 			ResyncPeriod: resync,
 			Indexers:     cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
 		})
-		src.setInformer(inf)
+		src.setInformer(inf, lw)
 		return inf
 	})
 }
@@ -231,11 +239,17 @@ func (f *Factory) Coordination() coordination.Interface {
 }
 
 // resumeLW answers a resumed informer's first List from its Source's checkpointed objects and
-// passes everything else to the apiserver.
+// passes everything else to the apiserver; with a Scope, its lists and watches follow the
+// Scope (scopedList, scopedWatchStart).
 type resumeLW struct {
 	real *cache.ListWatch
 	src  *Source
 	kind kindInfo
+
+	scope  *Scope
+	client kubernetes.Interface
+	tweak  func(*metav1.ListOptions)
+	ss     scopeState
 }
 
 var (
@@ -255,6 +269,9 @@ func (l *resumeLW) ListWithContext(ctx context.Context, opts metav1.ListOptions)
 	if st := l.src.takePending(); st != nil {
 		list, err := l.synthetic(st)
 		if err == nil {
+			if l.scope != nil {
+				l.restoredValues(st, list)
+			}
 			return list, nil
 		}
 		// A checkpoint this code cannot decode is not fatal: list from the apiserver instead.
@@ -262,14 +279,20 @@ func (l *resumeLW) ListWithContext(ctx context.Context, opts metav1.ListOptions)
 		l.src.setMode(ModeRelistDiff)
 		l.src.mu.Unlock()
 	}
+	if l.scope != nil {
+		return l.scopedList(ctx, opts)
+	}
 	return l.real.ListWithContext(ctx, opts)
 }
 
 func (l *resumeLW) Watch(opts metav1.ListOptions) (watch.Interface, error) {
-	return l.real.WatchWithContext(context.Background(), opts)
+	return l.WatchWithContext(context.Background(), opts)
 }
 
 func (l *resumeLW) WatchWithContext(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+	if l.scope != nil {
+		return l.scopedWatchStart(ctx, opts)
+	}
 	return l.real.WatchWithContext(ctx, opts)
 }
 

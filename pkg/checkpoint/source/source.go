@@ -83,6 +83,9 @@ type State struct {
 	HasObjects bool
 	// Acked is the ack map: object key ("namespace/name" or "name") → version last enqueued.
 	Acked map[string]ObjectVersion
+	// Scope holds, for an informer that follows a Scope, the values whose objects Objects
+	// are (sorted); nil otherwise.
+	Scope []string
 	// Identity identifies the cluster the state was read from (its kube-system namespace UID);
 	// state of another cluster is discarded (Registry.CheckIdentity).
 	Identity string
@@ -98,6 +101,7 @@ type Source struct {
 	mu       sync.Mutex
 	acked    map[string]ObjectVersion
 	informer cache.SharedIndexInformer // the current informer; nil until one is built
+	lw       *resumeLW                 // the current informer's list-watch
 	pending  *State                    // restored state whose objects were not served yet
 	restored bool                      // state came from a checkpoint
 	served   bool                      // the current informer's first List came from the checkpoint
@@ -199,9 +203,9 @@ func (s *Source) Mode() string {
 }
 
 // setInformer attaches the informer built for this Source.
-func (s *Source) setInformer(inf cache.SharedIndexInformer) {
+func (s *Source) setInformer(inf cache.SharedIndexInformer, lw *resumeLW) {
 	s.mu.Lock()
-	s.informer, s.served = inf, false
+	s.informer, s.lw, s.served = inf, lw, false
 	s.mu.Unlock()
 }
 
@@ -239,7 +243,7 @@ func (s *Source) setMode(m string) {
 // checkpoint captures the Source's State: position and objects first, then the ack map.
 func (s *Source) checkpoint() (State, error) {
 	s.mu.Lock()
-	inf, pending := s.informer, s.pending
+	inf, lw, pending := s.informer, s.lw, s.pending
 	s.mu.Unlock()
 	st := State{ID: s.ID}
 	switch {
@@ -247,8 +251,17 @@ func (s *Source) checkpoint() (State, error) {
 		// The position is read before the objects: the objects are then at or after it, and
 		// watching from it replays what came in between (checkpointing.md 3.4 pitfall 4). A
 		// stopped informer (the final checkpoint at shutdown) still holds a consistent pair:
-		// its cache as of its last event, and that event's resourceVersion.
-		st.Position, st.HasObjects = inf.LastSyncResourceVersion(), true
+		// its cache as of its last event, and that event's resourceVersion. An informer that
+		// follows a Scope is read between the events it hands its reflector for a change of
+		// the Scope, never among them (their resourceVersions are not the watch's position).
+		if lw != nil && lw.scope != nil {
+			lw.ss.inject.Lock()
+			st.Position, st.Scope = inf.LastSyncResourceVersion(), lw.storeValues()
+			lw.ss.inject.Unlock()
+		} else {
+			st.Position = inf.LastSyncResourceVersion()
+		}
+		st.HasObjects = true
 		objs := inf.GetStore().List()
 		st.Objects = make([][]byte, 0, len(objs))
 		for _, o := range objs {
@@ -259,7 +272,7 @@ func (s *Source) checkpoint() (State, error) {
 			st.Objects = append(st.Objects, b)
 		}
 	case pending != nil:
-		st.Position, st.Objects, st.HasObjects = pending.Position, pending.Objects, pending.HasObjects
+		st.Position, st.Objects, st.HasObjects, st.Scope = pending.Position, pending.Objects, pending.HasObjects, pending.Scope
 	}
 	s.mu.Lock()
 	st.Identity = s.identity
@@ -278,12 +291,15 @@ func (s *Source) checkpoint() (State, error) {
 // are combined by addition, so the hash does not depend on the cache's or the map's order.
 func (s *Source) digest() uint64 {
 	s.mu.Lock()
-	inf, pending := s.informer, s.pending
+	inf, lw, pending := s.informer, s.lw, s.pending
 	s.mu.Unlock()
 	var sum uint64
 	switch {
 	case inf != nil && inf.HasSynced():
 		sum = hashStrings("objects")
+		if lw != nil && lw.scope != nil {
+			sum += hashStrings(append([]string{"scope"}, lw.storeValues()...)...)
+		}
 		for _, o := range inf.GetStore().List() {
 			if m, ok := o.(metav1.Object); ok {
 				sum += hashStrings(m.GetNamespace(), m.GetName(), string(m.GetUID()), m.GetResourceVersion())

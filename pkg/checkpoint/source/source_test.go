@@ -72,7 +72,7 @@ func startInformer(t *testing.T, src *Source, api *countingLW) cache.SharedIndex
 	t.Helper()
 	k := kinds[reflect.TypeOf(&corev1.ConfigMap{})]
 	inf := cache.NewSharedIndexInformer(&resumeLW{real: api.lw(), src: src, kind: k}, &corev1.ConfigMap{}, 0, cache.Indexers{})
-	src.setInformer(inf)
+	src.setInformer(inf, nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	go inf.RunWithContext(ctx)

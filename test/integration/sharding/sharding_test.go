@@ -162,6 +162,48 @@ rules:
 			return nil
 		})
 	}
+	// scoped checks that each live replica's super caches hold the super objects of the tenants
+	// it syncs, and no other tenant's: per kind, its vcsyncer_super_cache_objects equals the
+	// count of those tenants' super objects on the apiserver.
+	scoped := func(live []*replica) {
+		t.Helper()
+		itest.Eventually(t, time.Minute, "each replica's super caches hold its own tenants' objects only", func(ctx context.Context) error {
+			for _, r := range live {
+				var uids []string
+				for _, name := range r.registered(t) {
+					uids = append(uids, itest.TenantUID(t, c, name))
+				}
+				sel := conversion.LabelManagedBy + "=" + conversion.ManagedByValue
+				if len(uids) > 0 {
+					sel += "," + conversion.LabelTenantUID + " in (" + strings.Join(uids, ",") + ")"
+				} else {
+					sel += "," + conversion.LabelTenantUID + " in (none)"
+				}
+				cms, err := env.Super.Client.CoreV1().ConfigMaps("").List(ctx, metav1.ListOptions{LabelSelector: sel})
+				if err != nil {
+					return err
+				}
+				nss, err := env.Super.Client.CoreV1().Namespaces().List(ctx, metav1.ListOptions{LabelSelector: sel})
+				if err != nil {
+					return err
+				}
+				pods, err := env.Super.Client.CoreV1().Pods("").List(ctx, metav1.ListOptions{LabelSelector: sel})
+				if err != nil {
+					return err
+				}
+				for kind, want := range map[string]int{"ConfigMap": len(cms.Items), "Namespace": len(nss.Items), "Pod": len(pods.Items)} {
+					got := itest.ScrapeSum(t, r.port, "vcsyncer_super_cache_objects", map[string]string{"kind": kind})
+					if int(got) != want {
+						return fmt.Errorf("shard %s caches %.0f super %ss, want %d (those of its tenants %v)", r.id, got, kind, want, r.registered(t))
+					}
+				}
+				if got := itest.ScrapeSum(t, r.port, "vcsyncer_super_cache_scope_tenants", nil); int(got) != len(uids) {
+					return fmt.Errorf("shard %s: scope of %.0f tenants, want %d", r.id, got, len(uids))
+				}
+			}
+			return nil
+		})
+	}
 	running(replicas[:2])
 
 	// Every tenant's objects, synced by its shard.
@@ -190,6 +232,7 @@ rules:
 		})
 	}
 	converged("every tenant's ConfigMaps and Running Pods in the super cluster, exactly")
+	scoped(replicas[:2])
 	time.Sleep(3 * time.Second) // a periodic checkpoint with everything acked
 
 	holders := func() map[string]string {
@@ -269,6 +312,7 @@ rules:
 	}
 	checkResumed(moved, replicas, "")
 	converged("objects still exact after the scale-up")
+	scoped(replicas) // the moved tenants' objects left their old shards' caches
 
 	// SIGKILL the replica with the most tenants.
 	counts := map[string]int{}
@@ -346,6 +390,7 @@ rules:
 	}
 	checkResumed(movedAgain, survivors, "Secret")
 	converged("objects exact after the kill")
+	scoped(survivors)
 	itest.Eventually(t, time.Minute, "the Secrets created while no shard held their tenants synced", func(ctx context.Context) error {
 		for _, tc := range orphaned {
 			ns := conversion.SuperNamespace(tc.Name, itest.TenantUID(t, c, tc.Name), "app")

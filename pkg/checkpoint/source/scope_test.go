@@ -1,0 +1,284 @@
+package source
+
+import (
+	"context"
+	"slices"
+	"sort"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
+	"k8s.io/client-go/tools/cache"
+)
+
+const scopeKey = "example.io/tenant"
+
+func scopedCM(name, tenant, rv string) *corev1.ConfigMap {
+	c := cm(name, name+"-uid", rv)
+	c.Labels = map[string]string{scopeKey: tenant, "managed": "yes"}
+	return c
+}
+
+// scopeServer stands in for the apiserver: lists filter by label selector and report rv; every
+// watch is a fake the test drives, recorded with its selector and resourceVersion.
+type scopeServer struct {
+	mu      sync.Mutex
+	objects []*corev1.ConfigMap
+	rv      string
+	lists   []metav1.ListOptions
+	watches []*recordedWatch
+}
+
+type recordedWatch struct {
+	opts metav1.ListOptions
+	w    *watch.RaceFreeFakeWatcher
+}
+
+func (s *scopeServer) client(t *testing.T) *fake.Clientset {
+	cs := fake.NewClientset()
+	cs.PrependReactor("list", "configmaps", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		opts := a.(k8stesting.ListActionImpl).ListOptions
+		sel, err := labels.Parse(opts.LabelSelector)
+		if err != nil {
+			t.Errorf("list selector %q: %v", opts.LabelSelector, err)
+			return true, nil, err
+		}
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		s.lists = append(s.lists, opts)
+		list := &corev1.ConfigMapList{ListMeta: metav1.ListMeta{ResourceVersion: s.rv}}
+		for _, o := range s.objects {
+			if sel.Matches(labels.Set(o.Labels)) {
+				list.Items = append(list.Items, *o.DeepCopy())
+			}
+		}
+		return true, list, nil
+	})
+	cs.PrependWatchReactor("configmaps", func(a k8stesting.Action) (bool, watch.Interface, error) {
+		w := watch.NewRaceFreeFake()
+		s.mu.Lock()
+		s.watches = append(s.watches, &recordedWatch{opts: a.(k8stesting.WatchActionImpl).ListOptions, w: w})
+		s.mu.Unlock()
+		return true, w, nil
+	})
+	return cs
+}
+
+func (s *scopeServer) listCount() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.lists)
+}
+
+// waitWatch returns the n-th watch (from 0) once it was opened.
+func (s *scopeServer) waitWatch(t *testing.T, n int) *recordedWatch {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		s.mu.Lock()
+		if len(s.watches) > n {
+			w := s.watches[n]
+			s.mu.Unlock()
+			return w
+		}
+		s.mu.Unlock()
+		time.Sleep(5 * time.Millisecond)
+	}
+	t.Fatalf("watch %d was never opened", n)
+	return nil
+}
+
+func cachedNames(inf cache.SharedIndexInformer) []string {
+	var out []string
+	for _, o := range inf.GetStore().List() {
+		out = append(out, o.(*corev1.ConfigMap).Name+"@"+o.(*corev1.ConfigMap).ResourceVersion)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func eventually(t *testing.T, what string, f func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !f() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out: %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// TestScopeChangeListsOnlyTheAddedValues follows a Scope through an addition and a removal:
+// the informer lists only the added value's objects (once, from the watch's position), keeps
+// watching with the new selector from the same position, skips the added objects' events that
+// the list already covers, drops a removed value's objects from its cache without listing, and
+// a checkpoint never takes a listed object's resourceVersion for the position.
+func TestScopeChangeListsOnlyTheAddedValues(t *testing.T) {
+	srv := &scopeServer{rv: "10", objects: []*corev1.ConfigMap{
+		scopedCM("a1", "A", "5"), scopedCM("a2", "A", "6"), scopedCM("b1", "B", "7"), scopedCM("c1", "C", "8"),
+	}}
+	scope := NewScope(scopeKey, "A")
+	reg := NewRegistry()
+	f := NewFactory(reg, "super", srv.client(t), FactoryOptions{
+		Tweak: func(o *metav1.ListOptions) { o.LabelSelector = "managed=yes" }, Scope: scope})
+	inf := f.Core().V1().ConfigMaps().Informer()
+	var deleted []string
+	var mu sync.Mutex
+	if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{DeleteFunc: func(o any) {
+		if d, ok := o.(cache.DeletedFinalStateUnknown); ok {
+			o = d.Obj
+		}
+		mu.Lock()
+		deleted = append(deleted, o.(*corev1.ConfigMap).Name)
+		mu.Unlock()
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	f.Start(ctx.Done())
+	if !cache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
+		t.Fatal("not synced")
+	}
+	w0 := srv.waitWatch(t, 0)
+	if got, want := w0.opts.LabelSelector, "managed=yes,example.io/tenant in (A)"; got != want {
+		t.Errorf("first watch selector %q, want %q", got, want)
+	}
+	if got, want := cachedNames(inf), []string{"a1@5", "a2@6"}; !slices.Equal(got, want) {
+		t.Fatalf("cache %v, want %v", got, want)
+	}
+	// An event moves the watch's position to 12.
+	a1 := scopedCM("a1", "A", "12")
+	w0.w.Modify(a1)
+	eventually(t, "a1@12 cached", func() bool { return slices.Contains(cachedNames(inf), "a1@12") })
+
+	// Add B: B's objects are listed once, at a resourceVersion not older than 12.
+	srv.mu.Lock()
+	srv.rv = "15"
+	srv.objects[2] = scopedCM("b1", "B", "14")
+	srv.mu.Unlock()
+	gen := scope.Add("B")
+	waitCtx, waitCancel := context.WithTimeout(ctx, 5*time.Second)
+	defer waitCancel()
+	if err := scope.Wait(waitCtx, gen); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := cachedNames(inf), []string{"a1@12", "a2@6", "b1@14"}; !slices.Equal(got, want) {
+		t.Fatalf("after adding B: cache %v, want %v", got, want)
+	}
+	srv.mu.Lock()
+	lists := slices.Clone(srv.lists)
+	srv.mu.Unlock()
+	if len(lists) != 2 {
+		t.Fatalf("%d lists, want 2 (the first, then B's)", len(lists))
+	}
+	if l := lists[1]; l.LabelSelector != "managed=yes,example.io/tenant in (B)" || l.ResourceVersion != "12" ||
+		l.ResourceVersionMatch != metav1.ResourceVersionMatchNotOlderThan {
+		t.Errorf("B's list: %+v, want selector on B only, not older than 12", l)
+	}
+	w1 := srv.waitWatch(t, 1)
+	if w1.opts.LabelSelector != "managed=yes,example.io/tenant in (A,B)" || w1.opts.ResourceVersion != "12" {
+		t.Errorf("second watch: selector %q from %q, want A and B from 12", w1.opts.LabelSelector, w1.opts.ResourceVersion)
+	}
+	// The reflector's position is the watch's, not a listed object's (b1@14).
+	if got := inf.LastSyncResourceVersion(); got != "12" {
+		t.Errorf("position after the change %q, want 12", got)
+	}
+	st, err := reg.Source("super/ConfigMap").checkpoint()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Position != "12" || !slices.Equal(st.Scope, []string{"A", "B"}) {
+		t.Errorf("checkpoint position %q scope %v, want 12 and [A B]", st.Position, st.Scope)
+	}
+	// The watch from 12 replays b1@13 (older than the list at 15): skipped. b1@16 is taken.
+	w1.w.Modify(scopedCM("b1", "B", "13"))
+	w1.w.Modify(scopedCM("a2", "A", "16"))
+	eventually(t, "a2@16 cached", func() bool { return slices.Contains(cachedNames(inf), "a2@16") })
+	if got, want := cachedNames(inf), []string{"a1@12", "a2@16", "b1@14"}; !slices.Equal(got, want) {
+		t.Errorf("after the replay: cache %v, want %v (b1@13 is older than the list)", got, want)
+	}
+	w1.w.Modify(scopedCM("b1", "B", "17"))
+	eventually(t, "b1@17 cached", func() bool { return slices.Contains(cachedNames(inf), "b1@17") })
+
+	// Remove A: its objects leave the cache as deletions, and nothing is listed.
+	if g := scope.Add("B"); g != gen {
+		t.Errorf("adding a value already there moved the generation from %d to %d", gen, g)
+	}
+	scope.Remove("A")
+	eventually(t, "A's objects gone", func() bool { return slices.Equal(cachedNames(inf), []string{"b1@17"}) })
+	if n := srv.listCount(); n != 2 {
+		t.Errorf("%d lists after removing A, want still 2", n)
+	}
+	mu.Lock()
+	sort.Strings(deleted)
+	if !slices.Equal(deleted, []string{"a1", "a2"}) {
+		t.Errorf("deletions handed to the handlers: %v, want a1 and a2", deleted)
+	}
+	mu.Unlock()
+	w2 := srv.waitWatch(t, 2)
+	if w2.opts.LabelSelector != "managed=yes,example.io/tenant in (B)" || w2.opts.ResourceVersion != "17" {
+		t.Errorf("third watch: selector %q from %q, want B from 17", w2.opts.LabelSelector, w2.opts.ResourceVersion)
+	}
+
+	// An empty Scope caches nothing and selects nothing.
+	scope.Remove("B")
+	eventually(t, "cache empty", func() bool { return len(cachedNames(inf)) == 0 })
+	if w3 := srv.waitWatch(t, 3); w3.opts.LabelSelector != "managed=yes,example.io/tenant in (none)" {
+		t.Errorf("empty scope's watch selector %q", w3.opts.LabelSelector)
+	}
+}
+
+// TestScopeResumeFromCheckpoint: an informer resumed from a checkpoint of a Scope's informer
+// watches from the checkpoint's position without listing when the Scope holds the same
+// values, and lists only the value the checkpoint lacks otherwise.
+func TestScopeResumeFromCheckpoint(t *testing.T) {
+	b1 := scopedCM("b1", "B", "7")
+	enc, err := b1.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := State{ID: "super/ConfigMap", Position: "20", Objects: [][]byte{enc}, HasObjects: true, Scope: []string{"B"}}
+	for _, tc := range []struct {
+		name      string
+		scope     []string
+		wantLists int
+		wantCache []string
+	}{
+		{"same values", []string{"B"}, 0, []string{"b1@7"}},
+		{"one value more", []string{"B", "C"}, 1, []string{"b1@7", "c1@8"}},
+		{"one value fewer", []string{"C"}, 1, []string{"c1@8"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := &scopeServer{rv: "25", objects: []*corev1.ConfigMap{b1, scopedCM("c1", "C", "8")}}
+			scope := NewScope(scopeKey, tc.scope...)
+			reg := NewRegistry()
+			reg.Restore([]State{st})
+			f := NewFactory(reg, "super", srv.client(t), FactoryOptions{Scope: scope})
+			inf := f.Core().V1().ConfigMaps().Informer()
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			f.Start(ctx.Done())
+			if !cache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
+				t.Fatal("not synced")
+			}
+			if err := scope.Wait(ctx, 0); err != nil {
+				t.Fatal(err)
+			}
+			eventually(t, "the expected cache", func() bool { return slices.Equal(cachedNames(inf), tc.wantCache) })
+			if n := srv.listCount(); n != tc.wantLists {
+				t.Errorf("%d lists, want %d", n, tc.wantLists)
+			}
+			if w := srv.waitWatch(t, 0); w.opts.ResourceVersion != "20" {
+				t.Errorf("watch from %q, want the checkpoint's 20", w.opts.ResourceVersion)
+			}
+		})
+	}
+}
