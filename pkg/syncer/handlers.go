@@ -34,7 +34,6 @@ func (s *Syncer) ClusterStarting(c *tenant.Cluster) {
 	}
 	s.vnodes.ClusterStarting(c)
 	s.trackPods(c) // Pod-creation phase metrics
-	s.scopeAdd(c)  // sharding: the super caches take in the tenant's objects meanwhile
 	// Last, when every informer of the tenant exists (they start after this hook): the
 	// identity is the control plane's (kube-system UID) and the Tenant object's UID: a
 	// Tenant re-created under the same name has new super namespaces, so its old ack maps say
@@ -43,6 +42,10 @@ func (s *Syncer) ClusterStarting(c *tenant.Cluster) {
 		ctrl.Log.WithName("checkpoint").Info("Checkpointed state of another control plane discarded; the tenant starts cold",
 			"tenant", c.Name, "sources", n)
 	}
+	// Sharding: the super caches take in the tenant's objects before its informers start, so
+	// they are there before the tenant is Synced (the super handlers take what arrives after
+	// that for live changes, and the super diff of ClusterSynced must see them).
+	s.scopeWaitFor(c)
 }
 
 // ClusterSynced implements tenant.Hooks. It enqueues the tenant objects whose version differs
@@ -67,7 +70,6 @@ func (s *Syncer) clusterSynced(c *tenant.Cluster) {
 	if cur, ok := s.registry.Get(c.Name); ok && cur != c {
 		return // replaced while waiting for the super caches
 	}
-	s.scopeWaitFor(c) // sharding: the super diff below must see the tenant's super objects
 	cold := s.takeCold(c.Name)
 	for kind, r := range s.resources {
 		if !hasDownward(kind) {

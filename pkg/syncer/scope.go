@@ -38,14 +38,8 @@ func newSuperScope(o Options) *source.Scope {
 	return source.NewScope(conversion.LabelTenantUID)
 }
 
-// scopeAdd puts tenant c into the super informers' scope (sharding only).
-func (s *Syncer) scopeAdd(c *tenant.Cluster) {
-	if s.scope != nil {
-		s.scope.Add(c.UID)
-	}
-}
-
-// scopeWaitFor waits, up to scopeWait, until the super caches hold tenant c's objects.
+// scopeWaitFor puts tenant c into the super informers' scope and waits, up to scopeWait,
+// until the super caches hold its objects (sharding only).
 func (s *Syncer) scopeWaitFor(c *tenant.Cluster) {
 	if s.scope == nil {
 		return

@@ -3,6 +3,7 @@ package source
 import (
 	"context"
 	"errors"
+	"reflect"
 	"strconv"
 	"sync"
 	"time"
@@ -390,11 +391,7 @@ func (w *scopedWatch) handOver(ctx context.Context, items []runtime.Object, vals
 			if _, in := vals[m.GetLabels()[l.scope.key]]; in {
 				continue
 			}
-			obj, ok := o.(runtime.Object)
-			if !ok {
-				continue
-			}
-			if !w.send(ctx, watch.Event{Type: watch.Deleted, Object: obj}) {
+			if !w.send(ctx, watch.Event{Type: watch.Deleted, Object: w.deletedObject(o, m)}) {
 				return false
 			}
 		}
@@ -416,6 +413,31 @@ func (w *scopedWatch) handOver(ctx context.Context, items []runtime.Object, vals
 	l.ss.storeVals = vals
 	l.ss.mu.Unlock()
 	return true
+}
+
+// deletedObject returns the object of a Deleted event for cached object o (metadata m): o
+// itself when it is of the informer's type, else (a cached form such as podcache.Pod, which the
+// reflector would refuse) a new object of that type with o's metadata, which is what the
+// handlers of a deletion read.
+func (w *scopedWatch) deletedObject(o any, m metav1.Object) runtime.Object {
+	want := w.lw.kind.newObj()
+	if obj, ok := o.(runtime.Object); ok && reflect.TypeOf(obj) == reflect.TypeOf(want) {
+		return obj
+	}
+	if wm, err := meta.Accessor(want); err == nil {
+		wm.SetNamespace(m.GetNamespace())
+		wm.SetName(m.GetName())
+		wm.SetUID(m.GetUID())
+		wm.SetResourceVersion(m.GetResourceVersion())
+		wm.SetGeneration(m.GetGeneration())
+		wm.SetCreationTimestamp(m.GetCreationTimestamp())
+		wm.SetDeletionTimestamp(m.GetDeletionTimestamp())
+		wm.SetLabels(m.GetLabels())
+		wm.SetAnnotations(m.GetAnnotations())
+		wm.SetOwnerReferences(m.GetOwnerReferences())
+		wm.SetFinalizers(m.GetFinalizers())
+	}
+	return want
 }
 
 // dropped reports whether ev is an event of an object of a value just added that is not newer
