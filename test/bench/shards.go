@@ -53,8 +53,8 @@ type shardsRound struct {
 	// RSSBytesTotal is their sum.
 	RSSBytesTotal int64 `json:"rssBytesTotal"`
 	// SuperCacheObjectsByReplica is, per replica, the objects in its super-cluster informer
-	// caches after the burst (vcsyncer_super_cache_objects summed over kinds): with sharding
-	// only the super objects of its own tenants, besides the caches every replica shares.
+	// caches of the kinds a tenant owns after the burst (vcsyncer_super_cache_objects summed
+	// over kinds, sharedSuperKinds left out): with sharding only its own tenants' objects.
 	SuperCacheObjectsByReplica map[string]int `json:"superCacheObjectsByReplica"`
 	// RestartSeconds: every replica stopped with SIGTERM (final checkpoint, tenants released),
 	// then all started again → every tenant Running on its shard (from the checkpoints).
@@ -65,6 +65,10 @@ type shardsRound struct {
 	// KilledTenants is how many tenants the killed replica synced.
 	KilledTenants int `json:"killedTenants,omitempty"`
 }
+
+// sharedSuperKinds are the kinds whose super caches every replica holds whole (they belong to
+// no one tenant): left out of SuperCacheObjectsByReplica.
+var sharedSuperKinds = map[string]bool{"Event": true, "PersistentVolume": true, "StorageClass": true, "PriorityClass": true}
 
 type shardsResult struct {
 	Date                 string        `json:"date"`
@@ -277,7 +281,7 @@ func shardsRoundRun(ctx context.Context, c shardsConfig, env *framework.Environm
 			return round, err
 		}
 		for _, m := range samples {
-			if m.name == "vcsyncer_super_cache_objects" {
+			if m.name == "vcsyncer_super_cache_objects" && !sharedSuperKinds[m.labels["kind"]] {
 				round.SuperCacheObjectsByReplica[r.id] += int(m.value)
 			}
 		}
