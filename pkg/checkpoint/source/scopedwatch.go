@@ -79,15 +79,10 @@ func (l *resumeLW) scopedList(ctx context.Context, opts metav1.ListOptions) (run
 	vals, gen := l.ss.listVals, l.ss.listGen
 	l.ss.started = true
 	l.ss.mu.Unlock()
-	o := opts
-	if l.tweak != nil {
-		l.tweak(&o)
-	}
-	sel, err := scopeSelector(o.LabelSelector, l.scope.key, vals)
+	o, err := l.scopedOptions(opts, vals)
 	if err != nil {
 		return nil, err
 	}
-	o.LabelSelector = sel
 	list, err := l.kind.list(l.client, ctx, o)
 	if err != nil {
 		return nil, err
@@ -162,17 +157,23 @@ func (l *resumeLW) scopedWatchStart(ctx context.Context, opts metav1.ListOptions
 
 // watchReal opens the apiserver watch from rv with the selector of vals.
 func (l *resumeLW) watchReal(ctx context.Context, rv string, opts metav1.ListOptions, vals map[string]struct{}) (watch.Interface, error) {
-	o := opts
-	o.ResourceVersion = rv
-	if l.tweak != nil {
-		l.tweak(&o)
-	}
-	sel, err := scopeSelector(o.LabelSelector, l.scope.key, vals)
+	opts.ResourceVersion = rv
+	o, err := l.scopedOptions(opts, vals)
 	if err != nil {
 		return nil, err
 	}
-	o.LabelSelector = sel
 	return l.kind.watch(l.client, ctx, o)
+}
+
+// scopedOptions returns opts with the factory's Tweak applied and its label selector
+// restricted to objects of vals.
+func (l *resumeLW) scopedOptions(opts metav1.ListOptions, vals map[string]struct{}) (metav1.ListOptions, error) {
+	if l.tweak != nil {
+		l.tweak(&opts)
+	}
+	sel, err := scopeSelector(opts.LabelSelector, l.scope.key, vals)
+	opts.LabelSelector = sel
+	return opts, err
 }
 
 // awaitVisible waits (up to visibleTimeout) until the informer's cache holds every key, then
@@ -330,10 +331,7 @@ func (w *scopedWatch) apply(ctx context.Context) (real watch.Interface, changed 
 		if w.rv != "" {
 			o.ResourceVersionMatch = metav1.ResourceVersionMatchNotOlderThan
 		}
-		if l.tweak != nil {
-			l.tweak(&o)
-		}
-		if o.LabelSelector, err = scopeSelector(o.LabelSelector, l.scope.key, gained); err != nil {
+		if o, err = l.scopedOptions(o, gained); err != nil {
 			return nil, nil, false, err
 		}
 		list, err := l.kind.list(l.client, ctx, o)
