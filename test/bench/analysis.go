@@ -12,7 +12,8 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
-	"k8s.io/client-go/kubernetes"
+
+	"github.com/vcsyncer/syncer/test/framework"
 )
 
 func ptrTo[T any](v T) *T { return &v }
@@ -193,27 +194,49 @@ func bottleneck(cpu []cpuUse, wall float64, cores int, phases map[string]phaseSt
 	return "unknown (no phase data); busiest " + top
 }
 
-// apiserver429s returns how many requests the apiserver behind cs has answered with 429 Too
-// Many Requests since it started (apiserver_request_total{code="429"} from its /metrics),
-// the sign that API Priority and Fairness rejected or queued-out a client. Errors: /metrics
-// unreadable (the caller reports -1).
-func apiserver429s(ctx context.Context, cs kubernetes.Interface) (float64, error) {
-	b, err := cs.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
+// apiserverRequests returns the requests the apiserver of cp has answered since it started
+// (apiserver_request_total from its /metrics) by requestKinds. Errors: /metrics unreadable.
+func apiserverRequests(ctx context.Context, cp *framework.ControlPlane) (map[string]float64, error) {
+	samples, err := apiserverMetrics(ctx, cp)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	p := expfmt.NewTextParser(model.UTF8Validation)
-	mfs, err := p.TextToMetricFamilies(strings.NewReader(string(b)))
-	if err != nil {
-		return 0, err
+	return requestKinds(samples), nil
+}
+
+// requestKinds sums the apiserver_request_total samples by "VERB resource[/subresource]" (the
+// verb as the apiserver labels it: POST, PUT, PATCH, GET, LIST, WATCH, ...) and adds the key
+// "429": every answer with code 429 Too Many Requests, the sign that API Priority and Fairness
+// rejected or queued-out a client.
+func requestKinds(samples []metricSample) map[string]float64 {
+	out := map[string]float64{}
+	for _, s := range samples {
+		if s.name != "apiserver_request_total" {
+			continue
+		}
+		if s.labels["code"] == "429" {
+			out["429"] += s.value
+		}
+		key := s.labels["verb"] + " " + s.labels["resource"]
+		if s.labels["subresource"] != "" {
+			key += "/" + s.labels["subresource"]
+		}
+		out[key] += s.value
 	}
-	n := 0.0
-	for _, m := range mfs["apiserver_request_total"].GetMetric() {
-		for _, l := range m.GetLabel() {
-			if l.GetName() == "code" && l.GetValue() == "429" {
-				n += m.GetCounter().GetValue()
-			}
+	return out
+}
+
+// requestsPerPod returns, for each key of after, (after − before) / pods, leaving out keys
+// that did not change; the zero map for pods ≤ 0.
+func requestsPerPod(before, after map[string]float64, pods int) map[string]float64 {
+	out := map[string]float64{}
+	if pods <= 0 {
+		return out
+	}
+	for k, v := range after {
+		if d := v - before[k]; d > 0 {
+			out[k] = d / float64(pods)
 		}
 	}
-	return n, nil
+	return out
 }

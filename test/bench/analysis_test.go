@@ -59,3 +59,46 @@ func TestBottleneck(t *testing.T) {
 		t.Errorf("an idle machine: %q, want the longest phase named", got)
 	}
 }
+
+// TestRequestKindsPerPod: apiserver_request_total is summed by verb and resource (subresource
+// apart), 429s of every kind are counted once more under "429", and requestsPerPod divides the
+// increase by the Pods, leaving out what did not change.
+func TestRequestKindsPerPod(t *testing.T) {
+	before := requestKinds(parseMetrics(`apiserver_request_total{code="201",resource="pods",subresource="",verb="POST"} 10
+apiserver_request_total{code="201",resource="pods",subresource="binding",verb="POST"} 4
+apiserver_request_total{code="200",resource="nodes",subresource="",verb="GET"} 7
+`))
+	after := requestKinds(parseMetrics(`apiserver_request_total{code="201",resource="pods",subresource="",verb="POST"} 30
+apiserver_request_total{code="429",resource="pods",subresource="",verb="POST"} 2
+apiserver_request_total{code="201",resource="pods",subresource="binding",verb="POST"} 14
+apiserver_request_total{code="200",resource="nodes",subresource="",verb="GET"} 7
+rest_client_requests_total{code="200",host="x",method="GET"} 99
+`))
+	got := requestsPerPod(before, after, 10)
+	want := map[string]float64{"POST pods": 2.2, "POST pods/binding": 1, "429": 0.2}
+	if len(got) != len(want) {
+		t.Fatalf("got %v, want %v", got, want)
+	}
+	for k, v := range want {
+		if math.Abs(got[k]-v) > 1e-9 {
+			t.Errorf("%s = %v, want %v (all: %v)", k, got[k], v, got)
+		}
+	}
+	if n := len(requestsPerPod(before, after, 0)); n != 0 {
+		t.Errorf("no Pods: %d keys, want none", n)
+	}
+}
+
+// TestThroughputCeiling: 2 cores at 40 ms of CPU per Pod allow 50 Pods/s; the CPU per Pod
+// sums every process.
+func TestThroughputCeiling(t *testing.T) {
+	if got := throughputCeiling(40, 2); got != 50 {
+		t.Errorf("ceiling = %v, want 50", got)
+	}
+	if got := cpuPerPodMillis(map[string]float64{"super/kube-apiserver": 3, "vc-syncer": 1}, 200); got != 20 {
+		t.Errorf("CPU per Pod = %v ms, want 20", got)
+	}
+	if throughputCeiling(0, 2) != 0 || cpuPerPodMillis(map[string]float64{"a": 1}, 0) != 0 {
+		t.Error("no cost or no Pods must give 0")
+	}
+}

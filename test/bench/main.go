@@ -13,12 +13,14 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"os"
 	"os/exec"
@@ -153,10 +155,10 @@ func run(ctx context.Context, c config) error {
 		return err
 	}
 	cpuBase0, tBase0 := componentCPU(env), time.Now()
-	base429a, _ := apiserver429s(ctx, env.Super.Client)
+	baseReqA, _ := apiserverRequests(ctx, env.Super)
 	base, err := burst(ctx, c, baseClients, baseNS)
 	cpuBase, baseCPUWall := diffCPU(componentCPU(env), cpuBase0), time.Since(tBase0).Seconds()
-	base429b, _ := apiserver429s(ctx, env.Super.Client)
+	baseReqB, _ := apiserverRequests(ctx, env.Super)
 	if err != nil {
 		return fmt.Errorf("baseline: %w", err)
 	}
@@ -202,7 +204,8 @@ func run(ctx context.Context, c config) error {
 	}
 	logf("syncer: %d tenants × %d Pods through vc-syncer (fair queuing %t)", c.tenants, c.pods, c.fair)
 	cpuSync0, tSync0 := componentCPU(env), time.Now()
-	sync429a, _ := apiserver429s(ctx, env.Super.Client)
+	syncReqA, _ := apiserverRequests(ctx, env.Super)
+	tenantReqA := tenantRequests(ctx, env)
 	profDone := make(chan error, 1)
 	if c.profile > 0 {
 		go func() {
@@ -211,7 +214,8 @@ func run(ctx context.Context, c config) error {
 	}
 	synced, err := burst(ctx, c, tenantClients, tenantNS)
 	cpuSync, syncCPUWall := diffCPU(componentCPU(env), cpuSync0), time.Since(tSync0).Seconds()
-	sync429b, _ := apiserver429s(ctx, env.Super.Client)
+	syncReqB, _ := apiserverRequests(ctx, env.Super)
+	tenantReqB := tenantRequests(ctx, env)
 	if err != nil {
 		return fmt.Errorf("through the syncer: %w", err)
 	}
@@ -242,7 +246,12 @@ func run(ctx context.Context, c config) error {
 	res.Phases = phaseBreakdown(synced, superTimes)
 	res.ComponentCPUSeconds = map[string]map[string]float64{"baseline": cpuBase, "syncer": cpuSync}
 	res.SyncerPhases = syncerPhaseBreakdown
-	res.Super429s = map[string]float64{"baseline": base429b - base429a, "syncer": sync429b - sync429a}
+	res.Super429s = map[string]float64{"baseline": baseReqB["429"] - baseReqA["429"], "syncer": syncReqB["429"] - syncReqA["429"]}
+	res.SuperRequestsPerPod = map[string]map[string]float64{
+		"baseline": requestsPerPod(baseReqA, baseReqB, len(base)),
+		"syncer":   requestsPerPod(syncReqA, syncReqB, len(synced)),
+	}
+	res.TenantRequestsPerPod = requestsPerPod(tenantReqA, tenantReqB, len(synced))
 	// Cores over the whole measured window (informers' start to the last Pod Running), the
 	// interval the CPU seconds were taken over.
 	res.CPU = map[string][]cpuUse{"baseline": busiest(cpuBase, baseCPUWall), "syncer": busiest(cpuSync, syncCPUWall)}
@@ -251,6 +260,8 @@ func run(ctx context.Context, c config) error {
 		"syncer":   bottleneck(res.CPU["syncer"], syncCPUWall, runtime.NumCPU(), syncerPhaseBreakdown),
 	}
 	res.ThroughputRatio = res.Syncer.Throughput / res.Baseline.Throughput
+	res.CPUPerPod = map[string]float64{"baseline": cpuPerPodMillis(cpuBase, len(base)), "syncer": cpuPerPodMillis(cpuSync, len(synced))}
+	res.ThroughputCeilingRatio = throughputCeiling(res.CPUPerPod["syncer"], runtime.NumCPU()) / res.Baseline.Throughput
 	if err := writeResults(c.out, res, base, synced); err != nil {
 		return err
 	}
@@ -577,6 +588,92 @@ type result struct {
 	Bottleneck map[string]string `json:"bottleneck"`
 	// Super429s counts the super apiserver's 429 answers during each burst (all clients).
 	Super429s map[string]float64 `json:"superApiserver429s"`
+	// SuperRequestsPerPod is, for "baseline" and "syncer", the super apiserver's requests
+	// (all clients) during that burst per Pod of the burst, by "VERB resource[/subresource]"
+	// (apiserverRequests).
+	SuperRequestsPerPod map[string]map[string]float64 `json:"superRequestsPerPod"`
+	// TenantRequestsPerPod is the tenant apiservers' requests (all clients, all tenants)
+	// during the burst through the syncer, per Pod of the burst, keyed as SuperRequestsPerPod.
+	TenantRequestsPerPod map[string]float64 `json:"tenantRequestsPerPod"`
+	// CPUPerPod is, for "baseline" and "syncer", the CPU time of every process on the machine
+	// (control planes, kwok and the syncer) during that burst per Pod of the burst, in
+	// milliseconds (cpuPerPodMillis).
+	CPUPerPod map[string]float64 `json:"cpuMillisecondsPerPod"`
+	// ThroughputCeilingRatio is the highest throughput ratio this machine's CPUs allow for the
+	// work the burst through the syncer did: throughputCeiling of its CPU per Pod over the
+	// baseline's throughput. A throughputRatio close to it means the machine, not waiting,
+	// limited the run; only less work per Pod raises it.
+	ThroughputCeilingRatio float64 `json:"throughputCeilingRatio"`
+}
+
+// cpuPerPodMillis returns the CPU seconds summed over cpu (process → seconds) per Pod, in
+// milliseconds; 0 for pods ≤ 0.
+func cpuPerPodMillis(cpu map[string]float64, pods int) float64 {
+	if pods <= 0 {
+		return 0
+	}
+	total := 0.0
+	for _, v := range cpu {
+		total += v
+	}
+	return 1000 * total / float64(pods)
+}
+
+// throughputCeiling returns the Pods per second a machine with cores CPUs reaches at most when
+// each Pod costs millisPerPod milliseconds of CPU and every CPU is busy all the time; 0 for
+// millisPerPod ≤ 0.
+func throughputCeiling(millisPerPod float64, cores int) float64 {
+	if millisPerPod <= 0 {
+		return 0
+	}
+	return 1000 * float64(cores) / millisPerPod
+}
+
+// tenantRequests returns the sum over env's tenants of apiserverRequests; a tenant whose
+// /metrics cannot be read counts nothing.
+func tenantRequests(ctx context.Context, env *framework.Environment) map[string]float64 {
+	out := map[string]float64{}
+	for _, t := range env.Tenants {
+		m, _ := apiserverRequests(ctx, t)
+		for k, v := range m {
+			out[k] += v
+		}
+	}
+	return out
+}
+
+// requestTable returns result.md's rows of requests per Pod: every key that reaches 0.05 on
+// some side, most requests through the syncer first.
+func requestTable(r result) string {
+	keys := map[string]bool{}
+	for _, m := range []map[string]float64{r.SuperRequestsPerPod["baseline"], r.SuperRequestsPerPod["syncer"], r.TenantRequestsPerPod} {
+		for k, v := range m {
+			if k != "429" && v >= 0.05 {
+				keys[k] = true
+			}
+		}
+	}
+	sorted := slices.Collect(maps.Keys(keys))
+	total := func(k string) float64 { return r.SuperRequestsPerPod["syncer"][k] + r.TenantRequestsPerPod[k] }
+	slices.SortFunc(sorted, func(a, b string) int {
+		if c := cmp.Compare(total(b), total(a)); c != 0 {
+			return c
+		}
+		return strings.Compare(a, b)
+	})
+	md := "\n| requests per Pod | super, baseline | super, through vc-syncer | tenants, through vc-syncer |\n|---|---|---|---|\n"
+	var sums [3]float64
+	for _, k := range sorted {
+		v := [3]float64{r.SuperRequestsPerPod["baseline"][k], r.SuperRequestsPerPod["syncer"][k], r.TenantRequestsPerPod[k]}
+		if !strings.HasPrefix(k, "WATCH") {
+			for i := range sums {
+				sums[i] += v[i]
+			}
+		}
+		md += fmt.Sprintf("| %s | %.2f | %.2f | %.2f |\n", k, v[0], v[1], v[2])
+	}
+	md += fmt.Sprintf("| all but WATCH | %.2f | %.2f | %.2f |\n", sums[0], sums[1], sums[2])
+	return md
 }
 
 func latencies(s []sample) []float64 {
@@ -660,6 +757,9 @@ func writeResults(dir string, r result, base, synced []sample) error {
 		}
 	}
 	md += fmt.Sprintf("| super apiserver 429s | %.0f | %.0f | |\n", r.Super429s["baseline"], r.Super429s["syncer"])
+	md += fmt.Sprintf("| CPU per Pod, all processes (ms) | %.1f | %.1f | %.2f |\n", r.CPUPerPod["baseline"], r.CPUPerPod["syncer"], r.CPUPerPod["syncer"]/r.CPUPerPod["baseline"])
+	md += fmt.Sprintf("| throughput the CPUs allow at that cost (Pods/s) | %.1f | %.1f | %.2f |\n",
+		throughputCeiling(r.CPUPerPod["baseline"], runtime.NumCPU()), throughputCeiling(r.CPUPerPod["syncer"], runtime.NumCPU()), r.ThroughputCeilingRatio)
 	for _, side := range []string{"baseline", "syncer"} {
 		var top []string
 		for i, u := range r.CPU[side] {
@@ -670,6 +770,7 @@ func writeResults(dir string, r result, base, synced []sample) error {
 		}
 		md += fmt.Sprintf("\n**%s** — bottleneck: %s. Busiest: %s.\n", side, r.Bottleneck[side], strings.Join(top, ", "))
 	}
+	md += requestTable(r)
 	if err := os.WriteFile(filepath.Join(dir, "result.md"), []byte(md), 0o644); err != nil {
 		return err
 	}
