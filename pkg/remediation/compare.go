@@ -5,6 +5,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/vcsyncer/syncer/pkg/conversion"
+	"github.com/vcsyncer/syncer/pkg/policy"
 	"github.com/vcsyncer/syncer/pkg/resources"
 	"github.com/vcsyncer/syncer/pkg/tenant"
 )
@@ -58,6 +59,18 @@ type kindInput struct {
 	nsMemo map[string]string
 	// refusedMemo memoises namespaceRefused.
 	refusedMemo map[string]bool
+	// verdicts, for a kind with stable verdicts (resources.StableChecker), remembers the pairs
+	// found InSync by this or an earlier scan; nil for other kinds.
+	verdicts map[key]inSyncVerdict
+	// scan numbers this scan, to tell the verdicts it used from those left behind.
+	scan uint64
+}
+
+// inSyncVerdict is a remembered InSync verdict: the state of the pair it was given for.
+type inSyncVerdict struct {
+	fp     fingerprint
+	policy *policy.Effective
+	scan   uint64 // the last scan that found or used it
 }
 
 // superNamespace returns the (memoised) super namespace of tenant namespace ns.
@@ -91,11 +104,15 @@ func (in *kindInput) namespaceRefused(ns string) bool {
 // in the tenant cache, and that are not being deleted, are orphans. Cluster-scoped objects
 // are Namespaces (the super namespace is the mapped name). Tenant objects refused by the
 // tenant's policy at their current version (resources.IsRefused), and the objects of a
-// refused tenant namespace (resources.NamespaceRefused), are skipped. It returns the findings and the
-// number of objects compared.
-func compareKind(in kindInput) ([]finding, int) {
-	var found []finding
-	checked := 0
+// refused tenant namespace (resources.NamespaceRefused), are skipped. A pair whose InSync
+// verdict in.verdicts remembers, unchanged since, is not checked again; in.verdicts is left
+// holding exactly the pairs found InSync by this scan. It returns the findings, the number of
+// objects compared and how many of them had a remembered verdict.
+func compareKind(in kindInput) (found []finding, checked, remembered int) {
+	var pol *policy.Effective
+	if in.verdicts != nil {
+		pol = in.c.Policy()
+	}
 	for _, obj := range in.tenant.List() {
 		t, ok := obj.(metav1.Object)
 		if !ok {
@@ -121,15 +138,25 @@ func compareKind(in kindInput) ([]finding, int) {
 		if s != nil && !conversion.OwnedByTenant(s, in.c.UID) {
 			continue
 		}
-		m := in.check.Check(in.env, in.c, t, s)
-		if m == resources.InSync {
-			continue
-		}
+		k := key{t.GetNamespace(), t.GetName()}
 		fp := fingerprint{tenantRV: t.GetResourceVersion()}
 		if s != nil {
 			fp.superRV, fp.superUID = s.GetResourceVersion(), string(s.GetUID())
+			if v, ok := in.verdicts[k]; ok && v.fp == fp && v.policy == pol {
+				v.scan = in.scan
+				in.verdicts[k] = v
+				remembered++
+				continue
+			}
 		}
-		found = append(found, finding{key: key{t.GetNamespace(), t.GetName()}, reason: m, fp: fp})
+		m := in.check.Check(in.env, in.c, t, s)
+		if m == resources.InSync {
+			if s != nil && in.verdicts != nil {
+				in.verdicts[k] = inSyncVerdict{fp: fp, policy: pol, scan: in.scan}
+			}
+			continue
+		}
+		found = append(found, finding{key: k, reason: m, fp: fp})
 	}
 	for _, o := range in.owned {
 		checked++
@@ -154,5 +181,10 @@ func compareKind(in kindInput) ([]finding, int) {
 		}
 		found = append(found, finding{key: k, reason: resources.MismatchOrphanInSuper, fp: fingerprint{superUID: string(o.obj.GetUID())}})
 	}
-	return found, checked
+	for k, v := range in.verdicts {
+		if v.scan != in.scan {
+			delete(in.verdicts, k) // gone, changed or out of sync since
+		}
+	}
+	return found, checked, remembered
 }

@@ -83,6 +83,8 @@ type Scanner struct {
 	// reported holds the tenants the scanner has written metric series for, so that a removed
 	// tenant's series are deleted even if a scan raced with its removal.
 	reported map[string]bool
+	// scans counts the scans run (guarded by mu).
+	scans uint64
 }
 
 var _ manager.Runnable = (*Scanner)(nil)
@@ -134,6 +136,9 @@ type Result struct {
 	Requeued int
 	// Fixed counts re-enqueued mismatches no longer found.
 	Fixed int
+	// Remembered counts the objects among Checked whose InSync verdict was remembered from an
+	// earlier scan, unchanged since (resources.StableChecker), and not checked again.
+	Remembered int
 	// Skipped counts skipped tenants plus skipped (tenant, kind) pairs.
 	Skipped int
 	// Duration is the scan's wall-clock time.
@@ -145,6 +150,7 @@ type Result struct {
 func (s *Scanner) Scan() Result {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.scans++
 	start := time.Now()
 	var res Result
 	var ready []*tenantState
@@ -208,9 +214,14 @@ func (s *Scanner) Scan() Result {
 			in := kindInput{
 				env: s.o.Env, c: st.cluster, kind: r.Kind(), check: ch,
 				tenant: tenantInf.GetStore(), super: superInf.GetStore(), owned: owned[st.cluster.UID], nsMemo: st.nsMemo,
+				scan: s.scans,
 			}
-			found, checked := compareKind(in)
+			if _, ok := ch.(resources.StableChecker); ok {
+				in.verdicts = st.verdictsOf(r.Kind())
+			}
+			found, checked, remembered := compareKind(in)
 			res.Checked += checked
+			res.Remembered += remembered
 			res.Candidates += len(found)
 			s.settle(st, r.Kind(), found, &res)
 		}
@@ -235,6 +246,21 @@ type tenantState struct {
 	cluster *tenant.Cluster
 	records map[resources.Kind]map[key]record
 	nsMemo  map[string]string // tenant namespace → super namespace, for one scan
+	// verdicts holds, for kinds with stable verdicts, the pairs last found InSync.
+	verdicts map[resources.Kind]map[key]inSyncVerdict
+}
+
+// verdictsOf returns the remembered InSync verdicts of kind (an empty map the first time).
+func (st *tenantState) verdictsOf(kind resources.Kind) map[key]inSyncVerdict {
+	if st.verdicts == nil {
+		st.verdicts = map[resources.Kind]map[key]inSyncVerdict{}
+	}
+	m := st.verdicts[kind]
+	if m == nil {
+		m = map[key]inSyncVerdict{}
+		st.verdicts[kind] = m
+	}
+	return m
 }
 
 // settle compares this scan's findings for one tenant and kind with the previous scan's:

@@ -49,6 +49,20 @@ type Checker interface {
 	Check(env *Env, c *tenant.Cluster, t, s metav1.Object) Mismatch
 }
 
+// StableChecker is an optional interface of a Checker whose verdict on a tenant object and an
+// existing super copy depends on nothing but the two objects, the tenant's identity and its
+// policy (c.Policy()): not on other objects, Nodes or the time. Remediation remembers such a
+// pair's InSync verdict and does not check it again while the resourceVersions of both
+// objects, the super copy's UID and the tenant's policy object stay the same; an informer's
+// object at one resourceVersion never changes, so the remembered verdict is the one Check
+// would give. This matters for kinds whose Check is costly (cached Pods are decoded to be
+// compared), where a steady scan would otherwise re-decode every object.
+type StableChecker interface {
+	Checker
+	// StableVerdicts marks the kind; it does nothing.
+	StableVerdicts()
+}
+
 // CheckPresence is the presence and identity part of every check: a live tenant object needs
 // a super copy recorded with its UID (else MismatchMissingInSuper or MismatchStaleInSuper);
 // a tenant object being deleted must not have a live super copy (MismatchStaleInSuper). It

@@ -12,7 +12,12 @@ import (
 	"github.com/vcsyncer/syncer/pkg/tenant"
 )
 
-var _ resources.Checker = Resource{}
+var _ resources.StableChecker = Resource{}
+
+// StableVerdicts implements resources.StableChecker: with a super Pod present, Check reads
+// only the two Pods and the tenant's identity and policy (the super Nodes matter only when
+// there is no super Pod).
+func (Resource) StableVerdicts() {}
 
 // Check implements resources.Checker. It follows the two reconcilers step by step:
 //
