@@ -5,7 +5,6 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/vcsyncer/syncer/pkg/conversion"
-	"github.com/vcsyncer/syncer/pkg/policy"
 	"github.com/vcsyncer/syncer/pkg/resources"
 	"github.com/vcsyncer/syncer/pkg/tenant"
 )
@@ -68,8 +67,10 @@ type kindInput struct {
 
 // inSyncVerdict is a remembered InSync verdict: the state of the pair it was given for.
 type inSyncVerdict struct {
-	fp     fingerprint
-	policy *policy.Effective
+	fp fingerprint
+	// policy is the Generation of the tenant's policy (a hash of its rules: the tenant
+	// controller installs a new policy object on every Tenant reconcile, equal rules or not).
+	policy string
 	scan   uint64 // the last scan that found or used it
 }
 
@@ -109,9 +110,9 @@ func (in *kindInput) namespaceRefused(ns string) bool {
 // holding exactly the pairs found InSync by this scan. It returns the findings, the number of
 // objects compared and how many of them had a remembered verdict.
 func compareKind(in kindInput) (found []finding, checked, remembered int) {
-	var pol *policy.Effective
+	var pol string
 	if in.verdicts != nil {
-		pol = in.c.Policy()
+		pol = in.c.Policy().Generation
 	}
 	for _, obj := range in.tenant.List() {
 		t, ok := obj.(metav1.Object)

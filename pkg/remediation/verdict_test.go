@@ -5,6 +5,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	tenancyv1alpha1 "github.com/vcsyncer/syncer/pkg/apis/tenancy/v1alpha1"
 	"github.com/vcsyncer/syncer/pkg/policy"
 	"github.com/vcsyncer/syncer/pkg/resources"
 	"github.com/vcsyncer/syncer/pkg/resources/pod"
@@ -81,7 +82,11 @@ func TestScanRemembersStableInSyncVerdicts(t *testing.T) {
 		scan("repaired, unchanged", 4, 1, 0)
 
 		c.SetPolicy(policy.Resolve(nil, nil)) // the same rules, a new policy object
-		scan("tenant policy replaced", 5, 0, 0)
+		scan("tenant policy installed again, same rules", 4, 1, 0)
+		c.SetPolicy(policy.Resolve(&tenancyv1alpha1.TenantPolicySpec{
+			Metadata: &tenancyv1alpha1.MetadataPolicy{AllowedLabelPrefixes: []string{"app"}},
+		}, nil))
+		scan("tenant policy rules changed", 5, 0, 0)
 		scan("policy unchanged since", 5, 1, 0)
 
 		moved := tp.DeepCopy()

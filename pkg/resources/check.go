@@ -53,7 +53,7 @@ type Checker interface {
 // existing super copy depends on nothing but the two objects, the tenant's identity and its
 // policy (c.Policy()): not on other objects, Nodes or the time. Remediation remembers such a
 // pair's InSync verdict and does not check it again while the resourceVersions of both
-// objects, the super copy's UID and the tenant's policy object stay the same; an informer's
+// objects, the super copy's UID and the tenant's policy rules (policy.Effective.Generation) stay the same; an informer's
 // object at one resourceVersion never changes, so the remembered verdict is the one Check
 // would give. This matters for kinds whose Check is costly (cached Pods are decoded to be
 // compared), where a steady scan would otherwise re-decode every object.
