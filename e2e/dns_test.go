@@ -13,7 +13,7 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/vcsyncer/syncer/test/framework"
+	"github.com/vcsyncer/syncer/pkg/localcluster"
 )
 
 // dnsName is one name a tenant Pod would resolve, with the answer it must get.
@@ -47,7 +47,7 @@ func (rw *realWorld) testDNS(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			superDNS, err := rw.super.Client.CoreV1().Services(v.superNS[framework.ClusterDNSNamespace]).Get(ctx, framework.ClusterDNSService, metav1.GetOptions{})
+			superDNS, err := rw.super.Client.CoreV1().Services(v.superNS[localcluster.ClusterDNSNamespace]).Get(ctx, localcluster.ClusterDNSService, metav1.GetOptions{})
 			if err != nil {
 				t.Fatalf("super copy of %s's kube-system/kube-dns: %v", tu.name, err)
 			}
@@ -99,8 +99,8 @@ func (rw *realWorld) testDNS(t *testing.T) {
 
 // dnsNames lists the names to resolve in tenant view v and a resolver per Pod they are
 // resolved from (the super Pods' dnsConfig with servers).
-func (rw *realWorld) dnsNames(ctx context.Context, v *tenantView, servers map[string]string) ([]dnsName, map[string]*framework.PodResolver, error) {
-	resolvers := map[string]*framework.PodResolver{}
+func (rw *realWorld) dnsNames(ctx context.Context, v *tenantView, servers map[string]string) ([]dnsName, map[string]*localcluster.PodResolver, error) {
+	resolvers := map[string]*localcluster.PodResolver{}
 	podIn := map[string]string{} // tenant ns → a Pod "<ns>/<name>" resolving with the tenant DNS
 	var anyPod string
 	podIPs := map[string]bool{}
@@ -118,7 +118,7 @@ func (rw *realWorld) dnsNames(ctx context.Context, v *tenantView, servers map[st
 			servers[sp.Spec.DNSConfig.Nameservers[0]] == "" {
 			continue
 		}
-		r, err := framework.NewPodResolver(sp.Spec.DNSConfig, servers)
+		r, err := localcluster.NewPodResolver(sp.Spec.DNSConfig, servers)
 		if err != nil {
 			return nil, nil, fmt.Errorf("super Pod of %s: %w", k, err)
 		}
@@ -136,7 +136,7 @@ func (rw *realWorld) dnsNames(ctx context.Context, v *tenantView, servers map[st
 	}
 	var names []dnsName
 	for _, s := range v.svcs {
-		fqdn := s.Name + "." + s.Namespace + ".svc." + framework.ClusterDomain
+		fqdn := s.Name + "." + s.Namespace + ".svc." + localcluster.ClusterDomain
 		if s.Spec.ClusterIP != "" && s.Spec.ClusterIP != corev1.ClusterIPNone && s.Spec.Type != corev1.ServiceTypeExternalName {
 			var superIP string
 			if sc := v.superSvc[s.Namespace+"/"+s.Name]; sc != nil {

@@ -1,5 +1,5 @@
 // Package e2e holds whole-system suites: the vc-syncer binary, built from this repository,
-// run as a child process against real local control planes (test/framework), driven the way a
+// run as a child process against real local control planes (pkg/localcluster), driven the way a
 // user drives it (vc-syncer tenant add, kubectl apply into the tenants).
 //
 // # Usage

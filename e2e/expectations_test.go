@@ -56,7 +56,7 @@ var vanishing = map[string]string{
 		"Secret whose ServiceAccount (sa-name) does not exist",
 }
 
-// Causes of a knownGap. None of them is the syncer's: issue 4 asks for a real-world e2e free
+// Causes of a knownGap. None of them is the syncer's: the real-world e2e must stay free
 // of syncer gaps for what fake kubelets can run (TestNoSyncerGaps keeps it so).
 const (
 	// causeEnvironment: the local control planes (kwok instead of kubelets, single-stack,
@@ -167,7 +167,7 @@ var knownGaps = map[string][]knownGap{
 	// Environment.
 	website + "service/networking/dual-stack-preferred-ipfamilies-svc.yaml": {{
 		Name: "single-stack-tenant", Cause: causeEnvironment, Rejected: true,
-		Reason: "the tenant control planes of test/framework are single-stack IPv4, so the tenant apiserver rejects " +
+		Reason: "the tenant control planes of pkg/localcluster are single-stack IPv4, so the tenant apiserver rejects " +
 			`ipFamilies [IPv6, IPv4] ("spec.ipFamilies[0]: Invalid value: \"IPv6\": not configured on this cluster"); ` +
 			"the syncer never sees the Service",
 	}},
@@ -197,7 +197,7 @@ var knownGaps = map[string][]knownGap{
 	"kubernetes-ingress-nginx/deploy/static/provider/aws/deploy.yaml": {{
 		Name: "webhook-unreachable", Cause: causeEnvironment,
 		Reason: "the ValidatingWebhookConfiguration points at the tenant Service ingress-nginx-controller-admission, whose " +
-			"Pods run in the super cluster: the tenant apiservers of test/framework run on loopback with no route to " +
+			"Pods run in the super cluster: the tenant apiservers of pkg/localcluster run on loopback with no route to " +
 			"the super cluster's Pod network (kwok Pods have no network at all); only Ingress writes would call it and " +
 			"the corpus applies none",
 	}},

@@ -23,14 +23,14 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
 
-	"github.com/vcsyncer/syncer/test/framework"
+	"github.com/vcsyncer/syncer/pkg/localcluster"
 	"github.com/vcsyncer/syncer/test/integration/itest"
 )
 
 // syncerProcess is a running `vc-syncer run`.
 type syncerProcess struct {
 	bin     string
-	super   *framework.ControlPlane
+	super   *localcluster.ControlPlane
 	logPath string
 	cmd     *exec.Cmd
 	done    chan error
@@ -38,7 +38,7 @@ type syncerProcess struct {
 
 // startSyncer runs `vc-syncer run` against the super cluster until the test ends. The child
 // dies with the test binary (Pdeathsig) and logs to a file that is kept when the test fails.
-func startSyncer(t *testing.T, bin string, super *framework.ControlPlane) *syncerProcess {
+func startSyncer(t *testing.T, bin string, super *localcluster.ControlPlane) *syncerProcess {
 	t.Helper()
 	p := &syncerProcess{bin: bin, super: super, logPath: filepath.Join(t.TempDir(), "vc-syncer.log"), done: make(chan error, 1)}
 	logFile, err := os.Create(p.logPath)
@@ -138,7 +138,7 @@ func (p *syncerProcess) grepLog(max int, words ...string) []string {
 
 // addTenant registers a tenant control plane with `vc-syncer tenant add`, with its Service
 // range (so tenant ClusterIPs are the super copies').
-func (p *syncerProcess) addTenant(t *testing.T, cp *framework.ControlPlane) {
+func (p *syncerProcess) addTenant(t *testing.T, cp *localcluster.ControlPlane) {
 	t.Helper()
 	out, err := exec.CommandContext(t.Context(), p.bin, "tenant", "add", cp.Name, "--service-cidr", cp.ServiceCIDR,
 		"--kubeconfig", cp.KubeconfigPath, "--super-kubeconfig", p.super.KubeconfigPath).CombinedOutput()
@@ -195,9 +195,9 @@ type kubectl struct {
 	bin, kubeconfig, cacheDir string
 }
 
-func newKubectl(t *testing.T, cp *framework.ControlPlane) *kubectl {
+func newKubectl(t *testing.T, cp *localcluster.ControlPlane) *kubectl {
 	return &kubectl{
-		bin:        filepath.Join(framework.ToolsDir(), "bin", "kubectl"),
+		bin:        filepath.Join(localcluster.ToolsDir(), "bin", "kubectl"),
 		kubeconfig: cp.KubeconfigPath,
 		cacheDir:   filepath.Join(t.TempDir(), "kubectl-cache"),
 	}
@@ -221,7 +221,7 @@ type clusterClients struct {
 	mapper meta.RESTMapper
 }
 
-func newClusterClients(t *testing.T, cp *framework.ControlPlane) *clusterClients {
+func newClusterClients(t *testing.T, cp *localcluster.ControlPlane) *clusterClients {
 	t.Helper()
 	cfg := rest.CopyConfig(cp.RESTConfig)
 	cfg.WarningHandler = rest.NoWarnings{} // listing every resource would print deprecation warnings

@@ -18,6 +18,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/vcsyncer/syncer/pkg/localcluster"
 	"github.com/vcsyncer/syncer/test/framework"
 	"github.com/vcsyncer/syncer/test/integration/itest"
 )
@@ -83,7 +84,7 @@ func TestRealWorld(t *testing.T) {
 	bin := itest.BuildSyncer(t)
 	var syncerLog string
 	keepSyncerLog(t, &syncerLog)
-	env := framework.StartT(t, framework.SuperOptions{Nodes: 3}, 2)
+	env := framework.StartT(t, localcluster.SuperOptions{Nodes: 3}, 2)
 	rw := setUp(t, env, bin, manifests)
 	syncerLog = rw.syncer.logPath
 	rw.logExpectations()
@@ -103,7 +104,7 @@ type realWorld struct {
 	t         *testing.T
 	manifests []*manifest
 	syncer    *syncerProcess
-	super     *framework.ControlPlane
+	super     *localcluster.ControlPlane
 	superC    *clusterClients
 	tenants   []*tenantUnderTest
 
@@ -136,7 +137,7 @@ type realWorld struct {
 
 // tenantUnderTest is one tenant control plane and what the test knows about it.
 type tenantUnderTest struct {
-	cp      *framework.ControlPlane
+	cp      *localcluster.ControlPlane
 	name    string
 	uid     string
 	c       *clusterClients
@@ -144,7 +145,7 @@ type tenantUnderTest struct {
 	owners  sync.Map // types.UID → objKey of the top-level owner
 }
 
-func setUp(t *testing.T, env *framework.Environment, bin string, manifests []*manifest) *realWorld {
+func setUp(t *testing.T, env *localcluster.Environment, bin string, manifests []*manifest) *realWorld {
 	t.Helper()
 	rw := &realWorld{
 		t: t, manifests: manifests, super: env.Super, superC: newClusterClients(t, env.Super),

@@ -9,7 +9,7 @@
 # builds everything once (about 10 minutes on 2 cores). Prints the cache directory on the last line.
 #
 # `hack/build-tools.sh runtime` builds only what control planes need at run time (what
-# `vc-syncer dev` and test/framework start), not helm or the npm Dockerfile linter.
+# `vc-syncer dev`, the tests and the benchmarks start through pkg/localcluster), not helm or the npm Dockerfile linter.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 K8S=v1.37.2 ETCD=v3.7.3 KWOK=v0.8.0

@@ -256,7 +256,7 @@ func ensureQuota(ctx context.Context, env *Env, c *tenant.Cluster, sns *corev1.N
 	return policy.QuotaReady(have), nil
 }
 
-// fieldManager is the field manager of the syncer's writes (downward.FieldManager, which this
+// fieldManager is the field manager of the syncer's writes (reconcile.FieldManager, which this
 // package cannot import).
 const fieldManager = "vc-syncer"
 

@@ -38,7 +38,7 @@ const (
 	KindStorageClass          Kind = "StorageClass"
 )
 
-// Kinds added by issue 4 (more kinds). Ingress, NetworkPolicy and PodDisruptionBudget are
+// Further synced kinds. Ingress, NetworkPolicy and PodDisruptionBudget are
 // opt-in (syncer.Options.OptInKinds); the others are synced by default.
 const (
 	KindEndpoints           Kind = "Endpoints"

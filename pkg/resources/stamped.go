@@ -8,7 +8,7 @@ import (
 	"github.com/vcsyncer/syncer/pkg/conversion"
 )
 
-// ObjectGetter reads one object by name (a namespaced lister, as downward.Getter).
+// ObjectGetter reads one object by name (a namespaced lister, as reconcile.Getter).
 type ObjectGetter[T metav1.Object] interface {
 	Get(name string) (T, error)
 }
@@ -19,7 +19,7 @@ type ObjectGetter[T metav1.Object] interface {
 // endpoints and EndpointSlice controllers copy a Service's labels), so the label-filtered super
 // cache can hold objects that are not the syncer's; reconcilers of such kinds must not mistake
 // them for conflicts or copies. A create at such a name still meets the object and reports a
-// conflict (downward.Conflict). gr names the resource in the NotFound error.
+// conflict (reconcile.Conflict). gr names the resource in the NotFound error.
 func Stamped[T metav1.Object](g ObjectGetter[T], gr schema.GroupResource) ObjectGetter[T] {
 	return stamped[T]{g: g, gr: gr}
 }

@@ -13,13 +13,13 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/tools/record"
 
+	"github.com/vcsyncer/syncer/pkg/reconcile"
 	"github.com/vcsyncer/syncer/pkg/resources"
-	"github.com/vcsyncer/syncer/pkg/syncer/downward"
 	"github.com/vcsyncer/syncer/pkg/tenant"
 )
 
 // TestRejectedRequestWaitsForChange: a Pod the super cluster's Pod Security admission refused
-// (downward.Report of the real error) is reconciled once and not retried on a timer (backoff
+// (reconcile.Report of the real error) is reconciled once and not retried on a timer (backoff
 // would retry it after 100, 200, 400 ms); the next Add (the object's next change) reconciles
 // it again. A SyncFailed Event is recorded each time.
 func TestRejectedRequestWaitsForChange(t *testing.T) {
@@ -38,7 +38,7 @@ func TestRejectedRequestWaitsForChange(t *testing.T) {
 	var calls atomic.Int32
 	process := func(context.Context, resources.Request, bool) error {
 		calls.Add(1)
-		return downward.Report(c, p, resources.KindPod, "create", refused)
+		return reconcile.Report(c, p, resources.KindPod, "create", refused)
 	}
 	q := newTestPipelineQueue(1)
 	go s.workWith(ctx, q, true, process)

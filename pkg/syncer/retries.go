@@ -17,9 +17,9 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/vcsyncer/syncer/pkg/metrics"
+	"github.com/vcsyncer/syncer/pkg/reconcile"
 	"github.com/vcsyncer/syncer/pkg/resources"
 	"github.com/vcsyncer/syncer/pkg/resources/pod"
-	"github.com/vcsyncer/syncer/pkg/syncer/downward"
 )
 
 // Retry reasons: the "reason" label of vcsyncer_sync_retries_total and
@@ -55,7 +55,7 @@ const (
 	// status (pod.ErrSuperCacheBehind); the next super event or retry brings the newer one.
 	RetrySuperCacheBehind = "SuperCacheBehind"
 	// RetryTenantCacheBehind: the tenant cache is behind the tenant apiserver
-	// (downward.ErrTenantCacheBehind).
+	// (reconcile.ErrTenantCacheBehind).
 	RetryTenantCacheBehind = "TenantCacheBehind"
 	// RetryBoundsPending: the super namespace's ResourceQuota is not computed yet
 	// (resources.ErrBoundsPending).
@@ -111,7 +111,7 @@ func retryReason(err error) string {
 		return RetryPanic
 	case errors.Is(err, pod.ErrSuperCacheBehind):
 		return RetrySuperCacheBehind
-	case errors.Is(err, downward.ErrTenantCacheBehind):
+	case errors.Is(err, reconcile.ErrTenantCacheBehind):
 		return RetryTenantCacheBehind
 	case errors.Is(err, resources.ErrNoQuotaRoom):
 		return RetryQuota

@@ -20,9 +20,9 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/vcsyncer/syncer/pkg/metrics"
+	"github.com/vcsyncer/syncer/pkg/reconcile"
 	"github.com/vcsyncer/syncer/pkg/resources"
 	"github.com/vcsyncer/syncer/pkg/resources/pod"
-	"github.com/vcsyncer/syncer/pkg/syncer/downward"
 )
 
 func TestRetryReason(t *testing.T) {
@@ -49,7 +49,7 @@ func TestRetryReason(t *testing.T) {
 		"service unavailable":  {apierrors.NewServiceUnavailable("down"), RetryUnavailable},
 		"internal error":       {apierrors.NewInternalError(errors.New("etcd")), RetryUnavailable},
 		"super cache behind":   {fmt.Errorf("Pod a/b: %w (Ready condition)", pod.ErrSuperCacheBehind), RetrySuperCacheBehind},
-		"tenant cache behind":  {fmt.Errorf("x: %w", downward.ErrTenantCacheBehind), RetryTenantCacheBehind},
+		"tenant cache behind":  {fmt.Errorf("x: %w", reconcile.ErrTenantCacheBehind), RetryTenantCacheBehind},
 		"bounds pending":       {resources.ErrBoundsPending, RetryBoundsPending},
 		"not owned":            {resources.ErrNotOwned, RetryNotOwned},
 		"panic":                {fmt.Errorf("%w while syncing x: boom", errPanic), RetryPanic},

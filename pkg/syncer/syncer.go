@@ -395,7 +395,7 @@ func (s *Syncer) workWith(ctx context.Context, q *pipelineQueue, down bool, proc
 			q.Forget(req)
 		case errors.Is(err, resources.ErrRejected):
 			// Refused by the super cluster for a reason a retry does not change (reported on
-			// the tenant object by downward.Report): it waits for the object's next change, a
+			// the tenant object by reconcile.Report): it waits for the object's next change, a
 			// policy change or a remediation scan instead of a timer.
 			ctrl.LoggerFrom(ctx).V(1).Info("Not retrying: refused by the super cluster", "request", req.String(), "reason", err.Error())
 			metrics.SyncRejected(req.Tenant, string(req.Kind))

@@ -11,7 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	ctrl "sigs.k8s.io/controller-runtime"
 
-	"github.com/vcsyncer/syncer/pkg/syncer/downward"
+	"github.com/vcsyncer/syncer/pkg/reconcile"
 )
 
 var vnodeSelector = labels.SelectorFromSet(labels.Set{LabelVNode: "true"})
@@ -109,7 +109,7 @@ func (m *Manager) syncNode(ctx context.Context, l *tenantLoop, name string, full
 // l.nodeMu. A vNode that exists already (the cache lags) is left to the loop.
 func (m *Manager) createLocked(ctx context.Context, l *tenantLoop, super *corev1.Node) error {
 	nodes := l.c.Client.CoreV1().Nodes()
-	created, err := nodes.Create(ctx, DesiredNode(super, nil), metav1.CreateOptions{FieldManager: downward.FieldManager})
+	created, err := nodes.Create(ctx, DesiredNode(super, nil), metav1.CreateOptions{FieldManager: reconcile.FieldManager})
 	if apierrors.IsAlreadyExists(err) {
 		l.markDirty(super.Name)
 		return nil
@@ -119,7 +119,7 @@ func (m *Manager) createLocked(ctx context.Context, l *tenantLoop, super *corev1
 	}
 	delete(l.deleted, super.Name)
 	created.Status, _ = DesiredStatus(super, nil, time.Now(), m.opts.StatusReportFrequency)
-	if _, err := nodes.UpdateStatus(ctx, created, metav1.UpdateOptions{FieldManager: downward.FieldManager}); err != nil {
+	if _, err := nodes.UpdateStatus(ctx, created, metav1.UpdateOptions{FieldManager: reconcile.FieldManager}); err != nil {
 		l.markDirty(super.Name) // the loop writes the status from the cache
 		if apierrors.IsConflict(err) {
 			return nil // a tenant controller (ttl, node-lifecycle) wrote the new Node first
@@ -137,7 +137,7 @@ func (m *Manager) createLocked(ctx context.Context, l *tenantLoop, super *corev1
 func (m *Manager) update(ctx context.Context, l *tenantLoop, super, vn *corev1.Node, now time.Time) (*corev1.Node, error) {
 	nodes := l.c.Client.CoreV1().Nodes()
 	if want := DesiredNode(super, vn); NodeChanged(want, vn) {
-		updated, err := nodes.Update(ctx, want, metav1.UpdateOptions{FieldManager: downward.FieldManager})
+		updated, err := nodes.Update(ctx, want, metav1.UpdateOptions{FieldManager: reconcile.FieldManager})
 		if err != nil {
 			return vn, fmt.Errorf("failed to update vNode %s: %w", vn.Name, err)
 		}
@@ -150,7 +150,7 @@ func (m *Manager) update(ctx context.Context, l *tenantLoop, super, vn *corev1.N
 	u := vn.DeepCopy()
 	u.Status.Conditions, u.Status.Addresses = status.Conditions, status.Addresses
 	u.Status.Capacity, u.Status.Allocatable, u.Status.NodeInfo = status.Capacity, status.Allocatable, status.NodeInfo
-	updated, err := nodes.UpdateStatus(ctx, u, metav1.UpdateOptions{FieldManager: downward.FieldManager})
+	updated, err := nodes.UpdateStatus(ctx, u, metav1.UpdateOptions{FieldManager: reconcile.FieldManager})
 	if err != nil {
 		return vn, fmt.Errorf("failed to update vNode %s status: %w", vn.Name, err)
 	}
@@ -170,7 +170,7 @@ func (m *Manager) renewLease(ctx context.Context, l *tenantLoop, vn *corev1.Node
 	if last == nil {
 		got, err := leases.Get(ctx, vn.Name, metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
-			created, err := leases.Create(ctx, DesiredLease(vn, nil, m.opts.LeaseDuration, now), metav1.CreateOptions{FieldManager: downward.FieldManager})
+			created, err := leases.Create(ctx, DesiredLease(vn, nil, m.opts.LeaseDuration, now), metav1.CreateOptions{FieldManager: reconcile.FieldManager})
 			if err != nil {
 				return fmt.Errorf("failed to create Lease of vNode %s: %w", vn.Name, err)
 			}
@@ -182,7 +182,7 @@ func (m *Manager) renewLease(ctx context.Context, l *tenantLoop, vn *corev1.Node
 		}
 		last = got
 	}
-	updated, err := leases.Update(ctx, DesiredLease(vn, last, m.opts.LeaseDuration, now), metav1.UpdateOptions{FieldManager: downward.FieldManager})
+	updated, err := leases.Update(ctx, DesiredLease(vn, last, m.opts.LeaseDuration, now), metav1.UpdateOptions{FieldManager: reconcile.FieldManager})
 	if err != nil {
 		delete(l.leases, vn.Name) // read it again next time
 		return fmt.Errorf("failed to renew Lease of vNode %s: %w", vn.Name, err)

@@ -13,7 +13,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
-	"github.com/vcsyncer/syncer/test/framework"
+	"github.com/vcsyncer/syncer/pkg/localcluster"
 )
 
 func ptrTo[T any](v T) *T { return &v }
@@ -196,7 +196,7 @@ func bottleneck(cpu []cpuUse, wall float64, cores int, phases map[string]phaseSt
 
 // apiserverRequests returns the requests the apiserver of cp has answered since it started
 // (apiserver_request_total from its /metrics) by requestKinds. Errors: /metrics unreadable.
-func apiserverRequests(ctx context.Context, cp *framework.ControlPlane) (map[string]float64, error) {
+func apiserverRequests(ctx context.Context, cp *localcluster.ControlPlane) (map[string]float64, error) {
 	samples, err := apiserverMetrics(ctx, cp)
 	if err != nil {
 		return nil, err

@@ -24,8 +24,8 @@ import (
 	"github.com/vcsyncer/syncer/cmd/vc-syncer/app"
 	tenancyv1alpha1 "github.com/vcsyncer/syncer/pkg/apis/tenancy/v1alpha1"
 	"github.com/vcsyncer/syncer/pkg/conversion"
+	"github.com/vcsyncer/syncer/pkg/localcluster"
 	"github.com/vcsyncer/syncer/pkg/policy"
-	"github.com/vcsyncer/syncer/test/framework"
 )
 
 // fairnessConfig holds the fairness experiment's sizes.
@@ -374,7 +374,7 @@ func createBenchPolicy(ctx context.Context, cl client.Client) (map[string]string
 // fairness runs the cases of the fairness experiment.
 type fairness struct {
 	c       fairnessConfig
-	env     *framework.Environment
+	env     *localcluster.Environment
 	bin     string
 	cl      client.Client
 	p       *syncerProc

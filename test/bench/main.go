@@ -1,5 +1,5 @@
 // Command bench is vc-syncer's load generator. It starts real local control planes
-// (test/framework), runs the built vc-syncer binary against them, and measures Pod start-up
+// (pkg/localcluster), runs the built vc-syncer binary against them, and measures Pod start-up
 // latency through the syncer side by side, in the same run, with a baseline where the same Pods
 // go straight to the super cluster.
 //
@@ -43,7 +43,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	tenancyv1alpha1 "github.com/vcsyncer/syncer/pkg/apis/tenancy/v1alpha1"
-	"github.com/vcsyncer/syncer/test/framework"
+	"github.com/vcsyncer/syncer/pkg/localcluster"
 )
 
 type config struct {
@@ -130,8 +130,8 @@ func runBurst(ctx context.Context, args []string) error {
 
 // startEnv starts the local super cluster with nodes kwok Nodes and the given number of
 // tenants, logging progress.
-func startEnv(ctx context.Context, nodes, tenants int) (*framework.Environment, error) {
-	return framework.Start(ctx, framework.SuperOptions{Options: framework.Options{Progress: func(s string) { logf("%s", s) }}, Nodes: nodes}, tenants)
+func startEnv(ctx context.Context, nodes, tenants int) (*localcluster.Environment, error) {
+	return localcluster.Start(ctx, localcluster.SuperOptions{Options: localcluster.Options{Progress: func(s string) { logf("%s", s) }}, Nodes: nodes}, tenants)
 }
 
 func logf(format string, args ...any) {
@@ -276,7 +276,7 @@ func run(ctx context.Context, c config) error {
 // baselineNamespaces creates n namespaces baseline-1..baseline-n in the super cluster, where a
 // baseline burst creates the same Pods as the tenants do through the syncer, and returns the
 // super client once per namespace with them (burst's arguments).
-func baselineNamespaces(ctx context.Context, env *framework.Environment, n int) ([]kubernetes.Interface, []string, error) {
+func baselineNamespaces(ctx context.Context, env *localcluster.Environment, n int) ([]kubernetes.Interface, []string, error) {
 	var clients []kubernetes.Interface
 	var nss []string
 	for i := range n {
@@ -323,7 +323,7 @@ func createNamespace(ctx context.Context, cs kubernetes.Interface, ns string) er
 	})
 }
 
-func waitTenantsRunning(ctx context.Context, cl client.Client, tenants []*framework.ControlPlane) error {
+func waitTenantsRunning(ctx context.Context, cl client.Client, tenants []*localcluster.ControlPlane) error {
 	return wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
 		for _, t := range tenants {
 			tn := &tenancyv1alpha1.Tenant{}
@@ -631,7 +631,7 @@ func throughputCeiling(millisPerPod float64, cores int) float64 {
 
 // tenantRequests returns the sum over env's tenants of apiserverRequests; a tenant whose
 // /metrics cannot be read counts nothing.
-func tenantRequests(ctx context.Context, env *framework.Environment) map[string]float64 {
+func tenantRequests(ctx context.Context, env *localcluster.Environment) map[string]float64 {
 	out := map[string]float64{}
 	for _, t := range env.Tenants {
 		m, _ := apiserverRequests(ctx, t)
@@ -847,7 +847,7 @@ func phaseBreakdown(synced []sample, st *superTimes) map[string][2]float64 {
 }
 
 // componentCPU returns the CPU seconds used so far by every control-plane process.
-func componentCPU(env *framework.Environment) map[string]float64 {
+func componentCPU(env *localcluster.Environment) map[string]float64 {
 	out := map[string]float64{}
 	for _, cp := range env.ControlPlanes() {
 		for comp, pid := range cp.PIDs() {

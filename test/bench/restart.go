@@ -29,7 +29,7 @@ import (
 	"github.com/vcsyncer/syncer/cmd/vc-syncer/app"
 	tenancyv1alpha1 "github.com/vcsyncer/syncer/pkg/apis/tenancy/v1alpha1"
 	"github.com/vcsyncer/syncer/pkg/conversion"
-	"github.com/vcsyncer/syncer/test/framework"
+	"github.com/vcsyncer/syncer/pkg/localcluster"
 )
 
 // restartConfig are the flags of the restart experiment.
@@ -194,7 +194,7 @@ func runRestart(ctx context.Context, args []string) error {
 // restarter runs and measures the syncer process of the restart experiment.
 type restarter struct {
 	c       restartConfig
-	env     *framework.Environment
+	env     *localcluster.Environment
 	bin     string
 	p       *syncerProc
 	metrics string // host:port of the current process's /metrics
@@ -391,7 +391,7 @@ func (r *restarter) apiserverCounters(ctx context.Context) (map[string]serverCou
 }
 
 // apiserverMetrics scrapes cp's kube-apiserver /metrics with its admin kubeconfig.
-func apiserverMetrics(ctx context.Context, cp *framework.ControlPlane) ([]metricSample, error) {
+func apiserverMetrics(ctx context.Context, cp *localcluster.ControlPlane) ([]metricSample, error) {
 	raw, err := cp.Client.Discovery().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("%s /metrics: %w", cp.Name, err)
@@ -493,7 +493,7 @@ func (r *restarter) measure(ctx context.Context, variant, stop string, extra []s
 
 // watchProbe polls (GET, not LIST, so the apiserver LIST counters stay the syncer's) until the
 // probe Pod's super copy exists and the tenant Pod is Running.
-func (r *restarter) watchProbe(ctx context.Context, tenant *framework.ControlPlane, name string, start time.Time, res *restartResult) error {
+func (r *restarter) watchProbe(ctx context.Context, tenant *localcluster.ControlPlane, name string, start time.Time, res *restartResult) error {
 	cl, err := client.New(r.env.Super.RESTConfig, client.Options{Scheme: app.Scheme()})
 	if err != nil {
 		return err

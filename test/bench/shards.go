@@ -22,8 +22,8 @@ import (
 	"github.com/vcsyncer/syncer/cmd/vc-syncer/app"
 	tenancyv1alpha1 "github.com/vcsyncer/syncer/pkg/apis/tenancy/v1alpha1"
 	"github.com/vcsyncer/syncer/pkg/conversion"
+	"github.com/vcsyncer/syncer/pkg/localcluster"
 	"github.com/vcsyncer/syncer/pkg/sharding"
-	"github.com/vcsyncer/syncer/test/framework"
 )
 
 // shardsConfig are the flags of the shards experiment.
@@ -209,7 +209,7 @@ func shards(ctx context.Context, c shardsConfig) error {
 
 // shardsRoundRun runs one round with n replicas: cold start, burst, RSS, restart from
 // checkpoints, SIGKILL of the busiest replica; then it deletes the burst's Pods and stops them.
-func shardsRoundRun(ctx context.Context, c shardsConfig, env *framework.Environment, cl client.Client, bin, superKC, logs string, n int, registered *bool) (shardsRound, error) {
+func shardsRoundRun(ctx context.Context, c shardsConfig, env *localcluster.Environment, cl client.Client, bin, superKC, logs string, n int, registered *bool) (shardsRound, error) {
 	round := shardsRound{Replicas: n, TenantsByReplica: map[string]int{}, RSSBytesByReplica: map[string]int64{}, SuperCacheObjectsByReplica: map[string]int{}}
 	dir := filepath.Join(env.Dir, fmt.Sprintf("shards-%d", n))
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -347,7 +347,7 @@ func shardsRoundRun(ctx context.Context, c shardsConfig, env *framework.Environm
 }
 
 // waitShards waits until every tenant is Running with status.shard the ring's owner.
-func waitShards(ctx context.Context, cl client.Client, tenants []*framework.ControlPlane, ring *sharding.Ring, timeout time.Duration) error {
+func waitShards(ctx context.Context, cl client.Client, tenants []*localcluster.ControlPlane, ring *sharding.Ring, timeout time.Duration) error {
 	return wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
 		for _, t := range tenants {
 			tn := &tenancyv1alpha1.Tenant{}

@@ -19,7 +19,7 @@ import (
 
 	"github.com/vcsyncer/syncer/cmd/vc-syncer/app"
 	tenancyv1alpha1 "github.com/vcsyncer/syncer/pkg/apis/tenancy/v1alpha1"
-	"github.com/vcsyncer/syncer/test/framework"
+	"github.com/vcsyncer/syncer/pkg/localcluster"
 )
 
 // syncerProc is a running vc-syncer binary.
@@ -30,7 +30,7 @@ type syncerProc struct {
 
 // startSyncer builds (once per call site) and starts `vc-syncer run` against env's super
 // cluster, logging to logPath.
-func startSyncer(ctx context.Context, env *framework.Environment, bin string, fair bool, logPath string, extraArgs ...string) (*syncerProc, error) {
+func startSyncer(ctx context.Context, env *localcluster.Environment, bin string, fair bool, logPath string, extraArgs ...string) (*syncerProc, error) {
 	superKC := filepath.Join(env.Dir, "super.kubeconfig")
 	if err := os.WriteFile(superKC, env.Super.Kubeconfig, 0o600); err != nil {
 		return nil, err
@@ -87,13 +87,13 @@ func ensureBenchPolicy(ctx context.Context, cl client.Client) error {
 
 // registerTenants installs the CRD, registers every tenant of env (weight 1) and waits until
 // all are Running.
-func registerTenants(ctx context.Context, env *framework.Environment) error {
+func registerTenants(ctx context.Context, env *localcluster.Environment) error {
 	return registerWeightedTenants(ctx, env, nil)
 }
 
 // registerWeightedTenants is registerTenants with Tenant.spec.weight from weights by tenant
 // name (1 for tenants not in it); an existing Tenant's spec is updated.
-func registerWeightedTenants(ctx context.Context, env *framework.Environment, weights map[string]int32) error {
+func registerWeightedTenants(ctx context.Context, env *localcluster.Environment, weights map[string]int32) error {
 	if err := app.InstallCRD(ctx, env.Super.RESTConfig); err != nil {
 		return err
 	}

@@ -18,7 +18,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
-	"github.com/vcsyncer/syncer/test/framework"
+	"github.com/vcsyncer/syncer/pkg/localcluster"
 )
 
 // tenantsConfig are the flags of the tenants experiment.
@@ -180,7 +180,7 @@ func runTenants(ctx context.Context, args []string) error {
 
 // tenantsAtMax measures, at the largest number of tenants, the idle syncer with objects, its
 // restarts (cold and from the checkpoint of a graceful stop) and a burst, filling res.
-func tenantsAtMax(ctx context.Context, env *framework.Environment, r *restarter, res *tenantsResults, pprofAddr string, withCkpt []string) error {
+func tenantsAtMax(ctx context.Context, env *localcluster.Environment, r *restarter, res *tenantsResults, pprofAddr string, withCkpt []string) error {
 	c := res.c
 	if err := r.populate(ctx); err != nil {
 		return fmt.Errorf("%d objects in each of %d tenants: %w", c.objects, res.maxN, err)
@@ -318,7 +318,7 @@ func requestDelta(before, after []metricSample, hosts map[string]string) map[str
 
 // tenantWatches sums apiserver_longrunning_requests{verb="WATCH"} (watches open now) over the
 // given tenants' apiservers.
-func tenantWatches(ctx context.Context, tenants []*framework.ControlPlane) (float64, error) {
+func tenantWatches(ctx context.Context, tenants []*localcluster.ControlPlane) (float64, error) {
 	total := 0.0
 	for _, t := range tenants {
 		samples, err := apiserverMetrics(ctx, t)
@@ -380,7 +380,7 @@ func machineIdleSeconds() float64 {
 // tenantsBurst creates c.burstPods Pods in every tenant at once, through the syncer, and the
 // same number straight into the super cluster (one namespace per tenant, one client), and
 // returns both latency summaries and their p99 ratio.
-func tenantsBurst(ctx context.Context, env *framework.Environment, c tenantsConfig) (map[string]any, error) {
+func tenantsBurst(ctx context.Context, env *localcluster.Environment, c tenantsConfig) (map[string]any, error) {
 	bc := config{pods: c.burstPods, concurrency: 10, timeout: c.timeout}
 	var baseClients, clients []kubernetes.Interface
 	var baseNS, ns []string

@@ -17,7 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/vcsyncer/syncer/cmd/vc-syncer/app/options"
-	"github.com/vcsyncer/syncer/test/framework"
+	"github.com/vcsyncer/syncer/pkg/localcluster"
 )
 
 func newDevCommand() *cobra.Command {
@@ -103,15 +103,15 @@ func runDev(ctx context.Context, cmd *cobra.Command, o *options.Options, dir str
 		return err
 	}
 	progress("checking control-plane binaries (the first run builds them: ~10 min)")
-	tools, err := framework.EnsureTools(ctx, progress)
+	tools, err := localcluster.EnsureTools(ctx, progress)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil
 		}
 		return err
 	}
-	env, err := framework.Start(ctx, framework.SuperOptions{
-		Options: framework.Options{Dir: filepath.Join(dir, "state"), ToolsDir: tools, Progress: progress},
+	env, err := localcluster.Start(ctx, localcluster.SuperOptions{
+		Options: localcluster.Options{Dir: filepath.Join(dir, "state"), ToolsDir: tools, Progress: progress},
 		Nodes:   nodes,
 	}, tenants)
 	if err != nil {
@@ -218,7 +218,7 @@ func stopWithParent() string {
 // tenants' Stop stops it) and returns the lines that tell how to query them. The super Pods'
 // nameserver is the super ClusterIP of the tenant's kube-dns copy, which is not routable on
 // this machine; these local servers give the same answers.
-func startDevTenantDNS(ctx context.Context, env *framework.Environment, progress func(string)) (string, error) {
+func startDevTenantDNS(ctx context.Context, env *localcluster.Environment, progress func(string)) (string, error) {
 	var b strings.Builder
 	b.WriteString("Tenant DNS (CoreDNS reading each tenant apiserver; tenant Pods' nameserver is their tenant's kube-dns):\n")
 	for _, t := range env.Tenants {

@@ -1,5 +1,5 @@
 // Package store persists the syncer's checkpoint: one opaque blob, saved atomically, so that
-// a restart resumes instead of cold-starting (issue 5; the checkpointing design, section 4.4
+// a restart resumes instead of cold-starting (the checkpointing design, section 4.4
 // "Checkpointable extra state and the store"). The checkpointer encodes the blob; a store only
 // compresses, checksums and stores it.
 //

@@ -15,7 +15,7 @@
 // the drill-down rows as tenant=~"$tenant". Rates use Grafana's $__rate_interval. Rows:
 // overview of all tenants (health, lag, queue depth and age, throughput, errors), per-tenant
 // drill-down by kind, the VirtualCluster paper's five-phase Pod creation breakdown,
-// remediation, and checkpoints (issue 5's vcsyncer_checkpoint_* and
+// remediation, and checkpoints (vcsyncer_checkpoint_* and
 // vcsyncer_source_resume_mode metrics).
 package dashboard
 

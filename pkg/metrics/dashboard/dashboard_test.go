@@ -16,7 +16,7 @@ import (
 	"github.com/vcsyncer/syncer/pkg/metrics"
 )
 
-// CheckpointMetrics are issue 5's checkpoint metric names (defined by pkg/checkpoint, not
+// CheckpointMetrics are the checkpoint metric names (defined by pkg/checkpoint, not
 // pkg/metrics); the dashboard's checkpoint row queries them.
 var CheckpointMetrics = []string{
 	"vcsyncer_checkpoint_duration_seconds", "vcsyncer_checkpoint_size_bytes", "vcsyncer_checkpoint_items",

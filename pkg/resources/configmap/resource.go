@@ -13,8 +13,8 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/vcsyncer/syncer/pkg/policy"
+	"github.com/vcsyncer/syncer/pkg/reconcile"
 	"github.com/vcsyncer/syncer/pkg/resources"
-	"github.com/vcsyncer/syncer/pkg/syncer/downward"
 	"github.com/vcsyncer/syncer/pkg/tenant"
 )
 
@@ -53,15 +53,15 @@ func (Resource) Downward(ctx context.Context, env *resources.Env, c *tenant.Clus
 		// limits.maxObjectBytes: an oversized object has no super copy (an existing one goes).
 		if d := policy.CheckObjectBytes(c.Policy().Limits(), fmt.Sprintf("ConfigMap %s/%s", ns, name), policy.ConfigMapBytes(o)); d != nil {
 			superNS := resources.SuperNamespace(c, ns)
-			return downward.Refuse(ctx, c, resources.KindConfigMap, o, sl.ConfigMaps(superNS), env.Super.CoreV1().ConfigMaps(superNS), d)
+			return reconcile.Refuse(ctx, c, resources.KindConfigMap, o, sl.ConfigMaps(superNS), env.Super.CoreV1().ConfigMaps(superNS), d)
 		}
 		resources.Admitted(c, resources.KindConfigMap, ns, name)
 	}
-	return downward.Reconcile(ctx, env, c, ns, name, downward.Spec[*corev1.ConfigMap]{
+	return reconcile.Reconcile(ctx, env, c, ns, name, reconcile.Spec[*corev1.ConfigMap]{
 		Kind:   resources.KindConfigMap,
-		Tenant: func(ns string) downward.Getter[*corev1.ConfigMap] { return tl.ConfigMaps(ns) },
-		Super:  func(ns string) downward.Getter[*corev1.ConfigMap] { return sl.ConfigMaps(ns) },
-		Client: func(ns string) downward.Writer[*corev1.ConfigMap] { return env.Super.CoreV1().ConfigMaps(ns) },
+		Tenant: func(ns string) reconcile.Getter[*corev1.ConfigMap] { return tl.ConfigMaps(ns) },
+		Super:  func(ns string) reconcile.Getter[*corev1.ConfigMap] { return sl.ConfigMaps(ns) },
+		Client: func(ns string) reconcile.Writer[*corev1.ConfigMap] { return env.Super.CoreV1().ConfigMaps(ns) },
 		Skip:   func(o *corev1.ConfigMap) bool { return o.Name == RootCAConfigMap },
 		Desired: func(o *corev1.ConfigMap, superNS string, existing *corev1.ConfigMap, has bool) *corev1.ConfigMap {
 			return Desired(c, o, superNS, existing, has)

@@ -13,9 +13,9 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/tools/record"
 
+	"github.com/vcsyncer/syncer/pkg/reconcile"
 	"github.com/vcsyncer/syncer/pkg/resources"
 	"github.com/vcsyncer/syncer/pkg/resources/configmap"
-	"github.com/vcsyncer/syncer/pkg/syncer/downward"
 	"github.com/vcsyncer/syncer/pkg/tenant"
 )
 
@@ -41,7 +41,7 @@ func TestDownwardConfirmsDeletionWithTheTenantAPIServer(t *testing.T) {
 	}
 
 	err := (configmap.Resource{}).Downward(ctx, env, c, "app", "cfg")
-	if !errors.Is(err, downward.ErrTenantCacheBehind) {
+	if !errors.Is(err, reconcile.ErrTenantCacheBehind) {
 		t.Fatalf("Downward with a lagging tenant cache = %v, want ErrTenantCacheBehind", err)
 	}
 	if _, err := superCS.CoreV1().ConfigMaps(superNS).Get(ctx, "cfg", metav1.GetOptions{}); err != nil {

@@ -54,8 +54,8 @@ import (
 
 	"github.com/vcsyncer/syncer/pkg/podcache"
 	"github.com/vcsyncer/syncer/pkg/policy"
+	"github.com/vcsyncer/syncer/pkg/reconcile"
 	"github.com/vcsyncer/syncer/pkg/resources"
-	"github.com/vcsyncer/syncer/pkg/syncer/downward"
 	"github.com/vcsyncer/syncer/pkg/tenant"
 )
 
@@ -142,16 +142,16 @@ func (Resource) Downward(ctx context.Context, env *resources.Env, c *tenant.Clus
 	} else {
 		watched.Drop(c, req)
 	}
-	return downward.Reconcile(ctx, env, c, ns, name, downward.Spec[*corev1.Endpoints]{
+	return reconcile.Reconcile(ctx, env, c, ns, name, reconcile.Spec[*corev1.Endpoints]{
 		Kind: resources.KindEndpoints,
-		Tenant: func(ns string) downward.Getter[*corev1.Endpoints] {
+		Tenant: func(ns string) reconcile.Getter[*corev1.Endpoints] {
 			return selectorless{endpoints: tl.Endpoints(ns), services: svcs.Services(ns)}
 		},
 		Refuse: func(o *corev1.Endpoints) *policy.Denial { return Refuse(env, c, o) },
-		Super: func(ns string) downward.Getter[*corev1.Endpoints] {
+		Super: func(ns string) reconcile.Getter[*corev1.Endpoints] {
 			return resources.Stamped[*corev1.Endpoints](sl.Endpoints(ns), corev1.Resource("endpoints"))
 		},
-		Client: func(ns string) downward.Writer[*corev1.Endpoints] { return env.Super.CoreV1().Endpoints(ns) },
+		Client: func(ns string) reconcile.Writer[*corev1.Endpoints] { return env.Super.CoreV1().Endpoints(ns) },
 		Desired: func(o *corev1.Endpoints, superNS string, existing *corev1.Endpoints, has bool) *corev1.Endpoints {
 			return Desired(c, o, superNS, existing, has)
 		},

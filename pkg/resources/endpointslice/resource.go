@@ -44,9 +44,9 @@ import (
 
 	"github.com/vcsyncer/syncer/pkg/podcache"
 	"github.com/vcsyncer/syncer/pkg/policy"
+	"github.com/vcsyncer/syncer/pkg/reconcile"
 	"github.com/vcsyncer/syncer/pkg/resources"
 	"github.com/vcsyncer/syncer/pkg/resources/endpoints"
-	"github.com/vcsyncer/syncer/pkg/syncer/downward"
 	"github.com/vcsyncer/syncer/pkg/tenant"
 )
 
@@ -150,18 +150,18 @@ func (Resource) Downward(ctx context.Context, env *resources.Env, c *tenant.Clus
 	} else {
 		watched.Drop(c, req)
 	}
-	return downward.Reconcile(ctx, env, c, ns, name, downward.Spec[*discoveryv1.EndpointSlice]{
+	return reconcile.Reconcile(ctx, env, c, ns, name, reconcile.Spec[*discoveryv1.EndpointSlice]{
 		Kind: resources.KindEndpointSlice,
-		Tenant: func(ns string) downward.Getter[*discoveryv1.EndpointSlice] {
+		Tenant: func(ns string) reconcile.Getter[*discoveryv1.EndpointSlice] {
 			return selectorless{slices: tl.EndpointSlices(ns), services: svcs.Services(ns)}
 		},
 		Refuse: func(o *discoveryv1.EndpointSlice) *policy.Denial { return Refuse(env, c, o) },
-		Super: func(ns string) downward.Getter[*discoveryv1.EndpointSlice] {
+		Super: func(ns string) reconcile.Getter[*discoveryv1.EndpointSlice] {
 			// The super EndpointSlice controller copies a Service's labels (the syncer's
 			// managed-by among them) onto its slices; those are not the syncer's.
 			return resources.Stamped[*discoveryv1.EndpointSlice](sl.EndpointSlices(ns), discoveryv1.Resource("endpointslices"))
 		},
-		Client: func(ns string) downward.Writer[*discoveryv1.EndpointSlice] {
+		Client: func(ns string) reconcile.Writer[*discoveryv1.EndpointSlice] {
 			return env.Super.DiscoveryV1().EndpointSlices(ns)
 		},
 		Desired: func(o *discoveryv1.EndpointSlice, superNS string, existing *discoveryv1.EndpointSlice, has bool) *discoveryv1.EndpointSlice {

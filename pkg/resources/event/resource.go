@@ -47,8 +47,8 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/vcsyncer/syncer/pkg/conversion"
+	"github.com/vcsyncer/syncer/pkg/reconcile"
 	"github.com/vcsyncer/syncer/pkg/resources"
-	"github.com/vcsyncer/syncer/pkg/syncer/downward"
 	"github.com/vcsyncer/syncer/pkg/tenant"
 )
 
@@ -145,7 +145,7 @@ func (r Resource) Upward(ctx context.Context, env *resources.Env, c *tenant.Clus
 	if err != nil { // not found in the cache of our copies
 		// AlreadyExists: our cache is behind (a retry updates the copy it then holds), or the
 		// tenant has an Event of that name that is not ours (retried a few times, then dropped).
-		_, err = events.Create(ctx, want, metav1.CreateOptions{FieldManager: downward.FieldManager})
+		_, err = events.Create(ctx, want, metav1.CreateOptions{FieldManager: reconcile.FieldManager})
 		if err != nil {
 			return fmt.Errorf("failed to create Event %s/%s in tenant %s: %w", ns, name, c.Name, err)
 		}
@@ -154,7 +154,7 @@ func (r Resource) Upward(ctx context.Context, env *resources.Env, c *tenant.Clus
 	u := have.DeepCopy()
 	u.InvolvedObject, u.Reason, u.Message, u.Type = want.InvolvedObject, want.Reason, want.Message, want.Type
 	u.Count, u.FirstTimestamp, u.LastTimestamp, u.Series = want.Count, want.FirstTimestamp, want.LastTimestamp, want.Series
-	if _, err := events.Update(ctx, u, metav1.UpdateOptions{FieldManager: downward.FieldManager}); err != nil && !apierrors.IsNotFound(err) {
+	if _, err := events.Update(ctx, u, metav1.UpdateOptions{FieldManager: reconcile.FieldManager}); err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("failed to update Event %s/%s in tenant %s: %w", ns, name, c.Name, err)
 	}
 	return nil

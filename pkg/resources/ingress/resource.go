@@ -33,8 +33,8 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/vcsyncer/syncer/pkg/policy"
+	"github.com/vcsyncer/syncer/pkg/reconcile"
 	"github.com/vcsyncer/syncer/pkg/resources"
-	"github.com/vcsyncer/syncer/pkg/syncer/downward"
 	"github.com/vcsyncer/syncer/pkg/tenant"
 )
 
@@ -67,11 +67,11 @@ func (Resource) UpwardOnTenantChange() bool { return true }
 func (Resource) Downward(ctx context.Context, env *resources.Env, c *tenant.Cluster, ns, name string) error {
 	tl := c.Informers.Networking().V1().Ingresses().Lister()
 	sl := env.SuperInformers.Networking().V1().Ingresses().Lister()
-	return downward.Reconcile(ctx, env, c, ns, name, downward.Spec[*networkingv1.Ingress]{
+	return reconcile.Reconcile(ctx, env, c, ns, name, reconcile.Spec[*networkingv1.Ingress]{
 		Kind:   resources.KindIngress,
-		Tenant: func(ns string) downward.Getter[*networkingv1.Ingress] { return tl.Ingresses(ns) },
-		Super:  func(ns string) downward.Getter[*networkingv1.Ingress] { return sl.Ingresses(ns) },
-		Client: func(ns string) downward.Writer[*networkingv1.Ingress] { return env.Super.NetworkingV1().Ingresses(ns) },
+		Tenant: func(ns string) reconcile.Getter[*networkingv1.Ingress] { return tl.Ingresses(ns) },
+		Super:  func(ns string) reconcile.Getter[*networkingv1.Ingress] { return sl.Ingresses(ns) },
+		Client: func(ns string) reconcile.Writer[*networkingv1.Ingress] { return env.Super.NetworkingV1().Ingresses(ns) },
 		Refuse: func(o *networkingv1.Ingress) *policy.Denial { return Refuse(c, o) },
 		Desired: func(o *networkingv1.Ingress, superNS string, existing *networkingv1.Ingress, has bool) *networkingv1.Ingress {
 			return Desired(c, o, superNS, existing, has)
@@ -111,7 +111,7 @@ func Equal(want, have *networkingv1.Ingress) bool {
 // Upward implements resources.Resource: it copies the super Ingress's status.loadBalancer
 // into the tenant Ingress.
 func (Resource) Upward(ctx context.Context, env *resources.Env, c *tenant.Cluster, ns, name string) error {
-	t, s, ok, err := downward.UpwardPair[*networkingv1.Ingress](c, c.Informers.Networking().V1().Ingresses().Lister().Ingresses(ns),
+	t, s, ok, err := reconcile.UpwardPair[*networkingv1.Ingress](c, c.Informers.Networking().V1().Ingresses().Lister().Ingresses(ns),
 		env.SuperInformers.Networking().V1().Ingresses().Lister().Ingresses(resources.SuperNamespace(c, ns)), name)
 	if !ok || err != nil {
 		return err
@@ -121,6 +121,6 @@ func (Resource) Upward(ctx context.Context, env *resources.Env, c *tenant.Cluste
 	}
 	u := t.DeepCopy()
 	u.Status.LoadBalancer = *s.Status.LoadBalancer.DeepCopy()
-	_, err = c.Client.NetworkingV1().Ingresses(ns).UpdateStatus(ctx, u, metav1.UpdateOptions{FieldManager: downward.FieldManager})
+	_, err = c.Client.NetworkingV1().Ingresses(ns).UpdateStatus(ctx, u, metav1.UpdateOptions{FieldManager: reconcile.FieldManager})
 	return err
 }

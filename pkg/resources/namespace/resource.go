@@ -22,8 +22,8 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/vcsyncer/syncer/pkg/conversion"
+	"github.com/vcsyncer/syncer/pkg/reconcile"
 	"github.com/vcsyncer/syncer/pkg/resources"
-	"github.com/vcsyncer/syncer/pkg/syncer/downward"
 	"github.com/vcsyncer/syncer/pkg/tenant"
 )
 
@@ -93,7 +93,7 @@ func (Resource) Downward(ctx context.Context, env *resources.Env, c *tenant.Clus
 				return err
 			}
 		}
-		return downward.DeleteSuper(ctx, env.Super.CoreV1().Namespaces(), sns)
+		return reconcile.DeleteSuper(ctx, env.Super.CoreV1().Namespaces(), sns)
 	}
 	if !sFound {
 		resources.ReportDroppedMeta(c, resources.KindNamespace, tns, resources.DesiredNamespace(env, c, tns, nil))
@@ -109,7 +109,7 @@ func (Resource) Downward(ctx context.Context, env *resources.Env, c *tenant.Clus
 		if err := confirmGone(ctx, c, name, sns); err != nil {
 			return err
 		}
-		return downward.DeleteSuper(ctx, env.Super.CoreV1().Namespaces(), sns)
+		return reconcile.DeleteSuper(ctx, env.Super.CoreV1().Namespaces(), sns)
 	}
 	// The ResourceQuota and LimitRange follow the policy and are repaired when edited or
 	// deleted in the super cluster (their events enqueue this namespace).
@@ -126,7 +126,7 @@ func (Resource) Downward(ctx context.Context, env *resources.Env, c *tenant.Clus
 	}
 	u := sns.DeepCopy()
 	u.Labels, u.Annotations = want.Labels, want.Annotations
-	_, err = env.Super.CoreV1().Namespaces().Update(ctx, u, metav1.UpdateOptions{FieldManager: downward.FieldManager})
+	_, err = env.Super.CoreV1().Namespaces().Update(ctx, u, metav1.UpdateOptions{FieldManager: reconcile.FieldManager})
 	return err
 }
 

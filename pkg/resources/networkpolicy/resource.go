@@ -38,8 +38,8 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/vcsyncer/syncer/pkg/conversion"
+	"github.com/vcsyncer/syncer/pkg/reconcile"
 	"github.com/vcsyncer/syncer/pkg/resources"
-	"github.com/vcsyncer/syncer/pkg/syncer/downward"
 	"github.com/vcsyncer/syncer/pkg/tenant"
 )
 
@@ -70,11 +70,11 @@ func (Resource) Upward(context.Context, *resources.Env, *tenant.Cluster, string,
 func (Resource) Downward(ctx context.Context, env *resources.Env, c *tenant.Cluster, ns, name string) error {
 	tl := c.Informers.Networking().V1().NetworkPolicies().Lister()
 	sl := env.SuperInformers.Networking().V1().NetworkPolicies().Lister()
-	return downward.Reconcile(ctx, env, c, ns, name, downward.Spec[*networkingv1.NetworkPolicy]{
+	return reconcile.Reconcile(ctx, env, c, ns, name, reconcile.Spec[*networkingv1.NetworkPolicy]{
 		Kind:   resources.KindNetworkPolicy,
-		Tenant: func(ns string) downward.Getter[*networkingv1.NetworkPolicy] { return tl.NetworkPolicies(ns) },
-		Super:  func(ns string) downward.Getter[*networkingv1.NetworkPolicy] { return sl.NetworkPolicies(ns) },
-		Client: func(ns string) downward.Writer[*networkingv1.NetworkPolicy] {
+		Tenant: func(ns string) reconcile.Getter[*networkingv1.NetworkPolicy] { return tl.NetworkPolicies(ns) },
+		Super:  func(ns string) reconcile.Getter[*networkingv1.NetworkPolicy] { return sl.NetworkPolicies(ns) },
+		Client: func(ns string) reconcile.Writer[*networkingv1.NetworkPolicy] {
 			return env.Super.NetworkingV1().NetworkPolicies(ns)
 		},
 		Desired: func(o *networkingv1.NetworkPolicy, superNS string, existing *networkingv1.NetworkPolicy, has bool) *networkingv1.NetworkPolicy {

@@ -8,8 +8,8 @@ import (
 	kerrors "k8s.io/apimachinery/pkg/util/errors"
 
 	"github.com/vcsyncer/syncer/pkg/conversion"
+	"github.com/vcsyncer/syncer/pkg/reconcile"
 	"github.com/vcsyncer/syncer/pkg/resources"
-	"github.com/vcsyncer/syncer/pkg/syncer/downward"
 	"github.com/vcsyncer/syncer/pkg/tenant"
 )
 
@@ -50,5 +50,5 @@ func RefuseClaim(ctx context.Context, env *resources.Env, c *tenant.Cluster, cla
 	if err != nil || !conversion.OwnedByTenant(s, c.UID) || s.Spec.VolumeName != "" && s.Status.Phase == corev1.ClaimBound {
 		return nil
 	}
-	return downward.DeleteSuper(ctx, env.Super.CoreV1().PersistentVolumeClaims(superNS), s)
+	return reconcile.DeleteSuper(ctx, env.Super.CoreV1().PersistentVolumeClaims(superNS), s)
 }

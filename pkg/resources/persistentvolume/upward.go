@@ -11,8 +11,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/vcsyncer/syncer/pkg/conversion"
+	"github.com/vcsyncer/syncer/pkg/reconcile"
 	"github.com/vcsyncer/syncer/pkg/resources"
-	"github.com/vcsyncer/syncer/pkg/syncer/downward"
 	"github.com/vcsyncer/syncer/pkg/tenant"
 )
 
@@ -86,7 +86,7 @@ func Ensure(ctx context.Context, c *tenant.Cluster, want *corev1.PersistentVolum
 	have, err := c.Informers.Core().V1().PersistentVolumes().Lister().Get(want.Name)
 	switch {
 	case apierrors.IsNotFound(err):
-		created, err := pvs.Create(ctx, want, metav1.CreateOptions{FieldManager: downward.FieldManager})
+		created, err := pvs.Create(ctx, want, metav1.CreateOptions{FieldManager: reconcile.FieldManager})
 		if apierrors.IsAlreadyExists(err) {
 			return fmt.Errorf("tenant PersistentVolume %s exists but is not cached yet, will retry", want.Name)
 		}
@@ -113,7 +113,7 @@ func Ensure(ctx context.Context, c *tenant.Cluster, want *corev1.PersistentVolum
 		u.Annotations = resources.CopyMap(u.Annotations)
 		u.Annotations[conversion.AnnotationSuperName] = want.Annotations[conversion.AnnotationSuperName]
 		u.Spec.Capacity, u.Spec.AccessModes, u.Spec.ClaimRef = want.Spec.Capacity, want.Spec.AccessModes, want.Spec.ClaimRef
-		updated, err := pvs.Update(ctx, u, metav1.UpdateOptions{FieldManager: downward.FieldManager})
+		updated, err := pvs.Update(ctx, u, metav1.UpdateOptions{FieldManager: reconcile.FieldManager})
 		if err != nil {
 			return fmt.Errorf("failed to update tenant PersistentVolume %s: %w", want.Name, err)
 		}
@@ -227,7 +227,7 @@ func setPhase(ctx context.Context, c *tenant.Cluster, pv *corev1.PersistentVolum
 	u.Status.Phase, u.Status.Message, u.Status.Reason = phase, "", ""
 	now := metav1.Now()
 	u.Status.LastPhaseTransitionTime = &now
-	if _, err := c.Client.CoreV1().PersistentVolumes().UpdateStatus(ctx, u, metav1.UpdateOptions{FieldManager: downward.FieldManager}); err != nil {
+	if _, err := c.Client.CoreV1().PersistentVolumes().UpdateStatus(ctx, u, metav1.UpdateOptions{FieldManager: reconcile.FieldManager}); err != nil {
 		return fmt.Errorf("failed to set tenant PersistentVolume %s phase %s: %w", pv.Name, phase, err)
 	}
 	return nil

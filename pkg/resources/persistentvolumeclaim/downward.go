@@ -9,10 +9,10 @@ import (
 
 	"github.com/vcsyncer/syncer/pkg/conversion"
 	"github.com/vcsyncer/syncer/pkg/policy"
+	"github.com/vcsyncer/syncer/pkg/reconcile"
 	"github.com/vcsyncer/syncer/pkg/resources"
 	"github.com/vcsyncer/syncer/pkg/resources/persistentvolume"
 	"github.com/vcsyncer/syncer/pkg/resources/storageclass"
-	"github.com/vcsyncer/syncer/pkg/syncer/downward"
 	"github.com/vcsyncer/syncer/pkg/tenant"
 )
 
@@ -45,11 +45,11 @@ func reconcileDownward(ctx context.Context, env *resources.Env, c *tenant.Cluste
 			resources.Admitted(c, resources.KindPersistentVolumeClaim, ns, name)
 		}
 	}
-	return downward.Reconcile(ctx, env, c, ns, name, downward.Spec[*corev1.PersistentVolumeClaim]{
+	return reconcile.Reconcile(ctx, env, c, ns, name, reconcile.Spec[*corev1.PersistentVolumeClaim]{
 		Kind:   resources.KindPersistentVolumeClaim,
-		Tenant: func(ns string) downward.Getter[*corev1.PersistentVolumeClaim] { return tl.PersistentVolumeClaims(ns) },
-		Super:  func(ns string) downward.Getter[*corev1.PersistentVolumeClaim] { return sl.PersistentVolumeClaims(ns) },
-		Client: func(ns string) downward.Writer[*corev1.PersistentVolumeClaim] {
+		Tenant: func(ns string) reconcile.Getter[*corev1.PersistentVolumeClaim] { return tl.PersistentVolumeClaims(ns) },
+		Super:  func(ns string) reconcile.Getter[*corev1.PersistentVolumeClaim] { return sl.PersistentVolumeClaims(ns) },
+		Client: func(ns string) reconcile.Writer[*corev1.PersistentVolumeClaim] {
 			return env.Super.CoreV1().PersistentVolumeClaims(ns)
 		},
 		Desired: func(o *corev1.PersistentVolumeClaim, superNS string, existing *corev1.PersistentVolumeClaim, has bool) *corev1.PersistentVolumeClaim {

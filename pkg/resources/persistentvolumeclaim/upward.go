@@ -15,9 +15,9 @@ import (
 
 	"github.com/vcsyncer/syncer/pkg/conversion"
 	"github.com/vcsyncer/syncer/pkg/podcache"
+	"github.com/vcsyncer/syncer/pkg/reconcile"
 	"github.com/vcsyncer/syncer/pkg/resources"
 	"github.com/vcsyncer/syncer/pkg/resources/persistentvolume"
-	"github.com/vcsyncer/syncer/pkg/syncer/downward"
 	"github.com/vcsyncer/syncer/pkg/tenant"
 )
 
@@ -84,7 +84,7 @@ func reconcileUpward(ctx context.Context, env *resources.Env, c *tenant.Cluster,
 	}
 	u := t.DeepCopy()
 	u.Status = *want
-	if _, err := c.Client.CoreV1().PersistentVolumeClaims(ns).UpdateStatus(ctx, u, metav1.UpdateOptions{FieldManager: downward.FieldManager}); err != nil {
+	if _, err := c.Client.CoreV1().PersistentVolumeClaims(ns).UpdateStatus(ctx, u, metav1.UpdateOptions{FieldManager: reconcile.FieldManager}); err != nil {
 		return fmt.Errorf("failed to update tenant PersistentVolumeClaim %s/%s status: %w", ns, name, err)
 	}
 	return nil
@@ -124,7 +124,7 @@ func reconcileEphemeral(ctx context.Context, env *resources.Env, c *tenant.Clust
 	}
 	u := t.DeepCopy()
 	u.Status = *want
-	if _, err := c.Client.CoreV1().PersistentVolumeClaims(t.Namespace).UpdateStatus(ctx, u, metav1.UpdateOptions{FieldManager: downward.FieldManager}); err != nil {
+	if _, err := c.Client.CoreV1().PersistentVolumeClaims(t.Namespace).UpdateStatus(ctx, u, metav1.UpdateOptions{FieldManager: reconcile.FieldManager}); err != nil {
 		return fmt.Errorf("failed to update tenant PersistentVolumeClaim %s/%s status: %w", t.Namespace, t.Name, err)
 	}
 	return nil
@@ -159,7 +159,7 @@ func bind(ctx context.Context, c *tenant.Cluster, t *corev1.PersistentVolumeClai
 		return nil, err
 	}
 	bound, err := c.Client.CoreV1().PersistentVolumeClaims(t.Namespace).Patch(ctx, t.Name, types.MergePatchType, patch,
-		metav1.PatchOptions{FieldManager: downward.FieldManager})
+		metav1.PatchOptions{FieldManager: reconcile.FieldManager})
 	if err != nil {
 		return nil, fmt.Errorf("failed to bind tenant PersistentVolumeClaim %s/%s to PersistentVolume %s: %w", t.Namespace, t.Name, pvName, err)
 	}

@@ -12,7 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 
-	"github.com/vcsyncer/syncer/pkg/syncer/downward"
+	"github.com/vcsyncer/syncer/pkg/reconcile"
 )
 
 // superConditions are the Pod condition types that the super cluster's components set on a
@@ -177,6 +177,6 @@ func copyTenantConditions(ctx context.Context, superPods typedcorev1.PodInterfac
 		return err
 	}
 	_, err = superPods.Patch(ctx, s.Name, types.StrategicMergePatchType, patch,
-		metav1.PatchOptions{FieldManager: downward.FieldManager}, "status")
+		metav1.PatchOptions{FieldManager: reconcile.FieldManager}, "status")
 	return err
 }

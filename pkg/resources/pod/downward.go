@@ -15,9 +15,9 @@ import (
 	"github.com/vcsyncer/syncer/pkg/conversion"
 	"github.com/vcsyncer/syncer/pkg/podcache"
 	"github.com/vcsyncer/syncer/pkg/policy"
+	"github.com/vcsyncer/syncer/pkg/reconcile"
 	"github.com/vcsyncer/syncer/pkg/resources"
 	"github.com/vcsyncer/syncer/pkg/resources/priorityclass"
-	"github.com/vcsyncer/syncer/pkg/syncer/downward"
 	"github.com/vcsyncer/syncer/pkg/tenant"
 )
 
@@ -69,7 +69,7 @@ func reconcileDownward(ctx context.Context, env *resources.Env, c *tenant.Cluste
 			if live, err := c.Client.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{}); err == nil && string(live.UID) == o.UID {
 				return fmt.Errorf("Pod %s/%s: the tenant cache has an older Pod than the tenant; retrying", ns, name)
 			}
-			if err := downward.DeleteSuper(ctx, superPods, s); err != nil {
+			if err := reconcile.DeleteSuper(ctx, superPods, s); err != nil {
 				return err
 			}
 			return fmt.Errorf("Pod %s/%s: deleted the stale super Pod of a recreated tenant Pod, will recreate", superNS, name)
@@ -89,7 +89,7 @@ func reconcileDownward(ctx context.Context, env *resources.Env, c *tenant.Cluste
 			} else if err != nil && !apierrors.IsNotFound(err) {
 				return err
 			}
-			return downward.DeleteSuper(ctx, superPods, s)
+			return reconcile.DeleteSuper(ctx, superPods, s)
 		}
 		return nil
 
@@ -243,7 +243,7 @@ func reconcileDownward(ctx context.Context, env *resources.Env, c *tenant.Cluste
 			}
 			maps.Copy(want.Annotations, ann)
 		}
-		_, err = superPods.Create(ctx, want, metav1.CreateOptions{FieldManager: downward.FieldManager})
+		_, err = superPods.Create(ctx, want, metav1.CreateOptions{FieldManager: reconcile.FieldManager})
 		// The slot stays taken by the new Pod until it is bound.
 		holdSlot = err == nil
 		if holdSlot && env.PodAdmission != nil && want.Spec.NodeName == "" {
@@ -251,15 +251,15 @@ func reconcileDownward(ctx context.Context, env *resources.Env, c *tenant.Cluste
 		}
 		if err != nil {
 			if apierrors.IsAlreadyExists(err) {
-				return downward.Conflict(ctx, c, superPods, t, resources.KindPod, superNS, name, err)
+				return reconcile.Conflict(ctx, c, superPods, t, resources.KindPod, superNS, name, err)
 			}
 			if d := policy.QuotaExceededDenial(fmt.Sprintf("Pod %s/%s", ns, name), err); d != nil {
 				return reportQuota(ctx, c, t, d, err)
 			}
-			if downward.Rejected(err) {
+			if reconcile.Rejected(err) {
 				return rejectedBySuper(ctx, c, t, err)
 			}
-			return downward.Report(c, t, resources.KindPod, "create", err)
+			return reconcile.Report(c, t, resources.KindPod, "create", err)
 		}
 		if filtered != nil {
 			// The super Pod exists: the record of the filtered part must not make remediation
@@ -283,7 +283,7 @@ func reconcileDownward(ctx context.Context, env *resources.Env, c *tenant.Cluste
 			}
 		}
 		if err := copyTenantConditions(ctx, superPods, t, s); err != nil {
-			return downward.Report(c, t, resources.KindPod, "update the status of", err)
+			return reconcile.Report(c, t, resources.KindPod, "update the status of", err)
 		}
 		want := Desired(c, t, superNS, s)
 		if !NeedsUpdate(want, s) {
@@ -293,8 +293,8 @@ func reconcileDownward(ctx context.Context, env *resources.Env, c *tenant.Cluste
 		if err != nil || patch == nil {
 			return err
 		}
-		if _, err := superPods.Patch(ctx, name, types.StrategicMergePatchType, patch, metav1.PatchOptions{FieldManager: downward.FieldManager}); err != nil {
-			return downward.Report(c, t, resources.KindPod, "update", err)
+		if _, err := superPods.Patch(ctx, name, types.StrategicMergePatchType, patch, metav1.PatchOptions{FieldManager: reconcile.FieldManager}); err != nil {
+			return reconcile.Report(c, t, resources.KindPod, "update", err)
 		}
 		return nil
 	}
@@ -352,7 +352,7 @@ func markLost(ctx context.Context, c *tenant.Cluster, t *corev1.Pod) error {
 	}
 	u := t.DeepCopy()
 	u.Status = *lostStatus(t, metav1.Now())
-	if _, err := c.Client.CoreV1().Pods(t.Namespace).UpdateStatus(ctx, u, metav1.UpdateOptions{FieldManager: downward.FieldManager}); err != nil {
+	if _, err := c.Client.CoreV1().Pods(t.Namespace).UpdateStatus(ctx, u, metav1.UpdateOptions{FieldManager: reconcile.FieldManager}); err != nil {
 		return fmt.Errorf("failed to mark tenant Pod %s/%s lost: %w", t.Namespace, t.Name, err)
 	}
 	c.Recorder.Event(t, corev1.EventTypeWarning, ReasonSuperPodLost, u.Status.Message)
@@ -382,7 +382,7 @@ func refuse(ctx context.Context, c *tenant.Cluster, p *corev1.Pod, d *policy.Den
 		} else {
 			u.Status.Conditions = append(u.Status.Conditions, want)
 		}
-		updated, err := c.Client.CoreV1().Pods(p.Namespace).UpdateStatus(ctx, u, metav1.UpdateOptions{FieldManager: downward.FieldManager})
+		updated, err := c.Client.CoreV1().Pods(p.Namespace).UpdateStatus(ctx, u, metav1.UpdateOptions{FieldManager: reconcile.FieldManager})
 		if err != nil {
 			return fmt.Errorf("failed to mark tenant Pod %s/%s refused by policy (%s): %w", p.Namespace, p.Name, d.Rule, err)
 		}

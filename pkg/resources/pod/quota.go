@@ -10,8 +10,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/vcsyncer/syncer/pkg/policy"
+	"github.com/vcsyncer/syncer/pkg/reconcile"
 	"github.com/vcsyncer/syncer/pkg/resources"
-	"github.com/vcsyncer/syncer/pkg/syncer/downward"
 	"github.com/vcsyncer/syncer/pkg/tenant"
 )
 
@@ -63,5 +63,5 @@ func setNotScheduled(ctx context.Context, c *tenant.Cluster, t *corev1.Pod, reas
 		return nil, err
 	}
 	return c.Client.CoreV1().Pods(t.Namespace).Patch(ctx, t.Name, types.StrategicMergePatchType, patch,
-		metav1.PatchOptions{FieldManager: downward.FieldManager}, "status")
+		metav1.PatchOptions{FieldManager: reconcile.FieldManager}, "status")
 }

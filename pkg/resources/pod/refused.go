@@ -7,8 +7,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/vcsyncer/syncer/pkg/reconcile"
 	"github.com/vcsyncer/syncer/pkg/resources"
-	"github.com/vcsyncer/syncer/pkg/syncer/downward"
 	"github.com/vcsyncer/syncer/pkg/tenant"
 )
 
@@ -18,7 +18,7 @@ import (
 const (
 	// ReasonSuperClusterRejected: the super cluster refused to create the super Pod for a
 	// reason that does not change by itself (Pod Security admission, a validating webhook or
-	// ValidatingAdmissionPolicy, a LimitRange, an invalid object: downward.Rejected). The
+	// ValidatingAdmissionPolicy, a LimitRange, an invalid object: reconcile.Rejected). The
 	// message is the super apiserver's.
 	ReasonSuperClusterRejected = "SuperClusterRejected"
 	// ReasonQuotaExceeded: the tenant's ResourceQuota in the super namespace (the policy's
@@ -31,15 +31,15 @@ const (
 const maxRefusalMessage = 1024
 
 // rejectedBySuper reports that the super cluster refused to create tenant Pod t's super Pod
-// with err, a refusal downward.Rejected says does not change by itself: the SyncFailed Warning
-// Event (downward.Report), condition PodScheduled=False with reason SuperClusterRejected and
+// with err, a refusal reconcile.Rejected says does not change by itself: the SyncFailed Warning
+// Event (reconcile.Report), condition PodScheduled=False with reason SuperClusterRejected and
 // the apiserver's message (written only when it differs), and a record of the refusal at the
 // Pod's version after that write (resources.RecordRejected), so that neither a re-enqueue nor
 // a remediation scan sends the same Pod again: it is retried when the tenant Pod or the policy
-// changes. It returns downward.Report's error (wrapping resources.ErrRejected: not retried on
+// changes. It returns reconcile.Report's error (wrapping resources.ErrRejected: not retried on
 // a timer), or the status write's error (retried).
 func rejectedBySuper(ctx context.Context, c *tenant.Cluster, t *corev1.Pod, err error) error {
-	rerr := downward.Report(c, t, resources.KindPod, "create", err)
+	rerr := reconcile.Report(c, t, resources.KindPod, "create", err)
 	written, werr := setNotScheduled(ctx, c, t, ReasonSuperClusterRejected, truncateMessage(err.Error(), maxRefusalMessage))
 	if werr != nil {
 		return fmt.Errorf("%w (condition not written: %w)", err, werr)

@@ -21,8 +21,8 @@ import (
 
 	"github.com/vcsyncer/syncer/pkg/conversion"
 	"github.com/vcsyncer/syncer/pkg/podcache"
+	"github.com/vcsyncer/syncer/pkg/reconcile"
 	"github.com/vcsyncer/syncer/pkg/resources"
-	"github.com/vcsyncer/syncer/pkg/syncer/downward"
 	"github.com/vcsyncer/syncer/pkg/tenant"
 )
 
@@ -495,7 +495,7 @@ func refreshTokens(ctx context.Context, env *resources.Env, c *tenant.Cluster, f
 	// The UID makes the patch fail (409) if the super Pod was replaced since it was cached.
 	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"uid": superPod.UID, "annotations": ann}})
 	if _, err := env.Super.CoreV1().Pods(superPod.Namespace).Patch(ctx, superPod.Name, types.MergePatchType, patch,
-		metav1.PatchOptions{FieldManager: downward.FieldManager}); err != nil {
+		metav1.PatchOptions{FieldManager: reconcile.FieldManager}); err != nil {
 		return fmt.Errorf("failed to write the refreshed tokens to super Pod %s/%s: %w", superPod.Namespace, superPod.Name, err)
 	}
 	return nil
@@ -531,7 +531,7 @@ func ensureSecretTokens(ctx context.Context, env *resources.Env, c *tenant.Clust
 		"annotations": map[string]string{AnnotationTokenRefresh: next.UTC().Format(time.RFC3339)},
 	}})
 	if _, err := env.Super.CoreV1().Pods(superPod.Namespace).Patch(ctx, superPod.Name, types.MergePatchType, patch,
-		metav1.PatchOptions{FieldManager: downward.FieldManager}); err != nil {
+		metav1.PatchOptions{FieldManager: reconcile.FieldManager}); err != nil {
 		return time.Time{}, fmt.Errorf("failed to record the token refresh time on super Pod %s/%s: %w", superPod.Namespace, superPod.Name, err)
 	}
 	return next, nil
@@ -559,7 +559,7 @@ func writeTokenSecret(ctx context.Context, env *resources.Env, superPod *corev1.
 		Type: corev1.SecretTypeOpaque,
 		Data: data,
 	}
-	_, err := secrets.Create(ctx, want, metav1.CreateOptions{FieldManager: downward.FieldManager})
+	_, err := secrets.Create(ctx, want, metav1.CreateOptions{FieldManager: reconcile.FieldManager})
 	if err == nil {
 		return nil
 	}
@@ -574,7 +574,7 @@ func writeTokenSecret(ctx context.Context, env *resources.Env, superPod *corev1.
 		return fmt.Errorf("token Secret %s/%s: %w", superPod.Namespace, name, resources.ErrNotOwned)
 	}
 	want.ResourceVersion = existing.ResourceVersion
-	if _, err := secrets.Update(ctx, want, metav1.UpdateOptions{FieldManager: downward.FieldManager}); err != nil {
+	if _, err := secrets.Update(ctx, want, metav1.UpdateOptions{FieldManager: reconcile.FieldManager}); err != nil {
 		return fmt.Errorf("failed to update token Secret %s/%s: %w", superPod.Namespace, name, err)
 	}
 	return nil

@@ -12,8 +12,8 @@ import (
 
 	"github.com/vcsyncer/syncer/pkg/conversion"
 	"github.com/vcsyncer/syncer/pkg/podcache"
+	"github.com/vcsyncer/syncer/pkg/reconcile"
 	"github.com/vcsyncer/syncer/pkg/resources"
-	"github.com/vcsyncer/syncer/pkg/syncer/downward"
 	"github.com/vcsyncer/syncer/pkg/tenant"
 	"github.com/vcsyncer/syncer/pkg/vnode"
 )
@@ -40,7 +40,7 @@ func reconcileUpward(ctx context.Context, env *resources.Env, c *tenant.Cluster,
 		err := c.Client.CoreV1().Pods(ns).Bind(ctx, &corev1.Binding{
 			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, UID: t.UID},
 			Target:     corev1.ObjectReference{Kind: "Node", Name: s.Spec.NodeName},
-		}, metav1.CreateOptions{FieldManager: downward.FieldManager})
+		}, metav1.CreateOptions{FieldManager: reconcile.FieldManager})
 		if err != nil {
 			return fmt.Errorf("failed to bind tenant Pod %s/%s to vNode %s: %w", ns, name, s.Spec.NodeName, err)
 		}
@@ -80,7 +80,7 @@ func reconcileUpward(ctx context.Context, env *resources.Env, c *tenant.Cluster,
 	}
 	u := t.DeepCopy()
 	u.Status = *want
-	if _, err := c.Client.CoreV1().Pods(ns).UpdateStatus(ctx, u, metav1.UpdateOptions{FieldManager: downward.FieldManager}); err != nil {
+	if _, err := c.Client.CoreV1().Pods(ns).UpdateStatus(ctx, u, metav1.UpdateOptions{FieldManager: reconcile.FieldManager}); err != nil {
 		return fmt.Errorf("failed to update tenant Pod %s/%s status: %w", ns, name, err)
 	}
 	return nil
@@ -92,7 +92,7 @@ func reconcileUpward(ctx context.Context, env *resources.Env, c *tenant.Cluster,
 // Pod was synced from. When the tenant cache lacks that Pod (or holds another UID) while the
 // super Pod is not being deleted, the tenant apiserver is asked: a cache that lags behind it
 // (right after a resume from a checkpoint, while the tenant watch replays) gives an error
-// wrapping downward.ErrTenantCacheBehind, so the request is retried instead of dropped; the
+// wrapping reconcile.ErrTenantCacheBehind, so the request is retried instead of dropped; the
 // tenant Pod's arrival in the cache enqueues it downward only, and a super Pod that stays as
 // it is would never bring its status up. Other errors are cache or read errors.
 func upwardPair(ctx context.Context, env *resources.Env, c *tenant.Cluster, ns, superNS, name string) (t, s *corev1.Pod, ok bool, err error) {
@@ -122,7 +122,7 @@ func upwardPair(ctx context.Context, env *resources.Env, c *tenant.Cluster, ns, 
 	case err != nil:
 		return nil, nil, false, fmt.Errorf("failed to read tenant Pod %s/%s: %w", ns, name, err)
 	case string(live.UID) == o.UID:
-		return nil, nil, false, fmt.Errorf("Pod %s/%s: %w", ns, name, downward.ErrTenantCacheBehind)
+		return nil, nil, false, fmt.Errorf("Pod %s/%s: %w", ns, name, reconcile.ErrTenantCacheBehind)
 	}
 	return nil, nil, false, nil
 }

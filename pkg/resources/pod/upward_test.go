@@ -11,8 +11,8 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/tools/record"
 
+	"github.com/vcsyncer/syncer/pkg/reconcile"
 	"github.com/vcsyncer/syncer/pkg/resources"
-	"github.com/vcsyncer/syncer/pkg/syncer/downward"
 	"github.com/vcsyncer/syncer/pkg/tenant"
 )
 
@@ -90,7 +90,7 @@ func TestUpwardTenantCacheBehindIsRetried(t *testing.T) {
 	tp, sp := upwardPods(c)
 	f := newUpwardFixture(t, tp, false, sp, sp)
 	err := reconcileUpward(context.Background(), f.env, f.c, "shop", "web")
-	if !errors.Is(err, downward.ErrTenantCacheBehind) {
+	if !errors.Is(err, reconcile.ErrTenantCacheBehind) {
 		t.Fatalf("reconcile = %v, want ErrTenantCacheBehind (retried)", err)
 	}
 	if err := f.tcs.CoreV1().Pods("shop").Delete(context.Background(), "web", metav1.DeleteOptions{}); err != nil {

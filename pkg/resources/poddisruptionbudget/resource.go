@@ -34,8 +34,8 @@ import (
 
 	"github.com/vcsyncer/syncer/pkg/podcache"
 	"github.com/vcsyncer/syncer/pkg/policy"
+	"github.com/vcsyncer/syncer/pkg/reconcile"
 	"github.com/vcsyncer/syncer/pkg/resources"
-	"github.com/vcsyncer/syncer/pkg/syncer/downward"
 	"github.com/vcsyncer/syncer/pkg/tenant"
 )
 
@@ -90,11 +90,11 @@ func (Resource) Upward(context.Context, *resources.Env, *tenant.Cluster, string,
 func (Resource) Downward(ctx context.Context, env *resources.Env, c *tenant.Cluster, ns, name string) error {
 	tl := c.Informers.Policy().V1().PodDisruptionBudgets().Lister()
 	sl := env.SuperInformers.Policy().V1().PodDisruptionBudgets().Lister()
-	return downward.Reconcile(ctx, env, c, ns, name, downward.Spec[*policyv1.PodDisruptionBudget]{
+	return reconcile.Reconcile(ctx, env, c, ns, name, reconcile.Spec[*policyv1.PodDisruptionBudget]{
 		Kind:   resources.KindPodDisruptionBudget,
-		Tenant: func(ns string) downward.Getter[*policyv1.PodDisruptionBudget] { return tl.PodDisruptionBudgets(ns) },
-		Super:  func(ns string) downward.Getter[*policyv1.PodDisruptionBudget] { return sl.PodDisruptionBudgets(ns) },
-		Client: func(ns string) downward.Writer[*policyv1.PodDisruptionBudget] {
+		Tenant: func(ns string) reconcile.Getter[*policyv1.PodDisruptionBudget] { return tl.PodDisruptionBudgets(ns) },
+		Super:  func(ns string) reconcile.Getter[*policyv1.PodDisruptionBudget] { return sl.PodDisruptionBudgets(ns) },
+		Client: func(ns string) reconcile.Writer[*policyv1.PodDisruptionBudget] {
 			return env.Super.PolicyV1().PodDisruptionBudgets(ns)
 		},
 		Desired: func(o *policyv1.PodDisruptionBudget, superNS string, existing *policyv1.PodDisruptionBudget, has bool) *policyv1.PodDisruptionBudget {

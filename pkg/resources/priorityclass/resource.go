@@ -32,8 +32,8 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/vcsyncer/syncer/pkg/conversion"
+	"github.com/vcsyncer/syncer/pkg/reconcile"
 	"github.com/vcsyncer/syncer/pkg/resources"
-	"github.com/vcsyncer/syncer/pkg/syncer/downward"
 	"github.com/vcsyncer/syncer/pkg/tenant"
 )
 
@@ -112,7 +112,7 @@ func (Resource) Upward(ctx context.Context, env *resources.Env, c *tenant.Cluste
 	}
 	want := Desired(s)
 	if !tFound {
-		if _, err := client.Create(ctx, want, metav1.CreateOptions{FieldManager: downward.FieldManager}); err != nil && !apierrors.IsAlreadyExists(err) {
+		if _, err := client.Create(ctx, want, metav1.CreateOptions{FieldManager: reconcile.FieldManager}); err != nil && !apierrors.IsAlreadyExists(err) {
 			return fmt.Errorf("failed to create PriorityClass %s in tenant %s: %w", name, c.Name, err)
 		}
 		return nil
@@ -126,7 +126,7 @@ func (Resource) Upward(ctx context.Context, env *resources.Env, c *tenant.Cluste
 	}
 	u := t.DeepCopy()
 	u.Labels, u.Description, u.GlobalDefault = want.Labels, want.Description, false
-	if _, err := client.Update(ctx, u, metav1.UpdateOptions{FieldManager: downward.FieldManager}); err != nil {
+	if _, err := client.Update(ctx, u, metav1.UpdateOptions{FieldManager: reconcile.FieldManager}); err != nil {
 		return fmt.Errorf("failed to update PriorityClass %s in tenant %s: %w", name, c.Name, err)
 	}
 	return nil

@@ -12,8 +12,8 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/vcsyncer/syncer/pkg/policy"
+	"github.com/vcsyncer/syncer/pkg/reconcile"
 	"github.com/vcsyncer/syncer/pkg/resources"
-	"github.com/vcsyncer/syncer/pkg/syncer/downward"
 	"github.com/vcsyncer/syncer/pkg/tenant"
 )
 
@@ -48,15 +48,15 @@ func (Resource) Downward(ctx context.Context, env *resources.Env, c *tenant.Clus
 		// limits.maxObjectBytes: an oversized object has no super copy (an existing one goes).
 		if d := policy.CheckObjectBytes(c.Policy().Limits(), fmt.Sprintf("Secret %s/%s", ns, name), policy.SecretBytes(o)); d != nil {
 			superNS := resources.SuperNamespace(c, ns)
-			return downward.Refuse(ctx, c, resources.KindSecret, o, sl.Secrets(superNS), env.Super.CoreV1().Secrets(superNS), d)
+			return reconcile.Refuse(ctx, c, resources.KindSecret, o, sl.Secrets(superNS), env.Super.CoreV1().Secrets(superNS), d)
 		}
 		resources.Admitted(c, resources.KindSecret, ns, name)
 	}
-	return downward.Reconcile(ctx, env, c, ns, name, downward.Spec[*corev1.Secret]{
+	return reconcile.Reconcile(ctx, env, c, ns, name, reconcile.Spec[*corev1.Secret]{
 		Kind:   resources.KindSecret,
-		Tenant: func(ns string) downward.Getter[*corev1.Secret] { return tl.Secrets(ns) },
-		Super:  func(ns string) downward.Getter[*corev1.Secret] { return sl.Secrets(ns) },
-		Client: func(ns string) downward.Writer[*corev1.Secret] { return env.Super.CoreV1().Secrets(ns) },
+		Tenant: func(ns string) reconcile.Getter[*corev1.Secret] { return tl.Secrets(ns) },
+		Super:  func(ns string) reconcile.Getter[*corev1.Secret] { return sl.Secrets(ns) },
+		Client: func(ns string) reconcile.Writer[*corev1.Secret] { return env.Super.CoreV1().Secrets(ns) },
 		Skip:   Skip,
 		Desired: func(o *corev1.Secret, superNS string, existing *corev1.Secret, has bool) *corev1.Secret {
 			return Desired(c, o, superNS, existing, has)

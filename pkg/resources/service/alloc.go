@@ -12,8 +12,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/vcsyncer/syncer/pkg/reconcile"
 	"github.com/vcsyncer/syncer/pkg/resources"
-	"github.com/vcsyncer/syncer/pkg/syncer/downward"
 	"github.com/vcsyncer/syncer/pkg/tenant"
 )
 
@@ -89,7 +89,7 @@ func allocationRefusals(err error) []allocRefusal {
 //     and the write fails with resources.ErrRejected: it is not retried on a timer; the
 //     Service's next change (or a remediation scan) tries again.
 type allocWriter struct {
-	downward.Writer[*corev1.Service]
+	reconcile.Writer[*corev1.Service]
 	c *tenant.Cluster
 	// tenantSvc is the tenant Service (from the cache) being reconciled.
 	tenantSvc *corev1.Service
@@ -121,7 +121,7 @@ func (a allocWriter) inReservedRange(s *corev1.Service) string {
 // refused value per answer (ClusterIPs first, then node ports, then the health-check port).
 const maxAllocAttempts = 4
 
-// Create implements downward.Writer. A super copy to which the super cluster allocated a
+// Create implements reconcile.Writer. A super copy to which the super cluster allocated a
 // ClusterIP inside another tenant's Service range (it picks addresses at random over its whole
 // range, which holds the tenants' ranges) is deleted and created again, at most
 // maxReservedRetries times: holding such an address would let this tenant's Service answer
@@ -144,7 +144,7 @@ func (a allocWriter) Create(ctx context.Context, obj *corev1.Service, opts metav
 	}
 }
 
-// Update implements downward.Writer.
+// Update implements reconcile.Writer.
 func (a allocWriter) Update(ctx context.Context, obj *corev1.Service, opts metav1.UpdateOptions) (*corev1.Service, error) {
 	existing, _ := a.existing()
 	return a.write(ctx, obj, existing, func(o *corev1.Service) (*corev1.Service, error) { return a.Writer.Update(ctx, o, opts) })

@@ -6,7 +6,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/vcsyncer/syncer/pkg/syncer/downward"
+	"github.com/vcsyncer/syncer/pkg/reconcile"
 )
 
 // PortKey identifies a Service port the way the apiserver's list map of spec.ports does (its
@@ -37,13 +37,13 @@ type Explicit struct {
 // apiserver records in managedFields only the fields a request carried (server-side apply:
 // the applied configuration; update and patch: the fields the request changed), computed
 // before the Service registry allocates node ports, so a port the tenant apiserver allocated
-// is owned by no manager, and one the syncer wrote back (downward.FieldManager) is the
+// is owned by no manager, and one the syncer wrote back (reconcile.FieldManager) is the
 // syncer's. Entries of the syncer's own field manager are skipped; an entry that does not
 // parse is ignored. s must be read from the apiserver: the tenant caches drop managedFields.
 func ExplicitFields(s *corev1.Service) Explicit {
 	out := Explicit{NodePorts: map[PortKey]bool{}}
 	for _, mf := range s.ManagedFields {
-		if mf.Manager == downward.FieldManager || mf.FieldsV1 == nil || mf.Subresource != "" {
+		if mf.Manager == reconcile.FieldManager || mf.FieldsV1 == nil || mf.Subresource != "" {
 			continue
 		}
 		var root map[string]json.RawMessage

@@ -6,7 +6,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/vcsyncer/syncer/pkg/syncer/downward"
+	"github.com/vcsyncer/syncer/pkg/reconcile"
 )
 
 func fields(manager, raw string) metav1.ManagedFieldsEntry {
@@ -22,7 +22,7 @@ func TestExplicitFields(t *testing.T) {
 		fields("kubectl-client-side-apply", `{"f:spec":{"f:healthCheckNodePort":{},"f:ports":{".":{},`+
 			`"k:{\"port\":80,\"protocol\":\"TCP\"}":{".":{},"f:nodePort":{},"f:port":{}},`+
 			`"k:{\"port\":443,\"protocol\":\"TCP\"}":{".":{},"f:port":{}}}}}`),
-		fields(downward.FieldManager, `{"f:spec":{"f:ports":{"k:{\"port\":53,\"protocol\":\"UDP\"}":{"f:nodePort":{}}}}}`),
+		fields(reconcile.FieldManager, `{"f:spec":{"f:ports":{"k:{\"port\":53,\"protocol\":\"UDP\"}":{"f:nodePort":{}}}}}`),
 		fields("broken", `{"f:spec":`),
 		{Manager: "status-writer", Subresource: "status", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:spec":{"f:healthCheckNodePort":{}}}`)}},
 	}}}

@@ -17,7 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/vcsyncer/syncer/pkg/policy"
-	"github.com/vcsyncer/syncer/pkg/syncer/downward"
+	"github.com/vcsyncer/syncer/pkg/reconcile"
 	"github.com/vcsyncer/syncer/pkg/tenant"
 )
 
@@ -219,7 +219,7 @@ func setSyncedCondition(ctx context.Context, c *tenant.Cluster, t *corev1.Servic
 	if !changed && !condChanged {
 		return nil
 	}
-	if _, err := c.Client.CoreV1().Services(t.Namespace).UpdateStatus(ctx, u, metav1.UpdateOptions{FieldManager: downward.FieldManager}); err != nil {
+	if _, err := c.Client.CoreV1().Services(t.Namespace).UpdateStatus(ctx, u, metav1.UpdateOptions{FieldManager: reconcile.FieldManager}); err != nil {
 		return err
 	}
 	if warn {
@@ -279,7 +279,7 @@ func writeBackNodePorts(ctx context.Context, c *tenant.Cluster, t, s *corev1.Ser
 	if err != nil {
 		return false, nil, err
 	}
-	_, err = c.Client.CoreV1().Services(t.Namespace).Patch(ctx, t.Name, types.JSONPatchType, body, metav1.PatchOptions{FieldManager: downward.FieldManager})
+	_, err = c.Client.CoreV1().Services(t.Namespace).Patch(ctx, t.Name, types.JSONPatchType, body, metav1.PatchOptions{FieldManager: reconcile.FieldManager})
 	if apierrors.IsInvalid(err) || apierrors.IsForbidden(err) {
 		return false, err, nil
 	}

@@ -39,8 +39,8 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/vcsyncer/syncer/pkg/policy"
+	"github.com/vcsyncer/syncer/pkg/reconcile"
 	"github.com/vcsyncer/syncer/pkg/resources"
-	"github.com/vcsyncer/syncer/pkg/syncer/downward"
 	"github.com/vcsyncer/syncer/pkg/tenant"
 )
 
@@ -71,11 +71,11 @@ func (Resource) Downward(ctx context.Context, env *resources.Env, c *tenant.Clus
 	if apierrors.IsNotFound(err) {
 		forgetRefusals(c, ns, name)
 	}
-	return downward.Reconcile(ctx, env, c, ns, name, downward.Spec[*corev1.Service]{
+	return reconcile.Reconcile(ctx, env, c, ns, name, reconcile.Spec[*corev1.Service]{
 		Kind:   resources.KindService,
-		Tenant: func(ns string) downward.Getter[*corev1.Service] { return tl.Services(ns) },
-		Super:  func(ns string) downward.Getter[*corev1.Service] { return sl.Services(ns) },
-		Client: func(ns string) downward.Writer[*corev1.Service] {
+		Tenant: func(ns string) reconcile.Getter[*corev1.Service] { return tl.Services(ns) },
+		Super:  func(ns string) reconcile.Getter[*corev1.Service] { return sl.Services(ns) },
+		Client: func(ns string) reconcile.Writer[*corev1.Service] {
 			w := env.Super.CoreV1().Services(ns)
 			if tObj == nil || ns != superNS {
 				return w
@@ -179,7 +179,7 @@ func Equal(want, have *corev1.Service) bool {
 // not set them (writeBackNodePorts), and sets its ConditionSynced (with a Warning Event for a
 // new problem) when its ClusterIPs or node ports are not the super copy's.
 func (Resource) Upward(ctx context.Context, env *resources.Env, c *tenant.Cluster, ns, name string) error {
-	t, s, ok, err := downward.UpwardPair[*corev1.Service](c, c.Informers.Core().V1().Services().Lister().Services(ns),
+	t, s, ok, err := reconcile.UpwardPair[*corev1.Service](c, c.Informers.Core().V1().Services().Lister().Services(ns),
 		env.SuperInformers.Core().V1().Services().Lister().Services(resources.SuperNamespace(c, ns)), name)
 	if !ok || err != nil {
 		return err

@@ -9,8 +9,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/vcsyncer/syncer/pkg/reconcile"
 	"github.com/vcsyncer/syncer/pkg/resources"
-	"github.com/vcsyncer/syncer/pkg/syncer/downward"
 	"github.com/vcsyncer/syncer/pkg/tenant"
 )
 
@@ -45,12 +45,14 @@ func (Resource) Upward(context.Context, *resources.Env, *tenant.Cluster, string,
 func (Resource) Downward(ctx context.Context, env *resources.Env, c *tenant.Cluster, ns, name string) error {
 	tl := c.Informers.Core().V1().ServiceAccounts().Lister()
 	sl := env.SuperInformers.Core().V1().ServiceAccounts().Lister()
-	return downward.Reconcile(ctx, env, c, ns, name, downward.Spec[*corev1.ServiceAccount]{
+	return reconcile.Reconcile(ctx, env, c, ns, name, reconcile.Spec[*corev1.ServiceAccount]{
 		Kind:   resources.KindServiceAccount,
-		Tenant: func(ns string) downward.Getter[*corev1.ServiceAccount] { return tl.ServiceAccounts(ns) },
-		Super:  func(ns string) downward.Getter[*corev1.ServiceAccount] { return sl.ServiceAccounts(ns) },
-		Client: func(ns string) downward.Writer[*corev1.ServiceAccount] { return env.Super.CoreV1().ServiceAccounts(ns) },
-		Skip:   func(o *corev1.ServiceAccount) bool { return o.Name == DefaultServiceAccount },
+		Tenant: func(ns string) reconcile.Getter[*corev1.ServiceAccount] { return tl.ServiceAccounts(ns) },
+		Super:  func(ns string) reconcile.Getter[*corev1.ServiceAccount] { return sl.ServiceAccounts(ns) },
+		Client: func(ns string) reconcile.Writer[*corev1.ServiceAccount] {
+			return env.Super.CoreV1().ServiceAccounts(ns)
+		},
+		Skip: func(o *corev1.ServiceAccount) bool { return o.Name == DefaultServiceAccount },
 		Desired: func(o *corev1.ServiceAccount, superNS string, existing *corev1.ServiceAccount, has bool) *corev1.ServiceAccount {
 			return Desired(c, o, superNS, existing, has)
 		},

@@ -10,8 +10,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/vcsyncer/syncer/pkg/conversion"
+	"github.com/vcsyncer/syncer/pkg/reconcile"
 	"github.com/vcsyncer/syncer/pkg/resources"
-	"github.com/vcsyncer/syncer/pkg/syncer/downward"
 	"github.com/vcsyncer/syncer/pkg/tenant"
 )
 
@@ -52,7 +52,7 @@ func reconcileUpward(ctx context.Context, env *resources.Env, c *tenant.Cluster,
 	if super == nil || have != nil {
 		return nil
 	}
-	if _, err := scs.Create(ctx, Desired(super), metav1.CreateOptions{FieldManager: downward.FieldManager}); err != nil && !apierrors.IsAlreadyExists(err) {
+	if _, err := scs.Create(ctx, Desired(super), metav1.CreateOptions{FieldManager: reconcile.FieldManager}); err != nil && !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("failed to create tenant StorageClass %s: %w", name, err)
 	}
 	return nil

@@ -25,6 +25,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/vcsyncer/syncer/pkg/checkpoint/store"
+	"github.com/vcsyncer/syncer/pkg/localcluster"
 	"github.com/vcsyncer/syncer/test/framework"
 	"github.com/vcsyncer/syncer/test/integration/itest"
 )
@@ -87,7 +88,7 @@ func TestSecretStore(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a real control plane")
 	}
-	env := framework.StartT(t, framework.SuperOptions{Nodes: -1}, 0)
+	env := framework.StartT(t, localcluster.SuperOptions{Nodes: -1}, 0)
 	super := env.Super.Client
 	ctx := context.Background()
 	itest.MustCreateNS(t, super, ns)

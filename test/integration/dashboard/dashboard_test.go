@@ -35,6 +35,7 @@ import (
 	"github.com/vcsyncer/syncer/cmd/vc-syncer/app"
 	"github.com/vcsyncer/syncer/cmd/vc-syncer/app/options"
 	tenancyv1alpha1 "github.com/vcsyncer/syncer/pkg/apis/tenancy/v1alpha1"
+	"github.com/vcsyncer/syncer/pkg/localcluster"
 	"github.com/vcsyncer/syncer/pkg/metrics/dashboard"
 	"github.com/vcsyncer/syncer/test/framework"
 	"github.com/vcsyncer/syncer/test/integration/itest"
@@ -62,7 +63,7 @@ func TestDashboardPanelsReturnData(t *testing.T) {
 		t.Skip("starts real control planes and Prometheus")
 	}
 	promBin := prometheusBinary(t)
-	env := framework.StartT(t, framework.SuperOptions{Nodes: 2}, 3)
+	env := framework.StartT(t, localcluster.SuperOptions{Nodes: 2}, 3)
 	metricsAddr := freeAddr(t)
 	c := itest.StartSyncer(t, env.Super.RESTConfig, func(o *options.Options) {
 		o.MetricsBindAddress = metricsAddr
@@ -380,7 +381,7 @@ type panel struct {
 	} `json:"targets"`
 }
 
-// checkpoint reports whether the panel queries issue 5's checkpoint metrics.
+// checkpoint reports whether the panel queries the checkpoint metrics.
 func (p panel) checkpoint() bool {
 	for _, tg := range p.Targets {
 		if strings.Contains(tg.Expr, "vcsyncer_checkpoint_") || strings.Contains(tg.Expr, "vcsyncer_source_resume_mode") {

@@ -31,6 +31,7 @@ import (
 	"github.com/vcsyncer/syncer/cmd/vc-syncer/app/options"
 	tenancyv1alpha1 "github.com/vcsyncer/syncer/pkg/apis/tenancy/v1alpha1"
 	"github.com/vcsyncer/syncer/pkg/conversion"
+	"github.com/vcsyncer/syncer/pkg/localcluster"
 	"github.com/vcsyncer/syncer/test/framework"
 	"github.com/vcsyncer/syncer/test/integration/itest"
 )
@@ -63,7 +64,7 @@ type roundTripFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
-// TestDeploy applies the chart to a real local super cluster (test/framework):
+// TestDeploy applies the chart to a real local super cluster (pkg/localcluster):
 //
 //  1. the Tenant CRD from the chart's crds/ for real (as `helm install` does), and the release
 //     namespace (as `helm install --create-namespace` does);
@@ -91,7 +92,7 @@ func TestDeploy(t *testing.T) {
 		t.Skip("starts real control planes")
 	}
 	kubectl := tool(t, "kubectl")
-	env := framework.StartT(t, framework.SuperOptions{Nodes: 2}, 1)
+	env := framework.StartT(t, localcluster.SuperOptions{Nodes: 2}, 1)
 	kc := env.Super.KubeconfigPath
 	k := func(stdin []byte, args ...string) ([]byte, error) {
 		return run(kubectl, stdin, append([]string{"--kubeconfig", kc}, args...)...)
@@ -193,7 +194,7 @@ func TestDeploy(t *testing.T) {
 	})
 }
 
-func testRBAC(t *testing.T, env *framework.Environment, k func([]byte, ...string) ([]byte, error)) {
+func testRBAC(t *testing.T, env *localcluster.Environment, k func([]byte, ...string) ([]byte, error)) {
 	ctx := t.Context()
 	// The chart's ServiceAccount, RBAC and admission policy, with every opt-in kind, for real;
 	// Prometheus's ServiceAccount (metrics.readers) bound to the metrics-reader ClusterRole.
@@ -215,7 +216,7 @@ func testRBAC(t *testing.T, env *framework.Environment, k func([]byte, ...string
 		o.OptInKinds = allOptIn
 		o.MetricsBindAddress = metricsAddr // the chart's default: --metrics-secure=true
 		// The chart's checkpoint store, through the flag so this compiles before and after the
-		// checkpoint options land (issue 5): with the flag, the store's Secret writes run
+		// checkpoint options land: with the flag, the store's Secret writes run
 		// under the chart's RBAC too.
 		fs := pflag.NewFlagSet("run", pflag.ContinueOnError)
 		o.AddFlags(fs)

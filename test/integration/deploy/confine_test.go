@@ -26,7 +26,7 @@ import (
 	tenancyv1alpha1 "github.com/vcsyncer/syncer/pkg/apis/tenancy/v1alpha1"
 	"github.com/vcsyncer/syncer/pkg/checkpoint/store"
 	"github.com/vcsyncer/syncer/pkg/conversion"
-	"github.com/vcsyncer/syncer/test/framework"
+	"github.com/vcsyncer/syncer/pkg/localcluster"
 )
 
 // identityKinds are the kinds of the chart that give the syncer its identity and its limits in
@@ -39,7 +39,7 @@ var identityKinds = map[string]bool{
 // applyIdentity applies the chart's ServiceAccount, RBAC and admission policy (rendered with
 // every opt-in kind and the extra --set values) to the super cluster, waits until the policy
 // is enforced, and returns a rest.Config with a 1-hour token of the ServiceAccount.
-func applyIdentity(t *testing.T, env *framework.Environment, k func([]byte, ...string) ([]byte, error), set ...string) *rest.Config {
+func applyIdentity(t *testing.T, env *localcluster.Environment, k func([]byte, ...string) ([]byte, error), set ...string) *rest.Config {
 	t.Helper()
 	objs := parse(t, helmTemplate(t, false, append([]string{"optInKinds={" + strings.Join(allOptIn, ",") + "}"}, set...)...))
 	var docs [][]byte
@@ -113,7 +113,7 @@ func byPolicy(err error) bool {
 // with a token of that ServiceAccount (what a stolen token or a syncer bug could do), that the
 // super apiserver refuses every write outside the namespaces the syncer created and its own
 // namespace, refuses labelling a namespace as the syncer's, and allows what the syncer does.
-func testConfinement(t *testing.T, env *framework.Environment, k func([]byte, ...string) ([]byte, error)) {
+func testConfinement(t *testing.T, env *localcluster.Environment, k func([]byte, ...string) ([]byte, error)) {
 	ctx := t.Context()
 	admin := env.Super.Client
 	adminC, err := client.New(env.Super.RESTConfig, client.Options{Scheme: app.Scheme()})

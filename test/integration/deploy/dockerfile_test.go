@@ -45,7 +45,7 @@ func parseDockerfile(src string) []instruction {
 	return out
 }
 
-// dockerfileRules returns the violations of the image rules of issue 6: multi-stage, a final
+// dockerfileRules returns the violations of the image rules: multi-stage, a final
 // stage on distroless static running as a non-root numeric user, exec-form ENTRYPOINT, pinned
 // base images, and a build stage that compiles with CGO_ENABLED=0. It also returns the build
 // stage's `go build` command.
@@ -227,7 +227,7 @@ func TestVerifyDockerfile(t *testing.T) {
 }
 
 // TestVerifyDockerignore checks that .dockerignore keeps every package `go build
-// ./cmd/vc-syncer` compiles (the binary imports test/framework for `vc-syncer dev`).
+// ./cmd/vc-syncer` compiles (the binary imports pkg/localcluster for `vc-syncer dev`).
 func TestVerifyDockerignore(t *testing.T) {
 	data, err := os.ReadFile(filepath.Join(repoRootDir, ".dockerignore"))
 	if err != nil {

@@ -16,7 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 
-	"github.com/vcsyncer/syncer/test/framework"
+	"github.com/vcsyncer/syncer/pkg/localcluster"
 	"github.com/vcsyncer/syncer/test/integration/itest"
 )
 
@@ -25,7 +25,7 @@ import (
 // bearer token, 500 with a token the apiserver does not know; 403 with the syncer's own token
 // (saCfg), which lacks the metrics-reader ClusterRole; 200 with the token of ServiceAccount
 // monitoring/prometheus, bound to it by the chart's metrics.readers.
-func testMetricsAuth(t *testing.T, env *framework.Environment, saCfg *rest.Config, addr string) {
+func testMetricsAuth(t *testing.T, env *localcluster.Environment, saCfg *rest.Config, addr string) {
 	ctx := t.Context()
 	super := env.Super.Client
 	if _, err := super.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "monitoring"}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {

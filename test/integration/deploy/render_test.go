@@ -5,7 +5,7 @@
 // Dockerfile linter and `go build`, all from `make tools`) and are what `make verify` runs:
 // they fail when the chart and config/ drift apart, when the chart passes a flag that
 // `vc-syncer run` does not have, or when the Dockerfile stops producing a static binary.
-// TestDeploy applies the rendered manifests to a real local super cluster (test/framework).
+// TestDeploy applies the rendered manifests to a real local super cluster (pkg/localcluster).
 package deploy
 
 import (
@@ -28,7 +28,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/vcsyncer/syncer/cmd/vc-syncer/app/options"
-	"github.com/vcsyncer/syncer/test/framework"
+	"github.com/vcsyncer/syncer/pkg/localcluster"
 )
 
 const (
@@ -47,7 +47,7 @@ var allOptIn = []string{"Ingress", "NetworkPolicy", "PodDisruptionBudget"}
 // cache, failing the test with the command to run when it is missing.
 func tool(t *testing.T, name string) string {
 	t.Helper()
-	p := filepath.Join(framework.ToolsDir(), "bin", name)
+	p := filepath.Join(localcluster.ToolsDir(), "bin", name)
 	if _, err := os.Stat(p); err != nil {
 		t.Fatalf("%s is missing from the tools cache (%v); run `make tools`", name, err)
 	}

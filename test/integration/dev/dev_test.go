@@ -17,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vcsyncer/syncer/test/framework"
+	"github.com/vcsyncer/syncer/pkg/localcluster"
 )
 
 const repoRoot = "../../.."
@@ -115,7 +115,7 @@ func devArgs(dir string) string {
 
 // The pid hack/dev.sh was started with is vc-syncer dev itself: SIGINT to it stops everything.
 func TestDevScriptStopsOnSIGINT(t *testing.T) {
-	if _, err := framework.EnsureTools(context.Background(), func(s string) { t.Log(s) }); err != nil {
+	if _, err := localcluster.EnsureTools(context.Background(), func(s string) { t.Log(s) }); err != nil {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
@@ -129,7 +129,7 @@ func TestDevScriptStopsOnSIGINT(t *testing.T) {
 // A dev whose parent is killed (SIGKILL: the parent cannot pass anything on) stops too, with
 // every control plane it started.
 func TestDevStopsWhenItsParentDies(t *testing.T) {
-	if _, err := framework.EnsureTools(context.Background(), func(s string) { t.Log(s) }); err != nil {
+	if _, err := localcluster.EnsureTools(context.Background(), func(s string) { t.Log(s) }); err != nil {
 		t.Fatal(err)
 	}
 	bin := filepath.Join(t.TempDir(), "vc-syncer")

@@ -20,6 +20,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/vcsyncer/syncer/pkg/conversion"
+	"github.com/vcsyncer/syncer/pkg/localcluster"
 	"github.com/vcsyncer/syncer/test/framework"
 	"github.com/vcsyncer/syncer/test/integration/itest"
 )
@@ -40,11 +41,11 @@ func TestTenantDNS(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts real control planes")
 	}
-	env := framework.StartT(t, framework.SuperOptions{Nodes: 2}, 2)
+	env := framework.StartT(t, localcluster.SuperOptions{Nodes: 2}, 2)
 	ctx := context.Background()
 	super := env.Super.Client
 	t1, t2 := env.Tenants[0], env.Tenants[1]
-	if err := t2.Client.CoreV1().Services(framework.ClusterDNSNamespace).Delete(ctx, framework.ClusterDNSService, metav1.DeleteOptions{}); err != nil {
+	if err := t2.Client.CoreV1().Services(localcluster.ClusterDNSNamespace).Delete(ctx, localcluster.ClusterDNSService, metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	dnsServer, err := t1.StartCoreDNS(ctx)
@@ -63,7 +64,7 @@ func TestTenantDNS(t *testing.T) {
 		}
 	}
 
-	for _, tc := range []*framework.ControlPlane{t1, t2} {
+	for _, tc := range []*localcluster.ControlPlane{t1, t2} {
 		for _, ns := range []string{"shop", "other"} {
 			itest.MustCreateNS(t, tc.Client, ns)
 			// A ClusterIP Service "web" in both namespaces (different IPs), its backend Pod.
@@ -83,7 +84,7 @@ func TestTenantDNS(t *testing.T) {
 					Spec: pod("", "db", "").Spec}}}, metav1.CreateOptions{}))
 		itest.Created(t)(tc.Client.CoreV1().Pods("shop").Create(ctx, pod("host-dns", "tool", corev1.DNSDefault), metav1.CreateOptions{}))
 	}
-	for _, tc := range []*framework.ControlPlane{t1, t2} {
+	for _, tc := range []*localcluster.ControlPlane{t1, t2} {
 		if err := itest.AddTenant(ctx, c, kubeconfigNS, tc, 1); err != nil {
 			t.Fatal(err)
 		}
@@ -97,7 +98,7 @@ func TestTenantDNS(t *testing.T) {
 	// the local CoreDNS stands in for.
 	var superDNSIP string
 	itest.Eventually(t, time.Minute, "super copy of tenant-1's kube-dns", func(ctx context.Context) error {
-		s, err := super.CoreV1().Services(superNS(framework.ClusterDNSNamespace)).Get(ctx, framework.ClusterDNSService, metav1.GetOptions{})
+		s, err := super.CoreV1().Services(superNS(localcluster.ClusterDNSNamespace)).Get(ctx, localcluster.ClusterDNSService, metav1.GetOptions{})
 		if err != nil {
 			return err
 		}
@@ -191,8 +192,8 @@ func TestTenantDNS(t *testing.T) {
 		{from: "other/web-1", name: "db-1.db.shop", podIPs: []string{db1}},
 		{from: "other/web-1", name: "db-1.db.shop.svc.cluster.local", podIPs: []string{db1}},
 	}
-	resolverOf := func(t *testing.T, from string) *framework.PodResolver {
-		r, err := framework.NewPodResolver(superPod[from].Spec.DNSConfig, servers)
+	resolverOf := func(t *testing.T, from string) *localcluster.PodResolver {
+		r, err := localcluster.NewPodResolver(superPod[from].Spec.DNSConfig, servers)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -242,7 +243,7 @@ func TestTenantDNS(t *testing.T) {
 		superShopWeb := ip(super, "shop", "web")
 		r := resolverOf(t, "shop/web-1")
 		for _, name := range []string{"api.payments", "api.payments.svc.cluster.local", "web.payments", "db-0.db.payments"} {
-			if fqdn, ips, err := r.LookupA(ctx, name); !errors.Is(err, framework.ErrNameNotFound) {
+			if fqdn, ips, err := r.LookupA(ctx, name); !errors.Is(err, localcluster.ErrNameNotFound) {
 				t.Errorf("%s resolved to %v (as %s, err %v), want not found: the super cluster's namespace payments is not the tenant's", name, ips, fqdn, err)
 			}
 		}

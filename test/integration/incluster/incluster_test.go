@@ -28,6 +28,7 @@ import (
 
 	"github.com/vcsyncer/syncer/cmd/vc-syncer/app"
 	tenancyv1alpha1 "github.com/vcsyncer/syncer/pkg/apis/tenancy/v1alpha1"
+	"github.com/vcsyncer/syncer/pkg/localcluster"
 	"github.com/vcsyncer/syncer/test/framework"
 	"github.com/vcsyncer/syncer/test/integration/itest"
 )
@@ -53,7 +54,7 @@ func TestTwoReplicas(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts real control planes")
 	}
-	env := framework.StartT(t, framework.SuperOptions{Nodes: 1}, 1)
+	env := framework.StartT(t, localcluster.SuperOptions{Nodes: 1}, 1)
 	bin := itest.BuildSyncer(t)
 	kubeconfig := filepath.Join(t.TempDir(), "super.kubeconfig")
 	if err := os.WriteFile(kubeconfig, env.Super.Kubeconfig, 0o600); err != nil {
@@ -248,7 +249,7 @@ func waitReady(t *testing.T, r *replica) {
 
 // leaderIs returns nil when the syncer's Lease is held by replica r (controller-runtime's
 // identity is "<hostname>_<uuid>", so r is recognised through its status page).
-func leaderIs(ctx context.Context, env *framework.Environment, r *replica) error {
+func leaderIs(ctx context.Context, env *localcluster.Environment, r *replica) error {
 	l, err := env.Super.Client.CoordinationV1().Leases(leaseNS).Get(ctx, leaseName, metav1.GetOptions{})
 	if err != nil {
 		return err

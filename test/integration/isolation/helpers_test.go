@@ -18,7 +18,7 @@ import (
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/vcsyncer/syncer/pkg/conversion"
-	"github.com/vcsyncer/syncer/test/framework"
+	"github.com/vcsyncer/syncer/pkg/localcluster"
 	"github.com/vcsyncer/syncer/test/integration/itest"
 )
 
@@ -51,10 +51,10 @@ var (
 // general Node, 1: tenant B's dedicated Node, 2: a control-plane Node), tenants A and B
 // registered with the syncer's built-in default policy, and B's workload (see setUpB).
 type suite struct {
-	env   *framework.Environment
+	env   *localcluster.Environment
 	c     client.Client // super cluster, the syncer's scheme (Tenants)
 	super kubernetes.Interface
-	a, b  *framework.ControlPlane
+	a, b  *localcluster.ControlPlane
 	// superQuiet and bQuiet are clients without API warnings (the snapshots list the
 	// deprecated Endpoints).
 	superQuiet, bQuiet kubernetes.Interface
@@ -83,9 +83,9 @@ const (
 
 // Super Nodes by role.
 var (
-	generalNode   = framework.FakeNodeName(0)
-	bNode         = framework.FakeNodeName(1)
-	systemNode    = framework.FakeNodeName(2)
+	generalNode   = localcluster.FakeNodeName(0)
+	bNode         = localcluster.FakeNodeName(1)
+	systemNode    = localcluster.FakeNodeName(2)
 	controlPlane  = "node-role.kubernetes.io/control-plane"
 	criticalAddon = "CriticalAddonsOnly"
 )

@@ -34,6 +34,7 @@ import (
 
 	"github.com/vcsyncer/syncer/cmd/vc-syncer/app/options"
 	"github.com/vcsyncer/syncer/pkg/conversion"
+	"github.com/vcsyncer/syncer/pkg/localcluster"
 	"github.com/vcsyncer/syncer/test/framework"
 	"github.com/vcsyncer/syncer/test/integration/itest"
 )
@@ -123,7 +124,7 @@ func TestIsolation(t *testing.T) {
 func setUp(t *testing.T) *suite {
 	t.Helper()
 	ctx := context.Background()
-	env := framework.StartT(t, framework.SuperOptions{Nodes: 3}, 2)
+	env := framework.StartT(t, localcluster.SuperOptions{Nodes: 3}, 2)
 	port := itest.FreePort(t)
 	c := itest.StartSyncer(t, env.Super.RESTConfig, func(o *options.Options) {
 		o.OptInKinds = []string{"Ingress", "NetworkPolicy", "PodDisruptionBudget"}
@@ -132,7 +133,7 @@ func setUp(t *testing.T) *suite {
 	s := &suite{env: env, c: c, super: env.Super.Client, a: env.Tenants[0], b: env.Tenants[1],
 		aNS: aNS, metricsURL: fmt.Sprintf("127.0.0.1:%d", port)}
 	s.superQuiet, s.bQuiet = quietClient(t, env.Super.RESTConfig), quietClient(t, s.b.RESTConfig)
-	for _, tc := range []*framework.ControlPlane{s.a, s.b} {
+	for _, tc := range []*localcluster.ControlPlane{s.a, s.b} {
 		if err := itest.AddTenant(ctx, c, itest.KubeconfigNS, tc, 1); err != nil {
 			t.Fatal(err)
 		}

@@ -26,7 +26,7 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/yaml"
 
-	"github.com/vcsyncer/syncer/test/framework"
+	"github.com/vcsyncer/syncer/pkg/localcluster"
 	"github.com/vcsyncer/syncer/test/integration/itest"
 )
 
@@ -41,7 +41,7 @@ func repoDir() string {
 // whether config/ ships a ValidatingAdmissionPolicy.
 func (s *suite) syncerToken(t *testing.T) (kubernetes.Interface, bool) {
 	t.Helper()
-	kubectl := filepath.Join(framework.ToolsDir(), "bin", "kubectl")
+	kubectl := filepath.Join(localcluster.ToolsDir(), "bin", "kubectl")
 	out, err := exec.Command(kubectl, "kustomize", filepath.Join(repoDir(), "config", "default")).Output()
 	if err != nil {
 		t.Fatalf("kubectl kustomize config/default: %v", err)

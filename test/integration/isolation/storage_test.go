@@ -11,7 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/vcsyncer/syncer/pkg/conversion"
-	"github.com/vcsyncer/syncer/test/framework"
+	"github.com/vcsyncer/syncer/pkg/localcluster"
 )
 
 // legacyClassAnnotation is the beta storage-class annotation; the PV controller reads it before
@@ -106,7 +106,7 @@ func (s *suite) attackEphemeralStamps(t *testing.T) {
 	before := s.snapshot(t)
 	defer s.compare(t, before)
 	const name = "eph-stamps"
-	class := framework.DefaultStorageClass
+	class := localcluster.DefaultStorageClass
 	p := basePod(name)
 	p.Spec.Volumes = []corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{Ephemeral: &corev1.EphemeralVolumeSource{
 		VolumeClaimTemplate: &corev1.PersistentVolumeClaimTemplate{
@@ -170,7 +170,7 @@ func (s *suite) attackEphemeralStamps(t *testing.T) {
 // in A's super namespace are A's by construction: rule storageDataSource.
 func (s *suite) attackDataSourcePopulator(t *testing.T) {
 	const name = "populate-import"
-	class := framework.DefaultStorageClass
+	class := localcluster.DefaultStorageClass
 	group := "populator.example.com"
 	s.run(t, attack{
 		kind: "PersistentVolumeClaim", ns: aNS, names: []string{name}, rules: []string{"storageDataSource"},
@@ -194,7 +194,7 @@ func (s *suite) attackDataSourcePopulator(t *testing.T) {
 // not sync, so never one of A's objects) through dataSourceRef.
 func (s *suite) attackDataSourceRefSnapshot(t *testing.T) {
 	const name = "restore-snapshot"
-	class := framework.DefaultStorageClass
+	class := localcluster.DefaultStorageClass
 	group := "snapshot.storage.k8s.io"
 	s.run(t, attack{
 		kind: "PersistentVolumeClaim", ns: aNS, names: []string{name}, rules: []string{"storageDataSource"},

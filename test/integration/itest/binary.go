@@ -75,7 +75,7 @@ func Unreachable(t testing.TB, kc []byte) []byte {
 }
 
 // ArtifactsDir is where logs of a failed test are kept: $VCSYNCER_TEST_ARTIFACTS/<test>
-// (default $TMPDIR/vc-syncer-test-logs/<test>), as test/framework does for component logs.
+// (default $TMPDIR/vc-syncer-test-logs/<test>), as framework.StartT does for component logs.
 func ArtifactsDir(t testing.TB) string {
 	base := os.Getenv("VCSYNCER_TEST_ARTIFACTS")
 	if base == "" {

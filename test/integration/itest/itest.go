@@ -26,7 +26,7 @@ import (
 	"github.com/vcsyncer/syncer/cmd/vc-syncer/app"
 	"github.com/vcsyncer/syncer/cmd/vc-syncer/app/options"
 	tenancyv1alpha1 "github.com/vcsyncer/syncer/pkg/apis/tenancy/v1alpha1"
-	"github.com/vcsyncer/syncer/test/framework"
+	"github.com/vcsyncer/syncer/pkg/localcluster"
 )
 
 // KubeconfigNS is the namespace the syncer reads Tenant kubeconfig Secrets from by default.
@@ -196,7 +196,7 @@ func DefaultPolicy(t *testing.T, c client.Client, spec tenancyv1alpha1.TenantPol
 // AddTenant registers tenant control plane tc in the super cluster (app.AddTenantWithOptions)
 // with the given weight and, when tc has one, its Service range (Tenant spec.serviceCIDRs), so
 // its Services keep their addresses in the super cluster, as a provider registers a tenant.
-func AddTenant(ctx context.Context, c client.Client, namespace string, tc *framework.ControlPlane, weight int32) error {
+func AddTenant(ctx context.Context, c client.Client, namespace string, tc *localcluster.ControlPlane, weight int32) error {
 	o := app.TenantOptions{Weight: weight}
 	if tc.ServiceCIDR != "" {
 		o.ServiceCIDRs = []string{tc.ServiceCIDR}

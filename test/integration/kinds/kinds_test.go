@@ -24,6 +24,7 @@ import (
 	"github.com/vcsyncer/syncer/cmd/vc-syncer/app/options"
 	tenancyv1alpha1 "github.com/vcsyncer/syncer/pkg/apis/tenancy/v1alpha1"
 	"github.com/vcsyncer/syncer/pkg/conversion"
+	"github.com/vcsyncer/syncer/pkg/localcluster"
 	"github.com/vcsyncer/syncer/pkg/resources/endpointslice"
 	"github.com/vcsyncer/syncer/pkg/resources/priorityclass"
 	"github.com/vcsyncer/syncer/test/framework"
@@ -37,7 +38,7 @@ func TestMoreKinds(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts real control planes")
 	}
-	env := framework.StartT(t, framework.SuperOptions{Nodes: 1}, 2)
+	env := framework.StartT(t, localcluster.SuperOptions{Nodes: 1}, 2)
 	c := startSyncer(t, env.Super.RESTConfig, func(o *options.Options) {
 		o.OptInKinds = []string{"Ingress", "NetworkPolicy", "PodDisruptionBudget"} // Event is synced by default
 	})
@@ -48,7 +49,7 @@ func TestMoreKinds(t *testing.T) {
 	super := env.Super.Client
 	ctx := context.Background()
 	t1, t2 := env.Tenants[0], env.Tenants[1]
-	for _, tc := range []*framework.ControlPlane{t1, t2} {
+	for _, tc := range []*localcluster.ControlPlane{t1, t2} {
 		if err := itest.AddTenant(ctx, c, kubeconfigNS, tc, 1); err != nil {
 			t.Fatal(err)
 		}
@@ -296,7 +297,7 @@ func TestMoreKinds(t *testing.T) {
 		created(t)(super.SchedulingV1().PriorityClasses().Create(ctx, &schedulingv1.PriorityClass{
 			ObjectMeta: metav1.ObjectMeta{Name: "super-private"}, Value: 2000,
 		}, metav1.CreateOptions{}))
-		for _, tc := range []*framework.ControlPlane{t1, t2} {
+		for _, tc := range []*localcluster.ControlPlane{t1, t2} {
 			eventually(t, time.Minute, "gold in "+tc.Name, func(ctx context.Context) error {
 				pc, err := tc.Client.SchedulingV1().PriorityClasses().Get(ctx, "gold", metav1.GetOptions{})
 				if err != nil {
@@ -340,7 +341,7 @@ func TestMoreKinds(t *testing.T) {
 		if _, err := super.SchedulingV1().PriorityClasses().Update(ctx, pc, metav1.UpdateOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		for _, tc := range []*framework.ControlPlane{t1, t2} {
+		for _, tc := range []*localcluster.ControlPlane{t1, t2} {
 			eventually(t, time.Minute, "gold removed from "+tc.Name, func(ctx context.Context) error {
 				if _, err := tc.Client.SchedulingV1().PriorityClasses().Get(ctx, "gold", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 					return errorf("still there: %v", err)

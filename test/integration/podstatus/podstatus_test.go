@@ -1,4 +1,4 @@
-// Package podstatus_test checks, on real control planes (test/framework: a super cluster with
+// Package podstatus_test checks, on real control planes (pkg/localcluster: a super cluster with
 // kwok Nodes plus one Node whose kubelet the test plays, and a tenant), what a tenant sees of
 // its Pods' status: readiness gates set in the tenant reach the super Pod's status and make
 // the Pod Ready; tenant-owned conditions survive the upward copies while the super Pod's
@@ -21,6 +21,7 @@ import (
 
 	"github.com/vcsyncer/syncer/cmd/vc-syncer/app/options"
 	"github.com/vcsyncer/syncer/pkg/conversion"
+	"github.com/vcsyncer/syncer/pkg/localcluster"
 	"github.com/vcsyncer/syncer/test/framework"
 	"github.com/vcsyncer/syncer/test/integration/itest"
 )
@@ -45,7 +46,7 @@ func TestPodStatus(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts real control planes")
 	}
-	env := framework.StartT(t, framework.SuperOptions{Nodes: 1}, 1)
+	env := framework.StartT(t, localcluster.SuperOptions{Nodes: 1}, 1)
 	c := itest.StartSyncer(t, env.Super.RESTConfig, func(o *options.Options) { o.RemediationInterval = remediationInterval })
 	tc := env.Tenants[0]
 	ctx := t.Context()
@@ -58,7 +59,7 @@ func TestPodStatus(t *testing.T) {
 	// The kwok Node gets a zone of its own, so that a test Pod picks kwok or the simulated
 	// kubelet by its nodeSelector (a key the built-in policy allows).
 	label, _ := json.Marshal(map[string]any{"metadata": map[string]any{"labels": map[string]string{corev1.LabelTopologyZone: kwokZone}}})
-	itest.Created(t)(env.Super.Client.CoreV1().Nodes().Patch(ctx, framework.FakeNodeName(0), types.StrategicMergePatchType, label, metav1.PatchOptions{}))
+	itest.Created(t)(env.Super.Client.CoreV1().Nodes().Patch(ctx, localcluster.FakeNodeName(0), types.StrategicMergePatchType, label, metav1.PatchOptions{}))
 	kubelet := startSimKubelet(t, env.Super.Client)
 	s := &suite{tenant: tc.Client, super: env.Super.Client, superNS: superNS, kubelet: kubelet}
 

@@ -20,6 +20,7 @@ import (
 	"github.com/vcsyncer/syncer/cmd/vc-syncer/app"
 	tenancyv1alpha1 "github.com/vcsyncer/syncer/pkg/apis/tenancy/v1alpha1"
 	"github.com/vcsyncer/syncer/pkg/conversion"
+	"github.com/vcsyncer/syncer/pkg/localcluster"
 	"github.com/vcsyncer/syncer/test/framework"
 	"github.com/vcsyncer/syncer/test/integration/itest"
 )
@@ -36,7 +37,7 @@ func TestRemediation(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts real control planes")
 	}
-	env := framework.StartT(t, framework.SuperOptions{Nodes: 1}, 1)
+	env := framework.StartT(t, localcluster.SuperOptions{Nodes: 1}, 1)
 	c := startSyncer(t, env.Super.RESTConfig, time.Second)
 	super := env.Super.Client
 	ctx := context.Background()

@@ -1,5 +1,5 @@
-// Package restart_test is the kill test of issue 5: it runs the real vc-syncer binary against
-// a super cluster and three tenants (test/framework), SIGKILLs it at random moments while every
+// Package restart_test is the kill test of checkpointed restarts: it runs the real vc-syncer binary against
+// a super cluster and three tenants (pkg/localcluster), SIGKILLs it at random moments while every
 // tenant creates, updates and deletes Namespaces, ConfigMaps, Secrets, Services and Pods,
 // restarts it each time, and then checks that the super cluster converged to exactly the
 // tenants' objects and every Pod status came back, and that no Pod's Ready condition flipped
@@ -35,6 +35,7 @@ import (
 	"github.com/vcsyncer/syncer/cmd/vc-syncer/app"
 	tenancyv1alpha1 "github.com/vcsyncer/syncer/pkg/apis/tenancy/v1alpha1"
 	"github.com/vcsyncer/syncer/pkg/conversion"
+	"github.com/vcsyncer/syncer/pkg/localcluster"
 	"github.com/vcsyncer/syncer/test/framework"
 	"github.com/vcsyncer/syncer/test/integration/itest"
 )
@@ -58,7 +59,7 @@ func TestKillRestart(t *testing.T) {
 
 	var logPath string
 	itest.KeepLog(t, &logPath)
-	env := framework.StartT(t, framework.SuperOptions{Nodes: 2}, 3)
+	env := framework.StartT(t, localcluster.SuperOptions{Nodes: 2}, 3)
 	bin := itest.BuildSyncer(t)
 	args := []string{"run", "--super-kubeconfig", env.Super.KubeconfigPath,
 		"--metrics-bind-address", "0", "--health-probe-bind-address", "0", "--zap-log-level", "debug",

@@ -20,6 +20,7 @@ import (
 	"github.com/vcsyncer/syncer/cmd/vc-syncer/app"
 	tenancyv1alpha1 "github.com/vcsyncer/syncer/pkg/apis/tenancy/v1alpha1"
 	"github.com/vcsyncer/syncer/pkg/conversion"
+	"github.com/vcsyncer/syncer/pkg/localcluster"
 	"github.com/vcsyncer/syncer/test/framework"
 	"github.com/vcsyncer/syncer/test/integration/itest"
 )
@@ -226,8 +227,8 @@ func apiserverLists(t *testing.T, cs kubernetes.Interface) map[string]float64 {
 
 // oneTenant is a super cluster with one tenant and a `vc-syncer run` process on it.
 type oneTenant struct {
-	env  *framework.Environment
-	tc   *framework.ControlPlane
+	env  *localcluster.Environment
+	tc   *localcluster.ControlPlane
 	p    *itest.SyncerProc
 	c    client.Client // the super cluster's
 	port int           // the syncer's metrics port
@@ -242,7 +243,7 @@ func startOneTenant(t *testing.T, apiserverArgs []string, interval string) *oneT
 	t.Helper()
 	var logPath string
 	itest.KeepLog(t, &logPath)
-	env := framework.StartT(t, framework.SuperOptions{Nodes: 1, Options: framework.Options{APIServerArgs: apiserverArgs}}, 1)
+	env := framework.StartT(t, localcluster.SuperOptions{Nodes: 1, Options: localcluster.Options{APIServerArgs: apiserverArgs}}, 1)
 	o := &oneTenant{env: env, tc: env.Tenants[0], port: itest.FreePort(t), ckpt: filepath.Join(t.TempDir(), "ckpt")}
 	args := []string{"run", "--super-kubeconfig", env.Super.KubeconfigPath,
 		"--metrics-bind-address", "127.0.0.1:" + strconv.Itoa(o.port), "--metrics-secure=false", "--health-probe-bind-address", "0",

@@ -21,7 +21,7 @@ import (
 // after the last checkpoint, then a SIGKILL. On restart the tenant informer resumes from the
 // checkpoint (its cache lacks the new objects until the watch replays them), while the super
 // cache already has their super copies, with no ack entry: ClusterSynced's super diff enqueues
-// them downward and downward.Reconcile, finding no tenant object in the stale tenant cache,
+// them downward and reconcile.Reconcile, finding no tenant object in the stale tenant cache,
 // deletes the super copy (no live read, unlike Pods and namespaces). The replay then creates
 // it again. A super object of a live tenant object must never be deleted by a restart (for a
 // PersistentVolumeClaim this loses the volume, for a Service its ClusterIP).

@@ -22,6 +22,7 @@ import (
 	"github.com/vcsyncer/syncer/cmd/vc-syncer/app"
 	tenancyv1alpha1 "github.com/vcsyncer/syncer/pkg/apis/tenancy/v1alpha1"
 	"github.com/vcsyncer/syncer/pkg/conversion"
+	"github.com/vcsyncer/syncer/pkg/localcluster"
 	"github.com/vcsyncer/syncer/pkg/resources/service"
 	"github.com/vcsyncer/syncer/test/framework"
 	"github.com/vcsyncer/syncer/test/integration/itest"
@@ -52,7 +53,7 @@ func TestServiceAddresses(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts real control planes")
 	}
-	env := framework.StartT(t, framework.SuperOptions{Nodes: 1}, 2)
+	env := framework.StartT(t, localcluster.SuperOptions{Nodes: 1}, 2)
 	c := itest.StartSyncer(t, env.Super.RESTConfig, nil)
 	itest.DefaultPolicy(t, c, tenancyv1alpha1.TenantPolicySpec{
 		Services: &tenancyv1alpha1.ServicePolicy{
@@ -68,7 +69,7 @@ func TestServiceAddresses(t *testing.T) {
 	if t1.ServiceCIDR == t2.ServiceCIDR {
 		t.Fatalf("tenants share the Service range %s", t1.ServiceCIDR)
 	}
-	register := func(tc *framework.ControlPlane) string {
+	register := func(tc *localcluster.ControlPlane) string {
 		t.Helper()
 		if err := app.AddTenantWithOptions(ctx, c, itest.KubeconfigNS, tc.Name, tc.Kubeconfig,
 			app.TenantOptions{Weight: 1, ServiceCIDRs: []string{tc.ServiceCIDR}}); err != nil {
@@ -105,10 +106,10 @@ func TestServiceAddresses(t *testing.T) {
 			{Name: "a", Port: 1, NodePort: autoPort}, {Name: "b", Port: 2, NodePort: hcnp2}}},
 	}, metav1.CreateOptions{}))
 	uid2 := register(t2)
-	superNS := map[*framework.ControlPlane]string{
+	superNS := map[*localcluster.ControlPlane]string{
 		t1: conversion.SuperNamespace(t1.Name, uid1, "web"), t2: conversion.SuperNamespace(t2.Name, uid2, "web")}
 
-	superOf := func(ctx context.Context, tc *framework.ControlPlane, name string) (ts, ss *corev1.Service, err error) {
+	superOf := func(ctx context.Context, tc *localcluster.ControlPlane, name string) (ts, ss *corev1.Service, err error) {
 		if ts, err = tc.Client.CoreV1().Services("web").Get(ctx, name, metav1.GetOptions{}); err != nil {
 			return nil, nil, err
 		}
@@ -117,7 +118,7 @@ func TestServiceAddresses(t *testing.T) {
 	}
 
 	t.Run("ClusterIP: the tenant's address is the super copy's", func(t *testing.T) {
-		for _, tc := range []*framework.ControlPlane{t1, t2} {
+		for _, tc := range []*localcluster.ControlPlane{t1, t2} {
 			itest.Created(t)(tc.Client.CoreV1().Services("web").Create(ctx, &corev1.Service{
 				ObjectMeta: metav1.ObjectMeta{Name: "api"},
 				Spec:       corev1.ServiceSpec{Selector: map[string]string{"app": "api"}, Ports: []corev1.ServicePort{{Port: 8080}}},

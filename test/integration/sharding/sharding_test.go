@@ -31,6 +31,7 @@ import (
 	"github.com/vcsyncer/syncer/cmd/vc-syncer/app"
 	tenancyv1alpha1 "github.com/vcsyncer/syncer/pkg/apis/tenancy/v1alpha1"
 	"github.com/vcsyncer/syncer/pkg/conversion"
+	"github.com/vcsyncer/syncer/pkg/localcluster"
 	"github.com/vcsyncer/syncer/pkg/sharding"
 	"github.com/vcsyncer/syncer/test/framework"
 	"github.com/vcsyncer/syncer/test/integration/itest"
@@ -98,7 +99,7 @@ rules:
 	for i := range shards {
 		itest.KeepLogAs(t, &logs[i], "vc-syncer-"+shards[i]+".log")
 	}
-	env := framework.StartT(t, framework.SuperOptions{Nodes: 2,
+	env := framework.StartT(t, localcluster.SuperOptions{Nodes: 2,
 		SuperAPIServerArgs: []string{"--audit-policy-file=" + policy, "--audit-log-path=" + auditLog, "--audit-log-maxsize=0"}}, tenantCount)
 	bin := itest.BuildSyncer(t)
 	ctx := t.Context()
@@ -344,7 +345,7 @@ rules:
 	victim.p.Kill(t)
 	// Changes while no shard holds the victim's tenants: the survivor that takes each must
 	// sync them (Secrets, so that the reconciles they cost are told apart below).
-	var orphaned []*framework.ControlPlane
+	var orphaned []*localcluster.ControlPlane
 	for _, tc := range env.Tenants {
 		if after[tc.Name] == victim.id {
 			orphaned = append(orphaned, tc)
@@ -470,7 +471,7 @@ func countOf(holders map[string]string, shard string) int {
 }
 
 // tenantObjects counts the objects of tenant name of the kinds the syncer syncs.
-func tenantObjects(t *testing.T, env *framework.Environment, name string) int {
+func tenantObjects(t *testing.T, env *localcluster.Environment, name string) int {
 	t.Helper()
 	var cs kubernetes.Interface
 	for _, tc := range env.Tenants {
@@ -509,7 +510,7 @@ func tenantObjects(t *testing.T, env *framework.Environment, name string) int {
 
 // sameObjects checks that tenant tc's labelled ConfigMaps in "app" are exactly those of its
 // super namespace, and that its Pods are Running in the tenant with one super Pod each.
-func sameObjects(ctx context.Context, c client.Client, env *framework.Environment, tc *framework.ControlPlane) error {
+func sameObjects(ctx context.Context, c client.Client, env *localcluster.Environment, tc *localcluster.ControlPlane) error {
 	tn := &tenancyv1alpha1.Tenant{}
 	if err := c.Get(ctx, client.ObjectKey{Name: tc.Name}, tn); err != nil {
 		return err
@@ -559,7 +560,7 @@ func sameObjects(ctx context.Context, c client.Client, env *framework.Environmen
 // did not hold the tenant. Holding is read from the same log: a replica's patch of the
 // Tenant's status that sets status.shard to itself claims it; one that empties status.shard,
 // or another replica's claim, ends the claim.
-func auditOverlaps(t *testing.T, path string, c client.Client, env *framework.Environment) (int, []string) {
+func auditOverlaps(t *testing.T, path string, c client.Client, env *localcluster.Environment) (int, []string) {
 	t.Helper()
 	prefixes := map[string]string{}
 	for _, tc := range env.Tenants {

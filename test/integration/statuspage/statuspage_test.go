@@ -33,6 +33,7 @@ import (
 	"github.com/vcsyncer/syncer/cmd/vc-syncer/app"
 	"github.com/vcsyncer/syncer/cmd/vc-syncer/app/options"
 	tenancyv1alpha1 "github.com/vcsyncer/syncer/pkg/apis/tenancy/v1alpha1"
+	"github.com/vcsyncer/syncer/pkg/localcluster"
 	"github.com/vcsyncer/syncer/test/framework"
 	"github.com/vcsyncer/syncer/test/integration/itest"
 )
@@ -77,7 +78,7 @@ func TestStatusPage(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts real control planes and Chromium")
 	}
-	env := framework.StartT(t, framework.SuperOptions{Nodes: 1}, 2)
+	env := framework.StartT(t, localcluster.SuperOptions{Nodes: 1}, 2)
 	metricsAddr := fmt.Sprintf("127.0.0.1:%d", itest.FreePort(t))
 	healthAddr := fmt.Sprintf("127.0.0.1:%d", itest.FreePort(t))
 	c := itest.StartSyncer(t, env.Super.RESTConfig, func(o *options.Options) {
@@ -89,7 +90,7 @@ func TestStatusPage(t *testing.T) {
 	ctx := context.Background()
 	t1, t2 := env.Tenants[0], env.Tenants[1]
 	weights := map[string]int32{t1.Name: 1, t2.Name: 3, "offline": 2, "no-secret": 1}
-	for _, cp := range []*framework.ControlPlane{t1, t2} {
+	for _, cp := range []*localcluster.ControlPlane{t1, t2} {
 		if err := itest.AddTenant(ctx, c, itest.KubeconfigNS, cp, weights[cp.Name]); err != nil {
 			t.Fatal(err)
 		}

@@ -20,7 +20,7 @@ import (
 	"github.com/vcsyncer/syncer/test/integration/itest"
 )
 
-// chromiumFlags are the flags headless Chromium runs with here (issue 6): no sandbox (we may
+// chromiumFlags are the flags headless Chromium runs with here: no sandbox (we may
 // run as root in a container), no GPU, and nothing that reaches the network on its own.
 var chromiumFlags = []string{
 	"--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",

@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/vcsyncer/syncer/pkg/conversion"
+	"github.com/vcsyncer/syncer/pkg/localcluster"
 	"github.com/vcsyncer/syncer/pkg/resources/persistentvolume"
 	"github.com/vcsyncer/syncer/pkg/resources/persistentvolumeclaim"
 	"github.com/vcsyncer/syncer/test/framework"
@@ -32,12 +33,12 @@ func TestStorage(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts real control planes")
 	}
-	env := framework.StartT(t, framework.SuperOptions{Nodes: 2}, 2)
+	env := framework.StartT(t, localcluster.SuperOptions{Nodes: 2}, 2)
 	c := startSyncer(t, env.Super.RESTConfig)
 	super := env.Super.Client
 	ctx := context.Background()
 	t1, t2 := env.Tenants[0], env.Tenants[1]
-	for _, tc := range []*framework.ControlPlane{t1, t2} {
+	for _, tc := range []*localcluster.ControlPlane{t1, t2} {
 		if err := itest.AddTenant(ctx, c, kubeconfigNS, tc, 1); err != nil {
 			t.Fatal(err)
 		}
@@ -45,19 +46,19 @@ func TestStorage(t *testing.T) {
 	waitRunning(t, c, t1.Name)
 	waitRunning(t, c, t2.Name)
 	uid1, uid2 := tenantUID(t, c, t1.Name), tenantUID(t, c, t2.Name)
-	for _, tc := range []*framework.ControlPlane{t1, t2} {
+	for _, tc := range []*localcluster.ControlPlane{t1, t2} {
 		mustCreateNS(t, tc.Client, "data")
 	}
 	sns1 := conversion.SuperNamespace(t1.Name, uid1, "data")
 
 	t.Run("public StorageClasses appear in every tenant", func(t *testing.T) {
-		for _, tc := range []*framework.ControlPlane{t1, t2} {
+		for _, tc := range []*localcluster.ControlPlane{t1, t2} {
 			eventually(t, time.Minute, tc.Name+" has the default class", func(ctx context.Context) error {
-				sc, err := tc.Client.StorageV1().StorageClasses().Get(ctx, framework.DefaultStorageClass, metav1.GetOptions{})
+				sc, err := tc.Client.StorageV1().StorageClasses().Get(ctx, localcluster.DefaultStorageClass, metav1.GetOptions{})
 				if err != nil {
 					return err
 				}
-				if sc.Provisioner != framework.Provisioner || sc.Annotations["storageclass.kubernetes.io/is-default-class"] != "true" {
+				if sc.Provisioner != localcluster.Provisioner || sc.Annotations["storageclass.kubernetes.io/is-default-class"] != "true" {
 					return errorf("provisioner %q annotations %v", sc.Provisioner, sc.Annotations)
 				}
 				return nil
@@ -71,8 +72,8 @@ func TestStorage(t *testing.T) {
 	t.Run("claim goes down, binds, and its PV comes up", func(t *testing.T) {
 		created(t)(t1.Client.CoreV1().PersistentVolumeClaims("data").Create(ctx, claim("db", nil, ""), metav1.CreateOptions{}))
 		tc := waitClaimBound(t, t1.Client, "data", "db")
-		if tc.Spec.StorageClassName == nil || *tc.Spec.StorageClassName != framework.DefaultStorageClass {
-			t.Errorf("tenant claim class %v, want the default %s (tenant admission with the synced default class)", tc.Spec.StorageClassName, framework.DefaultStorageClass)
+		if tc.Spec.StorageClassName == nil || *tc.Spec.StorageClassName != localcluster.DefaultStorageClass {
+			t.Errorf("tenant claim class %v, want the default %s (tenant admission with the synced default class)", tc.Spec.StorageClassName, localcluster.DefaultStorageClass)
 		}
 		sc, err := super.CoreV1().PersistentVolumeClaims(sns1).Get(ctx, "db", metav1.GetOptions{})
 		if err != nil {
@@ -231,7 +232,7 @@ func TestStorage(t *testing.T) {
 	})
 
 	t.Run("data sources name only the tenant's own claims", func(t *testing.T) {
-		snap := claim("from-snapshot", ptr(framework.DefaultStorageClass), "")
+		snap := claim("from-snapshot", ptr(localcluster.DefaultStorageClass), "")
 		snap.Spec.DataSource = &corev1.TypedLocalObjectReference{APIGroup: ptr("snapshot.storage.k8s.io"), Kind: "VolumeSnapshot", Name: "other-tenants-snap"}
 		created(t)(t1.Client.CoreV1().PersistentVolumeClaims("data").Create(ctx, snap, metav1.CreateOptions{}))
 		eventually(t, time.Minute, "PolicyDenied Event on the claim", func(ctx context.Context) error {
@@ -253,7 +254,7 @@ func TestStorage(t *testing.T) {
 			return nil
 		})
 		// Cloning the tenant's own claim in the same namespace is allowed.
-		clone := claim("clone", ptr(framework.DefaultStorageClass), "")
+		clone := claim("clone", ptr(localcluster.DefaultStorageClass), "")
 		clone.Spec.DataSource = &corev1.TypedLocalObjectReference{Kind: "PersistentVolumeClaim", Name: "db"}
 		created(t)(t1.Client.CoreV1().PersistentVolumeClaims("data").Create(ctx, clone, metav1.CreateOptions{}))
 		eventually(t, time.Minute, "super copy of the clone", func(ctx context.Context) error {
@@ -446,7 +447,7 @@ func TestStorage(t *testing.T) {
 		created(t)(t2.Client.StorageV1().StorageClasses().Create(ctx, own, metav1.CreateOptions{}))
 		created(t)(super.StorageV1().StorageClasses().Create(ctx, &storagev1.StorageClass{
 			ObjectMeta:  metav1.ObjectMeta{Name: "gold", Labels: map[string]string{conversion.LabelPublic: "true"}},
-			Provisioner: framework.Provisioner, Parameters: map[string]string{"tier": "gold"},
+			Provisioner: localcluster.Provisioner, Parameters: map[string]string{"tier": "gold"},
 		}, metav1.CreateOptions{}))
 		eventually(t, time.Minute, "gold in tenant 1", func(ctx context.Context) error {
 			sc, err := t1.Client.StorageV1().StorageClasses().Get(ctx, "gold", metav1.GetOptions{})

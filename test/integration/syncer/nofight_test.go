@@ -10,14 +10,14 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/vcsyncer/syncer/test/framework"
+	"github.com/vcsyncer/syncer/pkg/localcluster"
 )
 
 // testNoFights checks, on tenant Pod ns/name and its super copy in superNS, that labels and
 // annotations other super-cluster controllers add are kept, that an image a super-cluster
 // webhook rewrote is not reverted while the tenant's image is unchanged, and that keys the
 // tenant removes are removed from the super copy.
-func testNoFights(t *testing.T, super kubernetes.Interface, tc *framework.ControlPlane, superNS, ns, name string) {
+func testNoFights(t *testing.T, super kubernetes.Interface, tc *localcluster.ControlPlane, superNS, ns, name string) {
 	ctx := context.Background()
 	tenantPatch := func(patch string) {
 		t.Helper()
@@ -92,7 +92,7 @@ func testNoFights(t *testing.T, super kubernetes.Interface, tc *framework.Contro
 
 // testKeepsFinalizers checks that an update flowing down keeps the finalizers and owner
 // references the super cluster put on a super copy (the syncer never sets them).
-func testKeepsFinalizers(t *testing.T, super kubernetes.Interface, tc *framework.ControlPlane, superNS, ns string) {
+func testKeepsFinalizers(t *testing.T, super kubernetes.Interface, tc *localcluster.ControlPlane, superNS, ns string) {
 	ctx := context.Background()
 	created(t)(tc.Client.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{
 		ObjectMeta: metav1.ObjectMeta{Name: "finalized"}, Data: map[string]string{"v": "1"}}, metav1.CreateOptions{}))
@@ -130,7 +130,7 @@ func testKeepsFinalizers(t *testing.T, super kubernetes.Interface, tc *framework
 // dual-stack-capable fields (ipFamilyPolicy PreferDualStack) is synced once and then left
 // alone: the super cluster allocates its own health-check node port, IPs and families, and the
 // syncer never writes the super copy again while nothing changes in the tenant.
-func testServiceNoLoop(t *testing.T, super kubernetes.Interface, tc *framework.ControlPlane, superNS, ns string) {
+func testServiceNoLoop(t *testing.T, super kubernetes.Interface, tc *localcluster.ControlPlane, superNS, ns string) {
 	ctx := context.Background()
 	prefer := corev1.IPFamilyPolicyPreferDualStack
 	created(t)(tc.Client.CoreV1().Services(ns).Create(ctx, &corev1.Service{

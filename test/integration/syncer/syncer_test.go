@@ -22,6 +22,7 @@ import (
 	"github.com/vcsyncer/syncer/cmd/vc-syncer/app"
 	tenancyv1alpha1 "github.com/vcsyncer/syncer/pkg/apis/tenancy/v1alpha1"
 	"github.com/vcsyncer/syncer/pkg/conversion"
+	"github.com/vcsyncer/syncer/pkg/localcluster"
 	"github.com/vcsyncer/syncer/pkg/resources/pod"
 	"github.com/vcsyncer/syncer/test/framework"
 	"github.com/vcsyncer/syncer/test/integration/itest"
@@ -35,7 +36,7 @@ func TestSyncer(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts real control planes")
 	}
-	env := framework.StartT(t, framework.SuperOptions{Nodes: 2}, 3)
+	env := framework.StartT(t, localcluster.SuperOptions{Nodes: 2}, 3)
 	c := startSyncer(t, env.Super.RESTConfig)
 	allow := true
 	// NodePort and LoadBalancer Services (with externalTrafficPolicy Local) are refused by
@@ -63,7 +64,7 @@ func TestSyncer(t *testing.T) {
 		}
 	}
 
-	for _, tc := range []*framework.ControlPlane{t1, t2} {
+	for _, tc := range []*localcluster.ControlPlane{t1, t2} {
 		if err := itest.AddTenant(ctx, c, kubeconfigNS, tc, 1); err != nil {
 			t.Fatal(err)
 		}
@@ -89,7 +90,7 @@ func TestSyncer(t *testing.T) {
 	})
 
 	// The same namespace and names in two tenants.
-	for _, tc := range []*framework.ControlPlane{t1, t2} {
+	for _, tc := range []*localcluster.ControlPlane{t1, t2} {
 		mustCreateNS(t, tc.Client, "shop")
 		created(t)(tc.Client.CoreV1().ConfigMaps("shop").Create(ctx, &corev1.ConfigMap{
 			ObjectMeta: metav1.ObjectMeta{Name: "cfg"}, Data: map[string]string{"owner": tc.Name}}, metav1.CreateOptions{}))
@@ -113,7 +114,7 @@ func TestSyncer(t *testing.T) {
 		if ns1 == ns2 {
 			t.Fatalf("two tenants share super namespace %s", ns1)
 		}
-		for ns, owner := range map[string]*framework.ControlPlane{ns1: t1, ns2: t2} {
+		for ns, owner := range map[string]*localcluster.ControlPlane{ns1: t1, ns2: t2} {
 			eventually(t, time.Minute, "ConfigMap in "+ns, func(ctx context.Context) error {
 				cm, err := super.CoreV1().ConfigMaps(ns).Get(ctx, "cfg", metav1.GetOptions{})
 				if err != nil {
@@ -178,7 +179,7 @@ func TestSyncer(t *testing.T) {
 	})
 
 	t.Run("upward: Pods run, bound to vNodes, with the super Pod's node and IP", func(t *testing.T) {
-		for ns, owner := range map[string]*framework.ControlPlane{ns1: t1, ns2: t2} {
+		for ns, owner := range map[string]*localcluster.ControlPlane{ns1: t1, ns2: t2} {
 			eventually(t, time.Minute, "Pod Running in "+owner.Name, func(ctx context.Context) error {
 				sp, err := super.CoreV1().Pods(ns).Get(ctx, "web-0", metav1.GetOptions{})
 				if err != nil {
@@ -716,7 +717,7 @@ func TestTenantCRDValidation(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts real control planes")
 	}
-	env := framework.StartT(t, framework.SuperOptions{Nodes: 1}, 0)
+	env := framework.StartT(t, localcluster.SuperOptions{Nodes: 1}, 0)
 	ctx := context.Background()
 	// Several replicas installing the CRD at once must all succeed (update conflicts are retried).
 	errs := make(chan error, 4)

@@ -13,14 +13,14 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/vcsyncer/syncer/pkg/conversion"
+	"github.com/vcsyncer/syncer/pkg/localcluster"
 	"github.com/vcsyncer/syncer/pkg/resources/pod"
-	"github.com/vcsyncer/syncer/test/framework"
 )
 
 // testTenantTokens checks that the super copy of tenant Pod ns/name (already Running) mounts a
 // service-account token issued by the TENANT apiserver, bound to the tenant Pod, with the
 // tenant's CA, and no super-cluster token.
-func testTenantTokens(t *testing.T, super kubernetes.Interface, tc *framework.ControlPlane, superNS, ns, name string) {
+func testTenantTokens(t *testing.T, super kubernetes.Interface, tc *localcluster.ControlPlane, superNS, ns, name string) {
 	ctx := context.Background()
 	tp, err := tc.Client.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
@@ -119,7 +119,7 @@ func testTenantTokens(t *testing.T, super kubernetes.Interface, tc *framework.Co
 // metadata.uid and a label, and whose downwardAPI volume reads all labels, and checks that its
 // super copy reads them from annotations that carry the tenant's values (the super apiserver
 // accepts the rewritten references).
-func testDownwardAPIIdentity(t *testing.T, super kubernetes.Interface, tc *framework.ControlPlane, superNS, ns string) {
+func testDownwardAPIIdentity(t *testing.T, super kubernetes.Interface, tc *localcluster.ControlPlane, superNS, ns string) {
 	ctx := context.Background()
 	ref := func(p string) *corev1.EnvVarSource {
 		return &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: p}}
@@ -185,7 +185,7 @@ func testDownwardAPIIdentity(t *testing.T, super kubernetes.Interface, tc *frame
 // testTenantAPIAccess checks that a super Pod reaches its tenant's apiserver (KUBERNETES_*
 // variables, kubernetes host aliases) and the tenant's DNS through the super copy of its
 // kube-system/kube-dns Service (framework tenants have one, as kubeadm clusters do).
-func testTenantAPIAccess(t *testing.T, super kubernetes.Interface, tc *framework.ControlPlane, superNS, dnsNS, ns string) {
+func testTenantAPIAccess(t *testing.T, super kubernetes.Interface, tc *localcluster.ControlPlane, superNS, dnsNS, ns string) {
 	ctx := context.Background()
 	if _, err := tc.Client.CoreV1().Services("kube-system").Get(ctx, "kube-dns", metav1.GetOptions{}); err != nil {
 		t.Fatalf("tenant %s has no kube-system/kube-dns: %v", tc.Name, err)

@@ -23,6 +23,7 @@ import (
 	"github.com/vcsyncer/syncer/cmd/vc-syncer/app"
 	tenancyv1alpha1 "github.com/vcsyncer/syncer/pkg/apis/tenancy/v1alpha1"
 	"github.com/vcsyncer/syncer/pkg/conversion"
+	"github.com/vcsyncer/syncer/pkg/localcluster"
 	"github.com/vcsyncer/syncer/pkg/metrics"
 	"github.com/vcsyncer/syncer/pkg/tenant"
 	"github.com/vcsyncer/syncer/test/framework"
@@ -33,7 +34,7 @@ func TestTenantLifecycle(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts real control planes")
 	}
-	env := framework.StartT(t, framework.SuperOptions{Nodes: 1}, 2)
+	env := framework.StartT(t, localcluster.SuperOptions{Nodes: 1}, 2)
 	c := itest.StartSyncer(t, env.Super.RESTConfig, nil)
 	// Two Secrets per super namespace: the tenant's third Secret waits for quota room.
 	itest.DefaultPolicy(t, c, tenancyv1alpha1.TenantPolicySpec{Limits: &tenancyv1alpha1.LimitsPolicy{
@@ -42,7 +43,7 @@ func TestTenantLifecycle(t *testing.T) {
 	super := env.Super.Client
 	t1, t2 := env.Tenants[0], env.Tenants[1]
 	start := time.Now()
-	for _, tc := range []*framework.ControlPlane{t1, t2} {
+	for _, tc := range []*localcluster.ControlPlane{t1, t2} {
 		if err := itest.AddTenant(ctx, c, itest.KubeconfigNS, tc, 1); err != nil {
 			t.Fatal(err)
 		}

@@ -22,6 +22,7 @@ import (
 	"github.com/vcsyncer/syncer/cmd/vc-syncer/app"
 	"github.com/vcsyncer/syncer/cmd/vc-syncer/app/options"
 	tenancyv1alpha1 "github.com/vcsyncer/syncer/pkg/apis/tenancy/v1alpha1"
+	"github.com/vcsyncer/syncer/pkg/localcluster"
 	"github.com/vcsyncer/syncer/pkg/vnode"
 	"github.com/vcsyncer/syncer/test/framework"
 	"github.com/vcsyncer/syncer/test/integration/itest"
@@ -38,7 +39,7 @@ func TestVirtualNodes(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts real control planes")
 	}
-	env := framework.StartT(t, framework.SuperOptions{Nodes: 2}, 1)
+	env := framework.StartT(t, localcluster.SuperOptions{Nodes: 2}, 1)
 	super, tc := env.Super.Client, env.Tenants[0]
 	tenantCS := tc.Client
 	ctx := context.Background()
@@ -50,7 +51,7 @@ func TestVirtualNodes(t *testing.T) {
 	}
 	if _, err := super.CoreV1().Nodes().Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{
 		Name:        long,
-		Annotations: map[string]string{framework.FakeNodeAnnotation: "fake"},
+		Annotations: map[string]string{localcluster.FakeNodeAnnotation: "fake"},
 		Labels:      map[string]string{"type": "kwok", corev1.LabelHostname: long, corev1.LabelOSStable: "linux"},
 	}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
@@ -88,7 +89,7 @@ func TestVirtualNodes(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	node0, node1 := framework.FakeNodeName(0), framework.FakeNodeName(1)
+	node0, node1 := localcluster.FakeNodeName(0), localcluster.FakeNodeName(1)
 	mustCreateNS(t, tenantCS, "app")
 	pods := map[string]string{"on-0": node0, "on-1": node1, "on-long": long}
 	for name, node := range pods {

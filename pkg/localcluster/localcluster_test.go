@@ -1,4 +1,4 @@
-package framework
+package localcluster
 
 import (
 	"context"
@@ -34,8 +34,25 @@ func eventually(t *testing.T, timeout time.Duration, what string, check func(ctx
 	}
 }
 
+// startEnv starts an Environment for a test of this package under t.TempDir() and stops it
+// in t.Cleanup (framework.StartT, which also keeps the logs of a failed test, imports this
+// package). Without tools it skips or fails as requireTools does.
+func startEnv(t *testing.T, o SuperOptions, tenants int) *Environment {
+	t.Helper()
+	o.ToolsDir, o.Dir = requireTools(t), t.TempDir()
+	o.Progress = func(s string) { t.Logf("%s", s) }
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Minute)
+	defer cancel()
+	env, err := Start(ctx, o, tenants)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = env.Stop() })
+	return env
+}
+
 func TestEnvironment(t *testing.T) {
-	env := StartT(t, SuperOptions{Nodes: 2}, 2)
+	env := startEnv(t, SuperOptions{Nodes: 2}, 2)
 	ctx := t.Context()
 
 	for _, cp := range env.ControlPlanes() {

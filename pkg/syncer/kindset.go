@@ -18,7 +18,7 @@ import (
 	"github.com/vcsyncer/syncer/pkg/resources/poddisruptionbudget"
 )
 
-// Wiring of the kinds beyond the skeleton: opt-in kinds, default kinds that can be turned off,
+// Which kinds a syncer runs: opt-in kinds, default kinds that can be turned off,
 // and the super caches of objects the syncer does not own (public PriorityClasses, Events).
 
 // OptInResources returns the kinds synced only when named in Options.OptInKinds.

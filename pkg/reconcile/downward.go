@@ -1,19 +1,4 @@
-// Package downward is the generic tenant → super reconciler. Kinds whose super copy is a
-// plain translation of the tenant object (ConfigMap, Secret, ServiceAccount, Service) use
-// Reconcile with a Spec; kinds with a life cycle of their own (Pod, Namespace) write their
-// own reconciler from the same steps.
-//
-// # Implementation details
-//
-// Reconcile reads both caches, never the apiservers: tenant object refused by the tenant's
-// policy (Spec.Refuse) → report it, delete any super copy; tenant object missing or being deleted
-// → delete the super copy (with a UID precondition, and only if the tenant owns it); super copy
-// missing → ensure the super namespace, create; otherwise update only when Spec.Equal says the
-// owned fields differ. A super object at the mapped name that the tenant does not own is never
-// touched: Reconcile returns resources.ErrNotOwned and records a Warning Event on the tenant
-// object. Nor is a super namespace that holds another tenant namespace of the same tenant (the
-// two names collide): resources.ErrNamespaceCollision, reported on the tenant Namespace.
-package downward
+package reconcile
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package framework
+package localcluster
 
 import (
 	"bufio"
@@ -59,6 +59,16 @@ func missingTools(dir string) []string {
 		missing = append(missing, kwokStagesFile)
 	}
 	return missing
+}
+
+// CheckTools returns nil when dir (a tools directory, see ToolsDir) holds every control-plane
+// binary and a non-empty kwok-stages.yaml, and otherwise an error that names what is missing
+// and how to build it.
+func CheckTools(dir string) error {
+	if missing := missingTools(dir); len(missing) > 0 {
+		return missingToolsError(dir, missing)
+	}
+	return nil
 }
 
 // missingToolsError explains which tools are missing from dir and how to build them.

@@ -1,4 +1,4 @@
-package downward
+package reconcile
 
 import (
 	"errors"
