@@ -26,14 +26,13 @@ chromium: ## Install headless Chromium and chromedriver (Debian packages) if mis
 	./hack/ensure-chromium.sh
 
 .PHONY: test
-test: tools prometheus chromium ## Everything: tools, vet, unit, integration and the real-world e2e tests.
-	$(GO) vet ./...
+test: tools prometheus chromium lint ## Everything: tools, lint (vet, golangci-lint), unit, integration and the real-world e2e tests.
 	$(GO) test -race -count=1 ./pkg/... ./cmd/...
 	$(GO) test -count=1 -p $(TEST_P) -timeout $(TEST_TIMEOUT) ./test/... ./e2e/...
 
 .PHONY: test-unit
-test-unit: ## Fast loop: unit tests only, no control planes.
-	$(GO) test -race -count=1 ./pkg/... ./cmd/...
+test-unit: ## Fast loop: unit tests and the package-map check, no control planes.
+	$(GO) test -race -count=1 ./pkg/... ./cmd/... ./test/layering/
 
 .PHONY: test-integration
 test-integration: tools prometheus chromium ## Integration suites against real local control planes.
@@ -55,18 +54,19 @@ dev: ## Run a local super cluster, 2 tenants and the syncer until Ctrl-C (hack/d
 	./hack/dev.sh --tenants 2
 
 .PHONY: lint
-lint: ## go vet and gofmt check.
+lint: ## go vet, then golangci-lint v2.15.0 with the linters of .golangci.yml (built into the tools cache once).
 	$(GO) vet ./...
-	@test -z "$$(gofmt -l cmd pkg test e2e config)" || (gofmt -l cmd pkg test e2e config; exit 1)
+	"$$(./hack/ensure-golangci-lint.sh)" run ./...
 
 CONTROLLER_GEN ?= $(GO) run sigs.k8s.io/controller-tools/cmd/controller-gen@v0.23.0
 
 .PHONY: generate
-generate: ## Regenerate deepcopy code and the TenantPolicy CRD from pkg/apis (controller-gen); refresh the chart's CRD copies.
+generate: ## Regenerate the deepcopy code of pkg/apis (controller-gen).
 	$(CONTROLLER_GEN) object paths=./pkg/apis/...
-	$(CONTROLLER_GEN) crd:crdVersions=v1 paths=./pkg/apis/... output:crd:dir=$(CURDIR)/.generated-crds
-	sed '1{/^---$$/d}' .generated-crds/tenancy.vcsyncer.io_tenantpolicies.yaml > config/crd/bases/tenancy.vcsyncer.io_tenantpolicies.yaml
-	rm -rf .generated-crds
+
+.PHONY: manifests
+manifests: ## Regenerate the CRDs (config/crd/bases) and the syncer's Role and ClusterRole (config/rbac/role.yaml) from the +kubebuilder markers; refresh the chart's CRD copies.
+	GENERATED=$(CURDIR) ./hack/manifests.sh
 	$(MAKE) chart-crds
 
 .PHONY: dashboard
@@ -82,7 +82,8 @@ status-page-screenshot: tools chromium ## Re-take docs/status-page.png in headle
 	VCSYNCER_STATUS_SCREENSHOT=docs/status-page.png $(GO) test -count=1 -run TestStatusPage ./test/integration/statuspage/
 
 .PHONY: verify
-verify: tools ## Chart vs config/ drift, helm lint, chart flags, CRD copy, Dockerfile lint and static build.
+verify: tools ## Generated code and manifests up to date, chart vs config/ drift, helm lint, chart flags, CRD copy, Dockerfile lint and static build.
+	./hack/verify-generated.sh
 	$(GO) test -count=1 -run '^TestVerify' ./test/integration/deploy/
 
 .PHONY: chart-crds

@@ -1,5 +1,3 @@
-// Package config embeds the manifests under config/ that the syncer binary applies itself,
-// such as the Tenant CustomResourceDefinition. config/ (kustomize) is the source of truth.
 package config
 
 import _ "embed"

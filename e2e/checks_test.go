@@ -922,7 +922,7 @@ func (rw *realWorld) checkWorkloads(ctx context.Context, r *report, v *tenantVie
 	rw.mu.Unlock()
 	for i, d := range docs {
 		m := ms[i]
-		if d.Mapping == nil || (d.GVK.Group != "apps" && d.GVK.Group != "batch" && !(d.GVK.Group == "" && d.GVK.Kind == "ReplicationController")) {
+		if d.Mapping == nil || (d.GVK.Group != "apps" && d.GVK.Group != "batch" && (d.GVK.Group != "" || d.GVK.Kind != "ReplicationController")) {
 			continue
 		}
 		if d.GVK.Kind == "CronJob" {
@@ -932,7 +932,7 @@ func (rw *realWorld) checkWorkloads(ctx context.Context, r *report, v *tenantVie
 		skip := pend || podsMayNotRun(m.Path)
 		u, err := v.tu.c.dyn.Resource(d.Mapping.Resource).Namespace(d.Namespace).Get(ctx, d.Obj.GetName(), metav1.GetOptions{})
 		if apierrors.IsNotFound(err) && d.GVK.Kind == "Job" {
-			if _, ttl, _ := unstructuredInt(d.Obj.Object, "spec", "ttlSecondsAfterFinished"); ttl {
+			if _, ttl := unstructuredInt(d.Obj.Object, "spec", "ttlSecondsAfterFinished"); ttl {
 				rw.observe(m.Path, "Job %s finished and was removed by its ttlSecondsAfterFinished", d.Obj.GetName())
 				continue
 			}
@@ -945,11 +945,11 @@ func (rw *realWorld) checkWorkloads(ctx context.Context, r *report, v *tenantVie
 		var state string
 		switch d.GVK.Kind {
 		case "Deployment", "StatefulSet", "ReplicaSet", "ReplicationController":
-			want, ok, _ := unstructuredInt(u.Object, "spec", "replicas")
+			want, ok := unstructuredInt(u.Object, "spec", "replicas")
 			if !ok {
 				want = 1
 			}
-			have, _, _ := unstructuredInt(u.Object, "status", "readyReplicas")
+			have, _ := unstructuredInt(u.Object, "status", "readyReplicas")
 			ready, state = have == want, fmt.Sprintf("%d/%d ready", have, want)
 		case "DaemonSet":
 			// One Pod per tenant Node (vNode) its nodeSelector matches.
@@ -964,8 +964,8 @@ func (rw *realWorld) checkWorkloads(ctx context.Context, r *report, v *tenantVie
 					}
 				}
 			}
-			desired, _, _ := unstructuredInt(u.Object, "status", "desiredNumberScheduled")
-			have, _, _ := unstructuredInt(u.Object, "status", "numberReady")
+			desired, _ := unstructuredInt(u.Object, "status", "desiredNumberScheduled")
+			have, _ := unstructuredInt(u.Object, "status", "numberReady")
 			ready = have == desired && desired == int64(len(matching))
 			state = fmt.Sprintf("%d/%d ready, %d vNodes match its nodeSelector %v", have, desired, len(matching), selector)
 			if len(taints) > 0 {
@@ -992,26 +992,26 @@ func (rw *realWorld) checkWorkloads(ctx context.Context, r *report, v *tenantVie
 	}
 }
 
-func unstructuredInt(obj map[string]any, fields ...string) (int64, bool, error) {
+func unstructuredInt(obj map[string]any, fields ...string) (int64, bool) {
 	cur := any(obj)
 	for _, f := range fields {
 		m, ok := cur.(map[string]any)
 		if !ok {
-			return 0, false, nil
+			return 0, false
 		}
 		if cur, ok = m[f]; !ok {
-			return 0, false, nil
+			return 0, false
 		}
 	}
 	switch n := cur.(type) {
 	case int64:
-		return n, true, nil
+		return n, true
 	case float64:
-		return int64(n), true, nil
+		return int64(n), true
 	case int:
-		return int64(n), true, nil
+		return int64(n), true
 	}
-	return 0, false, nil
+	return 0, false
 }
 
 func jobComplete(obj map[string]any) bool {

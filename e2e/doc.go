@@ -23,4 +23,7 @@
 // What the syncer cannot do yet, and what the fake kubelet (kwok) cannot show, is written down
 // next to the test as named known gaps with their reason, and logged on every run; a gap that
 // starts working is logged too, so that the table is kept honest.
+//
+// It is a test or tool (floor 9 of the package map in docs/architecture.md): it may import
+// any package of the module, and no package outside test/, e2e/ and hack/ imports it.
 package e2e

@@ -64,11 +64,14 @@ func startSyncer(t *testing.T, bin string, super *localcluster.ControlPlane) *sy
 		default:
 			_ = p.cmd.Process.Signal(syscall.SIGTERM)
 			select {
-			case <-p.done:
+			case err := <-p.done:
+				if err != nil {
+					t.Logf("vc-syncer stopped on SIGTERM: %v", err)
+				}
 			case <-time.After(30 * time.Second):
 				t.Errorf("vc-syncer did not stop within 30s of SIGTERM; killing it")
 				_ = p.cmd.Process.Kill()
-				<-p.done
+				t.Logf("vc-syncer killed: %v", <-p.done)
 			}
 		}
 		if exited {
@@ -101,7 +104,7 @@ func (p *syncerProcess) exited() error {
 	select {
 	case err := <-p.done:
 		p.done <- err
-		return fmt.Errorf("vc-syncer exited: %v; log tail:\n%s", err, itest.Tail(p.logPath, 30))
+		return fmt.Errorf("vc-syncer exited: %w; log tail:\n%s", err, itest.Tail(p.logPath, 30))
 	default:
 		return nil
 	}
@@ -162,7 +165,7 @@ func waitTenantRunning(t *testing.T, p *syncerProcess, superDyn dynamic.Interfac
 		if err != nil {
 			return err
 		}
-		phase, _, _ := unstructuredString(u.Object, "status", "phase")
+		phase, _ := unstructuredString(u.Object, "status", "phase")
 		if phase != "Running" {
 			return fmt.Errorf("Tenant %s is in phase %q, not Running; status: %v", name, phase, u.Object["status"])
 		}
@@ -175,19 +178,19 @@ func waitTenantRunning(t *testing.T, p *syncerProcess, superDyn dynamic.Interfac
 	return uid
 }
 
-func unstructuredString(obj map[string]any, fields ...string) (string, bool, error) {
+func unstructuredString(obj map[string]any, fields ...string) (string, bool) {
 	cur := any(obj)
 	for _, f := range fields {
 		m, ok := cur.(map[string]any)
 		if !ok {
-			return "", false, nil
+			return "", false
 		}
 		if cur, ok = m[f]; !ok {
-			return "", false, nil
+			return "", false
 		}
 	}
 	s, ok := cur.(string)
-	return s, ok, nil
+	return s, ok
 }
 
 // kubectl runs the kubectl built by hack/build-tools.sh against one control plane.

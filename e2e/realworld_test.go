@@ -644,7 +644,7 @@ func vanishes(m *manifest, d *document) string {
 	if reason, ok := vanishing[m.Path]; ok {
 		return reason
 	}
-	if _, ttl, _ := unstructuredInt(d.Obj.Object, "spec", "ttlSecondsAfterFinished"); ttl && d.GVK.Kind == "Job" {
+	if _, ttl := unstructuredInt(d.Obj.Object, "spec", "ttlSecondsAfterFinished"); ttl && d.GVK.Kind == "Job" {
 		return "a finished Job is deleted after its ttlSecondsAfterFinished"
 	}
 	return ""

@@ -1,4 +1,3 @@
-// Command vc-syncer is the centralized multi-tenant VirtualCluster syncer.
 package main
 
 import (

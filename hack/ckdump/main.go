@@ -1,6 +1,3 @@
-// Command ckdump prints a summary of a vc-syncer file checkpoint (--checkpoint-store
-// file:PATH): when it was taken, by whom, its queue items, and per source its position, cached
-// objects and ack entries. Usage: go run ./hack/ckdump PATH
 package main
 
 import (

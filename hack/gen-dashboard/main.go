@@ -1,7 +1,3 @@
-// Command gen-dashboard writes vc-syncer's Grafana dashboard (pkg/metrics/dashboard) to
-// charts/vc-syncer/dashboards/vc-syncer.json and, wrapped in a ConfigMap for the Grafana
-// sidecar, to config/grafana/vc-syncer-dashboard.yaml. Run from the repository root
-// (`make dashboard`).
 package main
 
 import (

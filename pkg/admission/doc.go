@@ -16,4 +16,7 @@
 //	w.Settle(tenant, req)                                  // after every run of req
 //	w.Observe(tenant, "ns/name", created, pending, bound)  // from the super Pod informer
 //	w.Adjust()                                              // every DefaultAdjustInterval
+//
+// It sits on floor 0 of the package map in docs/architecture.md and may import packages on floors
+// 0–0 only (today: none of the module's packages); test/layering checks it.
 package admission

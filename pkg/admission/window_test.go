@@ -44,7 +44,9 @@ func newHarness(t *testing.T, min, max int, weights map[string]int) *harness {
 func tenantOf(item string) string {
 	var tn string
 	var i int
-	fmt.Sscanf(item, "%s %d", &tn, &i)
+	if _, err := fmt.Sscanf(item, "%s %d", &tn, &i); err != nil {
+		panic(fmt.Sprintf("item %q is not \"<tenant> <n>\": %v", item, err))
+	}
 	return tn
 }
 

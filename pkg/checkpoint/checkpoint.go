@@ -1,24 +1,3 @@
-// Package checkpoint saves and restores the syncer's progress so that a restart (a deploy, an
-// eviction, a leader failover) resumes where the last process left off instead of listing every
-// tenant and the super cluster again and reconciling every object.
-//
-// A checkpoint holds, in this order (checkpointing.md section 4.5, after the Confluent
-// "resumable controllers" design and controller-runtime#3234):
-//
-//  1. every Source's position, cached objects and ack map (pkg/checkpoint/source);
-//  2. the workqueues' unfinished items (pkg/checkpoint/trackingqueue), plus the requests parked
-//     for tenants that were not synced;
-//  3. extra in-memory state (Checkpointable: vNode bookkeeping, remediation findings).
-//
-// Taking positions before queues, and queues before extra state, gives at-least-once delivery:
-// a change is either behind a saved position (it is replayed by the watch or found by the
-// relist diff) or was enqueued before the queue snapshot (it is in the snapshot, or its
-// reconcile already finished). Any older checkpoint is also valid, only with more replay: that
-// is why a checkpoint is skipped, and the previous one kept, when the queues hold more than
-// Options.MaxItems (section 4.6).
-//
-// A checkpoint written by other code or configuration (Checkpoint.CodeVersion differs) is
-// discarded and the syncer cold-starts.
 package checkpoint
 
 import (

@@ -21,4 +21,7 @@
 // whose names and namespaces concatenate to the same string (tenant "a" namespace "b-c" vs
 // tenant "a-b" namespace "c"). Because hashes can in principle collide, writers must still
 // check ownership (OwnedBy) before touching an existing super object, and refuse on mismatch.
+//
+// It sits on floor 0 of the package map in docs/architecture.md and may import packages on floors
+// 0–0 only (today: none of the module's packages); test/layering checks it.
 package conversion

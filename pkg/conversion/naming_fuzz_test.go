@@ -7,20 +7,20 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 )
 
-// label turns fuzz input into a valid DNS label (RFC 1123) of at most max characters, so the
+// label turns fuzz input into a valid DNS label (RFC 1123) of at most 63 characters, so the
 // fuzzer spends its time on names the apiserver accepts: every byte is mapped onto
 // [a-z0-9-] (valid ones are kept), the first and last characters onto [a-z0-9].
-func label(s string, max int) string {
+func label(s string) string {
 	const alphabet = "abcdefghijklmnopqrstuvwxyz0123456789-"
-	if len(s) > max {
-		s = s[:max]
+	if len(s) > 63 {
+		s = s[:63]
 	}
 	if s == "" {
 		return "a"
 	}
 	b := []byte(s)
 	for i, c := range b {
-		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-') {
+		if (c < 'a' || c > 'z') && (c < '0' || c > '9') && c != '-' {
 			b[i] = alphabet[int(c)%len(alphabet)]
 		}
 	}
@@ -60,7 +60,7 @@ func FuzzNamespacesOfOneTenant(f *testing.F) {
 	f.Add(strings.Repeat("t", 63), uid, "a", "b", true)
 	f.Add("tenant", uid, strings.Repeat("a", 40)+"-"+strings.Repeat("b", 22), "", true)
 	f.Fuzz(func(t *testing.T, tenantName, uid, ns1, ns2 string, twin bool) {
-		tenantName, ns1, ns2 = label(tenantName, 63), label(ns1, 63), label(ns2, 63)
+		tenantName, ns1, ns2 = label(tenantName), label(ns1), label(ns2)
 		if uid == "" {
 			uid = "u" // the apiserver gives every Tenant a UID; OwnerOf refuses an empty one
 		}
@@ -118,22 +118,22 @@ func FuzzNamespacesOfTwoTenants(f *testing.F) {
 		if uidA == uidB {
 			return // one tenant (UIDs are unique)
 		}
-		tenantA, nsB = label(tenantA, 63), label(nsB, 63)
+		tenantA, nsB = label(tenantA), label(nsB)
 		if align&1 != 0 {
 			p := tenantA + "-" + TenantHash(uidA)
 			if tenantB != "" {
-				p += "-" + label(tenantB, 63)
+				p += "-" + label(tenantB)
 			}
-			tenantB = label(p, 63)
+			tenantB = label(p)
 		} else {
-			tenantB = label(tenantB, 63)
+			tenantB = label(tenantB)
 		}
 		if pa, pb := SuperNamespacePrefix(tenantA, uidA), SuperNamespacePrefix(tenantB, uidB); align&2 != 0 && strings.HasPrefix(pb, pa) {
-			nsA = label(strings.TrimPrefix(pb+nsB, pa), 63) // A's namespace spelling out B's prefix
+			nsA = label(strings.TrimPrefix(pb+nsB, pa)) // A's namespace spelling out B's prefix
 		} else if align&2 != 0 {
-			nsA = label(TenantHash(uidB)+"-"+nsB, 63)
+			nsA = label(TenantHash(uidB) + "-" + nsB)
 		} else {
-			nsA = label(nsA, 63)
+			nsA = label(nsA)
 		}
 		mA, mB := SuperNamespace(tenantA, uidA, nsA), SuperNamespace(tenantB, uidB, nsB)
 		checkName(t, tenantA, uidA, nsA, mA)

@@ -3,9 +3,10 @@ package conversion
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"strings"
+
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"strings"
 )
 
 // Storage labels and annotations.

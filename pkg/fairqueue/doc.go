@@ -41,4 +41,7 @@
 // no item; this is safe here because processing state lives in client-go's sets, not in the
 // sub-queue (the original syncer lost items when it reclaimed a sub-queue whose item was being
 // processed).
+//
+// It sits on floor 0 of the package map in docs/architecture.md and may import packages on floors
+// 0–0 only (today: none of the module's packages); test/layering checks it.
 package fairqueue

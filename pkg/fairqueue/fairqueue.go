@@ -56,8 +56,6 @@ type lane[T comparable] struct {
 
 func (l *lane[T]) push(e entry[T]) { l.items = append(l.items, e) }
 
-func (l *lane[T]) empty() bool { return l.head == len(l.items) }
-
 func (l *lane[T]) pop() entry[T] {
 	e := l.items[l.head]
 	var zero entry[T]

@@ -199,7 +199,7 @@ func TestEnvironment(t *testing.T) {
 			eventually(t, 30*time.Second, "tenant DNS answers "+name, func(ctx context.Context) error {
 				_, ips, err := r.LookupA(ctx, name)
 				if err != nil || len(ips) != 1 || ips[0] != want {
-					return fmt.Errorf("%s: %v %v, want %s", name, ips, err, want)
+					return fmt.Errorf("%s: %v %w, want %s", name, ips, err, want)
 				}
 				return nil
 			})

@@ -124,8 +124,8 @@ func (p *process) unexpectedExit() error {
 	if stopping || !p.exited() {
 		return nil
 	}
-	return fmt.Errorf("%s (pid %d) exited unexpectedly: %v\n--- last lines of %s ---\n%s",
-		p.name, p.pid(), p.waitErr, p.logPath, logTail(p.logPath, tailLines))
+	return fmt.Errorf("%s (pid %d) exited unexpectedly: %w\n--- last lines of %s ---\n%s",
+		p.name, p.pid(), p.waitErr, p.logPath, logTail(p.logPath))
 }
 
 // stop sends SIGTERM to the process group, waits up to timeout, then sends SIGKILL and waits
@@ -212,25 +212,26 @@ func (p *process) waitHealthy(ctx context.Context, timeout time.Duration, check 
 		}
 		select {
 		case <-p.done:
-			tail := logTail(p.logPath, tailLines)
-			err := fmt.Errorf("%s exited before becoming healthy: %v", p.name, p.waitErr)
+			tail := logTail(p.logPath)
+			err := fmt.Errorf("%s exited before becoming healthy: %w", p.name, p.waitErr)
 			if strings.Contains(tail, "address already in use") {
 				err = fmt.Errorf("%w: %w", err, errBindConflict)
 			}
 			return fmt.Errorf("%w\n--- last lines of %s ---\n%s", err, p.logPath, tail)
 		case <-ctx.Done():
-			if strings.Contains(logTail(p.logPath, tailLines), "address already in use") {
+			if strings.Contains(logTail(p.logPath), "address already in use") {
 				last = fmt.Errorf("%w (%w)", last, errBindConflict)
 			}
 			return fmt.Errorf("%s not healthy after %s (%w): last probe: %w\n--- last lines of %s ---\n%s",
-				p.name, time.Since(p.started).Round(time.Millisecond), context.Cause(ctx), last, p.logPath, logTail(p.logPath, tailLines))
+				p.name, time.Since(p.started).Round(time.Millisecond), context.Cause(ctx), last, p.logPath, logTail(p.logPath))
 		case <-tick.C:
 		}
 	}
 }
 
-// logTail returns the last n lines of the file at path (at most the last 64 KiB are read).
-func logTail(path string, n int) string {
+// logTail returns the last tailLines lines of the file at path (at most the last 64 KiB are
+// read).
+func logTail(path string) string {
 	f, err := os.Open(path)
 	if err != nil {
 		return fmt.Sprintf("(cannot read log: %v)", err)
@@ -242,8 +243,8 @@ func logTail(path string, n int) string {
 	}
 	data, _ := io.ReadAll(f)
 	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
+	if len(lines) > tailLines {
+		lines = lines[len(lines)-tailLines:]
 	}
 	return strings.Join(lines, "\n")
 }

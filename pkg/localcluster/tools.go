@@ -104,7 +104,7 @@ func EnsureTools(ctx context.Context, progress func(string)) (string, error) {
 	}
 	root, err := repoRoot()
 	if err != nil {
-		return "", fmt.Errorf("%w (cannot build them here: %v)", missingToolsError(dir, missing), err)
+		return "", fmt.Errorf("%w (cannot build them here: %w)", missingToolsError(dir, missing), err)
 	}
 	report(progress, fmt.Sprintf("building missing control-plane tools (%s) into %s with hack/build-tools.sh; this takes ~10 minutes the first time",
 		strings.Join(missing, ", "), dir))

@@ -22,4 +22,7 @@
 // Reading a cached Pod costs a decode of its spec and status (a few microseconds) and
 // allocates a new *corev1.Pod, whose metadata maps and slices are shared with the cache: like
 // any object read from an informer's cache, it must not be modified (DeepCopy it first).
+//
+// It sits on floor 0 of the package map in docs/architecture.md and may import packages on floors
+// 0–0 only (today: none of the module's packages); test/layering checks it.
 package podcache

@@ -74,7 +74,7 @@ func (podKind) GroupVersionKind() schema.GroupVersionKind {
 // DeepCopyObject implements runtime.Object.
 func (p *Pod) DeepCopyObject() runtime.Object {
 	out := &Pod{spec: bytes.Clone(p.spec), status: bytes.Clone(p.status)}
-	p.ObjectMeta.DeepCopyInto(&out.ObjectMeta)
+	p.DeepCopyInto(&out.ObjectMeta)
 	return out
 }
 

@@ -24,4 +24,7 @@
 // anything a newer Kubernetes adds (a new volume source, a new Service field) is refused until
 // an admin allows it. The built-in defaults follow the Pod Security "restricted" volume set
 // and the VirtualCluster paper's threat model (tenants are untrusted).
+//
+// It sits on floor 1 of the package map in docs/architecture.md and may import packages on floors
+// 0–1 only (today: pkg/apis/tenancy/v1alpha1); test/layering checks it.
 package policy

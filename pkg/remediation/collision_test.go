@@ -20,7 +20,7 @@ func TestScanSkipsObjectsOfARefusedNamespace(t *testing.T) {
 	c.Recorder = k8srecord.NewFakeRecorder(10)
 	tns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "app", UID: "tns-app", ResourceVersion: "3"}}
 	mustAdd(t, c.Informers.Core().V1().Namespaces().Informer().GetIndexer(), tns)
-	mustAdd(t, f.tenantStore(c, configmap.Resource{}), tenantConfigMap("cfg"))
+	mustAdd(t, f.tenantStore(c, configmap.Resource), tenantConfigMap("cfg"))
 	resources.Deny(c, resources.KindNamespace, tns, policy.Deny(policy.RuleNamespaceCollision, "test"))
 	runSteps(t, f, c, []scanStep{{}, {}, {}})
 

@@ -51,4 +51,8 @@
 //
 // Scanner state is one record per unconfirmed or confirmed mismatch, dropped when the tenant
 // goes (its metric series are deleted by metrics.ForgetTenant).
+//
+// It sits on floor 4 of the package map in docs/architecture.md and may import packages on floors
+// 0–4 only (today: pkg/conversion, pkg/metrics, pkg/resources, pkg/tenant); test/layering checks
+// it.
 package remediation

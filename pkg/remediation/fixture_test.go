@@ -70,7 +70,7 @@ type fixture struct {
 	ctx     context.Context
 }
 
-var kinds = []resources.Resource{pod.Resource{}, configmap.Resource{}}
+var kinds = []resources.Resource{pod.Resource{}, configmap.Resource}
 
 func newFixture(t testing.TB) *fixture {
 	ctx, cancel := context.WithCancel(context.Background())
@@ -175,7 +175,7 @@ func tenantConfigMap(name string) *corev1.ConfigMap {
 }
 
 func superConfigMapOf(c *tenant.Cluster, tc *corev1.ConfigMap) *corev1.ConfigMap {
-	sc := configmap.Desired(c, tc, resources.SuperNamespace(c, tc.Namespace), nil, false)
+	sc := configmap.Desired(nil, c, tc, resources.SuperNamespace(c, tc.Namespace), nil)
 	sc.UID = types.UID("s-" + string(tc.UID))
 	sc.ResourceVersion = "200"
 	return sc

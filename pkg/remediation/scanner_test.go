@@ -40,7 +40,7 @@ func runSteps(t *testing.T, f *fixture, c *tenant.Cluster, steps []scanStep) []R
 }
 
 func TestScanConfirmsAndRequeues(t *testing.T) {
-	p, cm := pod.Resource{}, configmap.Resource{}
+	p, cm := pod.Resource{}, configmap.Resource
 	cases := map[string]struct {
 		setup func(t *testing.T, f *fixture, c *tenant.Cluster)
 		// change is applied before the second scan (nil: none).
@@ -173,7 +173,7 @@ func TestScanConfirmsAndRequeues(t *testing.T) {
 func TestScanCountsOnceRequeuesWhileItLastsAndCountsTheFix(t *testing.T) {
 	f := newFixture(t)
 	c := f.addTenant("t1", true, true)
-	cm := configmap.Resource{}
+	cm := configmap.Resource
 	tc := tenantConfigMap("cfg")
 	want := []recorded{{req: req(c, resources.KindConfigMap, "cfg")}}
 	res := runSteps(t, f, c, []scanStep{
@@ -234,7 +234,7 @@ func TestScanSkipsTenantNotSynced(t *testing.T) {
 	f.sc.o.TenantReady = DefaultTenantReady // the real rule: the zero-state Cluster is not Synced
 	c := f.addTenant("t1", true, false)
 	mustAdd(t, f.superStore(pod.Resource{}), superPodOf(c, tenantPod("a")))
-	mustAdd(t, f.superStore(configmap.Resource{}), superConfigMapOf(c, tenantConfigMap("b")))
+	mustAdd(t, f.superStore(configmap.Resource), superConfigMapOf(c, tenantConfigMap("b")))
 	for i := range 3 {
 		r := f.sc.Scan()
 		if got := f.q.take(); len(got) != 0 {
@@ -337,7 +337,7 @@ func TestScanDropsStateOfRemovedAndRotatedTenants(t *testing.T) {
 func TestScanCheckpointCarriesFindingsAcrossRestart(t *testing.T) {
 	f := newFixture(t)
 	c := f.addTenant("t1", true, true)
-	mustAdd(t, f.tenantStore(c, configmap.Resource{}), tenantConfigMap("cfg"))
+	mustAdd(t, f.tenantStore(c, configmap.Resource), tenantConfigMap("cfg"))
 	if res := f.sc.Scan(); res.Mismatches != 0 {
 		t.Fatalf("first scan confirmed %d mismatches, want 0 (confirmation takes two scans)", res.Mismatches)
 	}
@@ -372,7 +372,7 @@ func TestScanCheckpointIsDeterministic(t *testing.T) {
 	f := newFixture(t)
 	c := f.addTenant("t1", true, true)
 	for _, n := range []string{"a", "b", "c", "d", "e", "f", "g", "h"} {
-		mustAdd(t, f.tenantStore(c, configmap.Resource{}), tenantConfigMap(n))
+		mustAdd(t, f.tenantStore(c, configmap.Resource), tenantConfigMap(n))
 	}
 	f.sc.Scan()
 	first, err := f.sc.Checkpoint(context.Background())

@@ -158,7 +158,7 @@ func TestNoObjectBeforeTheQuotaIsInForce(t *testing.T) {
 	ctx := context.Background()
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "cfg", Namespace: "app", UID: "cm-uid"}, Data: map[string]string{"k": "v"}}
 	f := newBoundsFixture(t, cm)
-	if err := (configmap.Resource{}).Downward(ctx, f.env, f.c, "app", "cfg"); err == nil {
+	if err := (configmap.Resource).Downward(ctx, f.env, f.c, "app", "cfg"); err == nil {
 		t.Error("Downward returned nil while the quota is not in force (the request would not be retried)")
 	}
 	for _, r := range f.creates() {
@@ -167,7 +167,7 @@ func TestNoObjectBeforeTheQuotaIsInForce(t *testing.T) {
 		}
 	}
 	f.syncCaches(t, true)
-	if err := (configmap.Resource{}).Downward(ctx, f.env, f.c, "app", "cfg"); err != nil {
+	if err := (configmap.Resource).Downward(ctx, f.env, f.c, "app", "cfg"); err != nil {
 		t.Fatalf("Downward with the bounds in force: %v", err)
 	}
 	if got := f.creates(); got[len(got)-1] != "configmaps" {
@@ -373,7 +373,7 @@ func TestQuotaFullIsReportedOnceAndRetried(t *testing.T) {
 	before := metrics.PolicyDenials("t1", "ConfigMap", "quota")
 	f.super.ClearActions()
 	for range 3 {
-		err := (configmap.Resource{}).Downward(ctx, f.env, f.c, "app", "cfg")
+		err := (configmap.Resource).Downward(ctx, f.env, f.c, "app", "cfg")
 		if !errors.Is(err, resources.ErrNoQuotaRoom) {
 			t.Fatalf("Downward with a full quota = %v, want ErrNoQuotaRoom (retried with backoff)", err)
 		}
@@ -389,7 +389,7 @@ func TestQuotaFullIsReportedOnceAndRetried(t *testing.T) {
 		t.Errorf("denials counted %v times, want 1", got)
 	}
 	f.fullQuota(t, "1999")
-	if err := (configmap.Resource{}).Downward(ctx, f.env, f.c, "app", "cfg"); err != nil {
+	if err := (configmap.Resource).Downward(ctx, f.env, f.c, "app", "cfg"); err != nil {
 		t.Fatalf("Downward with room = %v", err)
 	}
 	if _, err := f.super.CoreV1().ConfigMaps(f.superNS).Get(ctx, "cfg", metav1.GetOptions{}); err != nil {
@@ -411,7 +411,7 @@ func TestQuotaExceededAnswerIsAQuotaRefusal(t *testing.T) {
 			errors.New("exceeded quota: vc-syncer-quota, requested: configmaps=1, used: configmaps=2000, limited: configmaps=2000"))
 	})
 	for range 2 {
-		if err := (configmap.Resource{}).Downward(ctx, f.env, f.c, "app", "cfg"); !errors.Is(err, resources.ErrNoQuotaRoom) {
+		if err := (configmap.Resource).Downward(ctx, f.env, f.c, "app", "cfg"); !errors.Is(err, resources.ErrNoQuotaRoom) {
 			t.Fatalf("Downward = %v, want ErrNoQuotaRoom", err)
 		}
 	}

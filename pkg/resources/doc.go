@@ -14,4 +14,7 @@
 // Reconcilers are level-triggered: they read the tenant cache, the super cache, compute the
 // desired object and write only on a real difference. They never parse super names to find
 // the tenant object; requests carry the tenant namespace and name.
+//
+// It sits on floor 3 of the package map in docs/architecture.md and may import packages on floors
+// 0–3 only (today: pkg/conversion, pkg/metrics, pkg/policy, pkg/tenant); test/layering checks it.
 package resources

@@ -59,7 +59,7 @@ func AllowedMeta(pol *policy.Effective, labels, annotations map[string]string, a
 	keep := func(m map[string]string, prefixes []string) map[string]string {
 		var out map[string]string
 		for k, v := range m {
-			if IsSilentKey(k) || !(policy.KeyAllowed(prefixes, k) || slices.Contains(alsoAllowed, k)) {
+			if IsSilentKey(k) || (!policy.KeyAllowed(prefixes, k) && !slices.Contains(alsoAllowed, k)) {
 				continue
 			}
 			if out == nil {

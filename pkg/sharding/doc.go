@@ -12,4 +12,7 @@
 // tenant only when status.shard is empty, names itself, or names a shard whose Lease has
 // expired; the old shard empties status.shard only after it stopped syncing the tenant and
 // wrote its last checkpoint (see pkg/syncer's hand-over).
+//
+// It sits on floor 0 of the package map in docs/architecture.md and may import packages on floors
+// 0–0 only (today: none of the module's packages); test/layering checks it.
 package sharding

@@ -54,7 +54,7 @@ func SanitizeID(s string) string {
 	s = strings.ToLower(s)
 	b := []byte(s)
 	for i, c := range b {
-		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '.') {
+		if (c < 'a' || c > 'z') && (c < '0' || c > '9') && c != '-' && c != '.' {
 			b[i] = '-'
 		}
 	}

@@ -37,4 +37,7 @@
 // authorization, which suits data as sensitive as the per-tenant metrics. A Content-Security-
 // Policy allows only the page's own inline script (by hash), its inline style and requests to
 // its own origin.
+//
+// It sits on floor 1 of the package map in docs/architecture.md and may import packages on floors
+// 0–1 only (today: pkg/apis/tenancy/v1alpha1); test/layering checks it.
 package status

@@ -31,4 +31,15 @@
 // plugged in through workqueue.TypedQueueConfig.Queue; --fair-queuing=false puts client-go's
 // FIFO back. Live events are high priority within a tenant; a tenant's initial list is low
 // priority, so a tenant registering with many objects does not delay live changes.
+//
+// It sits on floor 7 of the package map in docs/architecture.md and may import packages on floors
+// 0–7 only (today: pkg/admission, pkg/checkpoint, pkg/checkpoint/source,
+// pkg/checkpoint/trackingqueue, pkg/conversion, pkg/fairqueue, pkg/metrics, pkg/podcache,
+// pkg/policy, pkg/reconcile, pkg/resources, pkg/resources/configmap, pkg/resources/endpoints,
+// pkg/resources/endpointslice, pkg/resources/event, pkg/resources/ingress,
+// pkg/resources/namespace, pkg/resources/networkpolicy, pkg/resources/persistentvolume,
+// pkg/resources/persistentvolumeclaim, pkg/resources/pod, pkg/resources/poddisruptionbudget,
+// pkg/resources/priorityclass, pkg/resources/secret, pkg/resources/service,
+// pkg/resources/serviceaccount, pkg/resources/storageclass, pkg/status, pkg/tenant, pkg/vnode);
+// test/layering checks it.
 package syncer

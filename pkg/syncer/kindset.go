@@ -23,7 +23,7 @@ import (
 
 // OptInResources returns the kinds synced only when named in Options.OptInKinds.
 func OptInResources() []resources.Resource {
-	return []resources.Resource{ingress.Resource{}, networkpolicy.Resource{}, poddisruptionbudget.Resource{}}
+	return []resources.Resource{ingress.Resource, networkpolicy.Resource, poddisruptionbudget.Resource}
 }
 
 // OptionalResources returns the kinds synced by default that Options.DisabledKinds may turn

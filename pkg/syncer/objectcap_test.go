@@ -69,7 +69,7 @@ func TestInitialListAdmission(t *testing.T) {
 	objs := configMaps(5)
 	// cm-4, the newest, already has a super copy: it keeps its slot.
 	tenantCM := objs[4].(*corev1.ConfigMap)
-	super := configmap.Desired(c, tenantCM, resources.SuperNamespace(c, "app"), nil, false)
+	super := configmap.Desired(nil, c, tenantCM, resources.SuperNamespace(c, "app"), nil)
 	if err := s.resources[resources.KindConfigMap].SuperInformer(s.env).GetIndexer().Add(super); err != nil {
 		t.Fatal(err)
 	}

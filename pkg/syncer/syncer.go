@@ -11,13 +11,12 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/client-go/kubernetes"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
-
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/vcsyncer/syncer/pkg/admission"
 	"github.com/vcsyncer/syncer/pkg/checkpoint/source"
@@ -126,8 +125,8 @@ var (
 // DefaultResources returns the kinds the syncer handles.
 func DefaultResources() []resources.Resource {
 	return []resources.Resource{
-		namespace.Resource{}, pod.Resource{}, configmap.Resource{}, secret.Resource{},
-		serviceaccount.Resource{}, service.Resource{},
+		namespace.Resource{}, pod.Resource{}, configmap.Resource, secret.Resource,
+		serviceaccount.Resource, service.Resource{},
 		persistentvolumeclaim.Resource{}, persistentvolume.Resource{}, storageclass.Resource{},
 		endpoints.Resource{}, endpointslice.Resource{}, priorityclass.Resource{},
 	}

@@ -25,4 +25,8 @@
 // never caches every Secret of the super cluster. A Tenant is deleted through a finalizer:
 // its informers stop first, then every super namespace labelled with its UID is deleted (the
 // documented cleanup policy), then the finalizer is removed.
+//
+// It sits on floor 2 of the package map in docs/architecture.md and may import packages on floors
+// 0–2 only (today: pkg/apis/tenancy/v1alpha1, pkg/conversion, pkg/metrics, pkg/podcache,
+// pkg/policy); test/layering checks it.
 package tenant

@@ -12,11 +12,11 @@ import (
 	"k8s.io/client-go/tools/cache"
 )
 
-// Hooks lets the syncer attach to tenant Clusters. Implementations must not block.
 // InformerFactoryFunc builds the informer factory of the tenant named tenant over client; every
 // informer it returns must apply transform to objects before caching them.
 type InformerFactoryFunc func(tenant string, client kubernetes.Interface, transform cache.TransformFunc) informers.SharedInformerFactory
 
+// Hooks lets the syncer attach to tenant Clusters. Implementations must not block.
 type Hooks interface {
 	// ClusterStarting is called once per Cluster after its apiserver answered and before its
 	// informers start: register informers and event handlers here.

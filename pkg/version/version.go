@@ -1,5 +1,3 @@
-// Package version holds build information set through -ldflags
-// "-X github.com/vcsyncer/syncer/pkg/version.Version=v0.1.0 -X ....GitCommit=abc".
 package version
 
 import "runtime"

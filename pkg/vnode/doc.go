@@ -55,4 +55,8 @@
 // collection take a per-tenant lock, and collection re-checks the bookkeeping under it, so a
 // Pod being bound never loses its vNode to a concurrent collection. A Node in the tenant that
 // the syncer did not create (no vNode label) is never updated or deleted.
+//
+// It sits on floor 5 of the package map in docs/architecture.md and may import packages on floors
+// 0–5 only (today: pkg/podcache, pkg/reconcile, pkg/resources, pkg/tenant); test/layering checks
+// it.
 package vnode

@@ -25,7 +25,6 @@ func makeFreeHeap() {
 		keep = append(keep, make([]byte, 1<<20))
 	}
 	runtime.KeepAlive(keep)
-	keep = nil
 	runtime.GC()
 }
 

@@ -1,4 +1,3 @@
-// Package app wires the vc-syncer command line: run, tenant, dev and version.
 package app
 
 import (

@@ -225,7 +225,10 @@ func Run(ctx context.Context, o *options.Options, cfg *rest.Config) error {
 		Client:              mgr.GetClient(),
 		Registry:            registry,
 		KubeconfigNamespace: o.KubeconfigNamespace,
-		Recorder:            mgr.GetEventRecorderFor("vc-syncer"),
+		// core/v1 Events (record.EventRecorder), which `kubectl describe tenant` shows and the
+		// tests read; the events.k8s.io recorder of GetEventRecorder is not wired in yet.
+		Recorder: mgr.GetEventRecorderFor("vc-syncer"), //nolint:staticcheck // see above: the core/v1 recorder is the one the Tenant controller takes
+
 	}
 	if membership != nil {
 		reconciler.Sharding, reconciler.Handover = membership, s

@@ -34,17 +34,17 @@ func compress(data []byte) []byte {
 func decompress(gz []byte, limit int64) ([]byte, error) {
 	zr, err := gzip.NewReader(bytes.NewReader(gz))
 	if err != nil {
-		return nil, fmt.Errorf("%w: invalid gzip header: %v", ErrCorrupt, err)
+		return nil, fmt.Errorf("%w: invalid gzip header: %w", ErrCorrupt, err)
 	}
 	out, err := io.ReadAll(io.LimitReader(zr, limit+1))
 	if err != nil {
-		return nil, fmt.Errorf("%w: invalid gzip data: %v", ErrCorrupt, err)
+		return nil, fmt.Errorf("%w: invalid gzip data: %w", ErrCorrupt, err)
 	}
 	if int64(len(out)) > limit {
 		return nil, fmt.Errorf("%w: decompressed size exceeds %d bytes", ErrCorrupt, limit)
 	}
 	if err := zr.Close(); err != nil {
-		return nil, fmt.Errorf("%w: invalid gzip data: %v", ErrCorrupt, err)
+		return nil, fmt.Errorf("%w: invalid gzip data: %w", ErrCorrupt, err)
 	}
 	if out == nil {
 		out = []byte{}

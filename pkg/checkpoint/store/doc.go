@@ -53,4 +53,7 @@
 //
 // Neither store logs, and errors never contain checkpoint contents (a checkpoint may hold
 // Secret data of tenants).
+//
+// It sits on floor 0 of the package map in docs/architecture.md and may import packages on floors
+// 0–0 only (today: none of the module's packages); test/layering checks it.
 package store

@@ -280,7 +280,7 @@ func (s *Secret) loadGeneration(ctx context.Context, m *corev1.Secret) ([]byte, 
 func parseManifest(b []byte) (*manifest, error) {
 	var m manifest
 	if err := json.Unmarshal(b, &m); err != nil {
-		return nil, fmt.Errorf("%w: unreadable manifest: %v", ErrCorrupt, err)
+		return nil, fmt.Errorf("%w: unreadable manifest: %w", ErrCorrupt, err)
 	}
 	switch {
 	case m.Format != manifestFormat:

@@ -101,7 +101,7 @@ func crashRun(seed uint64, bugs bug) crashResult {
 	rnd := rand.New(rand.NewPCG(seed, 0x5eed))
 	// Odd seeds run over the per-tenant fair queue (item mod 3 is its tenant), even ones over
 	// client-go's FIFO.
-	var base workqueue.Queue[int] = workqueue.DefaultQueue[int]()
+	var base = workqueue.DefaultQueue[int]()
 	if seed%2 == 1 {
 		base = fairqueue.New(fairqueue.Options[int]{TenantOf: func(x int) string { return strconv.Itoa(x % 3) }})
 	}

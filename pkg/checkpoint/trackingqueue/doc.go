@@ -53,4 +53,7 @@
 //   - Behaviour differences from client-go, as in controller-runtime's priority queue: Get
 //     reports shutdown at once after ShutDown, and ShutDownWithDrain waits only for items
 //     already handed out.
+//
+// It sits on floor 0 of the package map in docs/architecture.md and may import packages on floors
+// 0–0 only (today: none of the module's packages); test/layering checks it.
 package trackingqueue

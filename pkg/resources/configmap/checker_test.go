@@ -18,7 +18,7 @@ func TestCheck(t *testing.T) {
 			ObjectMeta: metav1.ObjectMeta{Name: "cfg", Namespace: "shop", UID: "cm-uid", Labels: map[string]string{"a": "1"}},
 			Data:       map[string]string{"k": "v"},
 		}
-		sc := Desired(c, tc, resources.SuperNamespace(c, "shop"), nil, false)
+		sc := Desired(nil, c, tc, resources.SuperNamespace(c, "shop"), nil)
 		sc.UID = "super-uid"
 		sc.Annotations["added-in-super"] = "kept"
 		return tc, sc
@@ -80,7 +80,7 @@ func TestCheck(t *testing.T) {
 			if sObj != nil {
 				s = sObj
 			}
-			if got := (Resource{}).Check(nil, c, tObj, s); got != tc.want {
+			if got := (Resource).Check(nil, c, tObj, s); got != tc.want {
 				t.Errorf("Check = %q, want %q", got, tc.want)
 			}
 		})

@@ -47,7 +47,7 @@ func TestObjectsOfACollidingNamespaceStayOut(t *testing.T) {
 		case *corev1.Namespace:
 			err = (namespace.Resource{}).TenantInformer(c).GetIndexer().Add(o)
 		default:
-			err = (configmap.Resource{}).TenantInformer(c).GetIndexer().Add(o)
+			err = (configmap.Resource).TenantInformer(c).GetIndexer().Add(o)
 		}
 		if err != nil {
 			t.Fatal(err)
@@ -55,18 +55,18 @@ func TestObjectsOfACollidingNamespaceStayOut(t *testing.T) {
 	}
 
 	sns := resources.DesiredNamespace(&resources.Env{}, c, tLong, nil)
-	sCM := configmap.Desired(c, cmLong, superNS, nil, false)
+	sCM := configmap.Desired(nil, c, cmLong, superNS, nil)
 	superCS := fake.NewClientset(sns.DeepCopy(), sCM.DeepCopy())
 	env := &resources.Env{Super: superCS, SuperInformers: informers.NewSharedInformerFactory(superCS, 0)}
 	if err := (namespace.Resource{}).SuperInformer(env).GetIndexer().Add(sns); err != nil {
 		t.Fatal(err)
 	}
-	if err := (configmap.Resource{}).SuperInformer(env).GetIndexer().Add(sCM); err != nil {
+	if err := (configmap.Resource).SuperInformer(env).GetIndexer().Add(sCM); err != nil {
 		t.Fatal(err)
 	}
 
 	for i := range 3 {
-		err := (configmap.Resource{}).Downward(ctx, env, c, short, "cfg")
+		err := (configmap.Resource).Downward(ctx, env, c, short, "cfg")
 		if !errors.Is(err, resources.ErrNamespaceCollision) {
 			t.Errorf("attempt %d: Downward(%s/cfg) = %v, want ErrNamespaceCollision", i, short, err)
 		}
@@ -78,7 +78,7 @@ func TestObjectsOfACollidingNamespaceStayOut(t *testing.T) {
 			t.Fatalf("attempt %d: super %s/cfg = %v %v, want the copy of %s/cfg", i, superNS, got.Data, got.Annotations, long)
 		}
 	}
-	err := (configmap.Resource{}).Downward(ctx, env, c, short, "extra")
+	err := (configmap.Resource).Downward(ctx, env, c, short, "extra")
 	if _, gerr := superCS.CoreV1().ConfigMaps(superNS).Get(ctx, "extra", metav1.GetOptions{}); !apierrors.IsNotFound(gerr) {
 		t.Fatalf("ConfigMap %s/extra synced into the super namespace of %s (err %v, get %v)", short, long, err, gerr)
 	}
@@ -89,13 +89,13 @@ func TestObjectsOfACollidingNamespaceStayOut(t *testing.T) {
 	if err := (namespace.Resource{}).SuperInformer(env).GetIndexer().Delete(sns); err != nil {
 		t.Fatal(err)
 	}
-	if err := (configmap.Resource{}).Downward(ctx, env, c, short, "cfg"); !errors.Is(err, resources.ErrNamespaceCollision) {
+	if err := (configmap.Resource).Downward(ctx, env, c, short, "cfg"); !errors.Is(err, resources.ErrNamespaceCollision) {
 		t.Errorf("Downward(%s/cfg) without a cached super Namespace = %v, want ErrNamespaceCollision", short, err)
 	}
 	if _, err := superCS.CoreV1().ConfigMaps(superNS).Get(ctx, "cfg", metav1.GetOptions{}); err != nil {
 		t.Fatalf("the super copy of %s/cfg is gone: %v", long, err)
 	}
-	if err := (configmap.Resource{}).Downward(ctx, env, c, short, "extra"); !errors.Is(err, resources.ErrNamespaceCollision) {
+	if err := (configmap.Resource).Downward(ctx, env, c, short, "extra"); !errors.Is(err, resources.ErrNamespaceCollision) {
 		t.Errorf("Downward(%s/extra) without a cached super Namespace = %v, want ErrNamespaceCollision (create answered AlreadyExists)", short, err)
 	}
 	if _, err := superCS.CoreV1().ConfigMaps(superNS).Get(ctx, "extra", metav1.GetOptions{}); !apierrors.IsNotFound(err) {

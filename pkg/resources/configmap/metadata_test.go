@@ -22,7 +22,7 @@ func TestDownwardReportsDroppedMetadataKeysOnce(t *testing.T) {
 		Annotations: map[string]string{"iam.gke.io/gcp-service-account": "admin@p.iam"}}}
 	inf := h.C.Informers.Core().V1().ConfigMaps().Informer()
 	h.Tenant(inf, cm)
-	r := configmap.Resource{}
+	r := configmap.Resource
 	superNS := resources.SuperNamespace(h.C, "app")
 	pass := func() *corev1.ConfigMap {
 		t.Helper()

@@ -32,15 +32,15 @@ func TestDownwardConfirmsDeletionWithTheTenantAPIServer(t *testing.T) {
 	c.Informers.Core().V1().ConfigMaps().Informer() // ... but the (never started) cache does not
 
 	superNS := resources.SuperNamespace(c, "app")
-	sc := configmap.Desired(c, tc, superNS, nil, false)
+	sc := configmap.Desired(nil, c, tc, superNS, nil)
 	sc.UID = "s-uid"
 	superCS := fake.NewClientset(sc.DeepCopy())
 	env := &resources.Env{Super: superCS, SuperInformers: informers.NewSharedInformerFactory(superCS, 0)}
-	if err := (configmap.Resource{}).SuperInformer(env).GetIndexer().Add(sc); err != nil {
+	if err := (configmap.Resource).SuperInformer(env).GetIndexer().Add(sc); err != nil {
 		t.Fatal(err)
 	}
 
-	err := (configmap.Resource{}).Downward(ctx, env, c, "app", "cfg")
+	err := (configmap.Resource).Downward(ctx, env, c, "app", "cfg")
 	if !errors.Is(err, reconcile.ErrTenantCacheBehind) {
 		t.Fatalf("Downward with a lagging tenant cache = %v, want ErrTenantCacheBehind", err)
 	}
@@ -52,7 +52,7 @@ func TestDownwardConfirmsDeletionWithTheTenantAPIServer(t *testing.T) {
 	if err := tenantCS.CoreV1().ConfigMaps("app").Delete(ctx, "cfg", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if err := (configmap.Resource{}).Downward(ctx, env, c, "app", "cfg"); err != nil {
+	if err := (configmap.Resource).Downward(ctx, env, c, "app", "cfg"); err != nil {
 		t.Fatalf("Downward after the tenant deletion: %v", err)
 	}
 	if _, err := superCS.CoreV1().ConfigMaps(superNS).Get(ctx, "cfg", metav1.GetOptions{}); !apierrors.IsNotFound(err) {

@@ -78,7 +78,7 @@ func TestOversizedConfigMapIsRefused(t *testing.T) {
 	c, env, superCS := sizeFixture(t, big, fits)
 	before := metrics.PolicyDenials("size-t", "ConfigMap", "objectSize")
 	for range 2 {
-		if err := (configmap.Resource{}).Downward(ctx, env, c, "app", "big"); err != nil {
+		if err := (configmap.Resource).Downward(ctx, env, c, "app", "big"); err != nil {
 			t.Fatalf("Downward of a refused ConfigMap = %v, want nil (no retry)", err)
 		}
 	}
@@ -93,7 +93,7 @@ func TestOversizedConfigMapIsRefused(t *testing.T) {
 	if got := metrics.PolicyDenials("size-t", "ConfigMap", "objectSize") - before; got != 1 {
 		t.Errorf("counted %v, want 1", got)
 	}
-	if err := (configmap.Resource{}).Downward(ctx, env, c, "app", "fits"); err != nil {
+	if err := (configmap.Resource).Downward(ctx, env, c, "app", "fits"); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := superCS.CoreV1().ConfigMaps(superNS).Get(ctx, "fits", metav1.GetOptions{}); err != nil {
@@ -108,15 +108,15 @@ func TestConfigMapThatGrewLosesItsSuperCopy(t *testing.T) {
 		Data: map[string]string{"a": "this is more than ten bytes"}}
 	c, env, superCS := sizeFixture(t, big)
 	superNS := resources.SuperNamespace(c, "app")
-	old := configmap.Desired(c, &corev1.ConfigMap{ObjectMeta: big.ObjectMeta, Data: map[string]string{"a": "small"}}, superNS, nil, false)
+	old := configmap.Desired(nil, c, &corev1.ConfigMap{ObjectMeta: big.ObjectMeta, Data: map[string]string{"a": "small"}}, superNS, nil)
 	old.UID = "super-uid"
 	if _, err := superCS.CoreV1().ConfigMaps(superNS).Create(ctx, old, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if err := (configmap.Resource{}).SuperInformer(env).GetIndexer().Add(old); err != nil {
+	if err := (configmap.Resource).SuperInformer(env).GetIndexer().Add(old); err != nil {
 		t.Fatal(err)
 	}
-	if err := (configmap.Resource{}).Downward(ctx, env, c, "app", "big"); err != nil {
+	if err := (configmap.Resource).Downward(ctx, env, c, "app", "big"); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := superCS.CoreV1().ConfigMaps(superNS).Get(ctx, "big", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
@@ -129,7 +129,7 @@ func TestOversizedSecretIsRefused(t *testing.T) {
 	big := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "big", Namespace: "app", UID: "big-uid", ResourceVersion: "3"},
 		Data: map[string][]byte{"tls.key": []byte("0123456789A")}}
 	c, env, superCS := sizeFixture(t, big)
-	if err := (secret.Resource{}).Downward(ctx, env, c, "app", "big"); err != nil {
+	if err := (secret.Resource).Downward(ctx, env, c, "app", "big"); err != nil {
 		t.Fatalf("Downward of a refused Secret = %v, want nil", err)
 	}
 	if _, err := superCS.CoreV1().Secrets(resources.SuperNamespace(c, "app")).Get(ctx, "big", metav1.GetOptions{}); !apierrors.IsNotFound(err) {

@@ -17,9 +17,9 @@ import (
 	"github.com/vcsyncer/syncer/pkg/resources/restest"
 )
 
-func tenantSlice(typ discoveryv1.AddressType, rv string, addrs ...string) *discoveryv1.EndpointSlice {
+func tenantSlice(typ discoveryv1.AddressType, addrs ...string) *discoveryv1.EndpointSlice {
 	return &discoveryv1.EndpointSlice{
-		ObjectMeta: metav1.ObjectMeta{Name: "ext-1", Namespace: "shop", UID: "es-uid", ResourceVersion: rv,
+		ObjectMeta: metav1.ObjectMeta{Name: "ext-1", Namespace: "shop", UID: "es-uid", ResourceVersion: "1",
 			Labels: map[string]string{discoveryv1.LabelServiceName: "ext", discoveryv1.LabelManagedBy: "endpointslicemirroring-controller.k8s.io"}},
 		AddressType: typ,
 		Endpoints:   []discoveryv1.Endpoint{{Addresses: addrs}},
@@ -33,13 +33,13 @@ func TestDownwardRefusesSlicesNamingAddressesNotTheTenants(t *testing.T) {
 		slice   *discoveryv1.EndpointSlice
 		refused bool
 	}{
-		"own Pod":              {slice: tenantSlice(discoveryv1.AddressTypeIPv4, "1", "10.244.1.5")},
-		"another tenant's Pod": {slice: tenantSlice(discoveryv1.AddressTypeIPv4, "1", "10.244.2.7"), refused: true},
-		"a Node":               {slice: tenantSlice(discoveryv1.AddressTypeIPv4, "1", "172.18.0.2"), refused: true},
-		"link-local":           {slice: tenantSlice(discoveryv1.AddressTypeIPv4, "1", "169.254.169.254"), refused: true},
-		"FQDN":                 {slice: tenantSlice(discoveryv1.AddressTypeFQDN, "1", "kubernetes.default.svc.cluster.local"), refused: true},
+		"own Pod":              {slice: tenantSlice(discoveryv1.AddressTypeIPv4, "10.244.1.5")},
+		"another tenant's Pod": {slice: tenantSlice(discoveryv1.AddressTypeIPv4, "10.244.2.7"), refused: true},
+		"a Node":               {slice: tenantSlice(discoveryv1.AddressTypeIPv4, "172.18.0.2"), refused: true},
+		"link-local":           {slice: tenantSlice(discoveryv1.AddressTypeIPv4, "169.254.169.254"), refused: true},
+		"FQDN":                 {slice: tenantSlice(discoveryv1.AddressTypeFQDN, "kubernetes.default.svc.cluster.local"), refused: true},
 		"targetRef elsewhere": {slice: func() *discoveryv1.EndpointSlice {
-			s := tenantSlice(discoveryv1.AddressTypeIPv4, "1", "10.244.1.5")
+			s := tenantSlice(discoveryv1.AddressTypeIPv4, "10.244.1.5")
 			s.Endpoints[0].TargetRef = &corev1.ObjectReference{Kind: "Pod", Namespace: "default", Name: "x"}
 			return s
 		}(), refused: true},

@@ -16,7 +16,7 @@ func TestCheck(t *testing.T) {
 	build := func() (*networkingv1.Ingress, *networkingv1.Ingress) {
 		ti := &networkingv1.Ingress{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web", UID: "ing-uid"},
 			Spec: networkingv1.IngressSpec{IngressClassName: &class}}
-		return ti, Desired(c, ti, "t-abc-shop", nil, false)
+		return ti, Desired(nil, c, ti, "t-abc-shop", nil)
 	}
 	now := metav1.Now()
 	for name, tc := range map[string]struct {
@@ -45,7 +45,7 @@ func TestCheck(t *testing.T) {
 		if sobj != nil && sobj.(*networkingv1.Ingress) != nil {
 			s = sobj
 		}
-		if got := (Resource{}).Check(nil, c, tobj, s); got != tc.want {
+		if got := (Resource).Check(nil, c, tobj, s); got != tc.want {
 			t.Errorf("%s: Check = %q, want %q", name, got, tc.want)
 		}
 	}

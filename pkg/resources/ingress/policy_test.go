@@ -96,7 +96,7 @@ func TestDownwardRefusesIngressesThePolicyDoesNotAllow(t *testing.T) {
 			}
 			in := tenantIngress(tc.mutate)
 			h.Tenant(h.C.Informers.Networking().V1().Ingresses().Informer(), in)
-			r := ingress.Resource{}
+			r := ingress.Resource
 			r.SuperInformer(h.Env)
 			if err := r.Downward(h.Ctx(), h.Env, h.C, "shop", "web"); err != nil {
 				t.Fatalf("Downward = %v", err)

@@ -45,7 +45,11 @@ func TestDesired(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			got := Desired(c, in, superNS, tc.existing, tc.existing != nil)
+			var existing metav1.Object
+			if tc.existing != nil {
+				existing = tc.existing
+			}
+			got := Desired(nil, c, in, superNS, existing)
 			if d := cmp.Diff(in.Spec, got.Spec); d != "" {
 				t.Errorf("spec changed (-tenant +super):\n%s", d)
 			}

@@ -1,14 +1,3 @@
-// Package namespace syncs tenant Namespaces to their mapped super namespaces.
-//
-// A tenant namespace "ns" of tenant T maps to conversion.SuperNamespace(T, uid, ns). The super
-// namespace is created on demand (by this reconciler or by the first namespaced object synced
-// into it) and deleted when the tenant namespace is gone or terminating; deleting it deletes
-// every super object of that tenant namespace. The super namespace records the tenant
-// namespace it holds (conversion.AnnotationNamespace and AnnotationUID): when two tenant
-// namespaces of one tenant map to the same name, the one that holds it keeps it and the other
-// is refused (rule namespaceCollision), never deleting it. Each super
-// namespace has the ResourceQuota and LimitRange of the tenant's policy (resources.EnsureBounds),
-// kept in line by this reconciler.
 package namespace
 
 import (

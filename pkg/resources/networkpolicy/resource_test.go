@@ -139,7 +139,7 @@ func TestDesired(t *testing.T) {
 		},
 	}
 	orig := in.DeepCopy()
-	got := Desired(c, in, superNS, nil, false)
+	got := Desired(nil, c, in, superNS, nil)
 	want := orig.Spec.DeepCopy()
 	want.Ingress[0].From[1].NamespaceSelector = &metav1.LabelSelector{MatchLabels: map[string]string{conversion.LabelTenantUID: "u"}}
 	want.Egress[0].To[0].NamespaceSelector = &metav1.LabelSelector{MatchLabels: map[string]string{conversion.LabelTenantUID: "u"}}
@@ -155,7 +155,7 @@ func TestDesired(t *testing.T) {
 	if !Equal(got, got.DeepCopy()) {
 		t.Error("Equal(x, copy) = false")
 	}
-	if Equal(got, Desired(c, orig, superNS, nil, false)) == false {
+	if Equal(got, Desired(nil, c, orig, superNS, nil)) == false {
 		t.Error("Desired is not deterministic")
 	}
 	other := got.DeepCopy()

@@ -39,7 +39,7 @@ func TestTenantName(t *testing.T) {
 
 func TestBoundTo(t *testing.T) {
 	sc := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: "db", Namespace: "t1-abc-data", UID: "super-claim-uid"}}
-	ref := func(ns, name, uid string) *corev1.ObjectReference {
+	ref := func(ns, name string) *corev1.ObjectReference {
 		return &corev1.ObjectReference{Namespace: ns, Name: name, UID: "super-claim-uid"}
 	}
 	cases := map[string]struct {
@@ -47,13 +47,13 @@ func TestBoundTo(t *testing.T) {
 		phase corev1.PersistentVolumePhase
 		want  bool
 	}{
-		"bound":             {ref: ref("t1-abc-data", "db", ""), phase: corev1.VolumeBound, want: true},
-		"being bound":       {ref: ref("t1-abc-data", "db", ""), phase: corev1.VolumeAvailable, want: true},
+		"bound":             {ref: ref("t1-abc-data", "db"), phase: corev1.VolumeBound, want: true},
+		"being bound":       {ref: ref("t1-abc-data", "db"), phase: corev1.VolumeAvailable, want: true},
 		"no claimRef":       {phase: corev1.VolumeAvailable},
-		"released":          {ref: ref("t1-abc-data", "db", ""), phase: corev1.VolumeReleased},
-		"failed":            {ref: ref("t1-abc-data", "db", ""), phase: corev1.VolumeFailed},
-		"other namespace":   {ref: ref("t2-def-data", "db", ""), phase: corev1.VolumeBound},
-		"other claim name":  {ref: ref("t1-abc-data", "web", ""), phase: corev1.VolumeBound},
+		"released":          {ref: ref("t1-abc-data", "db"), phase: corev1.VolumeReleased},
+		"failed":            {ref: ref("t1-abc-data", "db"), phase: corev1.VolumeFailed},
+		"other namespace":   {ref: ref("t2-def-data", "db"), phase: corev1.VolumeBound},
+		"other claim name":  {ref: ref("t1-abc-data", "web"), phase: corev1.VolumeBound},
 		"earlier claim UID": {ref: &corev1.ObjectReference{Namespace: "t1-abc-data", Name: "db", UID: "old"}, phase: corev1.VolumeBound},
 	}
 	for name, tc := range cases {

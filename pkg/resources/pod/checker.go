@@ -75,8 +75,6 @@ func contentInSync(c *tenant.Cluster, t, s *corev1.Pod) bool {
 	return !NeedsUpdate(want, s)
 }
 
-const lastAppliedAnnotation = "kubectl.kubernetes.io/last-applied-configuration"
-
 // statusInSync reports what equality.Semantic.DeepEqual(DesiredStatus(t, s), &t.Status)
 // reports. It builds the desired status as a shallow copy (building its conditions only when
 // a condition's observedGeneration must change or either Pod has a tenant-owned condition)

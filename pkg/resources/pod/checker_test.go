@@ -163,7 +163,7 @@ func TestCheck(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			tp, sp := checkPods(c)
-			var s *corev1.Pod = sp
+			var s = sp
 			if tc.mutate != nil {
 				tp, s = tc.mutate(tp, sp)
 			}

@@ -369,7 +369,7 @@ func markLost(ctx context.Context, c *tenant.Cluster, t *corev1.Pod) error {
 func refuse(ctx context.Context, c *tenant.Cluster, p *corev1.Pod, d *policy.Denial) error {
 	obj := p
 	msg := d.Error()
-	cond := podCondition(p, corev1.PodScheduled)
+	cond := scheduledCondition(p)
 	if cond == nil || cond.Status != corev1.ConditionFalse || cond.Reason != policy.ReasonPolicyDenied || cond.Message != msg {
 		u := p.DeepCopy()
 		want := corev1.PodCondition{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: policy.ReasonPolicyDenied,
@@ -377,7 +377,7 @@ func refuse(ctx context.Context, c *tenant.Cluster, p *corev1.Pod, d *policy.Den
 		if cond != nil && cond.Status == corev1.ConditionFalse {
 			want.LastTransitionTime = cond.LastTransitionTime
 		}
-		if c := podCondition(u, corev1.PodScheduled); c != nil {
+		if c := scheduledCondition(u); c != nil {
 			*c = want
 		} else {
 			u.Status.Conditions = append(u.Status.Conditions, want)
@@ -392,10 +392,10 @@ func refuse(ctx context.Context, c *tenant.Cluster, p *corev1.Pod, d *policy.Den
 	return nil
 }
 
-// podCondition returns a pointer to p's condition of type typ (nil when it has none).
-func podCondition(p *corev1.Pod, typ corev1.PodConditionType) *corev1.PodCondition {
+// scheduledCondition returns a pointer to p's PodScheduled condition (nil when it has none).
+func scheduledCondition(p *corev1.Pod) *corev1.PodCondition {
 	for i := range p.Status.Conditions {
-		if p.Status.Conditions[i].Type == typ {
+		if p.Status.Conditions[i].Type == corev1.PodScheduled {
 			return &p.Status.Conditions[i]
 		}
 	}

@@ -379,7 +379,7 @@ func TestReconcileRefusedPod(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cond := podCondition(live, corev1.PodScheduled)
+	cond := scheduledCondition(live)
 	if cond == nil || cond.Status != corev1.ConditionFalse || cond.Reason != policy.ReasonPolicyDenied || !strings.Contains(cond.Message, "volumeType") {
 		t.Errorf("PodScheduled condition = %+v, want False/PolicyDenied naming volumeType", cond)
 	}

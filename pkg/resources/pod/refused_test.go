@@ -59,7 +59,7 @@ func TestReconcileSuperRejectedPod(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cond := podCondition(live, corev1.PodScheduled)
+	cond := scheduledCondition(live)
 	if cond == nil || cond.Status != corev1.ConditionFalse || cond.Reason != ReasonSuperClusterRejected || !strings.Contains(cond.Message, "violates PodSecurity") {
 		t.Fatalf("PodScheduled = %+v, want False/SuperClusterRejected with the apiserver's message", cond)
 	}

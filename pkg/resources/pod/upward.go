@@ -32,7 +32,7 @@ func reconcileUpward(ctx context.Context, env *resources.Env, c *tenant.Cluster,
 		// Pod already bound to a super Node that has since disappeared keeps getting its status;
 		// its vNode is gone (see pkg/vnode).
 		if err := EnsureVNode(ctx, env, c, s.Spec.NodeName); err != nil &&
-			!(errors.Is(err, vnode.ErrSuperNodeNotFound) && t.Spec.NodeName != "") {
+			(!errors.Is(err, vnode.ErrSuperNodeNotFound) || t.Spec.NodeName == "") {
 			return err
 		}
 	}
@@ -72,7 +72,7 @@ func reconcileUpward(ctx context.Context, env *resources.Env, c *tenant.Cluster,
 		// retried forever on a comparison that no change of the super Pod can settle.
 		live, err := env.Super.CoreV1().Pods(superNS).Get(ctx, name, metav1.GetOptions{})
 		if err != nil || live.UID != s.UID {
-			return fmt.Errorf("Pod %s/%s: %w (%s condition; live super Pod: %v)", ns, name, ErrSuperCacheBehind, behind, err)
+			return fmt.Errorf("Pod %s/%s: %w (%s condition; live super Pod: %w)", ns, name, ErrSuperCacheBehind, behind, err)
 		}
 		if want = DesiredStatus(t, live); equality.Semantic.DeepEqual(want, &t.Status) {
 			return nil

@@ -88,7 +88,7 @@ func TestDownwardTranslatesBudgetsSoSuperDrainsAreNotBlocked(t *testing.T) {
 				pdb.Status = policyv1.PodDisruptionBudgetStatus{ObservedGeneration: 1, DesiredHealthy: 1000}
 			}
 			h.Tenant(h.C.Informers.Policy().V1().PodDisruptionBudgets().Informer(), pdb)
-			r := poddisruptionbudget.Resource{}
+			r := poddisruptionbudget.Resource
 			r.SuperInformer(h.Env)
 			if err := r.Downward(h.Ctx(), h.Env, h.C, "shop", "db"); err != nil {
 				t.Fatalf("Downward = %v", err)
@@ -123,7 +123,7 @@ func TestBudgetsFollowTheirPods(t *testing.T) {
 	pdb := &policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Name: "db", Namespace: "shop", UID: "pdb-uid"},
 		Spec: policyv1.PodDisruptionBudgetSpec{MaxUnavailable: intOrStr("1"), Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "db"}}}}
 	h.Tenant(h.C.Informers.Policy().V1().PodDisruptionBudgets().Informer(), pdb)
-	r := poddisruptionbudget.Resource{}
+	r := poddisruptionbudget.Resource
 	if !containsKind(r.DependsOn(), resources.KindPod) {
 		t.Fatalf("DependsOn = %v, want Pod among them", r.DependsOn())
 	}

@@ -1,25 +1,3 @@
-// Package poddisruptionbudget syncs PodDisruptionBudgets (policy/v1) downward (tenant → super).
-// It is opt-in: syncer.Options.OptInKinds, flag --opt-in-kinds=PodDisruptionBudget.
-//
-// # Translation
-//
-// The selector is copied unchanged: it is namespace-local and the super Pods keep the tenant
-// Pods' labels (those the metadata allowlist passes) in the mapped namespace, so the super copy
-// guards the same Pods against evictions in the super cluster (node drains).
-//
-// The budget is translated (policy.SuperBudget): super Pods have no owner references, so the
-// super disruption controller cannot count the expected Pods of a maxUnavailable or
-// percentage budget and would allow no eviction at all. The super copy has an integer
-// minAvailable equal to the tenant's status.desiredHealthy (computed by the tenant's own
-// disruption controller with the tenant's Deployments and StatefulSets) and
-// unhealthyPodEvictionPolicy AlwaysAllow. A budget that allows no disruption with all its Pods
-// healthy is synced allowing one, and reported (rule disruptionBudget), unless the tenant's
-// policy sets disruptionBudgets.allowBlocking. The super copy follows the tenant's status
-// (every status change is an update event) and the tenant's Pods (DependentMapper on Pods:
-// the count of super Pods the selector matches bounds the budget).
-//
-// The status is not copied up: the tenant's own disruption controller computes it from the
-// tenant Pods, whose statuses the syncer keeps current.
 package poddisruptionbudget
 
 import (
@@ -30,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/informers"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/vcsyncer/syncer/pkg/podcache"
@@ -39,33 +18,35 @@ import (
 	"github.com/vcsyncer/syncer/pkg/tenant"
 )
 
-// Resource syncs PodDisruptionBudgets.
-type Resource struct{}
+// Resource syncs PodDisruptionBudgets downward (it is also their remediation check); a
+// budget is reconciled again when a Pod it selects changes (resources.DependentMapper).
+var Resource = resource{&reconcile.Descriptor[*policyv1.PodDisruptionBudget]{
+	Name:     resources.KindPodDisruptionBudget,
+	Resource: policyv1.Resource("poddisruptionbudgets"),
+	Informer: func(f informers.SharedInformerFactory) cache.SharedIndexInformer {
+		return f.Policy().V1().PodDisruptionBudgets().Informer()
+	},
+	Client: func(env *resources.Env, ns string) reconcile.Writer[*policyv1.PodDisruptionBudget] {
+		return env.Super.PolicyV1().PodDisruptionBudgets(ns)
+	},
+	Desired: Desired,
+	Equal:   Equal,
+}}
 
-var (
-	_ resources.Resource        = Resource{}
-	_ resources.DependentMapper = Resource{}
-)
-
-// Kind implements resources.Resource.
-func (Resource) Kind() resources.Kind { return resources.KindPodDisruptionBudget }
-
-// TenantInformer implements resources.Resource.
-func (Resource) TenantInformer(c *tenant.Cluster) cache.SharedIndexInformer {
-	return c.Informers.Policy().V1().PodDisruptionBudgets().Informer()
+// resource is the PodDisruptionBudget descriptor with its dependents and the report of what
+// the translation changed.
+type resource struct {
+	*reconcile.Descriptor[*policyv1.PodDisruptionBudget]
 }
 
-// SuperInformer implements resources.Resource.
-func (Resource) SuperInformer(env *resources.Env) cache.SharedIndexInformer {
-	return env.SuperInformers.Policy().V1().PodDisruptionBudgets().Informer()
-}
+var _ resources.DependentMapper = resource{}
 
 // DependsOn implements resources.DependentMapper: a budget depends on its Pods.
-func (Resource) DependsOn() []resources.Kind { return []resources.Kind{resources.KindPod} }
+func (resource) DependsOn() []resources.Kind { return []resources.Kind{resources.KindPod} }
 
 // Dependents implements resources.DependentMapper: the tenant budgets in tenant Pod p's
 // namespace whose selector matches it.
-func (Resource) Dependents(c *tenant.Cluster, p metav1.Object) []resources.Request {
+func (resource) Dependents(c *tenant.Cluster, p metav1.Object) []resources.Request {
 	pdbs, err := c.Informers.Policy().V1().PodDisruptionBudgets().Lister().PodDisruptionBudgets(p.GetNamespace()).List(labels.Everything())
 	if err != nil {
 		return nil
@@ -81,49 +62,36 @@ func (Resource) Dependents(c *tenant.Cluster, p metav1.Object) []resources.Reque
 	return out
 }
 
-// Upward implements resources.Resource; PodDisruptionBudgets have no upward path.
-func (Resource) Upward(context.Context, *resources.Env, *tenant.Cluster, string, string) error {
-	return nil
+// Downward implements resources.Resource: Reconcile with the descriptor's Spec, reporting
+// what the translation changed (rule disruptionBudget) once per generation (not per
+// resourceVersion: the tenant's status changes with every Pod readiness change) and policy.
+func (r resource) Downward(ctx context.Context, env *resources.Env, c *tenant.Cluster, ns, name string) error {
+	s := r.Spec(env, c)
+	s.Desired = func(o *policyv1.PodDisruptionBudget, superNS string, existing *policyv1.PodDisruptionBudget, has bool) *policyv1.PodDisruptionBudget {
+		var ex metav1.Object
+		if has {
+			ex = existing
+		}
+		want, d := desired(env, c, o, superNS, ex)
+		resources.Filtered(c, resources.KindPodDisruptionBudget, o, policy.RuleDisruptionBudget, strconv.FormatInt(o.Generation, 10), d)
+		return want
+	}
+	return reconcile.Reconcile(ctx, env, c, ns, name, s)
 }
 
-// Downward implements resources.Resource.
-func (Resource) Downward(ctx context.Context, env *resources.Env, c *tenant.Cluster, ns, name string) error {
-	tl := c.Informers.Policy().V1().PodDisruptionBudgets().Lister()
-	sl := env.SuperInformers.Policy().V1().PodDisruptionBudgets().Lister()
-	return reconcile.Reconcile(ctx, env, c, ns, name, reconcile.Spec[*policyv1.PodDisruptionBudget]{
-		Kind:   resources.KindPodDisruptionBudget,
-		Tenant: func(ns string) reconcile.Getter[*policyv1.PodDisruptionBudget] { return tl.PodDisruptionBudgets(ns) },
-		Super:  func(ns string) reconcile.Getter[*policyv1.PodDisruptionBudget] { return sl.PodDisruptionBudgets(ns) },
-		Client: func(ns string) reconcile.Writer[*policyv1.PodDisruptionBudget] {
-			return env.Super.PolicyV1().PodDisruptionBudgets(ns)
-		},
-		Desired: func(o *policyv1.PodDisruptionBudget, superNS string, existing *policyv1.PodDisruptionBudget, has bool) *policyv1.PodDisruptionBudget {
-			want, d := desired(env, c, o, superNS, existing, has)
-			// Reported once per generation (not per resourceVersion: the tenant's status
-			// changes with every Pod readiness change) and policy.
-			resources.Filtered(c, resources.KindPodDisruptionBudget, o, policy.RuleDisruptionBudget, strconv.FormatInt(o.Generation, 10), d)
-			return want
-		},
-		Equal: Equal,
-	})
-}
-
-// Desired returns the super copy of tenant PodDisruptionBudget o in superNS: its spec
+// Desired returns the super copy of tenant PodDisruptionBudget o in superNS (existing: the
+// current super copy, or nil): its spec
 // translated by policy.SuperBudget for the super Pods in superNS its selector matches (read
 // from env's super Pod cache).
-func Desired(env *resources.Env, c *tenant.Cluster, o *policyv1.PodDisruptionBudget, superNS string, existing *policyv1.PodDisruptionBudget, has bool) *policyv1.PodDisruptionBudget {
-	want, _ := desired(env, c, o, superNS, existing, has)
+func Desired(env *resources.Env, c *tenant.Cluster, o *policyv1.PodDisruptionBudget, superNS string, existing metav1.Object) *policyv1.PodDisruptionBudget {
+	want, _ := desired(env, c, o, superNS, existing)
 	return want
 }
 
 // desired is Desired, with the disruptionBudget report of the translation.
-func desired(env *resources.Env, c *tenant.Cluster, o *policyv1.PodDisruptionBudget, superNS string, existing *policyv1.PodDisruptionBudget, has bool) (*policyv1.PodDisruptionBudget, *policy.Denial) {
-	var ex metav1.Object
-	if has {
-		ex = existing
-	}
+func desired(env *resources.Env, c *tenant.Cluster, o *policyv1.PodDisruptionBudget, superNS string, existing metav1.Object) (*policyv1.PodDisruptionBudget, *policy.Denial) {
 	spec, d := policy.SuperBudget(c.Policy().DisruptionBudgets(), o, superPods(env, superNS, o.Spec.Selector))
-	return &policyv1.PodDisruptionBudget{ObjectMeta: resources.DesiredMeta(c, o, superNS, ex), Spec: spec}, d
+	return &policyv1.PodDisruptionBudget{ObjectMeta: resources.DesiredMeta(c, o, superNS, existing), Spec: spec}, d
 }
 
 // superPods returns the number of super Pods in superNS that selector matches, as the super

@@ -31,7 +31,7 @@ func TestDesired(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			in := &policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Name: "db", Namespace: "apps", UID: "p-uid"}, Spec: spec,
 				Status: policyv1.PodDisruptionBudgetStatus{CurrentHealthy: 3}}
-			got := Desired(env, c, in, superNS, nil, false)
+			got := Desired(env, c, in, superNS, nil)
 			if d := cmp.Diff(spec.Selector, got.Spec.Selector); d != "" {
 				t.Errorf("selector changed:\n%s", d)
 			}

@@ -1,6 +1,3 @@
-// Package restest builds, for unit tests of the downward reconcilers, one tenant and a super
-// cluster on fake clientsets whose caches the test fills by hand (the informers never run): a
-// reconciler then reads exactly what the test put there and writes to the fake super clientset.
 package restest
 
 import (

@@ -134,7 +134,7 @@ func (a allocWriter) Create(ctx context.Context, obj *corev1.Service, opts metav
 			return got, err
 		}
 		uid := got.UID
-		if derr := a.Writer.Delete(ctx, got.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}}); derr != nil && !apierrors.IsNotFound(derr) {
+		if derr := a.Delete(ctx, got.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}}); derr != nil && !apierrors.IsNotFound(derr) {
 			return nil, fmt.Errorf("super Service %s/%s got ClusterIP %s of another tenant's Service range and could not be deleted: %w", got.Namespace, got.Name, ip, derr)
 		}
 		if try+1 >= maxReservedRetries {

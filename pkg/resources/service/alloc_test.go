@@ -39,7 +39,7 @@ func kubectlOwns(hcnp bool) []metav1.ManagedFieldsEntry {
 		extra = `"f:healthCheckNodePort":{},`
 	}
 	return []metav1.ManagedFieldsEntry{{Manager: "kubectl", Operation: metav1.ManagedFieldsOperationUpdate, FieldsType: "FieldsV1",
-		FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:spec":{` + extra + `"f:ports":{"k:{\"port\":80,\"protocol\":\"TCP\"}":{"f:nodePort":{}}}}}`)}}}
+		FieldsV1: metav1.NewFieldsV1(`{"f:spec":{` + extra + `"f:ports":{"k:{\"port\":80,\"protocol\":\"TCP\"}":{"f:nodePort":{}}}}}`)}}
 }
 
 // withManagedFields makes the fake tenant apiserver answer reads of Services with mf as their
@@ -151,7 +151,7 @@ func TestDownwardAllocationRefusals(t *testing.T) {
 				t.Fatal(err)
 			}
 			creates := superAllocator(h, tc.takenIP, tc.takenPorts...)
-			svc := tenantService("web", func(s *corev1.Service) {
+			svc := tenantService(func(s *corev1.Service) {
 				s.Generation = 1
 				s.Spec.Type, s.Spec.ClusterIP, s.Spec.ClusterIPs = corev1.ServiceTypeNodePort, "10.96.1.9", []string{"10.96.1.9"}
 				s.Spec.Ports[0].NodePort = 31001
@@ -251,7 +251,7 @@ func TestUpwardAgreesWithTheSuperCopy(t *testing.T) {
 			if err := h.C.SetServiceCIDRs([]string{"10.96.1.0/24"}); err != nil {
 				t.Fatal(err)
 			}
-			ts := tenantService("web", func(s *corev1.Service) {
+			ts := tenantService(func(s *corev1.Service) {
 				s.Generation = 1
 				s.Spec.Type, s.Spec.ClusterIP, s.Spec.ClusterIPs = corev1.ServiceTypeNodePort, "10.96.1.9", []string{"10.96.1.9"}
 				s.Spec.Ports[0].NodePort = 31001
@@ -326,7 +326,7 @@ func TestDownwardNeverKeepsAnotherTenantsAddress(t *testing.T) {
 		}
 		return false, nil, nil
 	})
-	svc := tenantService("web", func(s *corev1.Service) { s.Spec.ClusterIP, s.Spec.ClusterIPs = "10.0.0.9", []string{"10.0.0.9"} })
+	svc := tenantService(func(s *corev1.Service) { s.Spec.ClusterIP, s.Spec.ClusterIPs = "10.0.0.9", []string{"10.0.0.9"} })
 	h.Tenant(h.C.Informers.Core().V1().Services().Informer(), svc)
 	if err := (service.Resource{}).Downward(h.Ctx(), h.Env, h.C, "shop", "web"); err != nil {
 		t.Fatalf("Downward = %v", err)

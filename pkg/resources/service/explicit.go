@@ -47,7 +47,7 @@ func ExplicitFields(s *corev1.Service) Explicit {
 			continue
 		}
 		var root map[string]json.RawMessage
-		if json.Unmarshal(mf.FieldsV1.Raw, &root) != nil {
+		if json.Unmarshal(mf.FieldsV1.GetRawBytes(), &root) != nil {
 			continue
 		}
 		var spec map[string]json.RawMessage

@@ -11,7 +11,7 @@ import (
 
 func fields(manager, raw string) metav1.ManagedFieldsEntry {
 	return metav1.ManagedFieldsEntry{Manager: manager, Operation: metav1.ManagedFieldsOperationUpdate,
-		FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(raw)}}
+		FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(raw)}
 }
 
 // The managedFields of a Service as a tenant apiserver records them: kubectl set the nodePort
@@ -24,7 +24,7 @@ func TestExplicitFields(t *testing.T) {
 			`"k:{\"port\":443,\"protocol\":\"TCP\"}":{".":{},"f:port":{}}}}}`),
 		fields(reconcile.FieldManager, `{"f:spec":{"f:ports":{"k:{\"port\":53,\"protocol\":\"UDP\"}":{"f:nodePort":{}}}}}`),
 		fields("broken", `{"f:spec":`),
-		{Manager: "status-writer", Subresource: "status", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:spec":{"f:healthCheckNodePort":{}}}`)}},
+		{Manager: "status-writer", Subresource: "status", FieldsV1: metav1.NewFieldsV1(`{"f:spec":{"f:healthCheckNodePort":{}}}`)},
 	}}}
 	got := ExplicitFields(s)
 	if !got.NodePorts[PortKey{80, corev1.ProtocolTCP}] || got.NodePorts[PortKey{443, corev1.ProtocolTCP}] ||

@@ -17,9 +17,10 @@ import (
 	"github.com/vcsyncer/syncer/pkg/resources/service"
 )
 
-func tenantService(name string, mutate func(*corev1.Service)) *corev1.Service {
+// tenantService returns tenant Service shop/web after mutate.
+func tenantService(mutate func(*corev1.Service)) *corev1.Service {
 	s := &corev1.Service{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "shop", UID: types.UID("uid-" + name), ResourceVersion: "1"},
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "shop", UID: types.UID("uid-web"), ResourceVersion: "1"},
 		Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeClusterIP, Selector: map[string]string{"app": "web"},
 			Ports: []corev1.ServicePort{{Port: 80, Protocol: corev1.ProtocolTCP}}},
 	}
@@ -66,7 +67,7 @@ func TestDownwardRefusesServicesThePolicyDoesNotAllow(t *testing.T) {
 			if tc.pol != nil {
 				h.SetPolicy(tc.pol)
 			}
-			svc := tenantService("web", tc.mutate)
+			svc := tenantService(tc.mutate)
 			h.Tenant(h.C.Informers.Core().V1().Services().Informer(), svc)
 			r := service.Resource{}
 			r.SuperInformer(h.Env)
@@ -109,7 +110,7 @@ func TestDownwardDeletesTheSuperCopyOfAServiceAPolicyChangeRefuses(t *testing.T)
 	h := restest.New(t, "svc-policy-change", "shop")
 	h.SetPolicy(&tenancyv1alpha1.TenantPolicySpec{Services: &tenancyv1alpha1.ServicePolicy{
 		AllowedTypes: []corev1.ServiceType{corev1.ServiceTypeClusterIP, corev1.ServiceTypeNodePort}}})
-	svc := tenantService("web", func(s *corev1.Service) { s.Spec.Type = corev1.ServiceTypeNodePort })
+	svc := tenantService(func(s *corev1.Service) { s.Spec.Type = corev1.ServiceTypeNodePort })
 	h.Tenant(h.C.Informers.Core().V1().Services().Informer(), svc)
 	r := service.Resource{}
 	superNS := resources.SuperNamespace(h.C, "shop")
@@ -134,7 +135,7 @@ func TestDownwardDeletesTheSuperCopyOfAServiceAPolicyChangeRefuses(t *testing.T)
 // syncer copies up (a new resourceVersion, the same generation) does not repeat the report.
 func TestDownwardReportsDroppedServiceAnnotationsOncePerGeneration(t *testing.T) {
 	h := restest.New(t, "svc-meta", "shop")
-	svc := tenantService("web", func(s *corev1.Service) {
+	svc := tenantService(func(s *corev1.Service) {
 		s.Generation = 1
 		s.Annotations = map[string]string{"service.beta.kubernetes.io/aws-load-balancer-internal": "false", "note": "x"}
 	})

@@ -1,7 +1,3 @@
-// Package checkpointstore_test runs the Secret checkpoint store (pkg/checkpoint/store) against
-// a real super-cluster apiserver (no tenants, no syncer): chunking under the 1 MiB object
-// limit, the manifest's resourceVersion precondition as commit point and fence, deletion of
-// superseded chunks, and a failed or lost manifest update.
 package checkpointstore_test
 
 import (

@@ -1,8 +1,3 @@
-// Package dashboard_test proves the Grafana dashboard against real data: it runs the syncer
-// in-process against a real super cluster and several real tenants under load, has a real
-// Prometheus (Debian package prometheus) scrape the syncer's /metrics, then evaluates every
-// panel's PromQL from charts/vc-syncer/dashboards/vc-syncer.json through Prometheus' HTTP API
-// and asserts each returns series for the tenants.
 package dashboard_test
 
 import (
@@ -379,16 +374,6 @@ type panel struct {
 	Targets []struct {
 		Expr string `json:"expr"`
 	} `json:"targets"`
-}
-
-// checkpoint reports whether the panel queries the checkpoint metrics.
-func (p panel) checkpoint() bool {
-	for _, tg := range p.Targets {
-		if strings.Contains(tg.Expr, "vcsyncer_checkpoint_") || strings.Contains(tg.Expr, "vcsyncer_source_resume_mode") {
-			return true
-		}
-	}
-	return false
 }
 
 func variableQuery(t *testing.T, m dashboardModel, name string) string {

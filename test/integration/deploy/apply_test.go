@@ -335,7 +335,7 @@ func testRBAC(t *testing.T, env *localcluster.Environment, k func([]byte, ...str
 	itest.Eventually(t, time.Minute, "ConfigMap update in the super cluster", func(ctx context.Context) error {
 		s, err := super.CoreV1().ConfigMaps(superNS).Get(ctx, "cfg", metav1.GetOptions{})
 		if err != nil || s.Data["v"] != "2" {
-			return fmt.Errorf("data %v err %v", s.Data, err)
+			return fmt.Errorf("data %v err %w", s.Data, err)
 		}
 		return nil
 	})
@@ -345,11 +345,11 @@ func testRBAC(t *testing.T, env *localcluster.Environment, k func([]byte, ...str
 	itest.Eventually(t, time.Minute, "Pod and namespace labels in the super cluster", func(ctx context.Context) error {
 		p, err := super.CoreV1().Pods(superNS).Get(ctx, "web-0", metav1.GetOptions{})
 		if err != nil || p.Labels["rev"] != "2" {
-			return fmt.Errorf("super Pod labels %v err %v", p.Labels, err)
+			return fmt.Errorf("super Pod labels %v err %w", p.Labels, err)
 		}
 		n, err := super.CoreV1().Namespaces().Get(ctx, superNS, metav1.GetOptions{})
 		if err != nil || n.Labels["team"] != "a" {
-			return fmt.Errorf("super namespace labels %v err %v", n.Labels, err)
+			return fmt.Errorf("super namespace labels %v err %w", n.Labels, err)
 		}
 		return nil
 	})
@@ -358,7 +358,7 @@ func testRBAC(t *testing.T, env *localcluster.Environment, k func([]byte, ...str
 	}
 	itest.Eventually(t, time.Minute, "Secret deleted in the super cluster", func(ctx context.Context) error {
 		if err := getters["Secret"](ctx); !apierrors.IsNotFound(err) {
-			return fmt.Errorf("still there (err %v)", err)
+			return fmt.Errorf("still there (err %w)", err)
 		}
 		return nil
 	})

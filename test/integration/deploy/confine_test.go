@@ -391,11 +391,11 @@ func checkUntouched(ctx context.Context, admin kubernetes.Interface) error {
 	var errs []error
 	s, err := admin.CoreV1().Secrets(metav1.NamespaceSystem).Get(ctx, "victim", metav1.GetOptions{})
 	if err != nil || string(s.Data["token"]) != "admin" {
-		errs = append(errs, fmt.Errorf("kube-system/victim Secret changed (err %v)", err))
+		errs = append(errs, fmt.Errorf("kube-system/victim Secret changed (err %w)", err))
 	}
 	p, err := admin.CoreV1().Pods(metav1.NamespaceSystem).Get(ctx, "victim", metav1.GetOptions{})
 	if err != nil || p.Labels["stolen"] != "" || !p.DeletionTimestamp.IsZero() {
-		errs = append(errs, fmt.Errorf("kube-system/victim Pod changed (err %v)", err))
+		errs = append(errs, fmt.Errorf("kube-system/victim Pod changed (err %w)", err))
 	}
 	return errors.Join(errs...)
 }

@@ -1,11 +1,3 @@
-// Package deploy checks what operators deploy: the Helm chart charts/vc-syncer, the kustomize
-// tree config/ and the Dockerfile.
-//
-// The TestVerify* tests need no control plane (they run helm, `kubectl kustomize`, the npm
-// Dockerfile linter and `go build`, all from `make tools`) and are what `make verify` runs:
-// they fail when the chart and config/ drift apart, when the chart passes a flag that
-// `vc-syncer run` does not have, or when the Dockerfile stops producing a static binary.
-// TestDeploy applies the rendered manifests to a real local super cluster (pkg/localcluster).
 package deploy
 
 import (

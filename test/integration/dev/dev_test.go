@@ -1,5 +1,3 @@
-// Package dev checks how `vc-syncer dev` stops: on a signal to the pid a user holds, and when
-// whatever started it dies, every control plane it started stops with it.
 package dev
 
 import (

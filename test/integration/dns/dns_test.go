@@ -1,7 +1,3 @@
-// Package dns_test proves tenant DNS end to end on real control planes: a tenant that runs
-// cluster DNS (kube-system/kube-dns, answered by a real CoreDNS reading the tenant apiserver),
-// the syncer with its default options, and names resolved exactly as a super Pod's resolver
-// would with the dnsConfig the syncer gave it.
 package dns_test
 
 import (

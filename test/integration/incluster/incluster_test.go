@@ -1,9 +1,3 @@
-// Package incluster_test checks how `vc-syncer run` behaves as a Deployment of two replicas in
-// a super cluster, with the built binary against real local control planes and the
-// environment of a Pod ($KUBERNETES_SERVICE_HOST set): leader election is on without any
-// flag, the leader syncs and is ready, the standby is ready and syncs nothing, SIGTERM stops
-// the leader within --graceful-shutdown-timeout and hands the Lease over at once, and every
-// log line of both replicas is JSON.
 package incluster_test
 
 import (
@@ -237,7 +231,7 @@ func waitReady(t *testing.T, r *replica) {
 	itest.Eventually(t, 2*time.Minute, "replica "+r.name+" ready", func(context.Context) error {
 		select {
 		case <-r.exited:
-			return fmt.Errorf("exited: %v", r.exitErr)
+			return fmt.Errorf("exited: %w", r.exitErr)
 		default:
 		}
 		if code, body := get(r.health + "/readyz?verbose"); code != http.StatusOK {

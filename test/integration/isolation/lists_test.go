@@ -61,7 +61,7 @@ func listNamespaced(ctx context.Context, c kubernetes.Interface, ns string) ([]o
 			return err
 		},
 		func() error {
-			l, err := c.CoreV1().Endpoints(ns).List(ctx, o) //nolint:staticcheck // Endpoints are a synced kind
+			l, err := c.CoreV1().Endpoints(ns).List(ctx, o)
 			if err == nil {
 				out = append(out, objs("Endpoints", l.Items)...)
 			}

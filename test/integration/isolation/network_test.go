@@ -27,7 +27,7 @@ func selectorless(name string, port int32) *corev1.Service {
 // name, each with where it was found.
 func (s *suite) superAddresses(ctx context.Context, name string) (map[string]string, error) {
 	out := map[string]string{}
-	ep, err := s.super.CoreV1().Endpoints(s.aSuperNS).Get(ctx, name, metav1.GetOptions{}) //nolint:staticcheck // Endpoints are a synced kind
+	ep, err := s.super.CoreV1().Endpoints(s.aSuperNS).Get(ctx, name, metav1.GetOptions{})
 	if err != nil && !apierrors.IsNotFound(err) {
 		return nil, err
 	}
@@ -76,7 +76,7 @@ func (s *suite) attackEndpointsOtherPod(t *testing.T) {
 			if _, err := s.a.Client.CoreV1().Services(aNS).Create(ctx, selectorless(name, 80), metav1.CreateOptions{}); err != nil {
 				return err
 			}
-			_, err := s.a.Client.CoreV1().Endpoints(aNS).Create(ctx, &corev1.Endpoints{ //nolint:staticcheck // the attack uses Endpoints
+			_, err := s.a.Client.CoreV1().Endpoints(aNS).Create(ctx, &corev1.Endpoints{
 				ObjectMeta: metav1.ObjectMeta{Name: name},
 				Subsets: []corev1.EndpointSubset{{
 					Addresses: []corev1.EndpointAddress{{IP: s.bPodIP}},

@@ -1,7 +1,3 @@
-// Package itest holds what the integration suites under test/integration share: running the
-// syncer in-process against a framework super cluster, polling helpers and small assertions.
-// Each suite is its own package (its own test process) because app.Run registers
-// process-global controller names and metrics, so it can run only once per test binary.
 package itest
 
 import (

@@ -74,6 +74,8 @@ next:
 	return out
 }
 
+// ScrapeSum returns the sum of the values of metric name's series on the metrics port that
+// carry every label of match (ScrapeSeries), 0 when none does.
 func ScrapeSum(t *testing.T, port int, name string, match map[string]string) float64 {
 	t.Helper()
 	sum := 0.0

@@ -73,7 +73,7 @@ func (p *SyncerProc) Exited() error {
 	select {
 	case err := <-p.done:
 		p.done <- err
-		return fmt.Errorf("vc-syncer #%d exited on its own: %v; log tail:\n%s", p.n, err, Tail(p.LogPath, 30))
+		return fmt.Errorf("vc-syncer #%d exited on its own: %w; log tail:\n%s", p.n, err, Tail(p.LogPath, 30))
 	default:
 		return nil
 	}
@@ -87,9 +87,9 @@ func (p *SyncerProc) Kill(t *testing.T) time.Duration {
 	}
 	up := time.Since(p.started)
 	_ = p.cmd.Process.Signal(syscall.SIGKILL)
-	<-p.done
+	exit := <-p.done // "signal: killed", as intended
 	p.cmd = nil
-	fmt.Fprintf(p.log, "\n===== kill test: SIGKILL #%d after %s =====\n", p.n, up.Round(time.Millisecond))
+	fmt.Fprintf(p.log, "\n===== kill test: SIGKILL #%d after %s (%v) =====\n", p.n, up.Round(time.Millisecond), exit)
 	return up
 }
 
@@ -114,11 +114,14 @@ func (p *SyncerProc) Stop(t *testing.T) {
 	}
 	_ = p.cmd.Process.Signal(syscall.SIGTERM)
 	select {
-	case <-p.done:
+	case err := <-p.done:
+		if err != nil {
+			t.Logf("vc-syncer stopped on SIGTERM: %v", err)
+		}
 	case <-time.After(30 * time.Second):
 		t.Errorf("vc-syncer did not stop within 30s of SIGTERM; killing it")
 		_ = p.cmd.Process.Kill()
-		<-p.done
+		t.Logf("vc-syncer killed: %v", <-p.done)
 	}
 	p.cmd = nil
 }

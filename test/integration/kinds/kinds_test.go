@@ -1,5 +1,3 @@
-// Package kinds_test runs the syncer in-process against real local control planes (a super
-// cluster with a kwok Node and two tenants) and checks the kinds beyond the walking skeleton.
 package kinds_test
 
 import (

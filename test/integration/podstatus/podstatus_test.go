@@ -1,9 +1,3 @@
-// Package podstatus_test checks, on real control planes (pkg/localcluster: a super cluster with
-// kwok Nodes plus one Node whose kubelet the test plays, and a tenant), what a tenant sees of
-// its Pods' status: readiness gates set in the tenant reach the super Pod's status and make
-// the Pod Ready; tenant-owned conditions survive the upward copies while the super Pod's
-// changes keep coming up; a Pod whose super copy is lost looks dead; a Pod the super cluster
-// refuses says why, once.
 package podstatus_test
 
 import (
@@ -317,7 +311,7 @@ func (s *suite) podSecurityRefusal(t *testing.T) {
 	}
 	itest.Eventually(t, time.Minute, "one SyncFailed Event", func(ctx context.Context) error {
 		if n, err := attempts(ctx); err != nil || n != 1 {
-			return fmt.Errorf("%d SyncFailed Events (%v)", n, err)
+			return fmt.Errorf("%d SyncFailed Events (%w)", n, err)
 		}
 		return nil
 	})
@@ -331,7 +325,7 @@ func (s *suite) podSecurityRefusal(t *testing.T) {
 			return fmt.Errorf("tenant Pod written again: %+v", p.Status)
 		}
 		if n, err := attempts(ctx); err != nil || n != 1 {
-			return fmt.Errorf("%d SyncFailed Events, want 1 (%v)", n, err)
+			return fmt.Errorf("%d SyncFailed Events, want 1 (%w)", n, err)
 		}
 		return nil
 	})
@@ -340,7 +334,7 @@ func (s *suite) podSecurityRefusal(t *testing.T) {
 	itest.Created(t)(s.tenant.CoreV1().Pods(ns).Patch(t.Context(), "privileged", types.MergePatchType, patch, metav1.PatchOptions{}))
 	itest.Eventually(t, time.Minute, "a second attempt after the change", func(ctx context.Context) error {
 		if n, err := attempts(ctx); err != nil || n != 2 {
-			return fmt.Errorf("%d SyncFailed Events (%v)", n, err)
+			return fmt.Errorf("%d SyncFailed Events (%w)", n, err)
 		}
 		return nil
 	})

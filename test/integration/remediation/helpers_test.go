@@ -4,13 +4,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vcsyncer/syncer/test/integration/itest"
-
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/vcsyncer/syncer/cmd/vc-syncer/app/options"
+	"github.com/vcsyncer/syncer/test/integration/itest"
 )
 
 // startSyncer runs the syncer with remediation scans every interval, until the test ends.

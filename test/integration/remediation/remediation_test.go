@@ -1,8 +1,3 @@
-// Package remediation_test runs the syncer in-process, with remediation scans every second,
-// against real local control planes (a super cluster with a kwok Node and one tenant, plus a
-// registered tenant whose apiserver cannot be reached), and checks that the scan repairs what
-// the event path misses, counts it, reports nothing in a steady state, and never touches the
-// objects of a tenant whose caches have not synced.
 package remediation_test
 
 import (

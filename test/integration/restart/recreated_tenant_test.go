@@ -40,7 +40,7 @@ func TestTenantRecreatedWhileDownStartsCold(t *testing.T) {
 	itest.Eventually(t, 2*time.Minute, "ConfigMaps synced", func(ctx context.Context) error {
 		cms, err := env.Super.Client.CoreV1().ConfigMaps(oldNS).List(ctx, metav1.ListOptions{LabelSelector: "resume-test"})
 		if err != nil || len(cms.Items) != n {
-			return fmt.Errorf("%d super ConfigMaps (%v)", len(cms.Items), err)
+			return fmt.Errorf("%d super ConfigMaps (%w)", len(cms.Items), err)
 		}
 		return nil
 	})
@@ -62,7 +62,7 @@ func TestTenantRecreatedWhileDownStartsCold(t *testing.T) {
 	}
 	itest.Eventually(t, time.Minute, "old Tenant gone", func(ctx context.Context) error {
 		if err := c.Get(ctx, client.ObjectKey{Name: tc.Name}, &tenancyv1alpha1.Tenant{}); !apierrors.IsNotFound(err) {
-			return fmt.Errorf("still there (%v)", err)
+			return fmt.Errorf("still there (%w)", err)
 		}
 		return nil
 	})
@@ -83,7 +83,7 @@ func TestTenantRecreatedWhileDownStartsCold(t *testing.T) {
 		}
 		cms, err := env.Super.Client.CoreV1().ConfigMaps(newNS).List(ctx, metav1.ListOptions{LabelSelector: "resume-test"})
 		if err != nil || len(cms.Items) != n {
-			return fmt.Errorf("%d of %d ConfigMaps in super namespace %s (%v)", len(cms.Items), n, newNS, err)
+			return fmt.Errorf("%d of %d ConfigMaps in super namespace %s (%w)", len(cms.Items), n, newNS, err)
 		}
 		return nil
 	})

@@ -62,7 +62,7 @@ func testResume(t *testing.T, apiserverArgs []string, wantMode string) {
 	itest.Eventually(t, 2*time.Minute, "ConfigMaps synced and Pod Ready", func(ctx context.Context) error {
 		cms, err := env.Super.Client.CoreV1().ConfigMaps(superNS).List(ctx, metav1.ListOptions{LabelSelector: "resume-test"})
 		if err != nil || len(cms.Items) != n {
-			return fmt.Errorf("%d super ConfigMaps (%v)", len(cms.Items), err)
+			return fmt.Errorf("%d super ConfigMaps (%w)", len(cms.Items), err)
 		}
 		return podReadyErr(ctx, tc.Client, "web-0")
 	})
@@ -111,13 +111,13 @@ func testResume(t *testing.T, apiserverArgs []string, wantMode string) {
 		}
 		got, err := env.Super.Client.CoreV1().ConfigMaps(superNS).Get(ctx, "cm-1", metav1.GetOptions{})
 		if err != nil || got.Data["v"] != "v2" {
-			return fmt.Errorf("cm-1 not updated in the super cluster: %v %v", got.Data, err)
+			return fmt.Errorf("cm-1 not updated in the super cluster: %v %w", got.Data, err)
 		}
 		if _, err := env.Super.Client.CoreV1().ConfigMaps(superNS).Get(ctx, "cm-2", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
-			return fmt.Errorf("cm-2 still in the super cluster (%v)", err)
+			return fmt.Errorf("cm-2 still in the super cluster (%w)", err)
 		}
 		if _, err := env.Super.Client.CoreV1().ConfigMaps(superNS).Get(ctx, fmt.Sprintf("cm-%d", n), metav1.GetOptions{}); err != nil {
-			return fmt.Errorf("new ConfigMap not in the super cluster: %v", err)
+			return fmt.Errorf("new ConfigMap not in the super cluster: %w", err)
 		}
 		return podReadyErr(ctx, tc.Client, "web-1")
 	})

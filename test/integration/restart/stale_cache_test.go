@@ -53,7 +53,7 @@ func TestResumeKeepsSuperCopiesWhileTenantCacheReplays(t *testing.T) {
 	itest.Eventually(t, time.Minute, "new ConfigMaps synced", func(ctx context.Context) error {
 		cms, err := env.Super.Client.CoreV1().ConfigMaps(superNS).List(ctx, metav1.ListOptions{LabelSelector: "resume-test"})
 		if err != nil || len(cms.Items) != n+1 {
-			return fmt.Errorf("%d super ConfigMaps (%v)", len(cms.Items), err)
+			return fmt.Errorf("%d super ConfigMaps (%w)", len(cms.Items), err)
 		}
 		for _, cm := range cms.Items {
 			uids[cm.Name] = cm.UID

@@ -1,7 +1,3 @@
-// Package services_test runs the syncer in-process against real local control planes (a super
-// cluster and two tenants, each tenant apiserver on its own part of the super cluster's
-// Service range, registered as the Tenant's spec.serviceCIDRs) and checks that tenant Services
-// show the ClusterIPs and node ports that work in the super cluster.
 package services_test
 
 import (
@@ -180,7 +176,7 @@ func TestServiceAddresses(t *testing.T) {
 		itest.Consistently(t, 3*time.Second, "tenant-2 fixed: no super copy, still 31001, one Event", func(ctx context.Context) error {
 			ts, _, err := superOf(ctx, t2, "fixed")
 			if !apierrors.IsNotFound(err) {
-				return fmt.Errorf("super copy of a Service whose explicit nodePort is taken (err %v)", err)
+				return fmt.Errorf("super copy of a Service whose explicit nodePort is taken (err %w)", err)
 			}
 			if got := ts.Spec.Ports[0].NodePort; got != 31001 {
 				return fmt.Errorf("tenant nodePort changed to %d", got)

@@ -3,15 +3,11 @@ package storage_test
 import (
 	"testing"
 
-	"github.com/vcsyncer/syncer/test/integration/itest"
-
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	tenancyv1alpha1 "github.com/vcsyncer/syncer/pkg/apis/tenancy/v1alpha1"
+	"github.com/vcsyncer/syncer/test/integration/itest"
 )
-
-type tenantList = tenancyv1alpha1.TenantList
 
 const kubeconfigNS = "vc-syncer-system"
 

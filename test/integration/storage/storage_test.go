@@ -1,7 +1,3 @@
-// Package storage_test runs the syncer in-process against real local control planes (a super
-// cluster whose StorageClasses are served by the framework's provisioner, and two tenants)
-// and checks claims down, binding, status and PersistentVolumes up, public StorageClasses and
-// isolation between tenants.
 package storage_test
 
 import (
@@ -71,7 +67,7 @@ func TestStorage(t *testing.T) {
 
 	t.Run("claim goes down, binds, and its PV comes up", func(t *testing.T) {
 		created(t)(t1.Client.CoreV1().PersistentVolumeClaims("data").Create(ctx, claim("db", nil, ""), metav1.CreateOptions{}))
-		tc := waitClaimBound(t, t1.Client, "data", "db")
+		tc := waitClaimBound(t, t1.Client, "db")
 		if tc.Spec.StorageClassName == nil || *tc.Spec.StorageClassName != localcluster.DefaultStorageClass {
 			t.Errorf("tenant claim class %v, want the default %s (tenant admission with the synced default class)", tc.Spec.StorageClassName, localcluster.DefaultStorageClass)
 		}
@@ -224,7 +220,7 @@ func TestStorage(t *testing.T) {
 		// A volume labelled for tenant 2 serves its claim.
 		own := conversion.SuperVolumeName(t2.Name, uid2, "own")
 		created(t)(super.CoreV1().PersistentVolumes().Create(ctx, staticPV(own, map[string]string{conversion.LabelTenantUID: uid2}), metav1.CreateOptions{}))
-		tc := waitClaimBound(t, t2.Client, "data", "any-static")
+		tc := waitClaimBound(t, t2.Client, "any-static")
 		if pv := checkTenantPV(t, t2.Client, tc, tc.Spec.VolumeName); pv.Annotations[conversion.AnnotationSuperName] != own {
 			t.Errorf("tenant 2's claim is bound to %q, want %q", pv.Annotations[conversion.AnnotationSuperName], own)
 		}
@@ -286,7 +282,7 @@ func TestStorage(t *testing.T) {
 		pvc.Spec.AccessModes = []corev1.PersistentVolumeAccessMode{corev1.ReadWriteMany}
 		pvc.Spec.Resources.Requests[corev1.ResourceStorage] = resource.MustParse("1Ti")
 		created(t)(t1.Client.CoreV1().PersistentVolumeClaims("data").Create(ctx, pvc, metav1.CreateOptions{}))
-		tc := waitClaimBound(t, t1.Client, "data", "fileserver-claim")
+		tc := waitClaimBound(t, t1.Client, "fileserver-claim")
 		if tc.Spec.VolumeName != "fileserver" {
 			t.Errorf("tenant claim volumeName changed to %q", tc.Spec.VolumeName)
 		}
@@ -383,7 +379,7 @@ func TestStorage(t *testing.T) {
 				}
 				return nil
 			})
-			tc := waitClaimBound(t, t1.Client, "data", "www-"+name)
+			tc := waitClaimBound(t, t1.Client, "www-"+name)
 			checkTenantPV(t, t1.Client, tc, tc.Spec.VolumeName)
 		}
 	})
@@ -399,7 +395,7 @@ func TestStorage(t *testing.T) {
 				}}}},
 			},
 		}, metav1.CreateOptions{}))
-		tc := waitClaimBound(t, t1.Client, "data", "scratch-tmp")
+		tc := waitClaimBound(t, t1.Client, "scratch-tmp")
 		sc, err := super.CoreV1().PersistentVolumeClaims(sns1).Get(ctx, "scratch-tmp", metav1.GetOptions{})
 		if err != nil {
 			t.Fatal(err)
@@ -494,9 +490,10 @@ func claim(name string, class *string, volumeName string) *corev1.PersistentVolu
 	}
 }
 
-// waitClaimBound waits until tenant claim ns/name is Bound and returns it.
-func waitClaimBound(t *testing.T, c kubernetes.Interface, ns, name string) *corev1.PersistentVolumeClaim {
+// waitClaimBound waits until tenant claim data/name is Bound and returns it.
+func waitClaimBound(t *testing.T, c kubernetes.Interface, name string) *corev1.PersistentVolumeClaim {
 	t.Helper()
+	const ns = "data"
 	var out *corev1.PersistentVolumeClaim
 	eventually(t, time.Minute, "tenant claim "+ns+"/"+name+" Bound", func(ctx context.Context) error {
 		pvc, err := c.CoreV1().PersistentVolumeClaims(ns).Get(ctx, name, metav1.GetOptions{})

@@ -4,10 +4,10 @@ import (
 	"regexp"
 	"testing"
 
-	"github.com/vcsyncer/syncer/test/integration/itest"
-
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/vcsyncer/syncer/test/integration/itest"
 )
 
 // unreachableKubeconfig returns kubeconfig with its server moved to 127.0.0.1:1, a valid

@@ -1,6 +1,3 @@
-// Package syncer_test runs the syncer in-process against real local control planes (a super
-// cluster with kwok Nodes and three tenants) and checks registration, both sync directions,
-// ownership, repair and clean-up.
 package syncer_test
 
 import (
@@ -27,8 +24,6 @@ import (
 	"github.com/vcsyncer/syncer/test/framework"
 	"github.com/vcsyncer/syncer/test/integration/itest"
 )
-
-type tenantList = tenancyv1alpha1.TenantList
 
 const kubeconfigNS = "vc-syncer-system"
 
@@ -551,8 +546,8 @@ func TestSyncer(t *testing.T) {
 		if err := app.AddTenant(ctx, c, kubeconfigNS, "unreachable", []byte(unreachable), 1); err != nil {
 			t.Fatal(err)
 		}
-		waitCondition(t, c, "garbage", tenancyv1alpha1.ConditionKubeconfigValid, metav1.ConditionFalse, "InvalidKubeconfig")
-		waitCondition(t, c, "unreachable", tenancyv1alpha1.ConditionConnected, metav1.ConditionFalse, "Unreachable")
+		waitConditionFalse(t, c, "garbage", tenancyv1alpha1.ConditionKubeconfigValid, "InvalidKubeconfig")
+		waitConditionFalse(t, c, "unreachable", tenancyv1alpha1.ConditionConnected, "Unreachable")
 		// Other tenants keep syncing meanwhile.
 		created(t)(t1.Client.CoreV1().ConfigMaps("shop").Create(ctx, &corev1.ConfigMap{
 			ObjectMeta: metav1.ObjectMeta{Name: "while-others-are-broken"}}, metav1.CreateOptions{}))
@@ -594,7 +589,7 @@ func TestSyncer(t *testing.T) {
 		if err := c.Create(ctx, late); err != nil {
 			t.Fatal(err)
 		}
-		waitCondition(t, c, "late", tenancyv1alpha1.ConditionKubeconfigValid, metav1.ConditionFalse, "SecretNotFound")
+		waitConditionFalse(t, c, "late", tenancyv1alpha1.ConditionKubeconfigValid, "SecretNotFound")
 		// First a kubeconfig that is valid but points nowhere, then rotated to tenant 3's.
 		unreachable := unreachableKubeconfig(t3.Kubeconfig)
 		sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: kubeconfigNS, Name: "late-kubeconfig"},
@@ -602,7 +597,7 @@ func TestSyncer(t *testing.T) {
 		if err := c.Create(ctx, sec); err != nil {
 			t.Fatal(err)
 		}
-		waitCondition(t, c, "late", tenancyv1alpha1.ConditionConnected, metav1.ConditionFalse, "Unreachable")
+		waitConditionFalse(t, c, "late", tenancyv1alpha1.ConditionConnected, "Unreachable")
 		sec.Data["kubeconfig"] = t3.Kubeconfig
 		if err := c.Update(ctx, sec); err != nil {
 			t.Fatal(err)
@@ -794,8 +789,10 @@ func getTenant(t *testing.T, c client.Client, name string) *tenancyv1alpha1.Tena
 	return tn
 }
 
-func waitCondition(t *testing.T, c client.Client, name, typ string, status metav1.ConditionStatus, reason string) {
+// waitConditionFalse waits until Tenant name has condition typ False with reason.
+func waitConditionFalse(t *testing.T, c client.Client, name, typ, reason string) {
 	t.Helper()
+	const status = metav1.ConditionFalse
 	eventually(t, time.Minute, fmt.Sprintf("Tenant %s %s=%s (%s)", name, typ, status, reason), func(ctx context.Context) error {
 		tn := &tenancyv1alpha1.Tenant{}
 		if err := c.Get(ctx, client.ObjectKey{Name: name}, tn); err != nil {

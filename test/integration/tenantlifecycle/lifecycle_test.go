@@ -1,7 +1,3 @@
-// Package tenantlifecycle tests, on real control planes, what operators see of a Tenant's
-// lifecycle: the lag column of `kubectl get tenants` and its write rate, the phase of a Tenant
-// refused as a duplicate control plane, and a Tenant removed and registered again within a
-// second.
 package tenantlifecycle
 
 import (

@@ -1,10 +1,10 @@
 package vnode_test
 
 import (
-	"github.com/vcsyncer/syncer/test/integration/itest"
-
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/vcsyncer/syncer/test/integration/itest"
 )
 
 // pinnedPod returns a tenant Pod that the super scheduler can only place on super Node node

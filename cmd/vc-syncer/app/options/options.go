@@ -1,4 +1,3 @@
-// Package options holds the flags of `vc-syncer run`.
 package options
 
 import (

@@ -8,4 +8,7 @@
 //
 // +kubebuilder:object:generate=true
 // +groupName=tenancy.vcsyncer.io
+//
+// It sits on floor 0 of the package map in docs/architecture.md and may import packages on floors
+// 0–0 only (today: none of the module's packages); test/layering checks it.
 package v1alpha1

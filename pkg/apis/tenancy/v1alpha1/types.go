@@ -7,12 +7,18 @@ import (
 // SecretKeyRef names one key of a Secret in the super cluster.
 type SecretKeyRef struct {
 	// Namespace of the Secret. The syncer only reads Secrets in the namespace given by its
-	// --kubeconfig-namespace flag (defaults to vc-syncer-system).
+	// --kubeconfig-namespace flag (defaults to vc-syncer-system); other namespaces are
+	// reported as SecretNamespaceNotWatched.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
 	Namespace string `json:"namespace"`
 	// Name of the Secret.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
 	Name string `json:"name"`
 	// Key in the Secret's data that holds the kubeconfig. Defaults to "kubeconfig".
 	// +optional
+	// +kubebuilder:default=kubeconfig
 	Key string `json:"key,omitempty"`
 }
 
@@ -25,16 +31,21 @@ type TenantSpec struct {
 	// queues are saturated. Defaults to 1; between 1 and 1000. Used by the fair queues of both
 	// pipelines (pkg/fairqueue); changes take effect without a restart.
 	// +optional
+	// +kubebuilder:default=1
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1000
 	Weight int32 `json:"weight,omitempty"`
 	// Paused stops syncing this tenant (its informers are stopped) while keeping its objects
 	// in the super cluster.
 	// +optional
+	// +kubebuilder:default=false
 	Paused bool `json:"paused,omitempty"`
 	// PolicyName names the TenantPolicy whose rules apply to this tenant, over those of the
 	// TenantPolicy named "default". Empty: the "default" TenantPolicy alone; where that does
 	// not exist, the built-in defaults. A named policy that does not exist is reported as
 	// condition PolicyValid=False and the built-in defaults apply (they are the strictest).
 	// +optional
+	// +kubebuilder:validation:MaxLength=253
 	PolicyName string `json:"policyName,omitempty"`
 	// ServiceCIDRs are the Service IP ranges of the tenant's kube-apiserver (its
 	// --service-cluster-ip-range: one CIDR, or one per IP family), which the provider carves
@@ -50,6 +61,8 @@ type TenantSpec struct {
 	// +optional
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=2
+	// +kubebuilder:validation:items:MaxLength=43
+	// +kubebuilder:validation:items:XValidation:rule="isCIDR(self)",message="must be a CIDR such as 10.96.16.0/20"
 	ServiceCIDRs []string `json:"serviceCIDRs,omitempty"`
 }
 
@@ -102,11 +115,17 @@ const (
 type TenantStatus struct {
 	// ObservedGeneration is the metadata.generation the status was computed for.
 	// +optional
+	// +kubebuilder:validation:Minimum=0
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
-	// Phase summarises the conditions.
+	// Phase summarises the conditions: Pending (kubeconfig missing or invalid), Connecting,
+	// Unreachable (the tenant apiserver does not answer: network error, timeout or 5xx),
+	// Unauthorized (it answers but refuses the kubeconfig's credentials), DuplicateControlPlane
+	// (it answers, but another Tenant already syncs the same control plane), Running (caches
+	// synced, objects are being synced), Paused, or Terminating.
 	// +optional
 	Phase TenantPhase `json:"phase,omitempty"`
-	// Conditions: KubeconfigValid, Connected, Synced.
+	// Conditions: KubeconfigValid, Connected, Synced and PolicyValid, with a reason and a
+	// message each.
 	// +optional
 	// +listType=map
 	// +listMapKey=type
@@ -119,6 +138,7 @@ type TenantStatus struct {
 	// seconds, the tenant's oldest unfinished request has waited. Absent while the syncer does
 	// not run the tenant (Pending, Paused, Terminating) or has not measured it yet.
 	// +optional
+	// +kubebuilder:validation:Minimum=0
 	LagSeconds *int64 `json:"lagSeconds,omitempty"`
 	// DownwardLagSeconds is how long, in whole seconds, the tenant's oldest request of the
 	// downward pipeline (tenant to super cluster) has waited: in the queue for a worker, or,
@@ -126,30 +146,48 @@ type TenantStatus struct {
 	// and the value is rewritten (at most every 10 s) only when it changed by at least 5 s and
 	// a quarter.
 	// +optional
+	// +kubebuilder:validation:Minimum=0
 	DownwardLagSeconds *int64 `json:"downwardLagSeconds,omitempty"`
 	// UpwardLagSeconds is DownwardLagSeconds for the upward pipeline (statuses, super
 	// cluster to tenant).
 	// +optional
+	// +kubebuilder:validation:Minimum=0
 	UpwardLagSeconds *int64 `json:"upwardLagSeconds,omitempty"`
 	// Shard is the syncer replica (shard, `vc-syncer run --sharding`) that syncs this tenant.
 	// Empty without sharding, and while the tenant moves between shards.
 	// +optional
+	// +kubebuilder:validation:MaxLength=253
 	Shard string `json:"shard,omitempty"`
 	// LastShard is the shard that synced the tenant before it moved; its checkpoint holds the
 	// tenant's state, which the next shard resumes from.
 	// +optional
+	// +kubebuilder:validation:MaxLength=253
 	LastShard string `json:"lastShard,omitempty"`
 }
 
 // Tenant registers one tenant control plane with the syncer.
 //
 // +kubebuilder:object:root=true
-// +kubebuilder:resource:scope=Cluster
+// +kubebuilder:resource:scope=Cluster,shortName=vct
 // +kubebuilder:subresource:status
+// +kubebuilder:validation:XValidation:rule="self.metadata.name.size() <= 40 && self.metadata.name.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$')",message="a Tenant name must be a DNS label of at most 40 characters (it prefixes super-cluster namespaces)"
+// +kubebuilder:printcolumn:name="Weight",type=integer,JSONPath=`.spec.weight`
+// +kubebuilder:printcolumn:name="Paused",type=boolean,JSONPath=`.spec.paused`,priority=1
+// +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
+// +kubebuilder:printcolumn:name="Connected",type=string,JSONPath=`.status.conditions[?(@.type=="Connected")].status`
+// +kubebuilder:printcolumn:name="Synced",type=string,JSONPath=`.status.conditions[?(@.type=="Synced")].status`
+// +kubebuilder:printcolumn:name="Lag",type=integer,JSONPath=`.status.lagSeconds`,description="Seconds the tenant's oldest unfinished request has waited (the larger of downward and upward; under 5 s is 0; refreshed at most every 10 s)"
+// +kubebuilder:printcolumn:name="Down-Lag",type=integer,JSONPath=`.status.downwardLagSeconds`,priority=1,description="Seconds the oldest downward (tenant to super cluster) request has waited"
+// +kubebuilder:printcolumn:name="Up-Lag",type=integer,JSONPath=`.status.upwardLagSeconds`,priority=1,description="Seconds the oldest upward (super cluster to tenant) request has waited"
+// +kubebuilder:printcolumn:name="Policy",type=string,JSONPath=`.spec.policyName`,priority=1
+// +kubebuilder:printcolumn:name="Prefix",type=string,JSONPath=`.status.superNamespacePrefix`,priority=1
+// +kubebuilder:printcolumn:name="Shard",type=string,JSONPath=`.status.shard`,description="The syncer replica (shard) that syncs the tenant, with --sharding"
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type Tenant struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
+	// +required
 	Spec   TenantSpec   `json:"spec,omitempty"`
 	Status TenantStatus `json:"status,omitempty"`
 }

@@ -1,0 +1,16 @@
+// Package namespace syncs tenant Namespaces to their mapped super namespaces.
+//
+// A tenant namespace "ns" of tenant T maps to conversion.SuperNamespace(T, uid, ns). The super
+// namespace is created on demand (by this reconciler or by the first namespaced object synced
+// into it) and deleted when the tenant namespace is gone or terminating; deleting it deletes
+// every super object of that tenant namespace. The super namespace records the tenant
+// namespace it holds (conversion.AnnotationNamespace and AnnotationUID): when two tenant
+// namespaces of one tenant map to the same name, the one that holds it keeps it and the other
+// is refused (rule namespaceCollision), never deleting it. Each super
+// namespace has the ResourceQuota and LimitRange of the tenant's policy (resources.EnsureBounds),
+// kept in line by this reconciler.
+//
+// It sits on floor 6 of the package map in docs/architecture.md and may import packages on floors
+// 0–6 only (today: pkg/conversion, pkg/reconcile, pkg/resources, pkg/tenant); test/layering
+// checks it.
+package namespace

@@ -1,0 +1,90 @@
+// Package pod syncs Pods: specs downward (tenant → super), node binding and status upward.
+//
+// # Downward
+//
+// The super Pod is the tenant Pod's spec in the mapped namespace, with what belongs to the
+// tenant cluster removed (see Desired): spec.nodeName (the super scheduler places Pods),
+// spec.priority and preemptionPolicy (recomputed by the super cluster's admission), and the tenant's projected
+// service-account token volume (a super-cluster token must never reach a tenant Pod;
+// automountServiceAccountToken is set to false). Pods are mostly immutable: only labels,
+// annotations and container images are updated in place.
+//
+// priorityClassName is kept when it names a built-in system class or a public super
+// PriorityClass (pkg/resources/priorityclass); a Pod naming any other class is not synced: it
+// stays Pending with a PriorityClassNotPublic Warning Event.
+//
+// # Policy
+//
+// Before anything is written for a new Pod (its super namespace, tokens, the super Pod), its
+// full spec is checked against the tenant's Pod policy (TenantPolicy pods, built-in defaults in
+// pkg/policy). Refusing rules (policy.CheckPod): a volume source not in allowedVolumeTypes
+// (built-in: the Pod Security "restricted" set configMap, csi, downwardAPI, emptyDir,
+// ephemeral, persistentVolumeClaim, projected, secret; sources are judged by which
+// VolumeSource field is set, so one a newer Kubernetes adds is refused until listed), an
+// inline csi driver not in allowedCSIDrivers (built-in: none), a projected podCertificate or
+// clusterTrustBundle source (always: the super cluster's kubelet would resolve them with the
+// super cluster's signers and trust bundles for the super Pod), a nodeSelector or required node
+// affinity key outside allowedNodeLabelKeys (built-in: zone, region, os, arch, instance type),
+// node names (matchFields metadata.name, kubernetes.io/hostname) other than Nodes of the
+// tenant's pool (the Nodes the policy's nodeSelector selects; without one, the tenant's vNodes,
+// so a tenant DaemonSet's Pods keep working), a runtimeClassName outside
+// allowedRuntimeClassNames and the default, a schedulerName outside allowedSchedulerNames
+// (built-in: default-scheduler; unset is allowed), a priorityClassName outside
+// allowedPriorityClassNames when set. A refused Pod is not synced: it stays Pending with
+// PodScheduled=False, reason PolicyDenied and the rule and message, a Warning Event with
+// reason PolicyDenied, and a count in vcsyncer_policy_denials_total; it is not retried until
+// it or the policy changes.
+//
+// Filtering rules (policy.FilterPod), applied to the super Pod, the Pod still syncs:
+// tolerations not matching allowedTolerations are dropped (built-in: only the not-ready and
+// unreachable NoExecute tolerations the tenant's DefaultTolerationSeconds admission adds; a
+// tenant DaemonSet's other tolerations are dropped too), reported once with rule toleration;
+// preferred node affinity terms naming nodes or keys outside the allowlist are dropped; the
+// policy's nodeSelector is merged in (its values win) and its tolerations appended, so tenant
+// constraints only narrow the pool; defaultRuntimeClassName is set on Pods naming none. The
+// policy applies when a super Pod is created: a change does not touch running Pods.
+//
+// A tenant Pod created with spec.nodeName preset is bound to that super Node only when it names
+// one of the tenant's vNodes (a super Node the syncer already placed its Pods on); otherwise,
+// as in a cluster without a kubelet of that name, it is not synced, stays Pending, and gets a
+// Warning Event with reason NodeNotFound. A tenant cannot pick arbitrary super Nodes.
+//
+// A Pod the super cluster refuses to create for a reason that does not change by itself (Pod
+// Security admission, a validating webhook or ValidatingAdmissionPolicy, a LimitRange, an
+// invalid object) stays Pending with PodScheduled=False, reason SuperClusterRejected and the
+// super apiserver's message (at most 1 KiB), and a SyncFailed Warning Event; that version of
+// the Pod is not sent again (neither a re-enqueue nor a remediation scan) until the Pod or the
+// policy changes. A Pod the super namespace's ResourceQuota has no room for gets reason
+// QuotaExceeded (and is retried with backoff), one naming a PriorityClass that is not public
+// PriorityClassNotPublic. Once the Pod is created, the upward copy replaces the condition
+// with the super scheduler's.
+//
+// # Upward
+//
+// When the super Pod is bound, the tenant Pod is bound (pods/binding) to a virtual Node named
+// after the super Node, created in the tenant first by the vNode manager (pkg/vnode). The
+// super Pod's status is then copied into the tenant Pod, except the tenant-owned conditions
+// (TenantOwned: every type but the kubelet's, the scheduler's and DisruptionTarget; readiness
+// gates among them), which go the other way: they are copied into the super Pod's status
+// (pods/status) so that the super kubelet sees the gates, and the upward copy never overwrites
+// or removes them. A super Pod whose tenant Pod is missing from a tenant cache that lags
+// behind the tenant apiserver (after a resume) is retried, not dropped. A tenant condition of
+// a super type newer than the cached super Pod's (the cache behind, after a resume) makes the
+// copy read the live super Pod once and copy that.
+//
+// # Deletion and loss
+//
+// Deleting a tenant Pod deletes the super Pod with the same grace period; once the super Pod
+// is gone, the tenant Pod is removed with grace period 0 (the syncer plays the kubelet's part).
+// If a bound super Pod disappears while its tenant Pod is not being deleted, the tenant Pod is
+// set to phase Failed with reason SuperPodLost, like a Pod whose node was lost: its containers
+// terminated (reason SuperPodLost, exit code 137 as the kubelet reports a container it cannot
+// locate), not ready, Ready and ContainersReady False, DisruptionTarget True; its controller
+// (ReplicaSet, Job, ...) replaces it. An unbound tenant Pod whose super Pod disappears gets a
+// new super Pod.
+//
+// It sits on floor 6 of the package map in docs/architecture.md and may import packages on floors
+// 0–6 only (today: pkg/conversion, pkg/podcache, pkg/policy, pkg/reconcile, pkg/resources,
+// pkg/resources/priorityclass, pkg/resources/storageclass, pkg/tenant, pkg/vnode); test/layering
+// checks it.
+package pod

@@ -1,0 +1,35 @@
+// Package service syncs Services downward (spec) and upward (load-balancer status, and the
+// super cluster's node ports and the tenant's view of its addresses).
+//
+// The super copy asks the super cluster for the tenant's own values, so the tenant shows the
+// ones that work there:
+//   - ClusterIPs: requested when every one is inside the Tenant's spec.serviceCIDRs (the range
+//     of the tenant apiserver, a part of the super cluster's Service range the provider gave
+//     this tenant alone); otherwise, or when the super cluster refuses them (taken, outside its
+//     range), the super cluster allocates and the tenant Service gets the condition
+//     tenancy.vcsyncer.io/Synced=False, reason ClusterIPMismatch, and a Warning Event. A
+//     ClusterIP is immutable on both sides: it is never changed afterwards.
+//   - nodePorts and healthCheckNodePort (NodePort and LoadBalancer Services): requested. One the
+//     tenant apiserver allocated that is taken in the super cluster is allocated there instead;
+//     the upward path writes the super nodePort into the tenant Service (mutable; a
+//     healthCheckNodePort is not, so a different one is reported as
+//     HealthCheckNodePortMismatch). One a tenant client set (it owns the field in
+//     managedFields) is never replaced: the Service gets no super copy (or its copy keeps its
+//     previous port), the condition reason NodePortUnavailable or
+//     HealthCheckNodePortUnavailable and a Warning Event, and it is not retried until it
+//     changes (resources.ErrRejected). See allocWriter.
+//
+// On update the super object's immutable allocations (ClusterIPs, healthCheckNodePort) are
+// kept. A headless Service (clusterIP "None") stays headless. spec.externalIPs is never
+// copied: in a shared cluster it would let one tenant intercept traffic to any address
+// (CVE-2020-8554).
+//
+// The tenant's policy (policy.CheckService) decides which Services get a super copy at all:
+// by default only ClusterIP Services (headless ones included), without externalTrafficPolicy
+// Local, loadBalancerIP or loadBalancerClass. A refused Service has no super copy (one synced
+// under an earlier policy is deleted) and is reported once (resources.Deny).
+//
+// It sits on floor 6 of the package map in docs/architecture.md and may import packages on floors
+// 0–6 only (today: pkg/policy, pkg/reconcile, pkg/resources, pkg/tenant); test/layering checks
+// it.
+package service

@@ -1,0 +1,6 @@
+// Package kinds runs the syncer in-process against real local control planes (a super
+// cluster with a kwok Node and two tenants) and checks the kinds beyond the walking skeleton.
+//
+// It is a test or tool (floor 9 of the package map in docs/architecture.md): it may import
+// any package of the module, and no package outside test/, e2e/ and hack/ imports it.
+package kinds
