@@ -71,8 +71,11 @@ func reconcileUpward(ctx context.Context, env *resources.Env, c *tenant.Cluster,
 		// super Pod (something wrote it in the tenant) and is overwritten, so a Pod is never
 		// retried forever on a comparison that no change of the super Pod can settle.
 		live, err := env.Super.CoreV1().Pods(superNS).Get(ctx, name, metav1.GetOptions{})
-		if err != nil || live.UID != s.UID {
+		if err != nil {
 			return fmt.Errorf("Pod %s/%s: %w (%s condition; live super Pod: %w)", ns, name, ErrSuperCacheBehind, behind, err)
+		}
+		if live.UID != s.UID {
+			return fmt.Errorf("Pod %s/%s: %w (%s condition; the live super Pod has another UID)", ns, name, ErrSuperCacheBehind, behind)
 		}
 		if want = DesiredStatus(t, live); equality.Semantic.DeepEqual(want, &t.Status) {
 			return nil
