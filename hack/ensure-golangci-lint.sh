@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Prints the path of golangci-lint v2.15.0, building it from its Go module into the tools cache
-# (~/.cache/vc-syncer) the first time (about 3 minutes on 2 cores).
+# (~/.cache/vc-syncer) the first time (a few minutes on 2 cores).
 set -euo pipefail
 version=v2.15.0
 cache=${XDG_CACHE_HOME:-$HOME/.cache}/vc-syncer
