@@ -7,7 +7,7 @@ TEST_TIMEOUT ?= 40m
 
 .PHONY: help
 help: ## Show this help.
-	@grep -E '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  %-18s %s\n", $$1, $$2}'
+	@grep -E '^[a-zA-Z0-9_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  %-18s %s\n", $$1, $$2}'
 
 .PHONY: build
 build: ## Build bin/vc-syncer.
@@ -43,7 +43,7 @@ test-e2e: tools ## The whole binary against real control planes and the real-wor
 	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) -v ./e2e/...
 
 .PHONY: bench
-bench: tools ## Load-generator experiments (burst, greedy, fairness, memory) into bench-out/; see docs/bench/README.md.
+bench: tools ## Load-generator experiments (burst, greedy, fairness, memory) into bench-out/; restart and tenants run with go run ./test/bench restart|tenants; see docs/bench/README.md.
 	$(GO) run ./test/bench burst --out bench-out/burst
 	$(GO) run ./test/bench greedy --out bench-out/greedy
 	$(GO) run ./test/bench fairness --out bench-out/fairness

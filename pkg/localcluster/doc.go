@@ -3,8 +3,7 @@
 // kube-controller-manager, kube-scheduler and kwok with fake Nodes) and any number of tenant
 // control planes (etcd, kube-apiserver and a kube-controller-manager with the default
 // controllers, node-lifecycle included, but no PersistentVolume controllers, and no
-// scheduler). No container runtime, kind or envtest download is involved. It imports client
-// libraries only, none of the syncer's own packages.
+// scheduler). No container runtime, kind or envtest download is involved.
 //
 // Every tenant has a kube-system/kube-dns Service as a kubeadm cluster does (selector
 // k8s-app=kube-dns; its ClusterIP allocated by the tenant apiserver), so the syncer treats it as
@@ -76,4 +75,7 @@
 // The clients' rate limits are raised (QPS 100, Burst 200 for RESTConfig and for the
 // kube-controller-manager) so that tests and benchmarks measure the servers, not client-go's
 // default throttling of 5 QPS.
+//
+// It sits on floor 0 of the package map in docs/architecture.md: it imports client libraries
+// only, none of the syncer's own packages (today: none); test/layering checks it.
 package localcluster

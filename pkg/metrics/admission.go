@@ -33,47 +33,32 @@ var (
 type AdmissionStats func() (window int, waiting, held map[string]int)
 
 var (
-	admissionMu   sync.Mutex
-	admissionSrc  AdmissionStats
+	admissionSrc  scrapeSource[AdmissionStats]
 	admissionOnce sync.Once
 )
 
-type admissionCollector struct{}
-
-func (admissionCollector) Describe(ch chan<- *prometheus.Desc) {
-	ch <- admissionWaitingDesc
-	ch <- admissionHeldDesc
-	ch <- admissionWindowDesc
-}
-
-func (admissionCollector) Collect(ch chan<- prometheus.Metric) {
-	admissionMu.Lock()
-	src := admissionSrc
-	admissionMu.Unlock()
-	if src == nil {
-		return
-	}
-	window, waiting, held := src()
-	ch <- prometheus.MustNewConstMetric(admissionWindowDesc, prometheus.GaugeValue, float64(window))
-	for t, n := range waiting {
-		ch <- prometheus.MustNewConstMetric(admissionWaitingDesc, prometheus.GaugeValue, float64(n), t)
-	}
-	for t, n := range held {
-		ch <- prometheus.MustNewConstMetric(admissionHeldDesc, prometheus.GaugeValue, float64(n), t)
-	}
-}
-
 func admissionCollectors() []prometheus.Collector {
-	return []prometheus.Collector{admissionAdmitted, admissionWait, admissionCollector{}}
+	return []prometheus.Collector{admissionAdmitted, admissionWait, scrapeCollector[AdmissionStats]{
+		descs: []*prometheus.Desc{admissionWaitingDesc, admissionHeldDesc, admissionWindowDesc},
+		src:   &admissionSrc,
+		collect: func(src AdmissionStats, ch chan<- prometheus.Metric) {
+			window, waiting, held := src()
+			ch <- gauge(admissionWindowDesc, float64(window))
+			for t, n := range waiting {
+				ch <- gauge(admissionWaitingDesc, float64(n), t)
+			}
+			for t, n := range held {
+				ch <- gauge(admissionHeldDesc, float64(n), t)
+			}
+		},
+	}}
 }
 
 // RegisterAdmissionStats registers the admission metrics, the gauges computed at scrape time
 // from src. The last call's src wins.
 func RegisterAdmissionStats(src AdmissionStats) {
 	admissionOnce.Do(func() { ctrlmetrics.Registry.MustRegister(admissionCollectors()...) })
-	admissionMu.Lock()
-	admissionSrc = src
-	admissionMu.Unlock()
+	admissionSrc.Set(src)
 }
 
 // AdmissionAdmitted counts one super Pod of tenant admitted after waiting waited.

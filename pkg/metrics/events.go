@@ -1,8 +1,6 @@
 package metrics
 
 import (
-	"sync"
-
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 )
@@ -26,37 +24,24 @@ var (
 // EventStats returns, per tenant, the number of Event copies waiting.
 type EventStats func() map[string]int
 
-var (
-	eventStatsMu  sync.Mutex
-	eventStatsSrc EventStats
-)
-
-type eventCollector struct{}
-
-func (eventCollector) Describe(ch chan<- *prometheus.Desc) { ch <- eventsPendingDesc }
-
-func (eventCollector) Collect(ch chan<- prometheus.Metric) {
-	eventStatsMu.Lock()
-	src := eventStatsSrc
-	eventStatsMu.Unlock()
-	if src == nil {
-		return
-	}
-	for t, n := range src() {
-		ch <- prometheus.MustNewConstMetric(eventsPendingDesc, prometheus.GaugeValue, float64(n), t)
-	}
-}
+var eventStatsSrc scrapeSource[EventStats]
 
 func eventCollectors() []prometheus.Collector {
-	return []prometheus.Collector{eventsQueued, eventsDropped, eventCollector{}}
+	return []prometheus.Collector{eventsQueued, eventsDropped, scrapeCollector[EventStats]{
+		descs: []*prometheus.Desc{eventsPendingDesc},
+		src:   &eventStatsSrc,
+		collect: func(src EventStats, ch chan<- prometheus.Metric) {
+			for t, n := range src() {
+				ch <- gauge(eventsPendingDesc, float64(n), t)
+			}
+		},
+	}}
 }
 
 // RegisterEventStats sets the source of vcsyncer_events_pending (the last call wins).
 func RegisterEventStats(src EventStats) {
 	Register()
-	eventStatsMu.Lock()
-	eventStatsSrc = src
-	eventStatsMu.Unlock()
+	eventStatsSrc.Set(src)
 }
 
 // EventQueued counts one super Event change of eventType queued for tenant.

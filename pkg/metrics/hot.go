@@ -1,8 +1,6 @@
 package metrics
 
 import (
-	"sync"
-
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 )
@@ -30,37 +28,25 @@ var (
 		Namespace: Namespace, Subsystem: "tenant", Name: "lag_writes_total",
 		Help: "Writes of a Tenant's status.lagSeconds (and the per-direction lags), by tenant: at most one per 10 s, and only when the lag changed by at least 5 s and a quarter.",
 	}, []string{"tenant"})
-	hotMu     sync.Mutex
-	hotSource HotStats
+	hotSource scrapeSource[HotStats]
 )
 
 // RegisterHotStats sets the source of vcsyncer_sync_hot_requests and
 // vcsyncer_sync_long_backoff_requests (the last call wins).
 func RegisterHotStats(src HotStats) {
 	Register()
-	hotMu.Lock()
-	hotSource = src
-	hotMu.Unlock()
+	hotSource.Set(src)
 }
 
-type hotCollector struct{}
-
-func (hotCollector) Describe(ch chan<- *prometheus.Desc) {
-	ch <- hotDesc
-	ch <- longBackoffDesc
-}
-
-func (hotCollector) Collect(ch chan<- prometheus.Metric) {
-	hotMu.Lock()
-	src := hotSource
-	hotMu.Unlock()
-	if src == nil {
-		return
-	}
-	for _, h := range src() {
-		ch <- prometheus.MustNewConstMetric(hotDesc, prometheus.GaugeValue, float64(h.Requests), h.Tenant, h.Kind, h.Direction, h.Reason)
-		ch <- prometheus.MustNewConstMetric(longBackoffDesc, prometheus.GaugeValue, float64(h.LongBackoff), h.Tenant, h.Kind, h.Direction, h.Reason)
-	}
+var hotCollector = scrapeCollector[HotStats]{
+	descs: []*prometheus.Desc{hotDesc, longBackoffDesc},
+	src:   &hotSource,
+	collect: func(src HotStats, ch chan<- prometheus.Metric) {
+		for _, h := range src() {
+			ch <- gauge(hotDesc, float64(h.Requests), h.Tenant, h.Kind, h.Direction, h.Reason)
+			ch <- gauge(longBackoffDesc, float64(h.LongBackoff), h.Tenant, h.Kind, h.Direction, h.Reason)
+		}
+	},
 }
 
 // TenantLagWrite counts one write of tenant's lag into its Tenant status.

@@ -50,44 +50,31 @@ type QueueStat struct {
 // registered tenant (reported with 0 when their queue is empty).
 type QueueStats func() (tenants []string, stats map[string]map[string]QueueStat)
 
-type statsCollector struct{ src QueueStats }
-
-func (c statsCollector) Describe(ch chan<- *prometheus.Desc) {
-	ch <- depthDesc
-	ch <- oldestDesc
-	ch <- inFlightDesc
-}
-
-func (c statsCollector) Collect(ch chan<- prometheus.Metric) {
-	tenants, stats := c.src()
-	for _, dir := range []string{Downward, Upward} {
-		for _, t := range tenants {
-			st := stats[dir][t]
-			ch <- prometheus.MustNewConstMetric(depthDesc, prometheus.GaugeValue, float64(st.Depth), t, dir)
-			ch <- prometheus.MustNewConstMetric(oldestDesc, prometheus.GaugeValue, st.Oldest.Seconds(), t, dir)
-			ch <- prometheus.MustNewConstMetric(inFlightDesc, prometheus.GaugeValue, float64(st.InFlight), t, dir)
-		}
-	}
-}
-
 var (
 	registerOnce sync.Once
-	statsMu      sync.Mutex
-	statsSource  QueueStats
+	statsSource  scrapeSource[QueueStats]
 )
+
+var queueStatsCollector = scrapeCollector[QueueStats]{
+	descs: []*prometheus.Desc{depthDesc, oldestDesc, inFlightDesc},
+	src:   &statsSource,
+	collect: func(src QueueStats, ch chan<- prometheus.Metric) {
+		tenants, stats := src()
+		for _, dir := range []string{Downward, Upward} {
+			for _, t := range tenants {
+				st := stats[dir][t]
+				ch <- gauge(depthDesc, float64(st.Depth), t, dir)
+				ch <- gauge(oldestDesc, st.Oldest.Seconds(), t, dir)
+				ch <- gauge(inFlightDesc, float64(st.InFlight), t, dir)
+			}
+		}
+	},
+}
 
 // Register registers the collectors in controller-runtime's registry. Safe to call more than once.
 func Register() {
 	registerOnce.Do(func() {
-		ctrlmetrics.Registry.MustRegister(queueAdds, queueRetries, queueWait, statsCollector{src: func() ([]string, map[string]map[string]QueueStat) {
-			statsMu.Lock()
-			src := statsSource
-			statsMu.Unlock()
-			if src == nil {
-				return nil, nil
-			}
-			return src()
-		}})
+		ctrlmetrics.Registry.MustRegister(queueAdds, queueRetries, queueWait, queueStatsCollector)
 		ctrlmetrics.Registry.MustRegister(remediationCollectors()...)
 		ctrlmetrics.Registry.MustRegister(policyCollectors()...)
 		ctrlmetrics.Registry.MustRegister(eventCollectors()...)
@@ -98,9 +85,7 @@ func Register() {
 // RegisterQueueStats sets the source of the depth and oldest-age gauges (the last call wins).
 func RegisterQueueStats(src QueueStats) {
 	Register()
-	statsMu.Lock()
-	statsSource = src
-	statsMu.Unlock()
+	statsSource.Set(src)
 }
 
 // QueueAdd counts one request added to a queue.
@@ -135,31 +120,22 @@ var (
 	vnodesDesc = prometheus.NewDesc(prometheus.BuildFQName(Namespace, "", "vnodes"),
 		"Virtual Nodes the syncer keeps in a tenant (super Nodes hosting the tenant's Pods, plus idle vNodes within their GC grace period), by tenant.", []string{"tenant"}, nil)
 	vnodeOnce   sync.Once
-	vnodeMu     sync.Mutex
-	vnodeSource VNodeStats
+	vnodeSource scrapeSource[VNodeStats]
 )
 
-type vnodeCollector struct{}
-
-func (vnodeCollector) Describe(ch chan<- *prometheus.Desc) { ch <- vnodesDesc }
-
-func (vnodeCollector) Collect(ch chan<- prometheus.Metric) {
-	vnodeMu.Lock()
-	src := vnodeSource
-	vnodeMu.Unlock()
-	if src == nil {
-		return
-	}
-	for t, n := range src() {
-		ch <- prometheus.MustNewConstMetric(vnodesDesc, prometheus.GaugeValue, float64(n), t)
-	}
+var vnodeCollector = scrapeCollector[VNodeStats]{
+	descs: []*prometheus.Desc{vnodesDesc},
+	src:   &vnodeSource,
+	collect: func(src VNodeStats, ch chan<- prometheus.Metric) {
+		for t, n := range src() {
+			ch <- gauge(vnodesDesc, float64(n), t)
+		}
+	},
 }
 
 // RegisterVNodeStats registers vcsyncer_vnodes{tenant}, computed at scrape time from src (so a
 // stopped tenant's series disappears with its bookkeeping). The last call's src wins.
 func RegisterVNodeStats(src VNodeStats) {
-	vnodeOnce.Do(func() { ctrlmetrics.Registry.MustRegister(vnodeCollector{}) })
-	vnodeMu.Lock()
-	vnodeSource = src
-	vnodeMu.Unlock()
+	vnodeOnce.Do(func() { ctrlmetrics.Registry.MustRegister(vnodeCollector) })
+	vnodeSource.Set(src)
 }

@@ -39,39 +39,27 @@ var (
 		"Objects in this replica's super-cluster informer cache of each kind (with sharding: only the super objects of the tenants this shard syncs).", []string{"kind"}, nil)
 	superCacheScopeDesc = prometheus.NewDesc(prometheus.BuildFQName(Namespace, "super_cache", "scope_tenants"),
 		"With sharding: the tenants whose super objects this replica's super-cluster informers cache.", nil, nil)
-	superCacheMu  sync.Mutex
-	superCacheSrc SuperCacheStats
+	superCacheSrc scrapeSource[SuperCacheStats]
 	superCacheReg sync.Once
 )
 
 // RegisterSuperCacheStats makes src the source of vcsyncer_super_cache_objects{kind} and
 // vcsyncer_super_cache_scope_tenants, read at every scrape. The last call's src wins.
 func RegisterSuperCacheStats(src SuperCacheStats) {
-	superCacheMu.Lock()
-	superCacheSrc = src
-	superCacheMu.Unlock()
-	superCacheReg.Do(func() { ctrlmetrics.Registry.MustRegister(superCacheCollector{}) })
-}
-
-type superCacheCollector struct{}
-
-func (superCacheCollector) Describe(ch chan<- *prometheus.Desc) {
-	ch <- superCacheObjectsDesc
-	ch <- superCacheScopeDesc
-}
-
-func (superCacheCollector) Collect(ch chan<- prometheus.Metric) {
-	superCacheMu.Lock()
-	src := superCacheSrc
-	superCacheMu.Unlock()
-	if src == nil {
-		return
-	}
-	objects, tenants, scoped := src()
-	for kind, n := range objects {
-		ch <- prometheus.MustNewConstMetric(superCacheObjectsDesc, prometheus.GaugeValue, float64(n), kind)
-	}
-	if scoped {
-		ch <- prometheus.MustNewConstMetric(superCacheScopeDesc, prometheus.GaugeValue, float64(tenants))
-	}
+	superCacheSrc.Set(src)
+	superCacheReg.Do(func() {
+		ctrlmetrics.Registry.MustRegister(scrapeCollector[SuperCacheStats]{
+			descs: []*prometheus.Desc{superCacheObjectsDesc, superCacheScopeDesc},
+			src:   &superCacheSrc,
+			collect: func(src SuperCacheStats, ch chan<- prometheus.Metric) {
+				objects, tenants, scoped := src()
+				for kind, n := range objects {
+					ch <- gauge(superCacheObjectsDesc, float64(n), kind)
+				}
+				if scoped {
+					ch <- gauge(superCacheScopeDesc, float64(tenants))
+				}
+			},
+		})
+	})
 }

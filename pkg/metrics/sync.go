@@ -5,7 +5,6 @@ import (
 	"runtime"
 	"runtime/debug"
 	"sort"
-	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -74,7 +73,7 @@ var (
 )
 
 func syncCollectors() []prometheus.Collector {
-	return []prometheus.Collector{syncDuration, syncLag, syncRejected, syncRetries, podPhase, podCreation, buildInfo, tenantCollector{}, hotCollector{}, tenantLagWrites}
+	return []prometheus.Collector{syncDuration, syncLag, syncRejected, syncRetries, podPhase, podCreation, buildInfo, tenantCollector, hotCollector, tenantLagWrites}
 }
 
 // SyncRejected counts one downward reconcile of kind for tenant that the super cluster refused
@@ -126,38 +125,24 @@ type TenantHealth struct {
 // not return have no vcsyncer_tenant_* series (so a removed tenant's series disappear).
 type TenantHealthStats func() map[string]TenantHealth
 
-var (
-	healthMu     sync.Mutex
-	healthSource TenantHealthStats
-)
+var healthSource scrapeSource[TenantHealthStats]
 
 // RegisterTenantHealth sets the source of vcsyncer_tenant_connected and vcsyncer_tenant_synced,
 // computed at scrape time (the last call wins).
 func RegisterTenantHealth(src TenantHealthStats) {
 	Register()
-	healthMu.Lock()
-	healthSource = src
-	healthMu.Unlock()
+	healthSource.Set(src)
 }
 
-type tenantCollector struct{}
-
-func (tenantCollector) Describe(ch chan<- *prometheus.Desc) {
-	ch <- tenantConnectedDesc
-	ch <- tenantSyncedDesc
-}
-
-func (tenantCollector) Collect(ch chan<- prometheus.Metric) {
-	healthMu.Lock()
-	src := healthSource
-	healthMu.Unlock()
-	if src == nil {
-		return
-	}
-	for t, h := range src() {
-		ch <- prometheus.MustNewConstMetric(tenantConnectedDesc, prometheus.GaugeValue, b2f(h.Connected), t)
-		ch <- prometheus.MustNewConstMetric(tenantSyncedDesc, prometheus.GaugeValue, b2f(h.Synced), t)
-	}
+var tenantCollector = scrapeCollector[TenantHealthStats]{
+	descs: []*prometheus.Desc{tenantConnectedDesc, tenantSyncedDesc},
+	src:   &healthSource,
+	collect: func(src TenantHealthStats, ch chan<- prometheus.Metric) {
+		for t, h := range src() {
+			ch <- gauge(tenantConnectedDesc, b2f(h.Connected), t)
+			ch <- gauge(tenantSyncedDesc, b2f(h.Synced), t)
+		}
+	},
 }
 
 func b2f(b bool) float64 {
@@ -205,15 +190,7 @@ func registerSyncMetrics() {
 // allCollectors returns every vc-syncer collector (each scrape-time collector with the source
 // currently registered, possibly none).
 func allCollectors() []prometheus.Collector {
-	cs := []prometheus.Collector{queueAdds, queueRetries, queueWait, statsCollector{src: func() ([]string, map[string]map[string]QueueStat) {
-		statsMu.Lock()
-		src := statsSource
-		statsMu.Unlock()
-		if src == nil {
-			return nil, nil
-		}
-		return src()
-	}}, vnodeCollector{}}
+	cs := []prometheus.Collector{queueAdds, queueRetries, queueWait, queueStatsCollector, vnodeCollector}
 	cs = append(cs, remediationCollectors()...)
 	cs = append(cs, policyCollectors()...)
 	cs = append(cs, eventCollectors()...)

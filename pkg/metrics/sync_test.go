@@ -49,30 +49,18 @@ func populate(tenant string) {
 func TestMetricsPassPromlint(t *testing.T) {
 	populate("lint")
 	defer ForgetTenant("lint")
-	statsMu.Lock()
-	statsSource = func() ([]string, map[string]map[string]QueueStat) {
+	statsSource.Set(func() ([]string, map[string]map[string]QueueStat) {
 		return []string{"lint"}, map[string]map[string]QueueStat{Downward: {"lint": {Depth: 1, Oldest: time.Second}}}
-	}
-	statsMu.Unlock()
-	healthMu.Lock()
-	healthSource = func() map[string]TenantHealth { return map[string]TenantHealth{"lint": {Connected: true}} }
-	healthMu.Unlock()
-	vnodeMu.Lock()
-	vnodeSource = func() map[string]int { return map[string]int{"lint": 2} }
-	vnodeMu.Unlock()
-	hotMu.Lock()
-	hotSource = func() []HotCount {
+	})
+	healthSource.Set(func() map[string]TenantHealth { return map[string]TenantHealth{"lint": {Connected: true}} })
+	vnodeSource.Set(func() map[string]int { return map[string]int{"lint": 2} })
+	hotSource.Set(func() []HotCount {
 		return []HotCount{{Tenant: "lint", Kind: "Pod", Direction: Upward, Reason: "Conflict", Requests: 2, LongBackoff: 1}}
-	}
-	hotMu.Unlock()
-	admissionMu.Lock()
-	admissionSrc = func() (int, map[string]int, map[string]int) {
+	})
+	admissionSrc.Set(func() (int, map[string]int, map[string]int) {
 		return 8, map[string]int{"lint": 3}, map[string]int{"lint": 8}
-	}
-	admissionMu.Unlock()
-	eventStatsMu.Lock()
-	eventStatsSrc = func() map[string]int { return map[string]int{"lint": 4} }
-	eventStatsMu.Unlock()
+	})
+	eventStatsSrc.Set(func() map[string]int { return map[string]int{"lint": 4} })
 	setBuildInfo()
 
 	reg := prometheus.NewPedanticRegistry()
@@ -175,13 +163,11 @@ func TestBuildInfo(t *testing.T) {
 }
 
 func TestTenantHealthFollowsSource(t *testing.T) {
-	healthMu.Lock()
-	healthSource = func() map[string]TenantHealth {
+	healthSource.Set(func() map[string]TenantHealth {
 		return map[string]TenantHealth{"up": {Connected: true, Synced: true}, "down": {}}
-	}
-	healthMu.Unlock()
+	})
 	values := map[string]float64{}
-	for _, mf := range gather(t, tenantCollector{}) {
+	for _, mf := range gather(t, tenantCollector) {
 		for _, m := range mf.GetMetric() {
 			values[mf.GetName()+"/"+m.GetLabel()[0].GetValue()] = m.GetGauge().GetValue()
 		}

@@ -1,13 +1,16 @@
 // Package reconcile is the engine every synced kind stands on: the generic tenant → super
-// reconciler (Reconcile with a Spec), the upward status pair (UpwardPair), refusal reports
-// (Report, Refuse, Rejected), conflict handling (Conflict) and the syncer's field manager. It
-// sits below the kinds (pkg/resources/<kind>, pkg/vnode) and the orchestration (pkg/syncer)
-// and may import pkg/resources (the shared kind interfaces and helpers), pkg/conversion,
-// pkg/policy, pkg/tenant and client libraries, never a kind's package or pkg/syncer.
+// reconciler (Reconcile with a Spec), the kind descriptor built on it (Descriptor), the upward
+// status pair (UpwardPair), refusal reports (Report, Refuse, Rejected), conflict handling
+// (Conflict) and the syncer's field manager. It sits below the kinds (pkg/resources/<kind>,
+// pkg/vnode) and the orchestration (pkg/syncer).
 //
-// Kinds whose super copy is a plain translation of the tenant object (ConfigMap, Secret,
-// ServiceAccount, Service) use Reconcile with a Spec; kinds with a life cycle of their own
-// (Pod, Namespace) write their own reconciler from the same steps.
+// A kind whose super copy is a plain translation of the tenant object (ConfigMap, Secret,
+// ServiceAccount, NetworkPolicy, Ingress, PodDisruptionBudget) is one Descriptor value: its
+// informer, super client, Skip, Refuse, Desired and Equal. A *Descriptor is a
+// resources.Resource (Downward runs Reconcile with the Spec it builds) and a resources.Checker
+// (the drift check uses the same Desired and Equal). Kinds with more to do embed a Descriptor
+// and add methods (Ingress's upward status); kinds with a life cycle of their own (Pod,
+// Namespace, PersistentVolumeClaim) write their own reconciler from the same steps.
 //
 // # Implementation details
 //
@@ -19,4 +22,7 @@
 // touched: Reconcile returns resources.ErrNotOwned and records a Warning Event on the tenant
 // object. Nor is a super namespace that holds another tenant namespace of the same tenant (the
 // two names collide): resources.ErrNamespaceCollision, reported on the tenant Namespace.
+//
+// It sits on floor 4 of the package map in docs/architecture.md and may import packages on floors
+// 0–4 only (today: pkg/conversion, pkg/policy, pkg/resources, pkg/tenant); test/layering checks it.
 package reconcile

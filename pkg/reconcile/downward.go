@@ -56,7 +56,7 @@ type Spec[T Object] struct {
 	Refuse func(tenantObj T) *policy.Denial
 	// Desired builds the super object for tenantObj in superNS. existing is the current super
 	// object when hasExisting, so fields the super cluster allocated can be kept. The result
-	// must carry the ownership stamps (conversion.Stamp).
+	// must carry the ownership stamps (conversion.Stamp; resources.DesiredMeta applies them).
 	Desired func(tenantObj T, superNS string, existing T, hasExisting bool) T
 	// Equal reports whether existing already matches desired in every field the syncer owns.
 	Equal func(desired, existing T) bool

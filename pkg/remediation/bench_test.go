@@ -68,7 +68,7 @@ func BenchmarkScan(b *testing.B) {
 		name := fmt.Sprintf("tenants=%d/pods-per-tenant=%d/mismatch-every=%d", bc.tenants, bc.pods, bc.mismatchEvery)
 		b.Run(name, func(b *testing.B) {
 			f := newFixture(b)
-			p := pod.Resource{}
+			p := pod.Resource
 			for ti := range bc.tenants {
 				c := f.addTenant(fmt.Sprintf("tenant-%03d", ti), true, true)
 				for i := range bc.pods {

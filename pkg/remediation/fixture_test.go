@@ -70,7 +70,7 @@ type fixture struct {
 	ctx     context.Context
 }
 
-var kinds = []resources.Resource{pod.Resource{}, configmap.Resource}
+var kinds = []resources.Resource{pod.Resource, configmap.Resource}
 
 func newFixture(t testing.TB) *fixture {
 	ctx, cancel := context.WithCancel(context.Background())

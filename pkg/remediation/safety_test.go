@@ -27,7 +27,7 @@ func TestOrphanRequeueSafetyProperty(t *testing.T) {
 			rng := rand.New(rand.NewPCG(seed, 7))
 			f := newFixture(t)
 			c := f.addTenant("t1", true, true)
-			p := pod.Resource{}
+			p := pod.Resource
 			tp := tenantPod("web")
 			sp := superPodOf(c, tp)
 			tenantPresent, superPresent, gen := false, false, 0

@@ -40,7 +40,7 @@ func runSteps(t *testing.T, f *fixture, c *tenant.Cluster, steps []scanStep) []R
 }
 
 func TestScanConfirmsAndRequeues(t *testing.T) {
-	p, cm := pod.Resource{}, configmap.Resource
+	p, cm := pod.Resource, configmap.Resource
 	cases := map[string]struct {
 		setup func(t *testing.T, f *fixture, c *tenant.Cluster)
 		// change is applied before the second scan (nil: none).
@@ -199,7 +199,7 @@ func TestScanCountsOnceRequeuesWhileItLastsAndCountsTheFix(t *testing.T) {
 func TestScanPodCreatedBetweenListsIsNotDeleted(t *testing.T) {
 	f := newFixture(t)
 	c := f.addTenant("t1", true, true)
-	p := pod.Resource{}
+	p := pod.Resource
 	tp := tenantPod("new")
 	runSteps(t, f, c, []scanStep{
 		// The super Pod is in the super cache; the tenant cache has not caught up yet.
@@ -213,7 +213,7 @@ func TestScanPodCreatedBetweenListsIsNotDeleted(t *testing.T) {
 func TestScanOrphanRecreatedIsNotConfirmed(t *testing.T) {
 	f := newFixture(t)
 	c := f.addTenant("t1", true, true)
-	p := pod.Resource{}
+	p := pod.Resource
 	sp := superPodOf(c, tenantPod("gone"))
 	runSteps(t, f, c, []scanStep{
 		{do: func(f *fixture, c *tenant.Cluster) { mustAdd(t, f.superStore(p), sp) }},
@@ -233,7 +233,7 @@ func TestScanSkipsTenantNotSynced(t *testing.T) {
 	f := newFixture(t)
 	f.sc.o.TenantReady = DefaultTenantReady // the real rule: the zero-state Cluster is not Synced
 	c := f.addTenant("t1", true, false)
-	mustAdd(t, f.superStore(pod.Resource{}), superPodOf(c, tenantPod("a")))
+	mustAdd(t, f.superStore(pod.Resource), superPodOf(c, tenantPod("a")))
 	mustAdd(t, f.superStore(configmap.Resource), superConfigMapOf(c, tenantConfigMap("b")))
 	for i := range 3 {
 		r := f.sc.Scan()
@@ -251,7 +251,7 @@ func TestScanSkipsTenantNotSynced(t *testing.T) {
 func TestScanSkipsKindWhoseTenantCacheHasNotSynced(t *testing.T) {
 	f := newFixture(t)
 	c := f.addTenant("t1", true, false) // ready, but informers never started
-	mustAdd(t, f.superStore(pod.Resource{}), superPodOf(c, tenantPod("a")))
+	mustAdd(t, f.superStore(pod.Resource), superPodOf(c, tenantPod("a")))
 	for i := range 3 {
 		r := f.sc.Scan()
 		if got := f.q.take(); len(got) != 0 {
@@ -269,7 +269,7 @@ func TestScanSkipBreaksConfirmation(t *testing.T) {
 	c := f.addTenant("t1", true, true)
 	runSteps(t, f, c, []scanStep{
 		{do: func(f *fixture, c *tenant.Cluster) {
-			mustAdd(t, f.superStore(pod.Resource{}), superPodOf(c, tenantPod("gone")))
+			mustAdd(t, f.superStore(pod.Resource), superPodOf(c, tenantPod("gone")))
 		}},
 		{do: func(f *fixture, c *tenant.Cluster) { f.ready["t1"] = false }},
 		{do: func(f *fixture, c *tenant.Cluster) { f.ready["t1"] = true }},
@@ -283,7 +283,7 @@ func TestScanIsolatesTenants(t *testing.T) {
 	f := newFixture(t)
 	a := f.addTenant("a", true, true)
 	b := f.addTenant("b", false, true)
-	p := pod.Resource{}
+	p := pod.Resource
 	tp := tenantPod("web")
 	mustAdd(t, f.tenantStore(a, p), tp)
 	mustAdd(t, f.superStore(p), superPodOf(a, tp))
@@ -308,7 +308,7 @@ func TestScanIsolatesTenants(t *testing.T) {
 func TestScanDropsStateOfRemovedAndRotatedTenants(t *testing.T) {
 	f := newFixture(t)
 	c := f.addTenant("t1", true, true)
-	mustAdd(t, f.superStore(pod.Resource{}), superPodOf(c, tenantPod("gone")))
+	mustAdd(t, f.superStore(pod.Resource), superPodOf(c, tenantPod("gone")))
 	f.sc.Scan()
 	if f.sc.states["t1"] == nil {
 		t.Fatal("no state after a scan with a candidate")

@@ -38,7 +38,7 @@ func TestScanRemembersStableInSyncVerdicts(t *testing.T) {
 		f := newFixture(t)
 		c := f.addTenant("t1", true, true)
 		calls := 0
-		var r resources.Resource = countingChecker{Resource: pod.Resource{}, calls: &calls}
+		var r resources.Resource = countingChecker{Resource: pod.Resource, calls: &calls}
 		if stable {
 			r = stableCountingChecker{r.(countingChecker)}
 		}

@@ -4,9 +4,10 @@
 //
 // # Usage
 //
-// Each kind lives in pkg/resources/<kind> with the same files: resource.go (informers and
-// event mapping), downward.go (tenant → super) and, where the kind has one, upward.go
-// (super → tenant). The syncer (pkg/syncer) builds one Env, registers every Resource's
+// Each kind lives in pkg/resources/<kind>. A plain kind is one reconcile.Descriptor value
+// (informer, super client, Desired, Equal) in resource.go beside its translation; a kind with
+// a life cycle of its own has resource.go (informers and event mapping), downward.go
+// (tenant → super) and, where it has one, upward.go (super → tenant). The syncer (pkg/syncer) builds one Env, registers every Resource's
 // informers and dispatches requests from its two queues to Downward and Upward.
 //
 // # Implementation details

@@ -39,14 +39,14 @@ type EventOptions struct {
 // worker from Pod statuses, Normal ones wait while the Pod pipelines have work waiting, and
 // each tenant's are paced, prioritised and bounded by event.Queue.
 type eventPipeline struct {
-	r       event.Resource
+	r       event.Copier
 	q       *event.Queue
 	workers int
 }
 
 // newEventPipeline returns the pipeline for Event resource r. busy reports whether the Pod
 // pipelines have requests waiting: Normal Events then wait (event.QueueOptions.Busy).
-func newEventPipeline(r event.Resource, o EventOptions, busy func() bool) *eventPipeline {
+func newEventPipeline(r event.Copier, o EventOptions, busy func() bool) *eventPipeline {
 	if o.Workers <= 0 {
 		o.Workers = 2
 	}

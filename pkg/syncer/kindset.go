@@ -30,7 +30,7 @@ func OptInResources() []resources.Resource {
 // off: Event (it caches every super-cluster Event, about 1 KB each, a few per Pod, and writes
 // copies into the tenants through its own rate-limited pipeline, events.go).
 func OptionalResources() []resources.Resource {
-	return []resources.Resource{event.Resource{}}
+	return []resources.Resource{event.Resource}
 }
 
 // ErrUnknownOptInKind is returned (wrapped) for an opt-in kind that OptInResources lacks.

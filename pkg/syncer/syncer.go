@@ -125,10 +125,10 @@ var (
 // DefaultResources returns the kinds the syncer handles.
 func DefaultResources() []resources.Resource {
 	return []resources.Resource{
-		namespace.Resource{}, pod.Resource{}, configmap.Resource, secret.Resource,
-		serviceaccount.Resource, service.Resource{},
-		persistentvolumeclaim.Resource{}, persistentvolume.Resource{}, storageclass.Resource{},
-		endpoints.Resource{}, endpointslice.Resource{}, priorityclass.Resource{},
+		namespace.Resource, pod.Resource, configmap.Resource, secret.Resource,
+		serviceaccount.Resource, service.Resource,
+		persistentvolumeclaim.Resource, persistentvolume.Resource, storageclass.Resource,
+		endpoints.Resource, endpointslice.Resource, priorityclass.Resource,
 	}
 }
 
@@ -189,7 +189,7 @@ func New(o Options) (*Syncer, error) {
 		}
 		inf := r.SuperInformer(env)
 		h := s.superHandler(r.Kind())
-		if er, ok := r.(event.Resource); ok {
+		if er, ok := r.(event.Copier); ok {
 			s.events = newEventPipeline(er, o.Events, func() bool { return s.down.Len() > 0 || s.up.Len() > 0 })
 			metrics.RegisterEventStats(s.events.q.Pending)
 			h = s.eventHandler()

@@ -21,9 +21,13 @@ import (
 //
 // StartT never builds tools: if some are missing it calls t.Fatal with a message telling to
 // run `make tools`, or t.Skip when VCSYNCER_SKIP_IF_NO_TOOLS is set. A start failure is
-// fatal too. Start-up is bounded by 10 minutes.
+// fatal too. Start-up is bounded by 10 minutes. Under `go test -short` it skips the test
+// (t.Skip) before starting anything.
 func StartT(t testing.TB, o localcluster.SuperOptions, tenants int) *localcluster.Environment {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("starts real control planes (skipped with -short)")
+	}
 	if o.ToolsDir == "" {
 		o.ToolsDir = localcluster.ToolsDir()
 	}

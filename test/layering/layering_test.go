@@ -11,7 +11,9 @@ import (
 
 // floors is the package map of docs/architecture.md, lowest floor first. A package may import
 // packages on its own floor or below; the longest matching path wins, so pkg/resources/<kind>
-// sits above pkg/resources. Paths are relative to the module.
+// sits above pkg/resources. Paths are relative to the module. The map lives in three places
+// that must agree: this table, the table in docs/architecture.md and the floor sentence of the
+// package's doc.go.
 var floors = []struct {
 	path  string
 	floor int
@@ -20,7 +22,7 @@ var floors = []struct {
 	{"pkg/apis", 0}, {"pkg/conversion", 0}, {"pkg/fairqueue", 0}, {"pkg/version", 0},
 	{"pkg/sharding", 0}, {"pkg/admission", 0}, {"pkg/podcache", 0},
 	{"pkg/checkpoint/source", 0}, {"pkg/checkpoint/store", 0}, {"pkg/checkpoint/trackingqueue", 0},
-	{"pkg/localcluster", 0}, {"pkg/metrics/dashboard", 0},
+	{"pkg/localcluster", 0}, {"pkg/metrics/dashboard", 0}, {"config", 0},
 	// 1: the tenant policy, metrics and the status page's types.
 	{"pkg/policy", 1}, {"pkg/metrics", 1}, {"pkg/status", 1},
 	// 2: tenant connections and checkpoints.
@@ -38,7 +40,7 @@ var floors = []struct {
 	// 8: the command.
 	{"cmd", 8},
 	// 9: tools, tests and benchmarks; nothing below imports them.
-	{"hack", 9}, {"config", 0}, {"test", 9}, {"e2e", 9},
+	{"hack", 9}, {"test", 9}, {"e2e", 9},
 }
 
 // floorOf returns the floor of a module-relative package path, and false when the path is not
@@ -66,8 +68,9 @@ type pkg struct {
 }
 
 // TestImportsGoDown lists every package of the module with `go list` and fails when a
-// package's non-test imports reach a higher floor, when a package is not on the map, or when a
-// non-test file outside test/, e2e/ and hack/ imports test/....
+// package's non-test imports reach a higher floor or a package is not on the map. Because
+// test/..., e2e and hack sit on the top floor, the same rule keeps every product package from
+// importing them. _test.go files are not checked: a test may import anything, tests included.
 func TestImportsGoDown(t *testing.T) {
 	out, err := exec.Command("go", "list", "-json", "../../...").Output()
 	if err != nil {
@@ -85,7 +88,7 @@ func TestImportsGoDown(t *testing.T) {
 		rel := strings.TrimPrefix(p.ImportPath, mod)
 		from, ok := floorOf(rel)
 		if !ok {
-			violations = append(violations, rel+" is not on the package map")
+			violations = append(violations, rel+" is not on the package map"+whereToEdit)
 			continue
 		}
 		n++
@@ -96,11 +99,12 @@ func TestImportsGoDown(t *testing.T) {
 			irel := strings.TrimPrefix(imp, mod)
 			to, ok := floorOf(irel)
 			if !ok {
-				violations = append(violations, irel+" is not on the package map")
+				violations = append(violations, irel+" is not on the package map"+whereToEdit)
 				continue
 			}
 			if to > from {
-				violations = append(violations, rel+" (floor "+itoa(from)+") imports "+irel+" (floor "+itoa(to)+")")
+				violations = append(violations, rel+" (floor "+itoa(from)+") imports "+irel+" (floor "+itoa(to)+
+					"): move the code down, or move a package to another floor"+whereToEdit)
 			}
 		}
 	}
@@ -112,6 +116,9 @@ func TestImportsGoDown(t *testing.T) {
 		t.Error(v)
 	}
 }
+
+// whereToEdit ends a violation with the places a change of the map must touch.
+const whereToEdit = " (the map is in test/layering/layering_test.go, docs/architecture.md and each package's doc.go)"
 
 func itoa(i int) string { return string(rune('0' + i)) }
 

@@ -45,7 +45,7 @@ func TestObjectsOfACollidingNamespaceStayOut(t *testing.T) {
 		var err error
 		switch o.(type) {
 		case *corev1.Namespace:
-			err = (namespace.Resource{}).TenantInformer(c).GetIndexer().Add(o)
+			err = (namespace.Resource).TenantInformer(c).GetIndexer().Add(o)
 		default:
 			err = (configmap.Resource).TenantInformer(c).GetIndexer().Add(o)
 		}
@@ -58,7 +58,7 @@ func TestObjectsOfACollidingNamespaceStayOut(t *testing.T) {
 	sCM := configmap.Desired(nil, c, cmLong, superNS, nil)
 	superCS := fake.NewClientset(sns.DeepCopy(), sCM.DeepCopy())
 	env := &resources.Env{Super: superCS, SuperInformers: informers.NewSharedInformerFactory(superCS, 0)}
-	if err := (namespace.Resource{}).SuperInformer(env).GetIndexer().Add(sns); err != nil {
+	if err := (namespace.Resource).SuperInformer(env).GetIndexer().Add(sns); err != nil {
 		t.Fatal(err)
 	}
 	if err := (configmap.Resource).SuperInformer(env).GetIndexer().Add(sCM); err != nil {
@@ -86,7 +86,7 @@ func TestObjectsOfACollidingNamespaceStayOut(t *testing.T) {
 		t.Errorf("Downward(%s/extra) = %v, want ErrNamespaceCollision", short, err)
 	}
 	// Also when the super Namespace is not cached yet: the object at the mapped name tells.
-	if err := (namespace.Resource{}).SuperInformer(env).GetIndexer().Delete(sns); err != nil {
+	if err := (namespace.Resource).SuperInformer(env).GetIndexer().Delete(sns); err != nil {
 		t.Fatal(err)
 	}
 	if err := (configmap.Resource).Downward(ctx, env, c, short, "cfg"); !errors.Is(err, resources.ErrNamespaceCollision) {

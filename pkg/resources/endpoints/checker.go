@@ -8,11 +8,11 @@ import (
 	"github.com/vcsyncer/syncer/pkg/tenant"
 )
 
-var _ resources.Checker = Resource{}
+var _ resources.Checker = Resource
 
 // Check implements resources.Checker with the downward reconciler's own Desired and Equal, for
 // the Endpoints of tenant Services without a selector only (the others are never synced).
-func (Resource) Check(_ *resources.Env, c *tenant.Cluster, t, s metav1.Object) resources.Mismatch {
+func (resourceKind) Check(_ *resources.Env, c *tenant.Cluster, t, s metav1.Object) resources.Mismatch {
 	svc, err := c.Informers.Core().V1().Services().Lister().Services(t.GetNamespace()).Get(t.GetName())
 	if err != nil || !Synced(svc) {
 		return resources.InSync

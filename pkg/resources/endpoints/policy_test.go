@@ -36,7 +36,7 @@ func superPod(tenantUID, superNS, name string, phase corev1.PodPhase, ips ...str
 func world(t *testing.T, name string) *restest.Harness {
 	h := restest.New(t, name, "shop")
 	pods := h.Env.SuperInformers.Core().V1().Pods().Informer()
-	(endpoints.Resource{}).SuperInformer(h.Env)
+	(endpoints.Resource).SuperInformer(h.Env)
 	superNS := resources.SuperNamespace(h.C, "shop")
 	h.Super(pods, superPod(h.C.UID, superNS, "db-0", corev1.PodRunning, "10.244.1.5", "fd00::1:5"))
 	h.Super(pods, superPod(h.C.UID, superNS, "job-1", corev1.PodSucceeded, "10.244.1.9"))
@@ -87,7 +87,7 @@ func TestDownwardRefusesEndpointsNamingAddressesNotTheTenants(t *testing.T) {
 				h.SetPolicy(tc.pol)
 			}
 			h.Tenant(h.C.Informers.Core().V1().Endpoints().Informer(), tenantEndpoints("1", tc.addrs...))
-			if err := (endpoints.Resource{}).Downward(h.Ctx(), h.Env, h.C, "shop", "ext"); err != nil {
+			if err := (endpoints.Resource).Downward(h.Ctx(), h.Env, h.C, "shop", "ext"); err != nil {
 				t.Fatalf("Downward = %v, want nil", err)
 			}
 			_, err := h.SuperCS.CoreV1().Endpoints(resources.SuperNamespace(h.C, "shop")).Get(h.Ctx(), "ext", metav1.GetOptions{})
@@ -117,7 +117,7 @@ func TestDownwardRefusesEndpointsNamingAddressesNotTheTenants(t *testing.T) {
 // super cluster gives to another tenant's Pod later is not reached through it.
 func TestEndpointsFollowTheTenantsPodIPs(t *testing.T) {
 	h := world(t, "ep-pending")
-	r := endpoints.Resource{}
+	r := endpoints.Resource
 	superNS := resources.SuperNamespace(h.C, "shop")
 	h.Tenant(h.C.Informers.Core().V1().Endpoints().Informer(), tenantEndpoints("1", ip("10.244.1.20")))
 	if err := r.Downward(h.Ctx(), h.Env, h.C, "shop", "ext"); err != nil {

@@ -19,78 +19,26 @@ import (
 )
 
 // Resource syncs Endpoints of Services without a selector.
-type Resource struct{}
+var Resource = resourceKind{resources.Funcs{
+	Name: resources.KindEndpoints,
+	// Tenant also registers the tenant Service informer, which the reconciler reads to decide
+	// whether the Endpoints are synced.
+	Tenant: func(c *tenant.Cluster) cache.SharedIndexInformer {
+		c.Informers.Core().V1().Services().Informer()
+		return c.Informers.Core().V1().Endpoints().Informer()
+	},
+	// Super also indexes the super Pod cache by IP (AddPodIPIndex), which the policy check
+	// reads.
+	Super: func(env *resources.Env) cache.SharedIndexInformer {
+		AddPodIPIndex(env)
+		return env.SuperInformers.Core().V1().Endpoints().Informer()
+	},
+	Down: reconcileDownward,
+}}
 
-var (
-	_ resources.Resource        = Resource{}
-	_ resources.DependentMapper = Resource{}
-)
-
-// Kind implements resources.Resource.
-func (Resource) Kind() resources.Kind { return resources.KindEndpoints }
-
-// TenantInformer implements resources.Resource. It also registers the tenant Service
-// informer, which the reconciler reads to decide whether the Endpoints are synced.
-func (Resource) TenantInformer(c *tenant.Cluster) cache.SharedIndexInformer {
-	c.Informers.Core().V1().Services().Informer()
-	return c.Informers.Core().V1().Endpoints().Informer()
-}
-
-// SuperInformer implements resources.Resource. It also indexes the super Pod cache by IP
-// (AddPodIPIndex), which the policy check reads.
-func (Resource) SuperInformer(env *resources.Env) cache.SharedIndexInformer {
-	AddPodIPIndex(env)
-	return env.SuperInformers.Core().V1().Endpoints().Informer()
-}
-
-// Upward implements resources.Resource; Endpoints have no upward path.
-func (Resource) Upward(context.Context, *resources.Env, *tenant.Cluster, string, string) error {
-	return nil
-}
-
-// DependsOn implements resources.DependentMapper: Endpoints depend on their Service and on the
-// IPs of the tenant's Pods.
-func (Resource) DependsOn() []resources.Kind {
-	return []resources.Kind{resources.KindService, resources.KindPod}
-}
-
-// Dependents implements resources.DependentMapper: for a Service, the Endpoints named after
-// it; for a Pod, the Endpoints that named one of its IPs when last reconciled (see IPWatch).
-func (Resource) Dependents(c *tenant.Cluster, dep metav1.Object) []resources.Request {
-	if p, ok := podcache.From(dep); ok {
-		return watched.For(c, p)
-	}
-	return []resources.Request{{Tenant: c.Name, Kind: resources.KindEndpoints, Namespace: dep.GetNamespace(), Name: dep.GetName()}}
-}
-
-// watched records the IPs each tenant's synced Endpoints name.
-var watched IPWatch
-
-// Forget drops what the kind records about tenant tenantName (called when it is removed).
-func (Resource) Forget(tenantName string) { watched.Forget(tenantName) }
-
-// Refuse returns why tenant c's policy refuses tenant Endpoints o (rule endpointAddress), or
-// nil: every address (ready or not) must be an IP of the tenant's own running super Pods or in
-// network.allowedEndpointCIDRs, and no targetRef may name another namespace.
-func Refuse(env *resources.Env, c *tenant.Cluster, o *corev1.Endpoints) *policy.Denial {
-	ips, refs := addressesOf(o)
-	return policy.EndpointDenial(string(resources.KindEndpoints), o.Namespace, o.Name, AddressProblems(env, c, o.Namespace, ips, refs))
-}
-
-func addressesOf(o *corev1.Endpoints) (ips []string, refs []*corev1.ObjectReference) {
-	for _, s := range o.Subsets {
-		for _, as := range [][]corev1.EndpointAddress{s.Addresses, s.NotReadyAddresses} {
-			for _, a := range as {
-				ips = append(ips, a.IP)
-				refs = append(refs, a.TargetRef)
-			}
-		}
-	}
-	return ips, refs
-}
-
-// Downward implements resources.Resource.
-func (Resource) Downward(ctx context.Context, env *resources.Env, c *tenant.Cluster, ns, name string) error {
+// reconcileDownward is the kind's downward reconciler: the generic one (reconcile.Reconcile)
+// for the Endpoints of Services without a selector, recording the IPs they name (watched).
+func reconcileDownward(ctx context.Context, env *resources.Env, c *tenant.Cluster, ns, name string) error {
 	tl := c.Informers.Core().V1().Endpoints().Lister()
 	svcs := c.Informers.Core().V1().Services().Lister()
 	sl := env.SuperInformers.Core().V1().Endpoints().Lister()
@@ -116,6 +64,54 @@ func (Resource) Downward(ctx context.Context, env *resources.Env, c *tenant.Clus
 		},
 		Equal: Equal,
 	})
+}
+
+type resourceKind struct{ resources.Funcs }
+
+var (
+	_ resources.Resource        = Resource
+	_ resources.DependentMapper = Resource
+)
+
+// DependsOn implements resources.DependentMapper: Endpoints depend on their Service and on the
+// IPs of the tenant's Pods.
+func (resourceKind) DependsOn() []resources.Kind {
+	return []resources.Kind{resources.KindService, resources.KindPod}
+}
+
+// Dependents implements resources.DependentMapper: for a Service, the Endpoints named after
+// it; for a Pod, the Endpoints that named one of its IPs when last reconciled (see IPWatch).
+func (resourceKind) Dependents(c *tenant.Cluster, dep metav1.Object) []resources.Request {
+	if p, ok := podcache.From(dep); ok {
+		return watched.For(c, p)
+	}
+	return []resources.Request{{Tenant: c.Name, Kind: resources.KindEndpoints, Namespace: dep.GetNamespace(), Name: dep.GetName()}}
+}
+
+// watched records the IPs each tenant's synced Endpoints name.
+var watched IPWatch
+
+// Forget drops what the kind records about tenant tenantName (called when it is removed).
+func (resourceKind) Forget(tenantName string) { watched.Forget(tenantName) }
+
+// Refuse returns why tenant c's policy refuses tenant Endpoints o (rule endpointAddress), or
+// nil: every address (ready or not) must be an IP of the tenant's own running super Pods or in
+// network.allowedEndpointCIDRs, and no targetRef may name another namespace.
+func Refuse(env *resources.Env, c *tenant.Cluster, o *corev1.Endpoints) *policy.Denial {
+	ips, refs := addressesOf(o)
+	return policy.EndpointDenial(string(resources.KindEndpoints), o.Namespace, o.Name, AddressProblems(env, c, o.Namespace, ips, refs))
+}
+
+func addressesOf(o *corev1.Endpoints) (ips []string, refs []*corev1.ObjectReference) {
+	for _, s := range o.Subsets {
+		for _, as := range [][]corev1.EndpointAddress{s.Addresses, s.NotReadyAddresses} {
+			for _, a := range as {
+				ips = append(ips, a.IP)
+				refs = append(refs, a.TargetRef)
+			}
+		}
+	}
+	return ips, refs
 }
 
 // selectorless reads tenant Endpoints and reports NotFound for those whose Service is missing

@@ -8,12 +8,12 @@ import (
 	"github.com/vcsyncer/syncer/pkg/tenant"
 )
 
-var _ resources.Checker = Resource{}
+var _ resources.Checker = Resource
 
 // Check implements resources.Checker with the downward reconciler's own Desired and Equal, for
 // the slices the reconciler syncs only (slices of tenant Services without a selector, not
 // managed by the tenant's EndpointSlice controller).
-func (Resource) Check(_ *resources.Env, c *tenant.Cluster, t, s metav1.Object) resources.Mismatch {
+func (resourceKind) Check(_ *resources.Env, c *tenant.Cluster, t, s metav1.Object) resources.Mismatch {
 	ts, ok := t.(*discoveryv1.EndpointSlice)
 	if !ok || !Synced(ts, c.Informers.Core().V1().Services().Lister().Services(ts.Namespace)) {
 		return resources.InSync

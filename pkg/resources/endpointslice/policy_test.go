@@ -46,7 +46,7 @@ func TestDownwardRefusesSlicesNamingAddressesNotTheTenants(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			h := restest.New(t, "es-"+strings.NewReplacer(" ", "-", "'", "").Replace(strings.ToLower(name)), "shop")
-			r := endpointslice.Resource{}
+			r := endpointslice.Resource
 			r.SuperInformer(h.Env)
 			superNS := resources.SuperNamespace(h.C, "shop")
 			pods := h.Env.SuperInformers.Core().V1().Pods().Informer()

@@ -30,87 +30,25 @@ const ManagedBy = "vc-syncer.tenancy.vcsyncer.io"
 const tenantControllerManagedBy = "endpointslice-controller.k8s.io"
 
 // Resource syncs EndpointSlices of Services without a selector.
-type Resource struct{}
+var Resource = resourceKind{resources.Funcs{
+	Name: resources.KindEndpointSlice,
+	// Tenant also registers the tenant Service informer.
+	Tenant: func(c *tenant.Cluster) cache.SharedIndexInformer {
+		c.Informers.Core().V1().Services().Informer()
+		return c.Informers.Discovery().V1().EndpointSlices().Informer()
+	},
+	// Super also indexes the super Pod cache by IP (endpoints.AddPodIPIndex), which the
+	// policy check reads.
+	Super: func(env *resources.Env) cache.SharedIndexInformer {
+		endpoints.AddPodIPIndex(env)
+		return env.SuperInformers.Discovery().V1().EndpointSlices().Informer()
+	},
+	Down: reconcileDownward,
+}}
 
-var (
-	_ resources.Resource        = Resource{}
-	_ resources.DependentMapper = Resource{}
-)
-
-// Kind implements resources.Resource.
-func (Resource) Kind() resources.Kind { return resources.KindEndpointSlice }
-
-// TenantInformer implements resources.Resource. It also registers the tenant Service informer.
-func (Resource) TenantInformer(c *tenant.Cluster) cache.SharedIndexInformer {
-	c.Informers.Core().V1().Services().Informer()
-	return c.Informers.Discovery().V1().EndpointSlices().Informer()
-}
-
-// SuperInformer implements resources.Resource. It also indexes the super Pod cache by IP
-// (endpoints.AddPodIPIndex), which the policy check reads.
-func (Resource) SuperInformer(env *resources.Env) cache.SharedIndexInformer {
-	endpoints.AddPodIPIndex(env)
-	return env.SuperInformers.Discovery().V1().EndpointSlices().Informer()
-}
-
-// Upward implements resources.Resource; EndpointSlices have no upward path.
-func (Resource) Upward(context.Context, *resources.Env, *tenant.Cluster, string, string) error {
-	return nil
-}
-
-// DependsOn implements resources.DependentMapper: EndpointSlices depend on their Service and
-// on the IPs of the tenant's Pods.
-func (Resource) DependsOn() []resources.Kind {
-	return []resources.Kind{resources.KindService, resources.KindPod}
-}
-
-// watched records the IPs each tenant's synced slices name.
-var watched endpoints.IPWatch
-
-// Forget drops what the kind records about tenant tenantName (called when it is removed).
-func (Resource) Forget(tenantName string) { watched.Forget(tenantName) }
-
-// Refuse returns why tenant c's policy refuses tenant slice o (rule endpointAddress), or nil:
-// the rules of endpoints.Refuse, and an FQDN slice (it names host names, not addresses) is
-// refused.
-func Refuse(env *resources.Env, c *tenant.Cluster, o *discoveryv1.EndpointSlice) *policy.Denial {
-	if o.AddressType == discoveryv1.AddressTypeFQDN {
-		return policy.EndpointDenial(string(resources.KindEndpointSlice), o.Namespace, o.Name,
-			[]string{"addressType FQDN names host names, not addresses"})
-	}
-	ips, refs := addressesOf(o)
-	return policy.EndpointDenial(string(resources.KindEndpointSlice), o.Namespace, o.Name, endpoints.AddressProblems(env, c, o.Namespace, ips, refs))
-}
-
-func addressesOf(o *discoveryv1.EndpointSlice) (ips []string, refs []*corev1.ObjectReference) {
-	for _, e := range o.Endpoints {
-		ips = append(ips, e.Addresses...)
-		refs = append(refs, e.TargetRef)
-	}
-	return ips, refs
-}
-
-// Dependents implements resources.DependentMapper: for a Service, the tenant slices labelled
-// with its name; for a Pod, the slices that named one of its IPs when last reconciled
-// (endpoints.IPWatch).
-func (Resource) Dependents(c *tenant.Cluster, svc metav1.Object) []resources.Request {
-	if p, ok := podcache.From(svc); ok {
-		return watched.For(c, p)
-	}
-	sel := labels.SelectorFromSet(labels.Set{discoveryv1.LabelServiceName: svc.GetName()})
-	slices, err := c.Informers.Discovery().V1().EndpointSlices().Lister().EndpointSlices(svc.GetNamespace()).List(sel)
-	if err != nil {
-		return nil
-	}
-	out := make([]resources.Request, 0, len(slices))
-	for _, s := range slices {
-		out = append(out, resources.Request{Tenant: c.Name, Kind: resources.KindEndpointSlice, Namespace: s.Namespace, Name: s.Name})
-	}
-	return out
-}
-
-// Downward implements resources.Resource.
-func (Resource) Downward(ctx context.Context, env *resources.Env, c *tenant.Cluster, ns, name string) error {
+// reconcileDownward is the kind's downward reconciler: the generic one (reconcile.Reconcile)
+// for the EndpointSlices of Services without a selector, recording the IPs they name (watched).
+func reconcileDownward(ctx context.Context, env *resources.Env, c *tenant.Cluster, ns, name string) error {
 	tl := c.Informers.Discovery().V1().EndpointSlices().Lister()
 	svcs := c.Informers.Core().V1().Services().Lister()
 	sl := env.SuperInformers.Discovery().V1().EndpointSlices().Lister()
@@ -140,6 +78,64 @@ func (Resource) Downward(ctx context.Context, env *resources.Env, c *tenant.Clus
 		},
 		Equal: Equal,
 	})
+}
+
+type resourceKind struct{ resources.Funcs }
+
+var (
+	_ resources.Resource        = Resource
+	_ resources.DependentMapper = Resource
+)
+
+// DependsOn implements resources.DependentMapper: EndpointSlices depend on their Service and
+// on the IPs of the tenant's Pods.
+func (resourceKind) DependsOn() []resources.Kind {
+	return []resources.Kind{resources.KindService, resources.KindPod}
+}
+
+// watched records the IPs each tenant's synced slices name.
+var watched endpoints.IPWatch
+
+// Forget drops what the kind records about tenant tenantName (called when it is removed).
+func (resourceKind) Forget(tenantName string) { watched.Forget(tenantName) }
+
+// Refuse returns why tenant c's policy refuses tenant slice o (rule endpointAddress), or nil:
+// the rules of endpoints.Refuse, and an FQDN slice (it names host names, not addresses) is
+// refused.
+func Refuse(env *resources.Env, c *tenant.Cluster, o *discoveryv1.EndpointSlice) *policy.Denial {
+	if o.AddressType == discoveryv1.AddressTypeFQDN {
+		return policy.EndpointDenial(string(resources.KindEndpointSlice), o.Namespace, o.Name,
+			[]string{"addressType FQDN names host names, not addresses"})
+	}
+	ips, refs := addressesOf(o)
+	return policy.EndpointDenial(string(resources.KindEndpointSlice), o.Namespace, o.Name, endpoints.AddressProblems(env, c, o.Namespace, ips, refs))
+}
+
+func addressesOf(o *discoveryv1.EndpointSlice) (ips []string, refs []*corev1.ObjectReference) {
+	for _, e := range o.Endpoints {
+		ips = append(ips, e.Addresses...)
+		refs = append(refs, e.TargetRef)
+	}
+	return ips, refs
+}
+
+// Dependents implements resources.DependentMapper: for a Service, the tenant slices labelled
+// with its name; for a Pod, the slices that named one of its IPs when last reconciled
+// (endpoints.IPWatch).
+func (resourceKind) Dependents(c *tenant.Cluster, svc metav1.Object) []resources.Request {
+	if p, ok := podcache.From(svc); ok {
+		return watched.For(c, p)
+	}
+	sel := labels.SelectorFromSet(labels.Set{discoveryv1.LabelServiceName: svc.GetName()})
+	slices, err := c.Informers.Discovery().V1().EndpointSlices().Lister().EndpointSlices(svc.GetNamespace()).List(sel)
+	if err != nil {
+		return nil
+	}
+	out := make([]resources.Request, 0, len(slices))
+	for _, s := range slices {
+		out = append(out, resources.Request{Tenant: c.Name, Kind: resources.KindEndpointSlice, Namespace: s.Namespace, Name: s.Name})
+	}
+	return out
 }
 
 // selectorless reads tenant EndpointSlices and reports NotFound for those that are not synced

@@ -24,46 +24,41 @@ import (
 
 // Resource copies super Events up into tenants. Pacing, priorities and drops are the Queue's
 // (the syncer's Event pipeline); Resource itself decides what a copy looks like and writes it.
-type Resource struct{}
+var Resource = Copier{resources.Funcs{
+	Name: resources.KindEvent,
+	// Tenant: the tenant's Events labelled as the syncer's.
+	Tenant: func(c *tenant.Cluster) cache.SharedIndexInformer {
+		return c.Informers.InformerFor(&corev1.Event{}, func(cs kubernetes.Interface, resync time.Duration) cache.SharedIndexInformer {
+			return coreinformers.NewFilteredEventInformer(cs, metav1.NamespaceAll, resync,
+				cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
+				func(lo *metav1.ListOptions) {
+					lo.LabelSelector = conversion.LabelManagedBy + "=" + conversion.ManagedByValue
+				})
+		})
+	},
+	// Super: every super Event (Env.SuperEvents).
+	Super: func(env *resources.Env) cache.SharedIndexInformer {
+		return env.SuperEvents.Core().V1().Events().Informer()
+	},
+}}
+
+// Copier is Resource's type: the kind's informers (resources.Funcs) and its upward copy.
+type Copier struct{ resources.Funcs }
 
 var (
-	_ resources.Resource    = Resource{}
-	_ resources.SuperMapper = Resource{}
-	_ resources.Upwarder    = Resource{}
+	_ resources.Resource    = Resource
+	_ resources.SuperMapper = Resource
+	_ resources.Upwarder    = Resource
 )
-
-// Kind implements resources.Resource.
-func (Resource) Kind() resources.Kind { return resources.KindEvent }
-
-// TenantInformer implements resources.Resource: the tenant's Events labelled as the syncer's.
-func (Resource) TenantInformer(c *tenant.Cluster) cache.SharedIndexInformer {
-	return c.Informers.InformerFor(&corev1.Event{}, func(cs kubernetes.Interface, resync time.Duration) cache.SharedIndexInformer {
-		return coreinformers.NewFilteredEventInformer(cs, metav1.NamespaceAll, resync,
-			cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
-			func(lo *metav1.ListOptions) {
-				lo.LabelSelector = conversion.LabelManagedBy + "=" + conversion.ManagedByValue
-			})
-	})
-}
-
-// SuperInformer implements resources.Resource: every super Event (Env.SuperEvents).
-func (Resource) SuperInformer(env *resources.Env) cache.SharedIndexInformer {
-	return env.SuperEvents.Core().V1().Events().Informer()
-}
-
-// Downward implements resources.Resource; Events are never synced down.
-func (Resource) Downward(context.Context, *resources.Env, *tenant.Cluster, string, string) error {
-	return nil
-}
 
 // UpwardOnTenantChange implements resources.Upwarder: the tenant's copies are only written by
 // the syncer.
-func (Resource) UpwardOnTenantChange() bool { return false }
+func (Copier) UpwardOnTenantChange() bool { return false }
 
 // MapSuper implements resources.SuperMapper: an Event in a tenant's super namespace maps to
 // the same name in the tenant namespace. Whether its involved object was synced is checked by
 // Upward.
-func (Resource) MapSuper(env *resources.Env, obj metav1.Object, clusters []*tenant.Cluster) []resources.Request {
+func (Copier) MapSuper(env *resources.Env, obj metav1.Object, clusters []*tenant.Cluster) []resources.Request {
 	e, ok := obj.(*corev1.Event)
 	if !ok || e.InvolvedObject.Namespace != e.Namespace {
 		return nil
@@ -89,7 +84,7 @@ func (Resource) MapSuper(env *resources.Env, obj metav1.Object, clusters []*tena
 // when the Event is gone, is not about an object synced for c, or the copy already shows it).
 // It returns the write's error (the syncer's Event pipeline retries it a few times); a copy
 // deleted in the tenant while it is updated is not re-created.
-func (r Resource) Upward(ctx context.Context, env *resources.Env, c *tenant.Cluster, ns, name string) error {
+func (r Copier) Upward(ctx context.Context, env *resources.Env, c *tenant.Cluster, ns, name string) error {
 	superNS := resources.SuperNamespace(c, ns)
 	se, err := env.SuperEvents.Core().V1().Events().Lister().Events(superNS).Get(name)
 	if apierrors.IsNotFound(err) {
@@ -135,7 +130,7 @@ func (r Resource) Upward(ctx context.Context, env *resources.Env, c *tenant.Clus
 // object that is not one c synced, or when the tenant copy already shows what se shows. An
 // involved object that is not cached (yet: the super Pod's informer may see the Pod after the
 // scheduler's Event about it) is left to Upward.
-func (r Resource) NeedsWrite(env *resources.Env, c *tenant.Cluster, se *corev1.Event, ns string) bool {
+func (r Copier) NeedsWrite(env *resources.Env, c *tenant.Cluster, se *corev1.Event, ns string) bool {
 	ref := se.InvolvedObject
 	if ref.Namespace != se.Namespace || env.SuperObject == nil {
 		return false

@@ -138,7 +138,7 @@ func TestMapSuper(t *testing.T) {
 	defer close(stop)
 	e.SuperInformers.Start(stop)
 	e.SuperInformers.WaitForCacheSync(stop)
-	r := Resource{}
+	r := Resource
 	kubeSystem := superEvent(tA, "x.1", "Pod", "x", "1")
 	kubeSystem.Namespace, kubeSystem.InvolvedObject.Namespace = "kube-system", "kube-system"
 	cases := map[string]struct {

@@ -30,10 +30,10 @@ func TestDownwardRepairsBounds(t *testing.T) {
 	superCS := fake.NewClientset(sns)
 	env := &resources.Env{Super: superCS, SuperInformers: informers.NewSharedInformerFactory(superCS, 0)}
 	resources.BoundsInformers(env)
-	if err := (Resource{}).SuperInformer(env).GetIndexer().Add(sns); err != nil {
+	if err := (Resource).SuperInformer(env).GetIndexer().Add(sns); err != nil {
 		t.Fatal(err)
 	}
-	if err := (Resource{}).Downward(ctx, env, c, "", "shop"); err != nil {
+	if err := (Resource).Downward(ctx, env, c, "", "shop"); err != nil {
 		t.Fatalf("Downward = %v, want nil (a pending quota status is not the namespace's error)", err)
 	}
 	if _, err := superCS.CoreV1().ResourceQuotas(sns.Name).Get(ctx, resources.QuotaName, metav1.GetOptions{}); err != nil {

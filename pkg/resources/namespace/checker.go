@@ -8,7 +8,7 @@ import (
 	"github.com/vcsyncer/syncer/pkg/tenant"
 )
 
-var _ resources.Checker = Resource{}
+var _ resources.Checker = Resource
 
 // Check implements resources.Checker for presence and identity only (resources.CheckPresence):
 // every tenant namespace has a super namespace recorded with its UID. A super namespace that is
@@ -16,7 +16,7 @@ var _ resources.Checker = Resource{}
 // recreated once gone, through its deletion event). Labels and annotations are not compared:
 // super-cluster admins own the ones the tenant does not set. The super namespace's ResourceQuota
 // and LimitRange are (resources.BoundsInSync): missing or edited ones are MismatchContentDiffers.
-func (Resource) Check(env *resources.Env, c *tenant.Cluster, t, s metav1.Object) resources.Mismatch {
+func (resourceKind) Check(env *resources.Env, c *tenant.Cluster, t, s metav1.Object) resources.Mismatch {
 	if s != nil && t.GetDeletionTimestamp() == nil && s.GetDeletionTimestamp() != nil {
 		return resources.InSync
 	}

@@ -91,7 +91,7 @@ func TestCheck(t *testing.T) {
 			if sns != nil {
 				s = sns
 			}
-			if got := (Resource{}).Check(env, c, tns, s); got != tc.want {
+			if got := (Resource).Check(env, c, tns, s); got != tc.want {
 				t.Errorf("Check = %q, want %q", got, tc.want)
 			}
 		})

@@ -17,30 +17,19 @@ import (
 )
 
 // Resource syncs Namespaces.
-type Resource struct{}
+var Resource = resourceKind{resources.Funcs{
+	Name: resources.KindNamespace,
+	Tenant: func(c *tenant.Cluster) cache.SharedIndexInformer {
+		return c.Informers.Core().V1().Namespaces().Informer()
+	},
+	Super: func(env *resources.Env) cache.SharedIndexInformer {
+		return env.SuperInformers.Core().V1().Namespaces().Informer()
+	},
+	Down: reconcileDownward,
+}}
 
-var _ resources.Resource = Resource{}
-
-// Kind implements resources.Resource.
-func (Resource) Kind() resources.Kind { return resources.KindNamespace }
-
-// TenantInformer implements resources.Resource.
-func (Resource) TenantInformer(c *tenant.Cluster) cache.SharedIndexInformer {
-	return c.Informers.Core().V1().Namespaces().Informer()
-}
-
-// SuperInformer implements resources.Resource.
-func (Resource) SuperInformer(env *resources.Env) cache.SharedIndexInformer {
-	return env.SuperInformers.Core().V1().Namespaces().Informer()
-}
-
-// Upward implements resources.Resource; Namespaces have no upward path.
-func (Resource) Upward(context.Context, *resources.Env, *tenant.Cluster, string, string) error {
-	return nil
-}
-
-// Downward implements resources.Resource. name is the tenant namespace.
-func (Resource) Downward(ctx context.Context, env *resources.Env, c *tenant.Cluster, _, name string) error {
+// reconcileDownward is the kind's downward reconciler; name is the tenant namespace.
+func reconcileDownward(ctx context.Context, env *resources.Env, c *tenant.Cluster, _, name string) error {
 	superNS := resources.SuperNamespace(c, name)
 	tns, err := c.Informers.Core().V1().Namespaces().Lister().Get(name)
 	if err != nil && !apierrors.IsNotFound(err) {
@@ -118,6 +107,10 @@ func (Resource) Downward(ctx context.Context, env *resources.Env, c *tenant.Clus
 	_, err = env.Super.CoreV1().Namespaces().Update(ctx, u, metav1.UpdateOptions{FieldManager: reconcile.FieldManager})
 	return err
 }
+
+type resourceKind struct{ resources.Funcs }
+
+var _ resources.Resource = Resource
 
 // ignorePending maps resources.ErrBoundsPending to nil: the namespace itself waits for nothing
 // (the quota's status update re-enqueues the objects that wait for it).

@@ -73,10 +73,10 @@ func (f *fixture) resync(t *testing.T) {
 	for i := range sl.Items {
 		sItems = append(sItems, &sl.Items[i])
 	}
-	if err := (namespace.Resource{}).TenantInformer(f.c).GetIndexer().Replace(tItems, ""); err != nil {
+	if err := (namespace.Resource).TenantInformer(f.c).GetIndexer().Replace(tItems, ""); err != nil {
 		t.Fatal(err)
 	}
-	if err := (namespace.Resource{}).SuperInformer(f.env).GetIndexer().Replace(sItems, ""); err != nil {
+	if err := (namespace.Resource).SuperInformer(f.env).GetIndexer().Replace(sItems, ""); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -118,7 +118,7 @@ func TestCollidingNamespacesDoNotDeleteEachOther(t *testing.T) {
 	before := denials()
 	for round := range 5 {
 		for _, ns := range []string{long, short} {
-			err := (namespace.Resource{}).Downward(ctx, f.env, f.c, "", ns)
+			err := (namespace.Resource).Downward(ctx, f.env, f.c, "", ns)
 			f.resync(t)
 			if round > 0 && ns == short && !errors.Is(err, resources.ErrNamespaceCollision) {
 				t.Errorf("round %d: Downward(%s) = %v, want ErrNamespaceCollision", round, ns, err)
@@ -159,11 +159,11 @@ func TestCollidingNamespacesDoNotDeleteEachOther(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.resync(t)
-	if err := (namespace.Resource{}).Downward(ctx, f.env, f.c, "", long); err != nil {
+	if err := (namespace.Resource).Downward(ctx, f.env, f.c, "", long); err != nil {
 		t.Fatalf("Downward(%s) after its deletion: %v", long, err)
 	}
 	f.resync(t)
-	if err := (namespace.Resource{}).Downward(ctx, f.env, f.c, "", short); err != nil {
+	if err := (namespace.Resource).Downward(ctx, f.env, f.c, "", short); err != nil {
 		t.Fatalf("Downward(%s) once the name is free: %v", short, err)
 	}
 	f.resync(t)

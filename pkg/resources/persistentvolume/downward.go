@@ -17,10 +17,10 @@ import (
 // the tenant created itself.
 const ReasonVolumeNotSynced = "VolumeNotSynced"
 
-// Downward implements resources.Resource. PersistentVolumes are never synced down; for a PV
-// the tenant created, every tenant claim naming it is refused (see RefuseClaim), also when
-// the claim was synced before the PV appeared.
-func (Resource) Downward(ctx context.Context, env *resources.Env, c *tenant.Cluster, _, name string) error {
+// reconcileDownward is the kind's downward reconciler. PersistentVolumes are never synced
+// down; for a PV the tenant created, every tenant claim naming it is refused (see
+// RefuseClaim), also when the claim was synced before the PV appeared.
+func reconcileDownward(ctx context.Context, env *resources.Env, c *tenant.Cluster, _, name string) error {
 	pv, err := c.Informers.Core().V1().PersistentVolumes().Lister().Get(name)
 	if err != nil || IsSyncerVolume(pv) {
 		return nil

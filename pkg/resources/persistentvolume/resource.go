@@ -15,39 +15,34 @@ import (
 const ClaimIndex = "vcsyncer-claim"
 
 // Resource syncs PersistentVolumes (upward only).
-type Resource struct{}
-
-var _ resources.Resource = Resource{}
-
-// Kind implements resources.Resource.
-func (Resource) Kind() resources.Kind { return resources.KindPersistentVolume }
-
-// TenantInformer implements resources.Resource. The tenant PV cache is indexed by claimRef
-// (ClaimIndex).
-func (Resource) TenantInformer(c *tenant.Cluster) cache.SharedIndexInformer {
-	inf := c.Informers.Core().V1().PersistentVolumes().Informer()
-	// Errors mean the index exists already (a later call) or the informer has started.
-	_ = inf.AddIndexers(cache.Indexers{ClaimIndex: claimKey})
-	return inf
+var Resource = resources.Funcs{
+	Name: resources.KindPersistentVolume,
+	// Tenant: the tenant PV cache, indexed by claimRef (ClaimIndex).
+	Tenant: func(c *tenant.Cluster) cache.SharedIndexInformer {
+		inf := c.Informers.Core().V1().PersistentVolumes().Informer()
+		// Errors mean the index exists already (a later call) or the informer has started.
+		_ = inf.AddIndexers(cache.Indexers{ClaimIndex: claimKey})
+		return inf
+	},
+	// Super: every super PV, trimmed (Env.SuperVolumes), indexed by claimRef (ClaimIndex).
+	Super: func(env *resources.Env) cache.SharedIndexInformer {
+		inf := env.SuperVolumes.Core().V1().PersistentVolumes().Informer()
+		_ = inf.AddIndexers(cache.Indexers{ClaimIndex: claimKey})
+		return inf
+	},
+	Down: reconcileDownward,
+	// Up removes the tenant PV name if the syncer created it and its super PV no longer backs
+	// the claim it is bound to (see Prune).
+	Up: func(ctx context.Context, env *resources.Env, c *tenant.Cluster, _, name string) error {
+		pv, err := c.Informers.Core().V1().PersistentVolumes().Lister().Get(name)
+		if err != nil {
+			return nil // gone, or not cached yet (its add event comes later)
+		}
+		return Prune(ctx, env, c, pv)
+	},
 }
 
-// SuperInformer implements resources.Resource: every super PV, trimmed (Env.SuperVolumes),
-// indexed by claimRef (ClaimIndex).
-func (Resource) SuperInformer(env *resources.Env) cache.SharedIndexInformer {
-	inf := env.SuperVolumes.Core().V1().PersistentVolumes().Informer()
-	_ = inf.AddIndexers(cache.Indexers{ClaimIndex: claimKey})
-	return inf
-}
-
-// Upward implements resources.Resource: it removes the tenant PV name if the syncer created it
-// and its super PV no longer backs the claim it is bound to (see Prune).
-func (Resource) Upward(ctx context.Context, env *resources.Env, c *tenant.Cluster, _, name string) error {
-	pv, err := c.Informers.Core().V1().PersistentVolumes().Lister().Get(name)
-	if err != nil {
-		return nil // gone, or not cached yet (its add event comes later)
-	}
-	return Prune(ctx, env, c, pv)
-}
+var _ resources.Resource = Resource
 
 // TrimSuper is the transform of Env.SuperVolumes: it keeps what binding and the tenant PV need
 // (name, UID, capacity, access modes, volume mode, class, mount options, node affinity,

@@ -79,7 +79,7 @@ func TestDownwardDataSources(t *testing.T) {
 
 			superNS := resources.SuperNamespace(c, "data")
 			for range 2 { // a second pass (a resync) reports nothing new
-				if err := (persistentvolumeclaim.Resource{}).Downward(ctx, env, c, "data", "db"); err != nil {
+				if err := (persistentvolumeclaim.Resource).Downward(ctx, env, c, "data", "db"); err != nil {
 					t.Fatalf("Downward: %v", err)
 				}
 				// The super caches see what the pass wrote.

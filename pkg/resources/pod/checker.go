@@ -12,12 +12,12 @@ import (
 	"github.com/vcsyncer/syncer/pkg/tenant"
 )
 
-var _ resources.StableChecker = Resource{}
+var _ resources.StableChecker = Resource
 
 // StableVerdicts implements resources.StableChecker: with a super Pod present, Check reads
 // only the two Pods and the tenant's identity and policy (the super Nodes matter only when
 // there is no super Pod).
-func (Resource) StableVerdicts() {}
+func (resourceKind) StableVerdicts() {}
 
 // Check implements resources.Checker. It follows the two reconcilers step by step:
 //
@@ -31,7 +31,7 @@ func (Resource) StableVerdicts() {}
 //     MismatchContentDiffers;
 //   - super Pod bound and the tenant Pod not, or the tenant status differs from DesiredStatus
 //     (as the upward reconcile decides): MismatchStatusDiffers.
-func (Resource) Check(env *resources.Env, c *tenant.Cluster, t, s metav1.Object) resources.Mismatch {
+func (resourceKind) Check(env *resources.Env, c *tenant.Cluster, t, s metav1.Object) resources.Mismatch {
 	tp, ok := podcache.From(t)
 	if !ok {
 		return resources.InSync

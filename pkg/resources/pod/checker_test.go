@@ -171,7 +171,7 @@ func TestCheck(t *testing.T) {
 			if s != nil {
 				sObj = s
 			}
-			if got := (Resource{}).Check(env, c, tp, sObj); got != tc.want {
+			if got := (Resource).Check(env, c, tp, sObj); got != tc.want {
 				t.Errorf("Check = %q, want %q", got, tc.want)
 			}
 		})

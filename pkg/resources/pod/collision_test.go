@@ -38,11 +38,11 @@ func TestPodOfACollidingNamespaceLeavesTheHoldersPod(t *testing.T) {
 	tenantCS := fake.NewClientset(tLong, tShort, pShort)
 	c.Client, c.Informers = tenantCS, informers.NewSharedInformerFactory(tenantCS, 0)
 	for _, ns := range []*corev1.Namespace{tLong, tShort} {
-		if err := (namespace.Resource{}).TenantInformer(c).GetIndexer().Add(ns); err != nil {
+		if err := (namespace.Resource).TenantInformer(c).GetIndexer().Add(ns); err != nil {
 			t.Fatal(err)
 		}
 	}
-	tenantPods := (pod.Resource{}).TenantInformer(c).GetIndexer()
+	tenantPods := (pod.Resource).TenantInformer(c).GetIndexer()
 	if err := tenantPods.Add(pShort); err != nil {
 		t.Fatal(err)
 	}
@@ -53,14 +53,14 @@ func TestPodOfACollidingNamespaceLeavesTheHoldersPod(t *testing.T) {
 	conversion.Stamp(&sPod.ObjectMeta, conversion.Owner{Tenant: c.Name, TenantUID: c.UID, Namespace: long, Name: "p", UID: "pod-long"})
 	superCS := fake.NewClientset(sns.DeepCopy(), sPod.DeepCopy())
 	env := &resources.Env{Super: superCS, SuperInformers: informers.NewSharedInformerFactory(superCS, 0)}
-	if err := (pod.Resource{}).SuperInformer(env).GetIndexer().Add(sPod); err != nil {
+	if err := (pod.Resource).SuperInformer(env).GetIndexer().Add(sPod); err != nil {
 		t.Fatal(err)
 	}
-	superNamespaces := (namespace.Resource{}).SuperInformer(env).GetIndexer()
+	superNamespaces := (namespace.Resource).SuperInformer(env).GetIndexer()
 
 	check := func(step string) {
 		t.Helper()
-		err := (pod.Resource{}).Downward(ctx, env, c, short, "p")
+		err := (pod.Resource).Downward(ctx, env, c, short, "p")
 		if _, gerr := superCS.CoreV1().Pods(superNS).Get(ctx, "p", metav1.GetOptions{}); gerr != nil {
 			t.Fatalf("%s: Downward(%s/p) = %v; the super Pod of %s/p is gone: %v", step, short, err, long, gerr)
 		}

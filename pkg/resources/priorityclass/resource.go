@@ -21,54 +21,20 @@ import (
 const ReasonPriorityClassNotPublic = "PriorityClassNotPublic"
 
 // Resource syncs public PriorityClasses up into tenants.
-type Resource struct{}
+var Resource = resourceKind{resources.Funcs{
+	Name: resources.KindPriorityClass,
+	Tenant: func(c *tenant.Cluster) cache.SharedIndexInformer {
+		return c.Informers.Scheduling().V1().PriorityClasses().Informer()
+	},
+	// Super: the public super classes (Env.SuperPublic).
+	Super: func(env *resources.Env) cache.SharedIndexInformer {
+		return env.SuperPublic.Scheduling().V1().PriorityClasses().Informer()
+	},
+	Up: reconcileUpward,
+}}
 
-var (
-	_ resources.Resource    = Resource{}
-	_ resources.SuperMapper = Resource{}
-	_ resources.Upwarder    = Resource{}
-)
-
-// Kind implements resources.Resource.
-func (Resource) Kind() resources.Kind { return resources.KindPriorityClass }
-
-// TenantInformer implements resources.Resource.
-func (Resource) TenantInformer(c *tenant.Cluster) cache.SharedIndexInformer {
-	return c.Informers.Scheduling().V1().PriorityClasses().Informer()
-}
-
-// SuperInformer implements resources.Resource: the public super classes (Env.SuperPublic).
-func (Resource) SuperInformer(env *resources.Env) cache.SharedIndexInformer {
-	return env.SuperPublic.Scheduling().V1().PriorityClasses().Informer()
-}
-
-// Downward implements resources.Resource; PriorityClasses are never synced down.
-func (Resource) Downward(context.Context, *resources.Env, *tenant.Cluster, string, string) error {
-	return nil
-}
-
-// UpwardOnTenantChange implements resources.Upwarder: a copy edited or deleted in the tenant
-// is reset.
-func (Resource) UpwardOnTenantChange() bool { return true }
-
-// MapSuper implements resources.SuperMapper: a public class concerns every tenant.
-func (Resource) MapSuper(_ *resources.Env, obj metav1.Object, clusters []*tenant.Cluster) []resources.Request {
-	out := make([]resources.Request, 0, len(clusters))
-	for _, c := range clusters {
-		out = append(out, resources.Request{Tenant: c.Name, Kind: resources.KindPriorityClass, Name: obj.GetName()})
-	}
-	return out
-}
-
-// IsPublic reports whether the super cluster has a public PriorityClass named name.
-func IsPublic(env *resources.Env, name string) bool {
-	pc, err := env.SuperPublic.Scheduling().V1().PriorityClasses().Lister().Get(name)
-	return err == nil && pc.Labels[conversion.LabelPublic] == conversion.PublicValue
-}
-
-// Upward implements resources.Resource: it creates, updates or deletes the tenant copy of
-// super PriorityClass name.
-func (Resource) Upward(ctx context.Context, env *resources.Env, c *tenant.Cluster, _, name string) error {
+// reconcileUpward creates, updates or deletes the tenant copy of super PriorityClass name.
+func reconcileUpward(ctx context.Context, env *resources.Env, c *tenant.Cluster, _, name string) error {
 	s, err := env.SuperPublic.Scheduling().V1().PriorityClasses().Lister().Get(name)
 	if err != nil && !apierrors.IsNotFound(err) {
 		return err
@@ -109,6 +75,33 @@ func (Resource) Upward(ctx context.Context, env *resources.Env, c *tenant.Cluste
 		return fmt.Errorf("failed to update PriorityClass %s in tenant %s: %w", name, c.Name, err)
 	}
 	return nil
+}
+
+type resourceKind struct{ resources.Funcs }
+
+var (
+	_ resources.Resource    = Resource
+	_ resources.SuperMapper = Resource
+	_ resources.Upwarder    = Resource
+)
+
+// UpwardOnTenantChange implements resources.Upwarder: a copy edited or deleted in the tenant
+// is reset.
+func (resourceKind) UpwardOnTenantChange() bool { return true }
+
+// MapSuper implements resources.SuperMapper: a public class concerns every tenant.
+func (resourceKind) MapSuper(_ *resources.Env, obj metav1.Object, clusters []*tenant.Cluster) []resources.Request {
+	out := make([]resources.Request, 0, len(clusters))
+	for _, c := range clusters {
+		out = append(out, resources.Request{Tenant: c.Name, Kind: resources.KindPriorityClass, Name: obj.GetName()})
+	}
+	return out
+}
+
+// IsPublic reports whether the super cluster has a public PriorityClass named name.
+func IsPublic(env *resources.Env, name string) bool {
+	pc, err := env.SuperPublic.Scheduling().V1().PriorityClasses().Lister().Get(name)
+	return err == nil && pc.Labels[conversion.LabelPublic] == conversion.PublicValue
 }
 
 func deleteCopy(ctx context.Context, c *tenant.Cluster, t *schedulingv1.PriorityClass) error {

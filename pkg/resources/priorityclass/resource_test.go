@@ -73,7 +73,7 @@ func TestIsPublicAndMapSuper(t *testing.T) {
 		class("hidden", 5, map[string]string{conversion.LabelPublic: "false"}),
 	)
 	env := &resources.Env{SuperPublic: informers.NewSharedInformerFactory(cs, 0)}
-	inf := Resource{}.SuperInformer(env)
+	inf := Resource.SuperInformer(env)
 	stop := make(chan struct{})
 	defer close(stop)
 	env.SuperPublic.Start(stop)
@@ -87,7 +87,7 @@ func TestIsPublicAndMapSuper(t *testing.T) {
 		}
 	}
 	clusters := []*tenant.Cluster{{Name: "a"}, {Name: "b"}}
-	got := Resource{}.MapSuper(env, &metav1.ObjectMeta{Name: "gold"}, clusters)
+	got := Resource.MapSuper(env, &metav1.ObjectMeta{Name: "gold"}, clusters)
 	want := []resources.Request{{Tenant: "a", Kind: resources.KindPriorityClass, Name: "gold"}, {Tenant: "b", Kind: resources.KindPriorityClass, Name: "gold"}}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("MapSuper (-want +got):\n%s", d)

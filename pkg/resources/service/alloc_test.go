@@ -162,7 +162,7 @@ func TestDownwardAllocationRefusals(t *testing.T) {
 			withManagedFields(h, svc.ManagedFields)
 			inf := h.C.Informers.Core().V1().Services().Informer()
 			h.Tenant(inf, svc)
-			r := service.Resource{}
+			r := service.Resource
 			superNS := resources.SuperNamespace(h.C, "shop")
 			var events []string
 			for pass := range 3 { // later passes: a resync, the condition's own status write
@@ -262,7 +262,7 @@ func TestUpwardAgreesWithTheSuperCopy(t *testing.T) {
 			withManagedFields(h, ts.ManagedFields)
 			inf := h.C.Informers.Core().V1().Services().Informer()
 			h.Tenant(inf, ts)
-			r := service.Resource{}
+			r := service.Resource
 			ss := service.Desired(h.C, ts, resources.SuperNamespace(h.C, "shop"), nil)
 			ss.UID = "super-uid"
 			ss.Spec.ClusterIP, ss.Spec.ClusterIPs = ts.Spec.ClusterIP, ts.Spec.ClusterIPs
@@ -328,7 +328,7 @@ func TestDownwardNeverKeepsAnotherTenantsAddress(t *testing.T) {
 	})
 	svc := tenantService(func(s *corev1.Service) { s.Spec.ClusterIP, s.Spec.ClusterIPs = "10.0.0.9", []string{"10.0.0.9"} })
 	h.Tenant(h.C.Informers.Core().V1().Services().Informer(), svc)
-	if err := (service.Resource{}).Downward(h.Ctx(), h.Env, h.C, "shop", "web"); err != nil {
+	if err := (service.Resource).Downward(h.Ctx(), h.Env, h.C, "shop", "web"); err != nil {
 		t.Fatalf("Downward = %v", err)
 	}
 	got, err := h.SuperCS.CoreV1().Services(resources.SuperNamespace(h.C, "shop")).Get(h.Ctx(), "web", metav1.GetOptions{})

@@ -9,12 +9,12 @@ import (
 	"github.com/vcsyncer/syncer/pkg/tenant"
 )
 
-var _ resources.Checker = Resource{}
+var _ resources.Checker = Resource
 
 // Check implements resources.Checker with the downward reconciler's own Desired and Equal
 // (MismatchContentDiffers) and the upward reconciler's comparison of load-balancer status
 // (MismatchStatusDiffers).
-func (Resource) Check(_ *resources.Env, c *tenant.Cluster, t, s metav1.Object) resources.Mismatch {
+func (resourceKind) Check(_ *resources.Env, c *tenant.Cluster, t, s metav1.Object) resources.Mismatch {
 	ts, ok := t.(*corev1.Service)
 	if !ok {
 		return resources.InSync

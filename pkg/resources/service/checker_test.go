@@ -60,18 +60,18 @@ func TestCheck(t *testing.T) {
 			if tc.mutate != nil {
 				tc.mutate(ts, ss)
 			}
-			if got := (Resource{}).Check(nil, c, ts, ss); got != tc.want {
+			if got := (Resource).Check(nil, c, ts, ss); got != tc.want {
 				t.Errorf("Check = %q, want %q", got, tc.want)
 			}
 		})
 	}
 	ts, _ := build()
-	if got := (Resource{}).Check(nil, c, ts, nil); got != resources.MismatchMissingInSuper {
+	if got := (Resource).Check(nil, c, ts, nil); got != resources.MismatchMissingInSuper {
 		t.Errorf("Check without super copy = %q", got)
 	}
 	now := metav1.Now()
 	ts.DeletionTimestamp = &now
-	if got := (Resource{}).Check(nil, c, ts, nil); got != resources.InSync {
+	if got := (Resource).Check(nil, c, ts, nil); got != resources.InSync {
 		t.Errorf("Check of a deleted tenant Service without super copy = %q", got)
 	}
 }

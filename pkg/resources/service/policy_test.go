@@ -69,7 +69,7 @@ func TestDownwardRefusesServicesThePolicyDoesNotAllow(t *testing.T) {
 			}
 			svc := tenantService(tc.mutate)
 			h.Tenant(h.C.Informers.Core().V1().Services().Informer(), svc)
-			r := service.Resource{}
+			r := service.Resource
 			r.SuperInformer(h.Env)
 			superNS := resources.SuperNamespace(h.C, "shop")
 			for range 2 { // the second pass (a resync) reports nothing new
@@ -112,7 +112,7 @@ func TestDownwardDeletesTheSuperCopyOfAServiceAPolicyChangeRefuses(t *testing.T)
 		AllowedTypes: []corev1.ServiceType{corev1.ServiceTypeClusterIP, corev1.ServiceTypeNodePort}}})
 	svc := tenantService(func(s *corev1.Service) { s.Spec.Type = corev1.ServiceTypeNodePort })
 	h.Tenant(h.C.Informers.Core().V1().Services().Informer(), svc)
-	r := service.Resource{}
+	r := service.Resource
 	superNS := resources.SuperNamespace(h.C, "shop")
 	super := service.Desired(h.C, svc, superNS, nil)
 	super.UID = "super-uid"
@@ -141,7 +141,7 @@ func TestDownwardReportsDroppedServiceAnnotationsOncePerGeneration(t *testing.T)
 	})
 	inf := h.C.Informers.Core().V1().Services().Informer()
 	h.Tenant(inf, svc)
-	r := service.Resource{}
+	r := service.Resource
 	superNS := resources.SuperNamespace(h.C, "shop")
 	for rv := range 3 {
 		svc = svc.DeepCopy()

@@ -15,25 +15,42 @@ import (
 )
 
 // Resource syncs Services.
-type Resource struct{}
+var Resource = resourceKind{resources.Funcs{
+	Name: resources.KindService,
+	Tenant: func(c *tenant.Cluster) cache.SharedIndexInformer {
+		return c.Informers.Core().V1().Services().Informer()
+	},
+	Super: func(env *resources.Env) cache.SharedIndexInformer {
+		return env.SuperInformers.Core().V1().Services().Informer()
+	},
+	Down: reconcileDownward,
+	Up:   reconcileUpward,
+}}
 
-var _ resources.Resource = Resource{}
-
-// Kind implements resources.Resource.
-func (Resource) Kind() resources.Kind { return resources.KindService }
-
-// TenantInformer implements resources.Resource.
-func (Resource) TenantInformer(c *tenant.Cluster) cache.SharedIndexInformer {
-	return c.Informers.Core().V1().Services().Informer()
+// reconcileUpward copies the super Service's load-balancer status into the tenant Service,
+// writes the super cluster's nodePorts into it where the tenant did not set them
+// (writeBackNodePorts), and sets its ConditionSynced (with a Warning Event for a new problem)
+// when its ClusterIPs or node ports are not the super copy's.
+func reconcileUpward(ctx context.Context, env *resources.Env, c *tenant.Cluster, ns, name string) error {
+	t, s, ok, err := reconcile.UpwardPair[*corev1.Service](c, c.Informers.Core().V1().Services().Lister().Services(ns),
+		env.SuperInformers.Core().V1().Services().Lister().Services(resources.SuperNamespace(c, ns)), name)
+	if !ok || err != nil {
+		return err
+	}
+	patched, patchRefused, err := writeBackNodePorts(ctx, c, t, s)
+	if err != nil || patched {
+		return err // a patched Service comes back with its own event
+	}
+	var lb *corev1.LoadBalancerStatus
+	if !equality.Semantic.DeepEqual(t.Status.LoadBalancer, s.Status.LoadBalancer) {
+		lb = &s.Status.LoadBalancer
+	}
+	return setSyncedCondition(ctx, c, t, lb, syncedCondition(c, t, s, patchRefused))
 }
 
-// SuperInformer implements resources.Resource.
-func (Resource) SuperInformer(env *resources.Env) cache.SharedIndexInformer {
-	return env.SuperInformers.Core().V1().Services().Informer()
-}
-
-// Downward implements resources.Resource.
-func (Resource) Downward(ctx context.Context, env *resources.Env, c *tenant.Cluster, ns, name string) error {
+// reconcileDownward is the kind's downward reconciler: the generic one (reconcile.Reconcile),
+// with a writer that allocates the super Service's addresses (allocWriter).
+func reconcileDownward(ctx context.Context, env *resources.Env, c *tenant.Cluster, ns, name string) error {
 	tl := c.Informers.Core().V1().Services().Lister()
 	sl := env.SuperInformers.Core().V1().Services().Lister()
 	superNS := resources.SuperNamespace(c, ns)
@@ -66,6 +83,10 @@ func (Resource) Downward(ctx context.Context, env *resources.Env, c *tenant.Clus
 	})
 }
 
+type resourceKind struct{ resources.Funcs }
+
+var _ resources.Resource = Resource
+
 // Desired returns the super copy of tenant Service o in superNS. existing (nil when creating)
 // supplies the values the super cluster allocated. The copy asks for o's ClusterIPs when
 // they are all inside c's Service ranges (tenant.Cluster.ServiceCIDRs), and for o's node ports
@@ -80,7 +101,7 @@ func Desired(c *tenant.Cluster, o *corev1.Service, superNS string, existing *cor
 	} else if ips := tenantIPs(c.ServiceCIDRs(), o); ips != nil {
 		spec.ClusterIP, spec.ClusterIPs = ips[0], ips
 	}
-	// externalIPs let a Service capture traffic for any address on every node
+	// ExternalIPs let a Service capture traffic for any address on every node
 	// (CVE-2020-8554): a tenant must not set them in the shared super cluster.
 	if len(spec.ExternalIPs) > 0 {
 		spec.ExternalIPs = nil
@@ -91,7 +112,7 @@ func Desired(c *tenant.Cluster, o *corev1.Service, superNS string, existing *cor
 		}
 	}
 	// IP families follow the super cluster's allocation (from the requested ClusterIPs, or
-	// its own), not the tenant's.
+	// Its own), not the tenant's.
 	spec.IPFamilies = nil
 	nodePorts := spec.Type == corev1.ServiceTypeNodePort || spec.Type == corev1.ServiceTypeLoadBalancer
 	if !nodePorts {
@@ -142,25 +163,4 @@ func keepAllocated(spec, have *corev1.ServiceSpec) {
 // Equal reports whether the super Service has the desired spec and metadata.
 func Equal(want, have *corev1.Service) bool {
 	return resources.MetaEqual(want, have) && equality.Semantic.DeepEqual(want.Spec, have.Spec)
-}
-
-// Upward implements resources.Resource: it copies the super Service's load-balancer status
-// into the tenant Service, writes the super cluster's nodePorts into it where the tenant did
-// not set them (writeBackNodePorts), and sets its ConditionSynced (with a Warning Event for a
-// new problem) when its ClusterIPs or node ports are not the super copy's.
-func (Resource) Upward(ctx context.Context, env *resources.Env, c *tenant.Cluster, ns, name string) error {
-	t, s, ok, err := reconcile.UpwardPair[*corev1.Service](c, c.Informers.Core().V1().Services().Lister().Services(ns),
-		env.SuperInformers.Core().V1().Services().Lister().Services(resources.SuperNamespace(c, ns)), name)
-	if !ok || err != nil {
-		return err
-	}
-	patched, patchRefused, err := writeBackNodePorts(ctx, c, t, s)
-	if err != nil || patched {
-		return err // a patched Service comes back with its own event
-	}
-	var lb *corev1.LoadBalancerStatus
-	if !equality.Semantic.DeepEqual(t.Status.LoadBalancer, s.Status.LoadBalancer) {
-		lb = &s.Status.LoadBalancer
-	}
-	return setSyncedCondition(ctx, c, t, lb, syncedCondition(c, t, s, patchRefused))
 }

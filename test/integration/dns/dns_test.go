@@ -21,8 +21,6 @@ import (
 	"github.com/vcsyncer/syncer/test/integration/itest"
 )
 
-const kubeconfigNS = "vc-syncer-system"
-
 // TestTenantDNS: tenant-1 has kube-system/kube-dns (the framework creates it, as kubeadm does)
 // and a CoreDNS for it; tenant-2 has no kube-dns Service. With the syncer's default options:
 //   - every ClusterFirst super Pod of tenant-1 gets dnsPolicy None, nameserver = the super
@@ -34,9 +32,6 @@ const kubeconfigNS = "vc-syncer-system"
 //     super Pods' IPs; super-cluster namespaces and Services are invisible;
 //   - dnsPolicy Default Pods and all Pods of tenant-2 keep the super cluster's DNS.
 func TestTenantDNS(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts real control planes")
-	}
 	env := framework.StartT(t, localcluster.SuperOptions{Nodes: 2}, 2)
 	ctx := context.Background()
 	super := env.Super.Client
@@ -81,7 +76,7 @@ func TestTenantDNS(t *testing.T) {
 		itest.Created(t)(tc.Client.CoreV1().Pods("shop").Create(ctx, pod("host-dns", "tool", corev1.DNSDefault), metav1.CreateOptions{}))
 	}
 	for _, tc := range []*localcluster.ControlPlane{t1, t2} {
-		if err := itest.AddTenant(ctx, c, kubeconfigNS, tc, 1); err != nil {
+		if err := itest.AddTenant(ctx, c, itest.KubeconfigNS, tc, 1); err != nil {
 			t.Fatal(err)
 		}
 	}

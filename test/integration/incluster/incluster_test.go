@@ -45,9 +45,6 @@ type replica struct {
 }
 
 func TestTwoReplicas(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts real control planes")
-	}
 	env := framework.StartT(t, localcluster.SuperOptions{Nodes: 1}, 1)
 	bin := itest.BuildSyncer(t)
 	kubeconfig := filepath.Join(t.TempDir(), "super.kubeconfig")

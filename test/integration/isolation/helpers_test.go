@@ -41,12 +41,6 @@ const (
 	settleFor    = 4 * time.Second // attacks without a required signal: how long nothing may escape
 )
 
-var (
-	eventually   = itest.Eventually
-	errorf       = itest.Errorf
-	mustCreateNS = itest.MustCreateNS
-)
-
 // suite is the one environment of the package: a super cluster with three kwok Nodes (0: a
 // general Node, 1: tenant B's dedicated Node, 2: a control-plane Node), tenants A and B
 // registered with the syncer's built-in default policy, and B's workload (see setUpB).
@@ -301,7 +295,7 @@ func (s *suite) signalled(ctx context.Context, a attack, c0 float64) (bool, stri
 // reason PolicyDenied (waiting at most maxWait).
 func (s *suite) checkPodScheduledDenied(t *testing.T, ns, name string) {
 	t.Helper()
-	eventually(t, maxWait, "refused tenant Pod "+ns+"/"+name+" has PodScheduled=False reason PolicyDenied", func(ctx context.Context) error {
+	itest.Eventually(t, maxWait, "refused tenant Pod "+ns+"/"+name+" has PodScheduled=False reason PolicyDenied", func(ctx context.Context) error {
 		p, err := s.a.Client.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			return err
@@ -311,10 +305,10 @@ func (s *suite) checkPodScheduledDenied(t *testing.T, ns, name string) {
 				if c.Status == corev1.ConditionFalse && c.Reason == reasonPolicyDenied {
 					return nil
 				}
-				return errorf("PodScheduled=%s reason %q message %q", c.Status, c.Reason, c.Message)
+				return itest.Errorf("PodScheduled=%s reason %q message %q", c.Status, c.Reason, c.Message)
 			}
 		}
-		return errorf("no PodScheduled condition (conditions %+v)", p.Status.Conditions)
+		return itest.Errorf("no PodScheduled condition (conditions %+v)", p.Status.Conditions)
 	})
 }
 

@@ -26,9 +26,6 @@ import (
 const unsandboxed = "runc"
 
 func TestIsolation(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts real control planes")
-	}
 	s := setUp(t)
 	for _, tc := range []struct {
 		name string
@@ -135,9 +132,9 @@ func setUp(t *testing.T) *suite {
 	s.aUID, s.bUID = itest.TenantUID(t, c, s.a.Name), itest.TenantUID(t, c, s.b.Name)
 	s.aSuperNS = conversion.SuperNamespace(s.a.Name, s.aUID, aNS)
 	s.bSuperNS = conversion.SuperNamespace(s.b.Name, s.bUID, bNS)
-	mustCreateNS(t, s.a.Client, aNS)
+	itest.MustCreateNS(t, s.a.Client, aNS)
 	s.setUpB(t)
-	eventually(t, time.Minute, "A's super namespace", func(ctx context.Context) error {
+	itest.Eventually(t, time.Minute, "A's super namespace", func(ctx context.Context) error {
 		_, err := s.super.CoreV1().Namespaces().Get(ctx, s.aSuperNS, metav1.GetOptions{})
 		return err
 	})
@@ -164,7 +161,7 @@ func (s *suite) setUpNodes(t *testing.T) {
 				corev1.Taint{Key: criticalAddon, Value: "true", Effect: corev1.TaintEffectNoSchedule})
 		},
 	} {
-		eventually(t, maxWait, "label and taint Node "+name, func(ctx context.Context) error {
+		itest.Eventually(t, maxWait, "label and taint Node "+name, func(ctx context.Context) error {
 			n, err := s.super.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
 			if err != nil {
 				return err
@@ -183,7 +180,7 @@ func (s *suite) setUpNodes(t *testing.T) {
 func (s *suite) setUpB(t *testing.T) {
 	t.Helper()
 	ctx := context.Background()
-	mustCreateNS(t, s.b.Client, bNS)
+	itest.MustCreateNS(t, s.b.Client, bNS)
 	if _, err := s.super.CoreV1().PersistentVolumes().Create(ctx, s.staticPV("b-disk", s.bUID), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -220,24 +217,24 @@ func (s *suite) setUpB(t *testing.T) {
 	}, metav1.CreateOptions{}))
 	must(b.NetworkingV1().Ingresses(bNS).Create(ctx, ingress(bService, bHost, nil), metav1.CreateOptions{}))
 
-	eventually(t, 2*time.Minute, "B's claim bound to B's volume", func(ctx context.Context) error {
+	itest.Eventually(t, 2*time.Minute, "B's claim bound to B's volume", func(ctx context.Context) error {
 		c, err := b.CoreV1().PersistentVolumeClaims(bNS).Get(ctx, bClaim, metav1.GetOptions{})
 		if err != nil {
 			return err
 		}
 		if c.Status.Phase != corev1.ClaimBound {
-			return errorf("phase %s", c.Status.Phase)
+			return itest.Errorf("phase %s", c.Status.Phase)
 		}
 		s.bClaimUID = string(c.UID)
 		return nil
 	})
-	eventually(t, 2*time.Minute, "B's Pod running in the super cluster", func(ctx context.Context) error {
+	itest.Eventually(t, 2*time.Minute, "B's Pod running in the super cluster", func(ctx context.Context) error {
 		sp, err := s.super.CoreV1().Pods(s.bSuperNS).Get(ctx, bPod, metav1.GetOptions{})
 		if err != nil {
 			return err
 		}
 		if sp.Status.Phase != corev1.PodRunning || sp.Status.PodIP == "" {
-			return errorf("phase %s IP %q", sp.Status.Phase, sp.Status.PodIP)
+			return itest.Errorf("phase %s IP %q", sp.Status.Phase, sp.Status.PodIP)
 		}
 		s.bPodIP = sp.Status.PodIP
 		tp, err := b.CoreV1().Pods(bNS).Get(ctx, bPod, metav1.GetOptions{})
@@ -245,18 +242,18 @@ func (s *suite) setUpB(t *testing.T) {
 			return err
 		}
 		if tp.Status.Phase != corev1.PodRunning {
-			return errorf("tenant Pod phase %s", tp.Status.Phase)
+			return itest.Errorf("tenant Pod phase %s", tp.Status.Phase)
 		}
 		return nil
 	})
 	// Let B's status updates settle before the first snapshot.
-	eventually(t, maxWait, "B's super Service has its endpoints", func(ctx context.Context) error {
+	itest.Eventually(t, maxWait, "B's super Service has its endpoints", func(ctx context.Context) error {
 		sl, err := s.super.DiscoveryV1().EndpointSlices(s.bSuperNS).List(ctx, metav1.ListOptions{LabelSelector: "kubernetes.io/service-name=" + bService})
 		if err != nil {
 			return err
 		}
 		if len(sl.Items) == 0 || len(sl.Items[0].Endpoints) == 0 {
-			return errorf("no endpoints yet")
+			return itest.Errorf("no endpoints yet")
 		}
 		return nil
 	})

@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	tenancyv1alpha1 "github.com/vcsyncer/syncer/pkg/apis/tenancy/v1alpha1"
+	"github.com/vcsyncer/syncer/test/integration/itest"
 )
 
 // selectorless returns a selector-less Service name with one TCP port.
@@ -202,15 +203,15 @@ func (s *suite) withIngressPolicy(t *testing.T, f func()) {
 	if _, err := s.a.Client.NetworkingV1().Ingresses(aNS).Create(ctx, ingress("allowed", "www.a.example.com", &class), metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		t.Fatal(err)
 	}
-	eventually(t, maxWait, "A's policy in force: its allowed Ingress is synced", func(ctx context.Context) error {
+	itest.Eventually(t, maxWait, "A's policy in force: its allowed Ingress is synced", func(ctx context.Context) error {
 		_, err := s.super.NetworkingV1().Ingresses(s.aSuperNS).Get(ctx, "allowed", metav1.GetOptions{})
 		return err
 	})
 	defer func() {
 		s.setPolicyName(t, s.a.Name, "")
-		eventually(t, maxWait, "A back on the built-in policy: its allowed Ingress is refused again", func(ctx context.Context) error {
+		itest.Eventually(t, maxWait, "A back on the built-in policy: its allowed Ingress is refused again", func(ctx context.Context) error {
 			if _, err := s.super.NetworkingV1().Ingresses(s.aSuperNS).Get(ctx, "allowed", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
-				return errorf("super Ingress still there (err %v)", err)
+				return itest.Errorf("super Ingress still there (err %v)", err)
 			}
 			return nil
 		})

@@ -83,7 +83,7 @@ func (s *suite) syncerToken(t *testing.T) (kubernetes.Interface, bool) {
 	}
 	ctx := context.Background()
 	var tok string
-	eventually(t, maxWait, "token of the syncer's ServiceAccount", func(ctx context.Context) error {
+	itest.Eventually(t, maxWait, "token of the syncer's ServiceAccount", func(ctx context.Context) error {
 		tr, err := s.super.CoreV1().ServiceAccounts(namespace).CreateToken(ctx, "vc-syncer",
 			&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr(int64(3600))}}, metav1.CreateOptions{})
 		if err != nil {
@@ -156,9 +156,9 @@ func (s *suite) checkSyncerTokenConfined(t *testing.T) {
 	_, err = sa.CoreV1().Pods("default").Create(ctx, basePod("vap-probe"), metav1.CreateOptions{})
 	refused("created a Pod in default", err, func() {
 		_ = s.super.CoreV1().Pods("default").Delete(ctx, "vap-probe", metav1.DeleteOptions{GracePeriodSeconds: ptr(int64(0))})
-		eventually(t, maxWait, "probe Pod gone", func(ctx context.Context) error {
+		itest.Eventually(t, maxWait, "probe Pod gone", func(ctx context.Context) error {
 			if _, err := s.super.CoreV1().Pods("default").Get(ctx, "vap-probe", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
-				return errorf("still there (err %v)", err)
+				return itest.Errorf("still there (err %v)", err)
 			}
 			return nil
 		})
@@ -215,7 +215,7 @@ func (s *suite) checkMetricsAuth(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, maxWait, "authorized reader gets /metrics", func(ctx context.Context) error {
+	itest.Eventually(t, maxWait, "authorized reader gets /metrics", func(ctx context.Context) error {
 		code, body, err := get(insecure, "https://"+s.metricsURL+"/metrics", tr.Status.Token)
 		if err != nil {
 			return err

@@ -13,12 +13,13 @@ import (
 
 	tenancyv1alpha1 "github.com/vcsyncer/syncer/pkg/apis/tenancy/v1alpha1"
 	"github.com/vcsyncer/syncer/pkg/policy"
+	"github.com/vcsyncer/syncer/test/integration/itest"
 )
 
 // setPolicyName sets Tenant name's spec.policyName.
 func (s *suite) setPolicyName(t *testing.T, name, policyName string) {
 	t.Helper()
-	eventually(t, maxWait, "Tenant "+name+" spec.policyName="+policyName, func(ctx context.Context) error {
+	itest.Eventually(t, maxWait, "Tenant "+name+" spec.policyName="+policyName, func(ctx context.Context) error {
 		tn := &tenancyv1alpha1.Tenant{}
 		if err := s.c.Get(ctx, client.ObjectKey{Name: name}, tn); err != nil {
 			return err
@@ -50,16 +51,16 @@ func (s *suite) checkTenantOptsIn(t *testing.T) {
 	defer func() {
 		// Leave B as it was for the subtests that follow: Pod gone, built-in policy.
 		_ = s.b.Client.CoreV1().Pods(bNS).Delete(ctx, name, metav1.DeleteOptions{})
-		eventually(t, time.Minute, "B's nfs Pod gone", func(ctx context.Context) error {
+		itest.Eventually(t, time.Minute, "B's nfs Pod gone", func(ctx context.Context) error {
 			if _, err := s.b.Client.CoreV1().Pods(bNS).Get(ctx, name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
-				return errorf("still there (err %v)", err)
+				return itest.Errorf("still there (err %v)", err)
 			}
 			return nil
 		})
 		s.setPolicyName(t, s.b.Name, "")
 		_ = s.c.Delete(ctx, tp)
 	}()
-	eventually(t, maxWait, "Tenant B's PolicyValid=True", func(ctx context.Context) error {
+	itest.Eventually(t, maxWait, "Tenant B's PolicyValid=True", func(ctx context.Context) error {
 		tn := &tenancyv1alpha1.Tenant{}
 		if err := s.c.Get(ctx, client.ObjectKey{Name: s.b.Name}, tn); err != nil {
 			return err
@@ -69,22 +70,22 @@ func (s *suite) checkTenantOptsIn(t *testing.T) {
 				return nil
 			}
 		}
-		return errorf("conditions %+v", tn.Status.Conditions)
+		return itest.Errorf("conditions %+v", tn.Status.Conditions)
 	})
 	if _, err := s.b.Client.CoreV1().Pods(bNS).Create(ctx, p, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, maxWait, "B's nfs Pod in the super cluster with its volume", func(ctx context.Context) error {
+	itest.Eventually(t, maxWait, "B's nfs Pod in the super cluster with its volume", func(ctx context.Context) error {
 		sp, err := s.super.CoreV1().Pods(s.bSuperNS).Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
-			return errorf("%v (B's Events: %s)", err, eventSummary(ctx, s.b.Client, name))
+			return itest.Errorf("%v (B's Events: %s)", err, eventSummary(ctx, s.b.Client, name))
 		}
 		for _, v := range sp.Spec.Volumes {
 			if v.NFS != nil {
 				return nil
 			}
 		}
-		return errorf("super Pod has no nfs volume: %+v", sp.Spec.Volumes)
+		return itest.Errorf("super Pod has no nfs volume: %+v", sp.Spec.Volumes)
 	})
 	// A's nfs Pod of the inline-nfs-volume attack is still refused.
 	if sp, err := s.superPod(ctx, s.aSuperNS, "inline-nfs"); err == nil && sp != nil {

@@ -190,18 +190,18 @@ func (s *suite) attackPDB(t *testing.T) {
 	}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, maxWait, "tenant A's PDB allows 1 disruption (its Deployment's Pod Ready)", func(ctx context.Context) error {
+	itest.Eventually(t, maxWait, "tenant A's PDB allows 1 disruption (its Deployment's Pod Ready)", func(ctx context.Context) error {
 		p, err := s.a.Client.PolicyV1().PodDisruptionBudgets(aNS).Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			return err
 		}
 		if p.Status.DisruptionsAllowed != 1 {
-			return errorf("disruptionsAllowed %d (status %+v)", p.Status.DisruptionsAllowed, p.Status)
+			return itest.Errorf("disruptionsAllowed %d (status %+v)", p.Status.DisruptionsAllowed, p.Status)
 		}
 		return nil
 	})
 	var superPod string
-	eventually(t, maxWait, "A's super Pod Running", func(ctx context.Context) error {
+	itest.Eventually(t, maxWait, "A's super Pod Running", func(ctx context.Context) error {
 		pl, err := s.super.CoreV1().Pods(s.aSuperNS).List(ctx, metav1.ListOptions{LabelSelector: "app=" + name})
 		if err != nil {
 			return err
@@ -212,10 +212,10 @@ func (s *suite) attackPDB(t *testing.T) {
 				return nil
 			}
 		}
-		return errorf("%d super Pods, none Running", len(pl.Items))
+		return itest.Errorf("%d super Pods, none Running", len(pl.Items))
 	})
 	// The super disruption controller has looked at the super copy (if there is one).
-	eventually(t, maxWait, "super PDB status observed", func(ctx context.Context) error {
+	itest.Eventually(t, maxWait, "super PDB status observed", func(ctx context.Context) error {
 		sp, err := s.super.PolicyV1().PodDisruptionBudgets(s.aSuperNS).Get(ctx, name, metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
 			return nil
@@ -224,7 +224,7 @@ func (s *suite) attackPDB(t *testing.T) {
 			return err
 		}
 		if sp.Status.ObservedGeneration != sp.Generation {
-			return errorf("observedGeneration %d of %d", sp.Status.ObservedGeneration, sp.Generation)
+			return itest.Errorf("observedGeneration %d of %d", sp.Status.ObservedGeneration, sp.Generation)
 		}
 		return nil
 	})
@@ -261,13 +261,13 @@ func (s *suite) attackNamespaceCollision(t *testing.T) {
 	cut := s1[len(prefix):]
 	s2 := conversion.SuperNamespace(s.a.Name, s.aUID, cut)
 	t.Logf("tenant namespaces %s and %s map to %s and %s", long, cut, s1, s2)
-	mustCreateNS(t, s.a.Client, long)
+	itest.MustCreateNS(t, s.a.Client, long)
 	defer func() {
 		_ = s.a.Client.CoreV1().Namespaces().Delete(ctx, cut, metav1.DeleteOptions{})
 		_ = s.a.Client.CoreV1().Namespaces().Delete(ctx, long, metav1.DeleteOptions{})
 	}()
 	var uid string
-	eventually(t, maxWait, "super namespace of "+long, func(ctx context.Context) error {
+	itest.Eventually(t, maxWait, "super namespace of "+long, func(ctx context.Context) error {
 		ns, err := s.super.CoreV1().Namespaces().Get(ctx, s1, metav1.GetOptions{})
 		if err != nil {
 			return err
@@ -292,8 +292,8 @@ func (s *suite) attackNamespaceCollision(t *testing.T) {
 	if s1 != s2 {
 		before := s.snapshot(t)
 		defer s.compare(t, before)
-		mustCreateNS(t, s.a.Client, cut)
-		eventually(t, maxWait, "super namespace of "+cut, func(ctx context.Context) error {
+		itest.MustCreateNS(t, s.a.Client, cut)
+		itest.Eventually(t, maxWait, "super namespace of "+cut, func(ctx context.Context) error {
 			_, err := s.super.CoreV1().Namespaces().Get(ctx, s2, metav1.GetOptions{})
 			return err
 		})
@@ -391,7 +391,7 @@ func (s *suite) attackManyNodePorts(t *testing.T) {
 // node ports, load balancers, storage) and a LimitRange.
 func (s *suite) checkQuotaAndLimits(t *testing.T) {
 	for _, ns := range []string{s.aSuperNS, s.bSuperNS} {
-		eventually(t, maxWait, "ResourceQuota and LimitRange in "+ns, func(ctx context.Context) error {
+		itest.Eventually(t, maxWait, "ResourceQuota and LimitRange in "+ns, func(ctx context.Context) error {
 			rq, err := s.super.CoreV1().ResourceQuotas(ns).List(ctx, metav1.ListOptions{})
 			if err != nil {
 				return err
@@ -401,7 +401,7 @@ func (s *suite) checkQuotaAndLimits(t *testing.T) {
 				return err
 			}
 			if len(rq.Items) == 0 || len(lr.Items) == 0 {
-				return errorf("%d ResourceQuotas, %d LimitRanges: a tenant's use of the super cluster is unbounded", len(rq.Items), len(lr.Items))
+				return itest.Errorf("%d ResourceQuotas, %d LimitRanges: a tenant's use of the super cluster is unbounded", len(rq.Items), len(lr.Items))
 			}
 			hard := corev1.ResourceList{}
 			for _, q := range rq.Items {
@@ -416,7 +416,7 @@ func (s *suite) checkQuotaAndLimits(t *testing.T) {
 				}
 			}
 			if len(missing) > 0 {
-				return errorf("the ResourceQuotas do not bound %v (hard %v)", missing, hard)
+				return itest.Errorf("the ResourceQuotas do not bound %v (hard %v)", missing, hard)
 			}
 			return nil
 		})

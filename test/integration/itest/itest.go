@@ -135,14 +135,24 @@ func Created(t *testing.T) func(any, error) {
 	}
 }
 
-// TenantUID returns the UID of Tenant name.
+// TenantUID returns the UID of Tenant name, waiting up to 30 s for it to exist.
 func TenantUID(t *testing.T, c client.Client, name string) string {
 	t.Helper()
-	tn := &tenancyv1alpha1.Tenant{}
-	if err := c.Get(context.Background(), client.ObjectKey{Name: name}, tn); err != nil {
-		t.Fatal(err)
-	}
+	var tn tenancyv1alpha1.Tenant
+	Eventually(t, 30*time.Second, "Tenant "+name, func(ctx context.Context) error {
+		return c.Get(ctx, client.ObjectKey{Name: name}, &tn)
+	})
 	return string(tn.UID)
+}
+
+// PodReady reports whether Pod p has condition Ready True.
+func PodReady(p *corev1.Pod) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
 }
 
 // WaitRunning waits until Tenant name is in phase Running.

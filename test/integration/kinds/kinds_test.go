@@ -33,11 +33,8 @@ import (
 // EndpointSlices of selector-less Services (in any order), the opt-in Ingress, NetworkPolicy
 // and PodDisruptionBudget, public PriorityClasses and Events.
 func TestMoreKinds(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts real control planes")
-	}
 	env := framework.StartT(t, localcluster.SuperOptions{Nodes: 1}, 2)
-	c := startSyncer(t, env.Super.RESTConfig, func(o *options.Options) {
+	c := itest.StartSyncer(t, env.Super.RESTConfig, func(o *options.Options) {
 		o.OptInKinds = []string{"Ingress", "NetworkPolicy", "PodDisruptionBudget"} // Event is synced by default
 	})
 	// Endpoints naming an address outside the tenant's Pods and Ingresses are refused by the
@@ -48,17 +45,17 @@ func TestMoreKinds(t *testing.T) {
 	ctx := context.Background()
 	t1, t2 := env.Tenants[0], env.Tenants[1]
 	for _, tc := range []*localcluster.ControlPlane{t1, t2} {
-		if err := itest.AddTenant(ctx, c, kubeconfigNS, tc, 1); err != nil {
+		if err := itest.AddTenant(ctx, c, itest.KubeconfigNS, tc, 1); err != nil {
 			t.Fatal(err)
 		}
 	}
-	waitRunning(t, c, t1.Name)
-	waitRunning(t, c, t2.Name)
-	uid1, uid2 := tenantUID(t, c, t1.Name), tenantUID(t, c, t2.Name)
-	mustCreateNS(t, t1.Client, "apps")
-	mustCreateNS(t, t2.Client, "apps")
+	itest.WaitRunning(t, c, t1.Name)
+	itest.WaitRunning(t, c, t2.Name)
+	uid1, uid2 := itest.TenantUID(t, c, t1.Name), itest.TenantUID(t, c, t2.Name)
+	itest.MustCreateNS(t, t1.Client, "apps")
+	itest.MustCreateNS(t, t2.Client, "apps")
 	ns1 := conversion.SuperNamespace(t1.Name, uid1, "apps")
-	eventually(t, time.Minute, "super namespaces", func(ctx context.Context) error {
+	itest.Eventually(t, time.Minute, "super namespaces", func(ctx context.Context) error {
 		for _, ns := range []string{ns1, conversion.SuperNamespace(t2.Name, uid2, "apps")} {
 			if _, err := super.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{}); err != nil {
 				return err
@@ -68,76 +65,76 @@ func TestMoreKinds(t *testing.T) {
 	})
 
 	t.Run("Endpoints applied before their selector-less Service converge", func(t *testing.T) {
-		created(t)(t1.Client.CoreV1().Endpoints("apps").Create(ctx, &corev1.Endpoints{
+		itest.Created(t)(t1.Client.CoreV1().Endpoints("apps").Create(ctx, &corev1.Endpoints{
 			ObjectMeta: metav1.ObjectMeta{Name: "ext-db"},
 			Subsets: []corev1.EndpointSubset{{
 				Addresses: []corev1.EndpointAddress{{IP: "192.0.2.10"}},
 				Ports:     []corev1.EndpointPort{{Name: "pg", Port: 5432, Protocol: corev1.ProtocolTCP}},
 			}},
 		}, metav1.CreateOptions{}))
-		consistently(t, 2*time.Second, "no super Endpoints without a Service", func(ctx context.Context) error {
+		itest.Consistently(t, 2*time.Second, "no super Endpoints without a Service", func(ctx context.Context) error {
 			if ep, err := super.CoreV1().Endpoints(ns1).Get(ctx, "ext-db", metav1.GetOptions{}); err == nil {
-				return errorf("super Endpoints synced before the Service: %+v", ep.ObjectMeta)
+				return itest.Errorf("super Endpoints synced before the Service: %+v", ep.ObjectMeta)
 			}
 			return nil
 		})
-		created(t)(t1.Client.CoreV1().Services("apps").Create(ctx, &corev1.Service{
+		itest.Created(t)(t1.Client.CoreV1().Services("apps").Create(ctx, &corev1.Service{
 			ObjectMeta: metav1.ObjectMeta{Name: "ext-db"},
 			Spec:       corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "pg", Port: 5432}}},
 		}, metav1.CreateOptions{}))
-		eventually(t, time.Minute, "super Endpoints ext-db", func(ctx context.Context) error {
+		itest.Eventually(t, time.Minute, "super Endpoints ext-db", func(ctx context.Context) error {
 			ep, err := super.CoreV1().Endpoints(ns1).Get(ctx, "ext-db", metav1.GetOptions{})
 			if err != nil {
 				return err
 			}
 			if !conversion.OwnedByTenant(ep, uid1) || ep.Labels[discoveryv1.LabelSkipMirror] != "true" {
-				return errorf("not owned or not skip-mirror: %v", ep.Labels)
+				return itest.Errorf("not owned or not skip-mirror: %v", ep.Labels)
 			}
 			if len(ep.Subsets) != 1 || len(ep.Subsets[0].Addresses) != 1 || ep.Subsets[0].Addresses[0].IP != "192.0.2.10" {
-				return errorf("subsets %+v", ep.Subsets)
+				return itest.Errorf("subsets %+v", ep.Subsets)
 			}
 			return nil
 		})
 		// The tenant's mirroring controller makes a slice from the Endpoints; it is synced, and
 		// the super cluster does not mirror the super Endpoints a second time.
-		eventually(t, time.Minute, "super EndpointSlice of ext-db", func(ctx context.Context) error {
+		itest.Eventually(t, time.Minute, "super EndpointSlice of ext-db", func(ctx context.Context) error {
 			sl, err := super.DiscoveryV1().EndpointSlices(ns1).List(ctx, metav1.ListOptions{LabelSelector: discoveryv1.LabelServiceName + "=ext-db"})
 			if err != nil {
 				return err
 			}
 			if len(sl.Items) != 1 {
-				return errorf("%d super slices for ext-db, want 1 (the tenant's, synced)", len(sl.Items))
+				return itest.Errorf("%d super slices for ext-db, want 1 (the tenant's, synced)", len(sl.Items))
 			}
 			s := sl.Items[0]
 			if s.Labels[discoveryv1.LabelManagedBy] != endpointslice.ManagedBy || !conversion.OwnedByTenant(&s, uid1) {
-				return errorf("slice %s labels %v", s.Name, s.Labels)
+				return itest.Errorf("slice %s labels %v", s.Name, s.Labels)
 			}
 			if len(s.Endpoints) != 1 || s.Endpoints[0].Addresses[0] != "192.0.2.10" {
-				return errorf("slice endpoints %+v", s.Endpoints)
+				return itest.Errorf("slice endpoints %+v", s.Endpoints)
 			}
 			return nil
 		})
 	})
 
 	t.Run("Endpoints of a Service with a selector are never synced", func(t *testing.T) {
-		created(t)(t1.Client.CoreV1().Services("apps").Create(ctx, &corev1.Service{
+		itest.Created(t)(t1.Client.CoreV1().Services("apps").Create(ctx, &corev1.Service{
 			ObjectMeta: metav1.ObjectMeta{Name: "web"},
 			Spec:       corev1.ServiceSpec{Selector: map[string]string{"app": "web"}, Ports: []corev1.ServicePort{{Port: 80}}},
 		}, metav1.CreateOptions{}))
-		eventually(t, time.Minute, "super Service web", func(ctx context.Context) error {
+		itest.Eventually(t, time.Minute, "super Service web", func(ctx context.Context) error {
 			_, err := super.CoreV1().Services(ns1).Get(ctx, "web", metav1.GetOptions{})
 			return err
 		})
-		eventually(t, time.Minute, "tenant Endpoints web", func(ctx context.Context) error {
+		itest.Eventually(t, time.Minute, "tenant Endpoints web", func(ctx context.Context) error {
 			_, err := t1.Client.CoreV1().Endpoints("apps").Get(ctx, "web", metav1.GetOptions{})
 			return err
 		})
-		consistently(t, 3*time.Second, "super Endpoints and slices of web are the super cluster's", func(ctx context.Context) error {
+		itest.Consistently(t, 3*time.Second, "super Endpoints and slices of web are the super cluster's", func(ctx context.Context) error {
 			// The super endpoints controllers copy the super Service's labels (the syncer's
 			// managed-by among them), never its ownership annotations.
 			if ep, err := super.CoreV1().Endpoints(ns1).Get(ctx, "web", metav1.GetOptions{}); err == nil {
 				if _, owned := conversion.OwnerOf(ep); owned || ep.Annotations[conversion.AnnotationUID] != "" {
-					return errorf("super Endpoints web written by the syncer: %v %v", ep.Labels, ep.Annotations)
+					return itest.Errorf("super Endpoints web written by the syncer: %v %v", ep.Labels, ep.Annotations)
 				}
 			}
 			sl, err := super.DiscoveryV1().EndpointSlices(ns1).List(ctx, metav1.ListOptions{LabelSelector: discoveryv1.LabelServiceName + "=web"})
@@ -146,7 +143,7 @@ func TestMoreKinds(t *testing.T) {
 			}
 			for _, s := range sl.Items {
 				if _, owned := conversion.OwnerOf(&s); owned || s.Labels[discoveryv1.LabelManagedBy] == endpointslice.ManagedBy {
-					return errorf("super slice %s written by the syncer: %v", s.Name, s.Labels)
+					return itest.Errorf("super slice %s written by the syncer: %v", s.Name, s.Labels)
 				}
 			}
 			return nil
@@ -160,25 +157,25 @@ func TestMoreKinds(t *testing.T) {
 		if _, err := t1.Client.CoreV1().Services("apps").Update(ctx, svc, metav1.UpdateOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, time.Minute, "synced Endpoints ext-db removed", func(ctx context.Context) error {
+		itest.Eventually(t, time.Minute, "synced Endpoints ext-db removed", func(ctx context.Context) error {
 			ep, err := super.CoreV1().Endpoints(ns1).Get(ctx, "ext-db", metav1.GetOptions{})
 			if err == nil && conversion.OwnedByTenant(ep, uid1) {
-				return errorf("super Endpoints ext-db still the syncer's")
+				return itest.Errorf("super Endpoints ext-db still the syncer's")
 			}
 			sl, err := super.DiscoveryV1().EndpointSlices(ns1).List(ctx, metav1.ListOptions{LabelSelector: discoveryv1.LabelManagedBy + "=" + endpointslice.ManagedBy})
 			if err != nil {
 				return err
 			}
 			if len(sl.Items) > 0 {
-				return errorf("%d synced slices left", len(sl.Items))
+				return itest.Errorf("%d synced slices left", len(sl.Items))
 			}
 			return nil
 		})
 	})
 
 	t.Run("NetworkPolicy namespaceSelector stays inside the tenant", func(t *testing.T) {
-		mustCreateNS(t, t1.Client, "other")
-		created(t)(t1.Client.NetworkingV1().NetworkPolicies("apps").Create(ctx, &networkingv1.NetworkPolicy{
+		itest.MustCreateNS(t, t1.Client, "other")
+		itest.Created(t)(t1.Client.NetworkingV1().NetworkPolicies("apps").Create(ctx, &networkingv1.NetworkPolicy{
 			ObjectMeta: metav1.ObjectMeta{Name: "from-any-ns"},
 			Spec: networkingv1.NetworkPolicySpec{
 				PodSelector: metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}},
@@ -190,7 +187,7 @@ func TestMoreKinds(t *testing.T) {
 			},
 		}, metav1.CreateOptions{}))
 		var np *networkingv1.NetworkPolicy
-		eventually(t, time.Minute, "super NetworkPolicy", func(ctx context.Context) error {
+		itest.Eventually(t, time.Minute, "super NetworkPolicy", func(ctx context.Context) error {
 			var err error
 			np, err = super.NetworkingV1().NetworkPolicies(ns1).Get(ctx, "from-any-ns", metav1.GetOptions{})
 			return err
@@ -236,23 +233,23 @@ func TestMoreKinds(t *testing.T) {
 
 	t.Run("PodDisruptionBudget and Ingress", func(t *testing.T) {
 		minAvail := intstr.FromInt32(1)
-		created(t)(t1.Client.PolicyV1().PodDisruptionBudgets("apps").Create(ctx, &policyv1.PodDisruptionBudget{
+		itest.Created(t)(t1.Client.PolicyV1().PodDisruptionBudgets("apps").Create(ctx, &policyv1.PodDisruptionBudget{
 			ObjectMeta: metav1.ObjectMeta{Name: "web"},
 			Spec:       policyv1.PodDisruptionBudgetSpec{MinAvailable: &minAvail, Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}},
 		}, metav1.CreateOptions{}))
-		eventually(t, time.Minute, "super PodDisruptionBudget", func(ctx context.Context) error {
+		itest.Eventually(t, time.Minute, "super PodDisruptionBudget", func(ctx context.Context) error {
 			p, err := super.PolicyV1().PodDisruptionBudgets(ns1).Get(ctx, "web", metav1.GetOptions{})
 			if err != nil {
 				return err
 			}
 			if p.Spec.MinAvailable.IntValue() != 1 || p.Spec.Selector.MatchLabels["app"] != "web" {
-				return errorf("spec %+v", p.Spec)
+				return itest.Errorf("spec %+v", p.Spec)
 			}
 			return nil
 		})
 		class := "nginx"
 		prefix := networkingv1.PathTypePrefix
-		created(t)(t1.Client.NetworkingV1().Ingresses("apps").Create(ctx, &networkingv1.Ingress{
+		itest.Created(t)(t1.Client.NetworkingV1().Ingresses("apps").Create(ctx, &networkingv1.Ingress{
 			ObjectMeta: metav1.ObjectMeta{Name: "web"},
 			Spec: networkingv1.IngressSpec{IngressClassName: &class, Rules: []networkingv1.IngressRule{{
 				Host: "web.example", IngressRuleValue: networkingv1.IngressRuleValue{HTTP: &networkingv1.HTTPIngressRuleValue{
@@ -262,7 +259,7 @@ func TestMoreKinds(t *testing.T) {
 			}}},
 		}, metav1.CreateOptions{}))
 		var si *networkingv1.Ingress
-		eventually(t, time.Minute, "super Ingress", func(ctx context.Context) error {
+		itest.Eventually(t, time.Minute, "super Ingress", func(ctx context.Context) error {
 			var err error
 			si, err = super.NetworkingV1().Ingresses(ns1).Get(ctx, "web", metav1.GetOptions{})
 			return err
@@ -275,34 +272,34 @@ func TestMoreKinds(t *testing.T) {
 		if _, err := super.NetworkingV1().Ingresses(ns1).UpdateStatus(ctx, si, metav1.UpdateOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, time.Minute, "tenant Ingress status", func(ctx context.Context) error {
+		itest.Eventually(t, time.Minute, "tenant Ingress status", func(ctx context.Context) error {
 			ti, err := t1.Client.NetworkingV1().Ingresses("apps").Get(ctx, "web", metav1.GetOptions{})
 			if err != nil {
 				return err
 			}
 			if !equality.Semantic.DeepEqual(ti.Status.LoadBalancer, si.Status.LoadBalancer) {
-				return errorf("tenant status %+v", ti.Status.LoadBalancer)
+				return itest.Errorf("tenant status %+v", ti.Status.LoadBalancer)
 			}
 			return nil
 		})
 	})
 
 	t.Run("public PriorityClasses reach every tenant; Pods use them or are rejected", func(t *testing.T) {
-		created(t)(super.SchedulingV1().PriorityClasses().Create(ctx, &schedulingv1.PriorityClass{
+		itest.Created(t)(super.SchedulingV1().PriorityClasses().Create(ctx, &schedulingv1.PriorityClass{
 			ObjectMeta: metav1.ObjectMeta{Name: "gold", Labels: map[string]string{conversion.LabelPublic: conversion.PublicValue}},
 			Value:      1000, Description: "public gold",
 		}, metav1.CreateOptions{}))
-		created(t)(super.SchedulingV1().PriorityClasses().Create(ctx, &schedulingv1.PriorityClass{
+		itest.Created(t)(super.SchedulingV1().PriorityClasses().Create(ctx, &schedulingv1.PriorityClass{
 			ObjectMeta: metav1.ObjectMeta{Name: "super-private"}, Value: 2000,
 		}, metav1.CreateOptions{}))
 		for _, tc := range []*localcluster.ControlPlane{t1, t2} {
-			eventually(t, time.Minute, "gold in "+tc.Name, func(ctx context.Context) error {
+			itest.Eventually(t, time.Minute, "gold in "+tc.Name, func(ctx context.Context) error {
 				pc, err := tc.Client.SchedulingV1().PriorityClasses().Get(ctx, "gold", metav1.GetOptions{})
 				if err != nil {
 					return err
 				}
 				if pc.Value != 1000 || pc.Description != "public gold" || !priorityclass.IsCopy(pc) {
-					return errorf("tenant copy %+v", pc)
+					return itest.Errorf("tenant copy %+v", pc)
 				}
 				return nil
 			})
@@ -311,22 +308,22 @@ func TestMoreKinds(t *testing.T) {
 			}
 		}
 		// A tenant's own class (not public in the super cluster).
-		created(t)(t1.Client.SchedulingV1().PriorityClasses().Create(ctx, &schedulingv1.PriorityClass{
+		itest.Created(t)(t1.Client.SchedulingV1().PriorityClasses().Create(ctx, &schedulingv1.PriorityClass{
 			ObjectMeta: metav1.ObjectMeta{Name: "tenant-own"}, Value: 500,
 		}, metav1.CreateOptions{}))
-		created(t)(t1.Client.CoreV1().Pods("apps").Create(ctx, priorityPod("gold-pod", "gold"), metav1.CreateOptions{}))
-		created(t)(t1.Client.CoreV1().Pods("apps").Create(ctx, priorityPod("own-pod", "tenant-own"), metav1.CreateOptions{}))
-		eventually(t, time.Minute, "super Pod keeps the public class", func(ctx context.Context) error {
+		itest.Created(t)(t1.Client.CoreV1().Pods("apps").Create(ctx, priorityPod("gold-pod", "gold"), metav1.CreateOptions{}))
+		itest.Created(t)(t1.Client.CoreV1().Pods("apps").Create(ctx, priorityPod("own-pod", "tenant-own"), metav1.CreateOptions{}))
+		itest.Eventually(t, time.Minute, "super Pod keeps the public class", func(ctx context.Context) error {
 			p, err := super.CoreV1().Pods(ns1).Get(ctx, "gold-pod", metav1.GetOptions{})
 			if err != nil {
 				return err
 			}
 			if p.Spec.PriorityClassName != "gold" || p.Spec.Priority == nil || *p.Spec.Priority != 1000 {
-				return errorf("priorityClassName %q priority %v", p.Spec.PriorityClassName, p.Spec.Priority)
+				return itest.Errorf("priorityClassName %q priority %v", p.Spec.PriorityClassName, p.Spec.Priority)
 			}
 			return nil
 		})
-		waitEvent(t, t1.Client, "apps", "own-pod", priorityclass.ReasonPriorityClassNotPublic, "tenant-own")
+		itest.WaitEvent(t, t1.Client, "apps", "own-pod", priorityclass.ReasonPriorityClassNotPublic, "tenant-own")
 		if _, err := super.CoreV1().Pods(ns1).Get(ctx, "own-pod", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 			t.Errorf("a Pod with a non-public class reached the super cluster: %v", err)
 		}
@@ -340,9 +337,9 @@ func TestMoreKinds(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, tc := range []*localcluster.ControlPlane{t1, t2} {
-			eventually(t, time.Minute, "gold removed from "+tc.Name, func(ctx context.Context) error {
+			itest.Eventually(t, time.Minute, "gold removed from "+tc.Name, func(ctx context.Context) error {
 				if _, err := tc.Client.SchedulingV1().PriorityClasses().Get(ctx, "gold", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
-					return errorf("still there: %v", err)
+					return itest.Errorf("still there: %v", err)
 				}
 				return nil
 			})
@@ -353,18 +350,18 @@ func TestMoreKinds(t *testing.T) {
 	})
 
 	t.Run("Events by default: Scheduled and FailedScheduling reach the tenant", func(t *testing.T) {
-		created(t)(t1.Client.CoreV1().Pods("apps").Create(ctx, priorityPod("evt-runs", ""), metav1.CreateOptions{}))
+		itest.Created(t)(t1.Client.CoreV1().Pods("apps").Create(ctx, priorityPod("evt-runs", ""), metav1.CreateOptions{}))
 		// More CPU than the super cluster's kwok Node has (32): the super scheduler reports
 		// FailedScheduling (Insufficient cpu), within the built-in quota (64 CPU of requests).
 		unsched := priorityPod("evt-unschedulable", "")
 		cpu := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("40")}
 		unsched.Spec.Containers[0].Resources = corev1.ResourceRequirements{Requests: cpu, Limits: cpu}
-		created(t)(t1.Client.CoreV1().Pods("apps").Create(ctx, unsched, metav1.CreateOptions{}))
+		itest.Created(t)(t1.Client.CoreV1().Pods("apps").Create(ctx, unsched, metav1.CreateOptions{}))
 		for _, want := range []struct{ pod, reason, typ string }{
 			{"evt-runs", "Scheduled", corev1.EventTypeNormal},
 			{"evt-unschedulable", "FailedScheduling", corev1.EventTypeWarning},
 		} {
-			eventually(t, time.Minute, want.reason+" Event about "+want.pod, func(ctx context.Context) error {
+			itest.Eventually(t, time.Minute, want.reason+" Event about "+want.pod, func(ctx context.Context) error {
 				tp, err := t1.Client.CoreV1().Pods("apps").Get(ctx, want.pod, metav1.GetOptions{})
 				if err != nil {
 					return err
@@ -377,10 +374,10 @@ func TestMoreKinds(t *testing.T) {
 						seen = append(seen, e.Type+"/"+e.Reason+": "+e.Message)
 					}
 					sp, serr := super.CoreV1().Pods(ns1).Get(ctx, want.pod, metav1.GetOptions{})
-					return errorf("%v (the tenant's Events about it: %q; super Pod: %v, conditions %+v)", err, seen, serr, podConditions(sp))
+					return itest.Errorf("%v (the tenant's Events about it: %q; super Pod: %v, conditions %+v)", err, seen, serr, podConditions(sp))
 				}
 				if e.Type != want.typ || e.InvolvedObject.UID != tp.UID || e.InvolvedObject.Namespace != "apps" {
-					return errorf("type %s, involvedObject %+v; want %s about the tenant Pod (uid %s)", e.Type, e.InvolvedObject, want.typ, tp.UID)
+					return itest.Errorf("type %s, involvedObject %+v; want %s about the tenant Pod (uid %s)", e.Type, e.InvolvedObject, want.typ, tp.UID)
 				}
 				return nil
 			})
@@ -388,28 +385,28 @@ func TestMoreKinds(t *testing.T) {
 	})
 
 	t.Run("Events about synced objects are copied up, deduplicated", func(t *testing.T) {
-		created(t)(t1.Client.CoreV1().Pods("apps").Create(ctx, priorityPod("evt-pod", ""), metav1.CreateOptions{}))
+		itest.Created(t)(t1.Client.CoreV1().Pods("apps").Create(ctx, priorityPod("evt-pod", ""), metav1.CreateOptions{}))
 		var tp *corev1.Pod
-		eventually(t, time.Minute, "tenant Pod bound", func(ctx context.Context) error {
+		itest.Eventually(t, time.Minute, "tenant Pod bound", func(ctx context.Context) error {
 			var err error
 			tp, err = t1.Client.CoreV1().Pods("apps").Get(ctx, "evt-pod", metav1.GetOptions{})
 			if err == nil && tp.Spec.NodeName == "" {
-				return errorf("not bound")
+				return itest.Errorf("not bound")
 			}
 			return err
 		})
 		// The super scheduler's Scheduled Event about the super Pod.
-		eventually(t, time.Minute, "Scheduled Event copied", func(ctx context.Context) error {
+		itest.Eventually(t, time.Minute, "Scheduled Event copied", func(ctx context.Context) error {
 			e, err := copiedEvent(ctx, t1.Client, "evt-pod", "Scheduled")
 			if err != nil {
 				return err
 			}
 			ref := e.InvolvedObject
 			if ref.Namespace != "apps" || ref.UID != tp.UID || ref.Kind != "Pod" {
-				return errorf("involvedObject %+v, want the tenant Pod (uid %s)", ref, tp.UID)
+				return itest.Errorf("involvedObject %+v, want the tenant Pod (uid %s)", ref, tp.UID)
 			}
 			if !strings.Contains(e.Message, "apps/evt-pod") || strings.Contains(e.Message, ns1) {
-				return errorf("message not translated: %q", e.Message)
+				return itest.Errorf("message not translated: %q", e.Message)
 			}
 			return nil
 		})
@@ -429,19 +426,19 @@ func TestMoreKinds(t *testing.T) {
 			t.Fatal(err)
 		}
 		// Another tenant's objects and unsynced names are never reported into tenant 1.
-		created(t)(super.CoreV1().Events(ns1).Create(ctx, &corev1.Event{
+		itest.Created(t)(super.CoreV1().Events(ns1).Create(ctx, &corev1.Event{
 			ObjectMeta:     metav1.ObjectMeta{Name: "not-synced.1"},
 			InvolvedObject: corev1.ObjectReference{Kind: "Pod", APIVersion: "v1", Namespace: ns1, Name: "not-synced"},
 			Reason:         "BackOff", Message: "about an object the syncer did not make", Type: corev1.EventTypeWarning,
 			FirstTimestamp: now, LastTimestamp: now, Count: 1,
 		}, metav1.CreateOptions{}))
-		eventually(t, time.Minute, "BackOff Event copied", func(ctx context.Context) error {
+		itest.Eventually(t, time.Minute, "BackOff Event copied", func(ctx context.Context) error {
 			e, err := copiedEvent(ctx, t1.Client, "evt-pod", "BackOff")
 			if err != nil {
 				return err
 			}
 			if e.Count != 1 {
-				return errorf("count %d", e.Count)
+				return itest.Errorf("count %d", e.Count)
 			}
 			return nil
 		})
@@ -449,13 +446,13 @@ func TestMoreKinds(t *testing.T) {
 		if _, err := super.CoreV1().Events(ns1).Update(ctx, se, metav1.UpdateOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, time.Minute, "tenant copy count 5", func(ctx context.Context) error {
+		itest.Eventually(t, time.Minute, "tenant copy count 5", func(ctx context.Context) error {
 			evs, err := t1.Client.CoreV1().Events("apps").List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=evt-pod,reason=BackOff"})
 			if err != nil {
 				return err
 			}
 			if len(evs.Items) != 1 || evs.Items[0].Count != 5 {
-				return errorf("%d BackOff Events, want one with count 5: %+v", len(evs.Items), evs.Items)
+				return itest.Errorf("%d BackOff Events, want one with count 5: %+v", len(evs.Items), evs.Items)
 			}
 			return nil
 		})
@@ -503,7 +500,7 @@ func copiedEvent(ctx context.Context, c kubernetes.Interface, name, reason strin
 		return nil, err
 	}
 	if len(evs.Items) != 1 {
-		return nil, errorf("%d copied %s Events about %s, want 1", len(evs.Items), reason, name)
+		return nil, itest.Errorf("%d copied %s Events about %s, want 1", len(evs.Items), reason, name)
 	}
 	return &evs.Items[0], nil
 }

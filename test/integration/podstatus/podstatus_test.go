@@ -37,9 +37,6 @@ const (
 const remediationInterval = 2 * time.Second
 
 func TestPodStatus(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts real control planes")
-	}
 	env := framework.StartT(t, localcluster.SuperOptions{Nodes: 1}, 1)
 	c := itest.StartSyncer(t, env.Super.RESTConfig, func(o *options.Options) { o.RemediationInterval = remediationInterval })
 	tc := env.Tenants[0]

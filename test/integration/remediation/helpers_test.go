@@ -50,5 +50,3 @@ func metricValue(t *testing.T, name string, want map[string]string) float64 {
 	}
 	return sum
 }
-
-var eventually = itest.Eventually

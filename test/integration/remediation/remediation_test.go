@@ -2,18 +2,14 @@ package remediation_test
 
 import (
 	"context"
-	"fmt"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/vcsyncer/syncer/cmd/vc-syncer/app"
-	tenancyv1alpha1 "github.com/vcsyncer/syncer/pkg/apis/tenancy/v1alpha1"
 	"github.com/vcsyncer/syncer/pkg/conversion"
 	"github.com/vcsyncer/syncer/pkg/localcluster"
 	"github.com/vcsyncer/syncer/test/framework"
@@ -29,9 +25,6 @@ const (
 )
 
 func TestRemediation(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts real control planes")
-	}
 	env := framework.StartT(t, localcluster.SuperOptions{Nodes: 1}, 1)
 	c := startSyncer(t, env.Super.RESTConfig, time.Second)
 	super := env.Super.Client
@@ -46,11 +39,11 @@ func TestRemediation(t *testing.T) {
 	if err := app.AddTenant(ctx, c, kubeconfigNS, "down", itest.Unreachable(t, kc), 1); err != nil {
 		t.Fatal(err)
 	}
-	waitRunning(t, c, t1.Name)
-	uid1 := tenantUID(t, c, t1.Name)
-	uidDown := tenantUID(t, c, "down")
+	itest.WaitRunning(t, c, t1.Name)
+	uid1 := itest.TenantUID(t, c, t1.Name)
+	uidDown := itest.TenantUID(t, c, "down")
 
-	mustCreateNS(t, t1.Client, "app")
+	itest.MustCreateNS(t, t1.Client, "app")
 	if _, err := t1.Client.CoreV1().ConfigMaps("app").Create(ctx, &corev1.ConfigMap{
 		ObjectMeta: metav1.ObjectMeta{Name: "cfg"}, Data: map[string]string{"k": "v"},
 	}, metav1.CreateOptions{}); err != nil {
@@ -63,7 +56,7 @@ func TestRemediation(t *testing.T) {
 		t.Fatal(err)
 	}
 	superNS := conversion.SuperNamespace(t1.Name, uid1, "app")
-	eventually(t, time.Minute, "tenant Pod Ready and super ConfigMap synced", func(ctx context.Context) error {
+	itest.Eventually(t, time.Minute, "tenant Pod Ready and super ConfigMap synced", func(ctx context.Context) error {
 		if _, err := super.CoreV1().ConfigMaps(superNS).Get(ctx, "cfg", metav1.GetOptions{}); err != nil {
 			return err
 		}
@@ -71,8 +64,8 @@ func TestRemediation(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		if !podReady(p) {
-			return errorf("tenant Pod not Ready: %+v", p.Status)
+		if !itest.PodReady(p) {
+			return itest.Errorf("tenant Pod not Ready: %+v", p.Status)
 		}
 		return nil
 	})
@@ -105,22 +98,22 @@ func TestRemediation(t *testing.T) {
 		if _, err := t1.Client.CoreV1().Pods("app").UpdateStatus(ctx, p, metav1.UpdateOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, time.Minute, "tenant Pod Ready again", func(ctx context.Context) error {
+		itest.Eventually(t, time.Minute, "tenant Pod Ready again", func(ctx context.Context) error {
 			p, err := t1.Client.CoreV1().Pods("app").Get(ctx, "web", metav1.GetOptions{})
 			if err != nil {
 				return err
 			}
-			if !podReady(p) {
-				return errorf("still not Ready")
+			if !itest.PodReady(p) {
+				return itest.Errorf("still not Ready")
 			}
 			return nil
 		})
 		if got := metricValue(t, mismatches, labels); got < mBefore+1 {
 			t.Errorf("%s%v = %v, want at least %v", mismatches, labels, got, mBefore+1)
 		}
-		eventually(t, 30*time.Second, "fix counted", func(context.Context) error {
+		itest.Eventually(t, 30*time.Second, "fix counted", func(context.Context) error {
 			if got := metricValue(t, fixes, labels); got < fBefore+1 {
-				return errorf("%s%v = %v", fixes, labels, got)
+				return itest.Errorf("%s%v = %v", fixes, labels, got)
 			}
 			return nil
 		})
@@ -138,12 +131,12 @@ func TestRemediation(t *testing.T) {
 			t.Fatal(err)
 		}
 		created := time.Now()
-		eventually(t, time.Minute, "orphan deleted", func(ctx context.Context) error {
+		itest.Eventually(t, time.Minute, "orphan deleted", func(ctx context.Context) error {
 			_, err := super.CoreV1().ConfigMaps(superNS).Get(ctx, "ghost", metav1.GetOptions{})
 			if apierrors.IsNotFound(err) {
 				return nil
 			}
-			return errorf("still there: %v", err)
+			return itest.Errorf("still there: %v", err)
 		})
 		// Confirmed on two scans one second apart before it was re-enqueued.
 		if d := time.Since(created); d < time.Second {
@@ -152,9 +145,9 @@ func TestRemediation(t *testing.T) {
 		if got := metricValue(t, mismatches, labels); got < mBefore+1 {
 			t.Errorf("%s%v = %v, want at least %v", mismatches, labels, got, mBefore+1)
 		}
-		eventually(t, 30*time.Second, "fix counted", func(context.Context) error {
+		itest.Eventually(t, 30*time.Second, "fix counted", func(context.Context) error {
 			if got := metricValue(t, fixes, labels); got < fBefore+1 {
-				return errorf("%s%v = %v", fixes, labels, got)
+				return itest.Errorf("%s%v = %v", fixes, labels, got)
 			}
 			return nil
 		})
@@ -177,9 +170,9 @@ func TestRemediation(t *testing.T) {
 		}
 		skipLabels := map[string]string{"tenant": "down", "reason": "tenant_not_synced"}
 		before := metricValue(t, skips, skipLabels)
-		eventually(t, time.Minute, "three scans skip the tenant", func(context.Context) error {
+		itest.Eventually(t, time.Minute, "three scans skip the tenant", func(context.Context) error {
 			if got := metricValue(t, skips, skipLabels); got < before+3 {
-				return errorf("%s%v = %v", skips, skipLabels, got)
+				return itest.Errorf("%s%v = %v", skips, skipLabels, got)
 			}
 			return nil
 		})
@@ -200,55 +193,10 @@ func TestRemediation(t *testing.T) {
 func waitScans(t *testing.T, n int) {
 	t.Helper()
 	before := metricValue(t, scans, nil)
-	eventually(t, time.Duration(n)*10*time.Second, "remediation scans", func(context.Context) error {
+	itest.Eventually(t, time.Duration(n)*10*time.Second, "remediation scans", func(context.Context) error {
 		if got := metricValue(t, scans, nil); got < before+float64(n) {
-			return errorf("%v scans so far", got-before)
+			return itest.Errorf("%v scans so far", got-before)
 		}
 		return nil
 	})
 }
-
-func podReady(p *corev1.Pod) bool {
-	for _, c := range p.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
-}
-
-func mustCreateNS(t *testing.T, c kubernetes.Interface, name string) {
-	t.Helper()
-	if _, err := c.CoreV1().Namespaces().Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	eventually(t, 30*time.Second, "default ServiceAccount in "+name, func(ctx context.Context) error {
-		_, err := c.CoreV1().ServiceAccounts(name).Get(ctx, "default", metav1.GetOptions{})
-		return err
-	})
-}
-
-func tenantUID(t *testing.T, c client.Client, name string) string {
-	t.Helper()
-	var tn tenancyv1alpha1.Tenant
-	eventually(t, 30*time.Second, "Tenant "+name, func(ctx context.Context) error {
-		return c.Get(ctx, client.ObjectKey{Name: name}, &tn)
-	})
-	return string(tn.UID)
-}
-
-func waitRunning(t *testing.T, c client.Client, name string) {
-	t.Helper()
-	eventually(t, 2*time.Minute, "Tenant "+name+" Running", func(ctx context.Context) error {
-		tn := &tenancyv1alpha1.Tenant{}
-		if err := c.Get(ctx, client.ObjectKey{Name: name}, tn); err != nil {
-			return err
-		}
-		if tn.Status.Phase != tenancyv1alpha1.TenantRunning {
-			return errorf("phase %q conditions %+v", tn.Status.Phase, tn.Status.Conditions)
-		}
-		return nil
-	})
-}
-
-func errorf(format string, args ...any) error { return fmt.Errorf(format, args...) }

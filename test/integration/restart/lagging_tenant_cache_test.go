@@ -24,9 +24,6 @@ import (
 // the super Pods do not change again, so every restart count must still come up (remediation
 // is off; TestKillRestart once ended with a Pod left Pending with nodeName set this way).
 func TestResumeCopiesStatusWhileTenantCacheReplays(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts real control planes")
-	}
 	o := startOneTenant(t, nil, "1h") // the only checkpoints are the final ones of graceful stops
 	env, tc, p, c := o.env, o.tc, o.p, o.c
 	ctx := t.Context()

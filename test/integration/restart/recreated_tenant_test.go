@@ -24,9 +24,6 @@ import (
 // Tenant inherits the old Tenant's ack maps: every object looks already handled and nothing is
 // synced into the new super namespaces.
 func TestTenantRecreatedWhileDownStartsCold(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts real control planes")
-	}
 	o := startOneTenant(t, nil, "1s")
 	env, tc, p, c := o.env, o.tc, o.p, o.c
 	ctx := t.Context()

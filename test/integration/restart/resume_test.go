@@ -46,9 +46,6 @@ func TestResumeAfterWatchExpired(t *testing.T) {
 var watchedResources = []string{"configmaps", "pods", "services", "serviceaccounts", "namespaces", "endpoints"}
 
 func testResume(t *testing.T, apiserverArgs []string, wantMode string) {
-	if testing.Short() {
-		t.Skip("starts real control planes")
-	}
 	o := startOneTenant(t, apiserverArgs, "1s")
 	env, tc, p, c, port, ckpt := o.env, o.tc, o.p, o.c, o.port, o.ckpt
 	ctx := t.Context()

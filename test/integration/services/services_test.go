@@ -46,9 +46,6 @@ func lbLocal(s *corev1.Service) {
 // reallocated there and written back into the tenant; health-check node ports agree, or the
 // difference is reported.
 func TestServiceAddresses(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts real control planes")
-	}
 	env := framework.StartT(t, localcluster.SuperOptions{Nodes: 1}, 2)
 	c := itest.StartSyncer(t, env.Super.RESTConfig, nil)
 	itest.DefaultPolicy(t, c, tenancyv1alpha1.TenantPolicySpec{

@@ -26,11 +26,8 @@ import (
 // public StorageClasses and isolation between two tenants, on real control planes (the super
 // cluster's StorageClasses are served by the framework's provisioner).
 func TestStorage(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts real control planes")
-	}
 	env := framework.StartT(t, localcluster.SuperOptions{Nodes: 2}, 2)
-	c := startSyncer(t, env.Super.RESTConfig)
+	c := itest.StartSyncer(t, env.Super.RESTConfig, nil)
 	super := env.Super.Client
 	ctx := context.Background()
 	t1, t2 := env.Tenants[0], env.Tenants[1]
@@ -39,23 +36,23 @@ func TestStorage(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	waitRunning(t, c, t1.Name)
-	waitRunning(t, c, t2.Name)
-	uid1, uid2 := tenantUID(t, c, t1.Name), tenantUID(t, c, t2.Name)
+	itest.WaitRunning(t, c, t1.Name)
+	itest.WaitRunning(t, c, t2.Name)
+	uid1, uid2 := itest.TenantUID(t, c, t1.Name), itest.TenantUID(t, c, t2.Name)
 	for _, tc := range []*localcluster.ControlPlane{t1, t2} {
-		mustCreateNS(t, tc.Client, "data")
+		itest.MustCreateNS(t, tc.Client, "data")
 	}
 	sns1 := conversion.SuperNamespace(t1.Name, uid1, "data")
 
 	t.Run("public StorageClasses appear in every tenant", func(t *testing.T) {
 		for _, tc := range []*localcluster.ControlPlane{t1, t2} {
-			eventually(t, time.Minute, tc.Name+" has the default class", func(ctx context.Context) error {
+			itest.Eventually(t, time.Minute, tc.Name+" has the default class", func(ctx context.Context) error {
 				sc, err := tc.Client.StorageV1().StorageClasses().Get(ctx, localcluster.DefaultStorageClass, metav1.GetOptions{})
 				if err != nil {
 					return err
 				}
 				if sc.Provisioner != localcluster.Provisioner || sc.Annotations["storageclass.kubernetes.io/is-default-class"] != "true" {
-					return errorf("provisioner %q annotations %v", sc.Provisioner, sc.Annotations)
+					return itest.Errorf("provisioner %q annotations %v", sc.Provisioner, sc.Annotations)
 				}
 				return nil
 			})
@@ -66,7 +63,7 @@ func TestStorage(t *testing.T) {
 	})
 
 	t.Run("claim goes down, binds, and its PV comes up", func(t *testing.T) {
-		created(t)(t1.Client.CoreV1().PersistentVolumeClaims("data").Create(ctx, claim("db", nil, ""), metav1.CreateOptions{}))
+		itest.Created(t)(t1.Client.CoreV1().PersistentVolumeClaims("data").Create(ctx, claim("db", nil, ""), metav1.CreateOptions{}))
 		tc := waitClaimBound(t, t1.Client, "db")
 		if tc.Spec.StorageClassName == nil || *tc.Spec.StorageClassName != localcluster.DefaultStorageClass {
 			t.Errorf("tenant claim class %v, want the default %s (tenant admission with the synced default class)", tc.Spec.StorageClassName, localcluster.DefaultStorageClass)
@@ -104,32 +101,32 @@ func TestStorage(t *testing.T) {
 			t.Fatal(err)
 		}
 		// Tenant 2 names tenant 1's volume: it maps into tenant 2's own PV names and stays Pending.
-		created(t)(t2.Client.CoreV1().PersistentVolumeClaims("data").Create(ctx, claim("steal", ptr(""), tc.Spec.VolumeName), metav1.CreateOptions{}))
+		itest.Created(t)(t2.Client.CoreV1().PersistentVolumeClaims("data").Create(ctx, claim("steal", ptr(""), tc.Spec.VolumeName), metav1.CreateOptions{}))
 		sns2 := conversion.SuperNamespace(t2.Name, uid2, "data")
-		eventually(t, time.Minute, "tenant 2's claim in the super cluster", func(ctx context.Context) error {
+		itest.Eventually(t, time.Minute, "tenant 2's claim in the super cluster", func(ctx context.Context) error {
 			s, err := super.CoreV1().PersistentVolumeClaims(sns2).Get(ctx, "steal", metav1.GetOptions{})
 			if err != nil {
 				return err
 			}
 			if want := conversion.SuperVolumeName(t2.Name, uid2, tc.Spec.VolumeName); s.Spec.VolumeName != want {
-				return errorf("super volumeName %q, want %q", s.Spec.VolumeName, want)
+				return itest.Errorf("super volumeName %q, want %q", s.Spec.VolumeName, want)
 			}
 			return nil
 		})
-		consistently(t, 3*time.Second, "tenant 1's PV stays with tenant 1", func(ctx context.Context) error {
+		itest.Consistently(t, 3*time.Second, "tenant 1's PV stays with tenant 1", func(ctx context.Context) error {
 			pvs, err := t2.Client.CoreV1().PersistentVolumes().List(ctx, metav1.ListOptions{})
 			if err != nil {
 				return err
 			}
 			for _, pv := range pvs.Items {
-				return errorf("tenant 2 sees PV %s (claimRef %+v)", pv.Name, pv.Spec.ClaimRef)
+				return itest.Errorf("tenant 2 sees PV %s (claimRef %+v)", pv.Name, pv.Spec.ClaimRef)
 			}
 			s, err := t2.Client.CoreV1().PersistentVolumeClaims("data").Get(ctx, "steal", metav1.GetOptions{})
 			if err != nil {
 				return err
 			}
 			if s.Status.Phase != corev1.ClaimPending {
-				return errorf("tenant 2's claim is %s", s.Status.Phase)
+				return itest.Errorf("tenant 2's claim is %s", s.Status.Phase)
 			}
 			return nil
 		})
@@ -149,21 +146,21 @@ func TestStorage(t *testing.T) {
 		}
 		// An admin's volume for tenant 1, without a claimRef: tenant 2 must not get it.
 		victim := conversion.SuperVolumeName(t1.Name, uid1, "reserved")
-		created(t)(super.CoreV1().PersistentVolumes().Create(ctx, staticPV(victim, map[string]string{conversion.LabelTenantUID: uid1}), metav1.CreateOptions{}))
-		created(t)(t2.Client.CoreV1().PersistentVolumeClaims("data").Create(ctx, claim("any-static", ptr(""), ""), metav1.CreateOptions{}))
+		itest.Created(t)(super.CoreV1().PersistentVolumes().Create(ctx, staticPV(victim, map[string]string{conversion.LabelTenantUID: uid1}), metav1.CreateOptions{}))
+		itest.Created(t)(t2.Client.CoreV1().PersistentVolumeClaims("data").Create(ctx, claim("any-static", ptr(""), ""), metav1.CreateOptions{}))
 		// A Pod's generic ephemeral volume naming the victim's full super name.
 		eph := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "eph-steal"}, Spec: corev1.PodSpec{
 			Containers: []corev1.Container{{Name: "c", Image: "busybox"}},
 			Volumes: []corev1.Volume{{Name: "v", VolumeSource: corev1.VolumeSource{Ephemeral: &corev1.EphemeralVolumeSource{
 				VolumeClaimTemplate: &corev1.PersistentVolumeClaimTemplate{Spec: *claim("", ptr(""), victim).Spec.DeepCopy()}}}}},
 		}}
-		created(t)(t2.Client.CoreV1().Pods("data").Create(ctx, eph, metav1.CreateOptions{}))
+		itest.Created(t)(t2.Client.CoreV1().Pods("data").Create(ctx, eph, metav1.CreateOptions{}))
 		// The legacy class annotation "" (without spec.storageClassName) wins in the PV
 		// controller: such a claim, and an ephemeral template with it, must be confined too.
 		// The template's metadata also forges the syncer's ownership stamps for tenant 1.
 		annClaim := claim("ann-static", nil, "")
 		annClaim.Annotations = map[string]string{corev1.BetaStorageClassAnnotation: ""}
-		created(t)(t2.Client.CoreV1().PersistentVolumeClaims("data").Create(ctx, annClaim, metav1.CreateOptions{}))
+		itest.Created(t)(t2.Client.CoreV1().PersistentVolumeClaims("data").Create(ctx, annClaim, metav1.CreateOptions{}))
 		annEph := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "eph-ann"}, Spec: corev1.PodSpec{
 			Containers: []corev1.Container{{Name: "c", Image: "busybox"}},
 			Volumes: []corev1.Volume{{Name: "v", VolumeSource: corev1.VolumeSource{Ephemeral: &corev1.EphemeralVolumeSource{
@@ -175,9 +172,9 @@ func TestStorage(t *testing.T) {
 					Spec: *claim("", nil, "").Spec.DeepCopy(),
 				}}}}},
 		}}
-		created(t)(t2.Client.CoreV1().Pods("data").Create(ctx, annEph, metav1.CreateOptions{}))
+		itest.Created(t)(t2.Client.CoreV1().Pods("data").Create(ctx, annEph, metav1.CreateOptions{}))
 		sns2 := conversion.SuperNamespace(t2.Name, uid2, "data")
-		eventually(t, time.Minute, "super claims of the annotated claim and template, confined", func(ctx context.Context) error {
+		itest.Eventually(t, time.Minute, "super claims of the annotated claim and template, confined", func(ctx context.Context) error {
 			for _, name := range []string{"ann-static", "eph-ann-v"} {
 				sc, err := super.CoreV1().PersistentVolumeClaims(sns2).Get(ctx, name, metav1.GetOptions{})
 				if err != nil {
@@ -185,41 +182,41 @@ func TestStorage(t *testing.T) {
 				}
 				if sc.Spec.StorageClassName == nil || *sc.Spec.StorageClassName != "" || sc.Spec.Selector == nil ||
 					sc.Spec.Selector.MatchLabels[conversion.LabelTenantUID] != uid2 {
-					return errorf("super claim %s: class %v selector %v, want \"\" confined to tenant 2", name, sc.Spec.StorageClassName, sc.Spec.Selector)
+					return itest.Errorf("super claim %s: class %v selector %v, want \"\" confined to tenant 2", name, sc.Spec.StorageClassName, sc.Spec.Selector)
 				}
 				if _, ok := sc.Annotations[corev1.BetaStorageClassAnnotation]; ok {
-					return errorf("super claim %s keeps the beta class annotation", name)
+					return itest.Errorf("super claim %s keeps the beta class annotation", name)
 				}
 				if name == "eph-ann-v" && (sc.Labels[conversion.LabelTenantUID] != "" || sc.Labels[conversion.LabelManagedBy] != "" || sc.Annotations[conversion.AnnotationTenant] != "") {
-					return errorf("super ephemeral claim carries forged stamps: labels %v annotations %v", sc.Labels, sc.Annotations)
+					return itest.Errorf("super ephemeral claim carries forged stamps: labels %v annotations %v", sc.Labels, sc.Annotations)
 				}
 			}
 			return nil
 		})
-		consistently(t, 5*time.Second, "tenant 1's volume stays Available", func(ctx context.Context) error {
+		itest.Consistently(t, 5*time.Second, "tenant 1's volume stays Available", func(ctx context.Context) error {
 			pv, err := super.CoreV1().PersistentVolumes().Get(ctx, victim, metav1.GetOptions{})
 			if err != nil {
 				return err
 			}
 			if pv.Spec.ClaimRef != nil {
-				return errorf("tenant 1's PV %s was claimed by %s/%s", victim, pv.Spec.ClaimRef.Namespace, pv.Spec.ClaimRef.Name)
+				return itest.Errorf("tenant 1's PV %s was claimed by %s/%s", victim, pv.Spec.ClaimRef.Namespace, pv.Spec.ClaimRef.Name)
 			}
 			return nil
 		})
 		// Only any-static may take tenant 2's own volume below.
 		_ = t2.Client.CoreV1().Pods("data").Delete(ctx, "eph-ann", metav1.DeleteOptions{GracePeriodSeconds: ptr(int64(0))})
 		_ = t2.Client.CoreV1().PersistentVolumeClaims("data").Delete(ctx, "ann-static", metav1.DeleteOptions{})
-		eventually(t, time.Minute, "the annotated claims' super copies gone", func(ctx context.Context) error {
+		itest.Eventually(t, time.Minute, "the annotated claims' super copies gone", func(ctx context.Context) error {
 			for _, name := range []string{"ann-static", "eph-ann-v"} {
 				if _, err := super.CoreV1().PersistentVolumeClaims(sns2).Get(ctx, name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
-					return errorf("super claim %s: %v", name, err)
+					return itest.Errorf("super claim %s: %v", name, err)
 				}
 			}
 			return nil
 		})
 		// A volume labelled for tenant 2 serves its claim.
 		own := conversion.SuperVolumeName(t2.Name, uid2, "own")
-		created(t)(super.CoreV1().PersistentVolumes().Create(ctx, staticPV(own, map[string]string{conversion.LabelTenantUID: uid2}), metav1.CreateOptions{}))
+		itest.Created(t)(super.CoreV1().PersistentVolumes().Create(ctx, staticPV(own, map[string]string{conversion.LabelTenantUID: uid2}), metav1.CreateOptions{}))
 		tc := waitClaimBound(t, t2.Client, "any-static")
 		if pv := checkTenantPV(t, t2.Client, tc, tc.Spec.VolumeName); pv.Annotations[conversion.AnnotationSuperName] != own {
 			t.Errorf("tenant 2's claim is bound to %q, want %q", pv.Annotations[conversion.AnnotationSuperName], own)
@@ -230,8 +227,8 @@ func TestStorage(t *testing.T) {
 	t.Run("data sources name only the tenant's own claims", func(t *testing.T) {
 		snap := claim("from-snapshot", ptr(localcluster.DefaultStorageClass), "")
 		snap.Spec.DataSource = &corev1.TypedLocalObjectReference{APIGroup: ptr("snapshot.storage.k8s.io"), Kind: "VolumeSnapshot", Name: "other-tenants-snap"}
-		created(t)(t1.Client.CoreV1().PersistentVolumeClaims("data").Create(ctx, snap, metav1.CreateOptions{}))
-		eventually(t, time.Minute, "PolicyDenied Event on the claim", func(ctx context.Context) error {
+		itest.Created(t)(t1.Client.CoreV1().PersistentVolumeClaims("data").Create(ctx, snap, metav1.CreateOptions{}))
+		itest.Eventually(t, time.Minute, "PolicyDenied Event on the claim", func(ctx context.Context) error {
 			evs, err := t1.Client.CoreV1().Events("data").List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=from-snapshot"})
 			if err != nil {
 				return err
@@ -241,25 +238,25 @@ func TestStorage(t *testing.T) {
 					return nil
 				}
 			}
-			return errorf("no PolicyDenied Event (%d Events)", len(evs.Items))
+			return itest.Errorf("no PolicyDenied Event (%d Events)", len(evs.Items))
 		})
-		consistently(t, 2*time.Second, "no super copy of the refused claim", func(ctx context.Context) error {
+		itest.Consistently(t, 2*time.Second, "no super copy of the refused claim", func(ctx context.Context) error {
 			if _, err := super.CoreV1().PersistentVolumeClaims(sns1).Get(ctx, "from-snapshot", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
-				return errorf("super copy: %v", err)
+				return itest.Errorf("super copy: %v", err)
 			}
 			return nil
 		})
 		// Cloning the tenant's own claim in the same namespace is allowed.
 		clone := claim("clone", ptr(localcluster.DefaultStorageClass), "")
 		clone.Spec.DataSource = &corev1.TypedLocalObjectReference{Kind: "PersistentVolumeClaim", Name: "db"}
-		created(t)(t1.Client.CoreV1().PersistentVolumeClaims("data").Create(ctx, clone, metav1.CreateOptions{}))
-		eventually(t, time.Minute, "super copy of the clone", func(ctx context.Context) error {
+		itest.Created(t)(t1.Client.CoreV1().PersistentVolumeClaims("data").Create(ctx, clone, metav1.CreateOptions{}))
+		itest.Eventually(t, time.Minute, "super copy of the clone", func(ctx context.Context) error {
 			sc, err := super.CoreV1().PersistentVolumeClaims(sns1).Get(ctx, "clone", metav1.GetOptions{})
 			if err != nil {
 				return err
 			}
 			if sc.Spec.DataSource == nil || sc.Spec.DataSource.Name != "db" {
-				return errorf("dataSource %+v", sc.Spec.DataSource)
+				return itest.Errorf("dataSource %+v", sc.Spec.DataSource)
 			}
 			return nil
 		})
@@ -270,7 +267,7 @@ func TestStorage(t *testing.T) {
 	t.Run("preset volumeName with class \"\" binds the tenant's super PV", func(t *testing.T) {
 		// The super-cluster admin creates the volume for tenant 1 under the mapped name.
 		superName := conversion.SuperVolumeName(t1.Name, uid1, "fileserver")
-		created(t)(super.CoreV1().PersistentVolumes().Create(ctx, &corev1.PersistentVolume{
+		itest.Created(t)(super.CoreV1().PersistentVolumes().Create(ctx, &corev1.PersistentVolume{
 			ObjectMeta: metav1.ObjectMeta{Name: superName},
 			Spec: corev1.PersistentVolumeSpec{
 				Capacity:               corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Ti")},
@@ -281,7 +278,7 @@ func TestStorage(t *testing.T) {
 		pvc := claim("fileserver-claim", ptr(""), "fileserver")
 		pvc.Spec.AccessModes = []corev1.PersistentVolumeAccessMode{corev1.ReadWriteMany}
 		pvc.Spec.Resources.Requests[corev1.ResourceStorage] = resource.MustParse("1Ti")
-		created(t)(t1.Client.CoreV1().PersistentVolumeClaims("data").Create(ctx, pvc, metav1.CreateOptions{}))
+		itest.Created(t)(t1.Client.CoreV1().PersistentVolumeClaims("data").Create(ctx, pvc, metav1.CreateOptions{}))
 		tc := waitClaimBound(t, t1.Client, "fileserver-claim")
 		if tc.Spec.VolumeName != "fileserver" {
 			t.Errorf("tenant claim volumeName changed to %q", tc.Spec.VolumeName)
@@ -296,7 +293,7 @@ func TestStorage(t *testing.T) {
 	})
 
 	t.Run("a claim naming a tenant-created PV is not synced", func(t *testing.T) {
-		created(t)(t1.Client.CoreV1().PersistentVolumes().Create(ctx, &corev1.PersistentVolume{
+		itest.Created(t)(t1.Client.CoreV1().PersistentVolumes().Create(ctx, &corev1.PersistentVolume{
 			ObjectMeta: metav1.ObjectMeta{Name: "my-model-pv"},
 			Spec: corev1.PersistentVolumeSpec{
 				Capacity:               corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")},
@@ -304,36 +301,36 @@ func TestStorage(t *testing.T) {
 				PersistentVolumeSource: corev1.PersistentVolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/etc"}},
 			},
 		}, metav1.CreateOptions{}))
-		eventually(t, 30*time.Second, "tenant PV cached by the tenant", func(ctx context.Context) error {
+		itest.Eventually(t, 30*time.Second, "tenant PV cached by the tenant", func(ctx context.Context) error {
 			_, err := t1.Client.CoreV1().PersistentVolumes().Get(ctx, "my-model-pv", metav1.GetOptions{})
 			return err
 		})
 		time.Sleep(time.Second) // the syncer's tenant cache
 		pvc := claim("my-model-pvc", nil, "my-model-pv")
 		pvc.Spec.AccessModes = []corev1.PersistentVolumeAccessMode{corev1.ReadOnlyMany}
-		created(t)(t1.Client.CoreV1().PersistentVolumeClaims("data").Create(ctx, pvc, metav1.CreateOptions{}))
-		waitEvent(t, t1.Client, "data", "my-model-pvc", persistentvolumeclaim.ReasonVolumeNotSynced, "my-model-pv")
-		consistently(t, 2*time.Second, "no super copy", func(ctx context.Context) error {
+		itest.Created(t)(t1.Client.CoreV1().PersistentVolumeClaims("data").Create(ctx, pvc, metav1.CreateOptions{}))
+		itest.WaitEvent(t, t1.Client, "data", "my-model-pvc", persistentvolumeclaim.ReasonVolumeNotSynced, "my-model-pv")
+		itest.Consistently(t, 2*time.Second, "no super copy", func(ctx context.Context) error {
 			if _, err := super.CoreV1().PersistentVolumeClaims(sns1).Get(ctx, "my-model-pvc", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
-				return errorf("super claim exists (err %v)", err)
+				return itest.Errorf("super claim exists (err %v)", err)
 			}
 			pv, err := t1.Client.CoreV1().PersistentVolumes().Get(ctx, "my-model-pv", metav1.GetOptions{})
 			if err != nil {
 				return err
 			}
 			if pv.Spec.ClaimRef != nil || len(pv.Labels) > 0 {
-				return errorf("the tenant's own PV was changed: claimRef %+v labels %v", pv.Spec.ClaimRef, pv.Labels)
+				return itest.Errorf("the tenant's own PV was changed: claimRef %+v labels %v", pv.Spec.ClaimRef, pv.Labels)
 			}
 			return nil
 		})
 
 		// The claim first, the tenant's PV later: the unbound super copy goes away.
-		created(t)(t1.Client.CoreV1().PersistentVolumeClaims("data").Create(ctx, claim("late-pvc", ptr(""), "late-pv"), metav1.CreateOptions{}))
-		eventually(t, 30*time.Second, "super copy of late-pvc", func(ctx context.Context) error {
+		itest.Created(t)(t1.Client.CoreV1().PersistentVolumeClaims("data").Create(ctx, claim("late-pvc", ptr(""), "late-pv"), metav1.CreateOptions{}))
+		itest.Eventually(t, 30*time.Second, "super copy of late-pvc", func(ctx context.Context) error {
 			_, err := super.CoreV1().PersistentVolumeClaims(sns1).Get(ctx, "late-pvc", metav1.GetOptions{})
 			return err
 		})
-		created(t)(t1.Client.CoreV1().PersistentVolumes().Create(ctx, &corev1.PersistentVolume{
+		itest.Created(t)(t1.Client.CoreV1().PersistentVolumes().Create(ctx, &corev1.PersistentVolume{
 			ObjectMeta: metav1.ObjectMeta{Name: "late-pv"},
 			Spec: corev1.PersistentVolumeSpec{
 				Capacity:               corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")},
@@ -341,19 +338,19 @@ func TestStorage(t *testing.T) {
 				PersistentVolumeSource: corev1.PersistentVolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/var"}},
 			},
 		}, metav1.CreateOptions{}))
-		eventually(t, 30*time.Second, "super copy of late-pvc removed", func(ctx context.Context) error {
+		itest.Eventually(t, 30*time.Second, "super copy of late-pvc removed", func(ctx context.Context) error {
 			if _, err := super.CoreV1().PersistentVolumeClaims(sns1).Get(ctx, "late-pvc", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
-				return errorf("still there (err %v)", err)
+				return itest.Errorf("still there (err %v)", err)
 			}
 			return nil
 		})
-		waitEvent(t, t1.Client, "data", "late-pvc", persistentvolumeclaim.ReasonVolumeNotSynced, "late-pv")
+		itest.WaitEvent(t, t1.Client, "data", "late-pvc", persistentvolumeclaim.ReasonVolumeNotSynced, "late-pv")
 	})
 
 	t.Run("StatefulSet volumeClaimTemplates get Running Pods", func(t *testing.T) {
 		replicas := int32(2)
 		labels := map[string]string{"app": "web"}
-		created(t)(t1.Client.AppsV1().StatefulSets("data").Create(ctx, &appsv1.StatefulSet{
+		itest.Created(t)(t1.Client.AppsV1().StatefulSets("data").Create(ctx, &appsv1.StatefulSet{
 			ObjectMeta: metav1.ObjectMeta{Name: "web"},
 			Spec: appsv1.StatefulSetSpec{
 				Replicas: &replicas, ServiceName: "web",
@@ -369,13 +366,13 @@ func TestStorage(t *testing.T) {
 			},
 		}, metav1.CreateOptions{}))
 		for _, name := range []string{"web-0", "web-1"} {
-			eventually(t, 2*time.Minute, "Pod "+name+" Running in the tenant", func(ctx context.Context) error {
+			itest.Eventually(t, 2*time.Minute, "Pod "+name+" Running in the tenant", func(ctx context.Context) error {
 				p, err := t1.Client.CoreV1().Pods("data").Get(ctx, name, metav1.GetOptions{})
 				if err != nil {
 					return err
 				}
 				if p.Status.Phase != corev1.PodRunning {
-					return errorf("phase %s", p.Status.Phase)
+					return itest.Errorf("phase %s", p.Status.Phase)
 				}
 				return nil
 			})
@@ -386,7 +383,7 @@ func TestStorage(t *testing.T) {
 
 	t.Run("generic ephemeral volume claims bind through the super cluster's own claim", func(t *testing.T) {
 		tmpl := claim("", nil, "")
-		created(t)(t1.Client.CoreV1().Pods("data").Create(ctx, &corev1.Pod{
+		itest.Created(t)(t1.Client.CoreV1().Pods("data").Create(ctx, &corev1.Pod{
 			ObjectMeta: metav1.ObjectMeta{Name: "scratch"},
 			Spec: corev1.PodSpec{
 				Containers: []corev1.Container{{Name: "c", Image: "busybox", VolumeMounts: []corev1.VolumeMount{{Name: "tmp", MountPath: "/tmp"}}}},
@@ -404,13 +401,13 @@ func TestStorage(t *testing.T) {
 			t.Errorf("super claim should be the super ephemeral-volume controller's: labels %v owner %+v", sc.Labels, metav1.GetControllerOf(sc))
 		}
 		checkTenantPV(t, t1.Client, tc, sc.Spec.VolumeName)
-		eventually(t, time.Minute, "Pod scratch Running", func(ctx context.Context) error {
+		itest.Eventually(t, time.Minute, "Pod scratch Running", func(ctx context.Context) error {
 			p, err := t1.Client.CoreV1().Pods("data").Get(ctx, "scratch", metav1.GetOptions{})
 			if err != nil {
 				return err
 			}
 			if p.Status.Phase != corev1.PodRunning {
-				return errorf("phase %s", p.Status.Phase)
+				return itest.Errorf("phase %s", p.Status.Phase)
 			}
 			return nil
 		})
@@ -424,15 +421,15 @@ func TestStorage(t *testing.T) {
 		if err := t1.Client.CoreV1().PersistentVolumeClaims("data").Delete(ctx, "db", metav1.DeleteOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, time.Minute, "super PV, super claim and tenant PV gone", func(ctx context.Context) error {
+		itest.Eventually(t, time.Minute, "super PV, super claim and tenant PV gone", func(ctx context.Context) error {
 			if _, err := super.CoreV1().PersistentVolumeClaims(sns1).Get(ctx, "db", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
-				return errorf("super claim: %v", err)
+				return itest.Errorf("super claim: %v", err)
 			}
 			if _, err := super.CoreV1().PersistentVolumes().Get(ctx, tc.Spec.VolumeName, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
-				return errorf("super PV: %v", err)
+				return itest.Errorf("super PV: %v", err)
 			}
 			if _, err := t1.Client.CoreV1().PersistentVolumes().Get(ctx, tc.Spec.VolumeName, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
-				return errorf("tenant PV: %v", err)
+				return itest.Errorf("tenant PV: %v", err)
 			}
 			return nil
 		})
@@ -440,18 +437,18 @@ func TestStorage(t *testing.T) {
 
 	t.Run("a StorageClass unmarked public leaves the tenants; tenant classes are left alone", func(t *testing.T) {
 		own := &storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: "gold"}, Provisioner: "example.com/tenant-own"}
-		created(t)(t2.Client.StorageV1().StorageClasses().Create(ctx, own, metav1.CreateOptions{}))
-		created(t)(super.StorageV1().StorageClasses().Create(ctx, &storagev1.StorageClass{
+		itest.Created(t)(t2.Client.StorageV1().StorageClasses().Create(ctx, own, metav1.CreateOptions{}))
+		itest.Created(t)(super.StorageV1().StorageClasses().Create(ctx, &storagev1.StorageClass{
 			ObjectMeta:  metav1.ObjectMeta{Name: "gold", Labels: map[string]string{conversion.LabelPublic: "true"}},
 			Provisioner: localcluster.Provisioner, Parameters: map[string]string{"tier": "gold"},
 		}, metav1.CreateOptions{}))
-		eventually(t, time.Minute, "gold in tenant 1", func(ctx context.Context) error {
+		itest.Eventually(t, time.Minute, "gold in tenant 1", func(ctx context.Context) error {
 			sc, err := t1.Client.StorageV1().StorageClasses().Get(ctx, "gold", metav1.GetOptions{})
 			if err != nil {
 				return err
 			}
 			if sc.Parameters["tier"] != "gold" || sc.Labels[conversion.LabelManagedBy] != conversion.ManagedByValue {
-				return errorf("parameters %v labels %v", sc.Parameters, sc.Labels)
+				return itest.Errorf("parameters %v labels %v", sc.Parameters, sc.Labels)
 			}
 			return nil
 		})
@@ -459,9 +456,9 @@ func TestStorage(t *testing.T) {
 		if _, err := super.StorageV1().StorageClasses().Patch(ctx, "gold", types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, time.Minute, "gold gone from tenant 1", func(ctx context.Context) error {
+		itest.Eventually(t, time.Minute, "gold gone from tenant 1", func(ctx context.Context) error {
 			if _, err := t1.Client.StorageV1().StorageClasses().Get(ctx, "gold", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
-				return errorf("still there (err %v)", err)
+				return itest.Errorf("still there (err %v)", err)
 			}
 			return nil
 		})
@@ -495,13 +492,13 @@ func waitClaimBound(t *testing.T, c kubernetes.Interface, name string) *corev1.P
 	t.Helper()
 	const ns = "data"
 	var out *corev1.PersistentVolumeClaim
-	eventually(t, time.Minute, "tenant claim "+ns+"/"+name+" Bound", func(ctx context.Context) error {
+	itest.Eventually(t, time.Minute, "tenant claim "+ns+"/"+name+" Bound", func(ctx context.Context) error {
 		pvc, err := c.CoreV1().PersistentVolumeClaims(ns).Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			return err
 		}
 		if pvc.Status.Phase != corev1.ClaimBound || pvc.Spec.VolumeName == "" {
-			return errorf("phase %s volumeName %q", pvc.Status.Phase, pvc.Spec.VolumeName)
+			return itest.Errorf("phase %s volumeName %q", pvc.Status.Phase, pvc.Spec.VolumeName)
 		}
 		out = pvc
 		return nil

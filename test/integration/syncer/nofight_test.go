@@ -11,6 +11,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/vcsyncer/syncer/pkg/localcluster"
+	"github.com/vcsyncer/syncer/test/integration/itest"
 )
 
 // testNoFights checks, on tenant Pod ns/name and its super copy in superNS, that labels and
@@ -30,13 +31,13 @@ func testNoFights(t *testing.T, super kubernetes.Interface, tc *localcluster.Con
 	}
 
 	tenantPatch(`{"metadata":{"labels":{"tier":"front"},"annotations":{"team":"a"}}}`)
-	eventually(t, time.Minute, "tenant label and annotation synced", func(ctx context.Context) error {
+	itest.Eventually(t, time.Minute, "tenant label and annotation synced", func(ctx context.Context) error {
 		sp, err := superPod(ctx)
 		if err != nil {
 			return err
 		}
 		if sp.Labels["tier"] != "front" || sp.Annotations["team"] != "a" {
-			return errorf("labels %v annotations %v", sp.Labels, sp.Annotations)
+			return itest.Errorf("labels %v annotations %v", sp.Labels, sp.Annotations)
 		}
 		return nil
 	})
@@ -53,38 +54,38 @@ func testNoFights(t *testing.T, super kubernetes.Interface, tc *localcluster.Con
 	}
 	// The tenant removes its label and annotation.
 	tenantPatch(`{"metadata":{"labels":{"tier":null},"annotations":{"team":null}}}`)
-	eventually(t, time.Minute, "tenant removals synced, others' changes kept", func(ctx context.Context) error {
+	itest.Eventually(t, time.Minute, "tenant removals synced, others' changes kept", func(ctx context.Context) error {
 		sp, err := superPod(ctx)
 		if err != nil {
 			return err
 		}
 		if _, ok := sp.Labels["tier"]; ok {
-			return errorf("label removed in the tenant still on the super Pod: %v", sp.Labels)
+			return itest.Errorf("label removed in the tenant still on the super Pod: %v", sp.Labels)
 		}
 		if _, ok := sp.Annotations["team"]; ok {
-			return errorf("annotation removed in the tenant still on the super Pod: %v", sp.Annotations)
+			return itest.Errorf("annotation removed in the tenant still on the super Pod: %v", sp.Annotations)
 		}
 		return nil
 	})
-	consistently(t, 3*time.Second, "others' changes kept", func(ctx context.Context) error {
+	itest.Consistently(t, 3*time.Second, "others' changes kept", func(ctx context.Context) error {
 		sp, err := superPod(ctx)
 		if err != nil {
 			return err
 		}
 		if sp.Labels["policy.example/zone"] != "a" || sp.Annotations["example.com/lb"] != "1" || sp.Spec.Containers[0].Image != image+"-pinned" {
-			return errorf("labels %v annotations %v image %s", sp.Labels, sp.Annotations, sp.Spec.Containers[0].Image)
+			return itest.Errorf("labels %v annotations %v image %s", sp.Labels, sp.Annotations, sp.Spec.Containers[0].Image)
 		}
 		return nil
 	})
 	// A tenant image change still flows down.
 	tenantPatch(`{"spec":{"containers":[{"name":"` + sp.Spec.Containers[0].Name + `","image":"` + image + `-v2"}]}}`)
-	eventually(t, time.Minute, "tenant image change synced", func(ctx context.Context) error {
+	itest.Eventually(t, time.Minute, "tenant image change synced", func(ctx context.Context) error {
 		sp, err := superPod(ctx)
 		if err != nil {
 			return err
 		}
 		if sp.Spec.Containers[0].Image != image+"-v2" {
-			return errorf("image %s", sp.Spec.Containers[0].Image)
+			return itest.Errorf("image %s", sp.Spec.Containers[0].Image)
 		}
 		return nil
 	})
@@ -94,9 +95,9 @@ func testNoFights(t *testing.T, super kubernetes.Interface, tc *localcluster.Con
 // references the super cluster put on a super copy (the syncer never sets them).
 func testKeepsFinalizers(t *testing.T, super kubernetes.Interface, tc *localcluster.ControlPlane, superNS, ns string) {
 	ctx := context.Background()
-	created(t)(tc.Client.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{
+	itest.Created(t)(tc.Client.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{
 		ObjectMeta: metav1.ObjectMeta{Name: "finalized"}, Data: map[string]string{"v": "1"}}, metav1.CreateOptions{}))
-	eventually(t, time.Minute, "super ConfigMap finalized", func(ctx context.Context) error {
+	itest.Eventually(t, time.Minute, "super ConfigMap finalized", func(ctx context.Context) error {
 		_, err := super.CoreV1().ConfigMaps(superNS).Get(ctx, "finalized", metav1.GetOptions{})
 		return err
 	})
@@ -111,16 +112,16 @@ func testKeepsFinalizers(t *testing.T, super kubernetes.Interface, tc *localclus
 	if _, err := tc.Client.CoreV1().ConfigMaps(ns).Patch(ctx, "finalized", types.MergePatchType, []byte(`{"data":{"v":"2"}}`), metav1.PatchOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, time.Minute, "update synced with the finalizer kept", func(ctx context.Context) error {
+	itest.Eventually(t, time.Minute, "update synced with the finalizer kept", func(ctx context.Context) error {
 		sc, err := super.CoreV1().ConfigMaps(superNS).Get(ctx, "finalized", metav1.GetOptions{})
 		if err != nil {
 			return err
 		}
 		if sc.Data["v"] != "2" {
-			return errorf("data %v", sc.Data)
+			return itest.Errorf("data %v", sc.Data)
 		}
 		if len(sc.Finalizers) != 1 || sc.Finalizers[0] != fin {
-			return errorf("finalizers %v, want [%s]", sc.Finalizers, fin)
+			return itest.Errorf("finalizers %v, want [%s]", sc.Finalizers, fin)
 		}
 		return nil
 	})
@@ -133,30 +134,30 @@ func testKeepsFinalizers(t *testing.T, super kubernetes.Interface, tc *localclus
 func testServiceNoLoop(t *testing.T, super kubernetes.Interface, tc *localcluster.ControlPlane, superNS, ns string) {
 	ctx := context.Background()
 	prefer := corev1.IPFamilyPolicyPreferDualStack
-	created(t)(tc.Client.CoreV1().Services(ns).Create(ctx, &corev1.Service{
+	itest.Created(t)(tc.Client.CoreV1().Services(ns).Create(ctx, &corev1.Service{
 		ObjectMeta: metav1.ObjectMeta{Name: "lb-local"},
 		Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeLoadBalancer, ExternalTrafficPolicy: corev1.ServiceExternalTrafficPolicyLocal,
 			IPFamilyPolicy: &prefer, Selector: map[string]string{"app": "web"}, Ports: []corev1.ServicePort{{Port: 80}}},
 	}, metav1.CreateOptions{}))
 	var rv string
-	eventually(t, time.Minute, "super LoadBalancer Service", func(ctx context.Context) error {
+	itest.Eventually(t, time.Minute, "super LoadBalancer Service", func(ctx context.Context) error {
 		s, err := super.CoreV1().Services(superNS).Get(ctx, "lb-local", metav1.GetOptions{})
 		if err != nil {
 			return err
 		}
 		if s.Spec.HealthCheckNodePort == 0 || s.Spec.ExternalTrafficPolicy != corev1.ServiceExternalTrafficPolicyLocal {
-			return errorf("healthCheckNodePort %d externalTrafficPolicy %q", s.Spec.HealthCheckNodePort, s.Spec.ExternalTrafficPolicy)
+			return itest.Errorf("healthCheckNodePort %d externalTrafficPolicy %q", s.Spec.HealthCheckNodePort, s.Spec.ExternalTrafficPolicy)
 		}
 		rv = s.ResourceVersion
 		return nil
 	})
-	consistently(t, 4*time.Second, "no update loop on the super Service", func(ctx context.Context) error {
+	itest.Consistently(t, 4*time.Second, "no update loop on the super Service", func(ctx context.Context) error {
 		s, err := super.CoreV1().Services(superNS).Get(ctx, "lb-local", metav1.GetOptions{})
 		if err != nil {
 			return err
 		}
 		if s.ResourceVersion != rv {
-			return errorf("super Service rewritten (resourceVersion %s -> %s) while nothing changed", rv, s.ResourceVersion)
+			return itest.Errorf("super Service rewritten (resourceVersion %s -> %s) while nothing changed", rv, s.ResourceVersion)
 		}
 		return nil
 	})

@@ -25,14 +25,9 @@ import (
 	"github.com/vcsyncer/syncer/test/integration/itest"
 )
 
-const kubeconfigNS = "vc-syncer-system"
-
 func TestSyncer(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts real control planes")
-	}
 	env := framework.StartT(t, localcluster.SuperOptions{Nodes: 2}, 3)
-	c := startSyncer(t, env.Super.RESTConfig)
+	c := itest.StartSyncer(t, env.Super.RESTConfig, nil)
 	allow := true
 	// NodePort and LoadBalancer Services (with externalTrafficPolicy Local) are refused by
 	// the built-in policy; this test checks their translation.
@@ -49,7 +44,7 @@ func TestSyncer(t *testing.T) {
 
 	// Tenant 3 gets 600 objects before it is registered: they must all be synced.
 	const preexisting = 600
-	mustCreateNS(t, t3.Client, "bulk")
+	itest.MustCreateNS(t, t3.Client, "bulk")
 	for i := range preexisting {
 		_, err := t3.Client.CoreV1().ConfigMaps("bulk").Create(ctx, &corev1.ConfigMap{
 			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("cm-%04d", i)}, Data: map[string]string{"i": fmt.Sprint(i)},
@@ -60,14 +55,14 @@ func TestSyncer(t *testing.T) {
 	}
 
 	for _, tc := range []*localcluster.ControlPlane{t1, t2} {
-		if err := itest.AddTenant(ctx, c, kubeconfigNS, tc, 1); err != nil {
+		if err := itest.AddTenant(ctx, c, itest.KubeconfigNS, tc, 1); err != nil {
 			t.Fatal(err)
 		}
 	}
-	waitRunning(t, c, t1.Name)
-	waitRunning(t, c, t2.Name)
-	uid1 := tenantUID(t, c, t1.Name)
-	uid2 := tenantUID(t, c, t2.Name)
+	itest.WaitRunning(t, c, t1.Name)
+	itest.WaitRunning(t, c, t2.Name)
+	uid1 := itest.TenantUID(t, c, t1.Name)
+	uid2 := itest.TenantUID(t, c, t2.Name)
 
 	t.Run("status reports prefix and conditions", func(t *testing.T) {
 		tn := getTenant(t, c, t1.Name)
@@ -86,21 +81,21 @@ func TestSyncer(t *testing.T) {
 
 	// The same namespace and names in two tenants.
 	for _, tc := range []*localcluster.ControlPlane{t1, t2} {
-		mustCreateNS(t, tc.Client, "shop")
-		created(t)(tc.Client.CoreV1().ConfigMaps("shop").Create(ctx, &corev1.ConfigMap{
+		itest.MustCreateNS(t, tc.Client, "shop")
+		itest.Created(t)(tc.Client.CoreV1().ConfigMaps("shop").Create(ctx, &corev1.ConfigMap{
 			ObjectMeta: metav1.ObjectMeta{Name: "cfg"}, Data: map[string]string{"owner": tc.Name}}, metav1.CreateOptions{}))
-		created(t)(tc.Client.CoreV1().Secrets("shop").Create(ctx, &corev1.Secret{
+		itest.Created(t)(tc.Client.CoreV1().Secrets("shop").Create(ctx, &corev1.Secret{
 			ObjectMeta: metav1.ObjectMeta{Name: "creds"}, StringData: map[string]string{"password": "pw-" + tc.Name}}, metav1.CreateOptions{}))
-		created(t)(tc.Client.CoreV1().ServiceAccounts("shop").Create(ctx, &corev1.ServiceAccount{
+		itest.Created(t)(tc.Client.CoreV1().ServiceAccounts("shop").Create(ctx, &corev1.ServiceAccount{
 			ObjectMeta: metav1.ObjectMeta{Name: "builder"}}, metav1.CreateOptions{}))
-		created(t)(tc.Client.CoreV1().Services("shop").Create(ctx, &corev1.Service{
+		itest.Created(t)(tc.Client.CoreV1().Services("shop").Create(ctx, &corev1.Service{
 			ObjectMeta: metav1.ObjectMeta{Name: "web"},
 			Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeNodePort, Selector: map[string]string{"app": "web"},
 				Ports: []corev1.ServicePort{{Name: "http", Port: 80}}}}, metav1.CreateOptions{}))
-		created(t)(tc.Client.CoreV1().Services("shop").Create(ctx, &corev1.Service{
+		itest.Created(t)(tc.Client.CoreV1().Services("shop").Create(ctx, &corev1.Service{
 			ObjectMeta: metav1.ObjectMeta{Name: "db"},
 			Spec:       corev1.ServiceSpec{ClusterIP: corev1.ClusterIPNone, Selector: map[string]string{"app": "db"}, Ports: []corev1.ServicePort{{Port: 5432}}}}, metav1.CreateOptions{}))
-		created(t)(tc.Client.CoreV1().Pods("shop").Create(ctx, webPod("web-0"), metav1.CreateOptions{}))
+		itest.Created(t)(tc.Client.CoreV1().Pods("shop").Create(ctx, webPod("web-0"), metav1.CreateOptions{}))
 	}
 	ns1 := conversion.SuperNamespace(t1.Name, uid1, "shop")
 	ns2 := conversion.SuperNamespace(t2.Name, uid2, "shop")
@@ -110,31 +105,31 @@ func TestSyncer(t *testing.T) {
 			t.Fatalf("two tenants share super namespace %s", ns1)
 		}
 		for ns, owner := range map[string]*localcluster.ControlPlane{ns1: t1, ns2: t2} {
-			eventually(t, time.Minute, "ConfigMap in "+ns, func(ctx context.Context) error {
+			itest.Eventually(t, time.Minute, "ConfigMap in "+ns, func(ctx context.Context) error {
 				cm, err := super.CoreV1().ConfigMaps(ns).Get(ctx, "cfg", metav1.GetOptions{})
 				if err != nil {
 					return err
 				}
 				if cm.Data["owner"] != owner.Name || cm.Annotations[conversion.AnnotationTenant] != owner.Name {
-					return errorf("wrong content %v %v", cm.Data, cm.Annotations)
+					return itest.Errorf("wrong content %v %v", cm.Data, cm.Annotations)
 				}
 				return nil
 			})
-			eventually(t, time.Minute, "Secret in "+ns, func(ctx context.Context) error {
+			itest.Eventually(t, time.Minute, "Secret in "+ns, func(ctx context.Context) error {
 				s, err := super.CoreV1().Secrets(ns).Get(ctx, "creds", metav1.GetOptions{})
 				if err != nil {
 					return err
 				}
 				if string(s.Data["password"]) != "pw-"+owner.Name {
-					return errorf("wrong secret data")
+					return itest.Errorf("wrong secret data")
 				}
 				return nil
 			})
-			eventually(t, time.Minute, "ServiceAccount in "+ns, func(ctx context.Context) error {
+			itest.Eventually(t, time.Minute, "ServiceAccount in "+ns, func(ctx context.Context) error {
 				_, err := super.CoreV1().ServiceAccounts(ns).Get(ctx, "builder", metav1.GetOptions{})
 				return err
 			})
-			eventually(t, time.Minute, "Services in "+ns, func(ctx context.Context) error {
+			itest.Eventually(t, time.Minute, "Services in "+ns, func(ctx context.Context) error {
 				web, err := super.CoreV1().Services(ns).Get(ctx, "web", metav1.GetOptions{})
 				if err != nil {
 					return err
@@ -144,30 +139,30 @@ func TestSyncer(t *testing.T) {
 					return err
 				}
 				if web.Spec.ClusterIP == "" || web.Spec.ClusterIP == tw.Spec.ClusterIP && strings.HasPrefix(tw.Spec.ClusterIP, "10.0.0.") {
-					return errorf("super ClusterIP %q not allocated by the super cluster (tenant %q)", web.Spec.ClusterIP, tw.Spec.ClusterIP)
+					return itest.Errorf("super ClusterIP %q not allocated by the super cluster (tenant %q)", web.Spec.ClusterIP, tw.Spec.ClusterIP)
 				}
 				if web.Spec.Ports[0].NodePort == 0 {
-					return errorf("super did not allocate a node port")
+					return itest.Errorf("super did not allocate a node port")
 				}
 				db, err := super.CoreV1().Services(ns).Get(ctx, "db", metav1.GetOptions{})
 				if err != nil {
 					return err
 				}
 				if db.Spec.ClusterIP != corev1.ClusterIPNone {
-					return errorf("headless Service not headless: %q", db.Spec.ClusterIP)
+					return itest.Errorf("headless Service not headless: %q", db.Spec.ClusterIP)
 				}
 				return nil
 			})
 		}
 		// The tenant's own default/kubernetes Service (clusterIPs set by the tenant) syncs
 		// with a super-allocated address.
-		eventually(t, time.Minute, "tenant kubernetes Service", func(ctx context.Context) error {
+		itest.Eventually(t, time.Minute, "tenant kubernetes Service", func(ctx context.Context) error {
 			s, err := super.CoreV1().Services(conversion.SuperNamespace(t1.Name, uid1, "default")).Get(ctx, "kubernetes", metav1.GetOptions{})
 			if err != nil {
 				return err
 			}
 			if s.Spec.ClusterIP == "10.0.0.1" || s.Spec.ClusterIP == "" {
-				return errorf("clusterIP %q", s.Spec.ClusterIP)
+				return itest.Errorf("clusterIP %q", s.Spec.ClusterIP)
 			}
 			return nil
 		})
@@ -175,7 +170,7 @@ func TestSyncer(t *testing.T) {
 
 	t.Run("upward: Pods run, bound to vNodes, with the super Pod's node and IP", func(t *testing.T) {
 		for ns, owner := range map[string]*localcluster.ControlPlane{ns1: t1, ns2: t2} {
-			eventually(t, time.Minute, "Pod Running in "+owner.Name, func(ctx context.Context) error {
+			itest.Eventually(t, time.Minute, "Pod Running in "+owner.Name, func(ctx context.Context) error {
 				sp, err := super.CoreV1().Pods(ns).Get(ctx, "web-0", metav1.GetOptions{})
 				if err != nil {
 					return err
@@ -185,23 +180,23 @@ func TestSyncer(t *testing.T) {
 					return err
 				}
 				if tp.Status.Phase != corev1.PodRunning || tp.Spec.NodeName != sp.Spec.NodeName || tp.Status.PodIP == "" || tp.Status.PodIP != sp.Status.PodIP {
-					return errorf("tenant %s %s %s, super %s %s %s", tp.Status.Phase, tp.Spec.NodeName, tp.Status.PodIP, sp.Status.Phase, sp.Spec.NodeName, sp.Status.PodIP)
+					return itest.Errorf("tenant %s %s %s, super %s %s %s", tp.Status.Phase, tp.Spec.NodeName, tp.Status.PodIP, sp.Status.Phase, sp.Spec.NodeName, sp.Status.PodIP)
 				}
 				if !podReady(tp) {
-					return errorf("tenant Pod not Ready")
+					return itest.Errorf("tenant Pod not Ready")
 				}
 				n, err := owner.Client.CoreV1().Nodes().Get(ctx, tp.Spec.NodeName, metav1.GetOptions{})
 				if err != nil {
-					return errorf("vNode: %v", err)
+					return itest.Errorf("vNode: %v", err)
 				}
 				if n.Labels[pod.LabelVNode] != "true" {
-					return errorf("vNode not labelled")
+					return itest.Errorf("vNode not labelled")
 				}
 				for _, v := range sp.Spec.Volumes {
 					if v.Projected != nil {
 						for _, s := range v.Projected.Sources {
 							if s.ServiceAccountToken != nil {
-								return errorf("super Pod mounts a service-account token volume %s", v.Name)
+								return itest.Errorf("super Pod mounts a service-account token volume %s", v.Name)
 							}
 						}
 					}
@@ -230,11 +225,11 @@ func TestSyncer(t *testing.T) {
 		}
 		pinned := webPod("pinned")
 		pinned.Spec.NodeName = web.Spec.NodeName // one of tenant 1's vNodes
-		created(t)(t1.Client.CoreV1().Pods("shop").Create(ctx, pinned, metav1.CreateOptions{}))
+		itest.Created(t)(t1.Client.CoreV1().Pods("shop").Create(ctx, pinned, metav1.CreateOptions{}))
 		nowhere := webPod("nowhere")
 		nowhere.Spec.NodeName = "no-such-node"
-		created(t)(t1.Client.CoreV1().Pods("shop").Create(ctx, nowhere, metav1.CreateOptions{}))
-		eventually(t, time.Minute, "pinned Pod Running on its node", func(ctx context.Context) error {
+		itest.Created(t)(t1.Client.CoreV1().Pods("shop").Create(ctx, nowhere, metav1.CreateOptions{}))
+		itest.Eventually(t, time.Minute, "pinned Pod Running on its node", func(ctx context.Context) error {
 			tp, err := t1.Client.CoreV1().Pods("shop").Get(ctx, "pinned", metav1.GetOptions{})
 			if err != nil {
 				return err
@@ -244,12 +239,12 @@ func TestSyncer(t *testing.T) {
 				return err
 			}
 			if sp.Spec.NodeName != pinned.Spec.NodeName || tp.Status.Phase != corev1.PodRunning || tp.Status.PodIP != sp.Status.PodIP {
-				return errorf("super node %q, tenant phase %s IP %q vs %q", sp.Spec.NodeName, tp.Status.Phase, tp.Status.PodIP, sp.Status.PodIP)
+				return itest.Errorf("super node %q, tenant phase %s IP %q vs %q", sp.Spec.NodeName, tp.Status.Phase, tp.Status.PodIP, sp.Status.PodIP)
 			}
 			_, err = t1.Client.CoreV1().Nodes().Get(ctx, pinned.Spec.NodeName, metav1.GetOptions{})
 			return err
 		})
-		waitEvent(t, t1.Client, "shop", "nowhere", pod.ReasonNodeNotFound, "")
+		itest.WaitEvent(t, t1.Client, "shop", "nowhere", pod.ReasonNodeNotFound, "")
 		if _, err := super.CoreV1().Pods(ns1).Get(ctx, "nowhere", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 			t.Fatalf("a Pod preset to a missing node was synced: %v", err)
 		}
@@ -257,15 +252,15 @@ func TestSyncer(t *testing.T) {
 		node := func(labels map[string]string) *corev1.Node {
 			return &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "reserved-node", Labels: labels}}
 		}
-		created(t)(super.CoreV1().Nodes().Create(ctx, node(nil), metav1.CreateOptions{}))
+		itest.Created(t)(super.CoreV1().Nodes().Create(ctx, node(nil), metav1.CreateOptions{}))
 		t.Cleanup(func() {
 			_ = super.CoreV1().Nodes().Delete(context.Background(), "reserved-node", metav1.DeleteOptions{})
 		})
-		created(t)(t1.Client.CoreV1().Nodes().Create(ctx, node(map[string]string{pod.LabelVNode: "true"}), metav1.CreateOptions{}))
+		itest.Created(t)(t1.Client.CoreV1().Nodes().Create(ctx, node(map[string]string{pod.LabelVNode: "true"}), metav1.CreateOptions{}))
 		forged := webPod("forged")
 		forged.Spec.NodeName = "reserved-node"
-		created(t)(t1.Client.CoreV1().Pods("shop").Create(ctx, forged, metav1.CreateOptions{}))
-		waitEvent(t, t1.Client, "shop", "forged", pod.ReasonNodeNotFound, "")
+		itest.Created(t)(t1.Client.CoreV1().Pods("shop").Create(ctx, forged, metav1.CreateOptions{}))
+		itest.WaitEvent(t, t1.Client, "shop", "forged", pod.ReasonNodeNotFound, "")
 		if _, err := super.CoreV1().Pods(ns1).Get(ctx, "forged", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 			t.Fatalf("a Pod preset to a forged vNode was bound in the super cluster: %v", err)
 		}
@@ -287,8 +282,8 @@ func TestSyncer(t *testing.T) {
 				RevisionHistoryLimit: &one,
 			},
 		}
-		created(t)(t1.Client.AppsV1().DaemonSets("shop").Create(ctx, ds, metav1.CreateOptions{}))
-		eventually(t, 2*time.Minute, "DaemonSet Pods ready on every vNode", func(ctx context.Context) error {
+		itest.Created(t)(t1.Client.AppsV1().DaemonSets("shop").Create(ctx, ds, metav1.CreateOptions{}))
+		itest.Eventually(t, 2*time.Minute, "DaemonSet Pods ready on every vNode", func(ctx context.Context) error {
 			nodes, err := t1.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 			if err != nil {
 				return err
@@ -296,7 +291,7 @@ func TestSyncer(t *testing.T) {
 			for _, n := range nodes.Items {
 				for _, taint := range n.Spec.Taints {
 					if taint.Key == corev1.TaintNodeNotReady || taint.Key == corev1.TaintNodeUnreachable {
-						return errorf("vNode %s has taint %s", n.Name, taint.Key)
+						return itest.Errorf("vNode %s has taint %s", n.Name, taint.Key)
 					}
 				}
 			}
@@ -306,7 +301,7 @@ func TestSyncer(t *testing.T) {
 			}
 			if d.Status.DesiredNumberScheduled == 0 || d.Status.NumberReady != d.Status.DesiredNumberScheduled ||
 				int(d.Status.DesiredNumberScheduled) != len(nodes.Items) {
-				return errorf("desired %d ready %d vNodes %d", d.Status.DesiredNumberScheduled, d.Status.NumberReady, len(nodes.Items))
+				return itest.Errorf("desired %d ready %d vNodes %d", d.Status.DesiredNumberScheduled, d.Status.NumberReady, len(nodes.Items))
 			}
 			return nil
 		})
@@ -322,16 +317,16 @@ func TestSyncer(t *testing.T) {
 			t.Fatal(err)
 		}
 		sneaky := conversion.SuperNamespace(t1.Name, uid1, "sneaky")
-		eventually(t, time.Minute, "super namespace with the syncer's policy", func(ctx context.Context) error {
+		itest.Eventually(t, time.Minute, "super namespace with the syncer's policy", func(ctx context.Context) error {
 			ns, err := super.CoreV1().Namespaces().Get(ctx, sneaky, metav1.GetOptions{})
 			if err != nil {
 				return err
 			}
 			if ns.Labels["pod-security.kubernetes.io/enforce"] != "baseline" || ns.Labels["team"] != "a" {
-				return errorf("labels %v", ns.Labels)
+				return itest.Errorf("labels %v", ns.Labels)
 			}
 			if _, ok := ns.Annotations["scheduler.alpha.kubernetes.io/node-selector"]; ok {
-				return errorf("reserved annotation copied: %v", ns.Annotations)
+				return itest.Errorf("reserved annotation copied: %v", ns.Annotations)
 			}
 			return nil
 		})
@@ -352,42 +347,42 @@ func TestSyncer(t *testing.T) {
 		if _, err := t1.Client.CoreV1().Namespaces().Update(ctx, tns, metav1.UpdateOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, time.Minute, "tenant label change synced, admin level kept", func(ctx context.Context) error {
+		itest.Eventually(t, time.Minute, "tenant label change synced, admin level kept", func(ctx context.Context) error {
 			ns, err := super.CoreV1().Namespaces().Get(ctx, sneaky, metav1.GetOptions{})
 			if err != nil {
 				return err
 			}
 			if ns.Labels["team"] != "b" || ns.Labels["pod-security.kubernetes.io/enforce"] != "restricted" {
-				return errorf("labels %v", ns.Labels)
+				return itest.Errorf("labels %v", ns.Labels)
 			}
 			return nil
 		})
 		// A privileged Pod is rejected by the super cluster's Pod Security admission and the
 		// tenant hears about it.
-		mustCreateNS(t, t1.Client, "privileged")
+		itest.MustCreateNS(t, t1.Client, "privileged")
 		priv := true
-		created(t)(t1.Client.CoreV1().Pods("privileged").Create(ctx, &corev1.Pod{
+		itest.Created(t)(t1.Client.CoreV1().Pods("privileged").Create(ctx, &corev1.Pod{
 			ObjectMeta: metav1.ObjectMeta{Name: "root"},
 			Spec: corev1.PodSpec{HostNetwork: true, Containers: []corev1.Container{{Name: "c", Image: "busybox",
 				SecurityContext: &corev1.SecurityContext{Privileged: &priv}}}},
 		}, metav1.CreateOptions{}))
-		waitEvent(t, t1.Client, "privileged", "root", "SyncFailed", "PodSecurity")
+		itest.WaitEvent(t, t1.Client, "privileged", "root", "SyncFailed", "PodSecurity")
 		if _, err := super.CoreV1().Pods(conversion.SuperNamespace(t1.Name, uid1, "privileged")).Get(ctx, "root", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 			t.Fatalf("privileged Pod reached the super cluster: %v", err)
 		}
 		// externalIPs are never copied (CVE-2020-8554).
-		created(t)(t1.Client.CoreV1().Services("privileged").Create(ctx, &corev1.Service{
+		itest.Created(t)(t1.Client.CoreV1().Services("privileged").Create(ctx, &corev1.Service{
 			ObjectMeta: metav1.ObjectMeta{Name: "mitm"},
 			Spec: corev1.ServiceSpec{Selector: map[string]string{"a": "b"}, Ports: []corev1.ServicePort{{Port: 80}},
 				ExternalIPs: []string{"8.8.8.8"}},
 		}, metav1.CreateOptions{}))
-		eventually(t, time.Minute, "Service without externalIPs", func(ctx context.Context) error {
+		itest.Eventually(t, time.Minute, "Service without externalIPs", func(ctx context.Context) error {
 			s, err := super.CoreV1().Services(conversion.SuperNamespace(t1.Name, uid1, "privileged")).Get(ctx, "mitm", metav1.GetOptions{})
 			if err != nil {
 				return err
 			}
 			if len(s.Spec.ExternalIPs) > 0 {
-				return errorf("externalIPs copied: %v", s.Spec.ExternalIPs)
+				return itest.Errorf("externalIPs copied: %v", s.Spec.ExternalIPs)
 			}
 			return nil
 		})
@@ -397,9 +392,9 @@ func TestSyncer(t *testing.T) {
 			ObjectMeta: metav1.ObjectMeta{Name: "squat"}, Data: map[string]string{"a": "super"}}, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		created(t)(t1.Client.CoreV1().ConfigMaps("privileged").Create(ctx, &corev1.ConfigMap{
+		itest.Created(t)(t1.Client.CoreV1().ConfigMaps("privileged").Create(ctx, &corev1.ConfigMap{
 			ObjectMeta: metav1.ObjectMeta{Name: "squat"}, Data: map[string]string{"a": "tenant"}}, metav1.CreateOptions{}))
-		waitEvent(t, t1.Client, "privileged", "squat", "SyncConflict", "")
+		itest.WaitEvent(t, t1.Client, "privileged", "squat", "SyncConflict", "")
 		if cm, err := super.CoreV1().ConfigMaps(squatNS).Get(ctx, "squat", metav1.GetOptions{}); err != nil || cm.Data["a"] != "super" {
 			t.Fatalf("someone else's ConfigMap was touched: %v %v", err, cm)
 		}
@@ -422,13 +417,13 @@ func TestSyncer(t *testing.T) {
 		if _, err := t1.Client.CoreV1().ConfigMaps("shop").Update(ctx, cm, metav1.UpdateOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, time.Minute, "ConfigMap update", func(ctx context.Context) error {
+		itest.Eventually(t, time.Minute, "ConfigMap update", func(ctx context.Context) error {
 			sc, err := super.CoreV1().ConfigMaps(ns1).Get(ctx, "cfg", metav1.GetOptions{})
 			if err != nil {
 				return err
 			}
 			if sc.Data["owner"] != "changed" || sc.Annotations["example.com/added-by-super-controller"] != "yes" {
-				return errorf("data %v annotations %v", sc.Data, sc.Annotations)
+				return itest.Errorf("data %v annotations %v", sc.Data, sc.Annotations)
 			}
 			return nil
 		})
@@ -440,13 +435,13 @@ func TestSyncer(t *testing.T) {
 		if _, err := t1.Client.CoreV1().Pods("shop").Update(ctx, p, metav1.UpdateOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, time.Minute, "Pod label update", func(ctx context.Context) error {
+		itest.Eventually(t, time.Minute, "Pod label update", func(ctx context.Context) error {
 			sp, err := super.CoreV1().Pods(ns1).Get(ctx, "web-0", metav1.GetOptions{})
 			if err != nil {
 				return err
 			}
 			if sp.Labels["version"] != "v2" {
-				return errorf("labels %v", sp.Labels)
+				return itest.Errorf("labels %v", sp.Labels)
 			}
 			return nil
 		})
@@ -468,7 +463,7 @@ func TestSyncer(t *testing.T) {
 		if err := super.CoreV1().Secrets(ns2).Delete(ctx, "creds", metav1.DeleteOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, time.Minute, "Secret recreated", func(ctx context.Context) error {
+		itest.Eventually(t, time.Minute, "Secret recreated", func(ctx context.Context) error {
 			_, err := super.CoreV1().Secrets(ns2).Get(ctx, "creds", metav1.GetOptions{})
 			return err
 		})
@@ -481,19 +476,19 @@ func TestSyncer(t *testing.T) {
 		if err := super.CoreV1().Pods(ns2).Delete(ctx, "web-0", metav1.DeleteOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, time.Minute, "tenant Pod Failed", func(ctx context.Context) error {
+		itest.Eventually(t, time.Minute, "tenant Pod Failed", func(ctx context.Context) error {
 			tp, err := t2.Client.CoreV1().Pods("shop").Get(ctx, "web-0", metav1.GetOptions{})
 			if err != nil {
 				return err
 			}
 			if tp.Status.Phase != corev1.PodFailed || tp.Status.Reason != pod.ReasonSuperPodLost {
-				return errorf("phase %s reason %s", tp.Status.Phase, tp.Status.Reason)
+				return itest.Errorf("phase %s reason %s", tp.Status.Phase, tp.Status.Reason)
 			}
 			return nil
 		})
-		consistently(t, 2*time.Second, "no replacement super Pod for a lost bound Pod", func(ctx context.Context) error {
+		itest.Consistently(t, 2*time.Second, "no replacement super Pod for a lost bound Pod", func(ctx context.Context) error {
 			if _, err := super.CoreV1().Pods(ns2).Get(ctx, "web-0", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
-				return errorf("super Pod recreated for a bound tenant Pod: %v", err)
+				return itest.Errorf("super Pod recreated for a bound tenant Pod: %v", err)
 			}
 			return nil
 		})
@@ -506,19 +501,19 @@ func TestSyncer(t *testing.T) {
 			Name: foreign, Labels: map[string]string{"owner": "someone-else"}}}, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		mustCreateNS(t, t1.Client, "taken")
-		created(t)(t1.Client.CoreV1().ConfigMaps("taken").Create(ctx, &corev1.ConfigMap{
+		itest.MustCreateNS(t, t1.Client, "taken")
+		itest.Created(t)(t1.Client.CoreV1().ConfigMaps("taken").Create(ctx, &corev1.ConfigMap{
 			ObjectMeta: metav1.ObjectMeta{Name: "x"}}, metav1.CreateOptions{}))
-		consistently(t, 3*time.Second, "foreign namespace untouched", func(ctx context.Context) error {
+		itest.Consistently(t, 3*time.Second, "foreign namespace untouched", func(ctx context.Context) error {
 			ns, err := super.CoreV1().Namespaces().Get(ctx, foreign, metav1.GetOptions{})
 			if err != nil {
 				return err
 			}
 			if _, ok := ns.Labels[conversion.LabelManagedBy]; ok || ns.Labels["owner"] != "someone-else" {
-				return errorf("foreign namespace modified: %v", ns.Labels)
+				return itest.Errorf("foreign namespace modified: %v", ns.Labels)
 			}
 			if _, err := super.CoreV1().ConfigMaps(foreign).Get(ctx, "x", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
-				return errorf("syncer wrote into a foreign namespace: %v", err)
+				return itest.Errorf("syncer wrote into a foreign namespace: %v", err)
 			}
 			return nil
 		})
@@ -526,32 +521,32 @@ func TestSyncer(t *testing.T) {
 		if err := t1.Client.CoreV1().Namespaces().Delete(ctx, "taken", metav1.DeleteOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		consistently(t, 2*time.Second, "foreign namespace not deleted", func(ctx context.Context) error {
+		itest.Consistently(t, 2*time.Second, "foreign namespace not deleted", func(ctx context.Context) error {
 			ns, err := super.CoreV1().Namespaces().Get(ctx, foreign, metav1.GetOptions{})
 			if err != nil || !ns.DeletionTimestamp.IsZero() {
-				return errorf("foreign namespace deleted: %v", err)
+				return itest.Errorf("foreign namespace deleted: %v", err)
 			}
 			return nil
 		})
 	})
 
 	t.Run("bad kubeconfigs give False conditions and never stop other tenants", func(t *testing.T) {
-		if err := app.AddTenant(ctx, c, kubeconfigNS, "garbage", []byte("not: [a kubeconfig"), 1); err != nil {
+		if err := app.AddTenant(ctx, c, itest.KubeconfigNS, "garbage", []byte("not: [a kubeconfig"), 1); err != nil {
 			t.Fatal(err)
 		}
-		unreachable := unreachableKubeconfig(t3.Kubeconfig)
+		unreachable := string(itest.Unreachable(t, t3.Kubeconfig))
 		if unreachable == string(t3.Kubeconfig) {
 			t.Fatal("could not rewrite the server address of the kubeconfig")
 		}
-		if err := app.AddTenant(ctx, c, kubeconfigNS, "unreachable", []byte(unreachable), 1); err != nil {
+		if err := app.AddTenant(ctx, c, itest.KubeconfigNS, "unreachable", []byte(unreachable), 1); err != nil {
 			t.Fatal(err)
 		}
 		waitConditionFalse(t, c, "garbage", tenancyv1alpha1.ConditionKubeconfigValid, "InvalidKubeconfig")
 		waitConditionFalse(t, c, "unreachable", tenancyv1alpha1.ConditionConnected, "Unreachable")
 		// Other tenants keep syncing meanwhile.
-		created(t)(t1.Client.CoreV1().ConfigMaps("shop").Create(ctx, &corev1.ConfigMap{
+		itest.Created(t)(t1.Client.CoreV1().ConfigMaps("shop").Create(ctx, &corev1.ConfigMap{
 			ObjectMeta: metav1.ObjectMeta{Name: "while-others-are-broken"}}, metav1.CreateOptions{}))
-		eventually(t, 30*time.Second, "tenant 1 still syncs", func(ctx context.Context) error {
+		itest.Eventually(t, 30*time.Second, "tenant 1 still syncs", func(ctx context.Context) error {
 			_, err := super.CoreV1().ConfigMaps(ns1).Get(ctx, "while-others-are-broken", metav1.GetOptions{})
 			return err
 		})
@@ -561,21 +556,21 @@ func TestSyncer(t *testing.T) {
 	})
 
 	t.Run("a second Tenant for the same control plane is refused", func(t *testing.T) {
-		if err := app.AddTenant(ctx, c, kubeconfigNS, "dup", t2.Kubeconfig, 1); err != nil {
+		if err := app.AddTenant(ctx, c, itest.KubeconfigNS, "dup", t2.Kubeconfig, 1); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, time.Minute, "dup refused", func(ctx context.Context) error {
+		itest.Eventually(t, time.Minute, "dup refused", func(ctx context.Context) error {
 			tn := &tenancyv1alpha1.Tenant{}
 			if err := c.Get(ctx, client.ObjectKey{Name: "dup"}, tn); err != nil {
 				return err
 			}
 			cond := meta.FindStatusCondition(tn.Status.Conditions, tenancyv1alpha1.ConditionConnected)
 			if cond == nil || cond.Status != metav1.ConditionFalse || cond.Reason != "DuplicateControlPlane" || !strings.Contains(cond.Message, "already syncs") {
-				return errorf("condition %+v", cond)
+				return itest.Errorf("condition %+v", cond)
 			}
 			return nil
 		})
-		if l, err := super.CoreV1().Namespaces().List(ctx, metav1.ListOptions{LabelSelector: conversion.LabelTenantUID + "=" + tenantUID(t, c, "dup")}); err != nil || len(l.Items) > 0 {
+		if l, err := super.CoreV1().Namespaces().List(ctx, metav1.ListOptions{LabelSelector: conversion.LabelTenantUID + "=" + itest.TenantUID(t, c, "dup")}); err != nil || len(l.Items) > 0 {
 			t.Fatalf("duplicate tenant synced namespaces: %v %d", err, len(l.Items))
 		}
 		if err := c.Delete(ctx, &tenancyv1alpha1.Tenant{ObjectMeta: metav1.ObjectMeta{Name: "dup"}}); err != nil {
@@ -585,14 +580,14 @@ func TestSyncer(t *testing.T) {
 
 	t.Run("a Tenant whose Secret appears later, rotated to tenant 3, syncs everything", func(t *testing.T) {
 		late := &tenancyv1alpha1.Tenant{ObjectMeta: metav1.ObjectMeta{Name: "late"}, Spec: tenancyv1alpha1.TenantSpec{
-			KubeconfigSecretRef: tenancyv1alpha1.SecretKeyRef{Namespace: kubeconfigNS, Name: "late-kubeconfig"}}}
+			KubeconfigSecretRef: tenancyv1alpha1.SecretKeyRef{Namespace: itest.KubeconfigNS, Name: "late-kubeconfig"}}}
 		if err := c.Create(ctx, late); err != nil {
 			t.Fatal(err)
 		}
 		waitConditionFalse(t, c, "late", tenancyv1alpha1.ConditionKubeconfigValid, "SecretNotFound")
 		// First a kubeconfig that is valid but points nowhere, then rotated to tenant 3's.
-		unreachable := unreachableKubeconfig(t3.Kubeconfig)
-		sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: kubeconfigNS, Name: "late-kubeconfig"},
+		unreachable := string(itest.Unreachable(t, t3.Kubeconfig))
+		sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: itest.KubeconfigNS, Name: "late-kubeconfig"},
 			Data: map[string][]byte{"kubeconfig": []byte(unreachable)}}
 		if err := c.Create(ctx, sec); err != nil {
 			t.Fatal(err)
@@ -602,16 +597,16 @@ func TestSyncer(t *testing.T) {
 		if err := c.Update(ctx, sec); err != nil {
 			t.Fatal(err)
 		}
-		waitRunning(t, c, "late")
-		uid := tenantUID(t, c, "late")
+		itest.WaitRunning(t, c, "late")
+		uid := itest.TenantUID(t, c, "late")
 		bulk := conversion.SuperNamespace("late", uid, "bulk")
-		eventually(t, 2*time.Minute, "all pre-existing objects synced", func(ctx context.Context) error {
+		itest.Eventually(t, 2*time.Minute, "all pre-existing objects synced", func(ctx context.Context) error {
 			l, err := super.CoreV1().ConfigMaps(bulk).List(ctx, metav1.ListOptions{LabelSelector: conversion.LabelManagedBy})
 			if err != nil {
 				return err
 			}
 			if len(l.Items) != preexisting {
-				return errorf("%d of %d ConfigMaps synced", len(l.Items), preexisting)
+				return itest.Errorf("%d of %d ConfigMaps synced", len(l.Items), preexisting)
 			}
 			return nil
 		})
@@ -621,21 +616,21 @@ func TestSyncer(t *testing.T) {
 		if err := t1.Client.CoreV1().Pods("shop").Delete(ctx, "web-0", metav1.DeleteOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, time.Minute, "tenant and super Pod gone", func(ctx context.Context) error {
+		itest.Eventually(t, time.Minute, "tenant and super Pod gone", func(ctx context.Context) error {
 			if _, err := t1.Client.CoreV1().Pods("shop").Get(ctx, "web-0", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
-				return errorf("tenant Pod still there: %v", err)
+				return itest.Errorf("tenant Pod still there: %v", err)
 			}
 			if _, err := super.CoreV1().Pods(ns1).Get(ctx, "web-0", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
-				return errorf("super Pod still there: %v", err)
+				return itest.Errorf("super Pod still there: %v", err)
 			}
 			return nil
 		})
 		if err := t1.Client.CoreV1().Namespaces().Delete(ctx, "shop", metav1.DeleteOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, 2*time.Minute, "super namespace gone", func(ctx context.Context) error {
+		itest.Eventually(t, 2*time.Minute, "super namespace gone", func(ctx context.Context) error {
 			if _, err := super.CoreV1().Namespaces().Get(ctx, ns1, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
-				return errorf("super namespace %s still there: %v", ns1, err)
+				return itest.Errorf("super namespace %s still there: %v", ns1, err)
 			}
 			return nil
 		})
@@ -646,34 +641,34 @@ func TestSyncer(t *testing.T) {
 	})
 
 	t.Run("removing a Tenant stops it and deletes its super namespaces", func(t *testing.T) {
-		uid := tenantUID(t, c, "late")
+		uid := itest.TenantUID(t, c, "late")
 		if err := c.Delete(ctx, &tenancyv1alpha1.Tenant{ObjectMeta: metav1.ObjectMeta{Name: "late"}}); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, 2*time.Minute, "Tenant and its namespaces gone", func(ctx context.Context) error {
+		itest.Eventually(t, 2*time.Minute, "Tenant and its namespaces gone", func(ctx context.Context) error {
 			l, err := super.CoreV1().Namespaces().List(ctx, metav1.ListOptions{LabelSelector: conversion.LabelTenantUID + "=" + uid})
 			if err != nil {
 				return err
 			}
 			if len(l.Items) > 0 {
-				return errorf("%d super namespaces left", len(l.Items))
+				return itest.Errorf("%d super namespaces left", len(l.Items))
 			}
 			err = c.Get(ctx, client.ObjectKey{Name: "late"}, &tenancyv1alpha1.Tenant{})
 			if !apierrors.IsNotFound(err) {
-				return errorf("Tenant still there: %v", err)
+				return itest.Errorf("Tenant still there: %v", err)
 			}
 			return nil
 		})
 		// A new object in tenant 3 is no longer synced.
-		created(t)(t3.Client.CoreV1().ConfigMaps("bulk").Create(ctx, &corev1.ConfigMap{
+		itest.Created(t)(t3.Client.CoreV1().ConfigMaps("bulk").Create(ctx, &corev1.ConfigMap{
 			ObjectMeta: metav1.ObjectMeta{Name: "after-removal"}}, metav1.CreateOptions{}))
-		consistently(t, 2*time.Second, "removed tenant not synced", func(ctx context.Context) error {
+		itest.Consistently(t, 2*time.Second, "removed tenant not synced", func(ctx context.Context) error {
 			l, err := super.CoreV1().Namespaces().List(ctx, metav1.ListOptions{LabelSelector: conversion.LabelTenantUID + "=" + uid})
 			if err != nil {
 				return err
 			}
 			if len(l.Items) > 0 {
-				return errorf("removed tenant synced again")
+				return itest.Errorf("removed tenant synced again")
 			}
 			return nil
 		})
@@ -709,9 +704,6 @@ func TestSyncer(t *testing.T) {
 }
 
 func TestTenantCRDValidation(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts real control planes")
-	}
 	env := framework.StartT(t, localcluster.SuperOptions{Nodes: 1}, 0)
 	ctx := context.Background()
 	// Several replicas installing the CRD at once must all succeed (update conflicts are retried).
@@ -728,7 +720,7 @@ func TestTenantCRDValidation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ref := tenancyv1alpha1.SecretKeyRef{Namespace: kubeconfigNS, Name: "k"}
+	ref := tenancyv1alpha1.SecretKeyRef{Namespace: itest.KubeconfigNS, Name: "k"}
 	cases := map[string]struct {
 		tenant  tenancyv1alpha1.Tenant
 		wantErr bool
@@ -737,7 +729,7 @@ func TestTenantCRDValidation(t *testing.T) {
 		"name too long":            {tenant: tenancyv1alpha1.Tenant{ObjectMeta: metav1.ObjectMeta{Name: strings.Repeat("a", 41)}, Spec: tenancyv1alpha1.TenantSpec{KubeconfigSecretRef: ref}}, wantErr: true},
 		"name with dot":            {tenant: tenancyv1alpha1.Tenant{ObjectMeta: metav1.ObjectMeta{Name: "a.b"}, Spec: tenancyv1alpha1.TenantSpec{KubeconfigSecretRef: ref}}, wantErr: true},
 		"weight too high":          {tenant: tenancyv1alpha1.Tenant{ObjectMeta: metav1.ObjectMeta{Name: "heavy"}, Spec: tenancyv1alpha1.TenantSpec{KubeconfigSecretRef: ref, Weight: 5000}}, wantErr: true},
-		"missing secret name":      {tenant: tenancyv1alpha1.Tenant{ObjectMeta: metav1.ObjectMeta{Name: "noref"}, Spec: tenancyv1alpha1.TenantSpec{KubeconfigSecretRef: tenancyv1alpha1.SecretKeyRef{Namespace: kubeconfigNS}}}, wantErr: true},
+		"missing secret name":      {tenant: tenancyv1alpha1.Tenant{ObjectMeta: metav1.ObjectMeta{Name: "noref"}, Spec: tenancyv1alpha1.TenantSpec{KubeconfigSecretRef: tenancyv1alpha1.SecretKeyRef{Namespace: itest.KubeconfigNS}}}, wantErr: true},
 		"service ranges":           {tenant: tenancyv1alpha1.Tenant{ObjectMeta: metav1.ObjectMeta{Name: "ranges"}, Spec: tenancyv1alpha1.TenantSpec{KubeconfigSecretRef: ref, ServiceCIDRs: []string{"10.96.16.0/20", "fd00:10:96::/112"}}}},
 		"service range not a CIDR": {tenant: tenancyv1alpha1.Tenant{ObjectMeta: metav1.ObjectMeta{Name: "badrange"}, Spec: tenancyv1alpha1.TenantSpec{KubeconfigSecretRef: ref, ServiceCIDRs: []string{"10.96.16.1"}}}, wantErr: true},
 		"three service ranges":     {tenant: tenancyv1alpha1.Tenant{ObjectMeta: metav1.ObjectMeta{Name: "threeranges"}, Spec: tenancyv1alpha1.TenantSpec{KubeconfigSecretRef: ref, ServiceCIDRs: []string{"10.96.1.0/24", "10.96.2.0/24", "10.96.3.0/24"}}}, wantErr: true},
@@ -793,14 +785,14 @@ func getTenant(t *testing.T, c client.Client, name string) *tenancyv1alpha1.Tena
 func waitConditionFalse(t *testing.T, c client.Client, name, typ, reason string) {
 	t.Helper()
 	const status = metav1.ConditionFalse
-	eventually(t, time.Minute, fmt.Sprintf("Tenant %s %s=%s (%s)", name, typ, status, reason), func(ctx context.Context) error {
+	itest.Eventually(t, time.Minute, fmt.Sprintf("Tenant %s %s=%s (%s)", name, typ, status, reason), func(ctx context.Context) error {
 		tn := &tenancyv1alpha1.Tenant{}
 		if err := c.Get(ctx, client.ObjectKey{Name: name}, tn); err != nil {
 			return err
 		}
 		cond := meta.FindStatusCondition(tn.Status.Conditions, typ)
 		if cond == nil || cond.Status != status || cond.Reason != reason {
-			return errorf("condition %+v", cond)
+			return itest.Errorf("condition %+v", cond)
 		}
 		return nil
 	})

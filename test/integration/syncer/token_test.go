@@ -15,6 +15,7 @@ import (
 	"github.com/vcsyncer/syncer/pkg/conversion"
 	"github.com/vcsyncer/syncer/pkg/localcluster"
 	"github.com/vcsyncer/syncer/pkg/resources/pod"
+	"github.com/vcsyncer/syncer/test/integration/itest"
 )
 
 // testTenantTokens checks that the super copy of tenant Pod ns/name (already Running) mounts a
@@ -36,13 +37,13 @@ func testTenantTokens(t *testing.T, super kubernetes.Interface, tc *localcluster
 		t.Fatalf("tenant Pod %s/%s has no kube-api-access volume: %+v", ns, name, tp.Spec.Volumes)
 	}
 	var sp *corev1.Pod
-	eventually(t, time.Minute, "tokens written", func(ctx context.Context) error {
+	itest.Eventually(t, time.Minute, "tokens written", func(ctx context.Context) error {
 		sp, err = super.CoreV1().Pods(superNS).Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			return err
 		}
 		if sp.Annotations[pod.AnnotationTokenRefresh] == "" {
-			return errorf("no %s annotation yet", pod.AnnotationTokenRefresh)
+			return itest.Errorf("no %s annotation yet", pod.AnnotationTokenRefresh)
 		}
 		return nil
 	})
@@ -132,8 +133,8 @@ func testDownwardAPIIdentity(t *testing.T, super kubernetes.Interface, tc *local
 		}}}, Volumes: []corev1.Volume{{Name: "info", VolumeSource: corev1.VolumeSource{DownwardAPI: &corev1.DownwardAPIVolumeSource{
 			Items: []corev1.DownwardAPIVolumeFile{{Path: "labels", FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.labels"}}}}}}}},
 	}
-	created(t)(tc.Client.CoreV1().Pods(ns).Create(ctx, p, metav1.CreateOptions{}))
-	eventually(t, time.Minute, "super Pod whoami", func(ctx context.Context) error {
+	itest.Created(t)(tc.Client.CoreV1().Pods(ns).Create(ctx, p, metav1.CreateOptions{}))
+	itest.Eventually(t, time.Minute, "super Pod whoami", func(ctx context.Context) error {
 		sp, err := super.CoreV1().Pods(superNS).Get(ctx, "whoami", metav1.GetOptions{})
 		if err != nil {
 			return err
@@ -148,7 +149,7 @@ func testDownwardAPIIdentity(t *testing.T, super kubernetes.Interface, tc *local
 				continue // the KUBERNETES_* variables of the tenant apiserver
 			}
 			if e.ValueFrom == nil || e.ValueFrom.FieldRef == nil || e.ValueFrom.FieldRef.FieldPath != want[e.Name] {
-				return errorf("env %s reads %s, want %s", e.Name, e.ValueFrom.FieldRef.FieldPath, want[e.Name])
+				return itest.Errorf("env %s reads %s, want %s", e.Name, e.ValueFrom.FieldRef.FieldPath, want[e.Name])
 			}
 		}
 		tp, err := tc.Client.CoreV1().Pods(ns).Get(ctx, "whoami", metav1.GetOptions{})
@@ -156,7 +157,7 @@ func testDownwardAPIIdentity(t *testing.T, super kubernetes.Interface, tc *local
 			return err
 		}
 		if sp.Annotations[conversion.AnnotationNamespace] != ns || sp.Annotations[conversion.AnnotationUID] != string(tp.UID) {
-			return errorf("super annotations %v do not hold the tenant namespace and UID", sp.Annotations)
+			return itest.Errorf("super annotations %v do not hold the tenant namespace and UID", sp.Annotations)
 		}
 		// What a kubelet writes for metadata.labels (sorted key="value" lines): the tenant's
 		// labels only, not the syncer's ownership labels.
@@ -168,13 +169,13 @@ func testDownwardAPIIdentity(t *testing.T, super kubernetes.Interface, tc *local
 		}
 		if want := "app=\"whoami\"\ntier=\"front\""; labelsPath != "metadata.annotations['"+pod.AnnotationDownwardLabels+"']" ||
 			sp.Annotations[pod.AnnotationDownwardLabels] != want {
-			return errorf("metadata.labels reads %s = %q, want the tenant's %q", labelsPath, sp.Annotations[pod.AnnotationDownwardLabels], want)
+			return itest.Errorf("metadata.labels reads %s = %q, want the tenant's %q", labelsPath, sp.Annotations[pod.AnnotationDownwardLabels], want)
 		}
 		for _, e := range env {
 			if e.Name == "MY_APP" {
 				k, _ := strings.CutSuffix(strings.TrimPrefix(e.ValueFrom.FieldRef.FieldPath, "metadata.annotations['"), "']")
 				if sp.Annotations[k] != "whoami" {
-					return errorf("MY_APP reads %s = %q", e.ValueFrom.FieldRef.FieldPath, sp.Annotations[k])
+					return itest.Errorf("MY_APP reads %s = %q", e.ValueFrom.FieldRef.FieldPath, sp.Annotations[k])
 				}
 			}
 		}
@@ -190,7 +191,7 @@ func testTenantAPIAccess(t *testing.T, super kubernetes.Interface, tc *localclus
 	if _, err := tc.Client.CoreV1().Services("kube-system").Get(ctx, "kube-dns", metav1.GetOptions{}); err != nil {
 		t.Fatalf("tenant %s has no kube-system/kube-dns: %v", tc.Name, err)
 	}
-	created(t)(tc.Client.CoreV1().Pods(ns).Create(ctx, &corev1.Pod{
+	itest.Created(t)(tc.Client.CoreV1().Pods(ns).Create(ctx, &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: "dns-check"},
 		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "busybox"}}},
 	}, metav1.CreateOptions{}))
@@ -198,28 +199,28 @@ func testTenantAPIAccess(t *testing.T, super kubernetes.Interface, tc *localclus
 	if err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, time.Minute, "super Pod dns-check with the tenant's DNS and apiserver", func(ctx context.Context) error {
+	itest.Eventually(t, time.Minute, "super Pod dns-check with the tenant's DNS and apiserver", func(ctx context.Context) error {
 		sp, err := super.CoreV1().Pods(superNS).Get(ctx, "dns-check", metav1.GetOptions{})
 		if err != nil {
 			return err
 		}
 		dns, err := super.CoreV1().Services(dnsNS).Get(ctx, "kube-dns", metav1.GetOptions{})
 		if err != nil {
-			return errorf("super copy of kube-dns in %s: %v", dnsNS, err)
+			return itest.Errorf("super copy of kube-dns in %s: %v", dnsNS, err)
 		}
 		if sp.Spec.DNSPolicy != corev1.DNSNone || sp.Spec.DNSConfig == nil || len(sp.Spec.DNSConfig.Nameservers) == 0 ||
 			sp.Spec.DNSConfig.Nameservers[0] != dns.Spec.ClusterIP || sp.Spec.DNSConfig.Searches[0] != ns+".svc.cluster.local" {
-			return errorf("dnsPolicy %q dnsConfig %+v, want nameserver %s", sp.Spec.DNSPolicy, sp.Spec.DNSConfig, dns.Spec.ClusterIP)
+			return itest.Errorf("dnsPolicy %q dnsConfig %+v, want nameserver %s", sp.Spec.DNSPolicy, sp.Spec.DNSConfig, dns.Spec.ClusterIP)
 		}
 		env := map[string]string{}
 		for _, e := range sp.Spec.Containers[0].Env {
 			env[e.Name] = e.Value
 		}
 		if env["KUBERNETES_SERVICE_HOST"] != u.Hostname() || env["KUBERNETES_SERVICE_PORT"] != u.Port() {
-			return errorf("KUBERNETES_SERVICE_HOST/PORT = %s:%s, want the tenant apiserver %s", env["KUBERNETES_SERVICE_HOST"], env["KUBERNETES_SERVICE_PORT"], u.Host)
+			return itest.Errorf("KUBERNETES_SERVICE_HOST/PORT = %s:%s, want the tenant apiserver %s", env["KUBERNETES_SERVICE_HOST"], env["KUBERNETES_SERVICE_PORT"], u.Host)
 		}
 		if len(sp.Spec.HostAliases) != 1 || sp.Spec.HostAliases[0].IP != u.Hostname() {
-			return errorf("hostAliases %+v, want kubernetes -> %s", sp.Spec.HostAliases, u.Hostname())
+			return itest.Errorf("hostAliases %+v, want kubernetes -> %s", sp.Spec.HostAliases, u.Hostname())
 		}
 		return nil
 	})

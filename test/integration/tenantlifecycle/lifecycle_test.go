@@ -27,9 +27,6 @@ import (
 )
 
 func TestTenantLifecycle(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts real control planes")
-	}
 	env := framework.StartT(t, localcluster.SuperOptions{Nodes: 1}, 2)
 	c := itest.StartSyncer(t, env.Super.RESTConfig, nil)
 	// Two Secrets per super namespace: the tenant's third Secret waits for quota room.

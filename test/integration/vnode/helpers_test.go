@@ -3,8 +3,6 @@ package vnode_test
 import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
-	"github.com/vcsyncer/syncer/test/integration/itest"
 )
 
 // pinnedPod returns a tenant Pod that the super scheduler can only place on super Node node
@@ -19,15 +17,6 @@ func pinnedPod(name, node string) *corev1.Pod {
 			Containers:                    []corev1.Container{{Name: "c", Image: "busybox"}},
 		},
 	}
-}
-
-func podReady(p *corev1.Pod) bool {
-	for _, c := range p.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
 }
 
 func nodeCondition(n *corev1.Node, typ corev1.NodeConditionType) corev1.ConditionStatus {
@@ -47,12 +36,3 @@ func hasTaint(n *corev1.Node, key string) bool {
 	}
 	return false
 }
-
-// Shared helpers (test/integration/itest).
-var (
-	startSyncer       = itest.StartSyncer
-	eventually        = itest.Eventually
-	errorf            = itest.Errorf
-	mustCreateNS      = itest.MustCreateNS
-	waitTenantRunning = itest.WaitRunning
-)

@@ -31,9 +31,6 @@ const (
 )
 
 func TestVirtualNodes(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts real control planes")
-	}
 	env := framework.StartT(t, localcluster.SuperOptions{Nodes: 2}, 1)
 	super, tc := env.Super.Client, env.Tenants[0]
 	tenantCS := tc.Client
@@ -52,7 +49,7 @@ func TestVirtualNodes(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	c := startSyncer(t, env.Super.RESTConfig, func(o *options.Options) { o.VNodeGCGrace = gcGrace })
+	c := itest.StartSyncer(t, env.Super.RESTConfig, func(o *options.Options) { o.VNodeGCGrace = gcGrace })
 	// The test pins Pods to super Nodes by name (kubernetes.io/hostname): the tenant's node pool
 	// must hold them, here every kwok Node.
 	itest.DefaultPolicy(t, c, tenancyv1alpha1.TenantPolicySpec{Pods: &tenancyv1alpha1.PodPolicy{
@@ -60,7 +57,7 @@ func TestVirtualNodes(t *testing.T) {
 	if err := app.AddTenant(ctx, c, "vc-syncer-system", tc.Name, tc.Kubeconfig, 1); err != nil {
 		t.Fatal(err)
 	}
-	waitTenantRunning(t, c, tc.Name)
+	itest.WaitRunning(t, c, tc.Name)
 
 	// A control Node in the tenant that nothing heartbeats: the tenant's node-lifecycle
 	// controller must mark it Unknown after the grace period. It shows that the controller runs
@@ -85,21 +82,21 @@ func TestVirtualNodes(t *testing.T) {
 	}
 
 	node0, node1 := localcluster.FakeNodeName(0), localcluster.FakeNodeName(1)
-	mustCreateNS(t, tenantCS, "app")
+	itest.MustCreateNS(t, tenantCS, "app")
 	pods := map[string]string{"on-0": node0, "on-1": node1, "on-long": long}
 	for name, node := range pods {
 		if _, err := tenantCS.CoreV1().Pods("app").Create(ctx, pinnedPod(name, node), metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	eventually(t, 2*time.Minute, "tenant Pods Running and Ready on their vNodes", func(ctx context.Context) error {
+	itest.Eventually(t, 2*time.Minute, "tenant Pods Running and Ready on their vNodes", func(ctx context.Context) error {
 		for name, node := range pods {
 			p, err := tenantCS.CoreV1().Pods("app").Get(ctx, name, metav1.GetOptions{})
 			if err != nil {
 				return err
 			}
-			if p.Spec.NodeName != node || p.Status.Phase != corev1.PodRunning || !podReady(p) {
-				return errorf("Pod %s: node %q phase %s ready %v", name, p.Spec.NodeName, p.Status.Phase, podReady(p))
+			if p.Spec.NodeName != node || p.Status.Phase != corev1.PodRunning || !itest.PodReady(p) {
+				return itest.Errorf("Pod %s: node %q phase %s ready %v", name, p.Spec.NodeName, p.Status.Phase, itest.PodReady(p))
 			}
 		}
 		return nil
@@ -111,28 +108,28 @@ func TestVirtualNodes(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			eventually(t, 30*time.Second, "vNode "+node, func(ctx context.Context) error {
+			itest.Eventually(t, 30*time.Second, "vNode "+node, func(ctx context.Context) error {
 				vn, err := tenantCS.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
 				if err != nil {
 					return err
 				}
 				if !vnode.IsVNode(vn) || vn.Labels[corev1.LabelHostname] != node || vn.Labels["type"] != "kwok" {
-					return errorf("labels %v", vn.Labels)
+					return itest.Errorf("labels %v", vn.Labels)
 				}
 				if nodeCondition(vn, corev1.NodeReady) != corev1.ConditionTrue || hasTaint(vn, corev1.TaintNodeNotReady) {
-					return errorf("not Ready or tainted: %v %v", vn.Status.Conditions, vn.Spec.Taints)
+					return itest.Errorf("not Ready or tainted: %v %v", vn.Status.Conditions, vn.Spec.Taints)
 				}
 				if !vn.Status.Capacity.Cpu().Equal(*sn.Status.Capacity.Cpu()) || len(vn.Status.Addresses) != len(sn.Status.Addresses) ||
 					vn.Status.NodeInfo.KubeletVersion != sn.Status.NodeInfo.KubeletVersion {
-					return errorf("status not mirrored: capacity %v addresses %v", vn.Status.Capacity, vn.Status.Addresses)
+					return itest.Errorf("status not mirrored: capacity %v addresses %v", vn.Status.Capacity, vn.Status.Addresses)
 				}
 				l, err := tenantCS.CoordinationV1().Leases(corev1.NamespaceNodeLease).Get(ctx, node, metav1.GetOptions{})
 				if err != nil {
-					return errorf("Lease: %v", err)
+					return itest.Errorf("Lease: %v", err)
 				}
 				if l.Spec.HolderIdentity == nil || *l.Spec.HolderIdentity != node || l.Spec.LeaseDurationSeconds == nil ||
 					*l.Spec.LeaseDurationSeconds != 40 || len(l.OwnerReferences) != 1 || l.OwnerReferences[0].UID != vn.UID {
-					return errorf("Lease %+v owners %+v", l.Spec, l.OwnerReferences)
+					return itest.Errorf("Lease %+v owners %+v", l.Spec, l.OwnerReferences)
 				}
 				return nil
 			})
@@ -140,7 +137,7 @@ func TestVirtualNodes(t *testing.T) {
 	})
 
 	t.Run("vcsyncer_vnodes counts the tenant's vNodes", func(t *testing.T) {
-		eventually(t, 10*time.Second, "vcsyncer_vnodes = 3", func(context.Context) error {
+		itest.Eventually(t, 10*time.Second, "vcsyncer_vnodes = 3", func(context.Context) error {
 			mfs, err := ctrlmetrics.Registry.Gather()
 			if err != nil {
 				return err
@@ -153,14 +150,14 @@ func TestVirtualNodes(t *testing.T) {
 					for _, lp := range m.GetLabel() {
 						if lp.GetName() == "tenant" && lp.GetValue() == tc.Name {
 							if v := m.GetGauge().GetValue(); v != 3 {
-								return errorf("value %v", v)
+								return itest.Errorf("value %v", v)
 							}
 							return nil
 						}
 					}
 				}
 			}
-			return errorf("no series for tenant %s", tc.Name)
+			return itest.Errorf("no series for tenant %s", tc.Name)
 		})
 	})
 
@@ -170,13 +167,13 @@ func TestVirtualNodes(t *testing.T) {
 			t.Fatal(err)
 		}
 		first := l.Spec.RenewTime.Time
-		eventually(t, 35*time.Second, "Lease renewed", func(ctx context.Context) error {
+		itest.Eventually(t, 35*time.Second, "Lease renewed", func(ctx context.Context) error {
 			l, err := tenantCS.CoordinationV1().Leases(corev1.NamespaceNodeLease).Get(ctx, node0, metav1.GetOptions{})
 			if err != nil {
 				return err
 			}
 			if d := l.Spec.RenewTime.Sub(first); d < 15*time.Second || d > 25*time.Second {
-				return errorf("renewed %s after the previous renewal", d)
+				return itest.Errorf("renewed %s after the previous renewal", d)
 			}
 			return nil
 		})
@@ -190,14 +187,14 @@ func TestVirtualNodes(t *testing.T) {
 		born := vn.CreationTimestamp.Time
 		// A new Node carries node.kubernetes.io/not-ready (NodeTaint admission) until the
 		// node-lifecycle controller sees it Ready.
-		eventually(t, 30*time.Second, "new vNodes untainted", func(ctx context.Context) error {
+		itest.Eventually(t, 30*time.Second, "new vNodes untainted", func(ctx context.Context) error {
 			for _, node := range pods {
 				vn, err := tenantCS.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
 				if err != nil {
 					return err
 				}
 				if hasTaint(vn, corev1.TaintNodeNotReady) {
-					return errorf("vNode %s taints %v", node, vn.Spec.Taints)
+					return itest.Errorf("vNode %s taints %v", node, vn.Spec.Taints)
 				}
 			}
 			return nil
@@ -227,7 +224,7 @@ func TestVirtualNodes(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if !podReady(p) || p.Status.Phase != corev1.PodRunning {
+				if !itest.PodReady(p) || p.Status.Phase != corev1.PodRunning {
 					t.Fatalf("Pod %s not Ready/Running after %s: %s", name, time.Since(born).Round(time.Second), p.Status.Phase)
 				}
 			}
@@ -285,23 +282,23 @@ func TestVirtualNodes(t *testing.T) {
 		if err := tenantCS.CoreV1().Nodes().Delete(ctx, node0, metav1.DeleteOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, 30*time.Second, "vNode re-created with a Lease owned by it", func(ctx context.Context) error {
+		itest.Eventually(t, 30*time.Second, "vNode re-created with a Lease owned by it", func(ctx context.Context) error {
 			vn, err := tenantCS.CoreV1().Nodes().Get(ctx, node0, metav1.GetOptions{})
 			if err != nil {
 				return err
 			}
 			if vn.UID == old.UID {
-				return errorf("not deleted yet")
+				return itest.Errorf("not deleted yet")
 			}
 			if nodeCondition(vn, corev1.NodeReady) != corev1.ConditionTrue {
-				return errorf("conditions %v", vn.Status.Conditions)
+				return itest.Errorf("conditions %v", vn.Status.Conditions)
 			}
 			l, err := tenantCS.CoordinationV1().Leases(corev1.NamespaceNodeLease).Get(ctx, node0, metav1.GetOptions{})
 			if err != nil {
-				return errorf("Lease: %v", err)
+				return itest.Errorf("Lease: %v", err)
 			}
 			if len(l.OwnerReferences) != 1 || l.OwnerReferences[0].UID != vn.UID {
-				return errorf("Lease owners %+v", l.OwnerReferences)
+				return itest.Errorf("Lease owners %+v", l.OwnerReferences)
 			}
 			return nil
 		})
@@ -323,7 +320,7 @@ func TestVirtualNodes(t *testing.T) {
 	}
 	waitVNode := func(t *testing.T, what string, check func(vn *corev1.Node) error) {
 		t.Helper()
-		eventually(t, 20*time.Second, what, func(ctx context.Context) error {
+		itest.Eventually(t, 20*time.Second, what, func(ctx context.Context) error {
 			vn, err := tenantCS.CoreV1().Nodes().Get(ctx, node0, metav1.GetOptions{})
 			if err != nil {
 				return err
@@ -336,14 +333,14 @@ func TestVirtualNodes(t *testing.T) {
 		patchSuper(t, node0, map[string]any{"spec": map[string]any{"unschedulable": true}}, false)
 		waitVNode(t, "vNode unschedulable and tainted by the tenant's node-lifecycle controller", func(vn *corev1.Node) error {
 			if !vn.Spec.Unschedulable || !hasTaint(vn, corev1.TaintNodeUnschedulable) {
-				return errorf("unschedulable %v taints %v", vn.Spec.Unschedulable, vn.Spec.Taints)
+				return itest.Errorf("unschedulable %v taints %v", vn.Spec.Unschedulable, vn.Spec.Taints)
 			}
 			return nil
 		})
 		patchSuper(t, node0, map[string]any{"spec": map[string]any{"unschedulable": nil}}, false)
 		waitVNode(t, "vNode uncordoned", func(vn *corev1.Node) error {
 			if vn.Spec.Unschedulable || hasTaint(vn, corev1.TaintNodeUnschedulable) {
-				return errorf("unschedulable %v taints %v", vn.Spec.Unschedulable, vn.Spec.Taints)
+				return itest.Errorf("unschedulable %v taints %v", vn.Spec.Unschedulable, vn.Spec.Taints)
 			}
 			return nil
 		})
@@ -354,14 +351,14 @@ func TestVirtualNodes(t *testing.T) {
 		patchSuper(t, node0, map[string]any{"spec": map[string]any{"taints": []corev1.Taint{{Key: key, Value: "yes", Effect: corev1.TaintEffectNoSchedule}}}}, false)
 		waitVNode(t, "taint copied", func(vn *corev1.Node) error {
 			if !hasTaint(vn, key) {
-				return errorf("taints %v", vn.Spec.Taints)
+				return itest.Errorf("taints %v", vn.Spec.Taints)
 			}
 			return nil
 		})
 		patchSuper(t, node0, map[string]any{"spec": map[string]any{"taints": []corev1.Taint{}}}, false)
 		waitVNode(t, "taint removed", func(vn *corev1.Node) error {
 			if hasTaint(vn, key) {
-				return errorf("taints %v", vn.Spec.Taints)
+				return itest.Errorf("taints %v", vn.Spec.Taints)
 			}
 			return nil
 		})
@@ -375,17 +372,17 @@ func TestVirtualNodes(t *testing.T) {
 		setMemoryPressure(corev1.ConditionTrue)
 		waitVNode(t, "MemoryPressure True on the vNode, tainted by the tenant's node-lifecycle controller", func(vn *corev1.Node) error {
 			if nodeCondition(vn, corev1.NodeMemoryPressure) != corev1.ConditionTrue || !hasTaint(vn, corev1.TaintNodeMemoryPressure) {
-				return errorf("conditions %v taints %v", vn.Status.Conditions, vn.Spec.Taints)
+				return itest.Errorf("conditions %v taints %v", vn.Status.Conditions, vn.Spec.Taints)
 			}
 			if nodeCondition(vn, corev1.NodeReady) != corev1.ConditionTrue {
-				return errorf("Ready lost: %v", vn.Status.Conditions)
+				return itest.Errorf("Ready lost: %v", vn.Status.Conditions)
 			}
 			return nil
 		})
 		setMemoryPressure(corev1.ConditionFalse)
 		waitVNode(t, "MemoryPressure False again", func(vn *corev1.Node) error {
 			if nodeCondition(vn, corev1.NodeMemoryPressure) != corev1.ConditionFalse || hasTaint(vn, corev1.TaintNodeMemoryPressure) {
-				return errorf("conditions %v taints %v", vn.Status.Conditions, vn.Spec.Taints)
+				return itest.Errorf("conditions %v taints %v", vn.Status.Conditions, vn.Spec.Taints)
 			}
 			return nil
 		})
@@ -395,9 +392,9 @@ func TestVirtualNodes(t *testing.T) {
 		if err := tenantCS.CoreV1().Pods("app").Delete(ctx, "on-1", metav1.DeleteOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, time.Minute, "tenant Pod gone", func(ctx context.Context) error {
+		itest.Eventually(t, time.Minute, "tenant Pod gone", func(ctx context.Context) error {
 			if _, err := tenantCS.CoreV1().Pods("app").Get(ctx, "on-1", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
-				return errorf("still there: %v", err)
+				return itest.Errorf("still there: %v", err)
 			}
 			return nil
 		})
@@ -406,12 +403,12 @@ func TestVirtualNodes(t *testing.T) {
 		if _, err := tenantCS.CoreV1().Nodes().Get(ctx, node1, metav1.GetOptions{}); err != nil {
 			t.Fatalf("vNode removed before the grace period: %v", err)
 		}
-		eventually(t, gcGrace+20*time.Second, "vNode and Lease removed", func(ctx context.Context) error {
+		itest.Eventually(t, gcGrace+20*time.Second, "vNode and Lease removed", func(ctx context.Context) error {
 			if _, err := tenantCS.CoreV1().Nodes().Get(ctx, node1, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
-				return errorf("vNode: %v", err)
+				return itest.Errorf("vNode: %v", err)
 			}
 			if _, err := tenantCS.CoordinationV1().Leases(corev1.NamespaceNodeLease).Get(ctx, node1, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
-				return errorf("Lease: %v", err)
+				return itest.Errorf("Lease: %v", err)
 			}
 			return nil
 		})
@@ -443,16 +440,16 @@ func TestVirtualNodes(t *testing.T) {
 		if err := super.CoreV1().Nodes().Delete(ctx, long, metav1.DeleteOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, 20*time.Second, "vNode and Lease removed", func(ctx context.Context) error {
+		itest.Eventually(t, 20*time.Second, "vNode and Lease removed", func(ctx context.Context) error {
 			if _, err := tenantCS.CoreV1().Nodes().Get(ctx, long, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
-				return errorf("vNode: %v", err)
+				return itest.Errorf("vNode: %v", err)
 			}
 			if _, err := tenantCS.CoordinationV1().Leases(corev1.NamespaceNodeLease).Get(ctx, long, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
-				return errorf("Lease: %v", err)
+				return itest.Errorf("Lease: %v", err)
 			}
 			return nil
 		})
-		eventually(t, 3*time.Minute, "tenant Pod on the lost Node deleted or Failed", func(ctx context.Context) error {
+		itest.Eventually(t, 3*time.Minute, "tenant Pod on the lost Node deleted or Failed", func(ctx context.Context) error {
 			p, err := tenantCS.CoreV1().Pods("app").Get(ctx, "on-long", metav1.GetOptions{})
 			if apierrors.IsNotFound(err) {
 				t.Logf("tenant Pod deleted")
@@ -465,7 +462,7 @@ func TestVirtualNodes(t *testing.T) {
 				t.Logf("tenant Pod Failed: reason %q", p.Status.Reason)
 				return nil
 			}
-			return errorf("phase %s", p.Status.Phase)
+			return itest.Errorf("phase %s", p.Status.Phase)
 		})
 		if _, err := tenantCS.CoreV1().Nodes().Get(ctx, long, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 			t.Errorf("vNode of the deleted super Node came back: %v", err)
