@@ -10,32 +10,21 @@ import (
 
 	"github.com/vcsyncer/syncer/pkg/checkpoint/source"
 	"github.com/vcsyncer/syncer/pkg/resources"
+	"github.com/vcsyncer/syncer/pkg/resources/restest"
 )
 
 func TestPodStatusOnly(t *testing.T) {
 	base := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{UID: "u", Labels: map[string]string{"a": "1"}},
 		Spec: corev1.PodSpec{NodeName: "n", Containers: []corev1.Container{{Name: "c", Image: "i"}}}}
 	now := metav1.Now()
-	cases := map[string]struct {
-		mutate func(p *corev1.Pod)
-		want   bool
-	}{
-		"status":     {mutate: func(p *corev1.Pod) { p.Status.Phase = corev1.PodRunning; p.ResourceVersion = "2" }, want: true},
-		"label":      {mutate: func(p *corev1.Pod) { p.Labels["a"] = "2" }, want: false},
-		"annotation": {mutate: func(p *corev1.Pod) { p.Annotations = map[string]string{"x": "y"} }, want: false},
-		"image":      {mutate: func(p *corev1.Pod) { p.Spec.Containers[0].Image = "j" }, want: false},
-		"deleting":   {mutate: func(p *corev1.Pod) { p.DeletionTimestamp = &now }, want: false},
-		"recreated":  {mutate: func(p *corev1.Pod) { p.UID = "v" }, want: false},
-	}
-	for name, tc := range cases {
-		t.Run(name, func(t *testing.T) {
-			n := base.DeepCopy()
-			tc.mutate(n)
-			if got := podStatusOnly(base, n); got != tc.want {
-				t.Errorf("podStatusOnly = %v, want %v", got, tc.want)
-			}
-		})
-	}
+	restest.RunEqualCases(t, base, (*corev1.Pod).DeepCopy, func(a, b *corev1.Pod) bool { return podStatusOnly(a, b) }, map[string]restest.EqualCase[*corev1.Pod]{
+		"status":     {Mutate: func(p *corev1.Pod) { p.Status.Phase = corev1.PodRunning; p.ResourceVersion = "2" }, Equal: true},
+		"label":      {Mutate: func(p *corev1.Pod) { p.Labels["a"] = "2" }, Equal: false},
+		"annotation": {Mutate: func(p *corev1.Pod) { p.Annotations = map[string]string{"x": "y"} }, Equal: false},
+		"image":      {Mutate: func(p *corev1.Pod) { p.Spec.Containers[0].Image = "j" }, Equal: false},
+		"deleting":   {Mutate: func(p *corev1.Pod) { p.DeletionTimestamp = &now }, Equal: false},
+		"recreated":  {Mutate: func(p *corev1.Pod) { p.UID = "v" }, Equal: false},
+	})
 	if podStatusOnly(&corev1.Service{}, &corev1.Service{}) {
 		t.Error("non-Pod kinds must never be filtered")
 	}

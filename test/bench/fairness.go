@@ -186,18 +186,11 @@ func runFairness(ctx context.Context, args []string) error {
 		return fmt.Errorf("--weights: want %d weights, got %d", len(weightedTenants), len(c.weights))
 	}
 	ctrllog.SetLogger(logr.Discard()) // the Tenant reads use a controller-runtime client
-	if err := os.MkdirAll(c.out, 0o755); err != nil {
-		return err
-	}
-	env, err := startEnv(ctx, c.nodes, fairTenants)
+	env, bin, err := startEnvAndSyncer(ctx, c.out, c.nodes, fairTenants)
 	if err != nil {
 		return err
 	}
 	defer func() { _ = env.Stop() }()
-	bin, err := buildSyncer(ctx)
-	if err != nil {
-		return err
-	}
 	if err := app.InstallCRD(ctx, env.Super.RESTConfig); err != nil {
 		return err
 	}

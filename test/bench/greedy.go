@@ -34,18 +34,11 @@ func runGreedy(ctx context.Context, args []string) error {
 	downWorkers := fs.Int("downward-workers", 20, "the syncer's --downward-workers")
 	timeout := fs.Duration("timeout", 10*time.Minute, "give up after this long per mode")
 	_ = fs.Parse(args)
-	if err := os.MkdirAll(*out, 0o755); err != nil {
-		return err
-	}
-	env, err := startEnv(ctx, *nodes, *greedyTenants+1)
+	env, bin, err := startEnvAndSyncer(ctx, *out, *nodes, *greedyTenants+1)
 	if err != nil {
 		return err
 	}
 	defer func() { _ = env.Stop() }()
-	bin, err := buildSyncer(ctx)
-	if err != nil {
-		return err
-	}
 	var results []greedyResult
 	for _, fair := range []bool{false, true} {
 		mode := map[bool]string{false: "fifo", true: "fair"}[fair]

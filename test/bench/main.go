@@ -118,8 +118,29 @@ func runBurst(ctx context.Context, args []string) error {
 
 // startEnv starts the local super cluster with nodes kwok Nodes and the given number of
 // tenants, logging progress.
-func startEnv(ctx context.Context, nodes, tenants int) (*localcluster.Environment, error) {
+// startEnv makes the output directory out and starts the local control planes: a super cluster
+// with nodes kwok Nodes and tenants tenants. The caller stops the environment.
+func startEnv(ctx context.Context, out string, nodes, tenants int) (*localcluster.Environment, error) {
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return nil, err
+	}
 	return localcluster.Start(ctx, localcluster.SuperOptions{Options: localcluster.Options{Progress: func(s string) { logf("%s", s) }}, Nodes: nodes}, tenants)
+}
+
+// startEnvAndSyncer is startEnv followed by buildSyncer, the first steps of the experiments
+// that run the syncer binary: it returns the environment (the caller stops it) and the path of
+// the syncer binary. On error nothing is left running.
+func startEnvAndSyncer(ctx context.Context, out string, nodes, tenants int) (*localcluster.Environment, string, error) {
+	env, err := startEnv(ctx, out, nodes, tenants)
+	if err != nil {
+		return nil, "", err
+	}
+	bin, err := buildSyncer(ctx)
+	if err != nil {
+		_ = env.Stop()
+		return nil, "", err
+	}
+	return env, bin, nil
 }
 
 func logf(format string, args ...any) {
@@ -127,10 +148,7 @@ func logf(format string, args ...any) {
 }
 
 func run(ctx context.Context, c config) error {
-	if err := os.MkdirAll(c.out, 0o755); err != nil {
-		return err
-	}
-	env, err := startEnv(ctx, c.nodes, c.tenants)
+	env, err := startEnv(ctx, c.out, c.nodes, c.tenants)
 	if err != nil {
 		return err
 	}
@@ -894,20 +912,31 @@ func saveURL(ctx context.Context, url, path string) error {
 	return os.WriteFile(path, []byte(b.String()), 0o644)
 }
 
-// saveURLTo GETs url and copies the body into w; a status other than 200 is an error.
-func saveURLTo(ctx context.Context, url string, w io.Writer) error {
+// get GETs url and returns the response body, which the caller closes. A status other than 200
+// is an error (the body is then closed).
+func get(ctx context.Context, url string) (io.ReadCloser, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		resp.Body.Close()
+		return nil, fmt.Errorf("GET %s: %s", url, resp.Status)
+	}
+	return resp.Body, nil
+}
+
+// saveURLTo GETs url and copies the body into w; a status other than 200 is an error.
+func saveURLTo(ctx context.Context, url string, w io.Writer) error {
+	body, err := get(ctx, url)
+	if err != nil {
 		return err
 	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("GET %s: %s", url, resp.Status)
-	}
-	_, err = io.Copy(w, resp.Body)
+	defer body.Close()
+	_, err = io.Copy(w, body)
 	return err
 }

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"net/http"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -41,18 +40,11 @@ func runMemory(ctx context.Context, args []string) error {
 		}
 		points = append(points, n)
 	}
-	if err := os.MkdirAll(*out, 0o755); err != nil {
-		return err
-	}
-	env, err := startEnv(ctx, *nodes, *tenants)
+	env, bin, err := startEnvAndSyncer(ctx, *out, *nodes, *tenants)
 	if err != nil {
 		return err
 	}
 	defer func() { _ = env.Stop() }()
-	bin, err := buildSyncer(ctx)
-	if err != nil {
-		return err
-	}
 	pprofAddr := freeAddr()
 	p, err := startSyncer(ctx, env, bin, true, filepath.Join(*out, "syncer.log"), append([]string{"--pprof-bind-address", pprofAddr}, syncerFlags...)...)
 	if err != nil {
@@ -206,22 +198,12 @@ func freeAddr() string {
 // such as "heap?gc=1" or "allocs?gc=1") into path; read it
 // with `go tool pprof -sample_index=inuse_space path` (heap) or -sample_index=alloc_space.
 func saveProfile(ctx context.Context, addr, profile, path string) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/debug/pprof/"+profile, nil)
-	if err != nil {
-		return err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
 	f, err := os.Create(path)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	_, err = io.Copy(f, resp.Body)
-	return err
+	return saveURLTo(ctx, "http://"+addr+"/debug/pprof/"+profile, f)
 }
 
 // lsSlope returns the least-squares slope of ys over xs (NaN with fewer than two distinct xs).
@@ -247,16 +229,12 @@ func heapAlloc(ctx context.Context, addr string) (int64, error) {
 // lines; bytes, except counts such as NumGC; "Stack" is StackInuse), keyed by field name. It fails when the footer
 // has no HeapAlloc.
 func heapStats(ctx context.Context, addr string) (map[string]int64, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/debug/pprof/heap?gc=1&debug=1", nil)
+	body, err := get(ctx, "http://"+addr+"/debug/pprof/heap?gc=1&debug=1")
 	if err != nil {
 		return nil, err
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
+	defer body.Close()
+	b, err := io.ReadAll(body)
 	if err != nil {
 		return nil, err
 	}

@@ -106,18 +106,11 @@ func runRestart(ctx context.Context, args []string) error {
 	fs.StringVar(&c.out, "out", "bench-out/restart", "directory for result.json, result.csv, result.md and the syncer logs")
 	_ = fs.Parse(args)
 	ctrllog.SetLogger(logr.Discard()) // the Tenant reads use a controller-runtime client
-	if err := os.MkdirAll(c.out, 0o755); err != nil {
-		return err
-	}
-	env, err := startEnv(ctx, c.nodes, c.tenants)
+	env, bin, err := startEnvAndSyncer(ctx, c.out, c.nodes, c.tenants)
 	if err != nil {
 		return err
 	}
 	defer func() { _ = env.Stop() }()
-	bin, err := buildSyncer(ctx)
-	if err != nil {
-		return err
-	}
 	help, _ := exec.CommandContext(ctx, bin, "run", "--help").CombinedOutput()
 	ckpt := strings.Contains(string(help), "--checkpoint-store")
 	ckptDir, err := os.MkdirTemp("", "vc-syncer-bench-ckpt")
@@ -543,20 +536,13 @@ func (s metricSample) key() string {
 }
 
 func scrape(ctx context.Context, url string) ([]metricSample, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	body, err := get(ctx, url)
 	if err != nil {
 		return nil, err
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("%s: %s", url, resp.Status)
-	}
+	defer body.Close()
 	var b strings.Builder
-	sc := bufio.NewScanner(resp.Body)
+	sc := bufio.NewScanner(body)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	for sc.Scan() {
 		b.WriteString(sc.Text())

@@ -147,10 +147,7 @@ func (r *shardReplica) signal(sig syscall.Signal) {
 }
 
 func shards(ctx context.Context, c shardsConfig) error {
-	if err := os.MkdirAll(c.out, 0o755); err != nil {
-		return err
-	}
-	env, err := startEnv(ctx, c.nodes, c.tenants)
+	env, err := startEnv(ctx, c.out, c.nodes, c.tenants)
 	if err != nil {
 		return err
 	}

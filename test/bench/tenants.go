@@ -91,18 +91,11 @@ func runTenants(ctx context.Context, args []string) error {
 		c.steps = append(c.steps, n)
 	}
 	ctrllog.SetLogger(logr.Discard())
-	if err := os.MkdirAll(c.out, 0o755); err != nil {
-		return err
-	}
-	env, err := startEnv(ctx, c.nodes, 0)
+	env, bin, err := startEnvAndSyncer(ctx, c.out, c.nodes, 0)
 	if err != nil {
 		return err
 	}
 	defer func() { _ = env.Stop() }()
-	bin, err := buildSyncer(ctx)
-	if err != nil {
-		return err
-	}
 	ckptDir, err := os.MkdirTemp("", "vc-syncer-bench-ckpt")
 	if err != nil {
 		return err

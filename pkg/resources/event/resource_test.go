@@ -13,6 +13,7 @@ import (
 
 	"github.com/vcsyncer/syncer/pkg/conversion"
 	"github.com/vcsyncer/syncer/pkg/resources"
+	"github.com/vcsyncer/syncer/pkg/resources/restest"
 	"github.com/vcsyncer/syncer/pkg/tenant"
 )
 
@@ -104,27 +105,15 @@ func TestDesired(t *testing.T) {
 
 func TestEqual(t *testing.T) {
 	want := Desired(superEvent(tA, "web.17", "Pod", "web", "1"), "apps", conversion.Owner{Name: "web", UID: "u"})
-	cases := map[string]struct {
-		mutate func(e *corev1.Event)
-		want   bool
-	}{
-		"same":                     {mutate: func(*corev1.Event) {}, want: true},
-		"server fields differ":     {mutate: func(e *corev1.Event) { e.ResourceVersion, e.UID = "9", "z" }, want: true},
-		"count":                    {mutate: func(e *corev1.Event) { e.Count = 3 }, want: false},
-		"lastTimestamp":            {mutate: func(e *corev1.Event) { e.LastTimestamp = metav1.NewTime(time.Unix(2000, 0)) }, want: false},
-		"message":                  {mutate: func(e *corev1.Event) { e.Message = "m" }, want: false},
-		"series":                   {mutate: func(e *corev1.Event) { e.Series = &corev1.EventSeries{Count: 4} }, want: false},
-		"involvedObject rewritten": {mutate: func(e *corev1.Event) { e.InvolvedObject.UID = "other" }, want: false},
-	}
-	for name, tc := range cases {
-		t.Run(name, func(t *testing.T) {
-			have := want.DeepCopy()
-			tc.mutate(have)
-			if got := Equal(want, have); got != tc.want {
-				t.Errorf("Equal = %v, want %v", got, tc.want)
-			}
-		})
-	}
+	restest.RunEqualCases(t, want, (*corev1.Event).DeepCopy, Equal, map[string]restest.EqualCase[*corev1.Event]{
+		"same":                     {Mutate: func(*corev1.Event) {}, Equal: true},
+		"server fields differ":     {Mutate: func(e *corev1.Event) { e.ResourceVersion, e.UID = "9", "z" }, Equal: true},
+		"count":                    {Mutate: func(e *corev1.Event) { e.Count = 3 }, Equal: false},
+		"lastTimestamp":            {Mutate: func(e *corev1.Event) { e.LastTimestamp = metav1.NewTime(time.Unix(2000, 0)) }, Equal: false},
+		"message":                  {Mutate: func(e *corev1.Event) { e.Message = "m" }, Equal: false},
+		"series":                   {Mutate: func(e *corev1.Event) { e.Series = &corev1.EventSeries{Count: 4} }, Equal: false},
+		"involvedObject rewritten": {Mutate: func(e *corev1.Event) { e.InvolvedObject.UID = "other" }, Equal: false},
+	})
 }
 
 func TestMapSuper(t *testing.T) {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/vcsyncer/syncer/pkg/conversion"
 	"github.com/vcsyncer/syncer/pkg/resources"
+	"github.com/vcsyncer/syncer/pkg/resources/restest"
 	"github.com/vcsyncer/syncer/pkg/tenant"
 )
 
@@ -42,29 +43,17 @@ func TestDesired(t *testing.T) {
 
 func TestEqual(t *testing.T) {
 	want := Desired(class("gold", 1000, map[string]string{conversion.LabelPublic: "true"}))
-	cases := map[string]struct {
-		mutate func(p *schedulingv1.PriorityClass)
-		want   bool
-	}{
-		"same":           {mutate: func(*schedulingv1.PriorityClass) {}, want: true},
-		"value":          {mutate: func(p *schedulingv1.PriorityClass) { p.Value = 1 }, want: false},
-		"description":    {mutate: func(p *schedulingv1.PriorityClass) { p.Description = "x" }, want: false},
-		"global default": {mutate: func(p *schedulingv1.PriorityClass) { p.GlobalDefault = true }, want: false},
-		"preemption": {mutate: func(p *schedulingv1.PriorityClass) {
+	restest.RunEqualCases(t, want, (*schedulingv1.PriorityClass).DeepCopy, Equal, map[string]restest.EqualCase[*schedulingv1.PriorityClass]{
+		"same":           {Mutate: func(*schedulingv1.PriorityClass) {}, Equal: true},
+		"value":          {Mutate: func(p *schedulingv1.PriorityClass) { p.Value = 1 }, Equal: false},
+		"description":    {Mutate: func(p *schedulingv1.PriorityClass) { p.Description = "x" }, Equal: false},
+		"global default": {Mutate: func(p *schedulingv1.PriorityClass) { p.GlobalDefault = true }, Equal: false},
+		"preemption": {Mutate: func(p *schedulingv1.PriorityClass) {
 			l := corev1.PreemptLowerPriority
 			p.PreemptionPolicy = &l
-		}, want: false},
-		"label removed": {mutate: func(p *schedulingv1.PriorityClass) { p.Labels = nil }, want: false},
-	}
-	for name, tc := range cases {
-		t.Run(name, func(t *testing.T) {
-			have := want.DeepCopy()
-			tc.mutate(have)
-			if got := Equal(want, have); got != tc.want {
-				t.Errorf("Equal = %v, want %v", got, tc.want)
-			}
-		})
-	}
+		}, Equal: false},
+		"label removed": {Mutate: func(p *schedulingv1.PriorityClass) { p.Labels = nil }, Equal: false},
+	})
 }
 
 func TestIsPublicAndMapSuper(t *testing.T) {

@@ -110,3 +110,25 @@ func put(t *testing.T, inf cache.SharedIndexInformer, obj runtime.Object) {
 		t.Fatal(err)
 	}
 }
+
+// EqualCase is one row of a table test of an equality function: Mutate changes a copy of the
+// reference object, and Equal is what the function must then report.
+type EqualCase[T any] struct {
+	Mutate func(T)
+	Equal  bool
+}
+
+// RunEqualCases runs one subtest per case: it copies ref with deepCopy, applies the case's
+// Mutate to the copy and fails when equal(ref, copy) is not the case's Equal.
+func RunEqualCases[T any](t *testing.T, ref T, deepCopy func(T) T, equal func(ref, changed T) bool, cases map[string]EqualCase[T]) {
+	t.Helper()
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			changed := deepCopy(ref)
+			tc.Mutate(changed)
+			if got := equal(ref, changed); got != tc.Equal {
+				t.Errorf("equal = %v after the change, want %v", got, tc.Equal)
+			}
+		})
+	}
+}

@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/vcsyncer/syncer/pkg/conversion"
+	"github.com/vcsyncer/syncer/pkg/resources/restest"
 )
 
 func superClass() *storagev1.StorageClass {
@@ -45,27 +46,15 @@ func TestDesired(t *testing.T) {
 func TestEqual(t *testing.T) {
 	want := Desired(superClass())
 	retain := corev1.PersistentVolumeReclaimRetain
-	cases := map[string]struct {
-		mutate func(have *storagev1.StorageClass)
-		want   bool
-	}{
-		"same":                       {mutate: func(*storagev1.StorageClass) {}, want: true},
-		"extra tenant label":         {mutate: func(h *storagev1.StorageClass) { h.Labels["x"] = "y" }, want: true},
-		"default annotation removed": {mutate: func(h *storagev1.StorageClass) { delete(h.Annotations, AnnDefault) }},
-		"other provisioner":          {mutate: func(h *storagev1.StorageClass) { h.Provisioner = "other" }},
-		"other parameters":           {mutate: func(h *storagev1.StorageClass) { h.Parameters = map[string]string{"type": "pd-ssd"} }},
-		"other reclaim policy":       {mutate: func(h *storagev1.StorageClass) { h.ReclaimPolicy = &retain }},
-		"not the syncer's label":     {mutate: func(h *storagev1.StorageClass) { delete(h.Labels, conversion.LabelManagedBy) }},
-	}
-	for name, tc := range cases {
-		t.Run(name, func(t *testing.T) {
-			have := want.DeepCopy()
-			tc.mutate(have)
-			if got := Equal(want, have); got != tc.want {
-				t.Errorf("Equal = %v, want %v", got, tc.want)
-			}
-		})
-	}
+	restest.RunEqualCases(t, want, (*storagev1.StorageClass).DeepCopy, Equal, map[string]restest.EqualCase[*storagev1.StorageClass]{
+		"same":                       {Mutate: func(*storagev1.StorageClass) {}, Equal: true},
+		"extra tenant label":         {Mutate: func(h *storagev1.StorageClass) { h.Labels["x"] = "y" }, Equal: true},
+		"default annotation removed": {Mutate: func(h *storagev1.StorageClass) { delete(h.Annotations, AnnDefault) }},
+		"other provisioner":          {Mutate: func(h *storagev1.StorageClass) { h.Provisioner = "other" }},
+		"other parameters":           {Mutate: func(h *storagev1.StorageClass) { h.Parameters = map[string]string{"type": "pd-ssd"} }},
+		"other reclaim policy":       {Mutate: func(h *storagev1.StorageClass) { h.ReclaimPolicy = &retain }},
+		"not the syncer's label":     {Mutate: func(h *storagev1.StorageClass) { delete(h.Labels, conversion.LabelManagedBy) }},
+	})
 	// Defaults the tenant apiserver fills in count as equal to unset fields.
 	bare := Desired(&storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: "b"}, Provisioner: "p"})
 	defaulted := bare.DeepCopy()
