@@ -10,6 +10,7 @@
 #
 # `hack/build-tools.sh runtime` builds only what control planes need at run time (what
 # `vc-syncer dev`, the tests and the benchmarks start through pkg/localcluster), not helm or the npm Dockerfile linter.
+# `hack/build-tools.sh e2e` builds those and the conformance tests' e2e.test and ginkgo.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 K8S=v1.37.2 ETCD=v3.7.3 KWOK=v0.8.0
@@ -90,6 +91,26 @@ for f in node/fast/node-initialize.yaml node/heartbeat-with-lease/node-heartbeat
   fi
 done
 mv "$out" "$DIR/kwok-stages.yaml"
+# `hack/build-tools.sh e2e` also builds the Kubernetes end-to-end test binary (e2e.test) and
+# the ginkgo CLI that runs it in parallel, for the conformance comparison (make conformance),
+# from hack/tools/e2e/go.mod.
+if [ "${1:-}" = e2e ]; then
+  if [ ! -x "$DIR/bin/e2e.test" ]; then
+    log "building e2e.test (Kubernetes $K8S end-to-end tests; ~13 min cold on 2 cores, 215 MB)"
+    heartbeat e2e.test bash -c 'cd "$1" && go test -c -trimpath -ldflags "-s -w" -o "$2" k8s.io/kubernetes/test/e2e' _ \
+      "$ROOT/hack/tools/e2e" "$DIR/bin/e2e.test.tmp"
+    mv "$DIR/bin/e2e.test.tmp" "$DIR/bin/e2e.test"
+  fi
+  if [ ! -x "$DIR/bin/ginkgo" ]; then
+    log "building the ginkgo CLI"
+    heartbeat ginkgo bash -c 'cd "$1" && go build -trimpath -ldflags "-s -w" -o "$2" github.com/onsi/ginkgo/v2/ginkgo' _ \
+      "$ROOT/hack/tools/e2e" "$DIR/bin/ginkgo.tmp"
+    mv "$DIR/bin/ginkgo.tmp" "$DIR/bin/ginkgo"
+  fi
+  log "e2e tools ready in $DIR"
+  echo "$DIR"
+  exit 0
+fi
 if [ "${1:-}" = runtime ]; then
   log "control-plane tools ready (runtime only: helm and dockerfile-utils not built)"
   echo "$DIR"

@@ -58,6 +58,8 @@ experiments:
            with objects, and restart and burst at the largest N
   shards   1, 2, 3 --sharding replicas on the same tenants: cold start, burst, RSS per replica, restart
            from checkpoints, and a SIGKILLed replica's tenants served again
+  conformance  the Kubernetes conformance tests (e2e.test) against the super cluster and against a tenant
+           of vc-syncer dev; result.json lists the tests that pass on the super cluster only
 
 environment: VC_SYNCER_BENCH_BIN=/path/to/vc-syncer runs that prebuilt syncer (e.g. of an earlier
 commit) instead of building ./cmd/vc-syncer`
@@ -85,6 +87,8 @@ func main() {
 		err = runTenants(ctx, os.Args[2:])
 	case "shards":
 		err = runShards(ctx, os.Args[2:])
+	case "conformance":
+		err = runConformance(ctx, os.Args[2:])
 	default:
 		fmt.Fprintln(os.Stderr, usage)
 		os.Exit(2)

@@ -3,6 +3,7 @@ package pod
 import (
 	"encoding/json"
 	"hash/fnv"
+	"slices"
 	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
@@ -49,6 +50,14 @@ func desired(c *tenant.Cluster, t *corev1.Pod, superNS string, existing *corev1.
 	// system-* classes would let one tenant preempt every other tenant's Pods.
 	spec.PriorityClassName = ""
 	spec.EphemeralContainers = nil
+	if LocalRuntimeClass(c, spec) {
+		// The tenant's own class means nothing in the super cluster: the policy's default
+		// runtime (FilterPod) runs the Pod, as for a Pod that names no class.
+		spec.RuntimeClassName = nil
+	}
+	// The super cluster's RuntimeClass admission sets the overhead of the super class; the
+	// tenant's (from the tenant's class) would be refused when it differs.
+	spec.Overhead = nil
 	filtered := policy.FilterPod(c.Policy().Pods(), spec)
 	meta := desiredMeta(c, t, superNS, existing)
 	rewriteMetaFieldRefs(spec, t, &meta, existing) // before rewriteFieldRefs, which points at annotations too
@@ -58,9 +67,42 @@ func desired(c *tenant.Cluster, t *corev1.Pod, superNS string, existing *corev1.
 }
 
 // checkPolicy returns the first refusal of tenant Pod spec (the full spec, as the tenant
-// apiserver has it) under tenant c's Pod policy (policy.CheckPod), or nil.
+// apiserver has it) under tenant c's Pod policy (policy.CheckPod), or nil. A RuntimeClass of
+// the tenant's own (LocalRuntimeClass) is not checked: the super Pod does not name it.
 func checkPolicy(env *resources.Env, c *tenant.Cluster, spec *corev1.PodSpec) *policy.Denial {
+	if LocalRuntimeClass(c, spec) {
+		s := *spec
+		s.RuntimeClassName = nil
+		spec = &s
+	}
 	return policy.CheckPod(c.Policy().Pods(), spec, nodeInPool(env, c))
+}
+
+// ReasonLocalRuntimeClass is the reason of the Normal Event on a tenant Pod synced without its
+// RuntimeClass (LocalRuntimeClass).
+const ReasonLocalRuntimeClass = "RuntimeClassNotInSuperCluster"
+
+// LocalRuntimeClass reports whether Pod spec names a RuntimeClass only tenant c has: one in
+// the tenant's RuntimeClass cache that the syncer did not copy there (no
+// tenancy.vcsyncer.io/managed-by label) and whose name c's Pod policy neither allows
+// (allowedRuntimeClassNames) nor sets as its default. Such a class's handler names a runtime of
+// the tenant's imagined nodes, not one of the super cluster's: the super Pod runs without a
+// runtimeClassName, so the policy's defaultRuntimeClassName (or the super cluster's default
+// runtime) applies, and the Pod is not refused. A name the policy allows keeps meaning the
+// super class of that name; a name the tenant does not have is refused by the policy, as
+// before (the tenant apiserver refuses Pods naming a missing class, so that is a class deleted
+// after the Pod was created).
+func LocalRuntimeClass(c *tenant.Cluster, spec *corev1.PodSpec) bool {
+	rc := spec.RuntimeClassName
+	if rc == nil || *rc == "" || c.Informers == nil {
+		return false
+	}
+	p := c.Policy().Pods()
+	if slices.Contains(p.AllowedRuntimeClassNames, *rc) || (p.DefaultRuntimeClassName != nil && *p.DefaultRuntimeClassName == *rc) {
+		return false
+	}
+	cl, err := c.Informers.Node().V1().RuntimeClasses().Lister().Get(*rc)
+	return err == nil && cl.Labels[conversion.LabelManagedBy] != conversion.ManagedByValue
 }
 
 // nodeInPool returns the test for "super Node name is in tenant c's node pool" that the

@@ -207,6 +207,14 @@ func reconcileDownward(ctx context.Context, env *resources.Env, c *tenant.Cluste
 			return err
 		}
 		want, filtered := desired(c, full, superNS, nil)
+		if LocalRuntimeClass(c, &full.Spec) {
+			runtime := "the super cluster's default runtime"
+			if rc := want.Spec.RuntimeClassName; rc != nil {
+				runtime = "the RuntimeClass " + *rc + " of the tenant's policy"
+			}
+			c.Recorder.Eventf(full, corev1.EventTypeNormal, ReasonLocalRuntimeClass,
+				"RuntimeClass %s exists only in this cluster; the Pod runs with %s", *full.Spec.RuntimeClassName, runtime)
+		}
 		confineEphemeralClaims(env, c, ns, &want.Spec)
 		resources.ReportDroppedMeta(c, resources.KindPod, full, want)
 		if filtered != nil {

@@ -8,12 +8,15 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
+	nodev1 "k8s.io/api/node/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/tools/record"
 
 	tenancyv1alpha1 "github.com/vcsyncer/syncer/pkg/apis/tenancy/v1alpha1"
+	"github.com/vcsyncer/syncer/pkg/conversion"
 	"github.com/vcsyncer/syncer/pkg/metrics"
 	"github.com/vcsyncer/syncer/pkg/policy"
 	"github.com/vcsyncer/syncer/pkg/resources"
@@ -433,5 +436,55 @@ func TestReconcileRefusedPod(t *testing.T) {
 	}
 	if resources.IsRefused(c, resources.KindPod, live) {
 		t.Error("still recorded as refused after it was admitted")
+	}
+}
+
+// TestTenantRuntimeClass: a Pod naming a RuntimeClass the tenant created itself is synced
+// without it (the policy's default runtime runs it) and without the tenant's overhead; a
+// tenant class that is a syncer copy, or a name the policy allows, is kept; a name the tenant
+// does not have is refused, as before.
+func TestTenantRuntimeClass(t *testing.T) {
+	env, c := policyEnv(t)
+	c.SetPolicy(policy.Resolve(nil, &tenancyv1alpha1.TenantPolicySpec{Pods: &tenancyv1alpha1.PodPolicy{
+		DefaultRuntimeClassName:  ptrTo("kata"),
+		AllowedRuntimeClassNames: []string{"gvisor"},
+	}}))
+	classes := c.Informers.Node().V1().RuntimeClasses().Informer().GetIndexer()
+	for _, rc := range []*nodev1.RuntimeClass{
+		{ObjectMeta: metav1.ObjectMeta{Name: "mine"}, Handler: "test-handler"},
+		{ObjectMeta: metav1.ObjectMeta{Name: "gvisor"}, Handler: "runsc"},
+		{ObjectMeta: metav1.ObjectMeta{Name: "copied", Labels: map[string]string{conversion.LabelManagedBy: conversion.ManagedByValue}}, Handler: "runc"},
+	} {
+		if err := classes.Add(rc); err != nil {
+			t.Fatal(err)
+		}
+	}
+	overhead := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("10m")}
+	for _, tc := range []struct {
+		class   string
+		refused bool
+		want    string // the super Pod's runtimeClassName
+	}{
+		{class: "mine", want: "kata"},
+		{class: "gvisor", want: "gvisor"},
+		{class: "copied", refused: true},
+		{class: "missing", refused: true},
+	} {
+		p := attackPod()
+		p.Spec.RuntimeClassName, p.Spec.Overhead = ptrTo(tc.class), overhead
+		d := checkPolicy(env, c, &p.Spec)
+		if (d != nil) != tc.refused || (d != nil && d.Rule != policy.RuleRuntimeClass) {
+			t.Errorf("%s: refusal %v, want refused %v", tc.class, d, tc.refused)
+		}
+		if tc.refused {
+			continue
+		}
+		got, _ := desired(c, p, "ns", nil)
+		if got.Spec.RuntimeClassName == nil || *got.Spec.RuntimeClassName != tc.want {
+			t.Errorf("%s: super runtimeClassName %v, want %s", tc.class, got.Spec.RuntimeClassName, tc.want)
+		}
+		if got.Spec.Overhead != nil {
+			t.Errorf("%s: super overhead %v, want none (the super cluster's admission sets it)", tc.class, got.Spec.Overhead)
+		}
 	}
 }

@@ -1,0 +1,455 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"encoding/xml"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/vcsyncer/syncer/cmd/vc-syncer/app"
+	tenancyv1alpha1 "github.com/vcsyncer/syncer/pkg/apis/tenancy/v1alpha1"
+	"github.com/vcsyncer/syncer/pkg/localcluster"
+)
+
+// conformanceFocus selects the Kubernetes project's conformance tests.
+const conformanceFocus = `\[Conformance\]`
+
+// conformanceSkip is one skip expression of the conformance subset with the reason for it.
+type conformanceSkip struct {
+	Pattern string `json:"pattern"`
+	Reason  string `json:"reason"`
+}
+
+// conformanceSkips are the conformance tests left out of the comparison, each for a reason
+// that holds on the local super cluster itself: its kwok Nodes run no containers (no exec,
+// logs, files written by a container, probes or Pod network), and the run is parallel.
+var conformanceSkips = []conformanceSkip{
+	{`\[Serial\]|\[Disruptive\]`, "changes cluster-wide state (Node taints and labels, preemption, evictions) and cannot share a parallel run"},
+	{`\[sig-storage\] (ConfigMap|Secrets|Projected|Downward API volume|EmptyDir|Subpath|HostPath)`, "reads files a container wrote or sees in its volumes (container output; kwok runs no containers)"},
+	{`\[sig-node\] (Downward API|ConfigMap should be consumable via (environment variable|the environment)|Secrets should be consumable (from pods in env|via the environment)|Variable Expansion|Containers should|Docker Containers|Security Context|Sysctls|Kubelet|Container Runtime|Container Lifecycle Hook|InitContainer|Probing container|PreStop|Ephemeral Containers|Pods Extended|ImageCredentialProvider)`, "checks what a running container prints, its exit code, probes or kubelet behaviour (kwok runs no containers)"},
+	{`should (support remote command execution|support retrieving logs|be able to .*exec|contain environment variables for services)|\[sig-node\] Pods should get a host IP|Pods should be updated|Pods should delete a collection|Pods should run through the lifecycle`, "exec, logs or a container's environment (kwok runs no containers)"},
+	{`\[sig-network\] (DNS|Networking|Proxy|Services should (serve|be able to (change|switch|create a functioning)|have session affinity|provide secure master|complete a service status lifecycle|find a service)|HostPort|Service endpoints latency|EndpointSliceMirroring|Ingress API|IngressClass API)|\[sig-network\] .*(connectivity|should function for)`, "needs Pod networking or a running DNS/ingress/proxy backend (kwok Pods serve no traffic)"},
+	{`AdmissionWebhook|CustomResourceConversionWebhook|Aggregator|sample-apiserver|CustomResourceDefinition resources \[Privileged:ClusterAdmin\] .*conversion`, "needs a webhook or an extension apiserver served by a Pod (kwok Pods serve no traffic)"},
+	{`\[sig-cli\]`, "kubectl tests run guestbook, proxy, port-forward, exec or logs against running containers"},
+	{`ServiceAccounts should (mount|allow opting out|run through the lifecycle of a ServiceAccount|guarantee kube-root-ca.crt exist in any namespace|update a ServiceAccount)|ServiceAccountIssuerDiscovery`, "reads a mounted token from inside a container, or serves OIDC discovery to a Pod"},
+	{`\[sig-apps\] (Daemon set|CronJob should (schedule multiple jobs concurrently|replace jobs when ReplaceConcurrent|not schedule jobs when suspended|not schedule new jobs when ForbidConcurrent))|StatefulSet Basic StatefulSet functionality \[StatefulSetBasic\] (Burst scaling|Scaling should happen in predictable order|should perform rolling updates and roll backs)`, "waits minutes for schedules or for Pods to run and exit (kwok never finishes a Pod outside a Job), or execs into Pods"},
+}
+
+// conformanceSmokeFocus is the parity smoke the README's test command runs: a dozen fast tests
+// over the kinds a tenant uses most (namespaces, ConfigMaps, Secrets, Pods, Services,
+// EndpointSlices, Deployments, ReplicaSets, Jobs, Leases, LimitRanges, RuntimeClasses).
+var conformanceSmokeFocus = []string{
+	`Namespaces \[Serial\] should patch a Namespace`,
+	`\[sig-node\] ConfigMap should run through a ConfigMap lifecycle`,
+	`\[sig-node\] Secrets should patch a secret`,
+	`\[sig-node\] Pods should patch a pod status`,
+	`\[sig-network\] EndpointSlice should support creating EndpointSlice API operations`,
+	`\[sig-apps\] ReplicaSet should serve a basic image on each replica with a public image`,
+	`\[sig-apps\] Deployment deployment should support rollover`,
+	`\[sig-apps\] Job should adopt matching orphans and release non-matching pods`,
+	`\[sig-node\] Lease lease API should be available`,
+	`\[sig-scheduling\] LimitRange should list, patch and delete a LimitRange by collection`,
+	`\[sig-node\] RuntimeClass should schedule a Pod requesting a RuntimeClass and initialize its Overhead`,
+	`\[sig-api-machinery\] ResourceQuota should create a ResourceQuota and capture the life of a configMap`,
+}
+
+// conformanceConfig holds the conformance comparison's flags.
+type conformanceConfig struct {
+	out, results string
+	procs, nodes int
+	timeout      time.Duration
+	smoke        bool
+}
+
+// conformanceSide is what one run of the subset gave against one cluster.
+type conformanceSide struct {
+	Passed  []string          `json:"passed"`
+	Failed  map[string]string `json:"failed"` // test name → failure message
+	Skipped int               `json:"skipped"`
+	Seconds float64           `json:"seconds"`
+}
+
+// conformanceResult is docs/conformance/result.json. The keys superPassed, tenantPassed,
+// selected and onlySuperPassed are the contract of the conformance issue.
+type conformanceResult struct {
+	Date            string            `json:"date"`
+	Kubernetes      string            `json:"kubernetes"`
+	Smoke           bool              `json:"smoke"`
+	Procs           int               `json:"procs"`
+	Focus           []string          `json:"focus"`
+	Skip            []conformanceSkip `json:"skip"`
+	Selected        int               `json:"selected"`
+	SuperPassed     int               `json:"superPassed"`
+	TenantPassed    int               `json:"tenantPassed"`
+	OnlySuperPassed []parityFailure   `json:"onlySuperPassed"`
+	// OnlyTenantPassed are tests that failed on the super cluster and passed on the tenant
+	// (kwok's limits showing on one side only, or flakes).
+	OnlyTenantPassed []string        `json:"onlyTenantPassed"`
+	Super            conformanceSide `json:"super"`
+	Tenant           conformanceSide `json:"tenant"`
+}
+
+// parityFailure is a test that passed on the super cluster and failed on the tenant.
+type parityFailure struct {
+	Name   string `json:"name"`
+	Reason string `json:"reason"`
+}
+
+func runConformance(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("conformance", flag.ExitOnError)
+	var c conformanceConfig
+	fs.StringVar(&c.out, "out", "bench-out/conformance", "directory for the JUnit reports, ginkgo output and component logs")
+	fs.StringVar(&c.results, "results", "", "directory for result.json and result.md (default: --out)")
+	fs.IntVar(&c.procs, "procs", 8, "parallel ginkgo processes per run")
+	fs.IntVar(&c.nodes, "nodes", 3, "kwok Nodes in the super cluster")
+	fs.DurationVar(&c.timeout, "timeout", 40*time.Minute, "ginkgo suite timeout of each run (super, then tenant)")
+	fs.BoolVar(&c.smoke, "smoke", false, "run the parity smoke (a dozen fast tests) instead of the whole subset")
+	_ = fs.Parse(args)
+	if c.results == "" {
+		c.results = c.out
+	}
+	if err := os.MkdirAll(c.out, 0o755); err != nil {
+		return err
+	}
+	tools, err := ensureE2ETools(ctx)
+	if err != nil {
+		return err
+	}
+	bin, err := buildSyncer(ctx)
+	if err != nil {
+		return err
+	}
+	devDir, err := filepath.Abs(filepath.Join(c.out, "dev"))
+	if err != nil {
+		return err
+	}
+	stop, err := startDev(ctx, bin, devDir, c.nodes, filepath.Join(c.out, "dev.log"))
+	if err != nil {
+		return err
+	}
+	defer stop()
+	focus := []string{conformanceFocus}
+	if c.smoke {
+		focus = conformanceSmokeFocus
+	}
+	res := conformanceResult{
+		Date: time.Now().UTC().Format(time.RFC3339), Kubernetes: "v1.37.2", Smoke: c.smoke, Procs: c.procs,
+		Focus: focus, Skip: conformanceSkips,
+	}
+	for _, side := range []struct {
+		name string
+		dst  *conformanceSide
+	}{{"super", &res.Super}, {"tenant", &res.Tenant}} {
+		kc := filepath.Join(devDir, side.name+".kubeconfig")
+		if side.name == "tenant" {
+			kc = filepath.Join(devDir, "tenant-1.kubeconfig")
+		}
+		logf("conformance: %s run against %s (%d processes)", side.name, kc, c.procs)
+		s, err := runE2E(ctx, tools, kc, filepath.Join(c.out, side.name), focus, c)
+		if err != nil {
+			return fmt.Errorf("%s run: %w", side.name, err)
+		}
+		*side.dst = s
+		logf("conformance: %s: %d passed, %d failed in %.0fs", side.name, len(s.Passed), len(s.Failed), s.Seconds)
+	}
+	res.compare()
+	if err := os.MkdirAll(c.results, 0o755); err != nil {
+		return err
+	}
+	b, err := json.MarshalIndent(res, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(c.results, "result.json"), append(b, '\n'), 0o644); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(c.results, "result.md"), []byte(res.markdown(args)), 0o644); err != nil {
+		return err
+	}
+	logf("conformance: selected %d, super passed %d, tenant passed %d, only on super: %d",
+		res.Selected, res.SuperPassed, res.TenantPassed, len(res.OnlySuperPassed))
+	return nil
+}
+
+// ensureE2ETools returns the tools directory with e2e.test and ginkgo in bin/, building them
+// (hack/build-tools.sh e2e, about 13 minutes on 2 cores) when missing.
+func ensureE2ETools(ctx context.Context) (string, error) {
+	dir := localcluster.ToolsDir()
+	if fileExists(filepath.Join(dir, "bin", "e2e.test")) && fileExists(filepath.Join(dir, "bin", "ginkgo")) && localcluster.CheckTools(dir) == nil {
+		return dir, nil
+	}
+	logf("building the control-plane tools, e2e.test and ginkgo (hack/build-tools.sh e2e)")
+	cmd := exec.CommandContext(ctx, "hack/build-tools.sh", "e2e")
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	if err := cmd.Run(); err != nil {
+		return "", fmt.Errorf("hack/build-tools.sh e2e: %w", err)
+	}
+	return dir, nil
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
+
+// startDev runs `vc-syncer dev` with one tenant into dir and waits until the tenant is
+// Running. The returned function stops it (SIGTERM, then waits).
+func startDev(ctx context.Context, bin, dir string, nodes int, logPath string) (func(), error) {
+	f, err := os.Create(logPath)
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.CommandContext(ctx, bin, "dev", "--tenants", "1", "--nodes", fmt.Sprint(nodes), "--dir", dir,
+		"--metrics-bind-address", "0", "--health-probe-bind-address", "0")
+	cmd.Stdout, cmd.Stderr = f, f
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
+	cmd.WaitDelay = 30 * time.Second
+	if err := cmd.Start(); err != nil {
+		f.Close()
+		return nil, err
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	stop := func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-done:
+		case <-time.After(45 * time.Second):
+			_ = cmd.Process.Kill()
+		}
+		f.Close()
+	}
+	err = wait.PollUntilContextTimeout(ctx, time.Second, 10*time.Minute, true, func(ctx context.Context) (bool, error) {
+		select {
+		case err := <-done:
+			return false, fmt.Errorf("vc-syncer dev exited (%v); see %s", err, logPath)
+		default:
+		}
+		kc, err := os.ReadFile(filepath.Join(dir, "super.kubeconfig"))
+		if err != nil || !fileExists(filepath.Join(dir, "tenant-1.kubeconfig")) {
+			return false, nil
+		}
+		cfg, err := clientcmd.RESTConfigFromKubeConfig(kc)
+		if err != nil {
+			return false, nil
+		}
+		cl, err := client.New(cfg, client.Options{Scheme: app.Scheme()})
+		if err != nil {
+			return false, nil
+		}
+		var tl tenancyv1alpha1.TenantList
+		if err := cl.List(ctx, &tl); err != nil || len(tl.Items) == 0 {
+			return false, nil
+		}
+		return tl.Items[0].Status.Phase == tenancyv1alpha1.TenantRunning, nil
+	})
+	if err != nil {
+		stop()
+		return nil, fmt.Errorf("waiting for vc-syncer dev's tenant: %w", err)
+	}
+	logf("conformance: vc-syncer dev is up in %s", dir)
+	return stop, nil
+}
+
+// runE2E runs e2e.test under ginkgo against kubeconfig kc with the subset's focus and skip
+// expressions, and reads its JUnit report from reportDir.
+func runE2E(ctx context.Context, tools, kc, reportDir string, focus []string, c conformanceConfig) (conformanceSide, error) {
+	if err := os.RemoveAll(reportDir); err != nil {
+		return conformanceSide{}, err
+	}
+	if err := os.MkdirAll(reportDir, 0o755); err != nil {
+		return conformanceSide{}, err
+	}
+	args := []string{"--procs", fmt.Sprint(c.procs), "--timeout", c.timeout.String(), "--no-color", "--silence-skips"}
+	for _, f := range focus {
+		args = append(args, "--focus", f)
+	}
+	for _, s := range conformanceSkips {
+		args = append(args, "--skip", s.Pattern)
+	}
+	args = append(args, filepath.Join(tools, "bin", "e2e.test"), "--",
+		"--kubeconfig", kc, "--provider", "skeleton", "--report-dir", reportDir,
+		"--kubectl-path", filepath.Join(tools, "bin", "kubectl"),
+		// A tenant has no Nodes until its first Pod is bound to a vNode, and runs no kube-system Pods.
+		"--num-nodes", "3", "--allowed-not-ready-nodes", "-1", "--minStartupPods", "0",
+		"--disable-log-dump")
+	out, err := os.Create(filepath.Join(reportDir, "ginkgo.log"))
+	if err != nil {
+		return conformanceSide{}, err
+	}
+	defer out.Close()
+	start := time.Now()
+	cmd := exec.CommandContext(ctx, filepath.Join(tools, "bin", "ginkgo"), args...)
+	cmd.Stdout, cmd.Stderr = out, out
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	runErr := cmd.Run()
+	var exit *exec.ExitError
+	if runErr != nil && !errors.As(runErr, &exit) {
+		return conformanceSide{}, runErr // ginkgo did not run; a failing test exits non-zero
+	}
+	s, err := readJUnit(filepath.Join(reportDir, "junit_01.xml"))
+	if err != nil {
+		return conformanceSide{}, fmt.Errorf("%w (ginkgo: %v; see %s)", err, runErr, out.Name())
+	}
+	s.Seconds = time.Since(start).Seconds()
+	return s, nil
+}
+
+type junitSuites struct {
+	Suites []struct {
+		Cases []struct {
+			Name    string `xml:"name,attr"`
+			Skipped *struct {
+				Message string `xml:"message,attr"`
+			} `xml:"skipped"`
+			Failure *struct {
+				Message string `xml:"message,attr"`
+				Text    string `xml:",chardata"`
+			} `xml:"failure"`
+			Error *struct {
+				Message string `xml:"message,attr"`
+			} `xml:"error"`
+		} `xml:"testcase"`
+	} `xml:"testsuite"`
+}
+
+// conformanceName trims ginkgo's "[It] " prefix and keeps the test's full name.
+var conformanceName = regexp.MustCompile(`^\[It\] `)
+
+// readJUnit reads the passed, failed and skipped tests of a ginkgo JUnit report. Setup nodes
+// (BeforeSuite, ReportAfterSuite and the like) are not tests and are left out.
+func readJUnit(path string) (conformanceSide, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return conformanceSide{}, err
+	}
+	var js junitSuites
+	if err := xml.Unmarshal(b, &js); err != nil {
+		return conformanceSide{}, fmt.Errorf("%s: %w", path, err)
+	}
+	s := conformanceSide{Failed: map[string]string{}}
+	for _, suite := range js.Suites {
+		for _, tc := range suite.Cases {
+			if !strings.HasPrefix(tc.Name, "[It] ") {
+				continue
+			}
+			name := conformanceName.ReplaceAllString(tc.Name, "")
+			switch {
+			case tc.Skipped != nil:
+				s.Skipped++
+			case tc.Failure != nil:
+				s.Failed[name] = firstLine(tc.Failure.Message, tc.Failure.Text)
+			case tc.Error != nil:
+				s.Failed[name] = firstLine(tc.Error.Message, "")
+			default:
+				s.Passed = append(s.Passed, name)
+			}
+		}
+	}
+	sort.Strings(s.Passed)
+	return s, nil
+}
+
+// firstLine returns a failure's reason in one line of at most 400 bytes.
+func firstLine(msg, text string) string {
+	if strings.TrimSpace(msg) == "" {
+		msg = text
+	}
+	msg = strings.Join(strings.Fields(msg), " ")
+	if len(msg) > 400 {
+		msg = msg[:400] + "…"
+	}
+	return msg
+}
+
+// compare fills the counts and the parity lists from the two sides.
+func (r *conformanceResult) compare() {
+	onSuper, onTenant := map[string]bool{}, map[string]bool{}
+	for _, n := range r.Super.Passed {
+		onSuper[n] = true
+	}
+	for _, n := range r.Tenant.Passed {
+		onTenant[n] = true
+	}
+	all := map[string]bool{}
+	for n := range onSuper {
+		all[n] = true
+	}
+	for n := range r.Super.Failed {
+		all[n] = true
+	}
+	r.Selected, r.SuperPassed, r.TenantPassed = len(all), len(r.Super.Passed), len(r.Tenant.Passed)
+	r.OnlySuperPassed, r.OnlyTenantPassed = []parityFailure{}, []string{}
+	for _, n := range r.Super.Passed {
+		if !onTenant[n] {
+			reason, ok := r.Tenant.Failed[n]
+			if !ok {
+				reason = "did not run on the tenant (suite timeout or interrupted)"
+			}
+			r.OnlySuperPassed = append(r.OnlySuperPassed, parityFailure{Name: n, Reason: reason})
+		}
+	}
+	for _, n := range r.Tenant.Passed {
+		if !onSuper[n] {
+			r.OnlyTenantPassed = append(r.OnlyTenantPassed, n)
+		}
+	}
+	sort.Strings(r.OnlyTenantPassed)
+}
+
+// markdown renders result.md: the counts, the parity failures, the subset's expressions and
+// the reason of every skip.
+func (r *conformanceResult) markdown(args []string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# Conformance parity (%s)\n\n", r.Date[:10])
+	fmt.Fprintf(&b, "Command: `go run ./test/bench conformance %s`\n\n", strings.Join(args, " "))
+	fmt.Fprintf(&b, "Kubernetes %s `e2e.test`, ginkgo with %d processes; (A) the local super cluster "+
+		"(kwok Nodes) directly, then (B) a tenant served by vc-syncer, both started by `vc-syncer dev`.\n\n", r.Kubernetes, r.Procs)
+	fmt.Fprintf(&b, "| | super cluster | tenant |\n|---|---|---|\n")
+	fmt.Fprintf(&b, "| selected | %d | %d |\n", r.Selected, r.Selected)
+	fmt.Fprintf(&b, "| passed | %d | %d |\n", r.SuperPassed, r.TenantPassed)
+	fmt.Fprintf(&b, "| failed | %d | %d |\n", len(r.Super.Failed), len(r.Tenant.Failed))
+	fmt.Fprintf(&b, "| run time | %.0f s | %.0f s |\n\n", r.Super.Seconds, r.Tenant.Seconds)
+	fmt.Fprintf(&b, "## Passed on the super cluster, failed on the tenant (onlySuperPassed): %d\n\n", len(r.OnlySuperPassed))
+	for _, f := range r.OnlySuperPassed {
+		fmt.Fprintf(&b, "- %s\n  - %s\n", f.Name, f.Reason)
+	}
+	fmt.Fprintf(&b, "\n## Passed on the tenant, failed on the super cluster: %d\n\n", len(r.OnlyTenantPassed))
+	for _, n := range r.OnlyTenantPassed {
+		fmt.Fprintf(&b, "- %s\n", n)
+	}
+	fmt.Fprintf(&b, "\n## The subset\n\nFocus (any of):\n\n")
+	for _, f := range r.Focus {
+		fmt.Fprintf(&b, "- `%s`\n", f)
+	}
+	fmt.Fprintf(&b, "\nSkip (any of), with the reason, which holds on the super cluster itself:\n\n")
+	for _, s := range r.Skip {
+		fmt.Fprintf(&b, "- `%s`: %s\n", s.Pattern, s.Reason)
+	}
+	fmt.Fprintf(&b, "\n## Failures on both sides\n\n")
+	var both []string
+	for n, reason := range r.Super.Failed {
+		if _, ok := r.Tenant.Failed[n]; ok {
+			both = append(both, fmt.Sprintf("- %s\n  - super: %s", n, reason))
+		}
+	}
+	sort.Strings(both)
+	b.WriteString(strings.Join(both, "\n"))
+	b.WriteString("\n")
+	return b.String()
+}
