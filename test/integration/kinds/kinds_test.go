@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	networkingv1 "k8s.io/api/networking/v1"
+	nodev1 "k8s.io/api/node/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -24,6 +25,7 @@ import (
 	"github.com/vcsyncer/syncer/pkg/conversion"
 	"github.com/vcsyncer/syncer/pkg/localcluster"
 	"github.com/vcsyncer/syncer/pkg/resources/endpointslice"
+	"github.com/vcsyncer/syncer/pkg/resources/pod"
 	"github.com/vcsyncer/syncer/pkg/resources/priorityclass"
 	"github.com/vcsyncer/syncer/test/framework"
 	"github.com/vcsyncer/syncer/test/integration/itest"
@@ -347,6 +349,37 @@ func TestMoreKinds(t *testing.T) {
 		if _, err := t1.Client.SchedulingV1().PriorityClasses().Get(ctx, "tenant-own", metav1.GetOptions{}); err != nil {
 			t.Errorf("tenant's own class touched: %v", err)
 		}
+	})
+
+	t.Run("a Pod naming the tenant's own RuntimeClass runs with the default runtime", func(t *testing.T) {
+		// The conformance test "should schedule a Pod requesting a RuntimeClass and initialize
+		// its Overhead": the tenant creates a class the super cluster does not have.
+		itest.Created(t)(t1.Client.NodeV1().RuntimeClasses().Create(ctx, &nodev1.RuntimeClass{
+			ObjectMeta: metav1.ObjectMeta{Name: "tenant-handler"}, Handler: "test-handler",
+			Overhead: &nodev1.Overhead{PodFixed: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("10m")}},
+		}, metav1.CreateOptions{}))
+		p := priorityPod("rc-pod", "")
+		rc := "tenant-handler"
+		p.Spec.RuntimeClassName = &rc
+		itest.Created(t)(t1.Client.CoreV1().Pods("apps").Create(ctx, p, metav1.CreateOptions{}))
+		itest.Eventually(t, time.Minute, "tenant Pod scheduled with its overhead", func(ctx context.Context) error {
+			tp, err := t1.Client.CoreV1().Pods("apps").Get(ctx, "rc-pod", metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			if tp.Spec.NodeName == "" || tp.Spec.Overhead.Cpu().String() != "10m" {
+				return itest.Errorf("nodeName %q overhead %v", tp.Spec.NodeName, tp.Spec.Overhead)
+			}
+			return nil
+		})
+		sp, err := super.CoreV1().Pods(ns1).Get(ctx, "rc-pod", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sp.Spec.RuntimeClassName != nil || sp.Spec.Overhead != nil {
+			t.Errorf("super Pod runtimeClassName %v overhead %v, want neither", sp.Spec.RuntimeClassName, sp.Spec.Overhead)
+		}
+		itest.WaitEvent(t, t1.Client, "apps", "rc-pod", pod.ReasonLocalRuntimeClass, "tenant-handler")
 	})
 
 	t.Run("Events by default: Scheduled and FailedScheduling reach the tenant", func(t *testing.T) {
