@@ -17,6 +17,14 @@ build: ## Build bin/vc-syncer.
 tools: ## Build (once, cached outside the repo) etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubectl, kwok, coredns, helm; npm dockerfile-utils.
 	./hack/build-tools.sh
 
+.PHONY: e2e-tools
+e2e-tools: ## Build (once, cached beside the tools) the Kubernetes v1.37.2 e2e.test and the ginkgo CLI for the conformance tests (about 13 minutes cold).
+	./hack/build-tools.sh e2e
+
+.PHONY: conformance
+conformance: e2e-tools ## The conformance subset against the super cluster, then a tenant of vc-syncer dev; writes docs/conformance/result.json and result.md.
+	$(GO) run ./test/bench conformance --out bench-out/conformance --results docs/conformance
+
 .PHONY: prometheus
 prometheus: ## Install Prometheus (Debian package) for the dashboard test if it is missing.
 	./hack/ensure-prometheus.sh
@@ -26,7 +34,7 @@ chromium: ## Install headless Chromium and chromedriver (Debian packages) if mis
 	./hack/ensure-chromium.sh
 
 .PHONY: test
-test: tools prometheus chromium lint ## Everything: tools, lint (vet, golangci-lint), unit, integration and the real-world e2e tests.
+test: tools e2e-tools prometheus chromium lint ## Everything: tools, lint (vet, golangci-lint), unit, integration (the conformance parity smoke among them) and the real-world e2e tests.
 	$(GO) test -race -count=1 ./pkg/... ./cmd/...
 	$(GO) test -count=1 -p $(TEST_P) -timeout $(TEST_TIMEOUT) ./test/... ./e2e/...
 
@@ -35,7 +43,7 @@ test-unit: ## Fast loop: unit tests and the package-map check, no control planes
 	$(GO) test -race -count=1 ./pkg/... ./cmd/... ./test/layering/
 
 .PHONY: test-integration
-test-integration: tools prometheus chromium ## Integration suites against real local control planes.
+test-integration: tools e2e-tools prometheus chromium ## Integration suites against real local control planes.
 	$(GO) test -count=1 -p $(TEST_P) -timeout $(TEST_TIMEOUT) ./test/...
 
 .PHONY: test-e2e

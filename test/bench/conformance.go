@@ -46,6 +46,9 @@ var conformanceSkips = []conformanceSkip{
 	{`AdmissionWebhook|CustomResourceConversionWebhook|Aggregator|sample-apiserver|CustomResourceDefinition resources \[Privileged:ClusterAdmin\] .*conversion`, "needs a webhook or an extension apiserver served by a Pod (kwok Pods serve no traffic)"},
 	{`\[sig-cli\]`, "kubectl tests run guestbook, proxy, port-forward, exec or logs against running containers"},
 	{`ServiceAccounts should (mount|allow opting out|run through the lifecycle of a ServiceAccount|guarantee kube-root-ca.crt exist in any namespace|update a ServiceAccount)|ServiceAccountIssuerDiscovery`, "reads a mounted token from inside a container, or serves OIDC discovery to a Pod"},
+	{`ClusterTrustBundleProjection\] should (be able to mount|be capable to mount|prevent a pod from starting)|Projected PodCertificate|ImageVolume|Pod InPlace Resize|consumable as environment variable names|Pods should allow activeDeadlineSeconds`, "needs a kubelet: mounted trust bundles and certificates, image volumes, in-place resize, a container's environment, deadlines enforced on a running container"},
+	{`\[sig-apps\] Job (should delete a job|with successPolicy|should allow to use (a|the) pod failure policy|should execute all indexes despite|should terminate job execution when the number of failed|should mark indexes as failed|should run a job to completion when tasks sometimes fail|should create pods for an Indexed job)`, "kwok finishes every Job Pod at once with exit code 0: tests that need Job Pods to stay active, fail or exit with a given code wait out 15-minute timeouts"},
+	{`Should recreate evicted statefulset|deployment should support proportional scaling|should be able to specify multiple CTB volumes|EndpointSlice should support a Service with multiple (endpoint IPs|ports) specified`, "needs a kubelet that refuses a Pod (hostPort conflict), Pods that stay unavailable, mounted trust bundles, or Pod traffic; each waits out a timeout of 2 to 5 minutes"},
 	{`\[sig-apps\] (Daemon set|CronJob should (schedule multiple jobs concurrently|replace jobs when ReplaceConcurrent|not schedule jobs when suspended|not schedule new jobs when ForbidConcurrent))|StatefulSet Basic StatefulSet functionality \[StatefulSetBasic\] (Burst scaling|Scaling should happen in predictable order|should perform rolling updates and roll backs)`, "waits minutes for schedules or for Pods to run and exit (kwok never finishes a Pod outside a Job), or execs into Pods"},
 }
 
@@ -53,16 +56,16 @@ var conformanceSkips = []conformanceSkip{
 // over the kinds a tenant uses most (namespaces, ConfigMaps, Secrets, Pods, Services,
 // EndpointSlices, Deployments, ReplicaSets, Jobs, Leases, LimitRanges, RuntimeClasses).
 var conformanceSmokeFocus = []string{
-	`Namespaces \[Serial\] should patch a Namespace`,
 	`\[sig-node\] ConfigMap should run through a ConfigMap lifecycle`,
 	`\[sig-node\] Secrets should patch a secret`,
 	`\[sig-node\] Pods should patch a pod status`,
 	`\[sig-network\] EndpointSlice should support creating EndpointSlice API operations`,
-	`\[sig-apps\] ReplicaSet should serve a basic image on each replica with a public image`,
+	`\[sig-network\] Services should delete a collection of services`,
+	`\[sig-apps\] ReplicaSet should adopt matching pods on creation and release no longer matching pods`,
 	`\[sig-apps\] Deployment deployment should support rollover`,
-	`\[sig-apps\] Job should adopt matching orphans and release non-matching pods`,
+	`\[sig-apps\] Job should manage the lifecycle of a job`,
 	`\[sig-node\] Lease lease API should be available`,
-	`\[sig-scheduling\] LimitRange should list, patch and delete a LimitRange by collection`,
+	`\[sig-scheduling\] LimitRange should create a LimitRange with defaults and ensure pod has those defaults applied`,
 	`\[sig-node\] RuntimeClass should schedule a Pod requesting a RuntimeClass and initialize its Overhead`,
 	`\[sig-api-machinery\] ResourceQuota should create a ResourceQuota and capture the life of a configMap`,
 }
