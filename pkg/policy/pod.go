@@ -75,8 +75,7 @@ func CheckPod(p *tenancyv1alpha1.PodPolicy, spec *corev1.PodSpec, inPool func(no
 	if d := checkPlacement(p, spec, inPool); d != nil {
 		return d
 	}
-	if rc := spec.RuntimeClassName; rc != nil && *rc != "" &&
-		!slices.Contains(p.AllowedRuntimeClassNames, *rc) && (p.DefaultRuntimeClassName == nil || *p.DefaultRuntimeClassName != *rc) {
+	if rc := spec.RuntimeClassName; rc != nil && *rc != "" && !RuntimeClassAllowed(p, *rc) {
 		return Deny(RuleRuntimeClass, "runtimeClassName %q is not allowed; allowed: %s; a TenantPolicy's pods.allowedRuntimeClassNames allows more",
 			*rc, list(append(slices.Clone(p.AllowedRuntimeClassNames), deref(p.DefaultRuntimeClassName))))
 	}
@@ -113,6 +112,12 @@ func ServiceAccountTokenSources(spec *corev1.PodSpec) int {
 // listed. Whether the class is public in the super cluster is decided elsewhere.
 func PriorityClassAllowed(p *tenancyv1alpha1.PodPolicy, name string) bool {
 	return p.AllowedPriorityClassNames == nil || slices.Contains(p.AllowedPriorityClassNames, name)
+}
+
+// RuntimeClassAllowed reports whether Pod policy p lets a super Pod name RuntimeClass name:
+// when allowedRuntimeClassNames lists it or it is defaultRuntimeClassName (RuleRuntimeClass).
+func RuntimeClassAllowed(p *tenancyv1alpha1.PodPolicy, name string) bool {
+	return slices.Contains(p.AllowedRuntimeClassNames, name) || (p.DefaultRuntimeClassName != nil && *p.DefaultRuntimeClassName == name)
 }
 
 // checkVolume applies the volume rules of CheckPod to one volume.

@@ -125,6 +125,13 @@ func runConformance(ctx context.Context, args []string) error {
 	if c.results == "" {
 		c.results = c.out
 	}
+	// Absolute: ginkgo runs e2e.test in the binary's directory, where a relative
+	// --report-dir would land.
+	out, err := filepath.Abs(c.out)
+	if err != nil {
+		return err
+	}
+	c.out = out
 	if err := os.MkdirAll(c.out, 0o755); err != nil {
 		return err
 	}
@@ -136,10 +143,7 @@ func runConformance(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	devDir, err := filepath.Abs(filepath.Join(c.out, "dev"))
-	if err != nil {
-		return err
-	}
+	devDir := filepath.Join(c.out, "dev")
 	stop, err := startDev(ctx, bin, devDir, c.nodes, filepath.Join(c.out, "dev.log"))
 	if err != nil {
 		return err

@@ -1,12 +1,14 @@
 package pod
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
 	"hash/fnv"
-	"slices"
 	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
@@ -50,9 +52,10 @@ func desired(c *tenant.Cluster, t *corev1.Pod, superNS string, existing *corev1.
 	// system-* classes would let one tenant preempt every other tenant's Pods.
 	spec.PriorityClassName = ""
 	spec.EphemeralContainers = nil
-	if LocalRuntimeClass(c, spec) {
-		// The tenant's own class means nothing in the super cluster: the policy's default
-		// runtime (FilterPod) runs the Pod, as for a Pod that names no class.
+	if rc := spec.RuntimeClassName; rc != nil && !policy.RuntimeClassAllowed(c.Policy().Pods(), *rc) {
+		// Only a class of the tenant's own gets here past the policy check (localRuntimeClass);
+		// whatever the tenant changed since, a name the policy does not allow never reaches the
+		// super Pod: the policy's default runtime (FilterPod) runs it.
 		spec.RuntimeClassName = nil
 	}
 	// The super cluster's RuntimeClass admission sets the overhead of the super class; the
@@ -67,42 +70,42 @@ func desired(c *tenant.Cluster, t *corev1.Pod, superNS string, existing *corev1.
 }
 
 // checkPolicy returns the first refusal of tenant Pod spec (the full spec, as the tenant
-// apiserver has it) under tenant c's Pod policy (policy.CheckPod), or nil. A RuntimeClass of
-// the tenant's own (LocalRuntimeClass) is not checked: the super Pod does not name it.
+// apiserver has it) under tenant c's Pod policy (policy.CheckPod), or nil.
 func checkPolicy(env *resources.Env, c *tenant.Cluster, spec *corev1.PodSpec) *policy.Denial {
-	if LocalRuntimeClass(c, spec) {
-		s := *spec
-		s.RuntimeClassName = nil
-		spec = &s
-	}
 	return policy.CheckPod(c.Policy().Pods(), spec, nodeInPool(env, c))
 }
 
 // ReasonLocalRuntimeClass is the reason of the Normal Event on a tenant Pod synced without its
-// RuntimeClass (LocalRuntimeClass).
+// RuntimeClass (localRuntimeClass).
 const ReasonLocalRuntimeClass = "RuntimeClassNotInSuperCluster"
 
-// LocalRuntimeClass reports whether Pod spec names a RuntimeClass only tenant c has: one in
-// the tenant's RuntimeClass cache that the syncer did not copy there (no
-// tenancy.vcsyncer.io/managed-by label) and whose name c's Pod policy neither allows
-// (allowedRuntimeClassNames) nor sets as its default. Such a class's handler names a runtime of
-// the tenant's imagined nodes, not one of the super cluster's: the super Pod runs without a
-// runtimeClassName, so the policy's defaultRuntimeClassName (or the super cluster's default
-// runtime) applies, and the Pod is not refused. A name the policy allows keeps meaning the
-// super class of that name; a name the tenant does not have is refused by the policy, as
-// before (the tenant apiserver refuses Pods naming a missing class, so that is a class deleted
-// after the Pod was created).
-func LocalRuntimeClass(c *tenant.Cluster, spec *corev1.PodSpec) bool {
+// localRuntimeClass reports whether Pod spec names a RuntimeClass only tenant c has: a name
+// c's Pod policy neither allows (allowedRuntimeClassNames) nor sets as its default, of a class
+// the tenant apiserver has and the super cluster does not (both read live: this runs only for
+// such Pods, at creation). Its handler names a runtime of the tenant's imagined nodes, not one
+// of the super Nodes': the caller checks the policy as if the Pod named no class, and the super
+// Pod runs without one (desired drops every name the policy does not allow), so the policy's
+// defaultRuntimeClassName, or the super cluster's default runtime, runs it. A name the super
+// cluster has, or the tenant does not, stays the policy's to refuse. It returns a read's error
+// other than NotFound.
+func localRuntimeClass(ctx context.Context, env *resources.Env, c *tenant.Cluster, spec *corev1.PodSpec) (bool, error) {
 	rc := spec.RuntimeClassName
-	if rc == nil || *rc == "" || c.Informers == nil {
-		return false
+	if rc == nil || *rc == "" || policy.RuntimeClassAllowed(c.Policy().Pods(), *rc) || c.Client == nil {
+		return false, nil
 	}
-	p := c.Policy().Pods()
-	if slices.Contains(p.AllowedRuntimeClassNames, *rc) || (p.DefaultRuntimeClassName != nil && *p.DefaultRuntimeClassName == *rc) {
-		return false
+	if _, err := c.Client.NodeV1().RuntimeClasses().Get(ctx, *rc, metav1.GetOptions{}); apierrors.IsNotFound(err) {
+		return false, nil
+	} else if err != nil {
+		return false, fmt.Errorf("tenant RuntimeClass %s: %w", *rc, err)
 	}
-	cl, err := c.Informers.Node().V1().RuntimeClasses().Lister().Get(*rc)
-	return err == nil && cl.Labels[conversion.LabelManagedBy] != conversion.ManagedByValue
+	_, err := env.Super.NodeV1().RuntimeClasses().Get(ctx, *rc, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return true, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("super RuntimeClass %s: %w", *rc, err)
+	}
+	return false, nil
 }
 
 // nodeInPool returns the test for "super Node name is in tenant c's node pool" that the

@@ -42,13 +42,15 @@
 // preferred node affinity terms naming nodes or keys outside the allowlist are dropped; the
 // policy's nodeSelector is merged in (its values win) and its tolerations appended, so tenant
 // constraints only narrow the pool; defaultRuntimeClassName is set on Pods naming none. A Pod
-// naming a RuntimeClass the tenant created itself (LocalRuntimeClass: not a syncer copy, and
-// not a name the policy allows) counts as naming none: its handler means nothing on the super
-// Nodes, so the policy's default runtime runs it, and a Normal Event with reason
-// RuntimeClassNotInSuperCluster says so. The super Pod never carries the tenant's
-// spec.overhead (the super cluster's RuntimeClass admission sets the super class's); the
-// tenant Pod keeps the overhead its apiserver set. The policy applies when a super Pod is
-// created: a change does not touch running Pods.
+// naming a RuntimeClass only the tenant has (a name the policy does not allow, of a class the
+// tenant apiserver has and the super cluster does not; both read live when the super Pod is
+// created) counts as naming none: its handler means nothing on the super Nodes, so the
+// policy's default runtime runs it, and a Normal Event with reason
+// RuntimeClassNotInSuperCluster says so. A name the super cluster has is the policy's to
+// refuse, and no name the policy does not allow ever reaches a super Pod. The super Pod never
+// carries the tenant's spec.overhead (the super cluster's RuntimeClass admission sets the super
+// class's); the tenant Pod keeps the overhead its apiserver set. The policy applies when a super
+// Pod is created: a change does not touch running Pods.
 //
 // A tenant Pod created with spec.nodeName preset is bound to that super Node only when it names
 // one of the tenant's vNodes (a super Node the syncer already placed its Pods on); otherwise,

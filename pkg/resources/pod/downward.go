@@ -184,7 +184,17 @@ func reconcileDownward(ctx context.Context, env *resources.Env, c *tenant.Cluste
 		}
 		// The policy decides before anything is written for the Pod (its super namespace,
 		// tokens, the super Pod).
-		if d := checkPolicy(env, c, &full.Spec); d != nil {
+		localRC, err := localRuntimeClass(ctx, env, c, &full.Spec)
+		if err != nil {
+			return err
+		}
+		checked := &full.Spec
+		if localRC {
+			s := full.Spec
+			s.RuntimeClassName = nil
+			checked = &s
+		}
+		if d := checkPolicy(env, c, checked); d != nil {
 			return refuse(ctx, c, full, d)
 		}
 		if d := policy.PodClaimDataSources(c.Policy().Storage(), ns, &full.Spec); d != nil {
@@ -207,7 +217,7 @@ func reconcileDownward(ctx context.Context, env *resources.Env, c *tenant.Cluste
 			return err
 		}
 		want, filtered := desired(c, full, superNS, nil)
-		if LocalRuntimeClass(c, &full.Spec) {
+		if localRC {
 			runtime := "the super cluster's default runtime"
 			if rc := want.Spec.RuntimeClassName; rc != nil {
 				runtime = "the RuntimeClass " + *rc + " of the tenant's policy"

@@ -16,7 +16,6 @@ import (
 	"k8s.io/client-go/tools/record"
 
 	tenancyv1alpha1 "github.com/vcsyncer/syncer/pkg/apis/tenancy/v1alpha1"
-	"github.com/vcsyncer/syncer/pkg/conversion"
 	"github.com/vcsyncer/syncer/pkg/metrics"
 	"github.com/vcsyncer/syncer/pkg/policy"
 	"github.com/vcsyncer/syncer/pkg/resources"
@@ -439,49 +438,55 @@ func TestReconcileRefusedPod(t *testing.T) {
 	}
 }
 
-// TestTenantRuntimeClass: a Pod naming a RuntimeClass the tenant created itself is synced
-// without it (the policy's default runtime runs it) and without the tenant's overhead; a
-// tenant class that is a syncer copy, or a name the policy allows, is kept; a name the tenant
-// does not have is refused, as before.
+// TestTenantRuntimeClass: a Pod naming a RuntimeClass only the tenant has is checked as if it
+// named none and synced without it (the policy's default runtime runs it) and without the
+// tenant's overhead; a name the policy allows is kept; a name the super cluster also has, or
+// the tenant does not have, is refused, as before. Whatever the check decided, desired never
+// lets a name the policy does not allow through.
 func TestTenantRuntimeClass(t *testing.T) {
 	env, c := policyEnv(t)
 	c.SetPolicy(policy.Resolve(nil, &tenancyv1alpha1.TenantPolicySpec{Pods: &tenancyv1alpha1.PodPolicy{
 		DefaultRuntimeClassName:  ptrTo("kata"),
 		AllowedRuntimeClassNames: []string{"gvisor"},
 	}}))
-	classes := c.Informers.Node().V1().RuntimeClasses().Informer().GetIndexer()
-	for _, rc := range []*nodev1.RuntimeClass{
-		{ObjectMeta: metav1.ObjectMeta{Name: "mine"}, Handler: "test-handler"},
-		{ObjectMeta: metav1.ObjectMeta{Name: "gvisor"}, Handler: "runsc"},
-		{ObjectMeta: metav1.ObjectMeta{Name: "copied", Labels: map[string]string{conversion.LabelManagedBy: conversion.ManagedByValue}}, Handler: "runc"},
-	} {
-		if err := classes.Add(rc); err != nil {
-			t.Fatal(err)
-		}
+	class := func(name string) *nodev1.RuntimeClass {
+		return &nodev1.RuntimeClass{ObjectMeta: metav1.ObjectMeta{Name: name}, Handler: name}
 	}
+	c.Client = fake.NewClientset(class("mine"), class("gvisor"), class("unsandboxed"))
+	env.Super = fake.NewClientset(class("gvisor"), class("kata"), class("unsandboxed"))
 	overhead := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("10m")}
 	for _, tc := range []struct {
 		class   string
+		local   bool
 		refused bool
 		want    string // the super Pod's runtimeClassName
 	}{
-		{class: "mine", want: "kata"},
+		{class: "mine", local: true, want: "kata"},
 		{class: "gvisor", want: "gvisor"},
-		{class: "copied", refused: true},
+		{class: "unsandboxed", refused: true},
 		{class: "missing", refused: true},
 	} {
 		p := attackPod()
 		p.Spec.RuntimeClassName, p.Spec.Overhead = ptrTo(tc.class), overhead
-		d := checkPolicy(env, c, &p.Spec)
+		local, err := localRuntimeClass(context.Background(), env, c, &p.Spec)
+		if err != nil || local != tc.local {
+			t.Errorf("%s: localRuntimeClass = %v, %v; want %v", tc.class, local, err, tc.local)
+		}
+		checked := p.Spec
+		if local {
+			checked.RuntimeClassName = nil
+		}
+		d := checkPolicy(env, c, &checked)
 		if (d != nil) != tc.refused || (d != nil && d.Rule != policy.RuleRuntimeClass) {
 			t.Errorf("%s: refusal %v, want refused %v", tc.class, d, tc.refused)
 		}
-		if tc.refused {
-			continue
-		}
 		got, _ := desired(c, p, "ns", nil)
-		if got.Spec.RuntimeClassName == nil || *got.Spec.RuntimeClassName != tc.want {
-			t.Errorf("%s: super runtimeClassName %v, want %s", tc.class, got.Spec.RuntimeClassName, tc.want)
+		want := tc.want
+		if tc.refused {
+			want = "kata" // fail-closed: a name the policy does not allow is dropped
+		}
+		if got.Spec.RuntimeClassName == nil || *got.Spec.RuntimeClassName != want {
+			t.Errorf("%s: super runtimeClassName %v, want %s", tc.class, got.Spec.RuntimeClassName, want)
 		}
 		if got.Spec.Overhead != nil {
 			t.Errorf("%s: super overhead %v, want none (the super cluster's admission sets it)", tc.class, got.Spec.Overhead)

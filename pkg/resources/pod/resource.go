@@ -11,8 +11,7 @@ import (
 var Resource = resourceKind{resources.Funcs{
 	Name: resources.KindPod,
 	Tenant: func(c *tenant.Cluster) cache.SharedIndexInformer {
-		c.Informers.Core().V1().Nodes().Informer()          // vNodes are looked up in the tenant cache
-		c.Informers.Node().V1().RuntimeClasses().Informer() // and RuntimeClasses (LocalRuntimeClass)
+		c.Informers.Core().V1().Nodes().Informer() // vNodes are looked up in the tenant cache
 		return c.Informers.Core().V1().Pods().Informer()
 	},
 	Super: func(env *resources.Env) cache.SharedIndexInformer {
