@@ -42,19 +42,20 @@ var conformanceSkips = []conformanceSkip{
 	{`\[sig-storage\] (ConfigMap|Secrets|Projected|Downward API volume|EmptyDir|Subpath|HostPath)`, "reads files a container wrote or sees in its volumes (container output; kwok runs no containers)"},
 	{`\[sig-node\] (Downward API|ConfigMap should be consumable via (environment variable|the environment)|Secrets should be consumable (from pods in env|via the environment)|Variable Expansion|Containers should|Docker Containers|Security Context|Sysctls|Kubelet|Container Runtime|Container Lifecycle Hook|InitContainer|Probing container|PreStop|Ephemeral Containers|Pods Extended|ImageCredentialProvider)`, "checks what a running container prints, its exit code, probes or kubelet behaviour (kwok runs no containers)"},
 	{`should (support remote command execution|support retrieving logs|be able to .*exec|contain environment variables for services)|\[sig-node\] Pods should get a host IP|Pods should be updated|Pods should delete a collection|Pods should run through the lifecycle`, "exec, logs or a container's environment (kwok runs no containers)"},
-	{`\[sig-network\] (DNS|Networking|Proxy|Services should (serve|be able to (change|switch|create a functioning)|have session affinity|provide secure master|complete a service status lifecycle|find a service)|HostPort|Service endpoints latency|EndpointSliceMirroring|Ingress API|IngressClass API)|\[sig-network\] .*(connectivity|should function for)`, "needs Pod networking or a running DNS/ingress/proxy backend (kwok Pods serve no traffic)"},
+	{`\[sig-network\] (DNS|Networking|Proxy|HostPort|Service endpoints latency)|\[sig-network\] Services should (serve|be able to (change|switch|create a functioning)|have session affinity)|\[sig-network\] .*(connectivity|should function for)`, "needs Pod networking or a DNS or proxy backend in a Pod (kwok Pods serve no traffic)"},
 	{`AdmissionWebhook|CustomResourceConversionWebhook|Aggregator|sample-apiserver|CustomResourceDefinition resources \[Privileged:ClusterAdmin\] .*conversion`, "needs a webhook or an extension apiserver served by a Pod (kwok Pods serve no traffic)"},
 	{`\[sig-cli\]`, "kubectl tests run guestbook, proxy, port-forward, exec or logs against running containers"},
 	{`ServiceAccounts should (mount|allow opting out|run through the lifecycle of a ServiceAccount|guarantee kube-root-ca.crt exist in any namespace|update a ServiceAccount)|ServiceAccountIssuerDiscovery`, "reads a mounted token from inside a container, or serves OIDC discovery to a Pod"},
 	{`ClusterTrustBundleProjection\] should (be able to mount|be capable to mount|prevent a pod from starting)|Projected PodCertificate|ImageVolume|Pod InPlace Resize|consumable as environment variable names|Pods should allow activeDeadlineSeconds`, "needs a kubelet: mounted trust bundles and certificates, image volumes, in-place resize, a container's environment, deadlines enforced on a running container"},
-	{`\[sig-apps\] Job (should delete a job|with successPolicy|should allow to use (a|the) pod failure policy|should execute all indexes despite|should terminate job execution when the number of failed|should mark indexes as failed|should run a job to completion when tasks sometimes fail|should create pods for an Indexed job)`, "kwok finishes every Job Pod at once with exit code 0: tests that need Job Pods to stay active, fail or exit with a given code wait out 15-minute timeouts"},
+	{`\[sig-apps\] Job (should adopt matching orphans|should apply changes to a job status|should delete a job|with successPolicy|should allow to use (a|the) pod failure policy|should execute all indexes despite|should terminate job execution when the number of failed|should mark indexes as failed|should run a job to completion when tasks sometimes fail|should create pods for an Indexed job)`, "kwok finishes every Job Pod within a second with exit code 0: tests that need Job Pods to stay active, fail or exit with a given code race it and wait out 15-minute timeouts"},
 	{`Should recreate evicted statefulset|deployment should support proportional scaling|should be able to specify multiple CTB volumes|EndpointSlice should support a Service with multiple (endpoint IPs|ports) specified`, "needs a kubelet that refuses a Pod (hostPort conflict), Pods that stay unavailable, mounted trust bundles, or Pod traffic; each waits out a timeout of 2 to 5 minutes"},
 	{`\[sig-apps\] (Daemon set|CronJob should (schedule multiple jobs concurrently|replace jobs when ReplaceConcurrent|not schedule jobs when suspended|not schedule new jobs when ForbidConcurrent))|StatefulSet Basic StatefulSet functionality \[StatefulSetBasic\] (Burst scaling|Scaling should happen in predictable order|should perform rolling updates and roll backs)`, "waits minutes for schedules or for Pods to run and exit (kwok never finishes a Pod outside a Job), or execs into Pods"},
 }
 
 // conformanceSmokeFocus is the parity smoke the README's test command runs: a dozen fast tests
-// over the kinds a tenant uses most (namespaces, ConfigMaps, Secrets, Pods, Services,
-// EndpointSlices, Deployments, ReplicaSets, Jobs, Leases, LimitRanges, RuntimeClasses).
+// over the kinds a tenant uses most (ConfigMaps, Secrets, Pods, Services, EndpointSlices,
+// ReplicaSets, ReplicationControllers, Deployments, Leases, LimitRanges, RuntimeClasses,
+// ResourceQuotas), none of which races kwok.
 var conformanceSmokeFocus = []string{
 	`\[sig-node\] ConfigMap should run through a ConfigMap lifecycle`,
 	`\[sig-node\] Secrets should patch a secret`,
@@ -63,7 +64,7 @@ var conformanceSmokeFocus = []string{
 	`\[sig-network\] Services should delete a collection of services`,
 	`\[sig-apps\] ReplicaSet should adopt matching pods on creation and release no longer matching pods`,
 	`\[sig-apps\] Deployment deployment should support rollover`,
-	`\[sig-apps\] Job should manage the lifecycle of a job`,
+	`\[sig-apps\] ReplicationController should adopt matching pods on creation`,
 	`\[sig-node\] Lease lease API should be available`,
 	`\[sig-scheduling\] LimitRange should create a LimitRange with defaults and ensure pod has those defaults applied`,
 	`\[sig-node\] RuntimeClass should schedule a Pod requesting a RuntimeClass and initialize its Overhead`,
@@ -235,7 +236,10 @@ func startDev(ctx context.Context, bin, dir string, nodes int, logPath string) (
 	stop := func() {
 		_ = cmd.Process.Signal(syscall.SIGTERM)
 		select {
-		case <-done:
+		case err := <-done:
+			if err != nil {
+				logf("conformance: vc-syncer dev: %v", err)
+			}
 		case <-time.After(45 * time.Second):
 			_ = cmd.Process.Kill()
 		}
@@ -244,7 +248,7 @@ func startDev(ctx context.Context, bin, dir string, nodes int, logPath string) (
 	err = wait.PollUntilContextTimeout(ctx, time.Second, 10*time.Minute, true, func(ctx context.Context) (bool, error) {
 		select {
 		case err := <-done:
-			return false, fmt.Errorf("vc-syncer dev exited (%v); see %s", err, logPath)
+			return false, fmt.Errorf("vc-syncer dev exited (%w); see %s", err, logPath)
 		default:
 		}
 		kc, err := os.ReadFile(filepath.Join(dir, "super.kubeconfig"))
@@ -311,7 +315,10 @@ func runE2E(ctx context.Context, tools, kc, reportDir string, focus []string, c 
 	}
 	s, err := readJUnit(filepath.Join(reportDir, "junit_01.xml"))
 	if err != nil {
-		return conformanceSide{}, fmt.Errorf("%w (ginkgo: %v; see %s)", err, runErr, out.Name())
+		if runErr != nil {
+			return conformanceSide{}, fmt.Errorf("%w (ginkgo: %w; see %s)", err, runErr, out.Name())
+		}
+		return conformanceSide{}, fmt.Errorf("%w (see %s)", err, out.Name())
 	}
 	s.Seconds = time.Since(start).Seconds()
 	return s, nil
