@@ -124,7 +124,7 @@ func runConformance(ctx context.Context, args []string) error {
 	fs.StringVar(&c.results, "results", "", "directory for result.json and result.md (default: --out)")
 	fs.IntVar(&c.procs, "procs", 8, "parallel ginkgo processes per run")
 	fs.IntVar(&c.nodes, "nodes", 3, "kwok Nodes in the super cluster")
-	fs.DurationVar(&c.timeout, "timeout", 40*time.Minute, "ginkgo suite timeout of each run (super, then tenant)")
+	fs.DurationVar(&c.timeout, "timeout", 30*time.Minute, "ginkgo suite timeout of each run (super, then tenant)")
 	fs.BoolVar(&c.smoke, "smoke", false, "run the parity smoke (a dozen fast tests) instead of the whole subset")
 	_ = fs.Parse(args)
 	if c.results == "" {
