@@ -6,7 +6,7 @@
 #   ${VCSYNCER_TOOLS_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/vc-syncer/k8s-v1.37.2-etcd-v3.7.3-kwok-v0.8.0}
 #
 # A binary already in the cache is not rebuilt, so a second run takes seconds. A fresh machine
-# builds everything once (about 10 minutes on 2 cores). Prints the cache directory on the last line.
+# builds everything once (about 16 minutes on 2 cores, helm and CoreDNS included). Prints the cache directory on the last line.
 #
 # `hack/build-tools.sh runtime` builds only what control planes need at run time (what
 # `vc-syncer dev`, the tests and the benchmarks start through pkg/localcluster), not helm or the npm Dockerfile linter.
@@ -96,7 +96,7 @@ mv "$out" "$DIR/kwok-stages.yaml"
 # from hack/tools/e2e/go.mod.
 if [ "${1:-}" = e2e ]; then
   if [ ! -x "$DIR/bin/e2e.test" ]; then
-    log "building e2e.test (Kubernetes $K8S end-to-end tests; ~13 min cold on 2 cores, 215 MB)"
+    log "building e2e.test (Kubernetes $K8S end-to-end tests; ~11 min cold on 2 cores, 154 MB)"
     heartbeat e2e.test bash -c 'cd "$1" && go test -c -trimpath -ldflags "-s -w" -o "$2" k8s.io/kubernetes/test/e2e' _ \
       "$ROOT/hack/tools/e2e" "$DIR/bin/e2e.test.tmp"
     mv "$DIR/bin/e2e.test.tmp" "$DIR/bin/e2e.test"

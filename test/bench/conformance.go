@@ -85,10 +85,12 @@ type conformanceConfig struct {
 
 // conformanceSide is what one run of the subset gave against one cluster.
 type conformanceSide struct {
-	Passed  []string          `json:"passed"`
-	Failed  map[string]string `json:"failed"` // test name → failure message
-	Skipped int               `json:"skipped"`
-	Seconds float64           `json:"seconds"`
+	Passed []string          `json:"passed"`
+	Failed map[string]string `json:"failed"` // test name → failure message
+	// Skipped counts the specs ginkgo skipped: left out by focus and skip, or by the test itself.
+	Skipped int `json:"skipped"`
+	skipped map[string]bool
+	Seconds float64 `json:"seconds"`
 }
 
 // conformanceResult is docs/conformance/result.json. The keys superPassed, tenantPassed,
@@ -170,10 +172,11 @@ func runConformance(ctx context.Context, args []string) error {
 		if side.name == "tenant" {
 			kc = filepath.Join(devDir, "tenant-1.kubeconfig")
 			if err := warmUpTenant(ctx, kc); err != nil {
-				return err
+				return fmt.Errorf("the tenant's warm-up Pod %s/warm-up is not Running: %w (see %s)", warmUpNamespace, err, filepath.Join(c.out, "dev.log"))
 			}
 		}
-		logf("conformance: %s run against %s (%d processes)", side.name, kc, c.procs)
+		logf("conformance: %s run against %s (%d processes; follow it with tail -f %s)", side.name, kc, c.procs,
+			filepath.Join(c.out, side.name, "ginkgo.log"))
 		s, err := runE2E(ctx, tools, kc, filepath.Join(c.out, side.name), focus, c)
 		if err != nil {
 			return fmt.Errorf("%s run: %w", side.name, err)
@@ -201,7 +204,7 @@ func runConformance(ctx context.Context, args []string) error {
 }
 
 // ensureE2ETools returns the tools directory with e2e.test and ginkgo in bin/, building them
-// (hack/build-tools.sh e2e, about 13 minutes on 2 cores) when missing.
+// (hack/build-tools.sh e2e, about 11 minutes on 2 cores) when missing.
 func ensureE2ETools(ctx context.Context) (string, error) {
 	dir := localcluster.ToolsDir()
 	if fileExists(filepath.Join(dir, "bin", "e2e.test")) && fileExists(filepath.Join(dir, "bin", "ginkgo")) && localcluster.CheckTools(dir) == nil {
@@ -344,7 +347,7 @@ func runE2E(ctx context.Context, tools, kc, reportDir string, focus []string, c 
 		"--kubeconfig", kc, "--provider", "skeleton", "--report-dir", reportDir,
 		"--kubectl-path", filepath.Join(tools, "bin", "kubectl"),
 		// A tenant has no Nodes until its first Pod is bound to a vNode, and runs no kube-system Pods.
-		"--num-nodes", "3", "--allowed-not-ready-nodes", "-1", "--minStartupPods", "0",
+		"--num-nodes", fmt.Sprint(c.nodes), "--allowed-not-ready-nodes", "-1", "--minStartupPods", "0",
 		"--disable-log-dump")
 	out, err := os.Create(filepath.Join(reportDir, "ginkgo.log"))
 	if err != nil {
@@ -403,7 +406,7 @@ func readJUnit(path string) (conformanceSide, error) {
 	if err := xml.Unmarshal(b, &js); err != nil {
 		return conformanceSide{}, fmt.Errorf("%s: %w", path, err)
 	}
-	s := conformanceSide{Failed: map[string]string{}}
+	s := conformanceSide{Failed: map[string]string{}, skipped: map[string]bool{}}
 	for _, suite := range js.Suites {
 		for _, tc := range suite.Cases {
 			if !strings.HasPrefix(tc.Name, "[It] ") {
@@ -413,6 +416,7 @@ func readJUnit(path string) (conformanceSide, error) {
 			switch {
 			case tc.Skipped != nil:
 				s.Skipped++
+				s.skipped[name] = true
 			case tc.Failure != nil:
 				s.Failed[name] = firstLine(tc.Failure.Message, tc.Failure.Text)
 			case tc.Error != nil:
@@ -459,7 +463,11 @@ func (r *conformanceResult) compare() {
 	for _, n := range r.Super.Passed {
 		if !onTenant[n] {
 			reason, ok := r.Tenant.Failed[n]
-			if !ok {
+			switch {
+			case ok:
+			case r.Tenant.skipped[n]:
+				reason = "skipped itself on the tenant (see its ginkgo.log)"
+			default:
 				reason = "did not run on the tenant (suite timeout or interrupted)"
 			}
 			r.OnlySuperPassed = append(r.OnlySuperPassed, parityFailure{Name: n, Reason: reason})

@@ -20,7 +20,7 @@ func TestParitySmoke(t *testing.T) {
 	tools := localcluster.ToolsDir()
 	for _, b := range []string{"e2e.test", "ginkgo"} {
 		if _, err := os.Stat(filepath.Join(tools, "bin", b)); err != nil {
-			t.Fatalf("%s missing in %s: build it with `make e2e-tools` (hack/build-tools.sh e2e, about 13 minutes once)", b, tools)
+			t.Fatalf("%s missing in %s: build it with `make e2e-tools` (hack/build-tools.sh e2e, about 11 minutes once)", b, tools)
 		}
 	}
 	out := t.TempDir()
