@@ -222,7 +222,7 @@ func startReplica(t *testing.T, bin, name, kubeconfig string) *replica {
 	return r
 }
 
-// waitReady waits until r's /readyz answers 200.
+// waitReady waits until r's /readyz and its status.json both answer 200.
 func waitReady(t *testing.T, r *replica) {
 	t.Helper()
 	itest.Eventually(t, 2*time.Minute, "replica "+r.name+" ready", func(context.Context) error {
@@ -233,6 +233,11 @@ func waitReady(t *testing.T, r *replica) {
 		}
 		if code, body := get(r.health + "/readyz?verbose"); code != http.StatusOK {
 			return fmt.Errorf("/readyz %d: %s", code, body)
+		}
+		// The metrics server (which serves the status page) starts beside the health probe
+		// server, not before it: a replica can be ready a moment before status.json answers.
+		if code, body := get(r.metrics + "/status.json"); code != http.StatusOK {
+			return fmt.Errorf("status.json %d: %s", code, body)
 		}
 		return nil
 	})
