@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
 	"syscall"
@@ -255,23 +254,27 @@ func startDev(ctx context.Context, bin, dir string, nodes int, logPath string) (
 		}
 		f.Close()
 	}
+	var cl client.Client // built once dev has written its kubeconfigs
 	err = wait.PollUntilContextTimeout(ctx, time.Second, 10*time.Minute, true, func(ctx context.Context) (bool, error) {
 		select {
 		case err := <-done:
+			if err == nil {
+				err = errors.New("exit status 0")
+			}
 			return false, fmt.Errorf("vc-syncer dev exited (%w); see %s", err, logPath)
 		default:
 		}
-		kc, err := os.ReadFile(filepath.Join(dir, "super.kubeconfig"))
-		if err != nil || !fileExists(filepath.Join(dir, "tenant-1.kubeconfig")) {
-			return false, nil
-		}
-		cfg, err := clientcmd.RESTConfigFromKubeConfig(kc)
-		if err != nil {
-			return false, nil
-		}
-		cl, err := client.New(cfg, client.Options{Scheme: app.Scheme()})
-		if err != nil {
-			return false, nil
+		if cl == nil {
+			if !fileExists(filepath.Join(dir, "tenant-1.kubeconfig")) {
+				return false, nil
+			}
+			cfg, err := clientcmd.BuildConfigFromFlags("", filepath.Join(dir, "super.kubeconfig"))
+			if err != nil {
+				return false, nil
+			}
+			if cl, err = client.New(cfg, client.Options{Scheme: app.Scheme()}); err != nil {
+				return false, nil
+			}
 		}
 		var tl tenancyv1alpha1.TenantList
 		if err := cl.List(ctx, &tl); err != nil || len(tl.Items) == 0 {
@@ -295,11 +298,7 @@ const warmUpNamespace = "conformance-warm-up"
 // start: a tenant shows only the vNodes of super Nodes that host its Pods, while the tests, as
 // in any real cluster, expect Nodes before anything runs (some pick one at random).
 func warmUpTenant(ctx context.Context, kc string) error {
-	b, err := os.ReadFile(kc)
-	if err != nil {
-		return err
-	}
-	cfg, err := clientcmd.RESTConfigFromKubeConfig(b)
+	cfg, err := clientcmd.BuildConfigFromFlags("", kc)
 	if err != nil {
 		return err
 	}
@@ -392,9 +391,6 @@ type junitSuites struct {
 	} `xml:"testsuite"`
 }
 
-// conformanceName trims ginkgo's "[It] " prefix and keeps the test's full name.
-var conformanceName = regexp.MustCompile(`^\[It\] `)
-
 // readJUnit reads the passed, failed and skipped tests of a ginkgo JUnit report. Setup nodes
 // (BeforeSuite, ReportAfterSuite and the like) are not tests and are left out.
 func readJUnit(path string) (conformanceSide, error) {
@@ -412,7 +408,7 @@ func readJUnit(path string) (conformanceSide, error) {
 			if !strings.HasPrefix(tc.Name, "[It] ") {
 				continue
 			}
-			name := conformanceName.ReplaceAllString(tc.Name, "")
+			name := strings.TrimPrefix(tc.Name, "[It] ")
 			switch {
 			case tc.Skipped != nil:
 				s.Skipped++
@@ -451,14 +447,9 @@ func (r *conformanceResult) compare() {
 	for _, n := range r.Tenant.Passed {
 		onTenant[n] = true
 	}
-	all := map[string]bool{}
-	for n := range onSuper {
-		all[n] = true
-	}
-	for n := range r.Super.Failed {
-		all[n] = true
-	}
-	r.Selected, r.SuperPassed, r.TenantPassed = len(all), len(r.Super.Passed), len(r.Tenant.Passed)
+	// A report names each test once: selected is what ran on the super cluster.
+	r.Selected = len(r.Super.Passed) + len(r.Super.Failed)
+	r.SuperPassed, r.TenantPassed = len(r.Super.Passed), len(r.Tenant.Passed)
 	r.OnlySuperPassed, r.OnlyTenantPassed = []parityFailure{}, []string{}
 	for _, n := range r.Super.Passed {
 		if !onTenant[n] {
