@@ -47,6 +47,7 @@ const (
 	KindNetworkPolicy       Kind = "NetworkPolicy"
 	KindPodDisruptionBudget Kind = "PodDisruptionBudget"
 	KindPriorityClass       Kind = "PriorityClass"
+	KindRuntimeClass        Kind = "RuntimeClass"
 	KindEvent               Kind = "Event"
 )
 
@@ -69,7 +70,8 @@ func (r Request) String() string {
 type Env struct {
 	Super          kubernetes.Interface
 	SuperInformers informers.SharedInformerFactory
-	// SuperNodes caches every super Node (for virtual nodes).
+	// SuperNodes caches every super Node (for virtual nodes) and every super RuntimeClass (the
+	// node.k8s.io group; those a tenant's policy allows are copied into it). Read only.
 	SuperNodes informers.SharedInformerFactory
 	// NamespaceLabels are put on every super namespace when the syncer creates it, e.g.
 	// pod-security.kubernetes.io/enforce=baseline (--pod-security-enforce). Afterwards they

@@ -561,8 +561,11 @@ func (s *Syncer) enqueueWaitingPods(c *tenant.Cluster, kind resources.Kind, o co
 
 // PolicyChanged implements tenant.Hooks: every cached object of the tenant is enqueued
 // downward at low priority, so objects refused before are synced if now allowed and synced
-// objects that the new policy refuses lose the refused parts (or their super copies).
+// objects that the new policy refuses lose the refused parts (or their super copies). The
+// shared super objects (resources.SuperMapper kinds: public classes, RuntimeClasses) and the
+// tenant's copies of them are enqueued upward, so copies follow what the policy allows.
 func (s *Syncer) PolicyChanged(c *tenant.Cluster) {
+	s.enqueueSharedUpward(c)
 	// A raised limits.maxObjects admits refused objects (enqueued below with the others).
 	for kind, keys := range s.limits.raise(c, maxObjects(c)) {
 		for _, key := range keys {
@@ -577,6 +580,33 @@ func (s *Syncer) PolicyChanged(c *tenant.Cluster) {
 		for _, obj := range r.TenantInformer(c).GetStore().List() {
 			if m, ok := obj.(metav1.Object); ok && !s.countRefused(c, kind, m.GetNamespace(), m.GetName()) {
 				s.enqueue(s.down, resources.Request{Tenant: c.Name, Kind: kind, Namespace: m.GetNamespace(), Name: m.GetName()}, false)
+			}
+		}
+	}
+}
+
+// enqueueSharedUpward enqueues upward, at low priority, for tenant c: every super object of
+// the resources.SuperMapper kinds mapped to c, and every tenant object of those kinds that a
+// tenant change enqueues upward too (the tenant's copies, whose super object may be gone).
+func (s *Syncer) enqueueSharedUpward(c *tenant.Cluster) {
+	for kind, r := range s.resources {
+		m, ok := r.(resources.SuperMapper)
+		if !ok || kind == resources.KindEvent {
+			continue
+		}
+		for _, obj := range r.SuperInformer(s.env).GetStore().List() {
+			if o, ok := obj.(metav1.Object); ok {
+				for _, req := range m.MapSuper(s.env, o, []*tenant.Cluster{c}) {
+					s.enqueue(s.up, req, false)
+				}
+			}
+		}
+		if !s.upwardOnTenantChange(kind) {
+			continue
+		}
+		for _, obj := range r.TenantInformer(c).GetStore().List() {
+			if o, ok := obj.(metav1.Object); ok {
+				s.enqueue(s.up, resources.Request{Tenant: c.Name, Kind: kind, Namespace: o.GetNamespace(), Name: o.GetName()}, false)
 			}
 		}
 	}

@@ -26,10 +26,10 @@ import (
 
 // capped reports whether tenant objects of kind count against limits.maxObjects: the kinds a
 // tenant creates. The syncer writes the tenant's PersistentVolumes, StorageClasses,
-// PriorityClasses and Events itself (upward), so those are not counted.
+// PriorityClasses, RuntimeClasses and Events itself (upward), so those are not counted.
 func capped(kind resources.Kind) bool {
 	switch kind {
-	case resources.KindPersistentVolume, resources.KindStorageClass, resources.KindPriorityClass, resources.KindEvent:
+	case resources.KindPersistentVolume, resources.KindStorageClass, resources.KindPriorityClass, resources.KindRuntimeClass, resources.KindEvent:
 		return false
 	}
 	return true

@@ -33,6 +33,7 @@ import (
 	"github.com/vcsyncer/syncer/pkg/resources/persistentvolumeclaim"
 	"github.com/vcsyncer/syncer/pkg/resources/pod"
 	"github.com/vcsyncer/syncer/pkg/resources/priorityclass"
+	"github.com/vcsyncer/syncer/pkg/resources/runtimeclass"
 	"github.com/vcsyncer/syncer/pkg/resources/secret"
 	"github.com/vcsyncer/syncer/pkg/resources/service"
 	"github.com/vcsyncer/syncer/pkg/resources/serviceaccount"
@@ -128,7 +129,7 @@ func DefaultResources() []resources.Resource {
 		namespace.Resource, pod.Resource, configmap.Resource, secret.Resource,
 		serviceaccount.Resource, service.Resource,
 		persistentvolumeclaim.Resource, persistentvolume.Resource, storageclass.Resource,
-		endpoints.Resource, endpointslice.Resource, priorityclass.Resource,
+		endpoints.Resource, endpointslice.Resource, priorityclass.Resource, runtimeclass.Resource,
 	}
 }
 

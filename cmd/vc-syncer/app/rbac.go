@@ -37,9 +37,10 @@ package app
 // +kubebuilder:rbac:groups=storage.k8s.io,resources=storageclasses,verbs=list;watch
 // +kubebuilder:rbac:groups=scheduling.k8s.io,resources=priorityclasses,verbs=list;watch
 // +kubebuilder:rbac:groups="",resources=events,verbs=list;watch
-// get on RuntimeClasses: whether the super cluster has the class a tenant Pod names (a class
-// only the tenant has is not the policy's to refuse; pkg/resources/pod).
-// +kubebuilder:rbac:groups=node.k8s.io,resources=runtimeclasses,verbs=get
+// RuntimeClasses: list and watch to copy those a tenant's policy allows into the tenant
+// (pkg/resources/runtimeclass); get to read live whether the super cluster has the class a
+// tenant Pod names (a class only the tenant has is not the policy's to refuse; pkg/resources/pod).
+// +kubebuilder:rbac:groups=node.k8s.io,resources=runtimeclasses,verbs=get;list;watch
 
 // --metrics-secure: authenticate and authorize the clients of /metrics and the status page.
 // +kubebuilder:rbac:groups=authentication.k8s.io,resources=tokenreviews,verbs=create

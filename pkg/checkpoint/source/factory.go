@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	networkingv1 "k8s.io/api/networking/v1"
+	nodev1 "k8s.io/api/node/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	storagev1 "k8s.io/api/storage/v1"
@@ -23,6 +24,7 @@ import (
 	"k8s.io/client-go/informers/discovery"
 	"k8s.io/client-go/informers/internalinterfaces"
 	"k8s.io/client-go/informers/networking"
+	"k8s.io/client-go/informers/node"
 	"k8s.io/client-go/informers/policy"
 	"k8s.io/client-go/informers/scheduling"
 	"k8s.io/client-go/informers/storage"
@@ -106,6 +108,9 @@ func init() {
 		info[storagev1.StorageClass, storagev1.StorageClassList]("StorageClass", func(c kubernetes.Interface) typedClient[*storagev1.StorageClassList] {
 			return c.StorageV1().StorageClasses()
 		}),
+		info[nodev1.RuntimeClass, nodev1.RuntimeClassList]("RuntimeClass", func(c kubernetes.Interface) typedClient[*nodev1.RuntimeClassList] {
+			return c.NodeV1().RuntimeClasses()
+		}),
 		info[coordinationv1.Lease, coordinationv1.LeaseList]("Lease", func(c kubernetes.Interface) typedClient[*coordinationv1.LeaseList] {
 			return c.CoordinationV1().Leases(all)
 		}),
@@ -137,7 +142,7 @@ type FactoryOptions struct {
 // backed by Sources of a Registry, with IDs "<prefix>/<Kind>". Informers of other kinds, and
 // informers asked for with a custom constructor of a non-resumable kind, come from an ordinary
 // factory. Only the API groups of the resumable kinds (core, discovery, networking, policy,
-// scheduling, storage, coordination) route through it; other groups behave as the embedded
+// scheduling, storage, node, coordination) route through it; other groups behave as the embedded
 // factory's.
 //
 // Its informers always list with LIST requests, never with streaming watch-lists (KEP-3157):
@@ -232,6 +237,9 @@ func (f *Factory) Scheduling() scheduling.Interface {
 
 // Storage returns the storage API group's informers, routed through f.
 func (f *Factory) Storage() storage.Interface { return storage.New(f, metav1.NamespaceAll, f.tweak) }
+
+// Node returns the node.k8s.io API group's informers (RuntimeClasses), routed through f.
+func (f *Factory) Node() node.Interface { return node.New(f, metav1.NamespaceAll, f.tweak) }
 
 // Coordination returns the coordination API group's informers, routed through f.
 func (f *Factory) Coordination() coordination.Interface {

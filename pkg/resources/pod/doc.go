@@ -41,7 +41,9 @@
 // tenant DaemonSet's other tolerations are dropped too), reported once with rule toleration;
 // preferred node affinity terms naming nodes or keys outside the allowlist are dropped; the
 // policy's nodeSelector is merged in (its values win) and its tolerations appended, so tenant
-// constraints only narrow the pool; defaultRuntimeClassName is set on Pods naming none. A Pod
+// constraints only narrow the pool; defaultRuntimeClassName is set on Pods naming none. The
+// classes the policy allows are copied into the tenant (pkg/resources/runtimeclass), so a Pod
+// can name them and keeps the name in the super Pod. A Pod
 // naming a RuntimeClass only the tenant has (a name the policy does not allow, of a class the
 // tenant apiserver has and the super cluster does not; both read live when the super Pod is
 // created) counts as naming none: its handler means nothing on the super Nodes, so the

@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/kubernetes"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/vcsyncer/syncer/cmd/vc-syncer/app/options"
 	tenancyv1alpha1 "github.com/vcsyncer/syncer/pkg/apis/tenancy/v1alpha1"
@@ -27,6 +28,7 @@ import (
 	"github.com/vcsyncer/syncer/pkg/resources/endpointslice"
 	"github.com/vcsyncer/syncer/pkg/resources/pod"
 	"github.com/vcsyncer/syncer/pkg/resources/priorityclass"
+	"github.com/vcsyncer/syncer/pkg/resources/runtimeclass"
 	"github.com/vcsyncer/syncer/test/framework"
 	"github.com/vcsyncer/syncer/test/integration/itest"
 )
@@ -382,6 +384,68 @@ func TestMoreKinds(t *testing.T) {
 		itest.WaitEvent(t, t1.Client, "apps", "rc-pod", pod.ReasonLocalRuntimeClass, "tenant-handler")
 	})
 
+	t.Run("the super RuntimeClasses a tenant's policy allows reach that tenant, and its Pods run with them", func(t *testing.T) {
+		for _, name := range []string{"sandboxed", "unlisted"} {
+			itest.Created(t)(super.NodeV1().RuntimeClasses().Create(ctx, &nodev1.RuntimeClass{
+				ObjectMeta: metav1.ObjectMeta{Name: name}, Handler: "runsc",
+				Overhead:   &nodev1.Overhead{PodFixed: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("50m")}},
+				Scheduling: &nodev1.Scheduling{Tolerations: []corev1.Toleration{{Key: "sandbox", Operator: corev1.TolerationOpExists}}},
+			}, metav1.CreateOptions{}))
+		}
+		itest.Created(t)(nil, c.Create(ctx, &tenancyv1alpha1.TenantPolicy{
+			ObjectMeta: metav1.ObjectMeta{Name: "sandboxed-runtime"},
+			Spec:       tenancyv1alpha1.TenantPolicySpec{Pods: &tenancyv1alpha1.PodPolicy{AllowedRuntimeClassNames: []string{"sandboxed"}}},
+		}))
+		setPolicyName(t, c, t1.Name, "sandboxed-runtime")
+		itest.Eventually(t, time.Minute, "sandboxed copied into "+t1.Name, func(ctx context.Context) error {
+			rc, err := t1.Client.NodeV1().RuntimeClasses().Get(ctx, "sandboxed", metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			if !runtimeclass.IsCopy(rc) || rc.Handler != "runsc" || rc.Overhead.PodFixed.Cpu().String() != "50m" || rc.Scheduling != nil {
+				return itest.Errorf("tenant copy %+v", rc)
+			}
+			return nil
+		})
+		for _, check := range []struct {
+			tc   *localcluster.ControlPlane
+			name string
+		}{{t1, "unlisted"}, {t2, "sandboxed"}, {t2, "unlisted"}} {
+			if _, err := check.tc.Client.NodeV1().RuntimeClasses().Get(ctx, check.name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+				t.Errorf("%s got RuntimeClass %s, which its policy does not allow: %v", check.tc.Name, check.name, err)
+			}
+		}
+		p := priorityPod("sandboxed-pod", "")
+		rc := "sandboxed"
+		p.Spec.RuntimeClassName = &rc
+		itest.Created(t)(t1.Client.CoreV1().Pods("apps").Create(ctx, p, metav1.CreateOptions{}))
+		itest.Eventually(t, time.Minute, "super Pod with the RuntimeClass, tenant Pod scheduled", func(ctx context.Context) error {
+			sp, err := super.CoreV1().Pods(ns1).Get(ctx, "sandboxed-pod", metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			if sp.Spec.RuntimeClassName == nil || *sp.Spec.RuntimeClassName != "sandboxed" || sp.Spec.Overhead.Cpu().String() != "50m" {
+				return itest.Errorf("super Pod runtimeClassName %v overhead %v", sp.Spec.RuntimeClassName, sp.Spec.Overhead)
+			}
+			tp, err := t1.Client.CoreV1().Pods("apps").Get(ctx, "sandboxed-pod", metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			if tp.Spec.NodeName == "" || tp.Spec.Overhead.Cpu().String() != "50m" {
+				return itest.Errorf("tenant Pod nodeName %q overhead %v", tp.Spec.NodeName, tp.Spec.Overhead)
+			}
+			return nil
+		})
+		// Back to the default policy, which allows no RuntimeClass: the copy goes.
+		setPolicyName(t, c, t1.Name, "")
+		itest.Eventually(t, time.Minute, "sandboxed removed from "+t1.Name, func(ctx context.Context) error {
+			if _, err := t1.Client.NodeV1().RuntimeClasses().Get(ctx, "sandboxed", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+				return itest.Errorf("still there: %v", err)
+			}
+			return nil
+		})
+	})
+
 	t.Run("Events by default: Scheduled and FailedScheduling reach the tenant", func(t *testing.T) {
 		itest.Created(t)(t1.Client.CoreV1().Pods("apps").Create(ctx, priorityPod("evt-runs", ""), metav1.CreateOptions{}))
 		// More CPU than the super cluster's kwok Node has (32): the super scheduler reports
@@ -513,6 +577,19 @@ func podConditions(p *corev1.Pod) []corev1.PodCondition {
 		return nil
 	}
 	return p.Status.Conditions
+}
+
+// setPolicyName sets Tenant name's spec.policyName ("": the default policy).
+func setPolicyName(t *testing.T, c client.Client, name, policyName string) {
+	t.Helper()
+	itest.Eventually(t, time.Minute, "Tenant "+name+" spec.policyName="+policyName, func(ctx context.Context) error {
+		tn := &tenancyv1alpha1.Tenant{}
+		if err := c.Get(ctx, client.ObjectKey{Name: name}, tn); err != nil {
+			return err
+		}
+		tn.Spec.PolicyName = policyName
+		return c.Update(ctx, tn)
+	})
 }
 
 func priorityPod(name, class string) *corev1.Pod {
