@@ -4,7 +4,9 @@
 // kind. It is identified by an ID such as "tenant/blue/Pod" or "super/ConfigMap", and keeps
 // three things that a checkpoint records (State):
 //
-//   - the position: the resourceVersion the informer's reflector last synced to;
+//   - the position: the resourceVersion the informer's cache is at (the last event, bookmark
+//     or list applied to it; the reflector's own position runs ahead by the events still
+//     queued for the cache);
 //   - the objects in the informer's cache at that position (protobuf-encoded), so a restart can
 //     start watching from the position without listing the world again;
 //   - the ack map: for each object key, the (UID, resourceVersion) the syncer last handed to

@@ -222,17 +222,19 @@ func (s *Source) checkpoint() (State, error) {
 	switch {
 	case inf != nil && inf.HasSynced():
 		// The position is read before the objects: the objects are then at or after it, and
-		// watching from it replays what came in between (checkpointing.md 3.4 pitfall 4). A
-		// stopped informer (the final checkpoint at shutdown) still holds a consistent pair:
-		// its cache as of its last event, and that event's resourceVersion. An informer that
-		// follows a Scope is read between the events it hands its reflector for a change of
-		// the Scope, never among them (their resourceVersions are not the watch's position).
+		// watching from it replays what came in between (checkpointing.md 3.4 pitfall 4). It
+		// is the position of the cache itself (cachePosition), not the reflector's, which runs
+		// ahead of the cache by the events still in the informer's queue. A stopped informer
+		// (the final checkpoint at shutdown) still holds a consistent pair: its cache and the
+		// resourceVersion of the last event applied to it. An informer that follows a Scope is
+		// read between the events it hands its reflector for a change of the Scope, never
+		// among them (their resourceVersions are not the watch's position).
 		if lw != nil && lw.scope != nil {
 			lw.ss.inject.Lock()
-			st.Position, st.Scope = inf.LastSyncResourceVersion(), lw.storeValues()
+			st.Position, st.Scope = cachePosition(inf), lw.storeValues()
 			lw.ss.inject.Unlock()
 		} else {
-			st.Position = inf.LastSyncResourceVersion()
+			st.Position = cachePosition(inf)
 		}
 		st.HasObjects = true
 		objs := inf.GetStore().List()
@@ -255,6 +257,21 @@ func (s *Source) checkpoint() (State, error) {
 	}
 	s.mu.Unlock()
 	return st, nil
+}
+
+// cachePosition returns the resourceVersion that informer inf's cache is at: that of the last
+// event, bookmark or list applied to the cache (client-go's Store.LastStoreSyncResourceVersion,
+// kept with the AtomicFIFO feature, on by default since client-go 1.36). The reflector's
+// position (LastSyncResourceVersion) is not that: the reflector sets it when it queues an
+// event, before the informer applies the event to the cache. Paired with the cache's objects,
+// it could say "a deletion was seen" of an object still cached; a resumed watch would start
+// after the deletion and the object would stay cached, its delete never delivered. When the
+// cache reports no position (AtomicFIFO turned off), the reflector's is returned.
+func cachePosition(inf cache.SharedIndexInformer) string {
+	if rv := inf.GetStore().LastStoreSyncResourceVersion(); rv != "" {
+		return rv
+	}
+	return inf.LastSyncResourceVersion()
 }
 
 // digest returns a hash of what checkpoint would save, without encoding any object: the

@@ -319,3 +319,35 @@ func TestCheckpointLeavesOutSourcesForgottenWhileItRuns(t *testing.T) {
 		}
 	}
 }
+
+// aheadInformer is an informer whose reflector has queued events its cache has not applied
+// yet: its LastSyncResourceVersion runs ahead of the cache, as a real informer's does while
+// events wait in its queue.
+type aheadInformer struct {
+	cache.SharedIndexInformer
+	reflectorRV string
+}
+
+func (a aheadInformer) LastSyncResourceVersion() string { return a.reflectorRV }
+
+// TestCheckpointPositionIsTheCaches checks that a checkpoint pairs the cached objects with the
+// cache's own position. The reflector has queued the deletion of a cached ConfigMap (at 9) that
+// the cache has not applied: a checkpoint at 9 holding the ConfigMap would resume watching
+// after its deletion and keep it cached for good.
+func TestCheckpointPositionIsTheCaches(t *testing.T) {
+	reg := NewRegistry()
+	src := reg.Source("super/ConfigMap")
+	api := &countingLW{rv: "5", items: []corev1.ConfigMap{*cm("a", "uid-a", "3")}}
+	inf := startInformer(t, src, api)
+	src.setInformer(aheadInformer{SharedIndexInformer: inf, reflectorRV: "9"}, nil)
+	st, err := src.checkpoint()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(st.Objects) != 1 {
+		t.Fatalf("checkpoint holds %d objects, want the cached one", len(st.Objects))
+	}
+	if st.Position != "5" {
+		t.Errorf("checkpoint position %q, want the cache's 5 (the list it applied), not the reflector's 9", st.Position)
+	}
+}
