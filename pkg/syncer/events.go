@@ -11,6 +11,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	ctrl "sigs.k8s.io/controller-runtime"
 
+	"github.com/vcsyncer/syncer/pkg/eventcache"
 	"github.com/vcsyncer/syncer/pkg/metrics"
 	"github.com/vcsyncer/syncer/pkg/resources"
 	"github.com/vcsyncer/syncer/pkg/resources/event"
@@ -61,7 +62,7 @@ func newEventPipeline(r event.Copier, o EventOptions, busy func() bool) *eventPi
 // Deleted super Events are not followed: tenant copies expire with the tenant's --event-ttl.
 func (s *Syncer) eventHandler() cache.ResourceEventHandler {
 	queue := func(obj any) {
-		e, ok := obj.(*corev1.Event)
+		e, ok := eventcache.From(obj)
 		if !ok || s.registry == nil {
 			return
 		}
@@ -99,7 +100,7 @@ func (s *Syncer) queueTenantEvents(c *tenant.Cluster) {
 		return
 	}
 	for _, obj := range s.events.r.SuperInformer(s.env).GetStore().List() {
-		if e, ok := obj.(*corev1.Event); ok {
+		if e, ok := eventcache.From(obj); ok {
 			s.queueEvent(e, []*tenant.Cluster{c})
 		}
 	}

@@ -28,6 +28,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/vcsyncer/syncer/pkg/conversion"
+	"github.com/vcsyncer/syncer/pkg/eventcache"
 	"github.com/vcsyncer/syncer/pkg/podcache"
 	"github.com/vcsyncer/syncer/pkg/policy"
 )
@@ -205,7 +206,8 @@ var ErrDuplicateControlPlane = errors.New("duplicate control plane")
 // TrimTenantObject is the tenant informers' transform: it drops managedFields and kubectl's
 // last-applied-configuration annotation from cached objects, and interns their repeating
 // strings (conversion.InternObject); Pods, their specs trimmed (conversion.TrimPodSpec), are
-// cached in their compact form (podcache.Pod). The syncer never reads either
+// cached in their compact form (podcache.Pod), and Events (the syncer's copies) in theirs
+// (eventcache.Event). The syncer never reads either
 // (super copies never carry the annotation), and the annotation repeats the whole object, so
 // for kubectl-applied objects it is often the largest part of the cache. The syncer writes
 // tenant objects only through status subresources, which ignore metadata, so cached objects
@@ -226,8 +228,11 @@ func TrimTenantObject(obj any) (any, error) {
 		}
 	}
 	conversion.InternObject(obj)
-	if p, ok := obj.(*corev1.Pod); ok {
-		return podcache.New(p)
+	switch o := obj.(type) {
+	case *corev1.Pod:
+		return podcache.New(o)
+	case *corev1.Event:
+		return eventcache.New(o) // the syncer's copies of super Events
 	}
 	return obj, nil
 }

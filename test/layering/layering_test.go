@@ -20,7 +20,7 @@ var floors = []struct {
 }{
 	// 0: leaves, no project imports.
 	{"pkg/apis", 0}, {"pkg/conversion", 0}, {"pkg/fairqueue", 0}, {"pkg/version", 0},
-	{"pkg/sharding", 0}, {"pkg/admission", 0}, {"pkg/podcache", 0},
+	{"pkg/sharding", 0}, {"pkg/admission", 0}, {"pkg/podcache", 0}, {"pkg/eventcache", 0},
 	{"pkg/checkpoint/source", 0}, {"pkg/checkpoint/store", 0}, {"pkg/checkpoint/trackingqueue", 0},
 	{"pkg/localcluster", 0}, {"pkg/metrics/dashboard", 0}, {"config", 0},
 	// 1: the tenant policy, metrics and the status page's types.

@@ -13,10 +13,10 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	coreinformers "k8s.io/client-go/informers/core/v1"
 	"k8s.io/client-go/kubernetes"
-	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/vcsyncer/syncer/pkg/conversion"
+	"github.com/vcsyncer/syncer/pkg/eventcache"
 	"github.com/vcsyncer/syncer/pkg/reconcile"
 	"github.com/vcsyncer/syncer/pkg/resources"
 	"github.com/vcsyncer/syncer/pkg/tenant"
@@ -59,7 +59,7 @@ func (Copier) UpwardOnTenantChange() bool { return false }
 // the same name in the tenant namespace. Whether its involved object was synced is checked by
 // Upward.
 func (Copier) MapSuper(env *resources.Env, obj metav1.Object, clusters []*tenant.Cluster) []resources.Request {
-	e, ok := obj.(*corev1.Event)
+	e, ok := eventcache.From(obj)
 	if !ok || e.InvolvedObject.Namespace != e.Namespace {
 		return nil
 	}
@@ -86,7 +86,7 @@ func (Copier) MapSuper(env *resources.Env, obj metav1.Object, clusters []*tenant
 // deleted in the tenant while it is updated is not re-created.
 func (r Copier) Upward(ctx context.Context, env *resources.Env, c *tenant.Cluster, ns, name string) error {
 	superNS := resources.SuperNamespace(c, ns)
-	se, err := env.SuperEvents.Core().V1().Events().Lister().Events(superNS).Get(name)
+	se, err := eventcache.Get(env.SuperEvents.Core().V1().Events().Informer().GetIndexer(), superNS, name)
 	if apierrors.IsNotFound(err) {
 		return nil
 	}
@@ -98,8 +98,7 @@ func (r Copier) Upward(ctx context.Context, env *resources.Env, c *tenant.Cluste
 		return nil
 	}
 	want := Desired(se, ns, involved)
-	lister := corelisters.NewEventLister(r.TenantInformer(c).GetIndexer())
-	have, err := lister.Events(ns).Get(name)
+	have, err := eventcache.Get(r.TenantInformer(c).GetIndexer(), ns, name)
 	if err != nil && !apierrors.IsNotFound(err) {
 		return err
 	}
@@ -142,7 +141,7 @@ func (r Copier) NeedsWrite(env *resources.Env, c *tenant.Cluster, se *corev1.Eve
 	if !ok {
 		return false
 	}
-	have, err := corelisters.NewEventLister(r.TenantInformer(c).GetIndexer()).Events(ns).Get(se.Name)
+	have, err := eventcache.Get(r.TenantInformer(c).GetIndexer(), ns, se.Name)
 	return err != nil || !Equal(Desired(se, ns, involved), have)
 }
 
@@ -201,13 +200,16 @@ func Equal(want, have *corev1.Event) bool {
 		equality.Semantic.DeepEqual(want.Series, have.Series)
 }
 
-// Trim is the super Event informer's transform: it drops managedFields and annotations,
-// which the syncer never reads.
+// Trim is the super Event informer's transform: it drops managedFields, annotations and
+// related, which the syncer never reads, and caches the Event in its compact form
+// (eventcache.New). Other objects are returned unchanged.
 func Trim(obj any) (any, error) {
-	if e, ok := obj.(*corev1.Event); ok {
-		e.ManagedFields = nil
-		e.Annotations = nil
-		e.Related = nil
+	e, ok := obj.(*corev1.Event)
+	if !ok {
+		return obj, nil
 	}
-	return obj, nil
+	e.ManagedFields = nil
+	e.Annotations = nil
+	e.Related = nil
+	return eventcache.New(e)
 }
