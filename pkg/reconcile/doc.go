@@ -12,6 +12,11 @@
 // and add methods (Ingress's upward status); kinds with a life cycle of their own (Pod,
 // Namespace, PersistentVolumeClaim) write their own reconciler from the same steps.
 //
+// A cluster-scoped super kind copied up into the tenants that may use it (public
+// PriorityClasses, the RuntimeClasses a tenant's policy allows) is one SharedClass value: its
+// caches, clients, which tenants get a copy, Desired, Equal and Merge (what an update may
+// change; anything else recreates the copy).
+//
 // # Implementation details
 //
 // Reconcile reads both caches, never the apiservers: tenant object refused by the tenant's

@@ -6,6 +6,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
@@ -80,5 +81,79 @@ func TestIsPublicAndMapSuper(t *testing.T) {
 	want := []resources.Request{{Tenant: "a", Kind: resources.KindPriorityClass, Name: "gold"}, {Tenant: "b", Kind: resources.KindPriorityClass, Name: "gold"}}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("MapSuper (-want +got):\n%s", d)
+	}
+}
+
+// TestUpward follows a tenant's copy of a public class: created, updated in place for a new
+// description, recreated for a new value (immutable), deleted when the class stops being
+// public; the tenant's own class of a public name is never touched.
+func TestUpward(t *testing.T) {
+	h := restest.New(t, "blue")
+	h.Env.SuperPublic = informers.NewSharedInformerFactory(h.SuperCS, 0)
+	superInf, tenantInf := Resource.SuperInformer(h.Env), Resource.TenantInformer(h.C)
+	public := map[string]string{conversion.LabelPublic: conversion.PublicValue}
+	copyOf := func(name string) *schedulingv1.PriorityClass {
+		t.Helper()
+		pc, err := h.TenantCS.SchedulingV1().PriorityClasses().Get(h.Ctx(), name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		return pc
+	}
+	upward := func(name string) {
+		t.Helper()
+		if err := Resource.Upward(h.Ctx(), h.Env, h.C, "", name); err != nil {
+			t.Fatal(err)
+		}
+		// The informer would deliver the write; the test puts it into the cache.
+		if pc := copyOf(name); pc != nil {
+			if err := tenantInf.GetIndexer().Update(pc); err != nil {
+				t.Fatal(err)
+			}
+		} else if obj, ok, _ := tenantInf.GetIndexer().GetByKey(name); ok {
+			_ = tenantInf.GetIndexer().Delete(obj)
+		}
+	}
+
+	h.Super(superInf, class("gold", 1000, public))
+	upward("gold")
+	pc := copyOf("gold")
+	if pc == nil || pc.Value != 1000 || pc.GlobalDefault || !IsCopy(pc) {
+		t.Fatalf("copy of a public class = %+v", pc)
+	}
+	uid := pc.UID
+
+	described := class("gold", 1000, public)
+	described.Description = "new"
+	h.Super(superInf, described)
+	upward("gold")
+	if pc := copyOf("gold"); pc == nil || pc.Description != "new" || pc.UID != uid {
+		t.Fatalf("copy after a description change = %+v (want updated in place)", pc)
+	}
+
+	h.Super(superInf, class("gold", 2000, public))
+	upward("gold")
+	if pc := copyOf("gold"); pc != nil {
+		t.Fatalf("a copy with a stale value was kept: %+v", pc)
+	}
+	upward("gold")
+	if pc := copyOf("gold"); pc == nil || pc.Value != 2000 {
+		t.Fatalf("copy after a value change = %+v", pc)
+	}
+
+	h.Super(superInf, class("gold", 2000, map[string]string{conversion.LabelPublic: "false"}))
+	upward("gold")
+	if pc := copyOf("gold"); pc != nil {
+		t.Fatalf("the copy outlived the class's public label: %+v", pc)
+	}
+
+	h.Super(superInf, class("own", 7, public))
+	h.Tenant(tenantInf, &schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: "own", UID: "t-own"}, Value: 3})
+	upward("own")
+	if pc := copyOf("own"); pc == nil || pc.Value != 3 || IsCopy(pc) {
+		t.Fatalf("the tenant's own class was changed: %+v", pc)
 	}
 }
