@@ -40,6 +40,9 @@
 // re-enqueues them when the Service appears or changes (DependentMapper). A Service that gains
 // a selector, or is deleted, has the super copy of its Endpoints deleted.
 //
+// Kind is the part Endpoints and EndpointSlices share (which objects are synced, the address
+// policy, IPWatch, the dependents); each package holds its translation.
+//
 // It sits on floor 6 of the package map in docs/architecture.md and may import packages on floors
 // 0–6 only (today: pkg/conversion, pkg/podcache, pkg/policy, pkg/reconcile, pkg/resources,
 // pkg/tenant); test/layering checks it.

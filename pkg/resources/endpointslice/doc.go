@@ -29,6 +29,6 @@
 // Service when the Service appears or changes (DependentMapper).
 //
 // It sits on floor 6 of the package map in docs/architecture.md and may import packages on floors
-// 0–6 only (today: pkg/podcache, pkg/policy, pkg/reconcile, pkg/resources,
+// 0–6 only (today: pkg/policy, pkg/reconcile, pkg/resources,
 // pkg/resources/endpoints, pkg/tenant); test/layering checks it.
 package endpointslice
