@@ -7,6 +7,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/vcsyncer/syncer/pkg/resources"
+	"github.com/vcsyncer/syncer/pkg/resources/restest"
 	"github.com/vcsyncer/syncer/pkg/tenant"
 )
 
@@ -23,66 +24,49 @@ func TestCheck(t *testing.T) {
 		sc.Annotations["added-in-super"] = "kept"
 		return tc, sc
 	}
-	cases := map[string]struct {
-		mutate func(tc, sc *corev1.ConfigMap) (*corev1.ConfigMap, *corev1.ConfigMap)
-		want   resources.Mismatch
-	}{
-		"in sync": {want: resources.InSync},
-		"missing": {mutate: func(tc, _ *corev1.ConfigMap) (*corev1.ConfigMap, *corev1.ConfigMap) { return tc, nil }, want: resources.MismatchMissingInSuper},
-		"root CA missing": {mutate: func(tc, _ *corev1.ConfigMap) (*corev1.ConfigMap, *corev1.ConfigMap) {
+	cases := map[string]restest.CheckCase[*corev1.ConfigMap]{
+		"in sync": {Want: resources.InSync},
+		"missing": {Mutate: func(tc, _ *corev1.ConfigMap) (*corev1.ConfigMap, *corev1.ConfigMap) { return tc, nil }, Want: resources.MismatchMissingInSuper},
+		"root CA missing": {Mutate: func(tc, _ *corev1.ConfigMap) (*corev1.ConfigMap, *corev1.ConfigMap) {
 			tc.Name = RootCAConfigMap
 			return tc, nil
-		}, want: resources.InSync},
+		}, Want: resources.InSync},
 		"data edited in super": {
-			mutate: func(tc, sc *corev1.ConfigMap) (*corev1.ConfigMap, *corev1.ConfigMap) {
+			Mutate: func(tc, sc *corev1.ConfigMap) (*corev1.ConfigMap, *corev1.ConfigMap) {
 				sc.Data = map[string]string{"k": "w"}
 				return tc, sc
 			},
-			want: resources.MismatchContentDiffers,
+			Want: resources.MismatchContentDiffers,
 		},
 		"data changed in tenant": {
-			mutate: func(tc, sc *corev1.ConfigMap) (*corev1.ConfigMap, *corev1.ConfigMap) {
+			Mutate: func(tc, sc *corev1.ConfigMap) (*corev1.ConfigMap, *corev1.ConfigMap) {
 				tc.Data = map[string]string{"k2": "v"}
 				return tc, sc
 			},
-			want: resources.MismatchContentDiffers,
+			Want: resources.MismatchContentDiffers,
 		},
 		"tenant label removed": {
-			mutate: func(tc, sc *corev1.ConfigMap) (*corev1.ConfigMap, *corev1.ConfigMap) { tc.Labels = nil; return tc, sc },
-			want:   resources.MismatchContentDiffers,
+			Mutate: func(tc, sc *corev1.ConfigMap) (*corev1.ConfigMap, *corev1.ConfigMap) { tc.Labels = nil; return tc, sc },
+			Want:   resources.MismatchContentDiffers,
 		},
 		"stale copy of a recreated tenant ConfigMap": {
-			mutate: func(tc, sc *corev1.ConfigMap) (*corev1.ConfigMap, *corev1.ConfigMap) { tc.UID = "new"; return tc, sc },
-			want:   resources.MismatchStaleInSuper,
+			Mutate: func(tc, sc *corev1.ConfigMap) (*corev1.ConfigMap, *corev1.ConfigMap) { tc.UID = "new"; return tc, sc },
+			Want:   resources.MismatchStaleInSuper,
 		},
 		"tenant being deleted": {
-			mutate: func(tc, sc *corev1.ConfigMap) (*corev1.ConfigMap, *corev1.ConfigMap) {
+			Mutate: func(tc, sc *corev1.ConfigMap) (*corev1.ConfigMap, *corev1.ConfigMap) {
 				tc.DeletionTimestamp = &now
 				return tc, sc
 			},
-			want: resources.MismatchStaleInSuper,
+			Want: resources.MismatchStaleInSuper,
 		},
 		"tenant being deleted, super gone": {
-			mutate: func(tc, _ *corev1.ConfigMap) (*corev1.ConfigMap, *corev1.ConfigMap) {
+			Mutate: func(tc, _ *corev1.ConfigMap) (*corev1.ConfigMap, *corev1.ConfigMap) {
 				tc.DeletionTimestamp = &now
 				return tc, nil
 			},
-			want: resources.InSync,
+			Want: resources.InSync,
 		},
 	}
-	for name, tc := range cases {
-		t.Run(name, func(t *testing.T) {
-			tObj, sObj := build()
-			if tc.mutate != nil {
-				tObj, sObj = tc.mutate(tObj, sObj)
-			}
-			var s metav1.Object
-			if sObj != nil {
-				s = sObj
-			}
-			if got := (Resource).Check(nil, c, tObj, s); got != tc.want {
-				t.Errorf("Check = %q, want %q", got, tc.want)
-			}
-		})
-	}
+	restest.RunCheckCases(t, func(t, s metav1.Object) resources.Mismatch { return (Resource).Check(nil, c, t, s) }, build, cases)
 }

@@ -9,6 +9,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/vcsyncer/syncer/pkg/resources"
+	"github.com/vcsyncer/syncer/pkg/resources/restest"
 	"github.com/vcsyncer/syncer/pkg/tenant"
 )
 
@@ -32,68 +33,51 @@ func TestCheck(t *testing.T) {
 		}
 		return tns, sns
 	}
-	cases := map[string]struct {
-		mutate func(tns, sns *corev1.Namespace) (*corev1.Namespace, *corev1.Namespace)
-		want   resources.Mismatch
-	}{
-		"in sync": {want: resources.InSync},
+	cases := map[string]restest.CheckCase[*corev1.Namespace]{
+		"in sync": {Want: resources.InSync},
 		"quota missing": {
-			mutate: func(tns, sns *corev1.Namespace) (*corev1.Namespace, *corev1.Namespace) {
+			Mutate: func(tns, sns *corev1.Namespace) (*corev1.Namespace, *corev1.Namespace) {
 				quotas, _ := resources.BoundsInformers(env)
 				_ = quotas.GetIndexer().Delete(resources.DesiredQuota(c, sns))
 				return tns, sns
 			},
-			want: resources.MismatchContentDiffers,
+			Want: resources.MismatchContentDiffers,
 		},
 		"limit range edited": {
-			mutate: func(tns, sns *corev1.Namespace) (*corev1.Namespace, *corev1.Namespace) {
+			Mutate: func(tns, sns *corev1.Namespace) (*corev1.Namespace, *corev1.Namespace) {
 				_, limits := resources.BoundsInformers(env)
 				lr := resources.DesiredLimitRange(c, sns)
 				lr.Spec.Limits[0].Default = nil
 				_ = limits.GetIndexer().Update(lr)
 				return tns, sns
 			},
-			want: resources.MismatchContentDiffers,
+			Want: resources.MismatchContentDiffers,
 		},
 		"missing": {
-			mutate: func(tns, _ *corev1.Namespace) (*corev1.Namespace, *corev1.Namespace) { return tns, nil },
-			want:   resources.MismatchMissingInSuper,
+			Mutate: func(tns, _ *corev1.Namespace) (*corev1.Namespace, *corev1.Namespace) { return tns, nil },
+			Want:   resources.MismatchMissingInSuper,
 		},
 		"super namespace terminating, tenant not: the reconciler waits": {
-			mutate: func(tns, sns *corev1.Namespace) (*corev1.Namespace, *corev1.Namespace) {
+			Mutate: func(tns, sns *corev1.Namespace) (*corev1.Namespace, *corev1.Namespace) {
 				sns.DeletionTimestamp = &now
 				return tns, sns
 			},
-			want: resources.InSync,
+			Want: resources.InSync,
 		},
 		"tenant namespace terminating, super live": {
-			mutate: func(tns, sns *corev1.Namespace) (*corev1.Namespace, *corev1.Namespace) {
+			Mutate: func(tns, sns *corev1.Namespace) (*corev1.Namespace, *corev1.Namespace) {
 				tns.DeletionTimestamp = &now
 				return tns, sns
 			},
-			want: resources.MismatchStaleInSuper,
+			Want: resources.MismatchStaleInSuper,
 		},
 		"tenant namespace recreated": {
-			mutate: func(tns, sns *corev1.Namespace) (*corev1.Namespace, *corev1.Namespace) {
+			Mutate: func(tns, sns *corev1.Namespace) (*corev1.Namespace, *corev1.Namespace) {
 				tns.UID = "new"
 				return tns, sns
 			},
-			want: resources.MismatchStaleInSuper,
+			Want: resources.MismatchStaleInSuper,
 		},
 	}
-	for name, tc := range cases {
-		t.Run(name, func(t *testing.T) {
-			tns, sns := build()
-			if tc.mutate != nil {
-				tns, sns = tc.mutate(tns, sns)
-			}
-			var s metav1.Object
-			if sns != nil {
-				s = sns
-			}
-			if got := (Resource).Check(env, c, tns, s); got != tc.want {
-				t.Errorf("Check = %q, want %q", got, tc.want)
-			}
-		})
-	}
+	restest.RunCheckCases(t, func(t, s metav1.Object) resources.Mismatch { return (Resource).Check(env, c, t, s) }, build, cases)
 }

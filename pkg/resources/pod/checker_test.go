@@ -12,6 +12,7 @@ import (
 
 	"github.com/vcsyncer/syncer/pkg/conversion"
 	"github.com/vcsyncer/syncer/pkg/resources"
+	"github.com/vcsyncer/syncer/pkg/resources/restest"
 	"github.com/vcsyncer/syncer/pkg/tenant"
 )
 
@@ -38,144 +39,126 @@ func TestCheck(t *testing.T) {
 	c := &tenant.Cluster{Name: "t1", UID: "tenant-uid", Informers: informers.NewSharedInformerFactory(cs, 0)}
 	env := &resources.Env{Super: cs, SuperInformers: informers.NewSharedInformerFactory(cs, 0), SuperNodes: informers.NewSharedInformerFactory(cs, 0)}
 	now := metav1.Now()
-	cases := map[string]struct {
-		mutate func(t, s *corev1.Pod) (*corev1.Pod, *corev1.Pod)
-		want   resources.Mismatch
-	}{
-		"in sync (extra super annotations kept)": {want: resources.InSync},
+	cases := map[string]restest.CheckCase[*corev1.Pod]{
+		"in sync (extra super annotations kept)": {Want: resources.InSync},
 		"super Pod missing": {
-			mutate: func(t, _ *corev1.Pod) (*corev1.Pod, *corev1.Pod) { return t, nil },
-			want:   resources.MismatchMissingInSuper,
+			Mutate: func(t, _ *corev1.Pod) (*corev1.Pod, *corev1.Pod) { return t, nil },
+			Want:   resources.MismatchMissingInSuper,
 		},
 		"super Pod missing, tenant Pod ran and finished: expected": {
-			mutate: func(t, _ *corev1.Pod) (*corev1.Pod, *corev1.Pod) { t.Status.Phase = corev1.PodFailed; return t, nil },
-			want:   resources.InSync,
+			Mutate: func(t, _ *corev1.Pod) (*corev1.Pod, *corev1.Pod) { t.Status.Phase = corev1.PodFailed; return t, nil },
+			Want:   resources.InSync,
 		},
 		"super Pod missing, tenant Pod ran and still Running: marked lost by the reconcile": {
-			mutate: func(t, _ *corev1.Pod) (*corev1.Pod, *corev1.Pod) { return t, nil },
-			want:   resources.MismatchMissingInSuper,
+			Mutate: func(t, _ *corev1.Pod) (*corev1.Pod, *corev1.Pod) { return t, nil },
+			Want:   resources.MismatchMissingInSuper,
 		},
 		"super Pod missing, preset nodeName that is no vNode: never synced": {
-			mutate: func(t, _ *corev1.Pod) (*corev1.Pod, *corev1.Pod) { t.Status = corev1.PodStatus{}; return t, nil },
-			want:   resources.InSync,
+			Mutate: func(t, _ *corev1.Pod) (*corev1.Pod, *corev1.Pod) { t.Status = corev1.PodStatus{}; return t, nil },
+			Want:   resources.InSync,
 		},
 		"super Pod missing, unscheduled tenant Pod": {
-			mutate: func(t, _ *corev1.Pod) (*corev1.Pod, *corev1.Pod) {
+			Mutate: func(t, _ *corev1.Pod) (*corev1.Pod, *corev1.Pod) {
 				t.Spec.NodeName, t.Status = "", corev1.PodStatus{}
 				return t, nil
 			},
-			want: resources.MismatchMissingInSuper,
+			Want: resources.MismatchMissingInSuper,
 		},
 		"tenant Pod being deleted, super Pod gone": {
-			mutate: func(t, _ *corev1.Pod) (*corev1.Pod, *corev1.Pod) { t.DeletionTimestamp = &now; return t, nil },
-			want:   resources.InSync,
+			Mutate: func(t, _ *corev1.Pod) (*corev1.Pod, *corev1.Pod) { t.DeletionTimestamp = &now; return t, nil },
+			Want:   resources.InSync,
 		},
 		"tenant Pod being deleted, super Pod live": {
-			mutate: func(t, s *corev1.Pod) (*corev1.Pod, *corev1.Pod) { t.DeletionTimestamp = &now; return t, s },
-			want:   resources.MismatchStaleInSuper,
+			Mutate: func(t, s *corev1.Pod) (*corev1.Pod, *corev1.Pod) { t.DeletionTimestamp = &now; return t, s },
+			Want:   resources.MismatchStaleInSuper,
 		},
 		"tenant Pod being deleted, super Pod going": {
-			mutate: func(t, s *corev1.Pod) (*corev1.Pod, *corev1.Pod) {
+			Mutate: func(t, s *corev1.Pod) (*corev1.Pod, *corev1.Pod) {
 				t.DeletionTimestamp, s.DeletionTimestamp = &now, &now
 				return t, s
 			},
-			want: resources.InSync,
+			Want: resources.InSync,
 		},
 		"super Pod of an earlier tenant Pod with the same name": {
-			mutate: func(t, s *corev1.Pod) (*corev1.Pod, *corev1.Pod) { t.UID = "recreated"; return t, s },
-			want:   resources.MismatchStaleInSuper,
+			Mutate: func(t, s *corev1.Pod) (*corev1.Pod, *corev1.Pod) { t.UID = "recreated"; return t, s },
+			Want:   resources.MismatchStaleInSuper,
 		},
 		"label changed in the super cluster": {
-			mutate: func(t, s *corev1.Pod) (*corev1.Pod, *corev1.Pod) { s.Labels["app"] = "other"; return t, s },
-			want:   resources.MismatchContentDiffers,
+			Mutate: func(t, s *corev1.Pod) (*corev1.Pod, *corev1.Pod) { s.Labels["app"] = "other"; return t, s },
+			Want:   resources.MismatchContentDiffers,
 		},
 		"label added in the super cluster by someone else (kept, not fought over)": {
-			mutate: func(t, s *corev1.Pod) (*corev1.Pod, *corev1.Pod) { s.Labels["extra"] = "1"; return t, s },
-			want:   resources.InSync,
+			Mutate: func(t, s *corev1.Pod) (*corev1.Pod, *corev1.Pod) { s.Labels["extra"] = "1"; return t, s },
+			Want:   resources.InSync,
 		},
 		"label removed in the tenant still in super": {
-			mutate: func(t, s *corev1.Pod) (*corev1.Pod, *corev1.Pod) { t.Labels = nil; return t, s },
-			want:   resources.MismatchContentDiffers,
+			Mutate: func(t, s *corev1.Pod) (*corev1.Pod, *corev1.Pod) { t.Labels = nil; return t, s },
+			Want:   resources.MismatchContentDiffers,
 		},
 		"tenant annotation missing in super": {
-			mutate: func(t, s *corev1.Pod) (*corev1.Pod, *corev1.Pod) { delete(s.Annotations, "note"); return t, s },
-			want:   resources.MismatchContentDiffers,
+			Mutate: func(t, s *corev1.Pod) (*corev1.Pod, *corev1.Pod) { delete(s.Annotations, "note"); return t, s },
+			Want:   resources.MismatchContentDiffers,
 		},
 		"image changed in the tenant": {
-			mutate: func(t, s *corev1.Pod) (*corev1.Pod, *corev1.Pod) { t.Spec.Containers[0].Image = "nginx:2"; return t, s },
-			want:   resources.MismatchContentDiffers,
+			Mutate: func(t, s *corev1.Pod) (*corev1.Pod, *corev1.Pod) { t.Spec.Containers[0].Image = "nginx:2"; return t, s },
+			Want:   resources.MismatchContentDiffers,
 		},
 		"super Pod bound, tenant Pod not": {
-			mutate: func(t, s *corev1.Pod) (*corev1.Pod, *corev1.Pod) { t.Spec.NodeName = ""; return t, s },
-			want:   resources.MismatchStatusDiffers,
+			Mutate: func(t, s *corev1.Pod) (*corev1.Pod, *corev1.Pod) { t.Spec.NodeName = ""; return t, s },
+			Want:   resources.MismatchStatusDiffers,
 		},
 		"phase differs": {
-			mutate: func(t, s *corev1.Pod) (*corev1.Pod, *corev1.Pod) { s.Status.Phase = corev1.PodSucceeded; return t, s },
-			want:   resources.MismatchStatusDiffers,
+			Mutate: func(t, s *corev1.Pod) (*corev1.Pod, *corev1.Pod) { s.Status.Phase = corev1.PodSucceeded; return t, s },
+			Want:   resources.MismatchStatusDiffers,
 		},
 		"condition differs": {
-			mutate: func(t, s *corev1.Pod) (*corev1.Pod, *corev1.Pod) {
+			Mutate: func(t, s *corev1.Pod) (*corev1.Pod, *corev1.Pod) {
 				t.Status.Conditions[1].Status = corev1.ConditionFalse
 				return t, s
 			},
-			want: resources.MismatchStatusDiffers,
+			Want: resources.MismatchStatusDiffers,
 		},
 		"tenant gate condition in both": {
-			mutate: func(t, s *corev1.Pod) (*corev1.Pod, *corev1.Pod) {
+			Mutate: func(t, s *corev1.Pod) (*corev1.Pod, *corev1.Pod) {
 				t.Status.Conditions = append(t.Status.Conditions, corev1.PodCondition{Type: "example.com/ready", Status: corev1.ConditionTrue})
 				t.Spec.ReadinessGates = []corev1.PodReadinessGate{{ConditionType: "example.com/ready"}}
 				s.Status.Conditions = append(s.Status.Conditions, corev1.PodCondition{Type: "example.com/ready", Status: corev1.ConditionTrue})
 				return t, s
 			},
-			want: resources.InSync,
+			Want: resources.InSync,
 		},
 		"tenant gate condition not in the super Pod yet: copied down": {
-			mutate: func(t, s *corev1.Pod) (*corev1.Pod, *corev1.Pod) {
+			Mutate: func(t, s *corev1.Pod) (*corev1.Pod, *corev1.Pod) {
 				t.Spec.ReadinessGates = []corev1.PodReadinessGate{{ConditionType: "example.com/ready"}}
 				t.Status.Conditions = append(t.Status.Conditions, corev1.PodCondition{Type: "example.com/ready", Status: corev1.ConditionTrue})
 				return t, s
 			},
-			want: resources.MismatchContentDiffers,
+			Want: resources.MismatchContentDiffers,
 		},
 		"gate condition only in the super Pod (kwok's, or withdrawn in the tenant)": {
-			mutate: func(t, s *corev1.Pod) (*corev1.Pod, *corev1.Pod) {
+			Mutate: func(t, s *corev1.Pod) (*corev1.Pod, *corev1.Pod) {
 				t.Spec.ReadinessGates = []corev1.PodReadinessGate{{ConditionType: "example.com/ready"}}
 				s.Status.Conditions = append(s.Status.Conditions, corev1.PodCondition{Type: "example.com/ready", Status: corev1.ConditionTrue})
 				return t, s
 			},
-			want: resources.MismatchContentDiffers,
+			Want: resources.MismatchContentDiffers,
 		},
 		"a tenant condition that is no readiness gate is not copied down": {
-			mutate: func(t, s *corev1.Pod) (*corev1.Pod, *corev1.Pod) {
+			Mutate: func(t, s *corev1.Pod) (*corev1.Pod, *corev1.Pod) {
 				t.Status.Conditions = append(t.Status.Conditions, corev1.PodCondition{Type: "example.com/other", Status: corev1.ConditionTrue})
 				return t, s
 			},
-			want: resources.InSync,
+			Want: resources.InSync,
 		},
 		"tenant-only status fields (QoS class) do not count": {
-			mutate: func(t, s *corev1.Pod) (*corev1.Pod, *corev1.Pod) {
+			Mutate: func(t, s *corev1.Pod) (*corev1.Pod, *corev1.Pod) {
 				s.Status.QOSClass = corev1.PodQOSGuaranteed
 				return t, s
 			},
-			want: resources.InSync,
+			Want: resources.InSync,
 		},
 	}
-	for name, tc := range cases {
-		t.Run(name, func(t *testing.T) {
-			tp, sp := checkPods(c)
-			var s = sp
-			if tc.mutate != nil {
-				tp, s = tc.mutate(tp, sp)
-			}
-			var sObj metav1.Object
-			if s != nil {
-				sObj = s
-			}
-			if got := (Resource).Check(env, c, tp, sObj); got != tc.want {
-				t.Errorf("Check = %q, want %q", got, tc.want)
-			}
-		})
-	}
+	restest.RunCheckCases(t, func(t, s metav1.Object) resources.Mismatch { return (Resource).Check(env, c, t, s) }, func() (*corev1.Pod, *corev1.Pod) { return checkPods(c) }, cases)
 }
 
 // mutations applied at random to a tenant Pod and its super copy, to check that the fast

@@ -132,3 +132,41 @@ func RunEqualCases[T any](t *testing.T, ref T, deepCopy func(T) T, equal func(re
 		})
 	}
 }
+
+// CheckCase is one row of a table test of a resources.Checker: Mutate (nil: no change)
+// changes the tenant object t and the super object s that the table's build function made and
+// returns them, a nil super object standing for "no super copy"; Want is the verdict Check
+// must then return.
+type CheckCase[T interface {
+	comparable
+	metav1.Object
+}] struct {
+	Mutate func(t, s T) (T, T)
+	Want   resources.Mismatch
+}
+
+// RunCheckCases runs one subtest per case: it builds a fresh tenant and super object, applies
+// the case's Mutate and fails when check (a Checker's Check with its Env and tenant bound)
+// does not return the case's Want.
+func RunCheckCases[T interface {
+	comparable
+	metav1.Object
+}](t *testing.T, check func(t, s metav1.Object) resources.Mismatch, build func() (T, T), cases map[string]CheckCase[T]) {
+	t.Helper()
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			to, so := build()
+			if tc.Mutate != nil {
+				to, so = tc.Mutate(to, so)
+			}
+			var s metav1.Object
+			var none T
+			if so != none {
+				s = so
+			}
+			if got := check(to, s); got != tc.Want {
+				t.Errorf("Check = %q, want %q", got, tc.Want)
+			}
+		})
+	}
+}
