@@ -24,7 +24,8 @@ const ScopeNone = "none"
 // A change does not restart the informers and does not list everything again. Each informer
 // applies it within its running watch (scopedWatch): it lists only the objects of the values
 // added (one LIST with a label selector on those values, resourceVersion not older than the
-// watch's position), hands them to the reflector as Added events, hands the cached objects of
+// watch's position), hands those not newer than the position to the reflector as Added
+// events (the watch, reopened from the position, brings the newer ones), hands the cached objects of
 // the values removed to it as Deleted events, and watches on with the new selector from the
 // same position. Wait blocks until every running informer has done so.
 type Scope struct {

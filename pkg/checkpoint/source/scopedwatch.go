@@ -206,8 +206,10 @@ type scopedWatch struct {
 	rv   string // resourceVersion of the last apiserver event handed on
 	out  chan watch.Event
 
-	// After values were added: their objects' events up to dropUntil (the resourceVersion
-	// they were listed at) are older than the listed objects and are not handed on.
+	// After values were added to a watch that had no position yet: their objects' events up
+	// to dropUntil (the resourceVersion they were listed at) are older than the listed
+	// objects and are not handed on. With a position, nothing is dropped: only objects not
+	// newer than it are handed over, and the watch sends only what is newer.
 	dropVals  map[string]struct{}
 	dropUntil uint64
 
@@ -305,7 +307,8 @@ func (w *scopedWatch) run(ctx context.Context, real watch.Interface, changed <-c
 // apply brings the reflector's cache to the Scope's current values: it lists the objects of
 // the values added (resourceVersion not older than the watch's position), opens the apiserver
 // watch with the new selector from that position, and hands the reflector the listed objects
-// and deletions of the cached objects of other values. swept reports whether objects of
+// not newer than that position (the watch brings the others) and deletions of the cached
+// objects of other values. swept reports whether objects of
 // removed values may remain (a second sweep follows). A nil watch and nil error: stopped.
 func (w *scopedWatch) apply(ctx context.Context) (real watch.Interface, changed <-chan struct{}, swept bool, err error) {
 	l := w.lw
@@ -349,19 +352,46 @@ func (w *scopedWatch) apply(ctx context.Context) (real watch.Interface, changed 
 	if err != nil {
 		return nil, nil, false, err
 	}
-	if !w.handOver(ctx, items, vals) {
-		real.Stop()
-		return nil, nil, false, nil
-	}
-	w.dropVals, w.dropUntil = gained, listRV
 	keys := make([]string, 0, len(items))
 	for _, o := range items {
 		if m, err := meta.Accessor(o); err == nil {
 			keys = append(keys, Key(m))
 		}
 	}
+	handed := items
+	if pos, err := strconv.ParseUint(w.rv, 10, 64); err == nil {
+		// Only the objects unchanged since the watch's position are handed over; the newer
+		// ones come from the watch, which replays every change after that position in order.
+		// A listed object newer than the position, applied to the cache before the events of
+		// the values already watched that precede it, would move the cache's position
+		// (which checkpoints save) past events the cache does not hold yet.
+		handed = notNewerThan(items, pos)
+		listRV = 0
+	}
+	if !w.handOver(ctx, handed, vals) {
+		real.Stop()
+		return nil, nil, false, nil
+	}
+	w.dropVals, w.dropUntil = gained, listRV
 	go l.awaitVisible(ctx, keys, gen)
 	return real, changed, swept, nil
+}
+
+// notNewerThan returns the objects of items whose resourceVersion is at most rv (objects
+// whose resourceVersion is not a number are kept).
+func notNewerThan(items []runtime.Object, rv uint64) []runtime.Object {
+	out := make([]runtime.Object, 0, len(items))
+	for _, o := range items {
+		m, err := meta.Accessor(o)
+		if err != nil {
+			continue
+		}
+		if v, err := strconv.ParseUint(m.GetResourceVersion(), 10, 64); err == nil && v > rv {
+			continue
+		}
+		out = append(out, o)
+	}
+	return out
 }
 
 // handOver hands the reflector items as Added events and the cached objects whose value is not

@@ -227,8 +227,9 @@ func (s *Source) checkpoint() (State, error) {
 		// ahead of the cache by the events still in the informer's queue. A stopped informer
 		// (the final checkpoint at shutdown) still holds a consistent pair: its cache and the
 		// resourceVersion of the last event applied to it. An informer that follows a Scope is
-		// read between the events it hands its reflector for a change of the Scope, never
-		// among them (their resourceVersions are not the watch's position).
+		// read between the hand-overs of a change of the Scope, never among them; the objects
+		// handed over are never newer than the watch's position, so applying them never moves
+		// the cache's position past events it does not hold.
 		if lw != nil && lw.scope != nil {
 			lw.ss.inject.Lock()
 			st.Position, st.Scope = cachePosition(inf), lw.storeValues()
