@@ -4,11 +4,13 @@ import (
 	"context"
 	"fmt"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/vcsyncer/syncer/pkg/conversion"
+	"github.com/vcsyncer/syncer/pkg/policy"
 	"github.com/vcsyncer/syncer/pkg/resources"
 	"github.com/vcsyncer/syncer/pkg/tenant"
 )
@@ -103,19 +105,30 @@ func (k *SharedClass[T]) Upward(ctx context.Context, env *resources.Env, c *tena
 	if has && !IsCopy(t) {
 		return nil // the tenant's own object: never touched
 	}
+	key := alteredKey(k.Name, name)
 	switch {
 	case !want && !has:
+		c.Refusals.Forget(key)
 		return nil
 	case !want:
 		return k.deleteCopy(ctx, c, t)
 	case !has:
-		if _, err := k.Client(c).Create(ctx, k.Desired(s), metav1.CreateOptions{FieldManager: FieldManager}); err != nil && !apierrors.IsAlreadyExists(err) {
+		d := k.Desired(s)
+		got, err := k.Client(c).Create(ctx, d, metav1.CreateOptions{FieldManager: FieldManager})
+		if err != nil && !apierrors.IsAlreadyExists(err) {
 			return fmt.Errorf("failed to create %s %s in tenant %s: %w", k.Name, name, c.Name, err)
+		}
+		if err == nil {
+			k.checkWritten(c, key, s, d, got)
 		}
 		return nil
 	}
+	if c.Refusals.Refused(key, alteredVersion(t, s), c.Policy().Generation) {
+		return nil // the tenant's admission altered this write; a change of either side retries
+	}
 	d := k.Desired(s)
 	if k.Equal(d, t) {
+		c.Refusals.Forget(key)
 		return nil
 	}
 	var u T
@@ -126,10 +139,47 @@ func (k *SharedClass[T]) Upward(ctx context.Context, env *resources.Env, c *tena
 	if !ok {
 		return k.deleteCopy(ctx, c, t) // recreated on the deletion event
 	}
-	if _, err := k.Client(c).Update(ctx, u, metav1.UpdateOptions{FieldManager: FieldManager}); err != nil {
+	got, err := k.Client(c).Update(ctx, u, metav1.UpdateOptions{FieldManager: FieldManager})
+	if err != nil {
 		return fmt.Errorf("failed to update %s %s in tenant %s: %w", k.Name, name, c.Name, err)
 	}
+	k.checkWritten(c, key, s, d, got)
 	return nil
+}
+
+// ReasonCopyAltered is the reason of the Warning Event on a tenant copy of a shared class that
+// the tenant's own admission (a mutating webhook or policy) changed as the syncer wrote it.
+const ReasonCopyAltered = "CopyAlteredByAdmission"
+
+// ruleCopyAltered is the rule of the records checkWritten keeps in tenant.Cluster.Refusals.
+const ruleCopyAltered policy.Rule = "tenantAdmissionAltered"
+
+// alteredKey is the key, in tenant.Cluster.Refusals, of the copy of shared class name of kind.
+func alteredKey(kind resources.Kind, name string) string {
+	return "altered:" + string(kind) + "/" + name
+}
+
+// alteredVersion is the version an altered-copy record holds: tenant copy t's resourceVersion
+// and super object s's, so a change of either makes the syncer write the copy again.
+func alteredVersion(t, s metav1.Object) string {
+	return t.GetResourceVersion() + "/" + s.GetResourceVersion()
+}
+
+// checkWritten compares got, the tenant copy as the tenant apiserver stored it, with d, what
+// the syncer wrote (Desired of super object s). When the tenant's admission changed it, the
+// syncer does not fight: it records the stored version (Upward leaves that version alone until
+// the copy or s changes, so a webhook cannot keep it rewriting or recreating the copy) and
+// reports it once with a Warning Event ReasonCopyAltered on the copy. When they match, any
+// earlier record is forgotten.
+func (k *SharedClass[T]) checkWritten(c *tenant.Cluster, key string, s, d, got T) {
+	if k.Equal(d, got) {
+		c.Refusals.Forget(key)
+		return
+	}
+	if c.Refusals.Record(key, alteredVersion(got, s), c.Policy().Generation, ruleCopyAltered) {
+		c.Recorder.Eventf(got, corev1.EventTypeWarning, ReasonCopyAltered,
+			"The tenant's admission changed the copy of the super cluster's %s %s as it was written; it is left as stored until it or the super %s changes", k.Name, got.GetName(), k.Name)
+	}
 }
 
 // deleteCopy deletes tenant copy t with a UID precondition (a newer object of the same name

@@ -1,6 +1,7 @@
 package priorityclass
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -8,10 +9,13 @@ import (
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/vcsyncer/syncer/pkg/conversion"
+	"github.com/vcsyncer/syncer/pkg/reconcile"
 	"github.com/vcsyncer/syncer/pkg/resources"
 	"github.com/vcsyncer/syncer/pkg/resources/restest"
 	"github.com/vcsyncer/syncer/pkg/tenant"
@@ -155,5 +159,60 @@ func TestUpward(t *testing.T) {
 	upward("own")
 	if pc := copyOf("own"); pc == nil || pc.Value != 3 || IsCopy(pc) {
 		t.Fatalf("the tenant's own class was changed: %+v", pc)
+	}
+}
+
+// TestUpwardLeavesACopyTheTenantsAdmissionAltered: a tenant's mutating webhook that changes
+// every write of a copy does not keep the syncer rewriting it. The syncer writes once, reports
+// it with one Warning Event, and writes again only when the super class changes.
+func TestUpwardLeavesACopyTheTenantsAdmissionAltered(t *testing.T) {
+	h := restest.New(t, "blue")
+	h.Env.SuperPublic = informers.NewSharedInformerFactory(h.SuperCS, 0)
+	superInf, tenantInf := Resource.SuperInformer(h.Env), Resource.TenantInformer(h.C)
+	public := map[string]string{conversion.LabelPublic: conversion.PublicValue}
+	writes := 0
+	mutate := func(a k8stesting.Action) (bool, runtime.Object, error) {
+		writes++
+		if o, ok := a.(interface{ GetObject() runtime.Object }); ok {
+			o.GetObject().(*schedulingv1.PriorityClass).Description = "changed by the tenant's webhook"
+		}
+		return false, nil, nil // the tracker stores the mutated object
+	}
+	h.TenantCS.PrependReactor("create", "priorityclasses", mutate)
+	h.TenantCS.PrependReactor("update", "priorityclasses", mutate)
+	upward := func() {
+		t.Helper()
+		if err := Resource.Upward(h.Ctx(), h.Env, h.C, "", "gold"); err != nil {
+			t.Fatal(err)
+		}
+		pc, err := h.TenantCS.SchedulingV1().PriorityClasses().Get(h.Ctx(), "gold", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := tenantInf.GetIndexer().Update(pc); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	h.Super(superInf, class("gold", 1000, public))
+	for range 3 {
+		upward()
+	}
+	if writes != 1 {
+		t.Errorf("%d writes of a copy the tenant's admission alters, want 1 (the syncer fights the webhook)", writes)
+	}
+	if ev := h.Events(); len(ev) != 1 || !strings.Contains(ev[0], reconcile.ReasonCopyAltered) {
+		t.Errorf("Events %q, want one %s", ev, reconcile.ReasonCopyAltered)
+	}
+
+	changed := class("gold", 1000, public)
+	changed.ResourceVersion = "10"
+	changed.Description = "new"
+	h.Super(superInf, changed)
+	for range 3 {
+		upward()
+	}
+	if writes != 2 {
+		t.Errorf("%d writes after the super class changed, want 2 (one more)", writes)
 	}
 }
