@@ -198,7 +198,9 @@ func TestScopeChangeListsOnlyTheAddedValues(t *testing.T) {
 	if w1.opts.LabelSelector != "managed=yes,example.io/tenant in (A,B)" || w1.opts.ResourceVersion != "12" {
 		t.Errorf("second watch: selector %q from %q, want A and B from 12", w1.opts.LabelSelector, w1.opts.ResourceVersion)
 	}
-	// The position is the last event's (b1@14), which the cache holds.
+	// The position is the last event's (b1@14), which the cache holds. Wait returns once b1
+	// is cached, which may be b1@13 still.
+	eventually(t, "b1@14 cached", func() bool { return slices.Contains(cachedNames(inf), "b1@14") })
 	st, err := reg.Source("super/ConfigMap").checkpoint()
 	if err != nil {
 		t.Fatal(err)
