@@ -2,6 +2,7 @@ package source
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"sort"
 	"strings"
@@ -288,5 +289,112 @@ func TestScopeResumeFromCheckpoint(t *testing.T) {
 				t.Errorf("watch from %q, want the checkpoint's 20", w.opts.ResourceVersion)
 			}
 		})
+	}
+}
+
+// TestScopeCheckpointDuringHandOver takes a checkpoint right after a Scope gained a value with
+// many objects, while the informer is still applying them to its cache: the checkpoint
+// names the value only when it holds all of the value's objects, so a resume from it lists the
+// value again rather than watching on with a cache that lacks some.
+func TestScopeCheckpointDuringHandOver(t *testing.T) {
+	const n = 3000
+	srv := &scopeServer{rv: "10", objects: []*corev1.ConfigMap{scopedCM("a1", "A", "5")}}
+	for i := range n {
+		srv.objects = append(srv.objects, scopedCM(fmt.Sprintf("b%d", i), "B", "7"))
+	}
+	scope := NewScope(scopeKey, "A")
+	reg := NewRegistry()
+	f := NewFactory(reg, "super", srv.client(t), FactoryOptions{Scope: scope})
+	inf := f.Core().V1().ConfigMaps().Informer()
+	// An index function that takes its time for B's objects: the informer applies them to
+	// its cache well after the watch handed them to it, as a busy informer does.
+	if err := inf.AddIndexers(cache.Indexers{"slow": func(o any) ([]string, error) {
+		if o.(*corev1.ConfigMap).Labels[scopeKey] == "B" {
+			time.Sleep(100 * time.Microsecond)
+		}
+		return nil, nil
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	f.Start(ctx.Done())
+	if !cache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
+		t.Fatal("not synced")
+	}
+	w0 := srv.waitWatch(t, 0)
+	w0.w.Modify(scopedCM("a1", "A", "12"))
+	eventually(t, "a1@12 cached", func() bool { return slices.Contains(cachedNames(inf), "a1@12") })
+	src := reg.Source("super/ConfigMap")
+	lw := src.lw
+	gen := scope.Add("B")
+	// The first checkpoint after the hand-over (it waits for the hand-over to finish).
+	for deadline := time.Now().Add(5 * time.Second); !slices.Contains(lw.storeValues(), "B"); {
+		if time.Now().After(deadline) {
+			t.Fatal("B was never handed over")
+		}
+		time.Sleep(50 * time.Microsecond)
+	}
+	st, err := src.checkpoint()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if slices.Contains(st.Scope, "B") && len(st.Objects) != n+1 {
+		t.Fatalf("checkpoint scope %v with %d of the %d objects of A and B: a resume would watch B on without listing the missing ones", st.Scope, len(st.Objects), n+1)
+	}
+	if err := scope.Wait(ctx, gen); err != nil {
+		t.Fatal(err)
+	}
+	st, err = src.checkpoint()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(st.Scope, []string{"A", "B"}) || len(st.Objects) != n+1 {
+		t.Errorf("checkpoint once B is cached: scope %v, %d objects; want [A B] and %d", st.Scope, len(st.Objects), n+1)
+	}
+}
+
+// TestScopeResumeListsAPartlyCachedValue resumes from a checkpoint whose cache holds some
+// objects of a value the checkpoint does not name (taken while they were being handed over):
+// the value, being in the Scope, is listed again, so its other objects reach the cache.
+func TestScopeResumeListsAPartlyCachedValue(t *testing.T) {
+	var enc [][]byte
+	for _, o := range []*corev1.ConfigMap{scopedCM("a1", "A", "5"), scopedCM("b1", "B", "7")} {
+		b, err := o.Marshal()
+		if err != nil {
+			t.Fatal(err)
+		}
+		enc = append(enc, b)
+	}
+	st := State{ID: "super/ConfigMap", Position: "20", Objects: enc, HasObjects: true, Scope: []string{"A"}}
+	srv := &scopeServer{rv: "25", objects: []*corev1.ConfigMap{
+		scopedCM("a1", "A", "5"), scopedCM("b1", "B", "7"), scopedCM("b2", "B", "8"),
+	}}
+	scope := NewScope(scopeKey, "A", "B")
+	reg := NewRegistry()
+	reg.Restore([]State{st})
+	f := NewFactory(reg, "super", srv.client(t), FactoryOptions{Scope: scope})
+	inf := f.Core().V1().ConfigMaps().Informer()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	f.Start(ctx.Done())
+	if !cache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
+		t.Fatal("not synced")
+	}
+	if err := scope.Wait(ctx, 0); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"a1@5", "b1@7", "b2@8"}
+	deadline := time.Now().Add(2 * time.Second)
+	for !slices.Equal(cachedNames(inf), want) && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if got := cachedNames(inf); !slices.Equal(got, want) {
+		t.Fatalf("cache %v, want %v: B, partly cached and not named by the checkpoint, was not listed again", got, want)
+	}
+	srv.mu.Lock()
+	defer srv.mu.Unlock()
+	if len(srv.lists) != 1 || srv.lists[0].LabelSelector != "example.io/tenant in (B)" {
+		t.Errorf("lists %+v, want one, of B only", srv.lists)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"reflect"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -31,6 +32,16 @@ type scopeState struct {
 	listGen    uint64
 	fresh      []string // keys just listed for values added, to see in the cache before appliedGen moves
 	freshGen   uint64
+	// pending holds the values of storeVals some of whose objects were handed to the reflector
+	// but are not yet known to be in the informer's cache (a value listed with no objects is
+	// never pending), each with the Scope generation whose
+	// awaitVisible confirms them. A checkpoint leaves them out of its values: the cache it saves
+	// may lack some of their objects, and a resume lists a value its checkpoint does not name.
+	pending map[string]uint64
+	// partial holds the values found on the objects of a restored checkpoint that the
+	// checkpoint does not name (it was taken while their objects were being handed over or
+	// swept): listed again if the Scope holds them, swept otherwise.
+	partial map[string]struct{}
 }
 
 // resweepDelay is how long after removing values a scopedWatch looks once more for their
@@ -57,16 +68,57 @@ func (l *resumeLW) setApplied(gen uint64) {
 	l.scope.markApplied()
 }
 
-// storeValues returns the values the reflector has been handed the objects of, sorted (nil
-// when the LW follows no Scope). Call it with ss.inject held for a consistent pair with the
-// informer's position.
+// storeValues returns, sorted, the values whose objects the informer's cache is known to hold:
+// those the reflector has been handed the objects of, less the pending ones whose objects may
+// still be on their way through the informer's queue (nil when the LW follows no Scope). Call
+// it with ss.inject held for a consistent pair with the informer's position.
 func (l *resumeLW) storeValues() []string {
 	if l.scope == nil {
 		return nil
 	}
 	l.ss.mu.Lock()
 	defer l.ss.mu.Unlock()
-	return sortedKeys(l.ss.storeVals)
+	out := make([]string, 0, len(l.ss.storeVals))
+	for _, v := range sortedKeys(l.ss.storeVals) {
+		if _, p := l.ss.pending[v]; !p {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// inSync reports whether the cache was brought to vals: its values are vals and none of them
+// is only partly cached. Call it with ss.mu held.
+func (l *resumeLW) inSync(vals map[string]struct{}) bool {
+	if !sameSet(vals, l.ss.storeVals) {
+		return false
+	}
+	for v := range l.ss.partial {
+		if _, in := vals[v]; in {
+			return false
+		}
+	}
+	return true
+}
+
+// hasKey reports whether m holds k.
+func hasKey(m map[string]struct{}, k string) bool {
+	_, ok := m[k]
+	return ok
+}
+
+// setPending records vals (values with listed objects) as pending until awaitVisible confirms generation gen. Call it with
+// ss.mu held.
+func (l *resumeLW) setPending(vals map[string]struct{}, gen uint64) {
+	if len(vals) == 0 {
+		return
+	}
+	if l.ss.pending == nil {
+		l.ss.pending = map[string]uint64{}
+	}
+	for v := range vals {
+		l.ss.pending[v] = gen
+	}
 }
 
 // scopedList lists with the Scope's values added to the selector. The pages of one List share
@@ -97,34 +149,52 @@ func (l *resumeLW) scopedList(ctx context.Context, opts metav1.ListOptions) (run
 func (l *resumeLW) listed(list runtime.Object, vals map[string]struct{}, gen uint64) {
 	l.ss.mu.Lock()
 	defer l.ss.mu.Unlock()
+	// A value is fresh when the cache did not hold it, or held it pending or partly: its
+	// objects are known to be cached once the list's are visible.
+	unsure := map[string]struct{}{}
+	for v := range vals {
+		_, had := l.ss.storeVals[v]
+		_, pending := l.ss.pending[v]
+		_, partial := l.ss.partial[v]
+		if !had || pending || partial {
+			unsure[v] = struct{}{}
+		}
+	}
 	var fresh []string
+	listedVals := map[string]struct{}{}
 	_ = meta.EachListItem(list, func(o runtime.Object) error {
 		if m, err := meta.Accessor(o); err == nil {
-			if _, had := l.ss.storeVals[m.GetLabels()[l.scope.key]]; !had {
+			if v := m.GetLabels()[l.scope.key]; hasKey(unsure, v) {
 				fresh = append(fresh, Key(m))
+				listedVals[v] = struct{}{}
 			}
 		}
 		return nil
 	})
-	l.ss.storeVals, l.ss.listVals = vals, nil
+	l.ss.storeVals, l.ss.listVals, l.ss.pending, l.ss.partial = vals, nil, nil, nil
+	l.setPending(listedVals, gen)
 	l.ss.fresh, l.ss.freshGen = fresh, gen
 }
 
 // restoredValues records, for a list answered from a checkpoint, the values its objects
-// belong to: the State's values and the values found on the objects.
+// belong to: the State's values and the values found on the objects; those the State does not
+// name are partial.
 func (l *resumeLW) restoredValues(st *State, list runtime.Object) {
 	vals := map[string]struct{}{}
 	for _, v := range st.Scope {
 		vals[v] = struct{}{}
 	}
+	partial := map[string]struct{}{}
 	_ = meta.EachListItem(list, func(o runtime.Object) error {
 		if m, err := meta.Accessor(o); err == nil {
-			vals[m.GetLabels()[l.scope.key]] = struct{}{}
+			if v := m.GetLabels()[l.scope.key]; !slices.Contains(st.Scope, v) {
+				vals[v], partial[v] = struct{}{}, struct{}{}
+			}
 		}
 		return nil
 	})
 	l.ss.mu.Lock()
-	l.ss.started, l.ss.storeVals, l.ss.fresh = true, vals, nil
+	l.ss.started, l.ss.storeVals, l.ss.fresh, l.ss.pending, l.ss.partial = true, vals, nil, nil, partial
 	l.ss.mu.Unlock()
 }
 
@@ -134,7 +204,7 @@ func (l *resumeLW) restoredValues(st *State, list runtime.Object) {
 func (l *resumeLW) scopedWatchStart(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
 	vals, gen, changed := l.scope.snapshot()
 	l.ss.mu.Lock()
-	same := sameSet(vals, l.ss.storeVals)
+	same := l.inSync(vals)
 	fresh, freshGen := l.ss.fresh, l.ss.freshGen
 	l.ss.fresh = nil
 	l.ss.mu.Unlock()
@@ -177,7 +247,10 @@ func (l *resumeLW) scopedOptions(opts metav1.ListOptions, vals map[string]struct
 }
 
 // awaitVisible waits (up to visibleTimeout) until the informer's cache holds every key, then
-// marks gen applied.
+// marks gen applied. When the cache was seen to hold them all, the values pending until gen
+// (or an earlier generation) are confirmed; otherwise (the timeout, or a key deleted before
+// it was seen) they stay pending, and checkpoints leave them out until a later hand-over or
+// list confirms them.
 func (l *resumeLW) awaitVisible(ctx context.Context, keys []string, gen uint64) {
 	defer l.setApplied(gen)
 	l.src.mu.Lock()
@@ -194,6 +267,16 @@ func (l *resumeLW) awaitVisible(ctx context.Context, keys []string, gen uint64) 
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+	if len(keys) > 0 {
+		return
+	}
+	l.ss.mu.Lock()
+	for v, g := range l.ss.pending {
+		if g <= gen {
+			delete(l.ss.pending, v)
+		}
+	}
+	l.ss.mu.Unlock()
 }
 
 // scopedWatch is the watch a Scope-following resumeLW hands the reflector: the apiserver's
@@ -277,7 +360,7 @@ func (w *scopedWatch) run(ctx context.Context, real watch.Interface, changed <-c
 		case <-changed:
 			vals, gen, ch := w.lw.scope.snapshot()
 			w.lw.ss.mu.Lock()
-			same := sameSet(vals, w.lw.ss.storeVals)
+			same := w.lw.inSync(vals)
 			w.lw.ss.mu.Unlock()
 			changed = ch
 			if same {
@@ -314,11 +397,13 @@ func (w *scopedWatch) apply(ctx context.Context) (real watch.Interface, changed 
 	l := w.lw
 	vals, gen, changed := l.scope.snapshot()
 	l.ss.mu.Lock()
-	old := l.ss.storeVals
+	old, partial := l.ss.storeVals, l.ss.partial
 	l.ss.mu.Unlock()
 	gained := map[string]struct{}{}
 	for v := range vals {
-		if _, ok := old[v]; !ok {
+		_, had := old[v]
+		_, part := partial[v]
+		if !had || part {
 			gained[v] = struct{}{}
 		}
 	}
@@ -353,9 +438,11 @@ func (w *scopedWatch) apply(ctx context.Context) (real watch.Interface, changed 
 		return nil, nil, false, err
 	}
 	keys := make([]string, 0, len(items))
+	listedVals := map[string]struct{}{}
 	for _, o := range items {
 		if m, err := meta.Accessor(o); err == nil {
 			keys = append(keys, Key(m))
+			listedVals[m.GetLabels()[l.scope.key]] = struct{}{}
 		}
 	}
 	handed := items
@@ -368,6 +455,9 @@ func (w *scopedWatch) apply(ctx context.Context) (real watch.Interface, changed 
 		handed = notNewerThan(items, pos)
 		listRV = 0
 	}
+	l.ss.mu.Lock()
+	l.setPending(listedVals, gen)
+	l.ss.mu.Unlock()
 	if !w.handOver(ctx, handed, vals) {
 		real.Stop()
 		return nil, nil, false, nil
@@ -438,7 +528,7 @@ func (w *scopedWatch) handOver(ctx context.Context, items []runtime.Object, vals
 		}
 	}
 	l.ss.mu.Lock()
-	l.ss.storeVals = vals
+	l.ss.storeVals, l.ss.partial = vals, nil
 	l.ss.mu.Unlock()
 	return true
 }

@@ -229,7 +229,9 @@ func (s *Source) checkpoint() (State, error) {
 		// resourceVersion of the last event applied to it. An informer that follows a Scope is
 		// read between the hand-overs of a change of the Scope, never among them; the objects
 		// handed over are never newer than the watch's position, so applying them never moves
-		// the cache's position past events it does not hold.
+		// the cache's position past events it does not hold, and the values saved are only
+		// those whose objects the cache is known to hold (storeValues): a value whose objects
+		// are still in the informer's queue is left out, and a resume lists it again.
 		if lw != nil && lw.scope != nil {
 			lw.ss.inject.Lock()
 			st.Position, st.Scope = cachePosition(inf), lw.storeValues()
