@@ -24,6 +24,7 @@ import (
 	"github.com/vcsyncer/syncer/pkg/policy"
 	"github.com/vcsyncer/syncer/pkg/resources"
 	"github.com/vcsyncer/syncer/pkg/resources/configmap"
+	"github.com/vcsyncer/syncer/pkg/resources/restest"
 	"github.com/vcsyncer/syncer/pkg/tenant"
 )
 
@@ -346,18 +347,7 @@ func (f *boundsFixture) fullQuota(t *testing.T, used string) {
 }
 
 // events drains the fake recorder.
-func events(c *tenant.Cluster) []string {
-	var out []string
-	rec := c.Recorder.(*record.FakeRecorder)
-	for {
-		select {
-		case e := <-rec.Events:
-			out = append(out, e)
-		default:
-			return out
-		}
-	}
-}
+func events(c *tenant.Cluster) []string { return restest.Drain(c.Recorder.(*record.FakeRecorder)) }
 
 // An object the quota has no room for is refused from the cache (no super write), reported
 // once (PolicyDenied, rule quota) however often it is retried, and retried (an error) until

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"sort"
-	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -15,8 +14,8 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/tools/cache"
 
-	"github.com/vcsyncer/syncer/pkg/conversion"
 	"github.com/vcsyncer/syncer/pkg/resources"
+	"github.com/vcsyncer/syncer/pkg/resources/restest"
 	"github.com/vcsyncer/syncer/pkg/tenant"
 )
 
@@ -59,9 +58,7 @@ func TestSuperNamespaceDeletionEnqueuesColliders(t *testing.T) {
 	tenantCS := fake.NewClientset()
 	c := &tenant.Cluster{Name: "team-a", UID: "0b5f9d1e-3c55-4a36-9b58-5d2f0a0d6c11",
 		Client: tenantCS, Informers: informers.NewSharedInformerFactory(tenantCS, 0)}
-	long := strings.Repeat("x", 63)
-	short := strings.TrimPrefix(resources.SuperNamespace(c, long), conversion.SuperNamespacePrefix(c.Name, c.UID))
-	superNS := resources.SuperNamespace(c, long)
+	long, short, superNS := restest.CollidingNamespaces(t, c)
 	tLong := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: long, UID: "tns-long"}}
 	add := func(inf cache.SharedIndexInformer, objs ...any) {
 		for _, o := range objs {

@@ -20,6 +20,7 @@ import (
 	"github.com/vcsyncer/syncer/pkg/policy"
 	"github.com/vcsyncer/syncer/pkg/resources"
 	"github.com/vcsyncer/syncer/pkg/resources/configmap"
+	"github.com/vcsyncer/syncer/pkg/resources/restest"
 	"github.com/vcsyncer/syncer/pkg/tenant"
 )
 
@@ -49,17 +50,7 @@ func configMaps(n int) []any {
 	return out
 }
 
-func recorded(c *tenant.Cluster) []string {
-	var out []string
-	for {
-		select {
-		case e := <-c.Recorder.(*record.FakeRecorder).Events:
-			out = append(out, e)
-		default:
-			return out
-		}
-	}
-}
+func recorded(c *tenant.Cluster) []string { return restest.Drain(c.Recorder.(*record.FakeRecorder)) }
 
 // On the initial list, objects that have super copies are admitted first whatever the cap;
 // then the oldest others; the rest are refused, each reported once (objectCount), and the

@@ -3,7 +3,6 @@ package configmap_test
 import (
 	"context"
 	"errors"
-	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -18,6 +17,7 @@ import (
 	"github.com/vcsyncer/syncer/pkg/resources"
 	"github.com/vcsyncer/syncer/pkg/resources/configmap"
 	"github.com/vcsyncer/syncer/pkg/resources/namespace"
+	"github.com/vcsyncer/syncer/pkg/resources/restest"
 	"github.com/vcsyncer/syncer/pkg/tenant"
 )
 
@@ -27,12 +27,7 @@ import (
 func TestObjectsOfACollidingNamespaceStayOut(t *testing.T) {
 	ctx := context.Background()
 	c := &tenant.Cluster{Name: "team-a", UID: "0b5f9d1e-3c55-4a36-9b58-5d2f0a0d6c11", Recorder: record.NewFakeRecorder(100)}
-	long := strings.Repeat("x", 63)
-	short := strings.TrimPrefix(resources.SuperNamespace(c, long), conversion.SuperNamespacePrefix(c.Name, c.UID))
-	superNS := resources.SuperNamespace(c, long)
-	if resources.SuperNamespace(c, short) != superNS {
-		t.Fatalf("%q and %q do not collide", long, short)
-	}
+	long, short, superNS := restest.CollidingNamespaces(t, c)
 	tLong := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: long, UID: "tns-long", ResourceVersion: "1"}}
 	tShort := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: short, UID: "tns-short", ResourceVersion: "1"}}
 	cmLong := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "cfg", Namespace: long, UID: "cm-long"}, Data: map[string]string{"from": "long"}}

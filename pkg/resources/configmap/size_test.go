@@ -19,6 +19,7 @@ import (
 	"github.com/vcsyncer/syncer/pkg/policy"
 	"github.com/vcsyncer/syncer/pkg/resources"
 	"github.com/vcsyncer/syncer/pkg/resources/configmap"
+	"github.com/vcsyncer/syncer/pkg/resources/restest"
 	"github.com/vcsyncer/syncer/pkg/resources/secret"
 	"github.com/vcsyncer/syncer/pkg/tenant"
 )
@@ -55,17 +56,7 @@ func sizeFixture(t *testing.T, objs ...runtime.Object) (*tenant.Cluster, *resour
 	return c, env, superCS
 }
 
-func drain(c *tenant.Cluster) []string {
-	var out []string
-	for {
-		select {
-		case e := <-c.Recorder.(*record.FakeRecorder).Events:
-			out = append(out, e)
-		default:
-			return out
-		}
-	}
-}
+func drain(c *tenant.Cluster) []string { return restest.Drain(c.Recorder.(*record.FakeRecorder)) }
 
 // A ConfigMap over limits.maxObjectBytes gets no super copy, is reported once (objectSize),
 // and the request is not retried (nil); one at the cap is synced.

@@ -19,6 +19,7 @@ import (
 	"github.com/vcsyncer/syncer/pkg/policy"
 	"github.com/vcsyncer/syncer/pkg/resources"
 	"github.com/vcsyncer/syncer/pkg/resources/namespace"
+	"github.com/vcsyncer/syncer/pkg/resources/restest"
 	"github.com/vcsyncer/syncer/pkg/tenant"
 )
 
@@ -94,24 +95,13 @@ func (f *fixture) count(verb string) int {
 	return n
 }
 
-// twin returns the tenant namespace whose uncut super name is the cut super name of long.
-func twin(c *tenant.Cluster, long string) string {
-	return strings.TrimPrefix(conversion.SuperNamespace(c.Name, c.UID, long), conversion.SuperNamespacePrefix(c.Name, c.UID))
-}
-
 // Two tenant namespaces of one tenant that map to one super namespace: a 63-character name
 // and the tail of its cut form. Reconciling both, round after round, must settle: the first
 // keeps the super namespace, the second is refused, and nothing is ever deleted.
 func TestCollidingNamespacesDoNotDeleteEachOther(t *testing.T) {
 	ctx := context.Background()
-	long := strings.Repeat("x", 63)
-	f0 := &tenant.Cluster{Name: "team-a", UID: "0b5f9d1e-3c55-4a36-9b58-5d2f0a0d6c11"}
-	short := twin(f0, long)
-	if resources.SuperNamespace(f0, long) != resources.SuperNamespace(f0, short) {
-		t.Fatalf("%q and %q do not collide", long, short)
-	}
+	long, short, superNS := restest.CollidingNamespaces(t, &tenant.Cluster{Name: "team-a", UID: "0b5f9d1e-3c55-4a36-9b58-5d2f0a0d6c11"})
 	f := newFixture(t, long, short)
-	superNS := resources.SuperNamespace(f.c, long)
 	denials := func() float64 {
 		return metrics.PolicyDenials(f.c.Name, string(resources.KindNamespace), string(policy.RuleNamespaceCollision))
 	}
@@ -140,7 +130,7 @@ func TestCollidingNamespacesDoNotDeleteEachOther(t *testing.T) {
 		t.Errorf("super namespace holds tenant namespace %q, want the first one %q", got, long)
 	}
 	// Reported once (five refusals of the same namespace version), on the refused namespace.
-	events := drain(f.rec)
+	events := restest.Drain(f.rec)
 	if len(events) != 1 || !strings.Contains(events[0], "Warning PolicyDenied namespaceCollision: namespace "+short) ||
 		!strings.Contains(events[0], long) {
 		t.Errorf("events = %q, want one PolicyDenied namespaceCollision Warning for %s naming %s", events, short, long)
@@ -176,17 +166,5 @@ func TestCollidingNamespacesDoNotDeleteEachOther(t *testing.T) {
 	}
 	if resources.NamespaceRefused(f.c, short) {
 		t.Errorf("%s still counted as refused after it was synced", short)
-	}
-}
-
-func drain(rec *record.FakeRecorder) []string {
-	var out []string
-	for {
-		select {
-		case e := <-rec.Events:
-			out = append(out, e)
-		default:
-			return out
-		}
 	}
 }

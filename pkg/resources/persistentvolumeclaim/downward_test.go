@@ -19,6 +19,7 @@ import (
 	"github.com/vcsyncer/syncer/pkg/policy"
 	"github.com/vcsyncer/syncer/pkg/resources"
 	"github.com/vcsyncer/syncer/pkg/resources/persistentvolumeclaim"
+	"github.com/vcsyncer/syncer/pkg/resources/restest"
 	"github.com/vcsyncer/syncer/pkg/tenant"
 )
 
@@ -110,17 +111,7 @@ func TestDownwardDataSources(t *testing.T) {
 			if denials != 1 {
 				t.Errorf("vcsyncer_policy_denials_total = %v, want 1", denials)
 			}
-			select {
-			case e := <-rec.Events:
-				if !strings.Contains(e, "Warning "+policy.ReasonPolicyDenied+" storageDataSource: ") {
-					t.Errorf("Event %q", e)
-				}
-			default:
-				t.Error("no PolicyDenied Event")
-			}
-			if len(rec.Events) != 0 {
-				t.Errorf("%d more Events (reported more than once)", len(rec.Events))
-			}
+			restest.WantOneEvent(t, rec, "Warning "+policy.ReasonPolicyDenied+" storageDataSource: ")
 		})
 	}
 }

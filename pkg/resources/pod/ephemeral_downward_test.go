@@ -16,6 +16,7 @@ import (
 	"github.com/vcsyncer/syncer/pkg/metrics"
 	"github.com/vcsyncer/syncer/pkg/policy"
 	"github.com/vcsyncer/syncer/pkg/resources"
+	"github.com/vcsyncer/syncer/pkg/resources/restest"
 	"github.com/vcsyncer/syncer/pkg/tenant"
 )
 
@@ -81,14 +82,7 @@ func TestDownwardEphemeralDataSource(t *testing.T) {
 			if denials != 1 {
 				t.Errorf("denials = %v, want 1", denials)
 			}
-			select {
-			case e := <-rec.Events:
-				if !strings.Contains(e, "Warning "+policy.ReasonPolicyDenied+" storageDataSource: ") {
-					t.Errorf("Event %q", e)
-				}
-			default:
-				t.Error("no PolicyDenied Event")
-			}
+			restest.WantOneEvent(t, rec, "Warning "+policy.ReasonPolicyDenied+" storageDataSource: ")
 			tp, err := tenantCS.CoreV1().Pods("shop").Get(ctx, "web", metav1.GetOptions{})
 			if err != nil {
 				t.Fatal(err)

@@ -19,6 +19,7 @@ import (
 	"github.com/vcsyncer/syncer/pkg/metrics"
 	"github.com/vcsyncer/syncer/pkg/policy"
 	"github.com/vcsyncer/syncer/pkg/resources"
+	"github.com/vcsyncer/syncer/pkg/resources/restest"
 	"github.com/vcsyncer/syncer/pkg/tenant"
 )
 
@@ -388,14 +389,7 @@ func TestReconcileRefusedPod(t *testing.T) {
 	if got := count() - before; got != 1 {
 		t.Errorf("denials counted %v, want 1", got)
 	}
-	select {
-	case e := <-rec.Events:
-		if !strings.Contains(e, "Warning "+policy.ReasonPolicyDenied+" volumeType: ") || !strings.Contains(e, "nfs") {
-			t.Errorf("Event %q", e)
-		}
-	default:
-		t.Error("no Event")
-	}
+	restest.WantOneEvent(t, rec, "Warning "+policy.ReasonPolicyDenied+" volumeType: ", "nfs")
 
 	// The informer brings the updated Pod back: no second write, Event or count, and the
 	// upward path (no super Pod) leaves the condition alone.

@@ -2,6 +2,7 @@ package restest
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -15,6 +16,7 @@ import (
 	"k8s.io/client-go/tools/record"
 
 	tenancyv1alpha1 "github.com/vcsyncer/syncer/pkg/apis/tenancy/v1alpha1"
+	"github.com/vcsyncer/syncer/pkg/conversion"
 	"github.com/vcsyncer/syncer/pkg/metrics"
 	"github.com/vcsyncer/syncer/pkg/policy"
 	"github.com/vcsyncer/syncer/pkg/resources"
@@ -84,14 +86,34 @@ func (h *Harness) Super(inf cache.SharedIndexInformer, obj runtime.Object) {
 }
 
 // Events returns the Events recorded so far ("Warning PolicyDenied <message>") and forgets them.
-func (h *Harness) Events() []string {
+func (h *Harness) Events() []string { return Drain(h.Recorder) }
+
+// Drain returns the Events rec has recorded so far, each as "<type> <reason> <message>", and
+// forgets them.
+func Drain(rec *record.FakeRecorder) []string {
 	var out []string
 	for {
 		select {
-		case e := <-h.Recorder.Events:
+		case e := <-rec.Events:
 			out = append(out, e)
 		default:
 			return out
+		}
+	}
+}
+
+// WantOneEvent fails t unless rec recorded exactly one Event since it was last drained, and that
+// Event contains every string of want (for example "Warning PolicyDenied storageDataSource: ").
+func WantOneEvent(t testing.TB, rec *record.FakeRecorder, want ...string) {
+	t.Helper()
+	got := Drain(rec)
+	if len(got) != 1 {
+		t.Errorf("Events %q, want exactly one", got)
+		return
+	}
+	for _, w := range want {
+		if !strings.Contains(got[0], w) {
+			t.Errorf("Event %q, want it to contain %q", got[0], w)
 		}
 	}
 }
@@ -169,4 +191,18 @@ func RunCheckCases[T interface {
 			}
 		})
 	}
+}
+
+// CollidingNamespaces returns two tenant namespace names of tenant c (Name and UID set) that
+// map to one super namespace, and that super namespace: a 63-character name, cut when it is
+// mapped, and the tail of its cut form. It fails t when they do not collide.
+func CollidingNamespaces(t testing.TB, c *tenant.Cluster) (long, short, superNS string) {
+	t.Helper()
+	long = strings.Repeat("x", 63)
+	superNS = resources.SuperNamespace(c, long)
+	short = strings.TrimPrefix(superNS, conversion.SuperNamespacePrefix(c.Name, c.UID))
+	if resources.SuperNamespace(c, short) != superNS {
+		t.Fatalf("%q and %q do not collide", long, short)
+	}
+	return long, short, superNS
 }
