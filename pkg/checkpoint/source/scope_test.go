@@ -117,6 +117,28 @@ func eventually(t *testing.T, what string, f func() bool) {
 	}
 }
 
+// startScoped starts the ConfigMap informer of a Factory on srv that follows scope, resumed
+// from states (none: a cold start), after prepare (nil: none) has seen it, and waits until it
+// synced and applied the Scope. The informer stops when the test ends.
+func startScoped(t *testing.T, srv *scopeServer, scope *Scope, states []State, prepare func(cache.SharedIndexInformer)) (*Registry, cache.SharedIndexInformer) {
+	t.Helper()
+	reg := NewRegistry()
+	reg.Restore(states)
+	f := NewFactory(reg, "super", srv.client(t), FactoryOptions{Scope: scope})
+	inf := f.Core().V1().ConfigMaps().Informer()
+	if prepare != nil {
+		prepare(inf)
+	}
+	f.Start(t.Context().Done())
+	if !cache.WaitForCacheSync(t.Context().Done(), inf.HasSynced) {
+		t.Fatal("not synced")
+	}
+	if err := scope.Wait(t.Context(), 0); err != nil {
+		t.Fatal(err)
+	}
+	return reg, inf
+}
+
 // TestScopeChangeListsOnlyTheAddedValues follows a Scope through an addition and a removal:
 // the informer lists only the added value's objects (once, from the watch's position), keeps
 // watching with the new selector from the same position, takes from the list only the objects
@@ -267,20 +289,7 @@ func TestScopeResumeFromCheckpoint(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := &scopeServer{rv: "25", objects: []*corev1.ConfigMap{b1, scopedCM("c1", "C", "8")}}
-			scope := NewScope(scopeKey, tc.scope...)
-			reg := NewRegistry()
-			reg.Restore([]State{st})
-			f := NewFactory(reg, "super", srv.client(t), FactoryOptions{Scope: scope})
-			inf := f.Core().V1().ConfigMaps().Informer()
-			ctx, cancel := context.WithCancel(context.Background())
-			defer cancel()
-			f.Start(ctx.Done())
-			if !cache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
-				t.Fatal("not synced")
-			}
-			if err := scope.Wait(ctx, 0); err != nil {
-				t.Fatal(err)
-			}
+			_, inf := startScoped(t, srv, NewScope(scopeKey, tc.scope...), []State{st}, nil)
 			eventually(t, "the expected cache", func() bool { return slices.Equal(cachedNames(inf), tc.wantCache) })
 			if n := srv.listCount(); n != tc.wantLists {
 				t.Errorf("%d lists, want %d", n, tc.wantLists)
@@ -303,25 +312,19 @@ func TestScopeCheckpointDuringHandOver(t *testing.T) {
 		srv.objects = append(srv.objects, scopedCM(fmt.Sprintf("b%d", i), "B", "7"))
 	}
 	scope := NewScope(scopeKey, "A")
-	reg := NewRegistry()
-	f := NewFactory(reg, "super", srv.client(t), FactoryOptions{Scope: scope})
-	inf := f.Core().V1().ConfigMaps().Informer()
 	// An index function that takes its time for B's objects: the informer applies them to
 	// its cache well after the watch handed them to it, as a busy informer does.
-	if err := inf.AddIndexers(cache.Indexers{"slow": func(o any) ([]string, error) {
-		if o.(*corev1.ConfigMap).Labels[scopeKey] == "B" {
-			time.Sleep(100 * time.Microsecond)
+	reg, inf := startScoped(t, srv, scope, nil, func(inf cache.SharedIndexInformer) {
+		if err := inf.AddIndexers(cache.Indexers{"slow": func(o any) ([]string, error) {
+			if o.(*corev1.ConfigMap).Labels[scopeKey] == "B" {
+				time.Sleep(100 * time.Microsecond)
+			}
+			return nil, nil
+		}}); err != nil {
+			t.Fatal(err)
 		}
-		return nil, nil
-	}}); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	f.Start(ctx.Done())
-	if !cache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
-		t.Fatal("not synced")
-	}
+	})
+	ctx := t.Context()
 	w0 := srv.waitWatch(t, 0)
 	w0.w.Modify(scopedCM("a1", "A", "12"))
 	eventually(t, "a1@12 cached", func() bool { return slices.Contains(cachedNames(inf), "a1@12") })
@@ -370,20 +373,7 @@ func TestScopeResumeListsAPartlyCachedValue(t *testing.T) {
 	srv := &scopeServer{rv: "25", objects: []*corev1.ConfigMap{
 		scopedCM("a1", "A", "5"), scopedCM("b1", "B", "7"), scopedCM("b2", "B", "8"),
 	}}
-	scope := NewScope(scopeKey, "A", "B")
-	reg := NewRegistry()
-	reg.Restore([]State{st})
-	f := NewFactory(reg, "super", srv.client(t), FactoryOptions{Scope: scope})
-	inf := f.Core().V1().ConfigMaps().Informer()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	f.Start(ctx.Done())
-	if !cache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
-		t.Fatal("not synced")
-	}
-	if err := scope.Wait(ctx, 0); err != nil {
-		t.Fatal(err)
-	}
+	_, inf := startScoped(t, srv, NewScope(scopeKey, "A", "B"), []State{st}, nil)
 	want := []string{"a1@5", "b1@7", "b2@8"}
 	deadline := time.Now().Add(2 * time.Second)
 	for !slices.Equal(cachedNames(inf), want) && time.Now().Before(deadline) {
