@@ -6,7 +6,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/cache"
 
-	"github.com/vcsyncer/syncer/pkg/conversion"
 	"github.com/vcsyncer/syncer/pkg/policy"
 	"github.com/vcsyncer/syncer/pkg/resources"
 	"github.com/vcsyncer/syncer/pkg/tenant"
@@ -43,15 +42,11 @@ func (s *Syncer) boundChanged(oldObj, obj any) {
 		obj = d.Obj
 	}
 	m, ok := obj.(metav1.Object)
-	if !ok || s.registry == nil {
+	if !ok {
 		return
 	}
-	o, owned := conversion.OwnerOf(m)
-	if !owned {
-		return
-	}
-	c, ok := s.registry.Get(o.Tenant)
-	if !ok || c.UID != o.TenantUID || !c.Synced() {
+	c, o, ok := s.syncedOwner(m)
+	if !ok {
 		return
 	}
 	if oldObj == nil || !boundStatusOnly(oldObj, obj) {

@@ -359,12 +359,8 @@ func (s *Syncer) superHandler(kind resources.Kind) cache.ResourceEventHandler {
 		if !ok {
 			return
 		}
-		o, owned := conversion.OwnerOf(m)
-		if !owned || s.registry == nil {
-			return
-		}
-		c, ok := s.registry.Get(o.Tenant)
-		if !ok || c.UID != o.TenantUID || !c.Synced() {
+		c, o, ok := s.syncedOwner(m)
+		if !ok {
 			return
 		}
 		if !s.ready.ready.Load() {
@@ -516,22 +512,35 @@ func isTenantDNS(kind resources.Kind, o conversion.Owner) bool {
 // namespace for the tenant's DNS Service), so a Pod applied before its ServiceAccount converges
 // as soon as the ServiceAccount is synced instead of after its retry backoff.
 func (s *Syncer) enqueuePodsWaitingFor(kind resources.Kind, obj any) {
-	if !podDependencies[kind] || s.registry == nil {
+	if !podDependencies[kind] {
 		return
 	}
 	m, ok := obj.(metav1.Object)
 	if !ok {
 		return
 	}
+	if c, o, ok := s.syncedOwner(m); ok {
+		s.enqueueWaitingPods(c, kind, o)
+	}
+}
+
+// syncedOwner returns the registered tenant whose ownership stamps super object m carries, and
+// the stamps, when that tenant (same UID: not a deleted tenant's namesake) has synced its
+// caches; ok is false for an object no tenant owns, a tenant not registered or not synced,
+// and a syncer without a tenant registry.
+func (s *Syncer) syncedOwner(m metav1.Object) (c *tenant.Cluster, o conversion.Owner, ok bool) {
+	if s.registry == nil {
+		return nil, conversion.Owner{}, false
+	}
 	o, owned := conversion.OwnerOf(m)
 	if !owned {
-		return
+		return nil, o, false
 	}
-	c, ok := s.registry.Get(o.Tenant)
+	c, ok = s.registry.Get(o.Tenant)
 	if !ok || c.UID != o.TenantUID || !c.Synced() {
-		return
+		return nil, o, false
 	}
-	s.enqueueWaitingPods(c, kind, o)
+	return c, o, true
 }
 
 // enqueueWaitingPods enqueues downward the tenant Pods of c without a super copy that wait for

@@ -88,19 +88,15 @@ func (s *Syncer) enqueueClaimOf(obj any) {
 		obj = d.Obj
 	}
 	pv, ok := obj.(*corev1.PersistentVolume)
-	if !ok || pv.Spec.ClaimRef == nil || s.registry == nil {
+	if !ok || pv.Spec.ClaimRef == nil {
 		return
 	}
 	ns, err := s.env.SuperInformers.Core().V1().Namespaces().Lister().Get(pv.Spec.ClaimRef.Namespace)
 	if err != nil {
 		return // not a namespace the syncer owns
 	}
-	o, owned := conversion.OwnerOf(ns)
-	if !owned {
-		return
-	}
-	c, ok := s.registry.Get(o.Tenant)
-	if !ok || c.UID != o.TenantUID || !c.Synced() {
+	_, o, ok := s.syncedOwner(ns)
+	if !ok {
 		return
 	}
 	s.enqueue(s.up, resources.Request{Tenant: o.Tenant, Kind: resources.KindPersistentVolumeClaim,
