@@ -24,21 +24,9 @@ func TestOptInKindsFlag(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			o := NewOptions()
-			fs := pflag.NewFlagSet("run", pflag.ContinueOnError)
-			o.AddFlags(fs)
-			if err := fs.Parse(tc.args); err != nil {
-				t.Fatal(err)
-			}
-			err := o.Validate()
-			if tc.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("Validate() = %v, want %q", err, tc.wantErr)
-				}
+			o := parseFlags(t, tc.args...)
+			if !validates(t, o, tc.wantErr) {
 				return
-			}
-			if err != nil {
-				t.Fatal(err)
 			}
 			var got []string
 			for _, k := range o.OptInKindList() {
@@ -72,21 +60,9 @@ func TestLogFormat(t *testing.T) {
 				host = "10.96.0.1"
 			}
 			t.Setenv("KUBERNETES_SERVICE_HOST", host)
-			o := NewOptions()
-			fs := pflag.NewFlagSet("run", pflag.ContinueOnError)
-			o.AddFlags(fs)
-			if err := fs.Parse(tc.args); err != nil {
-				t.Fatal(err)
-			}
-			err := o.Validate()
-			if tc.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("Validate() = %v, want %q", err, tc.wantErr)
-				}
+			o := parseFlags(t, tc.args...)
+			if !validates(t, o, tc.wantErr) {
 				return
-			}
-			if err != nil {
-				t.Fatal(err)
 			}
 			var buf bytes.Buffer
 			zap.New(o.ZapOpts(zap.WriteTo(&buf))...).WithName("test").Info("Checking the log format", "tenant", "team-a")
@@ -129,12 +105,7 @@ func TestInClusterDefaults(t *testing.T) {
 	if err := o.Validate(); err == nil || !strings.Contains(err.Error(), "--graceful-shutdown-timeout must not be negative") {
 		t.Errorf("Validate() = %v, want the negative timeout refused", err)
 	}
-	o = NewOptions()
-	fs = pflag.NewFlagSet("run", pflag.ContinueOnError)
-	o.AddFlags(fs)
-	if err := fs.Parse([]string{"--tenant-request-timeout=-1s"}); err != nil {
-		t.Fatal(err)
-	}
+	o = parseFlags(t, "--tenant-request-timeout=-1s")
 	if err := o.Validate(); err == nil || !strings.Contains(err.Error(), "--tenant-request-timeout must not be negative") {
 		t.Errorf("Validate() = %v, want the negative tenant request timeout refused", err)
 	}
@@ -168,12 +139,7 @@ func TestTenantDNSFlag(t *testing.T) {
 		args []string
 		want bool
 	}{{nil, true}, {[]string{"--tenant-dns=false"}, false}, {[]string{"--tenant-dns"}, true}} {
-		o := NewOptions()
-		fs := pflag.NewFlagSet("run", pflag.ContinueOnError)
-		o.AddFlags(fs)
-		if err := fs.Parse(tc.args); err != nil {
-			t.Fatal(err)
-		}
+		o := parseFlags(t, tc.args...)
 		if o.TenantDNS != tc.want {
 			t.Errorf("args %v: TenantDNS %v, want %v", tc.args, o.TenantDNS, tc.want)
 		}
@@ -193,12 +159,7 @@ func TestVNodeLeaseRenewInterval(t *testing.T) {
 		{[]string{"--vnode-lease-duration=60s", "--vnode-lease-renew-interval=30s"}, true},
 		{[]string{"--vnode-lease-renew-interval=500ms"}, false},
 	} {
-		o := NewOptions()
-		fs := pflag.NewFlagSet("run", pflag.ContinueOnError)
-		o.AddFlags(fs)
-		if err := fs.Parse(tc.args); err != nil {
-			t.Fatal(err)
-		}
+		o := parseFlags(t, tc.args...)
 		err := o.Validate()
 		if (err == nil) != tc.ok {
 			t.Errorf("%v: Validate() = %v, want ok=%t", tc.args, err, tc.ok)
@@ -221,12 +182,7 @@ func TestShardingFlags(t *testing.T) {
 		{[]string{"--sharding", "--shard-lease-duration=6s", "--shard-lease-renew-interval=3s"}, false},
 		{[]string{"--shard-id=Not_Valid"}, true}, // not used without --sharding
 	} {
-		o := NewOptions()
-		fs := pflag.NewFlagSet("run", pflag.ContinueOnError)
-		o.AddFlags(fs)
-		if err := fs.Parse(tc.args); err != nil {
-			t.Fatal(err)
-		}
+		o := parseFlags(t, tc.args...)
 		if err := o.Validate(); (err == nil) != tc.ok {
 			t.Errorf("%v: Validate() = %v, want ok=%t", tc.args, err, tc.ok)
 		}
@@ -255,4 +211,33 @@ func TestShardingFlags(t *testing.T) {
 			t.Errorf("shard tenant-x and tenant x share the store %q", a)
 		}
 	}
+}
+
+// parseFlags returns the Options of the command line args (not validated); a parse error fails t.
+func parseFlags(t testing.TB, args ...string) *Options {
+	t.Helper()
+	o := NewOptions()
+	fs := pflag.NewFlagSet("run", pflag.ContinueOnError)
+	o.AddFlags(fs)
+	if err := fs.Parse(args); err != nil {
+		t.Fatal(err)
+	}
+	return o
+}
+
+// validates reports whether o passes Validate. With wantErr set, Validate must fail with an
+// error containing it (else t fails at once); with wantErr empty, any error fails t at once.
+func validates(t testing.TB, o *Options, wantErr string) bool {
+	t.Helper()
+	err := o.Validate()
+	if wantErr != "" {
+		if err == nil || !strings.Contains(err.Error(), wantErr) {
+			t.Fatalf("Validate() = %v, want %q", err, wantErr)
+		}
+		return false
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return true
 }
