@@ -33,15 +33,21 @@ func TestSelectOptIn(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var kinds []resources.Kind
-			for _, r := range got {
-				kinds = append(kinds, r.Kind())
-			}
-			if len(kinds) != len(tc.want) || (len(kinds) > 0 && strings.Join(toStrings(kinds), ",") != strings.Join(toStrings(tc.want), ",")) {
+			kinds := kindNames(got)
+			if kinds != strings.Join(toStrings(tc.want), ",") {
 				t.Errorf("kinds %v, want %v", kinds, tc.want)
 			}
 		})
 	}
+}
+
+// kindNames returns the kinds of rs, in order, joined by commas.
+func kindNames(rs []resources.Resource) string {
+	var out []string
+	for _, r := range rs {
+		out = append(out, string(r.Kind()))
+	}
+	return strings.Join(out, ",")
 }
 
 func toStrings(ks []resources.Kind) []string {
@@ -91,11 +97,8 @@ func TestSelectOptional(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var kinds []resources.Kind
-			for _, r := range got {
-				kinds = append(kinds, r.Kind())
-			}
-			if strings.Join(toStrings(kinds), ",") != strings.Join(toStrings(tc.want), ",") {
+			kinds := kindNames(got)
+			if kinds != strings.Join(toStrings(tc.want), ",") {
 				t.Errorf("kinds %v, want %v", kinds, tc.want)
 			}
 		})
