@@ -32,11 +32,11 @@ type scopeState struct {
 	listGen    uint64
 	fresh      []string // keys just listed for values added, to see in the cache before appliedGen moves
 	freshGen   uint64
-	// pending holds the values of storeVals some of whose objects were handed to the reflector
-	// but are not yet known to be in the informer's cache (a value listed with no objects is
-	// never pending), each with the Scope generation whose
-	// awaitVisible confirms them. A checkpoint leaves them out of its values: the cache it saves
-	// may lack some of their objects, and a resume lists a value its checkpoint does not name.
+	// pending holds the values some of whose objects were handed to the reflector but are not
+	// yet known to be in the informer's cache (a value listed with no objects is never
+	// pending), each with the Scope generation whose awaitVisible confirms them, and the
+	// partial values. A checkpoint leaves them out of its values: the cache it saves may lack
+	// some of their objects, and a resume lists a value its checkpoint does not name.
 	pending map[string]uint64
 	// partial holds the values found on the objects of a restored checkpoint that the
 	// checkpoint does not name (it was taken while their objects were being handed over or
@@ -107,8 +107,8 @@ func hasKey(m map[string]struct{}, k string) bool {
 	return ok
 }
 
-// setPending records vals (values with listed objects) as pending until awaitVisible confirms generation gen. Call it with
-// ss.mu held.
+// setPending records vals (values with listed objects) as pending until awaitVisible confirms
+// generation gen. Call it with ss.mu held.
 func (l *resumeLW) setPending(vals map[string]struct{}, gen uint64) {
 	if len(vals) == 0 {
 		return
@@ -149,8 +149,8 @@ func (l *resumeLW) scopedList(ctx context.Context, opts metav1.ListOptions) (run
 func (l *resumeLW) listed(list runtime.Object, vals map[string]struct{}, gen uint64) {
 	l.ss.mu.Lock()
 	defer l.ss.mu.Unlock()
-	// A value is fresh when the cache did not hold it, or held it pending or partly: its
-	// objects are known to be cached once the list's are visible.
+	// The objects of a value the cache did not hold, or held pending or partly, are fresh:
+	// the value is known to be cached once they are visible.
 	unsure := map[string]struct{}{}
 	for v := range vals {
 		_, had := l.ss.storeVals[v]
@@ -184,17 +184,17 @@ func (l *resumeLW) restoredValues(st *State, list runtime.Object) {
 	for _, v := range st.Scope {
 		vals[v] = struct{}{}
 	}
-	partial := map[string]struct{}{}
+	partial, pending := map[string]struct{}{}, map[string]uint64{}
 	_ = meta.EachListItem(list, func(o runtime.Object) error {
 		if m, err := meta.Accessor(o); err == nil {
 			if v := m.GetLabels()[l.scope.key]; !slices.Contains(st.Scope, v) {
-				vals[v], partial[v] = struct{}{}, struct{}{}
+				vals[v], partial[v], pending[v] = struct{}{}, struct{}{}, 0
 			}
 		}
 		return nil
 	})
 	l.ss.mu.Lock()
-	l.ss.started, l.ss.storeVals, l.ss.fresh, l.ss.pending, l.ss.partial = true, vals, nil, nil, partial
+	l.ss.started, l.ss.storeVals, l.ss.fresh, l.ss.pending, l.ss.partial = true, vals, nil, pending, partial
 	l.ss.mu.Unlock()
 }
 
@@ -456,6 +456,11 @@ func (w *scopedWatch) apply(ctx context.Context) (real watch.Interface, changed 
 		listRV = 0
 	}
 	l.ss.mu.Lock()
+	for v := range gained {
+		if !hasKey(listedVals, v) {
+			delete(l.ss.pending, v) // no objects to wait for (an entry left by an earlier hand-over)
+		}
+	}
 	l.setPending(listedVals, gen)
 	l.ss.mu.Unlock()
 	if !w.handOver(ctx, handed, vals) {
@@ -529,6 +534,11 @@ func (w *scopedWatch) handOver(ctx context.Context, items []runtime.Object, vals
 	}
 	l.ss.mu.Lock()
 	l.ss.storeVals, l.ss.partial = vals, nil
+	for v := range l.ss.pending {
+		if !hasKey(vals, v) {
+			delete(l.ss.pending, v)
+		}
+	}
 	l.ss.mu.Unlock()
 	return true
 }
