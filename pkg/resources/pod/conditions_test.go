@@ -89,15 +89,7 @@ func TestTenantConditionsPatch(t *testing.T) {
 	if err != nil || patch == nil {
 		t.Fatalf("patch = %s, %v", patch, err)
 	}
-	orig, _ := json.Marshal(superPod)
-	out, err := strategicpatch.StrategicMergePatch(orig, patch, &corev1.Pod{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var patched corev1.Pod
-	if err := json.Unmarshal(out, &patched); err != nil {
-		t.Fatal(err)
-	}
+	patched := applyPatch(t, superPod, patch)
 	want := append(append([]corev1.PodCondition{}, kubelet...), cond("same", corev1.ConditionTrue, 1), cond(gate, corev1.ConditionTrue, 9))
 	if !sameConditions(patched.Status.Conditions, want) {
 		t.Errorf("patched super conditions = %+v\nwant %+v (patch %s)", patched.Status.Conditions, want, patch)
@@ -140,15 +132,7 @@ func TestTenantConditionsPatchBounds(t *testing.T) {
 	if len(patch) > maxCopiedConditions*(maxConditionReason+maxConditionMessage+200) {
 		t.Errorf("patch of %d bytes", len(patch))
 	}
-	orig, _ := json.Marshal(sp)
-	out, err := strategicpatch.StrategicMergePatch(orig, patch, &corev1.Pod{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var patched corev1.Pod
-	if err := json.Unmarshal(out, &patched); err != nil {
-		t.Fatal(err)
-	}
+	patched := applyPatch(t, sp, patch)
 	if n := len(patched.Status.Conditions); n != maxCopiedConditions+1 {
 		t.Errorf("%d conditions in the super Pod, want %d gates and the super one", n, maxCopiedConditions)
 	}
@@ -219,4 +203,23 @@ func TestLostStatus(t *testing.T) {
 	if p.Status.Phase != corev1.PodRunning || p.Status.ContainerStatuses[0].State.Running == nil {
 		t.Error("lostStatus changed its input")
 	}
+}
+
+// applyPatch returns Pod p with the strategic merge patch applied, as the apiserver applies a
+// PATCH of pods/status; an error fails t.
+func applyPatch(t *testing.T, p *corev1.Pod, patch []byte) corev1.Pod {
+	t.Helper()
+	orig, err := json.Marshal(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := strategicpatch.StrategicMergePatch(orig, patch, &corev1.Pod{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var patched corev1.Pod
+	if err := json.Unmarshal(out, &patched); err != nil {
+		t.Fatal(err)
+	}
+	return patched
 }
