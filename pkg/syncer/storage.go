@@ -88,7 +88,7 @@ func (s *Syncer) enqueueClaimOf(obj any) {
 		obj = d.Obj
 	}
 	pv, ok := obj.(*corev1.PersistentVolume)
-	if !ok || pv.Spec.ClaimRef == nil {
+	if !ok || pv.Spec.ClaimRef == nil || s.registry == nil {
 		return
 	}
 	ns, err := s.env.SuperInformers.Core().V1().Namespaces().Lister().Get(pv.Spec.ClaimRef.Namespace)
