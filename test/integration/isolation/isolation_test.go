@@ -27,10 +27,7 @@ const unsandboxed = "runc"
 
 func TestIsolation(t *testing.T) {
 	s := setUp(t)
-	for _, tc := range []struct {
-		name string
-		run  func(*testing.T)
-	}{
+	cases := []attackCase{
 		// Storage.
 		{"pvc-legacy-class-annotation-binds-other-tenants-pv", s.attackClaimLegacyAnnotation},
 		{"ephemeral-legacy-class-annotation-binds-other-tenants-pv", s.attackEphemeralLegacyAnnotation},
@@ -91,11 +88,24 @@ func TestIsolation(t *testing.T) {
 		// The syncer's blast radius and its metrics.
 		{"syncer-token-refused-in-kube-system", s.checkSyncerTokenConfined},
 		{"metrics-and-status-page-require-authentication", s.checkMetricsAuth},
-	} {
+	}
+	// The walls around the super cluster's shared parts, one group per area (walls_*_test.go).
+	cases = append(cases, s.podWalls()...)
+	cases = append(cases, s.storageWalls()...)
+	cases = append(cases, s.networkWalls()...)
+	cases = append(cases, s.boundsWalls()...)
+	cases = append(cases, s.shareWalls()...)
+	for _, tc := range cases {
 		if !t.Run(tc.name, tc.run) {
 			t.Logf("FAILED: %s", tc.name)
 		}
 	}
+}
+
+// attackCase is one subtest of TestIsolation.
+type attackCase struct {
+	name string
+	run  func(*testing.T)
 }
 
 // setUp starts the environment, the syncer, registers A (tenant-1) and B (tenant-2) and
