@@ -3,7 +3,8 @@ package conversion
 import corev1 "k8s.io/api/core/v1"
 
 // TrimPodSpec reduces a cached Pod's spec to what the syncer reads from its caches: nodeName,
-// the names and images of containers and init containers, the readiness gates (whose
+// the names and images of containers and init containers, the names of ephemeral containers
+// (which the syncer reports, as it does not sync them), the readiness gates (whose
 // conditions the syncer copies from a tenant Pod into its super Pod), and the ServiceAccount
 // and projected serviceAccountToken sources (from which the syncer requests a new Pod's tenant
 // tokens while it reads the full spec). Informer transforms of both the tenant and the super
@@ -20,6 +21,7 @@ func TrimPodSpec(p *corev1.Pod) {
 		}
 		return out
 	}
+	ephemeral := p.Spec.EphemeralContainers
 	p.Spec = corev1.PodSpec{
 		NodeName:           p.Spec.NodeName,
 		ServiceAccountName: p.Spec.ServiceAccountName,
@@ -27,6 +29,12 @@ func TrimPodSpec(p *corev1.Pod) {
 		Containers:         trim(p.Spec.Containers),
 		InitContainers:     trim(p.Spec.InitContainers),
 		Volumes:            tokenVolumes(p.Spec.Volumes),
+	}
+	if len(ephemeral) > 0 {
+		p.Spec.EphemeralContainers = make([]corev1.EphemeralContainer, len(ephemeral))
+		for i, e := range ephemeral {
+			p.Spec.EphemeralContainers[i].Name = e.Name
+		}
 	}
 }
 

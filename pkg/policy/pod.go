@@ -49,6 +49,11 @@ const systemPriorityClassPrefix = "system-"
 //     metadata.name requirement, that does not name (operator In) only Nodes for which inPool
 //     is true. inPool(name) reports whether the super Node called name (or labelled
 //     kubernetes.io/hostname=name) is in the tenant's node pool; nil means none is.
+//   - RulePodAffinity: a required pod affinity or anti-affinity term whose topology key
+//     TopologyKeyAllowed refuses (kubernetes.io/hostname, p.AllowedNodeLabelKeys and the keys
+//     of p.NodeSelector are allowed).
+//   - RuleTopologySpread: a DoNotSchedule topology spread constraint whose topology key
+//     TopologyKeyAllowed refuses.
 //   - RuleRuntimeClass: runtimeClassName not in p.AllowedRuntimeClassNames and not
 //     p.DefaultRuntimeClassName (an unset name is given the default: allowed).
 //   - RuleSchedulerName: an explicit schedulerName not in p.AllowedSchedulerNames (unset means
@@ -57,7 +62,8 @@ const systemPriorityClassPrefix = "system-"
 //     non-nil. The built-in system-* classes are not refused here: the super Pod drops them
 //     unless the super cluster made them public (and the list, when set, names them).
 //
-// Tolerations and preferred node affinity are not refused but filtered (FilterPod). p must be
+// Tolerations, preferred node and pod affinity, ScheduleAnyway spread constraints and grace
+// periods are not refused but filtered (FilterPod). p must be
 // a resolved policy (every field set); spec is not modified.
 func CheckPod(p *tenancyv1alpha1.PodPolicy, spec *corev1.PodSpec, inPool func(nodeName string) bool) *Denial {
 	if inPool == nil {
@@ -73,6 +79,9 @@ func CheckPod(p *tenancyv1alpha1.PodPolicy, spec *corev1.PodSpec, inPool func(no
 			n, *p.MaxServiceAccountTokens)
 	}
 	if d := checkPlacement(p, spec, inPool); d != nil {
+		return d
+	}
+	if d := checkScheduling(p, spec); d != nil {
 		return d
 	}
 	if rc := spec.RuntimeClassName; rc != nil && *rc != "" && !RuntimeClassAllowed(p, *rc) {
@@ -268,9 +277,15 @@ func denyNodeNames(where string, r corev1.NodeSelectorRequirement) *Denial {
 //     RuleNodePlacement when no toleration was dropped; a preference never widens placement,
 //     so it is not worth resolving node names for it);
 //   - p.NodeSelector is merged into the node selector, its values winning;
-//   - p.DefaultRuntimeClassName, when not empty, is set on a spec that names no RuntimeClass.
+//   - p.DefaultRuntimeClassName, when not empty, is set on a spec that names no RuntimeClass;
+//   - preferred pod affinity and anti-affinity terms, and ScheduleAnyway topology spread
+//     constraints, whose topology key TopologyKeyAllowed refuses are dropped (RulePodAffinity,
+//     RuleTopologySpread);
+//   - terminationGracePeriodSeconds and the containers' preStop and postStart sleep seconds
+//     above p.MaxTerminationGracePeriodSeconds are clamped to it (RuleTerminationGracePeriod).
 //
-// CheckPod runs first: FilterPod does not refuse anything.
+// One report covers everything left out: the first rule in this order, the other parts
+// appended to its message. CheckPod runs first: FilterPod does not refuse anything.
 func FilterPod(p *tenancyv1alpha1.PodPolicy, spec *corev1.PodSpec) *Denial {
 	var dropped []string
 	kept := spec.Tolerations[:0:0]
@@ -318,6 +333,9 @@ func FilterPod(p *tenancyv1alpha1.PodPolicy, spec *corev1.PodSpec) *Denial {
 		spec.RuntimeClassName = &def
 	}
 
+	scheduling := filterScheduling(p, spec)
+	termination := clampTermination(p, spec)
+
 	terms := ""
 	if droppedTerms > 0 {
 		terms = fmt.Sprintf("%d preferred node affinity term(s) not copied to the super Pod (keys outside "+
@@ -330,11 +348,11 @@ func FilterPod(p *tenancyv1alpha1.PodPolicy, spec *corev1.PodSpec) *Denial {
 		if terms != "" {
 			msg += "; also " + terms
 		}
-		return &Denial{Rule: RuleToleration, Message: msg}
+		return combine(&Denial{Rule: RuleToleration, Message: msg}, scheduling, termination)
 	case droppedTerms > 0:
-		return Deny(RuleNodePlacement, "%s; a TenantPolicy's pods.allowedNodeLabelKeys allows more", terms)
+		return combine(Deny(RuleNodePlacement, "%s; a TenantPolicy's pods.allowedNodeLabelKeys allows more", terms), scheduling, termination)
 	}
-	return nil
+	return combine(scheduling, termination)
 }
 
 // TolerationMatches reports whether toleration t is one pattern pat allows: the same key (a

@@ -80,7 +80,7 @@ func IsRejected(c *tenant.Cluster, kind Kind, obj metav1.Object) bool {
 
 // Filtered reports, like Deny, that tenant c's policy changed what of tenant object obj of
 // kind reaches its super copy while the object itself was synced (rules that filter:
-// metadataKey, disruptionBudget): a Warning Event with reason policy.ReasonPolicyDenied on obj
+// metadataKey, disruptionBudget, terminationGracePeriod, ephemeralContainer): a Warning Event with reason policy.ReasonPolicyDenied on obj
 // and one count of vcsyncer_policy_denials_total, once per version of obj (its
 // resourceVersion, or any string that changes when the report would; see ReportDroppedMeta)
 // and policy generation. Its record is kept per rule and apart from Deny's, so the object does
@@ -103,7 +103,8 @@ func Filtered(c *tenant.Cluster, kind Kind, obj metav1.Object, rule policy.Rule,
 }
 
 // filterRules are the rules Filtered keeps records for.
-var filterRules = []policy.Rule{policy.RuleMetadataKey, policy.RuleDisruptionBudget}
+var filterRules = []policy.Rule{policy.RuleMetadataKey, policy.RuleDisruptionBudget,
+	policy.RuleTerminationGracePeriod, policy.RuleEphemeralContainer}
 
 // Gone forgets every record of tenant object namespace/name of kind (Deny's, Filtered's and
 // RecordRejected's):

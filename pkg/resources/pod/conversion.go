@@ -32,8 +32,10 @@ const AnnotationSyncedImages = conversion.Domain + "/synced-images"
 // Desired returns the super Pod for tenant Pod t in superNS. existing is the current super Pod
 // (nil when creating): labels and annotations other super-cluster controllers added to it
 // are kept (resources.DesiredMeta). The filtering rules of the tenant's Pod policy are applied
-// (policy.FilterPod: tolerations, preferred node affinity, the policy's node selector and
-// tolerations, the default RuntimeClass); the refusing rules are checked before (checkPolicy).
+// (policy.FilterPod: tolerations, preferred node and pod affinity, the policy's node selector
+// and tolerations, the default RuntimeClass, grace periods); the refusing rules are checked
+// before (checkPolicy). Pod affinity terms are confined to the tenant's super namespaces
+// (confineAffinity).
 // Generic ephemeral volume templates are left as the tenant wrote them: the create path
 // converts them (confineEphemeralClaims), which needs the super cluster's StorageClasses.
 func Desired(c *tenant.Cluster, t *corev1.Pod, superNS string, existing *corev1.Pod) *corev1.Pod {
@@ -62,6 +64,7 @@ func desired(c *tenant.Cluster, t *corev1.Pod, superNS string, existing *corev1.
 	// tenant's (from the tenant's class) would be refused when it differs.
 	spec.Overhead = nil
 	filtered := policy.FilterPod(c.Policy().Pods(), spec)
+	confineAffinity(spec, c.Name, c.UID)
 	meta := desiredMeta(c, t, superNS, existing)
 	rewriteMetaFieldRefs(spec, t, &meta, existing) // before rewriteFieldRefs, which points at annotations too
 	rewriteFieldRefs(spec)

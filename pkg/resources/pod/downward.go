@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -97,8 +98,14 @@ func reconcileDownward(ctx context.Context, env *resources.Env, c *tenant.Cluste
 		if sFound {
 			if s.DeletionTimestamp.IsZero() {
 				uid := s.UID
+				grace, clamped := policy.ClampGracePeriod(c.Policy().Pods(), t.DeletionGracePeriodSeconds)
+				if clamped {
+					resources.Filtered(c, resources.KindPod, t, policy.RuleTerminationGracePeriod, t.ResourceVersion,
+						policy.Deny(policy.RuleTerminationGracePeriod, "deletion grace period %ds clamped to %ds for the super Pod; "+
+							"a TenantPolicy's pods.maxTerminationGracePeriodSeconds allows more", *t.DeletionGracePeriodSeconds, *grace))
+				}
 				return client404(superPods.Delete(ctx, name, metav1.DeleteOptions{
-					GracePeriodSeconds: t.DeletionGracePeriodSeconds,
+					GracePeriodSeconds: grace,
 					Preconditions:      &metav1.Preconditions{UID: &uid},
 				}))
 			}
@@ -288,6 +295,7 @@ func reconcileDownward(ctx context.Context, env *resources.Env, c *tenant.Cluste
 		return nil
 
 	default:
+		reportEphemeralContainers(c, t)
 		if due, _ := tokenRefreshDue(s, time.Now()); due {
 			full, err := c.Client.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
 			if err != nil {
@@ -316,6 +324,18 @@ func reconcileDownward(ctx context.Context, env *resources.Env, c *tenant.Cluste
 		}
 		return nil
 	}
+}
+
+// reportEphemeralContainers reports the ephemeral containers of tenant Pod t (kubectl debug),
+// which its super Pod never gets (desired drops them): a PolicyDenied Warning Event and one
+// count with rule ephemeralContainer, once per set of ephemeral container names (a container
+// added later is reported again).
+func reportEphemeralContainers(c *tenant.Cluster, t *corev1.Pod) {
+	names := make([]string, len(t.Spec.EphemeralContainers))
+	for i, e := range t.Spec.EphemeralContainers {
+		names[i] = e.Name
+	}
+	resources.Filtered(c, resources.KindPod, t, policy.RuleEphemeralContainer, strings.Join(names, ","), policy.EphemeralContainers(names))
 }
 
 // syncTokens writes fresh tenant service-account tokens for super Pod superPod (see

@@ -64,6 +64,16 @@ type PodPolicy struct {
 	// +kubebuilder:validation:Minimum=0
 	// +optional
 	MaxServiceAccountTokens *int32 `json:"maxServiceAccountTokens,omitempty"`
+	// MaxTerminationGracePeriodSeconds bounds how long the super cluster waits for a tenant
+	// Pod to stop: the super Pod's terminationGracePeriodSeconds, the seconds of its
+	// containers' preStop and postStart sleep actions, and the grace period of a tenant's
+	// delete are clamped to it (rule terminationGracePeriod: the Pod still runs, and a Warning
+	// Event says what was clamped). A drain or an eviction of a super Node waits at most this
+	// long for each tenant Pod. Built-in default: 3600 (one hour; real workloads use seconds
+	// to half an hour).
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	MaxTerminationGracePeriodSeconds *int64 `json:"maxTerminationGracePeriodSeconds,omitempty"`
 }
 
 // TolerationPattern matches tolerations. Empty fields match anything; Key must be set.

@@ -1,0 +1,18 @@
+package policy
+
+// Rules of the Pod policy about scheduling terms, termination and debugging (see CheckPod,
+// FilterPod and CheckEphemeralContainers).
+const (
+	// RulePodAffinity refuses a required pod affinity or anti-affinity term whose topology key
+	// is not an allowed node label key (and reports dropped preferred terms of such keys).
+	RulePodAffinity Rule = "podAffinity"
+	// RuleTopologySpread refuses a DoNotSchedule topology spread constraint whose topology key
+	// is not an allowed node label key (and reports dropped ScheduleAnyway constraints).
+	RuleTopologySpread Rule = "topologySpread"
+	// RuleTerminationGracePeriod reports a grace period or lifecycle sleep above the policy's
+	// pods.maxTerminationGracePeriodSeconds, clamped in the super Pod.
+	RuleTerminationGracePeriod Rule = "terminationGracePeriod"
+	// RuleEphemeralContainer reports ephemeral containers (kubectl debug) of a tenant Pod,
+	// which are not synced to the super Pod.
+	RuleEphemeralContainer Rule = "ephemeralContainer"
+)

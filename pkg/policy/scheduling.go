@@ -1,0 +1,181 @@
+package policy
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+
+	tenancyv1alpha1 "github.com/vcsyncer/syncer/pkg/apis/tenancy/v1alpha1"
+)
+
+// TopologyKeyAllowed reports whether a pod affinity or anti-affinity term or a topology spread
+// constraint of a tenant Pod may use node label key k as its topology key: kubernetes.io/hostname
+// (every Node has it, so it selects no Nodes, and it spreads or packs Pods per Node, the most
+// common use), an allowed node label key (p.AllowedNodeLabelKeys) or a key of p.NodeSelector.
+// Any other key would place Pods by, and reveal, node labels the policy keeps from the tenant
+// (a Node without the key is never a candidate for a term or constraint that requires it).
+// Which Pods a term counts is confined elsewhere: the super Pod's terms select only Pods of
+// the tenant's own super namespaces (pkg/resources/pod).
+func TopologyKeyAllowed(p *tenancyv1alpha1.PodPolicy, k string) bool {
+	return k == corev1.LabelHostname || nodeKeyAllowed(p, k)
+}
+
+// checkScheduling applies the scheduling-term rules of CheckPod: RulePodAffinity for a
+// required pod affinity or anti-affinity term, RuleTopologySpread for a DoNotSchedule
+// topology spread constraint, whose topology key TopologyKeyAllowed refuses.
+func checkScheduling(p *tenancyv1alpha1.PodPolicy, spec *corev1.PodSpec) *Denial {
+	if a := spec.Affinity; a != nil {
+		var required []corev1.PodAffinityTerm
+		if a.PodAffinity != nil {
+			required = append(required, a.PodAffinity.RequiredDuringSchedulingIgnoredDuringExecution...)
+		}
+		if a.PodAntiAffinity != nil {
+			required = append(required, a.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution...)
+		}
+		for _, term := range required {
+			if !TopologyKeyAllowed(p, term.TopologyKey) {
+				return Deny(RulePodAffinity, "a required pod affinity or anti-affinity term has topology key %s, which is not an allowed node label key; "+
+					"allowed: %s; a TenantPolicy's pods.allowedNodeLabelKeys allows more", term.TopologyKey, topologyKeys(p))
+			}
+		}
+	}
+	for _, c := range spec.TopologySpreadConstraints {
+		if c.WhenUnsatisfiable != corev1.ScheduleAnyway && !TopologyKeyAllowed(p, c.TopologyKey) {
+			return Deny(RuleTopologySpread, "a DoNotSchedule topology spread constraint has topology key %s, which is not an allowed node label key; "+
+				"allowed: %s; a TenantPolicy's pods.allowedNodeLabelKeys allows more", c.TopologyKey, topologyKeys(p))
+		}
+	}
+	return nil
+}
+
+// topologyKeys lists the topology keys TopologyKeyAllowed allows under p, for a message.
+func topologyKeys(p *tenancyv1alpha1.PodPolicy) string {
+	keys := append([]string{corev1.LabelHostname}, p.AllowedNodeLabelKeys...)
+	for k := range p.NodeSelector {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return list(slices.Compact(keys))
+}
+
+// filterScheduling drops, in place, the preferred pod affinity and anti-affinity terms and
+// the ScheduleAnyway topology spread constraints of spec whose topology key
+// TopologyKeyAllowed refuses, and returns a report of what it dropped (nil when nothing).
+func filterScheduling(p *tenancyv1alpha1.PodPolicy, spec *corev1.PodSpec) *Denial {
+	terms := 0
+	keep := func(in []corev1.WeightedPodAffinityTerm) []corev1.WeightedPodAffinityTerm {
+		var out []corev1.WeightedPodAffinityTerm
+		for _, w := range in {
+			if TopologyKeyAllowed(p, w.PodAffinityTerm.TopologyKey) {
+				out = append(out, w)
+			} else {
+				terms++
+			}
+		}
+		return out
+	}
+	if a := spec.Affinity; a != nil {
+		if pa := a.PodAffinity; pa != nil && len(pa.PreferredDuringSchedulingIgnoredDuringExecution) > 0 {
+			pa.PreferredDuringSchedulingIgnoredDuringExecution = keep(pa.PreferredDuringSchedulingIgnoredDuringExecution)
+		}
+		if pa := a.PodAntiAffinity; pa != nil && len(pa.PreferredDuringSchedulingIgnoredDuringExecution) > 0 {
+			pa.PreferredDuringSchedulingIgnoredDuringExecution = keep(pa.PreferredDuringSchedulingIgnoredDuringExecution)
+		}
+	}
+	constraints := 0
+	if len(spec.TopologySpreadConstraints) > 0 {
+		var kept []corev1.TopologySpreadConstraint
+		for _, c := range spec.TopologySpreadConstraints {
+			if TopologyKeyAllowed(p, c.TopologyKey) {
+				kept = append(kept, c)
+			} else {
+				constraints++ // CheckPod refused the DoNotSchedule ones
+			}
+		}
+		spec.TopologySpreadConstraints = kept
+	}
+	allowed := fmt.Sprintf("allowed topology keys: %s; a TenantPolicy's pods.allowedNodeLabelKeys allows more", topologyKeys(p))
+	switch {
+	case terms > 0 && constraints > 0:
+		return Deny(RulePodAffinity, "%d preferred pod affinity or anti-affinity term(s) and %d ScheduleAnyway topology spread constraint(s) "+
+			"not copied to the super Pod (topology keys not allowed); %s", terms, constraints, allowed)
+	case terms > 0:
+		return Deny(RulePodAffinity, "%d preferred pod affinity or anti-affinity term(s) not copied to the super Pod (topology keys not allowed); %s", terms, allowed)
+	case constraints > 0:
+		return Deny(RuleTopologySpread, "%d ScheduleAnyway topology spread constraint(s) not copied to the super Pod (topology keys not allowed); %s", constraints, allowed)
+	}
+	return nil
+}
+
+// ClampGracePeriod returns seconds bounded by p.MaxTerminationGracePeriodSeconds (unchanged
+// when p sets no bound or seconds is nil), and whether it clamped.
+func ClampGracePeriod(p *tenancyv1alpha1.PodPolicy, seconds *int64) (*int64, bool) {
+	if seconds == nil || p.MaxTerminationGracePeriodSeconds == nil || *seconds <= *p.MaxTerminationGracePeriodSeconds {
+		return seconds, false
+	}
+	bound := *p.MaxTerminationGracePeriodSeconds
+	return &bound, true
+}
+
+// clampTermination bounds, in place, spec's terminationGracePeriodSeconds and the seconds of
+// its containers' and init containers' preStop and postStart sleep actions by
+// p.MaxTerminationGracePeriodSeconds (a sleep never exceeds the grace period: the apiserver
+// refuses one that does), and returns a report of what it clamped (nil when nothing).
+func clampTermination(p *tenancyv1alpha1.PodPolicy, spec *corev1.PodSpec) *Denial {
+	if p.MaxTerminationGracePeriodSeconds == nil {
+		return nil
+	}
+	bound := *p.MaxTerminationGracePeriodSeconds
+	var what []string
+	if g, clamped := ClampGracePeriod(p, spec.TerminationGracePeriodSeconds); clamped {
+		what = append(what, fmt.Sprintf("terminationGracePeriodSeconds %d", *spec.TerminationGracePeriodSeconds))
+		spec.TerminationGracePeriodSeconds = g
+	}
+	clampSleep := func(container, hook string, h *corev1.LifecycleHandler) {
+		if h != nil && h.Sleep != nil && h.Sleep.Seconds > bound {
+			what = append(what, fmt.Sprintf("container %s %s sleep %ds", container, hook, h.Sleep.Seconds))
+			h.Sleep.Seconds = bound
+		}
+	}
+	for _, cs := range [][]corev1.Container{spec.InitContainers, spec.Containers} {
+		for i := range cs {
+			if l := cs[i].Lifecycle; l != nil {
+				clampSleep(cs[i].Name, "preStop", l.PreStop)
+				clampSleep(cs[i].Name, "postStart", l.PostStart)
+			}
+		}
+	}
+	if len(what) == 0 {
+		return nil
+	}
+	return Deny(RuleTerminationGracePeriod, "%s clamped to %ds in the super Pod; a TenantPolicy's pods.maxTerminationGracePeriodSeconds allows more",
+		strings.Join(what, ", "), bound)
+}
+
+// EphemeralContainers returns the report of a tenant Pod's ephemeral containers (names), which
+// are not synced to its super Pod: they never run. Nil when names is empty.
+func EphemeralContainers(names []string) *Denial {
+	if len(names) == 0 {
+		return nil
+	}
+	return Deny(RuleEphemeralContainer, "ephemeral containers %s are not run: vc-syncer does not copy ephemeral containers (kubectl debug) "+
+		"to the super cluster; no TenantPolicy field allows them", strings.Join(names, ", "))
+}
+
+// combine returns the first of ds that is not nil, its message followed by the others'
+// ("; also ..."): one report, counted once under the first rule.
+func combine(ds ...*Denial) *Denial {
+	var out *Denial
+	for _, d := range ds {
+		switch {
+		case d == nil:
+		case out == nil:
+			out = &Denial{Rule: d.Rule, Message: d.Message}
+		default:
+			out.Message += "; also " + d.Message
+		}
+	}
+	return out
+}

@@ -1,0 +1,77 @@
+package pod
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/vcsyncer/syncer/pkg/conversion"
+)
+
+// confineAffinity rewrites, in place, the pod affinity and anti-affinity terms (required and
+// preferred) of spec, a super Pod's spec from a Pod of tenant tenantName (UID tenantUID), so
+// that each selects Pods of that tenant's super namespaces only, with the meaning the term has
+// in the tenant's cluster:
+//
+//   - each name in namespaces (a tenant namespace) becomes its super namespace;
+//   - a namespaceSelector (an empty one selects every namespace) gets the requirement
+//     tenancy.vcsyncer.io/tenant-uid In (tenantUID), a label only the syncer writes on super
+//     namespaces; values of kubernetes.io/metadata.name (the apiserver's name label) become
+//     super namespace names; other keys select on the tenant namespace labels the policy's
+//     metadata allowlist copies to super namespaces (a key it does not copy matches as absent);
+//   - a term with neither (the Pod's own namespace, already its super namespace) is kept.
+//
+// Without this a term could count the Pods of every namespace of the super cluster: a required
+// anti-affinity term over all namespaces with a topology key every Node shares keeps every
+// later matching Pod of every tenant, and of the super cluster itself, from being scheduled,
+// and an affinity term can probe for, or co-locate with, another tenant's Pods.
+func confineAffinity(spec *corev1.PodSpec, tenantName, tenantUID string) {
+	a := spec.Affinity
+	if a == nil {
+		return
+	}
+	confine := func(t *corev1.PodAffinityTerm) {
+		for i, ns := range t.Namespaces {
+			t.Namespaces[i] = conversion.SuperNamespace(tenantName, tenantUID, ns)
+		}
+		if t.NamespaceSelector != nil {
+			t.NamespaceSelector = confineNamespaceSelector(t.NamespaceSelector, tenantName, tenantUID)
+		}
+	}
+	if pa := a.PodAffinity; pa != nil {
+		for i := range pa.RequiredDuringSchedulingIgnoredDuringExecution {
+			confine(&pa.RequiredDuringSchedulingIgnoredDuringExecution[i])
+		}
+		for i := range pa.PreferredDuringSchedulingIgnoredDuringExecution {
+			confine(&pa.PreferredDuringSchedulingIgnoredDuringExecution[i].PodAffinityTerm)
+		}
+	}
+	if pa := a.PodAntiAffinity; pa != nil {
+		for i := range pa.RequiredDuringSchedulingIgnoredDuringExecution {
+			confine(&pa.RequiredDuringSchedulingIgnoredDuringExecution[i])
+		}
+		for i := range pa.PreferredDuringSchedulingIgnoredDuringExecution {
+			confine(&pa.PreferredDuringSchedulingIgnoredDuringExecution[i].PodAffinityTerm)
+		}
+	}
+}
+
+// confineNamespaceSelector returns sel (a tenant namespace selector) for super namespaces of
+// the tenant only (see confineAffinity). sel is not modified.
+func confineNamespaceSelector(sel *metav1.LabelSelector, tenantName, tenantUID string) *metav1.LabelSelector {
+	out := sel.DeepCopy()
+	superName := func(ns string) string { return conversion.SuperNamespace(tenantName, tenantUID, ns) }
+	if v, ok := out.MatchLabels[corev1.LabelMetadataName]; ok {
+		out.MatchLabels[corev1.LabelMetadataName] = superName(v)
+	}
+	for i := range out.MatchExpressions {
+		if r := &out.MatchExpressions[i]; r.Key == corev1.LabelMetadataName {
+			for j, v := range r.Values {
+				r.Values[j] = superName(v)
+			}
+		}
+	}
+	out.MatchExpressions = append(out.MatchExpressions, metav1.LabelSelectorRequirement{
+		Key: conversion.LabelTenantUID, Operator: metav1.LabelSelectorOpIn, Values: []string{tenantUID},
+	})
+	return out
+}
