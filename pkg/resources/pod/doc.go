@@ -27,7 +27,10 @@
 // affinity key outside allowedNodeLabelKeys (built-in: zone, region, os, arch, instance type),
 // node names (matchFields metadata.name, kubernetes.io/hostname) other than Nodes of the
 // tenant's pool (the Nodes the policy's nodeSelector selects; without one, the tenant's vNodes,
-// so a tenant DaemonSet's Pods keep working), a runtimeClassName outside
+// so a tenant DaemonSet's Pods keep working), a required pod affinity or anti-affinity term
+// or a DoNotSchedule topology spread constraint whose topology key is not kubernetes.io/hostname,
+// an allowed node label key or a key of the policy's nodeSelector (rules podAffinity,
+// topologySpread), a runtimeClassName outside
 // allowedRuntimeClassNames and the default, a schedulerName outside allowedSchedulerNames
 // (built-in: default-scheduler; unset is allowed), a priorityClassName outside
 // allowedPriorityClassNames when set. A refused Pod is not synced: it stays Pending with
@@ -41,7 +44,12 @@
 // tenant DaemonSet's other tolerations are dropped too), reported once with rule toleration;
 // preferred node affinity terms naming nodes or keys outside the allowlist are dropped; the
 // policy's nodeSelector is merged in (its values win) and its tolerations appended, so tenant
-// constraints only narrow the pool; defaultRuntimeClassName is set on Pods naming none. The
+// constraints only narrow the pool; defaultRuntimeClassName is set on Pods naming none;
+// preferred pod affinity and anti-affinity terms and ScheduleAnyway spread constraints with a
+// topology key the policy does not allow are dropped; terminationGracePeriodSeconds and the
+// containers' preStop and postStart sleep seconds above maxTerminationGracePeriodSeconds
+// (built-in: 3600) are clamped to it, as is the grace period of a tenant's delete (rule
+// terminationGracePeriod). One report covers what a Pod's filtering left out. The
 // classes the policy allows are copied into the tenant (pkg/resources/runtimeclass), so a Pod
 // can name them and keeps the name in the super Pod. A Pod
 // naming a RuntimeClass only the tenant has (a name the policy does not allow, of a class the
@@ -53,6 +61,15 @@
 // carries the tenant's spec.overhead (the super cluster's RuntimeClass admission sets the super
 // class's); the tenant Pod keeps the overhead its apiserver set. The policy applies when a super
 // Pod is created: a change does not touch running Pods.
+//
+// Every pod affinity and anti-affinity term of a super Pod is confined to the tenant's super
+// namespaces (confineAffinity): namespace names are mapped to super namespaces, and every
+// namespaceSelector, the empty one (all namespaces) too, is ANDed with the tenant UID label
+// the syncer writes on super namespaces; so a term never counts another tenant's Pods or the
+// super cluster's own (a required anti-affinity term over all namespaces would otherwise keep
+// them from being scheduled). Ephemeral containers (kubectl debug) are not synced: a Warning
+// Event with reason PolicyDenied (rule ephemeralContainer) and one count report them once per
+// set of ephemeral container names.
 //
 // A tenant Pod created with spec.nodeName preset is bound to that super Node only when it names
 // one of the tenant's vNodes (a super Node the syncer already placed its Pods on); otherwise,
