@@ -1,12 +1,17 @@
 package pod
 
 import (
+	"context"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/record"
 
 	"github.com/vcsyncer/syncer/pkg/conversion"
@@ -122,5 +127,44 @@ func TestReportEphemeralContainers(t *testing.T) {
 	ev := <-rec.Events
 	if want := "Warning " + policy.ReasonPolicyDenied; len(ev) < len(want) || ev[:len(want)] != want {
 		t.Errorf("Event %q, want a %s", ev, want)
+	}
+}
+
+// Deleting a tenant Pod with a grace period above the policy's bound deletes the super Pod with
+// the bound, and says so once.
+func TestDeleteGracePeriodClamped(t *testing.T) {
+	ctx := context.Background()
+	years := int64(10 * 365 * 24 * 3600)
+	now := metav1.Now()
+	tp := attackPod()
+	tp.DeletionTimestamp, tp.DeletionGracePeriodSeconds = &now, &years
+	tcs := fake.NewClientset()
+	scs := fake.NewClientset()
+	var grace []*int64
+	scs.PrependReactor("delete", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		grace = append(grace, a.(k8stesting.DeleteActionImpl).DeleteOptions.GracePeriodSeconds)
+		return true, nil, nil
+	})
+	rec := record.NewFakeRecorder(10)
+	c := &tenant.Cluster{Name: "delete-grace-tenant", UID: "tenant-uid", Client: tcs, Informers: informers.NewSharedInformerFactory(tcs, 0), Recorder: rec}
+	c.SetPolicy(policy.Default())
+	env := &resources.Env{Super: scs, SuperInformers: informers.NewSharedInformerFactory(scs, 0), SuperNodes: informers.NewSharedInformerFactory(scs, 0)}
+	superNS := resources.SuperNamespace(c, "shop")
+	sp := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: superNS, UID: "super-uid"}}
+	conversion.Stamp(&sp.ObjectMeta, resources.Owner(c, tp))
+	mustAdd(t, env.SuperInformers.Core().V1().Pods().Informer().GetIndexer(), sp)
+	mustAdd(t, c.Informers.Core().V1().Pods().Informer().GetIndexer(), tp)
+	before := metrics.PolicyDenials(c.Name, string(resources.KindPod), string(policy.RuleTerminationGracePeriod))
+
+	for range 2 { // a second pass (the informer's echo) reports nothing more
+		if err := reconcileDownward(ctx, env, c, "shop", "web"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(grace) != 2 || grace[0] == nil || *grace[0] != 3600 {
+		t.Fatalf("super Pod deleted with grace periods %v, want 3600", grace)
+	}
+	if got := metrics.PolicyDenials(c.Name, string(resources.KindPod), string(policy.RuleTerminationGracePeriod)) - before; got != 1 || len(rec.Events) != 1 {
+		t.Errorf("%v counts, %d Events; want 1 and 1", got, len(rec.Events))
 	}
 }
