@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"sort"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -154,16 +153,24 @@ func TestScopeChangeListsOnlyTheAddedValues(t *testing.T) {
 	f := NewFactory(reg, "super", srv.client(t), FactoryOptions{
 		Tweak: func(o *metav1.ListOptions) { o.LabelSelector = "managed=yes" }, Scope: scope})
 	inf := f.Core().V1().ConfigMaps().Informer()
-	var deleted []string
+	var deleted, b1Versions []string // b1Versions: b1's resourceVersions in the order the cache took them
 	var mu sync.Mutex
-	if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{DeleteFunc: func(o any) {
-		if d, ok := o.(cache.DeletedFinalStateUnknown); ok {
-			o = d.Obj
+	seen := func(o any) {
+		if cm := o.(*corev1.ConfigMap); cm.Name == "b1" {
+			mu.Lock()
+			b1Versions = append(b1Versions, cm.ResourceVersion)
+			mu.Unlock()
 		}
-		mu.Lock()
-		deleted = append(deleted, o.(*corev1.ConfigMap).Name)
-		mu.Unlock()
-	}}); err != nil {
+	}
+	if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc: func(o any) { seen(o) }, UpdateFunc: func(_, o any) { seen(o) }, DeleteFunc: func(o any) {
+			if d, ok := o.(cache.DeletedFinalStateUnknown); ok {
+				o = d.Obj
+			}
+			mu.Lock()
+			deleted = append(deleted, o.(*corev1.ConfigMap).Name)
+			mu.Unlock()
+		}}); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -193,11 +200,8 @@ func TestScopeChangeListsOnlyTheAddedValues(t *testing.T) {
 	w1 := srv.waitWatch(t, 1)
 	// b1@14 is newer than the watch's position (12): it is not handed over from the list,
 	// where it would reach the cache ahead of A's events after 12 and move the cache's
-	// position past them; the watch from 12 brings it, after b1@13.
-	time.Sleep(200 * time.Millisecond)
-	if got := cachedNames(inf); slices.ContainsFunc(got, func(n string) bool { return strings.HasPrefix(n, "b1@") }) {
-		t.Fatalf("after adding B, before the watch sent b1: cache %v holds b1 from the list (newer than the position 12)", got)
-	}
+	// position past them; the watch from 12 brings it, after b1@13. The cache takes b1@13
+	// and b1@14 in that order, and nothing of b1 before them.
 	w1.w.Modify(scopedCM("b1", "B", "13"))
 	w1.w.Modify(scopedCM("b1", "B", "14"))
 	waitCtx, waitCancel := context.WithTimeout(ctx, 5*time.Second)
@@ -224,6 +228,16 @@ func TestScopeChangeListsOnlyTheAddedValues(t *testing.T) {
 	// The position is the last event's (b1@14), which the cache holds. Wait returns once b1
 	// is cached, which may be b1@13 still.
 	eventually(t, "b1@14 cached", func() bool { return slices.Contains(cachedNames(inf), "b1@14") })
+	eventually(t, "b1@14 handed to the handlers", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(b1Versions) > 0 && b1Versions[len(b1Versions)-1] == "14"
+	})
+	mu.Lock()
+	if got := slices.Clone(b1Versions); !slices.Equal(got, []string{"13", "14"}) {
+		t.Errorf("b1's versions in the order the cache took them: %v, want [13 14] (a b1 from the list, newer than the position 12, came ahead of the watch's events)", got)
+	}
+	mu.Unlock()
 	st, err := reg.Source("super/ConfigMap").checkpoint()
 	if err != nil {
 		t.Fatal(err)
