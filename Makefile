@@ -4,6 +4,11 @@ GO ?= go
 # Integration and e2e suites start real control planes; 2 cores fit one package at a time.
 TEST_P ?= 1
 TEST_TIMEOUT ?= 40m
+# Unit tests run in a random order (-shuffle) from this seed; a failing order is replayed with
+# make test-unit SHUFFLE=<seed> (the seed is printed first; see docs/testing.md).
+ifeq ($(origin SHUFFLE),undefined)
+SHUFFLE := $(shell date +%s)
+endif
 
 .PHONY: help
 help: ## Show this help.
@@ -35,12 +40,14 @@ chromium: ## Install headless Chromium and chromedriver (Debian packages) if mis
 
 .PHONY: test
 test: tools e2e-tools prometheus chromium lint ## Everything: tools, lint (vet, golangci-lint), unit, integration (the conformance parity smoke among them) and the real-world e2e tests.
-	$(GO) test -race -count=1 ./pkg/... ./cmd/...
+	@echo "unit tests: -shuffle=$(SHUFFLE) (replay an order: make test SHUFFLE=$(SHUFFLE))"
+	$(GO) test -race -count=1 -shuffle=$(SHUFFLE) ./pkg/... ./cmd/...
 	$(GO) test -count=1 -p $(TEST_P) -timeout $(TEST_TIMEOUT) ./test/... ./e2e/...
 
 .PHONY: test-unit
-test-unit: ## Fast loop: unit tests and the package-map check, no control planes.
-	$(GO) test -race -count=1 ./pkg/... ./cmd/... ./test/layering/
+test-unit: ## Fast loop: unit tests (twice each, in a random order; SHUFFLE=<seed> replays one) and the package-map check, no control planes.
+	@echo "unit tests: -shuffle=$(SHUFFLE) (replay this order: make test-unit SHUFFLE=$(SHUFFLE))"
+	$(GO) test -race -count=2 -shuffle=$(SHUFFLE) ./pkg/... ./cmd/... ./test/layering/
 
 .PHONY: test-integration
 test-integration: tools e2e-tools prometheus chromium ## Integration suites against real local control planes.

@@ -109,10 +109,23 @@ func TestStopReportsCrashedComponent(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = cp.Stop() })
 	pids := cp.PIDs()
+	var kcm *process
+	for _, p := range cp.processes() {
+		if p.pid() == pids[KubeControllerManager] {
+			kcm = p
+		}
+	}
+	if kcm == nil {
+		t.Fatalf("no kube-controller-manager process among %v", pids)
+	}
 	if err := syscall.Kill(pids[KubeControllerManager], syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(200 * time.Millisecond)
+	select { // the control plane has seen it die
+	case <-kcm.done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("kube-controller-manager not reaped 30 s after SIGKILL")
+	}
 	err = cp.Stop()
 	if err == nil || !strings.Contains(err.Error(), "kube-controller-manager") || !strings.Contains(err.Error(), "exited unexpectedly") {
 		t.Fatalf("Stop() = %v, want an error about kube-controller-manager exiting unexpectedly", err)

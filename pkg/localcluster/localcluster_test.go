@@ -142,9 +142,10 @@ func TestEnvironment(t *testing.T) {
 			}
 			return nil
 		})
-		// Without a scheduler nobody binds them; give a scheduler (if one were wrongly running)
-		// a moment to act, then check they are still unbound.
-		time.Sleep(time.Second)
+		// A tenant control plane runs no scheduler, so nobody binds them.
+		if pid, ok := env.Tenants[0].PIDs()[KubeScheduler]; ok {
+			t.Errorf("tenant control plane runs a kube-scheduler (pid %d)", pid)
+		}
 		pods, err := tenant.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app=web"})
 		if err != nil {
 			t.Fatal(err)

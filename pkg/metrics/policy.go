@@ -26,4 +26,27 @@ func PolicyDenials(tenant, kind, rule string) float64 {
 	return m.GetCounter().GetValue()
 }
 
+// PolicyDenialCounts returns the current count of every (kind, rule) series of tenant's
+// refusals, keyed by kind and rule; kinds and rules never refused are absent. Tests take it
+// before they act and compare differences (the counter is process-wide).
+func PolicyDenialCounts(tenant string) map[[2]string]float64 {
+	ch := make(chan prometheus.Metric)
+	go func() { policyDenials.Collect(ch); close(ch) }()
+	out := map[[2]string]float64{}
+	for m := range ch {
+		var d dto.Metric
+		if err := m.Write(&d); err != nil {
+			continue
+		}
+		l := map[string]string{}
+		for _, p := range d.GetLabel() {
+			l[p.GetName()] = p.GetValue()
+		}
+		if l["tenant"] == tenant {
+			out[[2]string{l["kind"], l["rule"]}] = d.GetCounter().GetValue()
+		}
+	}
+	return out
+}
+
 func forgetPolicy(l prometheus.Labels) { policyDenials.DeletePartialMatch(l) }

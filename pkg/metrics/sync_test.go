@@ -47,6 +47,7 @@ func populate(tenant string) {
 }
 
 func TestMetricsPassPromlint(t *testing.T) {
+	deniedBefore := PolicyDenials("lint", "Pod", "volumeType")
 	populate("lint")
 	defer ForgetTenant("lint")
 	statsSource.Set(func() ([]string, map[string]map[string]QueueStat) {
@@ -90,8 +91,8 @@ func TestMetricsPassPromlint(t *testing.T) {
 			}
 		}
 	}
-	if got := PolicyDenials("lint", "Pod", "volumeType"); got != 1 {
-		t.Errorf("PolicyDenials = %v, want 1", got)
+	if got := PolicyDenials("lint", "Pod", "volumeType") - deniedBefore; got != 1 {
+		t.Errorf("PolicyDenials rose by %v, want 1", got)
 	}
 	if names := Names(); !slices.Equal(names, gathered) {
 		t.Errorf("Names() = %v\nbut the populated registry gathers %v", names, gathered)
@@ -129,16 +130,20 @@ func TestForgetTenantDeletesSyncSeries(t *testing.T) {
 
 func TestSyncDoneResultLabel(t *testing.T) {
 	defer ForgetTenant("res")
-	SyncDone("res", "ConfigMap", Upward, 2*time.Millisecond, nil)
-	SyncDone("res", "ConfigMap", Upward, 3*time.Millisecond, errors.New("conflict"))
-	SyncDone("res", "ConfigMap", Upward, 3*time.Millisecond, errors.New("conflict"))
-	for result, want := range map[string]uint64{ResultSuccess: 1, ResultError: 2} {
+	samples := func(result string) uint64 {
 		h := &dto.Metric{}
 		if err := syncDuration.WithLabelValues("res", "ConfigMap", Upward, result).(prometheus.Histogram).Write(h); err != nil {
 			t.Fatal(err)
 		}
-		if got := h.GetHistogram().GetSampleCount(); got != want {
-			t.Errorf("result=%s: %d samples, want %d", result, got, want)
+		return h.GetHistogram().GetSampleCount()
+	}
+	before := map[string]uint64{ResultSuccess: samples(ResultSuccess), ResultError: samples(ResultError)}
+	SyncDone("res", "ConfigMap", Upward, 2*time.Millisecond, nil)
+	SyncDone("res", "ConfigMap", Upward, 3*time.Millisecond, errors.New("conflict"))
+	SyncDone("res", "ConfigMap", Upward, 3*time.Millisecond, errors.New("conflict"))
+	for result, want := range map[string]uint64{ResultSuccess: 1, ResultError: 2} {
+		if got := samples(result) - before[result]; got != want {
+			t.Errorf("result=%s: %d new samples, want %d", result, got, want)
 		}
 	}
 }

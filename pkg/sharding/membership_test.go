@@ -2,8 +2,11 @@ package sharding
 
 import (
 	"context"
+	"runtime"
 	"slices"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -13,13 +16,33 @@ import (
 	"k8s.io/utils/ptr"
 )
 
-// clock is a settable clock shared by the memberships of one test.
+// clock is a settable clock shared by the memberships of one test. It counts the recomputes
+// that read it (recompute reads the clock first).
 type clock struct {
-	mu  sync.Mutex
-	now time.Time
+	mu         sync.Mutex
+	now        time.Time
+	recomputes atomic.Int64
 }
 
-func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
+// recomputed waits until a ring recompute that started after the call has finished: two more
+// recomputes started (one goroutine runs them one after the other, every second).
+func (c *clock) recomputed(t *testing.T) {
+	t.Helper()
+	n := c.recomputes.Load()
+	eventually(t, "a recompute", func() bool { return c.recomputes.Load() >= n+2 })
+}
+
+func (c *clock) Now() time.Time {
+	pc := make([]uintptr, 1)
+	if runtime.Callers(2, pc) == 1 {
+		if f, _ := runtime.CallersFrames(pc).Next(); strings.HasSuffix(f.Function, ".recompute") {
+			c.recomputes.Add(1)
+		}
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
 func (c *clock) add(d time.Duration) {
 	c.mu.Lock()
 	c.now = c.now.Add(d)
@@ -54,7 +77,7 @@ func TestMembershipExpiryAndFence(t *testing.T) {
 		_, err := cs.CoordinationV1().Leases("ns").Get(ctx, LeaseName("a"), metav1.GetOptions{})
 		return err == nil
 	})
-	time.Sleep(1100 * time.Millisecond) // one recompute tick
+	clk.recomputed(t)
 	if _, known := a.Owner("tenant-1"); known {
 		t.Error("a tells owners before one renew interval passed since it joined (peers started with it may not have their Leases yet)")
 	}
@@ -79,7 +102,7 @@ func TestMembershipExpiryAndFence(t *testing.T) {
 		t.Error("b not live right after its renewal")
 	}
 	clk.add(14 * time.Second)
-	time.Sleep(1100 * time.Millisecond) // one recompute tick
+	clk.recomputed(t)
 	if !a.Live("b") || !slices.Contains(a.Shards(), "b") {
 		t.Errorf("b left the ring %s after its last renewal, before its 15s Lease expired: %v", 14*time.Second, a.Shards())
 	}

@@ -43,6 +43,22 @@ func histogramSums(t *testing.T, name, tenant, label string) (sums map[string]fl
 	return sums, counts
 }
 
+// histogramRise returns a function reporting how much histogramSums(t, name, tenant, label)
+// has risen since histogramRise was called: the histograms are process-wide.
+func histogramRise(t *testing.T, name, tenant, label string) func() (sums map[string]float64, counts map[string]uint64) {
+	t.Helper()
+	s0, c0 := histogramSums(t, name, tenant, label)
+	return func() (map[string]float64, map[string]uint64) {
+		t.Helper()
+		sums, counts := histogramSums(t, name, tenant, label)
+		for k := range sums {
+			sums[k] -= s0[k]
+			counts[k] -= c0[k]
+		}
+		return sums, counts
+	}
+}
+
 func TestTrackerPodCreationPhases(t *testing.T) {
 	metrics.Register()
 	const tn = "phases"
@@ -54,6 +70,8 @@ func TestTrackerPodCreationPhases(t *testing.T) {
 	pod.Namespace, pod.Name = "app", "web"
 	k := podKey{tn, "app", "web"}
 	req := resources.Request{Tenant: tn, Kind: resources.KindPod, Namespace: "app", Name: "web"}
+	phases := histogramRise(t, "vcsyncer_pod_creation_phase_duration_seconds", tn, "phase")
+	creation := histogramRise(t, "vcsyncer_pod_creation_duration_seconds", tn, "")
 
 	tr.podAdded(tn, pod, at(0))
 	tr.popped(directionDownward, req, at(10)) // downward_queue 10ms
@@ -65,7 +83,7 @@ func TestTrackerPodCreationPhases(t *testing.T) {
 	tr.podBound(k, at(125))                   // upward_process 20ms
 	tr.podBound(k, at(500))                   // a later binding update is not counted again
 
-	sums, counts := histogramSums(t, "vcsyncer_pod_creation_phase_duration_seconds", tn, "phase")
+	sums, counts := phases()
 	want := map[string]float64{
 		metrics.PhaseDownwardQueue: 0.010, metrics.PhaseDownwardProcess: 0.030,
 		metrics.PhaseSuperScheduling: 0.060, metrics.PhaseUpwardQueue: 0.005, metrics.PhaseUpwardProcess: 0.020,
@@ -75,7 +93,7 @@ func TestTrackerPodCreationPhases(t *testing.T) {
 			t.Errorf("phase %s: %d samples summing %vs, want 1 sample of %vs", phase, counts[phase], sums[phase], w)
 		}
 	}
-	total, n := histogramSums(t, "vcsyncer_pod_creation_duration_seconds", tn, "")
+	total, n := creation()
 	if n[""] != 1 || !near(total[""], 0.125) {
 		t.Errorf("creation: %d samples summing %vs, want 1 of 0.125s", n[""], total[""])
 	}
@@ -93,12 +111,13 @@ func TestTrackerQueuePhaseLostRaceCountsZero(t *testing.T) {
 	pod := &corev1.Pod{}
 	pod.Namespace, pod.Name = "app", "web"
 	k := podKey{tn, "app", "web"}
+	phases := histogramRise(t, "vcsyncer_pod_creation_phase_duration_seconds", tn, "phase")
 	// Workers took both requests before the tracker's own handlers saw the events.
 	tr.podAdded(tn, pod, t0)
 	tr.superPodCreated(k, false, t0.Add(20*time.Millisecond))
 	tr.superPodScheduled(k, t0.Add(50*time.Millisecond))
 	tr.podBound(k, t0.Add(70*time.Millisecond))
-	sums, counts := histogramSums(t, "vcsyncer_pod_creation_phase_duration_seconds", tn, "phase")
+	sums, counts := phases()
 	for phase, w := range map[string]float64{
 		metrics.PhaseDownwardQueue: 0, metrics.PhaseDownwardProcess: 0.020, metrics.PhaseSuperScheduling: 0.030,
 		metrics.PhaseUpwardQueue: 0, metrics.PhaseUpwardProcess: 0.020,

@@ -28,32 +28,45 @@ func makeFreeHeap() {
 	runtime.GC()
 }
 
-// A quiet syncer returns freed heap to the OS; a busy one does not.
+// A quiet syncer returns freed heap to the OS; a busy one does not. The reconcile count is
+// read by each check; while busy it has risen by 1000 (far above 100) at every read, so
+// every check sees a busy syncer whatever the machine's speed.
 func TestReleaseIdleMemory(t *testing.T) {
-	var processed atomic.Int64
-	busy, stopBusy := context.WithCancel(context.Background())
-	go func() { // 1000 reconciles every 10 ms: far above 100 per check
-		for busy.Err() == nil {
-			processed.Add(1000)
-			time.Sleep(10 * time.Millisecond)
+	var count, reads atomic.Int64
+	var busy atomic.Bool
+	busy.Store(true)
+	processed := func() int64 {
+		defer reads.Add(1)
+		if busy.Load() {
+			return count.Add(1000)
 		}
-	}()
+		return count.Load()
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		releaseIdleMemory(ctx, logr.Discard(), 100*time.Millisecond, 100, processed.Load)
+		releaseIdleMemory(ctx, logr.Discard(), 100*time.Millisecond, 100, processed)
+	}()
+	defer func() {
+		cancel()
+		<-done
 	}()
 	makeFreeHeap()
 	before := heapFreeBytes()
 	if before < 2*releaseThresholdBytes {
 		t.Skipf("test premise: only %d bytes of free heap after dropping 128 MiB", before)
 	}
-	time.Sleep(500 * time.Millisecond)
+	// Three checks while busy (the first read is the starting count, before any check).
+	for n, deadline := reads.Load(), time.Now().Add(10*time.Second); reads.Load() < n+3; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d checks in 10 s, want 3 (one every 100 ms)", reads.Load()-n)
+		}
+	}
 	if got := heapFreeBytes(); got < releaseThresholdBytes {
 		t.Errorf("busy: free heap %d → %d bytes; want it kept while reconciles run", before, got)
 	}
-	stopBusy()
+	busy.Store(false)
 	deadline := time.Now().Add(5 * time.Second)
 	for heapFreeBytes() >= releaseThresholdBytes && time.Now().Before(deadline) {
 		time.Sleep(50 * time.Millisecond)
@@ -61,6 +74,4 @@ func TestReleaseIdleMemory(t *testing.T) {
 	if got := heapFreeBytes(); got >= releaseThresholdBytes {
 		t.Errorf("quiet: %d bytes of free heap still held after 5 s; want it returned", got)
 	}
-	cancel()
-	<-done
 }

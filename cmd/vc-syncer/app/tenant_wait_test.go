@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"context"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	tenancyv1alpha1 "github.com/vcsyncer/syncer/pkg/apis/tenancy/v1alpha1"
 )
@@ -82,14 +84,23 @@ func TestWaitTenantRunningReturnsAtTerminalCondition(t *testing.T) {
 // new Tenant, instead of updating the old one, which would disappear with its finalizer.
 func TestAddTenantWaitsForTerminatingTenant(t *testing.T) {
 	old := &tenancyv1alpha1.Tenant{ObjectMeta: metav1.ObjectMeta{Name: "t1", UID: "old-uid", Finalizers: []string{"tenancy.vcsyncer.io/cleanup"}}}
-	c := fake.NewClientBuilder().WithScheme(Scheme()).WithObjects(old).Build()
+	// read is closed at the first read of Tenant t1: tenant add has seen it terminating.
+	read := make(chan struct{})
+	var readOnce sync.Once
+	c := fake.NewClientBuilder().WithScheme(Scheme()).WithObjects(old).WithInterceptorFuncs(interceptor.Funcs{
+		Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+			if _, ok := obj.(*tenancyv1alpha1.Tenant); ok && key.Name == "t1" {
+				readOnce.Do(func() { close(read) })
+			}
+			return c.Get(ctx, key, obj, opts...)
+		}}).Build()
 	ctx := context.Background()
 	if err := c.Delete(ctx, old); err != nil { // sets deletionTimestamp; the finalizer keeps it
 		t.Fatal(err)
 	}
 	finished := make(chan error, 1)
 	go func() {
-		time.Sleep(time.Second) // the syncer finishing its cleanup
+		<-read // the syncer finishes its cleanup after tenant add found the Tenant terminating
 		cur := &tenancyv1alpha1.Tenant{}
 		if err := c.Get(ctx, client.ObjectKey{Name: "t1"}, cur); err != nil {
 			finished <- err

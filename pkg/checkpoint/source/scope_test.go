@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"sort"
-	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -154,16 +154,24 @@ func TestScopeChangeListsOnlyTheAddedValues(t *testing.T) {
 	f := NewFactory(reg, "super", srv.client(t), FactoryOptions{
 		Tweak: func(o *metav1.ListOptions) { o.LabelSelector = "managed=yes" }, Scope: scope})
 	inf := f.Core().V1().ConfigMaps().Informer()
-	var deleted []string
+	var deleted, b1Versions []string // b1Versions: b1's resourceVersions in the order the cache took them
 	var mu sync.Mutex
-	if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{DeleteFunc: func(o any) {
-		if d, ok := o.(cache.DeletedFinalStateUnknown); ok {
-			o = d.Obj
+	seen := func(o any) {
+		if cm := o.(*corev1.ConfigMap); cm.Name == "b1" {
+			mu.Lock()
+			b1Versions = append(b1Versions, cm.ResourceVersion)
+			mu.Unlock()
 		}
-		mu.Lock()
-		deleted = append(deleted, o.(*corev1.ConfigMap).Name)
-		mu.Unlock()
-	}}); err != nil {
+	}
+	if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc: func(o any) { seen(o) }, UpdateFunc: func(_, o any) { seen(o) }, DeleteFunc: func(o any) {
+			if d, ok := o.(cache.DeletedFinalStateUnknown); ok {
+				o = d.Obj
+			}
+			mu.Lock()
+			deleted = append(deleted, o.(*corev1.ConfigMap).Name)
+			mu.Unlock()
+		}}); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -193,11 +201,8 @@ func TestScopeChangeListsOnlyTheAddedValues(t *testing.T) {
 	w1 := srv.waitWatch(t, 1)
 	// b1@14 is newer than the watch's position (12): it is not handed over from the list,
 	// where it would reach the cache ahead of A's events after 12 and move the cache's
-	// position past them; the watch from 12 brings it, after b1@13.
-	time.Sleep(200 * time.Millisecond)
-	if got := cachedNames(inf); slices.ContainsFunc(got, func(n string) bool { return strings.HasPrefix(n, "b1@") }) {
-		t.Fatalf("after adding B, before the watch sent b1: cache %v holds b1 from the list (newer than the position 12)", got)
-	}
+	// position past them; the watch from 12 brings it, after b1@13. The cache takes b1@13
+	// and b1@14 in that order, and nothing of b1 before them.
 	w1.w.Modify(scopedCM("b1", "B", "13"))
 	w1.w.Modify(scopedCM("b1", "B", "14"))
 	waitCtx, waitCancel := context.WithTimeout(ctx, 5*time.Second)
@@ -224,6 +229,16 @@ func TestScopeChangeListsOnlyTheAddedValues(t *testing.T) {
 	// The position is the last event's (b1@14), which the cache holds. Wait returns once b1
 	// is cached, which may be b1@13 still.
 	eventually(t, "b1@14 cached", func() bool { return slices.Contains(cachedNames(inf), "b1@14") })
+	eventually(t, "b1@14 handed to the handlers", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(b1Versions) > 0 && b1Versions[len(b1Versions)-1] == "14"
+	})
+	mu.Lock()
+	if got := slices.Clone(b1Versions); !slices.Equal(got, []string{"13", "14"}) {
+		t.Errorf("b1's versions in the order the cache took them: %v, want [13 14] (a b1 from the list, newer than the position 12, came ahead of the watch's events)", got)
+	}
+	mu.Unlock()
 	st, err := reg.Source("super/ConfigMap").checkpoint()
 	if err != nil {
 		t.Fatal(err)
@@ -301,50 +316,108 @@ func TestScopeResumeFromCheckpoint(t *testing.T) {
 	}
 }
 
-// TestScopeCheckpointDuringHandOver takes a checkpoint right after a Scope gained a value with
-// many objects, while the informer is still applying them to its cache: the checkpoint
-// names the value only when it holds all of the value's objects, so a resume from it lists the
-// value again rather than watching on with a cache that lacks some.
+// laggingInformer is an informer as the hand-over of a Scope change and a checkpoint see it
+// while the informer is still applying a value's objects to its cache: while hide is set, its
+// store hides the objects whose label key has the value value. The informer itself (its
+// reflector, queue and real store) runs on unchanged.
+type laggingInformer struct {
+	cache.SharedIndexInformer
+	store *laggingStore
+}
+
+func (l *laggingInformer) GetStore() cache.Store     { return l.store }
+func (l *laggingInformer) GetIndexer() cache.Indexer { return l.store }
+
+type laggingStore struct {
+	cache.Indexer
+	key, value string
+	hide       atomic.Bool
+}
+
+func (s *laggingStore) hidden(o any) bool {
+	m, ok := o.(metav1.Object)
+	return ok && s.hide.Load() && m.GetLabels()[s.key] == s.value
+}
+
+func (s *laggingStore) List() []any {
+	var out []any
+	for _, o := range s.Indexer.List() {
+		if !s.hidden(o) {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+func (s *laggingStore) ListKeys() []string {
+	var out []string
+	for _, o := range s.List() {
+		if k, err := cache.MetaNamespaceKeyFunc(o); err == nil {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+func (s *laggingStore) Get(obj any) (any, bool, error) {
+	o, ok, err := s.Indexer.Get(obj)
+	if ok && s.hidden(o) {
+		return nil, false, nil
+	}
+	return o, ok, err
+}
+
+func (s *laggingStore) GetByKey(key string) (any, bool, error) {
+	o, ok, err := s.Indexer.GetByKey(key)
+	if ok && s.hidden(o) {
+		return nil, false, nil
+	}
+	return o, ok, err
+}
+
+// TestScopeCheckpointDuringHandOver takes a checkpoint right after a Scope gained a value,
+// while the informer's cache does not hold the value's objects yet (a busy informer applies
+// them well after the watch handed them over; here its store hides them until the test lets
+// them through): the checkpoint names the value only when it holds all of the value's
+// objects, so a resume from it lists the value again rather than watching on with a cache
+// that lacks some. Once the objects show, the value is confirmed and checkpointed.
 func TestScopeCheckpointDuringHandOver(t *testing.T) {
-	const n = 3000
+	const n = 5
 	srv := &scopeServer{rv: "10", objects: []*corev1.ConfigMap{scopedCM("a1", "A", "5")}}
 	for i := range n {
 		srv.objects = append(srv.objects, scopedCM(fmt.Sprintf("b%d", i), "B", "7"))
 	}
 	scope := NewScope(scopeKey, "A")
-	// An index function that takes its time for B's objects: the informer applies them to
-	// its cache well after the watch handed them to it, as a busy informer does.
-	reg, inf := startScoped(t, srv, scope, nil, func(inf cache.SharedIndexInformer) {
-		if err := inf.AddIndexers(cache.Indexers{"slow": func(o any) ([]string, error) {
-			if o.(*corev1.ConfigMap).Labels[scopeKey] == "B" {
-				time.Sleep(100 * time.Microsecond)
-			}
-			return nil, nil
-		}}); err != nil {
-			t.Fatal(err)
-		}
-	})
+	reg, inf := startScoped(t, srv, scope, nil, nil)
 	ctx := t.Context()
 	w0 := srv.waitWatch(t, 0)
 	w0.w.Modify(scopedCM("a1", "A", "12"))
 	eventually(t, "a1@12 cached", func() bool { return slices.Contains(cachedNames(inf), "a1@12") })
 	src := reg.Source("super/ConfigMap")
 	lw := src.lw
+	lag := &laggingInformer{SharedIndexInformer: inf, store: &laggingStore{Indexer: inf.GetIndexer(), key: scopeKey, value: "B"}}
+	lag.store.hide.Store(true)
+	src.mu.Lock()
+	src.informer = lag
+	src.mu.Unlock()
+
 	gen := scope.Add("B")
-	// The first checkpoint after the hand-over (it waits for the hand-over to finish).
-	for deadline := time.Now().Add(5 * time.Second); !slices.Contains(lw.storeValues(), "B"); {
-		if time.Now().After(deadline) {
-			t.Fatal("B was never handed over")
-		}
-		time.Sleep(50 * time.Microsecond)
-	}
+	// The hand-over is over (the reflector has every object of B) and the informer's real
+	// store holds them all; only the view the hand-over and the checkpoint read lacks them.
+	eventually(t, "B handed over", func() bool {
+		lw.ss.mu.Lock()
+		defer lw.ss.mu.Unlock()
+		return hasKey(lw.ss.storeVals, "B")
+	})
+	eventually(t, "B's objects in the informer's store", func() bool { return len(inf.GetStore().List()) == n+1 })
 	st, err := src.checkpoint()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if slices.Contains(st.Scope, "B") && len(st.Objects) != n+1 {
+	if slices.Contains(st.Scope, "B") {
 		t.Fatalf("checkpoint scope %v with %d of the %d objects of A and B: a resume would watch B on without listing the missing ones", st.Scope, len(st.Objects), n+1)
 	}
+	lag.store.hide.Store(false)
 	if err := scope.Wait(ctx, gen); err != nil {
 		t.Fatal(err)
 	}

@@ -15,7 +15,6 @@ import (
 
 	tenancyv1alpha1 "github.com/vcsyncer/syncer/pkg/apis/tenancy/v1alpha1"
 	"github.com/vcsyncer/syncer/pkg/conversion"
-	"github.com/vcsyncer/syncer/pkg/metrics"
 	"github.com/vcsyncer/syncer/pkg/policy"
 	"github.com/vcsyncer/syncer/pkg/resources"
 	"github.com/vcsyncer/syncer/pkg/resources/persistentvolumeclaim"
@@ -79,6 +78,7 @@ func TestDownwardDataSources(t *testing.T) {
 			env.SuperVolumes.Storage().V1().StorageClasses().Informer()
 
 			superNS := resources.SuperNamespace(c, "data")
+			denied := restest.DenialsRise(tenantName, resources.KindPersistentVolumeClaim, policy.RuleStorageDataSource)
 			for range 2 { // a second pass (a resync) reports nothing new
 				if err := (persistentvolumeclaim.Resource).Downward(ctx, env, c, "data", "db"); err != nil {
 					t.Fatalf("Downward: %v", err)
@@ -92,7 +92,7 @@ func TestDownwardDataSources(t *testing.T) {
 				}
 			}
 			sc, err := superCS.CoreV1().PersistentVolumeClaims(superNS).Get(ctx, "db", metav1.GetOptions{})
-			denials := metrics.PolicyDenials(tenantName, string(resources.KindPersistentVolumeClaim), string(policy.RuleStorageDataSource))
+			denials := denied()
 			if !tc.refused {
 				if err != nil {
 					t.Fatalf("no super claim for an allowed data source: %v", err)

@@ -13,7 +13,6 @@ import (
 	"k8s.io/client-go/tools/record"
 
 	tenancyv1alpha1 "github.com/vcsyncer/syncer/pkg/apis/tenancy/v1alpha1"
-	"github.com/vcsyncer/syncer/pkg/metrics"
 	"github.com/vcsyncer/syncer/pkg/policy"
 	"github.com/vcsyncer/syncer/pkg/resources"
 	"github.com/vcsyncer/syncer/pkg/resources/restest"
@@ -64,14 +63,13 @@ func TestDownwardEphemeralDataSource(t *testing.T) {
 			env.SuperInformers.Core().V1().Namespaces().Informer()
 			env.SuperVolumes.Storage().V1().StorageClasses().Informer()
 
-			// The counter is process-wide (and -count=2 runs this again): compare deltas.
-			denials0 := metrics.PolicyDenials(tenantName, string(resources.KindPod), string(policy.RuleStorageDataSource))
+			denied := restest.DenialsRise(tenantName, resources.KindPod, policy.RuleStorageDataSource)
 			if err := reconcileDownward(ctx, env, c, "shop", "web"); err != nil {
 				t.Fatalf("Downward: %v", err)
 			}
 			superNS := resources.SuperNamespace(c, "shop")
 			_, err := superCS.CoreV1().Pods(superNS).Get(ctx, "web", metav1.GetOptions{})
-			denials := metrics.PolicyDenials(tenantName, string(resources.KindPod), string(policy.RuleStorageDataSource)) - denials0
+			denials := denied()
 			if !tc.refused {
 				if err != nil || denials != 0 {
 					t.Fatalf("allowed Pod: super Pod err %v, denials %v", err, denials)
@@ -104,7 +102,7 @@ func TestDownwardEphemeralDataSource(t *testing.T) {
 			if err := reconcileDownward(ctx, env, c, "shop", "web"); err != nil {
 				t.Fatalf("second Downward: %v", err)
 			}
-			if n := metrics.PolicyDenials(tenantName, string(resources.KindPod), string(policy.RuleStorageDataSource)) - denials0; n != 1 || len(rec.Events) != 0 {
+			if n := denied(); n != 1 || len(rec.Events) != 0 {
 				t.Errorf("after the second pass: denials %v, %d more Events; want 1 and none", n, len(rec.Events))
 			}
 		})

@@ -32,6 +32,10 @@ type Harness struct {
 	TenantCS *fake.Clientset
 	SuperCS  *fake.Clientset
 	Recorder *record.FakeRecorder
+
+	// denialsAtStart is vcsyncer_policy_denials_total of the tenant when New made the Harness,
+	// by kind and rule: Denials reports the rise since then.
+	denialsAtStart map[[2]string]float64
 }
 
 // New returns a Harness for a tenant named name (UID "uid-"+name) whose tenant cache holds the
@@ -46,6 +50,7 @@ func New(t *testing.T, name string, namespaces ...string) *Harness {
 			SuperNodes: informers.NewSharedInformerFactory(superCS, 0),
 		},
 	}
+	h.denialsAtStart = metrics.PolicyDenialCounts(name)
 	h.C = &tenant.Cluster{Name: name, UID: "uid-" + name, Client: tenantCS,
 		Informers: informers.NewSharedInformerFactory(tenantCS, 0), Recorder: h.Recorder}
 	h.SetPolicy(nil)
@@ -118,9 +123,24 @@ func WantOneEvent(t testing.TB, rec *record.FakeRecorder, want ...string) {
 	}
 }
 
-// Denials returns vcsyncer_policy_denials_total for the harness's tenant, kind and rule.
+// Denials returns how much vcsyncer_policy_denials_total for the harness's tenant, kind and
+// rule has risen since New made the Harness. The counter is process-wide and tenant names
+// repeat across runs (go test -count=2), so its absolute value means nothing to a test.
 func (h *Harness) Denials(kind resources.Kind, rule policy.Rule) float64 {
-	return metrics.PolicyDenials(h.C.Name, string(kind), string(rule))
+	return metrics.PolicyDenials(h.C.Name, string(kind), string(rule)) - h.denialsAtStart[[2]string{string(kind), string(rule)}]
+}
+
+// Rise returns a function reporting how much read (a process-wide counter such as
+// metrics.PolicyDenials for one series) has risen since Rise was called. Take it before the
+// test acts; compare what it then returns.
+func Rise(read func() float64) func() float64 {
+	before := read()
+	return func() float64 { return read() - before }
+}
+
+// DenialsRise is Rise of vcsyncer_policy_denials_total{tenant, kind, rule}.
+func DenialsRise(tenant string, kind resources.Kind, rule policy.Rule) func() float64 {
+	return Rise(func() float64 { return metrics.PolicyDenials(tenant, string(kind), string(rule)) })
 }
 
 // Ctx returns a background context.
