@@ -591,4 +591,6 @@ func (s *suite) attackExternalIPs(t *testing.T) {
 func clientKey(name string) client.ObjectKey { return client.ObjectKey{Name: name} }
 
 // setMaxSharedClusterIPs sets services.maxSharedClusterIPs of tp to n.
-func setMaxSharedClusterIPs(tp *tenancyv1alpha1.TenantPolicy, n int32) {}
+func setMaxSharedClusterIPs(tp *tenancyv1alpha1.TenantPolicy, n int32) {
+	tp.Spec.Services.MaxSharedClusterIPs = &n
+}
