@@ -143,7 +143,16 @@ func (s *suite) endpointsPod(t *testing.T, name, svc string) string {
 			}
 		}
 		if len(found) < 2 {
-			return itest.Errorf("%s found in %v only", ip, found)
+			ep, gerr := s.super.CoreV1().Endpoints(s.aSuperNS).Get(ctx, svc, metav1.GetOptions{})
+			var managers []string
+			if gerr == nil {
+				for _, mf := range ep.ManagedFields {
+					managers = append(managers, mf.Manager+" "+string(mf.Operation))
+				}
+				ep.ManagedFields = nil
+			}
+			js, _ := json.Marshal(ep)
+			return itest.Errorf("%s found in %v only (super Endpoints: %v %s managers %v; Events: %s)", ip, found, gerr, truncate(string(js), 1500), managers, eventSummary(ctx, s.a.Client, svc))
 		}
 		return nil
 	})
