@@ -24,6 +24,7 @@ import (
 	admissionv1 "k8s.io/api/admission/v1"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -93,8 +94,8 @@ func (s *suite) foreignAddresses(ctx context.Context, name string) ([]string, er
 
 // endpointsPod creates, in A's namespace aNS, a Pod name and a selector-less Service svc
 // whose Endpoints name the Pod's super IP, and waits until A's super Endpoints and
-// EndpointSlice of svc list that IP. It returns the IP.
-func (s *suite) endpointsPod(t *testing.T, name, svc string) string {
+// EndpointSlice of svc list that IP.
+func (s *suite) endpointsPod(t *testing.T, name, svc string) {
 	t.Helper()
 	ctx := context.Background()
 	if _, err := s.a.Client.CoreV1().Pods(aNS).Create(ctx, basePod(name), metav1.CreateOptions{}); err != nil {
@@ -132,31 +133,31 @@ func (s *suite) endpointsPod(t *testing.T, name, svc string) string {
 		t.Fatal(err)
 	}
 	itest.Eventually(t, maxWait, "A's super Endpoints and EndpointSlice of "+svc+" list "+ip, func(ctx context.Context) error {
-		addrs, err := s.superAddresses(ctx, svc)
+		ep, err := s.super.CoreV1().Endpoints(s.aSuperNS).Get(ctx, svc, metav1.GetOptions{})
+		if err != nil {
+			return itest.Errorf("super Endpoints: %v (Events: %s)", err, eventSummary(ctx, s.a.Client, svc))
+		}
+		inEndpoints := false
+		for _, ss := range ep.Subsets {
+			for _, a := range ss.Addresses {
+				inEndpoints = inEndpoints || a.IP == ip
+			}
+		}
+		sl, err := s.super.DiscoveryV1().EndpointSlices(s.aSuperNS).List(ctx, metav1.ListOptions{LabelSelector: discoveryv1.LabelServiceName + "=" + svc})
 		if err != nil {
 			return err
 		}
-		var found []string
-		for a, where := range addrs {
-			if a == ip {
-				found = append(found, where)
+		inSlice := false
+		for _, sli := range sl.Items {
+			for _, e := range sli.Endpoints {
+				inSlice = inSlice || slices.Contains(e.Addresses, ip)
 			}
 		}
-		if len(found) < 2 {
-			ep, gerr := s.super.CoreV1().Endpoints(s.aSuperNS).Get(ctx, svc, metav1.GetOptions{})
-			var managers []string
-			if gerr == nil {
-				for _, mf := range ep.ManagedFields {
-					managers = append(managers, mf.Manager+" "+string(mf.Operation))
-				}
-				ep.ManagedFields = nil
-			}
-			js, _ := json.Marshal(ep)
-			return itest.Errorf("%s found in %v only (super Endpoints: %v %s managers %v; Events: %s)", ip, found, gerr, truncate(string(js), 1500), managers, eventSummary(ctx, s.a.Client, svc))
+		if !inEndpoints || !inSlice {
+			return itest.Errorf("%s in super Endpoints: %v, in a super EndpointSlice: %v", ip, inEndpoints, inSlice)
 		}
 		return nil
 	})
-	return ip
 }
 
 // staleAddressAttack checks the invariant "an address in A's super Endpoints and
@@ -221,7 +222,7 @@ func (s *suite) attackStaleAddressWebhook(t *testing.T) {
 	const pod, svc = "ep-webhook-pod", "ep-webhook"
 	s.endpointsPod(t, pod, svc)
 	w := startRefusingWebhook(t)
-	w.install(t, s, aNS)
+	w.install(t, s, aNS, pod)
 	s.staleAddressAttack(t, svc, func(ctx context.Context) error {
 		return s.a.Client.CoreV1().Pods(aNS).Delete(ctx, pod, metav1.DeleteOptions{})
 	})
@@ -389,8 +390,8 @@ const refusingWebhookName = "refuse-syncer-pod-writes"
 
 // install creates, in tenant A, a ValidatingWebhookConfiguration sending every DELETE of pods
 // and UPDATE of pods/status in namespace ns to w (failurePolicy Fail), waits until A's
-// apiserver calls it, and removes it when the test ends (the stuck Pods are then finished).
-func (w *refusingWebhook) install(t *testing.T, s *suite, ns string) {
+// apiserver calls it (a dry-run delete of the existing Pod ns/probe), and removes it when the test ends (the stuck Pods are then finished).
+func (w *refusingWebhook) install(t *testing.T, s *suite, ns, probe string) {
 	t.Helper()
 	ctx := context.Background()
 	fail, none := admissionregistrationv1.Fail, admissionregistrationv1.SideEffectClassNone
@@ -418,10 +419,10 @@ func (w *refusingWebhook) install(t *testing.T, s *suite, ns string) {
 	t.Cleanup(func() {
 		_ = s.a.Client.AdmissionregistrationV1().ValidatingWebhookConfigurations().Delete(context.Background(), refusingWebhookName, metav1.DeleteOptions{})
 	})
-	// The apiserver picks the configuration up from its informer: probe with a Pod delete
-	// that matches nothing until w is called.
+	// The apiserver picks the configuration up from its informer: probe with a dry-run delete
+	// of Pod probe (admission runs, nothing is deleted) until w is called.
 	itest.Eventually(t, time.Minute, "A's apiserver calls the webhook", func(ctx context.Context) error {
-		_ = s.a.Client.CoreV1().Pods(ns).Delete(ctx, "webhook-probe", metav1.DeleteOptions{})
+		_ = s.a.Client.CoreV1().Pods(ns).Delete(ctx, probe, metav1.DeleteOptions{DryRun: []string{metav1.DryRunAll}})
 		if len(w.answered()) == 0 {
 			return itest.Errorf("not called yet")
 		}
