@@ -30,8 +30,8 @@ type ServicePolicy struct {
 	// refused. Headless and ExternalName Services hold none. A Service over the cap gets no
 	// super copy, a PolicyDenied Warning Event and the condition
 	// tenancy.vcsyncer.io/Synced=False (reason PolicyDenied); it is tried again when it or the
-	// policy changes. Lowering it never removes super Services already created. Built-in
-	// default: 100.
+	// policy changes, and by remediation scans (so once others are deleted). Lowering it never
+	// removes super Services already created. Built-in default: 100.
 	// +optional
 	// +kubebuilder:validation:Minimum=0
 	MaxSharedClusterIPs *int32 `json:"maxSharedClusterIPs,omitempty"`
