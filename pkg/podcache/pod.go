@@ -55,6 +55,22 @@ func (p *Pod) Pod() (*corev1.Pod, error) {
 	return out, nil
 }
 
+// StatusOf returns the status of a Pod given as a *corev1.Pod or a cached *Pod (decoding only
+// the status), and false for anything else or a status that does not decode.
+func StatusOf(obj any) (*corev1.PodStatus, bool) {
+	switch p := obj.(type) {
+	case *corev1.Pod:
+		return &p.Status, true
+	case *Pod:
+		var st corev1.PodStatus
+		if err := st.Unmarshal(p.status); err != nil {
+			return nil, false
+		}
+		return &st, true
+	}
+	return nil, false
+}
+
 // SpecEqual reports whether p and o have the same cached spec (the same encoding: the
 // generated marshallers write the fields of equal specs in the same order).
 func (p *Pod) SpecEqual(o *Pod) bool { return bytes.Equal(p.spec, o.spec) }

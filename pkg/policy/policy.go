@@ -137,6 +137,7 @@ func Builtin() tenancyv1alpha1.TenantPolicySpec {
 			AllowLocalTrafficPolicy:    ptr(false),
 			AllowLoadBalancerIP:        ptr(false),
 			AllowedLoadBalancerClasses: []string{},
+			MaxSharedClusterIPs:        ptr(int32(DefaultMaxSharedClusterIPs)),
 		},
 		Metadata: &tenancyv1alpha1.MetadataPolicy{
 			// Keys without a prefix (what Service selectors usually use), the recommended

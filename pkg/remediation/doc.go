@@ -21,7 +21,9 @@
 // each kind the super store is read once and bucketed by owning tenant UID; then, per tenant:
 //
 //   - every tenant object is looked up at its mapped super name and given to the kind's Check
-//     (missing_in_super, stale_in_super, content_differs, status_differs);
+//     (missing_in_super, stale_in_super, content_differs, status_differs, and for Endpoints and
+//     EndpointSlices refused_in_super: a super copy naming an address that is no longer the IP of
+//     one of the tenant's running super Pods);
 //   - every super object the tenant owns (conversion.OwnerOf, by tenant UID) at its mapped
 //     name whose tenant object is not in the tenant cache is an orphan (orphan_in_super),
 //     unless it is already being deleted.

@@ -26,6 +26,10 @@ const (
 	// MismatchContentDiffers: the super copy differs from what the downward reconcile would
 	// write in a field the syncer owns.
 	MismatchContentDiffers Mismatch = "content_differs"
+	// MismatchRefusedInSuper: a super copy exists although the tenant's policy refuses the
+	// tenant object as it is now (for Endpoints and EndpointSlices: an address is no longer
+	// the IP of one of the tenant's running super Pods); the downward reconcile deletes it.
+	MismatchRefusedInSuper Mismatch = "refused_in_super"
 	// MismatchStatusDiffers: the tenant object's status (or Pod binding) differs from what the
 	// upward reconcile would copy from the super object.
 	MismatchStatusDiffers Mismatch = "status_differs"

@@ -104,7 +104,7 @@ func Filtered(c *tenant.Cluster, kind Kind, obj metav1.Object, rule policy.Rule,
 
 // filterRules are the rules Filtered keeps records for.
 var filterRules = []policy.Rule{policy.RuleMetadataKey, policy.RuleDisruptionBudget,
-	policy.RuleTerminationGracePeriod, policy.RuleEphemeralContainer}
+	policy.RuleTerminationGracePeriod, policy.RuleEphemeralContainer, policy.RuleExternalIPs, policy.RuleSharedClusterIP}
 
 // Gone forgets every record of tenant object namespace/name of kind (Deny's, Filtered's and
 // RecordRejected's):

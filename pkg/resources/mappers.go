@@ -28,6 +28,19 @@ type DependentMapper interface {
 	Dependents(c *tenant.Cluster, dep metav1.Object) []Request
 }
 
+// PodIPMapper is implemented by kinds whose tenant objects name Pod IPs (Endpoints and
+// EndpointSlices of Services without a selector): their super copies may keep an address only
+// while it is the IP of one of the tenant's running super Pods. The syncer calls
+// PodIPDependents for every change of a tenant's super Pod that frees an address (the Pod is
+// deleted, finishes, or its IPs change), with the IPs the Pod held before the change, so the
+// objects naming them are reconciled again from the super side alone: no write to the tenant's
+// apiserver (which the tenant may refuse) has to succeed first.
+type PodIPMapper interface {
+	// PodIPDependents returns the downward requests of tenant c's objects that named one of
+	// ips when last reconciled.
+	PodIPDependents(c *tenant.Cluster, ips []string) []Request
+}
+
 // Upwarder is implemented by kinds added after the skeleton that have an upward path (the
 // skeleton's Pod and Service are known to the syncer): super changes, and the initial list of
 // a tenant, then enqueue upward requests too.

@@ -402,9 +402,17 @@ func (s *Syncer) superHandler(kind resources.Kind) cache.ResourceEventHandler {
 		UpdateFunc: func(o, n any) {
 			if !sameVersion(o, n) {
 				enqueue(n, !podStatusOnly(o, n), false, false)
+				if kind == resources.KindPod {
+					s.superPodIPsChanged(o, n)
+				}
 			}
 		},
-		DeleteFunc: func(o any) { enqueue(o, true, true, false) },
+		DeleteFunc: func(o any) {
+			enqueue(o, true, true, false)
+			if kind == resources.KindPod {
+				s.superPodIPsChanged(o, nil)
+			}
+		},
 	}
 }
 

@@ -20,9 +20,14 @@
 //     no targetRef may name another namespace. Otherwise the whole object is refused (no super
 //     copy; one synced before is deleted).
 //   - A Pod IP the super cluster has not assigned yet is refused now and re-examined when a
-//     tenant Pod shows that IP (DependentMapper on Pods, IPWatch); a synced object whose Pod
-//     goes is re-examined too (its super copy deleted), before the IP can be given to another
-//     tenant's Pod.
+//     tenant Pod shows that IP (DependentMapper on Pods, IPWatch). Every address in a super copy
+//     is always an IP of one of the tenant's running super Pods: when a super Pod of the tenant
+//     is deleted, finishes or changes IPs, the objects that named its old IPs are re-examined
+//     from the super Pod's event alone (resources.PodIPMapper, PodIPDependents), and their
+//     super copies deleted, whatever the tenant's apiserver does with the syncer's writes to
+//     the tenant Pod (a tenant's own admission webhook may refuse them, so the tenant Pod keeps
+//     its IP and sends no event). A remediation scan checks the same rule (Check:
+//     refused_in_super), so a missed event is repaired on the next scans.
 //   - targetRef: its namespace is mapped to the super namespace and its UID and
 //     resourceVersion are dropped (tenant UIDs mean nothing in the super cluster).
 //   - The super cluster's endpoints controller copies a Service's labels onto the Endpoints it

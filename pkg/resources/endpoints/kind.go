@@ -11,6 +11,7 @@ import (
 	"k8s.io/client-go/listers"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/vcsyncer/syncer/pkg/conversion"
 	"github.com/vcsyncer/syncer/pkg/podcache"
 	"github.com/vcsyncer/syncer/pkg/policy"
 	"github.com/vcsyncer/syncer/pkg/reconcile"
@@ -55,6 +56,7 @@ var (
 	_ resources.Resource        = (*Kind[*corev1.Endpoints])(nil)
 	_ resources.DependentMapper = (*Kind[*corev1.Endpoints])(nil)
 	_ resources.Checker         = (*Kind[*corev1.Endpoints])(nil)
+	_ resources.PodIPMapper     = (*Kind[*corev1.Endpoints])(nil)
 )
 
 // Kind implements resources.Resource.
@@ -126,15 +128,28 @@ func (k *Kind[T]) Dependents(c *tenant.Cluster, dep metav1.Object) []resources.R
 	return k.ForService(c, dep)
 }
 
+// PodIPDependents implements resources.PodIPMapper: the objects of tenant c that named one of
+// ips when last reconciled (IPWatch).
+func (k *Kind[T]) PodIPDependents(c *tenant.Cluster, ips []string) []resources.Request {
+	return k.watched.ForIPs(c, ips)
+}
+
 // Forget drops what the kind records about tenant tenantName (called when it is removed).
 func (k *Kind[T]) Forget(tenantName string) { k.watched.Forget(tenantName) }
 
-// Check implements resources.Checker with the reconciler's own Desired and Equal, for synced
-// objects only (the others are never synced, so always in sync).
-func (k *Kind[T]) Check(_ *resources.Env, c *tenant.Cluster, t, s metav1.Object) resources.Mismatch {
+// Check implements resources.Checker for synced objects only (the others are never synced, so
+// always in sync): a super copy whose tenant object the policy now refuses (Refuse: an address
+// that is no longer the IP of one of the tenant's running super Pods, such as one whose Pod is
+// gone while its tenant Pod stays in the tenant's apiserver) is MismatchRefusedInSuper, which
+// the downward reconcile repairs by deleting the copy; otherwise the reconciler's own Desired
+// and Equal decide (resources.CheckWith).
+func (k *Kind[T]) Check(env *resources.Env, c *tenant.Cluster, t, s metav1.Object) resources.Mismatch {
 	o, ok := t.(T)
 	if !ok || !k.Synced(c, o) {
 		return resources.InSync
+	}
+	if s != nil && t.GetDeletionTimestamp() == nil && conversion.OwnedByTenant(s, c.UID) && k.Refuse(env, c, o) != nil {
+		return resources.MismatchRefusedInSuper
 	}
 	return resources.CheckWith(t, s, func(t, s T) T { return k.Desired(c, t, s.GetNamespace(), s, true) }, k.Equal)
 }

@@ -188,7 +188,19 @@ func (w *IPWatch) dropLocked(tenantName string, req resources.Request) {
 
 // For returns the requests of tenant c recorded as naming one of tenant Pod p's IPs.
 func (w *IPWatch) For(c *tenant.Cluster, p *corev1.Pod) []resources.Request {
-	ips := ipsOf(p)
+	return w.ForIPs(c, ipsOf(p))
+}
+
+// ForIPs returns the requests of tenant c recorded as naming one of ips (any textual form of
+// an address; those that do not parse are ignored).
+func (w *IPWatch) ForIPs(c *tenant.Cluster, ips []string) []resources.Request {
+	norm := make([]string, 0, len(ips))
+	for _, s := range ips {
+		if a, err := netip.ParseAddr(s); err == nil {
+			norm = append(norm, a.Unmap().String())
+		}
+	}
+	ips = norm
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	var out []resources.Request

@@ -86,6 +86,7 @@ func TestDownwardRefusesEndpointsNamingAddressesNotTheTenants(t *testing.T) {
 			if tc.pol != nil {
 				h.SetPolicy(tc.pol)
 			}
+			before := h.Denials(resources.KindEndpoints, policy.RuleEndpointAddress)
 			h.Tenant(h.C.Informers.Core().V1().Endpoints().Informer(), tenantEndpoints("1", tc.addrs...))
 			if err := (endpoints.Resource).Downward(h.Ctx(), h.Env, h.C, "shop", "ext"); err != nil {
 				t.Fatalf("Downward = %v, want nil", err)
@@ -104,7 +105,7 @@ func TestDownwardRefusesEndpointsNamingAddressesNotTheTenants(t *testing.T) {
 			if len(ev) != 1 || !strings.Contains(ev[0], "Warning PolicyDenied endpointAddress: ") {
 				t.Errorf("events %q", ev)
 			}
-			if got := h.Denials(resources.KindEndpoints, policy.RuleEndpointAddress); got != 1 {
+			if got := h.Denials(resources.KindEndpoints, policy.RuleEndpointAddress) - before; got != 1 {
 				t.Errorf("denials %v", got)
 			}
 		})
@@ -158,5 +159,53 @@ func TestEndpointsFollowTheTenantsPodIPs(t *testing.T) {
 	}
 	if _, err := h.SuperCS.CoreV1().Endpoints(superNS).Get(h.Ctx(), "ext", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("super Endpoints still name an IP no Pod of the tenant has (err %v)", err)
+	}
+}
+
+// A super copy whose Pod is gone while the tenant Pod stays in the tenant's apiserver (its
+// webhook refuses the syncer's writes, so no tenant event comes): the super Pod's old IPs map
+// to the Endpoints (PodIPDependents), and a remediation scan finds the copy refused_in_super.
+func TestStaleAddressFoundFromTheSuperSide(t *testing.T) {
+	h := world(t, "ep-stale")
+	r := endpoints.Resource
+	superNS := resources.SuperNamespace(h.C, "shop")
+	pods := h.Env.SuperInformers.Core().V1().Pods().Informer()
+	h.Super(pods, superPod(h.C.UID, superNS, "db-1", corev1.PodRunning, "10.244.1.21"))
+	te := tenantEndpoints("1", ip("10.244.1.21"))
+	h.Tenant(h.C.Informers.Core().V1().Endpoints().Informer(), te)
+	if err := r.Downward(h.Ctx(), h.Env, h.C, "shop", "ext"); err != nil {
+		t.Fatal(err)
+	}
+	s, err := h.SuperCS.CoreV1().Endpoints(superNS).Get(h.Ctx(), "ext", metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("not synced: %v", err)
+	}
+	h.Super(r.SuperInformer(h.Env), s)
+	if m := r.Check(h.Env, h.C, te, s); m != resources.InSync {
+		t.Fatalf("Check of a synced copy = %q, want in sync", m)
+	}
+	want := resources.Request{Tenant: h.C.Name, Kind: resources.KindEndpoints, Namespace: "shop", Name: "ext"}
+	if reqs := r.PodIPDependents(h.C, []string{"::ffff:10.244.1.21"}); len(reqs) != 1 || reqs[0] != want {
+		t.Errorf("PodIPDependents(old IP) = %v, want [%v]", reqs, want)
+	}
+	if reqs := r.PodIPDependents(h.C, []string{"10.244.1.99", "not-an-ip"}); len(reqs) != 0 {
+		t.Errorf("PodIPDependents(other IP) = %v, want none", reqs)
+	}
+	if err := pods.GetIndexer().Delete(superPod(h.C.UID, superNS, "db-1", corev1.PodRunning)); err != nil {
+		t.Fatal(err)
+	}
+	if m := r.Check(h.Env, h.C, te, s); m != resources.MismatchRefusedInSuper {
+		t.Errorf("Check after the Pod is gone = %q, want %q", m, resources.MismatchRefusedInSuper)
+	}
+	if err := r.Downward(h.Ctx(), h.Env, h.C, "shop", "ext"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.SuperCS.CoreV1().Endpoints(superNS).Get(h.Ctx(), "ext", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("super Endpoints still name an IP no Pod of the tenant has (err %v)", err)
+	}
+	// Another tenant's Pod now holds the IP: still refused.
+	h.Super(pods, superPod("uid-other", "other-abcdef-shop", "reuse", corev1.PodRunning, "10.244.1.21"))
+	if m := r.Check(h.Env, h.C, te, s); m != resources.MismatchRefusedInSuper {
+		t.Errorf("Check with the IP reused by another tenant = %q, want %q", m, resources.MismatchRefusedInSuper)
 	}
 }

@@ -59,6 +59,7 @@ func TestDownwardRefusesSlicesNamingAddressesNotTheTenants(t *testing.T) {
 				Status: corev1.NodeStatus{Addresses: []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: "172.18.0.2"}}}})
 			h.Tenant(h.C.Informers.Core().V1().Services().Informer(), &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "ext", Namespace: "shop"}})
 			h.Tenant(h.C.Informers.Discovery().V1().EndpointSlices().Informer(), tc.slice)
+			before := h.Denials(resources.KindEndpointSlice, policy.RuleEndpointAddress)
 			if err := r.Downward(h.Ctx(), h.Env, h.C, "shop", "ext-1"); err != nil {
 				t.Fatalf("Downward = %v", err)
 			}
@@ -73,7 +74,7 @@ func TestDownwardRefusesSlicesNamingAddressesNotTheTenants(t *testing.T) {
 			if !apierrors.IsNotFound(err) || len(ev) != 1 || !strings.Contains(ev[0], "PolicyDenied endpointAddress: ") {
 				t.Errorf("refused slice: get %v, events %q", err, ev)
 			}
-			if got := h.Denials(resources.KindEndpointSlice, policy.RuleEndpointAddress); got != 1 {
+			if got := h.Denials(resources.KindEndpointSlice, policy.RuleEndpointAddress) - before; got != 1 {
 				t.Errorf("denials %v", got)
 			}
 			tenantPod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "db-0", Namespace: "shop"},

@@ -22,7 +22,22 @@
 // On update the super object's immutable allocations (ClusterIPs, healthCheckNodePort) are
 // kept. A headless Service (clusterIP "None") stays headless. spec.externalIPs is never
 // copied: in a shared cluster it would let one tenant intercept traffic to any address
-// (CVE-2020-8554).
+// (CVE-2020-8554). The drop is reported (rule externalIPs): a PolicyDenied Warning Event and a
+// count once per spec (resources.Filtered), and the condition tenancy.vcsyncer.io/Synced=False
+// reason PolicyDenied while the Service keeps them.
+//
+// A super copy whose ClusterIP the super cluster allocates from its shared range (the tenant
+// Service's ClusterIPs are not all inside the Tenant's spec.serviceCIDRs: a tenant can add a
+// ServiceCIDR of its own to its apiserver) is created only while the tenant holds fewer such
+// super Services than services.maxSharedClusterIPs (built-in 100; rule sharedClusterIP). The
+// count is the super cache's plus the creations of this process not cached yet, so concurrent
+// reconciles never exceed it. A Service over it gets no super copy, a PolicyDenied Event and
+// count once per spec, and the condition Synced=False reason PolicyDenied; it is tried again
+// when it or the policy changes, and by remediation scans (missing_in_super), so it gets its
+// copy once other Services are deleted. Super Services already created are never removed for
+// it. A super copy that asked for the tenant's own ClusterIP and was given a shared address
+// instead (the super cluster refused the requested one) is not checked against the cap when
+// created; it counts from then on.
 //
 // The tenant's policy (policy.CheckService) decides which Services get a super copy at all:
 // by default only ClusterIP Services (headless ones included), without externalTrafficPolicy

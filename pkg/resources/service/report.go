@@ -30,6 +30,11 @@ const ConditionSynced = "tenancy.vcsyncer.io/Synced"
 // Reasons of ConditionSynced; each False one also is the reason of a Warning Event on the
 // tenant Service, recorded when the condition's message changes.
 const (
+	// policy.ReasonPolicyDenied: the tenant's policy dropped part of the Service from its
+	// super copy (spec.externalIPs, rule externalIPs) or refused a super copy
+	// (services.maxSharedClusterIPs, rule sharedClusterIP); the message starts with the rule.
+	// Its Warning Event and count come from resources.Filtered, once per spec.
+
 	// ReasonInSync: ClusterIPs and node ports agree with the super copy.
 	ReasonInSync = "InSync"
 	// ReasonClusterIPMismatch: the super copy has other ClusterIPs than the tenant Service
@@ -118,6 +123,9 @@ func syncedCondition(c *tenant.Cluster, t, s *corev1.Service, patchErr error) *m
 			reason = r
 		}
 		msgs = append(msgs, m)
+	}
+	if d := policy.ExternalIPsDenial(t); d != nil {
+		add(policy.ReasonPolicyDenied, d.Error()) // its Event and count: resources.Filtered, downward
 	}
 	if t.Spec.Type != corev1.ServiceTypeExternalName && t.Spec.ClusterIP != "" && t.Spec.ClusterIP != corev1.ClusterIPNone &&
 		s.Spec.ClusterIP != "" && !slices.Equal(clusterIPs(t), clusterIPs(s)) {
@@ -222,7 +230,8 @@ func setSyncedCondition(ctx context.Context, c *tenant.Cluster, t *corev1.Servic
 	if _, err := c.Client.CoreV1().Services(t.Namespace).UpdateStatus(ctx, u, metav1.UpdateOptions{FieldManager: reconcile.FieldManager}); err != nil {
 		return err
 	}
-	if warn {
+	if warn && cond.Reason != policy.ReasonPolicyDenied {
+		// A PolicyDenied condition's Event (and count) is recorded by resources.Filtered.
 		c.Recorder.Event(t, corev1.EventTypeWarning, cond.Reason, cond.Message)
 	}
 	return nil

@@ -6,6 +6,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/vcsyncer/syncer/pkg/policy"
@@ -58,7 +59,21 @@ func reconcileDownward(ctx context.Context, env *resources.Env, c *tenant.Cluste
 	if apierrors.IsNotFound(err) {
 		forgetRefusals(c, ns, name)
 	}
-	return reconcile.Reconcile(ctx, env, c, ns, name, reconcile.Spec[*corev1.Service]{
+	// The checks of the policy that are not about the Service alone: how many addresses of the
+	// super cluster's shared range the tenant holds (services.maxSharedClusterIPs), checked
+	// before a super copy that would take one is created.
+	var reservedKey string
+	if tObj != nil && tObj.DeletionTimestamp.IsZero() && policy.CheckService(c.Policy().Services(), tObj) == nil {
+		if _, err := sl.Services(superNS).Get(name); apierrors.IsNotFound(err) && takesShared(c, tObj) {
+			key := superNS + "/" + name
+			if d := shared.reserve(c, sl, tObj, key); d != nil {
+				return refuseShared(ctx, c, tObj, d)
+			}
+			reservedKey = key
+		}
+		resources.Filtered(c, resources.KindService, tObj, policy.RuleSharedClusterIP, "", nil)
+	}
+	err = reconcile.Reconcile(ctx, env, c, ns, name, reconcile.Spec[*corev1.Service]{
 		Kind:   resources.KindService,
 		Tenant: func(ns string) reconcile.Getter[*corev1.Service] { return tl.Services(ns) },
 		Super:  func(ns string) reconcile.Getter[*corev1.Service] { return sl.Services(ns) },
@@ -81,7 +96,29 @@ func reconcileDownward(ctx context.Context, env *resources.Env, c *tenant.Cluste
 		},
 		Equal: Equal,
 	})
+	if err != nil && reservedKey != "" {
+		shared.release(c, reservedKey)
+	}
+	if err == nil && tObj != nil && tObj.DeletionTimestamp.IsZero() && policy.CheckService(c.Policy().Services(), tObj) == nil {
+		// Synced: what it asked for and did not get is reported once per spec.
+		resources.Filtered(c, resources.KindService, tObj, policy.RuleExternalIPs, specVersion(tObj), policy.ExternalIPsDenial(tObj))
+	}
+	return err
 }
+
+// refuseShared reports that tenant Service t is refused by rule sharedClusterIP (d): a
+// PolicyDenied Warning Event and a count once per spec and policy generation
+// (resources.Filtered), and the condition tenancy.vcsyncer.io/Synced=False, reason
+// PolicyDenied. It returns nil (no retry: the Service is tried again when it or the policy
+// changes) or the error of the status write (retried).
+func refuseShared(ctx context.Context, c *tenant.Cluster, t *corev1.Service, d *policy.Denial) error {
+	resources.Filtered(c, resources.KindService, t, policy.RuleSharedClusterIP, specVersion(t), d)
+	return setSyncedCondition(ctx, c, t, nil, &metav1.Condition{Type: ConditionSynced, Status: metav1.ConditionFalse,
+		Reason: policy.ReasonPolicyDenied, Message: d.Error()})
+}
+
+// Forget drops what the kind records about the named tenant (called when it is removed).
+func (resourceKind) Forget(tenantName string) { shared.forget(tenantName) }
 
 type resourceKind struct{ resources.Funcs }
 

@@ -23,6 +23,18 @@ type ServicePolicy struct {
 	// loadBalancerClass). Built-in default: none.
 	// +optional
 	AllowedLoadBalancerClasses []string `json:"allowedLoadBalancerClasses,omitempty"`
+	// MaxSharedClusterIPs caps how many of the tenant's super Services hold a ClusterIP the
+	// super cluster allocated from its shared Service range (rule sharedClusterIP): every
+	// Service whose ClusterIPs are not all inside the Tenant's spec.serviceCIDRs (a Tenant
+	// without spec.serviceCIDRs: every Service), or whose own addresses the super cluster
+	// refused. Headless and ExternalName Services hold none. A Service over the cap gets no
+	// super copy, a PolicyDenied Warning Event and the condition
+	// tenancy.vcsyncer.io/Synced=False (reason PolicyDenied); it is tried again when it or the
+	// policy changes, and by remediation scans (so once others are deleted). Lowering it never
+	// removes super Services already created. Built-in default: 100.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	MaxSharedClusterIPs *int32 `json:"maxSharedClusterIPs,omitempty"`
 }
 
 // MetadataPolicy decides which tenant label and annotation keys reach super objects. Keys
