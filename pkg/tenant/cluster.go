@@ -195,6 +195,9 @@ func newCluster(name, uid string, cfg *rest.Config, hash string, weight int32, r
 	c.Name, c.UID, c.Client, c.Informers, c.APIServerHost, c.APIServerPort = name, uid, cs, f, host, port
 	c.Recorder, c.events = rec, rec
 	c.kubeconfigHash, c.probeInterval, c.notify, c.weight, c.done = hash, 10*time.Second, notify, weight, make(chan struct{})
+	if notify != nil {
+		c.Held.notify = func() { notify(name) }
+	}
 	return c, nil
 }
 

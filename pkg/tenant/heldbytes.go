@@ -47,6 +47,16 @@ type HeldBytes struct {
 	held  map[HeldKey]heldEntry
 	total int64
 	out   map[HeldKey]HeldOut
+	// notify, when set, is called (without the lock) when objects start or stop being held
+	// out (the Tenant's WithinMemoryBound condition follows).
+	notify func()
+}
+
+// changed calls notify when the number of objects held out went from or to zero.
+func (h *HeldBytes) changed(outBefore, outAfter int) {
+	if h.notify != nil && (outBefore == 0) != (outAfter == 0) {
+		h.notify()
+	}
 }
 
 type heldEntry struct {
@@ -83,9 +93,12 @@ func (h *HeldBytes) Admit(l *tenancyv1alpha1.LimitsPolicy, obj any) any {
 	key := HeldKey{Kind: kind, Namespace: m.GetNamespace(), Name: m.GetName()}
 	if rule, size, ok := heldOutOf(m); ok && isStub(obj) {
 		h.mu.Lock()
-		defer h.mu.Unlock()
+		before := len(h.out)
 		h.dropHeld(key)
 		h.recordOut(HeldOut{HeldKey: key, UID: m.GetUID(), ResourceVersion: m.GetResourceVersion(), Bytes: size, Rule: rule})
+		after := len(h.out)
+		h.mu.Unlock()
+		h.changed(before, after)
 		return obj
 	}
 	if ann := m.GetAnnotations(); ann != nil {
@@ -96,7 +109,12 @@ func (h *HeldBytes) Admit(l *tenancyv1alpha1.LimitsPolicy, obj any) any {
 	}
 	size := policy.ObjectBytes(obj)
 	h.mu.Lock()
-	defer h.mu.Unlock()
+	before := len(h.out)
+	defer func() {
+		after := len(h.out)
+		h.mu.Unlock()
+		h.changed(before, after)
+	}()
 	prev := h.held[key]
 	var rule policy.Rule
 	switch {
@@ -140,7 +158,12 @@ func (h *HeldBytes) recordOut(o HeldOut) {
 // another UID (the object was created again since) is kept.
 func (h *HeldBytes) Release(key HeldKey, uid types.UID) bool {
 	h.mu.Lock()
-	defer h.mu.Unlock()
+	before := len(h.out)
+	defer func() {
+		after := len(h.out)
+		h.mu.Unlock()
+		h.changed(before, after)
+	}()
 	if o, ok := h.out[key]; ok && o.UID == uid {
 		delete(h.out, key)
 	}

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -110,5 +111,37 @@ func TestHeldBytesKeepsHeldObjects(t *testing.T) {
 	}
 	if got := h.Admit(lowered, &corev1.Pod{}); IsHeldOut(got) {
 		t.Error("a Pod is not bounded here")
+	}
+}
+
+// TestMemoryBoundCondition: the Tenant's WithinMemoryBound condition is False while objects
+// are held out and True again once none are; the Cluster is notified on each change only.
+func TestMemoryBoundCondition(t *testing.T) {
+	notified := 0
+	h := HeldBytes{notify: func() { notified++ }}
+	tn := &tenancyv1alpha1.Tenant{}
+	setMemoryBoundStatus(tn, &h)
+	if c := meta.FindStatusCondition(tn.Status.Conditions, tenancyv1alpha1.ConditionWithinMemoryBound); c == nil || c.Status != metav1.ConditionTrue {
+		t.Fatalf("condition %+v, want True", c)
+	}
+	l := heldLimits("10Ki", "10Ki")
+	h.Admit(l, cmOf("a", 8000))
+	h.Admit(l, cmOf("b", 8000)) // held out
+	h.Admit(l, cmOf("c", 8000)) // held out: no second notification
+	if notified != 1 {
+		t.Errorf("%d notifications after objects were held out, want 1", notified)
+	}
+	setMemoryBoundStatus(tn, &h)
+	if c := meta.FindStatusCondition(tn.Status.Conditions, tenancyv1alpha1.ConditionWithinMemoryBound); c == nil || c.Status != metav1.ConditionFalse || c.Reason != ReasonMemoryBoundReached {
+		t.Fatalf("condition %+v, want False MemoryBoundReached", c)
+	}
+	h.Release(HeldKey{"ConfigMap", "ns", "b"}, "uid-b")
+	h.Release(HeldKey{"ConfigMap", "ns", "c"}, "uid-c")
+	if notified != 2 {
+		t.Errorf("%d notifications after none is held out, want 2", notified)
+	}
+	setMemoryBoundStatus(tn, &h)
+	if c := meta.FindStatusCondition(tn.Status.Conditions, tenancyv1alpha1.ConditionWithinMemoryBound); c == nil || c.Status != metav1.ConditionTrue {
+		t.Fatalf("condition %+v, want True again", c)
 	}
 }

@@ -12,8 +12,12 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/metadata"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	tenancyv1alpha1 "github.com/vcsyncer/syncer/pkg/apis/tenancy/v1alpha1"
 
 	"github.com/vcsyncer/syncer/pkg/policy"
 	"github.com/vcsyncer/syncer/test/integration/itest"
@@ -134,12 +138,12 @@ func (s *suite) attackSyncerHeap(t *testing.T) {
 	payload := strings.Repeat("y", fillBytes)
 	// The super ConfigMaps are listed by metadata only: 100 MB lists every poll would load
 	// the super apiserver and this process more than the attack does.
-	meta, err := metadata.NewForConfig(s.env.Super.RESTConfig)
+	mc, err := metadata.NewForConfig(s.env.Super.RESTConfig)
 	if err != nil {
 		t.Fatal(err)
 	}
 	superCopies := func(ctx context.Context) (map[string]bool, error) {
-		l, err := meta.Resource(corev1.SchemeGroupVersion.WithResource("configmaps")).Namespace(s.aSuperNS).List(ctx, metav1.ListOptions{})
+		l, err := mc.Resource(corev1.SchemeGroupVersion.WithResource("configmaps")).Namespace(s.aSuperNS).List(ctx, metav1.ListOptions{})
 		if err != nil {
 			return nil, err
 		}
@@ -241,6 +245,19 @@ func (s *suite) attackSyncerHeap(t *testing.T) {
 		t.Errorf("the syncer's live heap grew by %d MB for tenant A's %d MB of ConfigMaps, more than %d MB (2 × limits.maxCachedBytes + %d MB): one tenant can exhaust the syncer's memory",
 			growth>>20, (fillCount*fillBytes)>>20, bound>>20, heapSlack>>20)
 	}
+
+	// The provider sees it: A's Tenant has WithinMemoryBound=False.
+	itest.Eventually(t, maxWait, "tenant A's Tenant has WithinMemoryBound=False", func(ctx context.Context) error {
+		var tn tenancyv1alpha1.Tenant
+		if err := s.c.Get(ctx, client.ObjectKey{Name: s.a.Name}, &tn); err != nil {
+			return err
+		}
+		c := meta.FindStatusCondition(tn.Status.Conditions, tenancyv1alpha1.ConditionWithinMemoryBound)
+		if c == nil || c.Status != metav1.ConditionFalse || c.Reason != "MemoryBoundReached" {
+			return itest.Errorf("condition %+v", c)
+		}
+		return nil
+	})
 
 	// Room again: A deletes the synced ones; the ones kept out are synced.
 	synced, err := superCopies(ctx)
