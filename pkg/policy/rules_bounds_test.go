@@ -29,7 +29,7 @@ func TestObjectBytesCountsTheWholeObject(t *testing.T) {
 		t.Errorf("ObjectBytes = %d, want the protobuf size %d", got, want)
 	}
 	withMF := values.DeepCopy()
-	withMF.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: strings.Repeat("m", 300), FieldsV1: &metav1.FieldsV1{Raw: []byte(strings.Repeat("f", 5000))}}}
+	withMF.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: strings.Repeat("m", 300), FieldsV1: metav1.NewFieldsV1(strings.Repeat("f", 5000))}}
 	if got, want := ObjectBytes(withMF), ObjectBytes(values); got != want {
 		t.Errorf("managedFields counted: ObjectBytes = %d, want %d", got, want)
 	}

@@ -14,8 +14,9 @@ import (
 	"github.com/vcsyncer/syncer/pkg/policy"
 )
 
-func heldLimits(objectBytes, cachedBytes string) *tenancyv1alpha1.LimitsPolicy {
-	o, c := resource.MustParse(objectBytes), resource.MustParse(cachedBytes)
+// heldLimits returns limits with maxObjectBytes 10Ki and maxCachedBytes cachedBytes.
+func heldLimits(cachedBytes string) *tenancyv1alpha1.LimitsPolicy {
+	o, c := resource.MustParse("10Ki"), resource.MustParse(cachedBytes)
 	return &tenancyv1alpha1.LimitsPolicy{MaxObjectBytes: &o, MaxCachedBytes: &c}
 }
 
@@ -32,7 +33,7 @@ func cmOf(name string, n int) *corev1.ConfigMap {
 // deletion makes room for what is held out.
 func TestHeldBytesBoundsTheCache(t *testing.T) {
 	var h HeldBytes
-	l := heldLimits("10Ki", "25Ki")
+	l := heldLimits("25Ki")
 	var stubs []string
 	for i := range 5 {
 		o := cmOf(string(rune('a'+i)), 8000)
@@ -91,8 +92,8 @@ func TestHeldBytesBoundsTheCache(t *testing.T) {
 func TestHeldBytesKeepsHeldObjects(t *testing.T) {
 	var h HeldBytes
 	o := cmOf("a", 8000)
-	h.Admit(heldLimits("10Ki", "25Ki"), o)
-	lowered := heldLimits("10Ki", "1Ki")
+	h.Admit(heldLimits("25Ki"), o)
+	lowered := heldLimits("1Ki")
 	if IsHeldOut(h.Admit(lowered, cmOf("a", 8000))) {
 		t.Error("a lowered cap dropped an object already held")
 	}
@@ -100,12 +101,12 @@ func TestHeldBytesKeepsHeldObjects(t *testing.T) {
 		t.Error("an object that grew over the lowered cap is still held")
 	}
 	st := stub(cmOf("b", 8000), policy.RuleCachedBytes, 8000)
-	if !IsHeldOut(h.Admit(heldLimits("10Ki", "25Ki"), st)) {
+	if !IsHeldOut(h.Admit(heldLimits("25Ki"), st)) {
 		t.Error("a restored stub was cached as a full object")
 	}
 	forged := cmOf("c", 100)
 	forged.Annotations = map[string]string{AnnotationHeldOut: "cachedBytes 1"}
-	got := h.Admit(heldLimits("10Ki", "25Ki"), forged)
+	got := h.Admit(heldLimits("25Ki"), forged)
 	if IsHeldOut(got) || got.(*corev1.ConfigMap).Annotations[AnnotationHeldOut] != "" {
 		t.Error("the tenant's own held-out annotation was obeyed or kept")
 	}
@@ -124,7 +125,7 @@ func TestMemoryBoundCondition(t *testing.T) {
 	if c := meta.FindStatusCondition(tn.Status.Conditions, tenancyv1alpha1.ConditionWithinMemoryBound); c == nil || c.Status != metav1.ConditionTrue {
 		t.Fatalf("condition %+v, want True", c)
 	}
-	l := heldLimits("10Ki", "10Ki")
+	l := heldLimits("10Ki")
 	h.Admit(l, cmOf("a", 8000))
 	h.Admit(l, cmOf("b", 8000)) // held out
 	h.Admit(l, cmOf("c", 8000)) // held out: no second notification

@@ -50,8 +50,9 @@ type LimitsPolicy struct {
 	MaxCachedBytes *resource.Quantity `json:"maxCachedBytes,omitempty"`
 	// MaxObjects caps the number of the tenant's objects the syncer syncs for each kind the
 	// tenant creates (rule objectCount): objects beyond it get no super copy until others are
-	// deleted. It bounds the syncer's work, super objects and checkpointed queues, not its
-	// caches of the tenant (an informer caches every object). Lowering it never drops objects
+	// deleted. It bounds the syncer's work, super objects and checkpointed queues, not the
+	// number of objects in its caches of the tenant (an informer caches every object, a
+	// Secret or ConfigMap beyond MaxCachedBytes as a stub). Lowering it never drops objects
 	// already synced. Built-in default: 20000.
 	// +optional
 	MaxObjects *int32 `json:"maxObjects,omitempty"`
