@@ -70,6 +70,10 @@ var (
 		"1 when the last probe of the tenant's apiserver succeeded, 0 otherwise, by tenant (every registered Tenant).", []string{"tenant"}, nil)
 	tenantSyncedDesc = prometheus.NewDesc(prometheus.BuildFQName(Namespace, "tenant", "synced"),
 		"1 once the tenant's informer caches have synced and its events are being synced, 0 otherwise, by tenant.", []string{"tenant"}, nil)
+	tenantCachedBytesDesc = prometheus.NewDesc(prometheus.BuildFQName(Namespace, "tenant", "cached_bytes"),
+		"Bytes of the tenant's Secrets and ConfigMaps the syncer holds in its caches (bounded by the TenantPolicy's limits.maxCachedBytes), by tenant.", []string{"tenant"}, nil)
+	tenantHeldOutDesc = prometheus.NewDesc(prometheus.BuildFQName(Namespace, "tenant", "held_out_objects"),
+		"The tenant's Secrets and ConfigMaps the syncer keeps out of its caches and does not sync (over limits.maxObjectBytes or limits.maxCachedBytes), by tenant; above 0 the tenant has reached its bound.", []string{"tenant"}, nil)
 )
 
 func syncCollectors() []prometheus.Collector {
@@ -119,6 +123,10 @@ func PodCreated(tenant string, d time.Duration) {
 // TenantHealth is one registered tenant's health as the metrics report it.
 type TenantHealth struct {
 	Connected, Synced bool
+	// CachedBytes and HeldOut are the bytes of its Secrets and ConfigMaps the syncer holds and
+	// the number of them it keeps out (tenant.HeldBytes).
+	CachedBytes int64
+	HeldOut     int
 }
 
 // TenantHealthStats returns every registered tenant's health, by tenant name. Tenants it does
@@ -127,7 +135,8 @@ type TenantHealthStats func() map[string]TenantHealth
 
 var healthSource scrapeSource[TenantHealthStats]
 
-// RegisterTenantHealth sets the source of vcsyncer_tenant_connected and vcsyncer_tenant_synced,
+// RegisterTenantHealth sets the source of vcsyncer_tenant_connected, vcsyncer_tenant_synced,
+// vcsyncer_tenant_cached_bytes and vcsyncer_tenant_held_out_objects,
 // computed at scrape time (the last call wins).
 func RegisterTenantHealth(src TenantHealthStats) {
 	Register()
@@ -135,12 +144,14 @@ func RegisterTenantHealth(src TenantHealthStats) {
 }
 
 var tenantCollector = scrapeCollector[TenantHealthStats]{
-	descs: []*prometheus.Desc{tenantConnectedDesc, tenantSyncedDesc},
+	descs: []*prometheus.Desc{tenantConnectedDesc, tenantSyncedDesc, tenantCachedBytesDesc, tenantHeldOutDesc},
 	src:   &healthSource,
 	collect: func(src TenantHealthStats, ch chan<- prometheus.Metric) {
 		for t, h := range src() {
 			ch <- gauge(tenantConnectedDesc, b2f(h.Connected), t)
 			ch <- gauge(tenantSyncedDesc, b2f(h.Synced), t)
+			ch <- gauge(tenantCachedBytesDesc, float64(h.CachedBytes), t)
+			ch <- gauge(tenantHeldOutDesc, float64(h.HeldOut), t)
 		}
 	},
 }

@@ -169,7 +169,7 @@ func TestBuildInfo(t *testing.T) {
 
 func TestTenantHealthFollowsSource(t *testing.T) {
 	healthSource.Set(func() map[string]TenantHealth {
-		return map[string]TenantHealth{"up": {Connected: true, Synced: true}, "down": {}}
+		return map[string]TenantHealth{"up": {Connected: true, Synced: true, CachedBytes: 1234, HeldOut: 2}, "down": {}}
 	})
 	values := map[string]float64{}
 	for _, mf := range gather(t, tenantCollector) {
@@ -180,6 +180,8 @@ func TestTenantHealthFollowsSource(t *testing.T) {
 	want := map[string]float64{
 		"vcsyncer_tenant_connected/up": 1, "vcsyncer_tenant_synced/up": 1,
 		"vcsyncer_tenant_connected/down": 0, "vcsyncer_tenant_synced/down": 0,
+		"vcsyncer_tenant_cached_bytes/up": 1234, "vcsyncer_tenant_held_out_objects/up": 2,
+		"vcsyncer_tenant_cached_bytes/down": 0, "vcsyncer_tenant_held_out_objects/down": 0,
 	}
 	for k, v := range want {
 		if got, ok := values[k]; !ok || got != v {

@@ -15,37 +15,14 @@ import (
 // Checks of the limits rules (limits.maxObjectBytes, limits.maxObjects, limits.quota): pure
 // functions of the policy and of the objects; the reconcilers report what they return.
 
-// ConfigMapBytes returns the size in bytes of a ConfigMap's data and binaryData values. It is
-// what the apiserver's validation counts against its own 1 MiB limit (ValidateConfigMap in
-// k8s.io/kubernetes pkg/apis/core/validation sums the values' lengths, not the keys').
-func ConfigMapBytes(cm *corev1.ConfigMap) int64 {
-	return valueBytes(cm.Data) + valueBytes(cm.BinaryData)
-}
-
-// valueBytes returns the summed length in bytes of m's values.
-func valueBytes[V string | []byte](m map[string]V) int64 {
-	var n int64
-	for _, v := range m {
-		n += int64(len(v))
-	}
-	return n
-}
-
-// SecretBytes returns the size in bytes of a Secret's data and stringData values (the
-// apiserver merges the write-only stringData into data, so a read Secret normally has none;
-// it is counted for objects that still carry it). As ConfigMapBytes, keys are not counted.
-func SecretBytes(s *corev1.Secret) int64 {
-	return valueBytes(s.Data) + valueBytes(s.StringData)
-}
-
-// CheckObjectBytes returns a denial (RuleObjectSize) when size, in bytes, is more than the
-// policy's limits.maxObjectBytes, and nil otherwise. what names the object ("ConfigMap
-// app/settings") in the message.
+// CheckObjectBytes returns a denial (RuleObjectSize) when size, in bytes (ObjectBytes: the
+// whole object), is more than the policy's limits.maxObjectBytes, and nil otherwise. what
+// names the object ("ConfigMap app/settings") in the message.
 func CheckObjectBytes(l *tenancyv1alpha1.LimitsPolicy, what string, size int64) *Denial {
 	if l == nil || l.MaxObjectBytes == nil || size <= l.MaxObjectBytes.Value() {
 		return nil
 	}
-	return Deny(RuleObjectSize, "%s has %d bytes of data, more than the %s (%d bytes) allowed; it is not copied to the super cluster and Pods that use it wait for it; a TenantPolicy's limits.maxObjectBytes allows more",
+	return Deny(RuleObjectSize, "%s has %d bytes (keys, values and metadata counted), more than the %s (%d bytes) allowed; it is not copied to the super cluster and Pods that use it wait for it; a TenantPolicy's limits.maxObjectBytes allows more",
 		what, size, l.MaxObjectBytes.String(), l.MaxObjectBytes.Value())
 }
 

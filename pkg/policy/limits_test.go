@@ -13,20 +13,6 @@ import (
 	tenancyv1alpha1 "github.com/vcsyncer/syncer/pkg/apis/tenancy/v1alpha1"
 )
 
-func TestObjectBytes(t *testing.T) {
-	cm := &corev1.ConfigMap{Data: map[string]string{"a": "123", "bb": "4"}, BinaryData: map[string][]byte{"c": make([]byte, 10)}}
-	if got := ConfigMapBytes(cm); got != 14 {
-		t.Errorf("ConfigMapBytes = %d, want 14 (values only, as the apiserver's validation counts)", got)
-	}
-	s := &corev1.Secret{Data: map[string][]byte{"a": make([]byte, 7)}, StringData: map[string]string{"b": "xyz"}}
-	if got := SecretBytes(s); got != 10 {
-		t.Errorf("SecretBytes = %d, want 10 (data and stringData)", got)
-	}
-	if ConfigMapBytes(&corev1.ConfigMap{}) != 0 || SecretBytes(&corev1.Secret{}) != 0 {
-		t.Error("an empty object has 0 bytes")
-	}
-}
-
 func TestCheckObjectBytes(t *testing.T) {
 	l := Default().Limits() // 512Ki
 	cases := map[string]struct {

@@ -166,6 +166,7 @@ func (s *Syncer) clusterSynced(c *tenant.Cluster) {
 	}
 	s.drainParked(c.Name)
 	s.vnodes.ClusterSynced(c)
+	s.readmitHeld(c) // stubs restored from a checkpoint that fit now
 }
 
 // logResumeDiff logs, for a tenant whose Sources held ack entries (a restart or a shard
@@ -291,11 +292,14 @@ func requestFor(o conversion.Owner, kind resources.Kind) resources.Request {
 func (s *Syncer) tenantHandler(c *tenant.Cluster, kind resources.Kind) cache.ResourceEventHandler {
 	src := s.tenantSource(c, kind)
 	enqueue := func(obj any, down, deleted bool) {
-		if !c.Synced() {
-			return // the initial list is enqueued by ClusterSynced
-		}
 		if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 			obj, deleted = d.Obj, true
+		}
+		if deleted {
+			s.releaseHeld(c, kind, obj) // its bytes held (Secrets, ConfigMaps), synced or not
+		}
+		if !c.Synced() {
+			return // the initial list is enqueued by ClusterSynced
 		}
 		m, ok := obj.(metav1.Object)
 		if !ok {
@@ -583,6 +587,7 @@ func (s *Syncer) enqueueWaitingPods(c *tenant.Cluster, kind resources.Kind, o co
 // tenant's copies of them are enqueued upward, so copies follow what the policy allows.
 func (s *Syncer) PolicyChanged(c *tenant.Cluster) {
 	s.enqueueSharedUpward(c)
+	s.readmitHeld(c) // raised limits.maxCachedBytes or maxObjectBytes: objects held out may fit
 	// A raised limits.maxObjects admits refused objects (enqueued below with the others).
 	for kind, keys := range s.limits.raise(c, maxObjects(c)) {
 		for _, key := range keys {

@@ -75,7 +75,8 @@ func (s *Syncer) trackPods(c *tenant.Cluster) {
 	}
 }
 
-// tenantHealth reports every registered tenant's Connected and Synced state for metrics.
+// tenantHealth reports every registered tenant's Connected and Synced state and the bytes
+// held for it (tenant.HeldBytes) for metrics.
 func (s *Syncer) tenantHealth() map[string]metrics.TenantHealth {
 	out := map[string]metrics.TenantHealth{}
 	if s.registry == nil {
@@ -84,7 +85,8 @@ func (s *Syncer) tenantHealth() map[string]metrics.TenantHealth {
 	for _, name := range s.registry.Names() {
 		if c, ok := s.registry.Get(name); ok {
 			st := c.State()
-			out[name] = metrics.TenantHealth{Connected: st.Connected, Synced: st.Synced}
+			held, heldOut := c.Held.Totals()
+			out[name] = metrics.TenantHealth{Connected: st.Connected, Synced: st.Synced, CachedBytes: held, HeldOut: heldOut}
 		}
 	}
 	return out

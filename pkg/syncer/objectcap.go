@@ -20,9 +20,12 @@ import (
 // Wiring of limits.maxObjects (objectLimits) into the pipelines. What it bounds, per tenant
 // and kind: the objects enqueued and reconciled, the super objects created, and the queue
 // items and ack-map entries in checkpoints. What it does not: the tenant informers' caches
-// (and the checkpointed copies of them) hold every object the tenant creates, because an
-// informer cannot leave objects out without breaking its own bookkeeping of updates and
-// deletes; bounding those takes a quota in the tenant control plane itself.
+// (and the checkpointed copies of them) hold an entry for every object the tenant creates,
+// because an informer cannot leave objects out without breaking its own bookkeeping of
+// updates and deletes. The bytes of those entries are bounded for Secrets and ConfigMaps
+// (limits.maxObjectBytes, limits.maxCachedBytes: objects beyond are cached as metadata-only
+// stubs, heldbytes.go and tenant.HeldBytes); the number of entries takes a quota in the
+// tenant control plane itself.
 
 // capped reports whether tenant objects of kind count against limits.maxObjects: the kinds a
 // tenant creates. The syncer writes the tenant's PersistentVolumes, StorageClasses,

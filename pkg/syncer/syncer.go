@@ -98,6 +98,8 @@ type Syncer struct {
 
 	// limits decides which tenant objects are synced under limits.maxObjects (objectcap.go).
 	limits objectLimits
+	// readmitting tracks the runs of readmitHeld per tenant (heldbytes.go).
+	readmitting readmitRuns
 	// admission paces new super Pods (admission.go); nil when off.
 	admission *admission.Window[resources.Request]
 	// events copies super Events into tenants (events.go); nil when Event is not synced.

@@ -71,6 +71,10 @@ type Cluster struct {
 	// Refusals records the tenant's objects refused by its policy (reported once per object
 	// version and policy generation).
 	Refusals policy.Refusals
+	// Held accounts the bytes of the tenant's Secrets and ConfigMaps held in the tenant caches
+	// and keeps out (as stubs) those over limits.maxObjectBytes or limits.maxCachedBytes: the
+	// informers' transform applies it.
+	Held HeldBytes
 
 	kubeconfigHash string
 	probeInterval  time.Duration
@@ -176,27 +180,25 @@ func newCluster(name, uid string, cfg *rest.Config, hash string, weight int32, r
 	if err != nil {
 		return nil, fmt.Errorf("tenant %s: kubeconfig server %q: %w", name, cfg.Host, err)
 	}
+	c := &Cluster{}
 	var f informers.SharedInformerFactory
 	if newInformers != nil {
-		f = newInformers(name, watchCS, TrimTenantObject)
+		f = newInformers(name, watchCS, c.transform)
 	} else {
-		f = informers.NewSharedInformerFactoryWithOptions(watchCS, 0, informers.WithTransform(TrimTenantObject))
+		f = informers.NewSharedInformerFactoryWithOptions(watchCS, 0, informers.WithTransform(c.transform))
 	}
 	rec := &lazyRecorder{start: func() (record.EventBroadcaster, record.EventRecorder) {
 		b := record.NewBroadcaster()
 		b.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: cs.CoreV1().Events("")})
 		return b, b.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "vc-syncer"})
 	}}
-	return &Cluster{
-		Name: name, UID: uid, Client: cs, Informers: f, APIServerHost: host, APIServerPort: port,
-		Recorder:       rec,
-		events:         rec,
-		kubeconfigHash: hash,
-		probeInterval:  10 * time.Second,
-		notify:         notify,
-		weight:         weight,
-		done:           make(chan struct{}),
-	}, nil
+	c.Name, c.UID, c.Client, c.Informers, c.APIServerHost, c.APIServerPort = name, uid, cs, f, host, port
+	c.Recorder, c.events = rec, rec
+	c.kubeconfigHash, c.probeInterval, c.notify, c.weight, c.done = hash, 10*time.Second, notify, weight, make(chan struct{})
+	if notify != nil {
+		c.Held.notify = func() { notify(name) }
+	}
+	return c, nil
 }
 
 // ErrDuplicateControlPlane is reported when a second Tenant names a control plane that another
@@ -238,6 +240,24 @@ func TrimTenantObject(obj any) (any, error) {
 }
 
 const lastApplied = "kubectl.kubernetes.io/last-applied-configuration"
+
+// transform is the Cluster's informers' transform: TrimTenantObject, then the bound on the
+// bytes held (Held.Admit under the tenant's current policy).
+func (c *Cluster) transform(obj any) (any, error) {
+	out, err := TrimTenantObject(obj)
+	if err != nil {
+		return out, err
+	}
+	return c.Held.Admit(c.Policy().Limits(), out), nil
+}
+
+// Readmit returns tenant object obj, read from the tenant apiserver, as the informers' transform
+// would cache it now (trimmed; in full when it fits the bound on the bytes held, then counted,
+// else a stub): for an object held out (a stub in the cache) that may fit now.
+func (c *Cluster) Readmit(obj any) any {
+	out, _ := c.transform(obj)
+	return out
+}
 
 // State returns a snapshot of the Cluster's health.
 func (c *Cluster) State() State {

@@ -19,6 +19,14 @@
 // Tenant's conditions. A slow or unreachable tenant therefore never blocks the Tenant
 // controller or any other tenant. The model is cluster-api's controllers/clustercache.
 //
+// A Cluster's informers cache what the tenant creates, so what one tenant costs the syncer's
+// memory is bounded there: their transform (Cluster.transform: TrimTenantObject, then
+// HeldBytes.Admit) caches a Secret or ConfigMap in full only while its whole size fits the
+// policy's limits.maxObjectBytes and the sum held fits limits.maxCachedBytes; any other is
+// cached as a stub (name, UID, resourceVersion, AnnotationHeldOut) that its reconcile refuses.
+// The checkpoints copy these caches, stubs included. The Tenant's WithinMemoryBound condition
+// is False while stubs exist.
+//
 // # Implementation considerations
 //
 // The syncer only reads kubeconfig Secrets in one namespace (--kubeconfig-namespace), so it

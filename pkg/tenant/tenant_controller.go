@@ -56,6 +56,10 @@ const (
 	ReasonCachesSyncing         = "CachesSyncing"
 	ReasonPaused                = "Paused"
 	ReasonDeleting              = "Deleting"
+	// ReasonMemoryBoundReached: some of the tenant's Secrets and ConfigMaps are kept out of the
+	// syncer's memory (HeldBytes); ReasonWithinBound: none are.
+	ReasonMemoryBoundReached = "MemoryBoundReached"
+	ReasonWithinBound        = "WithinBound"
 )
 
 // ReasonInlineCredentialsRequired is the KubeconfigValid=False reason (and Warning Event
@@ -315,6 +319,7 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, t *tenancyv1alpha1.Ten
 	}
 
 	setConnectionStatus(t, c.State())
+	setMemoryBoundStatus(t, &c.Held)
 	// Clusters notify on change; this periodic requeue is a safety net for missed notifications.
 	return reconcile.Result{RequeueAfter: time.Minute}, nil
 }
@@ -436,6 +441,20 @@ func setConnectionStatus(t *tenancyv1alpha1.Tenant, s State) {
 		setCondition(t, tenancyv1alpha1.ConditionSynced, metav1.ConditionFalse, ReasonCachesSyncing, "waiting for tenant caches")
 	}
 	t.Status.Phase = PhaseOf(s)
+}
+
+// setMemoryBoundStatus sets the WithinMemoryBound condition from the tenant's HeldBytes: False
+// (reason MemoryBoundReached) while objects are held out. The message names no live counts, so
+// the status is written only when the condition changes; vcsyncer_tenant_cached_bytes and
+// vcsyncer_tenant_held_out_objects give the figures.
+func setMemoryBoundStatus(t *tenancyv1alpha1.Tenant, h *HeldBytes) {
+	if _, out := h.Totals(); out > 0 {
+		setCondition(t, tenancyv1alpha1.ConditionWithinMemoryBound, metav1.ConditionFalse, ReasonMemoryBoundReached,
+			"some of the tenant's Secrets and ConfigMaps are kept out of the syncer's memory and not synced (over the policy's limits.maxObjectBytes, or beyond limits.maxCachedBytes in all); each has a PolicyDenied Event; they are synced when others are deleted or the policy allows more")
+		return
+	}
+	setCondition(t, tenancyv1alpha1.ConditionWithinMemoryBound, metav1.ConditionTrue, ReasonWithinBound,
+		"the syncer holds every Secret and ConfigMap of the tenant")
 }
 
 // notSyncingMessage is the Synced=False message for a failed connection with reason.

@@ -35,10 +35,15 @@ var Resource = &reconcile.Descriptor[*corev1.ConfigMap]{
 	Equal:   Equal,
 }
 
-// Refuse returns the limits.maxObjectBytes refusal of tenant ConfigMap o (its data and
-// binaryData over the limit), or nil.
+// Refuse returns the refusal of tenant ConfigMap o, or nil: a stub that the tenant caches hold
+// in its place (tenant.HeldBytes: over limits.maxObjectBytes or limits.maxCachedBytes), or
+// an object over limits.maxObjectBytes (its whole size, policy.ObjectBytes).
 func Refuse(c *tenant.Cluster, o *corev1.ConfigMap) *policy.Denial {
-	return policy.CheckObjectBytes(c.Policy().Limits(), fmt.Sprintf("ConfigMap %s/%s", o.Namespace, o.Name), policy.ConfigMapBytes(o))
+	what := fmt.Sprintf("ConfigMap %s/%s", o.Namespace, o.Name)
+	if d := c.Held.HeldOutDenial(c.Policy().Limits(), o, what); d != nil {
+		return d
+	}
+	return policy.CheckObjectBytes(c.Policy().Limits(), what, policy.ObjectBytes(o))
 }
 
 // Desired returns the super copy of tenant ConfigMap o in superNS (existing: the current

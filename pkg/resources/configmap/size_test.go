@@ -24,15 +24,16 @@ import (
 	"github.com/vcsyncer/syncer/pkg/tenant"
 )
 
-// sizeFixture: a tenant whose policy caps objects at 10 bytes (and sets no quota, so nothing
-// waits for one), with namespace app and the given objects in its cache.
+// sizeFixture: a tenant whose policy caps objects at 50 bytes, counted over the whole object
+// (policy.ObjectBytes; and sets no quota, so nothing waits for one), with namespace app and
+// the given objects in its cache.
 func sizeFixture(t *testing.T, objs ...runtime.Object) (*tenant.Cluster, *resources.Env, *fake.Clientset) {
 	t.Helper()
 	tns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "app", UID: "tns-uid"}}
 	tenantCS := fake.NewClientset(append([]runtime.Object{tns}, objs...)...)
 	c := &tenant.Cluster{Name: "size-t", UID: "uid-size", Client: tenantCS,
 		Informers: informers.NewSharedInformerFactory(tenantCS, 0), Recorder: record.NewFakeRecorder(100)}
-	ten := resource.MustParse("10")
+	ten := resource.MustParse("50")
 	c.SetPolicy(policy.Resolve(nil, &tenancyv1alpha1.TenantPolicySpec{Limits: &tenancyv1alpha1.LimitsPolicy{
 		MaxObjectBytes: &ten, Quota: corev1.ResourceList{}, LimitRange: []corev1.LimitRangeItem{}}}))
 	add := func(idx interface{ Add(any) error }, o any) {
@@ -63,9 +64,9 @@ func drain(c *tenant.Cluster) []string { return restest.Drain(c.Recorder.(*recor
 func TestOversizedConfigMapIsRefused(t *testing.T) {
 	ctx := context.Background()
 	big := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "big", Namespace: "app", UID: "big-uid", ResourceVersion: "3"},
-		Data: map[string]string{"a": "123456"}, BinaryData: map[string][]byte{"b": []byte("12345")}} // 11 bytes
+		Data: map[string]string{"a": "123456"}, BinaryData: map[string][]byte{"b": []byte("12345")}} // 57 bytes in all
 	fits := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "fits", Namespace: "app", UID: "fits-uid"},
-		Data: map[string]string{"a": "1234567890"}}
+		Data: map[string]string{"a": "1234567890"}} // 50 bytes in all
 	c, env, superCS := sizeFixture(t, big, fits)
 	before := metrics.PolicyDenials("size-t", "ConfigMap", "objectSize")
 	for range 2 {
@@ -78,7 +79,7 @@ func TestOversizedConfigMapIsRefused(t *testing.T) {
 		t.Errorf("oversized ConfigMap copied to the super cluster (%v)", err)
 	}
 	ev := drain(c)
-	if len(ev) != 1 || !strings.Contains(ev[0], "PolicyDenied objectSize:") || !strings.Contains(ev[0], "11 bytes") {
+	if len(ev) != 1 || !strings.Contains(ev[0], "PolicyDenied objectSize:") || !strings.Contains(ev[0], "57 bytes") {
 		t.Errorf("events = %q, want one PolicyDenied objectSize event", ev)
 	}
 	if got := metrics.PolicyDenials("size-t", "ConfigMap", "objectSize") - before; got != 1 {

@@ -25,12 +25,21 @@ var Resource = &reconcile.Descriptor[*corev1.Secret]{
 	Client: func(env *resources.Env, ns string) reconcile.Writer[*corev1.Secret] {
 		return env.Super.CoreV1().Secrets(ns)
 	},
-	Skip: Skip,
-	Refuse: func(c *tenant.Cluster, o *corev1.Secret) *policy.Denial {
-		return policy.CheckObjectBytes(c.Policy().Limits(), fmt.Sprintf("Secret %s/%s", o.Namespace, o.Name), policy.SecretBytes(o))
-	},
+	Skip:    Skip,
+	Refuse:  Refuse,
 	Desired: Desired,
 	Equal:   Equal,
+}
+
+// Refuse returns the refusal of tenant Secret o, or nil: a stub that the tenant caches hold in
+// its place (tenant.HeldBytes: over limits.maxObjectBytes or limits.maxCachedBytes), or an
+// object over limits.maxObjectBytes (its whole size, policy.ObjectBytes).
+func Refuse(c *tenant.Cluster, o *corev1.Secret) *policy.Denial {
+	what := fmt.Sprintf("Secret %s/%s", o.Namespace, o.Name)
+	if d := c.Held.HeldOutDenial(c.Policy().Limits(), o, what); d != nil {
+		return d
+	}
+	return policy.CheckObjectBytes(c.Policy().Limits(), what, policy.ObjectBytes(o))
 }
 
 // Desired returns the super copy of tenant Secret o in superNS (existing: the current super

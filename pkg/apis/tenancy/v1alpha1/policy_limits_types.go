@@ -32,14 +32,27 @@ type LimitsPolicy struct {
 	// empty list: no LimitRange (the syncer deletes its own).
 	// +optional
 	LimitRange []corev1.LimitRangeItem `json:"limitRange,omitempty"`
-	// MaxObjectBytes caps the size of one synced Secret or ConfigMap (its data, binaryData
-	// and stringData together) (rule objectSize). Built-in default: 512Ki.
+	// MaxObjectBytes caps the size of one Secret or ConfigMap of the tenant, counted over the
+	// whole object as the syncer holds it (its protobuf encoding without managedFields: keys,
+	// values, labels, annotations and the rest of its metadata) (rule objectSize). An object
+	// over it is neither copied to the super cluster nor kept in the syncer's caches (they hold
+	// its name and version only). Built-in default: 512Ki.
 	// +optional
 	MaxObjectBytes *resource.Quantity `json:"maxObjectBytes,omitempty"`
+	// MaxCachedBytes caps the bytes of the tenant's Secrets and ConfigMaps that the syncer holds
+	// in its caches (the sum of their sizes as MaxObjectBytes counts them) (rule cachedBytes).
+	// An object that would take the sum over it is kept out: the syncer's caches hold its name
+	// and version only, it gets no super copy, and it is synced when deletions or a raised cap
+	// make room. The super copies are copies of the objects held, so the syncer's memory for
+	// the tenant's Secrets and ConfigMaps stays within about twice this. Lowering it never
+	// drops objects already held. Built-in default: 32Mi.
+	// +optional
+	MaxCachedBytes *resource.Quantity `json:"maxCachedBytes,omitempty"`
 	// MaxObjects caps the number of the tenant's objects the syncer syncs for each kind the
 	// tenant creates (rule objectCount): objects beyond it get no super copy until others are
-	// deleted. It bounds the syncer's work, super objects and checkpointed queues, not its
-	// caches of the tenant (an informer caches every object). Lowering it never drops objects
+	// deleted. It bounds the syncer's work, super objects and checkpointed queues, not the
+	// number of objects in its caches of the tenant (an informer caches every object, a
+	// Secret or ConfigMap beyond MaxCachedBytes as a stub). Lowering it never drops objects
 	// already synced. Built-in default: 20000.
 	// +optional
 	MaxObjects *int32 `json:"maxObjects,omitempty"`

@@ -109,6 +109,11 @@ const (
 	// ConditionPolicyValid is True when the TenantPolicy named by spec.policyName exists (or
 	// none is named).
 	ConditionPolicyValid = "PolicyValid"
+	// ConditionWithinMemoryBound is True while the syncer holds every Secret and ConfigMap of
+	// the tenant in its caches, and False (reason MemoryBoundReached) while some are kept out
+	// because they are over the policy's limits.maxObjectBytes or would take the bytes held
+	// over limits.maxCachedBytes: those are not synced (each has a PolicyDenied Event).
+	ConditionWithinMemoryBound = "WithinMemoryBound"
 )
 
 // TenantStatus is the observed state of a Tenant.

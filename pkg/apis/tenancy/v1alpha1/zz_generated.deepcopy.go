@@ -52,6 +52,11 @@ func (in *LimitsPolicy) DeepCopyInto(out *LimitsPolicy) {
 		x := (*in).DeepCopy()
 		*out = &x
 	}
+	if in.MaxCachedBytes != nil {
+		in, out := &in.MaxCachedBytes, &out.MaxCachedBytes
+		x := (*in).DeepCopy()
+		*out = &x
+	}
 	if in.MaxObjects != nil {
 		in, out := &in.MaxObjects, &out.MaxObjects
 		*out = new(int32)

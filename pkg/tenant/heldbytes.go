@@ -1,0 +1,303 @@
+package tenant
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	tenancyv1alpha1 "github.com/vcsyncer/syncer/pkg/apis/tenancy/v1alpha1"
+	"github.com/vcsyncer/syncer/pkg/conversion"
+	"github.com/vcsyncer/syncer/pkg/policy"
+)
+
+// AnnotationHeldOut marks a stub in the tenant caches: a Secret or ConfigMap of the tenant that
+// the syncer keeps out of its memory (HeldBytes), with its name, UID and resourceVersion only.
+// Its value is "<rule> <bytes>": the rule that keeps it out (objectSize or cachedBytes) and
+// the object's size. A stub is never copied to the super cluster (its Refuse reports the
+// rule).
+const AnnotationHeldOut = conversion.Domain + "/held-out"
+
+// HeldKey names one tenant object: its kind ("ConfigMap" or "Secret"), namespace and name.
+type HeldKey struct{ Kind, Namespace, Name string }
+
+// HeldOut is a tenant object kept out of the caches: its key, UID, resourceVersion, size and
+// the rule that keeps it out.
+type HeldOut struct {
+	HeldKey
+	UID             types.UID
+	ResourceVersion string
+	Bytes           int64
+	Rule            policy.Rule
+}
+
+// HeldBytes is the syncer's account of the bytes it holds in the tenant caches for one tenant's
+// Secrets and ConfigMaps, and the bound on them (limits.maxObjectBytes per object,
+// limits.maxCachedBytes in all). The tenant informers' transform (Admit) stores an object in
+// full while it fits and a stub (AnnotationHeldOut) otherwise; Release forgets a deleted one.
+// The checkpointed copies of the caches are copies of what the caches hold, stubs included, so
+// they are bound too. It is safe for concurrent use. The zero value is ready.
+type HeldBytes struct {
+	mu    sync.Mutex
+	held  map[HeldKey]heldEntry
+	total int64
+	out   map[HeldKey]HeldOut
+	// notify, when set, is called (without the lock) when objects start or stop being held
+	// out (the Tenant's WithinMemoryBound condition follows).
+	notify func()
+}
+
+// changed calls notify when the number of objects held out went from or to zero.
+func (h *HeldBytes) changed(outBefore, outAfter int) {
+	if h.notify != nil && (outBefore == 0) != (outAfter == 0) {
+		h.notify()
+	}
+}
+
+type heldEntry struct {
+	uid   types.UID
+	bytes int64
+}
+
+// heldKind returns the kind name of obj when HeldBytes bounds it (a Secret or a ConfigMap).
+func heldKind(obj any) (string, bool) {
+	switch obj.(type) {
+	case *corev1.ConfigMap:
+		return "ConfigMap", true
+	case *corev1.Secret:
+		return "Secret", true
+	}
+	return "", false
+}
+
+// Admit is the bound in the tenant informers' transform: obj (already trimmed: no
+// managedFields) is returned as is when it is not a Secret or ConfigMap, or when it fits: its
+// size (policy.ObjectBytes) is at most l's maxObjectBytes and, with the bytes held for the
+// tenant's other objects, at most l's maxCachedBytes; it is then counted as held. Otherwise a
+// stub (metadata only, AnnotationHeldOut) is returned and recorded as held out. An object
+// already held keeps its place when it changes (its new size replaces the old one), so
+// lowering the caps never drops an object already held unless it grows. A stub coming back
+// (from a checkpoint, or an update that did not change that) stays a stub. The transform runs
+// for deletions too; Release settles them.
+func (h *HeldBytes) Admit(l *tenancyv1alpha1.LimitsPolicy, obj any) any {
+	kind, ok := heldKind(obj)
+	if !ok {
+		return obj
+	}
+	m := obj.(metav1.Object)
+	key := HeldKey{Kind: kind, Namespace: m.GetNamespace(), Name: m.GetName()}
+	if rule, size, ok := heldOutOf(m); ok && isStub(obj) {
+		h.mu.Lock()
+		before := len(h.out)
+		h.dropHeld(key)
+		h.recordOut(HeldOut{HeldKey: key, UID: m.GetUID(), ResourceVersion: m.GetResourceVersion(), Bytes: size, Rule: rule})
+		after := len(h.out)
+		h.mu.Unlock()
+		h.changed(before, after)
+		return obj
+	}
+	if ann := m.GetAnnotations(); ann != nil {
+		if _, ok := ann[AnnotationHeldOut]; ok {
+			delete(ann, AnnotationHeldOut) // the tenant's own: only the syncer's stubs carry it
+			m.SetAnnotations(ann)
+		}
+	}
+	size := policy.ObjectBytes(obj)
+	h.mu.Lock()
+	before := len(h.out)
+	defer func() {
+		after := len(h.out)
+		h.mu.Unlock()
+		h.changed(before, after)
+	}()
+	prev := h.held[key]
+	var rule policy.Rule
+	switch {
+	case policy.MaxObjectBytes(l) >= 0 && size > policy.MaxObjectBytes(l):
+		rule = policy.RuleObjectSize
+	case policy.MaxCachedBytes(l) >= 0 && h.total-prev.bytes+size > policy.MaxCachedBytes(l) && size > prev.bytes:
+		rule = policy.RuleCachedBytes
+	}
+	if rule == "" {
+		if h.held == nil {
+			h.held = map[HeldKey]heldEntry{}
+		}
+		h.total += size - prev.bytes
+		h.held[key] = heldEntry{uid: m.GetUID(), bytes: size}
+		delete(h.out, key)
+		return obj
+	}
+	h.dropHeld(key)
+	h.recordOut(HeldOut{HeldKey: key, UID: m.GetUID(), ResourceVersion: m.GetResourceVersion(), Bytes: size, Rule: rule})
+	return stub(obj, rule, size)
+}
+
+// dropHeld forgets key's held bytes. Call with the lock held.
+func (h *HeldBytes) dropHeld(key HeldKey) {
+	if e, ok := h.held[key]; ok {
+		h.total -= e.bytes
+		delete(h.held, key)
+	}
+}
+
+// recordOut records o as held out. Call with the lock held.
+func (h *HeldBytes) recordOut(o HeldOut) {
+	if h.out == nil {
+		h.out = map[HeldKey]HeldOut{}
+	}
+	h.out[o.HeldKey] = o
+}
+
+// Release forgets the deleted object at key with UID uid (held or held out), and reports
+// whether bytes were freed (the caller may then readmit objects held out). An entry of
+// another UID (the object was created again since) is kept.
+func (h *HeldBytes) Release(key HeldKey, uid types.UID) bool {
+	h.mu.Lock()
+	before := len(h.out)
+	defer func() {
+		after := len(h.out)
+		h.mu.Unlock()
+		h.changed(before, after)
+	}()
+	if o, ok := h.out[key]; ok && o.UID == uid {
+		delete(h.out, key)
+	}
+	if e, ok := h.held[key]; ok && e.uid == uid {
+		h.total -= e.bytes
+		delete(h.held, key)
+		return e.bytes > 0
+	}
+	return false
+}
+
+// Totals returns the bytes held and the number of objects held out.
+func (h *HeldBytes) Totals() (held int64, out int) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.total, len(h.out)
+}
+
+// Fits reports whether an object of size bytes fits l's caps beside what is held.
+func (h *HeldBytes) Fits(l *tenancyv1alpha1.LimitsPolicy, size int64) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if mo := policy.MaxObjectBytes(l); mo >= 0 && size > mo {
+		return false
+	}
+	mc := policy.MaxCachedBytes(l)
+	return mc < 0 || h.total+size <= mc
+}
+
+// Fitting returns the objects held out that would fit l's caps now (in the order of their
+// keys), at most max of them (max < 0: all).
+func (h *HeldBytes) Fitting(l *tenancyv1alpha1.LimitsPolicy, maxN int) []HeldOut {
+	h.mu.Lock()
+	var all []HeldOut
+	for _, o := range h.out {
+		all = append(all, o)
+	}
+	total := h.total
+	h.mu.Unlock()
+	sort.Slice(all, func(i, j int) bool {
+		a, b := all[i].HeldKey, all[j].HeldKey
+		return a.Kind+"/"+a.Namespace+"/"+a.Name < b.Kind+"/"+b.Namespace+"/"+b.Name
+	})
+	mo, mc := policy.MaxObjectBytes(l), policy.MaxCachedBytes(l)
+	var out []HeldOut
+	for _, o := range all {
+		if maxN >= 0 && len(out) >= maxN {
+			break
+		}
+		if (mo >= 0 && o.Bytes > mo) || (mc >= 0 && total+o.Bytes > mc) {
+			continue
+		}
+		total += o.Bytes
+		out = append(out, o)
+	}
+	return out
+}
+
+// HeldOutDenial returns the refusal of a stub in the tenant caches (a Secret or ConfigMap kept
+// out by HeldBytes: rule objectSize or cachedBytes, with the policy's remedy), nil for any
+// other object. what names the object in the message.
+func (h *HeldBytes) HeldOutDenial(l *tenancyv1alpha1.LimitsPolicy, obj metav1.Object, what string) *policy.Denial {
+	rule, size, ok := heldOutOf(obj)
+	if !ok || !isStub(obj) {
+		return nil
+	}
+	if rule == policy.RuleObjectSize {
+		if d := policy.CheckObjectBytes(l, what, size); d != nil {
+			return d
+		}
+	}
+	held, _ := h.Totals()
+	return policy.CachedBytesDenial(l, what, size, held)
+}
+
+// heldOutOf parses the AnnotationHeldOut of m.
+func heldOutOf(m metav1.Object) (policy.Rule, int64, bool) {
+	v, ok := m.GetAnnotations()[AnnotationHeldOut]
+	if !ok {
+		return "", 0, false
+	}
+	rule, n, _ := strings.Cut(v, " ")
+	size, _ := strconv.ParseInt(n, 10, 64)
+	switch policy.Rule(rule) {
+	case policy.RuleObjectSize, policy.RuleCachedBytes:
+		return policy.Rule(rule), size, true
+	}
+	return policy.RuleCachedBytes, size, true
+}
+
+// isStub reports whether obj has the shape of a stub: no data, no labels, one annotation.
+func isStub(obj any) bool {
+	var m metav1.Object
+	switch o := obj.(type) {
+	case *corev1.ConfigMap:
+		if len(o.Data) > 0 || len(o.BinaryData) > 0 {
+			return false
+		}
+		m = o
+	case *corev1.Secret:
+		if len(o.Data) > 0 || len(o.StringData) > 0 {
+			return false
+		}
+		m = o
+	default:
+		return false
+	}
+	return len(m.GetLabels()) == 0 && len(m.GetAnnotations()) == 1
+}
+
+// stub returns the stub of obj: its name, namespace, UID, resourceVersion, generation and
+// timestamps, a Secret's type, and AnnotationHeldOut.
+func stub(obj any, rule policy.Rule, size int64) any {
+	m := obj.(metav1.Object)
+	meta := metav1.ObjectMeta{
+		Name: m.GetName(), Namespace: m.GetNamespace(), UID: m.GetUID(), ResourceVersion: m.GetResourceVersion(),
+		Generation: m.GetGeneration(), CreationTimestamp: m.GetCreationTimestamp(), DeletionTimestamp: m.GetDeletionTimestamp(),
+		Annotations: map[string]string{AnnotationHeldOut: fmt.Sprintf("%s %d", rule, size)},
+	}
+	switch o := obj.(type) {
+	case *corev1.ConfigMap:
+		return &corev1.ConfigMap{TypeMeta: o.TypeMeta, ObjectMeta: meta}
+	case *corev1.Secret:
+		return &corev1.Secret{TypeMeta: o.TypeMeta, ObjectMeta: meta, Type: o.Type}
+	}
+	return obj
+}
+
+// IsHeldOut reports whether obj, read from a tenant cache, is a stub kept out by HeldBytes.
+func IsHeldOut(obj any) bool {
+	m, ok := obj.(metav1.Object)
+	if !ok {
+		return false
+	}
+	_, _, marked := heldOutOf(m)
+	return marked && isStub(obj)
+}
