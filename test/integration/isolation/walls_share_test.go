@@ -27,7 +27,7 @@ import (
 // difference is above neighbourFloor (noise on a small shared machine must not decide it).
 const (
 	neighbourRatio = 1.5
-	neighbourFloor = 250 * time.Millisecond
+	neighbourFloor = 100 * time.Millisecond
 	// neighbourPodWait bounds one Pod's wait; a Pod not Running by then counts as this long.
 	neighbourPodWait = 60 * time.Second
 )
