@@ -48,14 +48,14 @@ func TestSlowTenantLeavesReserve(t *testing.T) {
 	release := make(chan struct{})
 	var slowIn atomic.Int32
 	fastDone := make(chan struct{}, 1)
-	process := func(_ context.Context, req resources.Request, _ bool) error {
+	process := func(ctx context.Context, req resources.Request, _ bool) error {
 		if req.Tenant == "slow" {
 			slowIn.Add(1)
 			<-release
-			return nil
+			return ctx.Err()
 		}
 		fastDone <- struct{}{}
-		return nil
+		return ctx.Err()
 	}
 	var wg sync.WaitGroup
 	for range workers {
@@ -116,14 +116,14 @@ func TestWriteShareHoldsNoisyTenant(t *testing.T) {
 		if req.Tenant == "quiet" {
 			superWrite(t, ctx, http.MethodPost)
 			quietDone <- time.Now()
-			return nil
+			return ctx.Err()
 		}
 		superWrite(t, ctx, http.MethodGet) // a read: not charged
 		for range 10 {
 			superWrite(t, ctx, http.MethodPut)
 		}
 		noisyWrites.Add(10)
-		return nil
+		return ctx.Err()
 	}
 	var wg sync.WaitGroup
 	for range 4 {
