@@ -327,3 +327,67 @@ func TestProperty_ReserveAndLimiter(t *testing.T) {
 		}
 	})
 }
+
+// TestConcurrentWorkersWithGate runs producers and workers (each Wait, then the client-go Get,
+// then Done on both) under -race with a Reserve and a Budget on the real clock, and checks that
+// every added item is processed, no tenant ever holds more than Workers-Reserve workers, and
+// Close releases the waiting workers.
+func TestConcurrentWorkersWithGate(t *testing.T) {
+	const workers, reserve = 8, 2
+	b := NewBudget(BudgetOptions{Rate: 20000, Burst: 50})
+	q := New(Options[item]{TenantOf: tenantOf, Workers: workers, Reserve: reserve, Limiter: b})
+	wq := newWorkqueue(q)
+	var mu sync.Mutex
+	held := map[string]int{}
+	seen := map[item]bool{}
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for q.Wait() {
+				it, shutdown := wq.Get()
+				if shutdown {
+					return
+				}
+				mu.Lock()
+				held[it.Tenant]++
+				if held[it.Tenant] > workers-reserve {
+					t.Errorf("%s holds %d workers", it.Tenant, held[it.Tenant])
+				}
+				seen[it] = true
+				mu.Unlock()
+				time.Sleep(20 * time.Microsecond)
+				b.Charge(it.Tenant, 3)
+				mu.Lock()
+				held[it.Tenant]--
+				mu.Unlock()
+				q.Done(it)
+				wq.Done(it)
+			}
+		})
+	}
+	var producers sync.WaitGroup
+	for p := range 4 {
+		producers.Go(func() {
+			for i := range 1000 {
+				wq.Add(item{fmt.Sprintf("t%d", (p+i)%3), i})
+			}
+		})
+	}
+	producers.Wait()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		mu.Lock()
+		n := len(seen)
+		mu.Unlock()
+		if n == 3*1000 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	q.Close()
+	wq.ShutDown()
+	wg.Wait()
+	if len(seen) != 3*1000 {
+		t.Fatalf("%d distinct items processed, want %d", len(seen), 3*1000)
+	}
+}
