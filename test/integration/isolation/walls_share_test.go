@@ -113,8 +113,8 @@ func (s *suite) attackConfigMapLoop(t *testing.T) {
 	}()
 	// Let the syncer's queue fill with A's work before B's Pods.
 	time.Sleep(3 * time.Second)
-	// A's super writes while B's Pods are measured: the ConfigMap creates and deletes in A's
-	// super namespace, seen by a watch (the syncer's own counter did not exist before the share).
+	// A's super writes while B's Pods are measured: the ConfigMap creates, updates and deletes
+	// in A's super namespace, seen by a watch (the syncer's own counter did not exist before the share).
 	wctx, wstop := context.WithCancel(ctx)
 	defer wstop()
 	w, err := s.super.CoreV1().ConfigMaps(s.aSuperNS).Watch(wctx, metav1.ListOptions{})
@@ -124,7 +124,7 @@ func (s *suite) attackConfigMapLoop(t *testing.T) {
 	var superWrites atomic.Int64
 	go func() {
 		for ev := range w.ResultChan() {
-			if ev.Type == watch.Added || ev.Type == watch.Deleted {
+			if ev.Type == watch.Added || ev.Type == watch.Modified || ev.Type == watch.Deleted {
 				superWrites.Add(1)
 			}
 		}
