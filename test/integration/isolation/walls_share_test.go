@@ -111,8 +111,6 @@ func (s *suite) attackConfigMapLoop(t *testing.T) {
 			_ = s.a.Client.CoreV1().ConfigMaps(aNS).Delete(ctx, fmt.Sprintf("churn-%d", i), metav1.DeleteOptions{})
 		}
 	}()
-	// Let the syncer's queue fill with A's work before B's Pods.
-	time.Sleep(3 * time.Second)
 	// A's super writes while B's Pods are measured: the ConfigMap creates, updates and deletes
 	// in A's super namespace, seen by a watch (the syncer's own counter did not exist before the share).
 	wctx, wstop := context.WithCancel(ctx)
@@ -129,7 +127,12 @@ func (s *suite) attackConfigMapLoop(t *testing.T) {
 			}
 		}
 	}()
-	o0, w0, t0 := ops.Load(), superWrites.Load(), time.Now()
+	// A's bucket is spent within its first second (burst 50); from then on the syncer may make
+	// no more than --super-write-qps of A's writes a second. Let A's work fill the queue first.
+	time.Sleep(time.Second)
+	w0, tw := superWrites.Load(), time.Now()
+	time.Sleep(2 * time.Second)
+	o0, t0 := ops.Load(), time.Now()
 	beside := s.bPodLatencies(t, "beside-cm", 7)
 	// On a small shared machine one window can be slowed by other processes: when the first
 	// pair of measurements is over the limit, measure both again once and judge the second.
@@ -139,18 +142,19 @@ func (s *suite) attackConfigMapLoop(t *testing.T) {
 		alone = s.bPodLatencies(t, "alone-cm2", 7)
 		stop = startLoops()
 		time.Sleep(3 * time.Second)
-		o0, w0, t0 = ops.Load(), superWrites.Load(), time.Now()
+		o0, t0 = ops.Load(), time.Now()
 		beside = s.bPodLatencies(t, "beside-cm2", 7)
 	}
-	secs := time.Since(t0).Seconds()
+	secs, wsecs := time.Since(t0).Seconds(), time.Since(tw).Seconds()
 	rate := float64(ops.Load()-o0) / secs
-	writes := float64(superWrites.Load()-w0) / secs
-	// The share: --super-write-qps for A (alone it may use all of it), its burst once.
-	most := 1.25*options.DefaultSuperWriteQPS + options.DefaultSuperWriteBurst/secs
+	writes := float64(superWrites.Load()-w0) / wsecs
+	// The share: --super-write-qps for A (alone it may use all of it, half once B writes), 20%
+	// for timing.
+	most := 1.2 * options.DefaultSuperWriteQPS
 	t.Logf("tenant A replaced %.0f ConfigMaps a second in its apiserver; the syncer made %.0f of A's ConfigMap writes a second in the super cluster (share: at most %.0f)", rate, writes, most)
 	if writes > most {
 		t.Errorf("NOISY NEIGHBOUR: the syncer made %.0f super writes a second for tenant A, above its share of --super-write-qps=%d (at most %.0f over %.1fs)",
-			writes, options.DefaultSuperWriteQPS, most, secs)
+			writes, options.DefaultSuperWriteQPS, most, wsecs)
 	}
 	s.judgeNeighbour(t, alone, beside, map[string]float64{"tenantAReplacesPerSecond": rate, "tenantASuperWritesPerSecond": writes})
 }
