@@ -27,6 +27,17 @@
 // and a tenant alone still uses every worker. The weight sum is kept incrementally, and at
 // most Workers-1 tenants can be at their cap, so a Pop walks at most Workers ring entries.
 //
+// Options.Reserve keeps workers free for the other tenants: a tenant holds at most
+// Workers-Reserve items in flight even alone, so another tenant's first items start at once
+// instead of waiting for one of a slow tenant's items to finish (with the work-conserving cap
+// alone, a tenant whose requests take 25 s could hold every worker when another tenant's Pod
+// arrived). Options.Limiter (a Budget: per-tenant token buckets sharing a rate by weight,
+// charged after the work is done) takes a tenant in debt out of the ring until its bucket is
+// back at zero; its items stay queued, hold no worker, and come back on a timer. With either,
+// client-go's Get no longer suffices to wait (it waits only while Len is 0), so each worker
+// calls Wait first: it blocks on the queue's own condition until an item it may take exists,
+// counting the workers let through and not popped yet.
+//
 // Inside a tenant, the high lane is served first, but while the low lane is not empty at
 // least one item in every LowEvery pops comes from it, so low-priority work is never starved
 // (controller-runtime's priority queue gives its initial list low priority in the same way).

@@ -39,8 +39,32 @@ type Options[T comparable] struct {
 	// calling Done before its next Get). When it is above 0, Pop caps each tenant's items in
 	// flight (popped, Done not called yet) at its weighted share of the workers while other
 	// tenants have items queued: ceil(Workers × weight ÷ Σ weights of the tenants with queued
-	// items). A tenant alone uses every worker. 0 means no cap.
+	// items). A tenant alone uses every worker but Reserve. 0 means no cap.
 	Workers int
+	// Reserve is the number of workers no tenant may take beyond its weighted share: a tenant
+	// holds at most Workers-Reserve items in flight even when it is alone, so the first items
+	// of the other tenants find a free worker at once instead of waiting for one of its
+	// (possibly slow) items to finish. Used only with Workers > 1; values at or above Workers
+	// count as Workers-1. 0 (the default) is the work-conserving cap. With a Reserve or a
+	// Limiter, callers of Pop wait in Wait first (see Wait).
+	Reserve int
+	// Limiter, if set, delays a tenant's items while Limiter.ReadyAt(tenant) is in the future:
+	// the tenant leaves the round-robin ring (its items stay queued, holding no worker) and
+	// comes back at that time. A Budget is one. Nil means no delay.
+	Limiter Limiter
+	// AfterFunc runs f after d (in its own goroutine) and returns a function that cancels it;
+	// for tests. Defaults to time.AfterFunc.
+	AfterFunc func(d time.Duration, f func()) (stop func() bool)
+	// Delayed, if set, is called when a tenant delayed by the Limiter comes back to the ring,
+	// with the time its items waited for the Limiter.
+	Delayed func(tenant string, d time.Duration)
+}
+
+// Limiter tells when a tenant may have its next item popped.
+type Limiter interface {
+	// ReadyAt returns the earliest time the tenant's next item may be popped (a zero or past
+	// time: now).
+	ReadyAt(tenant string) time.Time
 }
 
 type entry[T comparable] struct {
@@ -81,6 +105,9 @@ type subqueue[T comparable] struct {
 	weight     int // weight of the current round; counted in Queue.weightSum while in the ring
 	highRun    int // high items served in a row while low was waiting
 	prev, next *subqueue[T]
+	// parked: out of the ring while the Limiter delays the tenant, since parkedAt.
+	parked   bool
+	parkedAt time.Time
 }
 
 // where records the live entry of a queued item.
@@ -108,6 +135,13 @@ type Queue[T comparable] struct {
 	inFlight  map[string]int // per tenant, items popped and not Done (absent when 0)
 	popped    map[T]struct{} // items popped and not Done (Workers > 0 only)
 	overCap   uint64         // Pops that found every queued tenant at its cap
+	ringLen   int            // tenants in the ring (queued and not parked)
+
+	// The gate (Wait): waiters wait on ready for an item they may pop; passes counts the
+	// callers of Wait that returned true and have not popped yet.
+	ready  *sync.Cond
+	passes int
+	closed bool
 }
 
 var _ workqueue.Queue[string] = (*Queue[string])(nil)
@@ -129,8 +163,57 @@ func New[T comparable](o Options[T]) *Queue[T] {
 	if o.Workers < 0 {
 		o.Workers = 0
 	}
-	return &Queue[T]{opts: o, tenants: map[string]*subqueue[T]{}, queued: map[T]where{}, wantLow: map[T]bool{},
+	if o.Workers < 2 || o.Reserve < 0 {
+		o.Reserve = 0
+	}
+	if o.Reserve >= o.Workers && o.Workers > 0 {
+		o.Reserve = o.Workers - 1
+	}
+	if o.AfterFunc == nil {
+		o.AfterFunc = func(d time.Duration, f func()) func() bool { return time.AfterFunc(d, f).Stop }
+	}
+	q := &Queue[T]{opts: o, tenants: map[string]*subqueue[T]{}, queued: map[T]where{}, wantLow: map[T]bool{},
 		inFlight: map[string]int{}, popped: map[T]struct{}{}}
+	q.ready = sync.NewCond(&q.mu)
+	return q
+}
+
+// gated reports whether Pop may refuse every queued item (a Reserve or a Limiter), so that
+// callers must wait in Wait.
+func (q *Queue[T]) gated() bool { return q.opts.Reserve > 0 || q.opts.Limiter != nil }
+
+// Wait blocks until an item can be popped within the rules (each tenant under its cap and
+// not delayed by the Limiter) for this caller and every other caller that Wait let through and
+// that has not popped yet, then returns true; it returns false once Close was called. Without a
+// Reserve or a Limiter it returns at once. A worker calls it before each Get of its client-go
+// queue, so a worker with nothing it may take waits here, not in the client-go queue (whose
+// Get waits only while Len is 0). Each true return must be followed by one Pop.
+//
+// A condition that changes between Wait and Pop (a tenant charged into debt, a new tenant
+// lowering the caps) can leave Pop with no eligible item; it then serves one over the rules and
+// counts it in OverCap, so a caller never stalls.
+func (q *Queue[T]) Wait() bool {
+	if !q.gated() {
+		return true
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for !q.closed && !q.readyLocked(q.passes) {
+		q.ready.Wait()
+	}
+	if q.closed {
+		return false
+	}
+	q.passes++
+	return true
+}
+
+// Close makes every Wait, current and future, return false.
+func (q *Queue[T]) Close() {
+	q.mu.Lock()
+	q.closed = true
+	q.mu.Unlock()
+	q.ready.Broadcast()
 }
 
 // MarkLow makes the next Push of item (the next Add of an item that is not already queued,
@@ -197,6 +280,9 @@ func (q *Queue[T]) Push(item T) {
 	}
 	s.live++
 	q.n++
+	if q.gated() {
+		q.ready.Signal()
+	}
 }
 
 // Len implements workqueue.Queue: the number of queued items over all tenants.
@@ -209,32 +295,38 @@ func (q *Queue[T]) Len() int {
 // Pop implements workqueue.Queue: it returns the next item by weighted deficit round-robin
 // over tenants, high lane first within a tenant. client-go calls it only when Len() > 0.
 //
-// With Options.Workers > 0, a tenant whose items in flight reached its share (capLocked) is
-// skipped and keeps its credit for its next turn. Some queued tenant is always under its cap
-// when the caller is one of Workers workers: the others hold at most Workers-1 items, and the
-// caps of the queued tenants add up to at least Workers (each is rounded up from its exact
-// share Workers × weight ÷ Σ weights). If that does not hold (more goroutines call Get than
-// Options.Workers, or Done is not called), Pop serves the cursor's tenant anyway and counts it
-// in OverCap, so it never stalls.
+// With Options.Workers > 0, a tenant whose items in flight reached its cap (capLocked) is
+// skipped and keeps its credit for its next turn; a tenant the Limiter delays leaves the ring
+// until its time (parkLocked). Without a Reserve or a Limiter, some queued tenant is always
+// under its cap when the caller is one of Workers workers: the others hold at most Workers-1
+// items, and the caps of the queued tenants add up to at least Workers (each is rounded up from
+// its exact share Workers × weight ÷ Σ weights). With them, callers wait in Wait for an
+// eligible item. If no tenant is eligible anyway (more goroutines call Get than
+// Options.Workers, Done is not called, or a condition changed after Wait), Pop serves the
+// cursor's tenant (or a delayed one) and counts it in OverCap, so it never stalls.
 func (q *Queue[T]) Pop() T {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	var zero T
-	s := q.cursor
-	if s == nil {
-		return zero
+	if q.passes > 0 {
+		q.passes--
 	}
-	if q.opts.Workers > 0 {
-		// At most Workers-1 tenants are at their cap (each holds ≥ 1 item in flight), so the
-		// walk is bounded by the number of workers, not of tenants.
-		for s = q.cursor; q.inFlight[s.tenant] >= q.capLocked(s); {
-			s = s.next
-			if s == q.cursor {
-				q.overCap++
-				break
+	var s *subqueue[T]
+	if q.opts.Workers > 0 || q.opts.Limiter != nil {
+		if s = q.nextEligibleLocked(); s == nil {
+			q.overCap++
+			if s = q.cursor; s == nil {
+				s = q.anyParkedLocked()
 			}
 		}
-		q.cursor = s
+		if s != nil && !s.parked {
+			q.cursor = s
+		}
+	} else {
+		s = q.cursor
+	}
+	if s == nil {
+		return zero
 	}
 	item, w := q.popFromLocked(s)
 	s.live--
@@ -250,22 +342,131 @@ func (q *Queue[T]) Pop() T {
 	s.credit--
 	switch {
 	case s.live == 0:
-		q.leaveLocked(s) // reclaimed: processing state lives in client-go's sets
+		if s.parked {
+			s.parked = false // its timer finds it gone
+		} else {
+			q.leaveLocked(s) // reclaimed: processing state lives in client-go's sets
+			if q.gated() {
+				q.ready.Broadcast() // a smaller weight sum raises the others' caps
+			}
+		}
 		delete(q.tenants, s.tenant)
 	case s.credit <= 0:
 		nw := q.weight(s.tenant)
-		q.weightSum += nw - s.weight
+		if !s.parked {
+			q.weightSum += nw - s.weight
+			q.cursor = s.next
+		}
 		s.weight, s.credit = nw, nw
-		q.cursor = s.next
 	}
 	return item
 }
 
+// nextEligibleLocked walks the ring from the cursor, parking the tenants the Limiter delays,
+// and returns the first tenant under its cap (nil if none). It visits at most the tenants at
+// their cap (fewer than Workers) besides those it parks.
+func (q *Queue[T]) nextEligibleLocked() *subqueue[T] {
+	s := q.cursor
+	for seen := 0; s != nil && seen < q.ringLen; {
+		next := s.next
+		if q.parkLocked(s) {
+			s = next
+			continue
+		}
+		if q.opts.Workers == 0 || q.inFlight[s.tenant] < q.capLocked(s) {
+			return s
+		}
+		seen++
+		s = next
+	}
+	return nil
+}
+
+// readyLocked reports whether more than need items can be popped now within the rules: the
+// items of the tenants in the ring, each up to the room under its cap. Like
+// nextEligibleLocked, it parks the tenants the Limiter delays.
+func (q *Queue[T]) readyLocked(need int) bool {
+	s, count := q.cursor, 0
+	for seen := 0; s != nil && seen < q.ringLen; {
+		next := s.next
+		if q.parkLocked(s) {
+			s = next
+			continue
+		}
+		room := s.live
+		if q.opts.Workers > 0 {
+			room = min(room, q.capLocked(s)-q.inFlight[s.tenant])
+		}
+		if count += max(room, 0); count > need {
+			return true
+		}
+		seen++
+		s = next
+	}
+	return false
+}
+
+// parkLocked takes s out of the ring when the Limiter delays its tenant, and arranges its return
+// at the Limiter's time; it reports whether it did. A parked tenant keeps its queued items and
+// its credit.
+func (q *Queue[T]) parkLocked(s *subqueue[T]) bool {
+	if q.opts.Limiter == nil {
+		return false
+	}
+	now := q.opts.Now()
+	at := q.opts.Limiter.ReadyAt(s.tenant)
+	if !at.After(now) {
+		return false
+	}
+	q.leaveLocked(s)
+	s.parked, s.parkedAt = true, now
+	q.opts.AfterFunc(at.Sub(now), func() { q.unpark(s) })
+	return true
+}
+
+// unpark brings s back into the ring once the Limiter lets its tenant go, or arranges a later
+// return when the Limiter's time moved on; it does nothing if s was reclaimed meanwhile.
+func (q *Queue[T]) unpark(s *subqueue[T]) {
+	q.mu.Lock()
+	if !s.parked || q.tenants[s.tenant] != s {
+		q.mu.Unlock()
+		return
+	}
+	now := q.opts.Now()
+	if at := q.opts.Limiter.ReadyAt(s.tenant); at.After(now) {
+		q.opts.AfterFunc(at.Sub(now), func() { q.unpark(s) })
+		q.mu.Unlock()
+		return
+	}
+	s.parked = false
+	q.joinLocked(s)
+	waited := now.Sub(s.parkedAt)
+	q.mu.Unlock()
+	q.ready.Broadcast()
+	if q.opts.Delayed != nil {
+		q.opts.Delayed(s.tenant, waited)
+	}
+}
+
+// anyParkedLocked returns a parked tenant with queued items (nil if none); Pop's last resort.
+func (q *Queue[T]) anyParkedLocked() *subqueue[T] {
+	for _, s := range q.tenants {
+		if s.parked && s.live > 0 {
+			return s
+		}
+	}
+	return nil
+}
+
 // capLocked returns the most items of s's tenant that may be in flight while s has items
-// queued: ceil(Workers × weight ÷ Σ weights of the queued tenants), which is Workers when s is
-// alone in the ring.
+// queued: ceil(Workers × weight ÷ Σ weights of the tenants in the ring), which is Workers when
+// s is alone in the ring, and at most Workers-Reserve.
 func (q *Queue[T]) capLocked(s *subqueue[T]) int {
-	return (q.opts.Workers*s.weight + q.weightSum - 1) / q.weightSum
+	c := (q.opts.Workers*s.weight + q.weightSum - 1) / q.weightSum
+	if q.opts.Reserve > 0 {
+		c = min(c, q.opts.Workers-q.opts.Reserve)
+	}
+	return c
 }
 
 // Done records that a worker finished an item returned by Pop; the pipeline calls it for every
@@ -289,6 +490,9 @@ func (q *Queue[T]) Done(item T) {
 		delete(q.inFlight, t)
 	} else {
 		q.inFlight[t]--
+	}
+	if q.gated() {
+		q.ready.Signal()
 	}
 }
 
@@ -344,6 +548,7 @@ func (q *Queue[T]) weight(tenant string) int {
 // joinLocked inserts s into the ring just before the cursor (it is served last in this round).
 func (q *Queue[T]) joinLocked(s *subqueue[T]) {
 	q.weightSum += s.weight
+	q.ringLen++
 	if q.cursor == nil {
 		s.prev, s.next = s, s
 		q.cursor = s
@@ -358,6 +563,7 @@ func (q *Queue[T]) joinLocked(s *subqueue[T]) {
 // leaveLocked removes s from the ring, moving the cursor on if it pointed at s.
 func (q *Queue[T]) leaveLocked(s *subqueue[T]) {
 	q.weightSum -= s.weight
+	q.ringLen--
 	if s.next == s {
 		q.cursor = nil
 	} else {
@@ -378,6 +584,8 @@ type TenantStats struct {
 	Oldest time.Duration
 	// InFlight is the number of items popped and not Done (always 0 without Options.Workers).
 	InFlight int
+	// Delayed: the Limiter holds the tenant's queued items back now.
+	Delayed bool
 }
 
 // Stats returns the queue state of every tenant with queued items or items in flight. It costs O(tenants +
@@ -388,7 +596,7 @@ func (q *Queue[T]) Stats() map[string]TenantStats {
 	now := q.opts.Now()
 	out := make(map[string]TenantStats, len(q.tenants))
 	for name, s := range q.tenants {
-		st := TenantStats{Depth: s.live, InFlight: q.inFlight[name]}
+		st := TenantStats{Depth: s.live, InFlight: q.inFlight[name], Delayed: s.parked}
 		for _, l := range []*lane[T]{&s.high, &s.low} {
 			for i := l.head; i < len(l.items); i++ {
 				e := l.items[i]

@@ -111,6 +111,7 @@ func ForgetTenant(tenant string) {
 	forgetAdmission(l)
 	forgetCheckpointTenant(tenant)
 	forgetSync(l)
+	forgetShare(l)
 }
 
 // VNodeStats returns, per tenant, the number of virtual Nodes the syncer keeps for it.

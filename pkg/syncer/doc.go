@@ -32,6 +32,16 @@
 // FIFO back. Live events are high priority within a tenant; a tenant's initial list is low
 // priority, so a tenant registering with many objects does not delay live changes.
 //
+// Each tenant also has a share of the syncer's super writes and workers (share.go): the super
+// client's transport counts the writes each reconcile makes (CountSuperWrites, through a
+// counter in the reconcile's context) and charges them to the tenant's token bucket in a
+// fairqueue.Budget (--super-write-qps shared by weight among the tenants writing,
+// --super-write-burst each); a tenant below zero has its downward requests held in its
+// sub-queue, holding no worker, until it is back at zero. --worker-reserve-percent of each
+// pipeline's workers are kept from any tenant beyond its weighted share, so a tenant whose
+// requests are slow cannot hold every worker when another tenant's request arrives. Workers
+// wait for a request they may take in the fair queue (pipelineQueue.Get, fairqueue.Queue.Wait).
+//
 // It sits on floor 7 of the package map in docs/architecture.md and may import packages on floors
 // 0–7 only (today: pkg/admission, pkg/checkpoint, pkg/checkpoint/source,
 // pkg/checkpoint/trackingqueue, pkg/conversion, pkg/fairqueue, pkg/metrics, pkg/podcache,

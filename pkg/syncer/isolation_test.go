@@ -67,5 +67,5 @@ func TestSlowTenantDoesNotTakeEveryWorker(t *testing.T) {
 
 // newTestPipelineQueue is the downward pipeline queue of a syncer with the given workers.
 func newTestPipelineQueue(workers int) *pipelineQueue {
-	return newPipelineQueue("test-isolation", true, workers, func(string) int { return 1 }, nil)
+	return newPipelineQueue("test-isolation", true, queueShare{workers: workers}, func(string) int { return 1 }, nil)
 }

@@ -20,18 +20,26 @@ type pipelineQueue struct {
 	retries *retryBook
 }
 
+// queueShare is how a pipeline's fair queue shares its workers: workers is the number of
+// workers draining it (a tenant holds at most its weighted share of them while other tenants
+// have requests queued: fairqueue.Options.Workers), reserve how many of them no tenant may take
+// beyond its share (fairqueue.Options.Reserve), limiter (may be nil) what holds a tenant's
+// requests back (the super write share: fairqueue.Options.Limiter).
+type queueShare struct {
+	workers, reserve int
+	limiter          fairqueue.Limiter
+}
+
 // newPipelineQueue builds the queue stack rate limiting → delaying → tracking → client-go Typed
-// queue → ordering (fair or FIFO) (pkg/checkpoint/trackingqueue). workers is the number of
-// workers draining it: with fair queuing, a tenant holds at most its weighted share of them
-// while other tenants have requests queued (fairqueue.Options.Workers). weight returns a
-// tenant's fair-queue weight; observe (may be nil) receives each popped item's tenant and time
-// in queue.
-func newPipelineQueue(name string, fair bool, workers int, weight func(string) int, observe func(string, time.Duration)) *pipelineQueue {
-	return newPipelineQueueWith(name, fair, workers, weight, observe, 100*time.Millisecond)
+// queue → ordering (fair or FIFO) (pkg/checkpoint/trackingqueue). share configures the fair
+// queue's worker cap, reserve and limiter. weight returns a tenant's fair-queue weight; observe
+// (may be nil) receives each popped item's tenant and time in queue.
+func newPipelineQueue(name string, fair bool, share queueShare, weight func(string) int, observe func(string, time.Duration)) *pipelineQueue {
+	return newPipelineQueueWith(name, fair, share, weight, observe, 100*time.Millisecond)
 }
 
 // newPipelineQueueWith is newPipelineQueue with the first retry's backoff base (tests shorten it).
-func newPipelineQueueWith(name string, fair bool, workers int, weight func(string) int, observe func(string, time.Duration), base time.Duration) *pipelineQueue {
+func newPipelineQueueWith(name string, fair bool, share queueShare, weight func(string) int, observe func(string, time.Duration), base time.Duration) *pipelineQueue {
 	// Per-item exponential backoff from 100ms to 60s, and a 200 qps / 500 burst bucket per
 	// tenant (tenantRetryBuckets), as client-go's default controller rate limiter but with a
 	// shorter ceiling so a failed object is retried within a minute once its cause is fixed.
@@ -47,7 +55,10 @@ func newPipelineQueueWith(name string, fair bool, workers int, weight func(strin
 			TenantOf: func(r resources.Request) string { return r.Tenant },
 			Weight:   weight,
 			Observe:  observe,
-			Workers:  workers,
+			Workers:  share.workers,
+			Reserve:  share.reserve,
+			Limiter:  share.limiter,
+			Delayed:  writeShareDelayed,
 		})
 		ordering = pq.fair
 	} else {
@@ -55,6 +66,24 @@ func newPipelineQueueWith(name string, fair bool, workers int, weight func(strin
 	}
 	pq.Queue = trackingqueue.New(trackingqueue.Config[resources.Request]{Name: name, RateLimiter: rl, Storage: ordering})
 	return pq
+}
+
+// Get waits, with fair queuing, until the fair queue has a request this worker may take (its
+// tenant under its cap, not held back for its write share: fairqueue.Queue.Wait), then takes
+// the next request. It reports shutdown once ShutDown was called.
+func (q *pipelineQueue) Get() (resources.Request, bool) {
+	if q.fair != nil && !q.fair.Wait() {
+		return resources.Request{}, true
+	}
+	return q.Queue.Get()
+}
+
+// ShutDown releases the workers waiting in Get and shuts the queue down.
+func (q *pipelineQueue) ShutDown() {
+	if q.fair != nil {
+		q.fair.Close()
+	}
+	q.Queue.ShutDown()
 }
 
 // Done marks r as finished by its worker: it frees the worker slot counted against r's tenant

@@ -25,7 +25,7 @@ func TestPipelineQueueTracksAndKeepsPriorities(t *testing.T) {
 		"fifo": {fair: false, wantFirst: bulk},
 	} {
 		t.Run(name, func(t *testing.T) {
-			q := newPipelineQueue("test-"+name, tc.fair, 20, func(string) int { return 1 }, nil)
+			q := newPipelineQueue("test-"+name, tc.fair, queueShare{workers: 20}, func(string) int { return 1 }, nil)
 			q.addLow(bulk)
 			q.addHigh(live)
 			if got := q.Size(); got != 2 {

@@ -238,7 +238,7 @@ func TestWorkLoopRetryVisible(t *testing.T) {
 		mu.Unlock()
 		return fmt.Errorf("failed to update tenant Pod ns/p status: %w", conflict)
 	}
-	q := newPipelineQueueWith("upward", false, 1, nil, nil, time.Millisecond)
+	q := newPipelineQueueWith("upward", false, queueShare{workers: 1}, nil, nil, time.Millisecond)
 	s.up = q
 	go s.workWith(ctx, q, false, process)
 	defer q.ShutDown()

@@ -22,6 +22,7 @@ import (
 	"github.com/vcsyncer/syncer/pkg/checkpoint/source"
 	"github.com/vcsyncer/syncer/pkg/checkpoint/trackingqueue"
 	"github.com/vcsyncer/syncer/pkg/conversion"
+	"github.com/vcsyncer/syncer/pkg/fairqueue"
 	"github.com/vcsyncer/syncer/pkg/metrics"
 	"github.com/vcsyncer/syncer/pkg/resources"
 	"github.com/vcsyncer/syncer/pkg/resources/configmap"
@@ -76,6 +77,9 @@ type Options struct {
 	// Admission configures the admission window for new super Pods; a zero value turns it
 	// off. It is off too when fair queuing is off.
 	Admission AdmissionOptions
+	// Share configures each tenant's share of super writes and the workers kept in reserve;
+	// a zero value turns both off. They are off too when fair queuing is off.
+	Share ShareOptions
 	// Sharding, if set, fences the workers: a request of a registered tenant this replica may
 	// not write for now waits in the queue (pkg/sharding). Nil: no sharding.
 	Sharding ShardFence
@@ -100,6 +104,8 @@ type Syncer struct {
 	limits objectLimits
 	// readmitting tracks the runs of readmitHeld per tenant (heldbytes.go).
 	readmitting readmitRuns
+	// writes is each tenant's share of super writes (share.go); nil when off.
+	writes *fairqueue.Budget
 	// admission paces new super Pods (admission.go); nil when off.
 	admission *admission.Window[resources.Request]
 	// events copies super Events into tenants (events.go); nil when Event is not synced.
@@ -176,8 +182,15 @@ func New(o Options) (*Syncer, error) {
 	}
 	s.sources, s.parked, s.scope = sources, map[string]*parkedWork{}, scope
 	s.keepTenantState = s.keepTenantStateFunc(time.Now())
-	s.down = newPipelineQueue("downward", !o.DisableFairQueuing, o.DownwardWorkers, s.weight, s.observer(directionDownward))
-	s.up = newPipelineQueue("upward", !o.DisableFairQueuing, o.UpwardWorkers, s.weight, s.observer(directionUpward))
+	downShare := queueShare{workers: o.DownwardWorkers, reserve: reserveOf(o.DownwardWorkers, o.Share.WorkerReservePercent)}
+	if !o.DisableFairQueuing {
+		if s.writes = newWriteBudget(o.Share, s.weight); s.writes != nil {
+			downShare.limiter = s.writes
+		}
+	}
+	s.down = newPipelineQueue("downward", !o.DisableFairQueuing, downShare, s.weight, s.observer(directionDownward))
+	s.up = newPipelineQueue("upward", !o.DisableFairQueuing, queueShare{workers: o.UpwardWorkers,
+		reserve: reserveOf(o.UpwardWorkers, o.Share.WorkerReservePercent)}, s.weight, s.observer(directionUpward))
 	env.SuperObject = s.superObject
 	env.ReservedServiceIP = s.reservedServiceIP
 	env.AdmitObject = func(c *tenant.Cluster, kind resources.Kind, obj metav1.Object) bool {
@@ -387,7 +400,9 @@ func (s *Syncer) workWith(ctx context.Context, q *pipelineQueue, down bool, proc
 			q.Done(req)
 			continue
 		}
-		err := s.observeSync(req, down, func() error { return process(ctx, req, down) })
+		pctx, writes := withWriteCounter(ctx)
+		err := s.observeSync(req, down, func() error { return process(pctx, req, down) })
+		s.chargeWrites(req.Tenant, writes.n.Load())
 		switch {
 		case err == nil:
 			q.Forget(req)

@@ -128,6 +128,7 @@ func Run(ctx context.Context, o *options.Options, cfg *rest.Config) error {
 	pcfg := rest.CopyConfig(cfg)
 	pcfg.ContentType = "application/vnd.kubernetes.protobuf"
 	pcfg.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
+	pcfg.Wrap(syncer.CountSuperWrites) // each tenant's super writes, for its share of --super-write-qps
 	superCS, err := kubernetes.NewForConfig(pcfg)
 	if err != nil {
 		return err
@@ -206,6 +207,7 @@ func Run(ctx context.Context, o *options.Options, cfg *rest.Config) error {
 	s, err := syncer.New(syncer.Options{
 		Super: superCS, DownwardWorkers: o.DownwardWorkers, UpwardWorkers: o.UpwardWorkers, DisableFairQueuing: !o.FairQueuing,
 		Admission:          syncer.AdmissionOptions{MaxWindow: o.AdmissionWindowMax, MinWindow: o.AdmissionWindowMin},
+		Share:              syncer.ShareOptions{SuperWriteQPS: o.SuperWriteQPS, SuperWriteBurst: o.SuperWriteBurst, WorkerReservePercent: o.WorkerReservePercent},
 		PodSecurityEnforce: o.PodSecurityEnforce,
 		TenantDNS:          o.TenantDNS, ClusterDomain: o.TenantClusterDomain,
 		VNode: vnode.Options{GCGrace: o.VNodeGCGrace, LeaseDuration: o.VNodeLeaseDuration, LeaseRenewInterval: o.VNodeLeaseRenewInterval,

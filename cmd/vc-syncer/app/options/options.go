@@ -100,6 +100,16 @@ type Options struct {
 	// IdleMemoryRelease is how often the syncer checks whether it is quiet and then returns
 	// freed heap memory to the operating system (0: never). Defaults to 30s.
 	IdleMemoryRelease time.Duration
+	// SuperWriteQPS is the super writes per second the syncer's reconciles may make, shared by
+	// the tenants writing by weight (a tenant alone gets all of it); 0 turns the per-tenant
+	// share off. Defaults to DefaultSuperWriteQPS.
+	SuperWriteQPS float64
+	// SuperWriteBurst is each tenant's burst of super writes above its share. Defaults to
+	// DefaultSuperWriteBurst.
+	SuperWriteBurst int
+	// WorkerReservePercent is the percentage of each pipeline's workers no tenant may take
+	// beyond its weighted share; 0: none. Defaults to DefaultWorkerReservePercent.
+	WorkerReservePercent int
 	// AdmissionWindowMax and AdmissionWindowMin bound the admission window for new super Pods
 	// (Pods created and not yet bound); 0 max turns it off. Defaults 200 and 32.
 	AdmissionWindowMax, AdmissionWindowMin int
@@ -122,6 +132,16 @@ type Options struct {
 	// ShardLeaseDuration and ShardLeaseRenewInterval time the shard Leases (defaults 15s, 3s).
 	ShardLeaseDuration, ShardLeaseRenewInterval time.Duration
 }
+
+// Defaults of each tenant's share of the syncer: super writes per second shared by the tenants
+// writing (a third of the super client's 300 requests per second, so a tenant alone leaves
+// room for every other tenant's requests), each tenant's burst above its share (writes), and
+// the percentage of each pipeline's workers kept free for the tenants under their share.
+const (
+	DefaultSuperWriteQPS        = 100
+	DefaultSuperWriteBurst      = 50
+	DefaultWorkerReservePercent = 10
+)
 
 // DefaultTenantRequestTimeout is --tenant-request-timeout's default: the longest timeout an
 // admission webhook may have (admissionregistration.k8s.io/v1 timeoutSeconds is at most 30),
@@ -231,6 +251,9 @@ func NewOptions() *Options {
 		TenantRequestTimeout:    DefaultTenantRequestTimeout,
 		CheckpointInterval:      30 * time.Second,
 		CheckpointMaxItems:      15000,
+		SuperWriteQPS:           DefaultSuperWriteQPS,
+		SuperWriteBurst:         DefaultSuperWriteBurst,
+		WorkerReservePercent:    DefaultWorkerReservePercent,
 		AdmissionWindowMax:      200,
 		AdmissionWindowMin:      32,
 		MemoryLimitRatio:        0.9,
@@ -256,6 +279,12 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"Number of workers that push super-cluster statuses up to tenants (goroutines).")
 	fs.BoolVar(&o.FairQueuing, "fair-queuing", o.FairQueuing,
 		"Share workers between tenants by weighted round-robin over per-tenant queues (weights from Tenant spec.weight); false uses one FIFO per pipeline, for comparison.")
+	fs.Float64Var(&o.SuperWriteQPS, "super-write-qps", o.SuperWriteQPS,
+		"Super-cluster writes per second (create, update, patch, delete) the syncer's reconciles may make, shared by the tenants writing in proportion to their weights (Tenant spec.weight; a tenant alone gets all of it, a tenant that starts writing gets its share at once). A tenant that spent its share has its downward requests held in its queue, holding no worker, until its share allows the next; vcsyncer_write_share_delay_seconds_total{tenant} counts the time. Keep it below the super client's 300 requests per second so that one tenant cannot fill the client for the others. 0 turns the share off (only the client's global limit is left); it is off too with --fair-queuing=false.")
+	fs.IntVar(&o.SuperWriteBurst, "super-write-burst", o.SuperWriteBurst,
+		"Super writes a tenant may make at once above its share of --super-write-qps (the size of its token bucket, in writes).")
+	fs.IntVar(&o.WorkerReservePercent, "worker-reserve-percent", o.WorkerReservePercent,
+		"Percentage of each pipeline's workers (rounded up, at least 1, at most all but one) that no tenant may take beyond its weighted share, even when it is alone: a tenant whose requests are slow (its own webhooks, up to --tenant-request-timeout) then leaves them free for the first requests of the other tenants. 0 lets a tenant alone take every worker; it has no effect with --fair-queuing=false.")
 	fs.IntVar(&o.AdmissionWindowMax, "admission-window-max", o.AdmissionWindowMax,
 		"Upper bound of the admission window: new super Pods created and not yet bound by the super scheduler at once, shared among the tenants with Pods waiting in proportion to their weights (a tenant alone may use all of it). Pods beyond it wait in the syncer, where tenants take turns, instead of in the super scheduler's first-come-first-served queue. The window adapts between --admission-window-min and this bound to the super scheduler's create-to-bind latency, so at low load nothing waits. 0 turns the window off; it is off too with --fair-queuing=false.")
 	fs.IntVar(&o.AdmissionWindowMin, "admission-window-min", o.AdmissionWindowMin,
@@ -349,6 +378,12 @@ func (o *Options) Validate() error {
 	}
 	if o.AdmissionWindowMax < 0 || o.AdmissionWindowMin < 1 || (o.AdmissionWindowMax > 0 && o.AdmissionWindowMin > o.AdmissionWindowMax) {
 		errs = append(errs, errors.New("--admission-window-min must be at least 1 and --admission-window-max 0 (off) or at least --admission-window-min"))
+	}
+	if o.SuperWriteQPS < 0 || o.SuperWriteBurst < 1 {
+		errs = append(errs, errors.New("--super-write-qps must not be negative and --super-write-burst must be at least 1"))
+	}
+	if o.WorkerReservePercent < 0 || o.WorkerReservePercent > 100 {
+		errs = append(errs, errors.New("--worker-reserve-percent must be between 0 and 100"))
 	}
 	if o.MemoryLimitRatio < 0 || o.MemoryLimitRatio > 1 {
 		errs = append(errs, errors.New("--memory-limit-ratio must be between 0 and 1"))

@@ -1,0 +1,158 @@
+package syncer
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"k8s.io/client-go/kubernetes/fake"
+
+	"github.com/vcsyncer/syncer/pkg/resources"
+	"github.com/vcsyncer/syncer/pkg/tenant"
+)
+
+func TestReserveOf(t *testing.T) {
+	for _, tc := range []struct{ workers, percent, want int }{
+		{20, 10, 2}, {100, 10, 10}, {20, 0, 0}, {1, 50, 0}, {2, 10, 1}, {5, 100, 4}, {20, 1, 1},
+	} {
+		if got := reserveOf(tc.workers, tc.percent); got != tc.want {
+			t.Errorf("reserveOf(%d, %d) = %d, want %d", tc.workers, tc.percent, got, tc.want)
+		}
+	}
+}
+
+// shareSyncer returns a Syncer for workWith tests with share options o.
+func shareSyncer(t *testing.T, workers int, o ShareOptions) *Syncer {
+	t.Helper()
+	s, err := New(Options{Super: fake.NewClientset(), DownwardWorkers: workers, UpwardWorkers: 1, Share: o})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.SetRegistry(tenant.NewRegistry(t.Context(), s))
+	return s
+}
+
+// TestSlowTenantLeavesReserve: with 10 downward workers and a 20% reserve, a tenant whose
+// reconciles block (its webhooks answer in 25 s) holds at most 8 workers, and another
+// tenant's request is reconciled while all of them still block; with the work-conserving cap
+// (reserve 0) the slow tenant takes all 10 and the request waits.
+func TestSlowTenantLeavesReserve(t *testing.T) {
+	const workers = 10
+	s := shareSyncer(t, workers, ShareOptions{WorkerReservePercent: 20})
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	release := make(chan struct{})
+	var slowIn atomic.Int32
+	fastDone := make(chan struct{}, 1)
+	process := func(ctx context.Context, req resources.Request, _ bool) error {
+		if req.Tenant == "slow" {
+			slowIn.Add(1)
+			<-release
+			return ctx.Err()
+		}
+		fastDone <- struct{}{}
+		return ctx.Err()
+	}
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() { s.workWith(ctx, s.down, true, process) })
+	}
+	defer func() { close(release); s.down.ShutDown(); wg.Wait() }()
+	for i := range 40 {
+		s.down.addHigh(resources.Request{Tenant: "slow", Kind: resources.KindPod, Namespace: "ns", Name: fmt.Sprint(i)})
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for slowIn.Load() < workers-2 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	if n := slowIn.Load(); n != workers-2 {
+		t.Fatalf("slow tenant holds %d workers, want %d", n, workers-2)
+	}
+	s.down.addHigh(resources.Request{Tenant: "fast", Kind: resources.KindPod, Namespace: "ns", Name: "p"})
+	select {
+	case <-fastDone:
+	case <-time.After(5 * time.Second):
+		t.Fatalf("the fast tenant's request was not reconciled within 5 s while the slow tenant holds %d workers", slowIn.Load())
+	}
+	if n := slowIn.Load(); n != workers-2 {
+		t.Fatalf("after the fast request the slow tenant holds %d workers, want %d", n, workers-2)
+	}
+}
+
+// okTransport answers every request with 200.
+type okTransport struct{}
+
+func (okTransport) RoundTrip(*http.Request) (*http.Response, error) {
+	return &http.Response{StatusCode: http.StatusOK, Body: http.NoBody}, nil
+}
+
+// superWrite makes one request through CountSuperWrites with ctx, as the super client does.
+func superWrite(t *testing.T, ctx context.Context, method string) {
+	t.Helper()
+	r, err := http.NewRequestWithContext(ctx, method, "https://super.invalid/api/v1/namespaces/ns/configmaps", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := CountSuperWrites(okTransport{}).RoundTrip(r); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestWriteShareHoldsNoisyTenant: with a super write share of 100/s and a burst of 10, a tenant
+// whose reconciles make 10 super writes each (its reads are free) spends its bucket and has its
+// next requests held in the queue, while the other tenant's request is reconciled at once; the
+// noisy tenant makes no more than its share over the test (plus one reconcile of debt).
+func TestWriteShareHoldsNoisyTenant(t *testing.T) {
+	s := shareSyncer(t, 4, ShareOptions{SuperWriteQPS: 100, SuperWriteBurst: 10})
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	var noisyWrites atomic.Int64
+	quietDone := make(chan time.Time, 1)
+	process := func(ctx context.Context, req resources.Request, _ bool) error {
+		if req.Tenant == "quiet" {
+			superWrite(t, ctx, http.MethodPost)
+			quietDone <- time.Now()
+			return ctx.Err()
+		}
+		superWrite(t, ctx, http.MethodGet) // a read: not charged
+		for range 10 {
+			superWrite(t, ctx, http.MethodPut)
+		}
+		noisyWrites.Add(10)
+		return ctx.Err()
+	}
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() { s.workWith(ctx, s.down, true, process) })
+	}
+	defer func() { s.down.ShutDown(); wg.Wait() }()
+	start := time.Now()
+	for i := range 200 {
+		s.down.addHigh(resources.Request{Tenant: "noisy", Kind: resources.KindConfigMap, Namespace: "ns", Name: fmt.Sprint(i)})
+	}
+	time.Sleep(50 * time.Millisecond) // the noisy tenant spends its burst and goes into debt
+	if st := s.down.stats()["noisy"]; !st.Delayed {
+		t.Fatalf("noisy tenant not held back after %d writes in 50ms: %+v", noisyWrites.Load(), st)
+	}
+	queued := time.Now()
+	s.down.addHigh(resources.Request{Tenant: "quiet", Kind: resources.KindPod, Namespace: "ns", Name: "p"})
+	select {
+	case at := <-quietDone:
+		if d := at.Sub(queued); d > time.Second {
+			t.Fatalf("the quiet tenant's request waited %s", d)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the quiet tenant's request was not reconciled within 5 s")
+	}
+	time.Sleep(500 * time.Millisecond)
+	elapsed := time.Since(start).Seconds()
+	// Burst 10 + 100/s (less while quiet is active) + up to 4 reconciles in flight of 10 each.
+	if got, most := float64(noisyWrites.Load()), 10+100*elapsed+40; got > most {
+		t.Fatalf("noisy tenant made %.0f super writes in %.2fs, want at most %.0f (its share of 100/s)", got, elapsed, most)
+	}
+	t.Logf("noisy tenant: %d super writes in %.2fs", noisyWrites.Load(), elapsed)
+}

@@ -1,0 +1,174 @@
+package itest
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/json"
+	"encoding/pem"
+	"fmt"
+	"math/big"
+	"net"
+	"net/http"
+	"sync/atomic"
+	"time"
+
+	admissionv1 "k8s.io/api/admission/v1"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	authenticationv1 "k8s.io/api/authentication/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+)
+
+// SlowWebhook is a validating admission webhook served over HTTPS on 127.0.0.1 (the tenant
+// apiservers of the tests run on this machine) that allows every request after Delay. Installed
+// in a tenant, it makes that tenant's apiserver answer the requests its rules match slowly, as a
+// hostile tenant (cluster-admin of its own control plane) can. It is the test copy of the
+// bench's webhook (test/bench/webhook.go; package main, not importable).
+type SlowWebhook struct {
+	Delay    time.Duration
+	caPEM    []byte
+	srv      *http.Server
+	ln       net.Listener
+	answered atomic.Int64
+	waiting  atomic.Int64
+}
+
+// SlowWebhookName is the ValidatingWebhookConfiguration Install creates.
+const SlowWebhookName = "itest-slow"
+
+// StartSlowWebhook generates a self-signed CA and a serving certificate for 127.0.0.1 (ECDSA
+// P-256, valid a day) and serves the webhook on a free port of 127.0.0.1 until Stop.
+func StartSlowWebhook(delay time.Duration) (*SlowWebhook, error) {
+	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, err
+	}
+	now := time.Now()
+	caTmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "vc-syncer itest webhook CA"},
+		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(24 * time.Hour),
+		KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature, IsCA: true, BasicConstraintsValid: true,
+	}
+	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
+	if err != nil {
+		return nil, err
+	}
+	ca, err := x509.ParseCertificate(caDER)
+	if err != nil {
+		return nil, err
+	}
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, err
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: "127.0.0.1"},
+		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(24 * time.Hour),
+		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
+	if err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	w := &SlowWebhook{Delay: delay, ln: ln, caPEM: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER})}
+	w.srv = &http.Server{
+		Handler:           http.HandlerFunc(w.serve),
+		ReadHeaderTimeout: 10 * time.Second,
+		TLSConfig: &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{{
+			Certificate: [][]byte{der}, PrivateKey: key,
+		}}},
+	}
+	go func() { _ = w.srv.ServeTLS(ln, "", "") }()
+	return w, nil
+}
+
+// serve answers an AdmissionReview with allowed after w.Delay, or not at all when the apiserver
+// gave up first.
+func (w *SlowWebhook) serve(rw http.ResponseWriter, r *http.Request) {
+	var review admissionv1.AdmissionReview
+	if err := json.NewDecoder(r.Body).Decode(&review); err != nil || review.Request == nil {
+		http.Error(rw, "expected an AdmissionReview with a request", http.StatusBadRequest)
+		return
+	}
+	w.waiting.Add(1)
+	defer w.waiting.Add(-1)
+	select {
+	case <-time.After(w.Delay):
+	case <-r.Context().Done():
+		return
+	}
+	w.answered.Add(1)
+	review.Response = &admissionv1.AdmissionResponse{UID: review.Request.UID, Allowed: true}
+	review.Request = nil
+	rw.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(rw).Encode(&review)
+}
+
+// Answered returns how many requests the webhook answered so far; Waiting how many it holds now.
+func (w *SlowWebhook) Answered() int64 { return w.answered.Load() }
+
+// Waiting returns how many requests the webhook holds now.
+func (w *SlowWebhook) Waiting() int64 { return w.waiting.Load() }
+
+// Stop closes the server.
+func (w *SlowWebhook) Stop() { _ = w.srv.Close() }
+
+// Install creates, in the tenant behind cs, a ValidatingWebhookConfiguration that sends every
+// CREATE of pods/binding and serviceaccounts/token and every UPDATE of pods/status in namespace
+// ns to w (timeoutSeconds 30, the API's maximum; failurePolicy Fail), then waits (at most a
+// minute) until the tenant apiserver calls it. These are the requests the syncer makes to a
+// tenant for a Pod: its service-account tokens (downward), its binding and status (upward).
+func (w *SlowWebhook) Install(ctx context.Context, cs kubernetes.Interface, ns string) error {
+	fail, none := admissionregistrationv1.Fail, admissionregistrationv1.SideEffectClassNone
+	url, timeout := "https://"+w.ln.Addr().String()+"/validate", int32(30)
+	rule := func(op admissionregistrationv1.OperationType, resources ...string) admissionregistrationv1.RuleWithOperations {
+		return admissionregistrationv1.RuleWithOperations{Operations: []admissionregistrationv1.OperationType{op},
+			Rule: admissionregistrationv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: resources}}
+	}
+	cfg := &admissionregistrationv1.ValidatingWebhookConfiguration{
+		ObjectMeta: metav1.ObjectMeta{Name: SlowWebhookName},
+		Webhooks: []admissionregistrationv1.ValidatingWebhook{{
+			Name:                    "slow.itest.vcsyncer.io",
+			ClientConfig:            admissionregistrationv1.WebhookClientConfig{URL: &url, CABundle: w.caPEM},
+			Rules:                   []admissionregistrationv1.RuleWithOperations{rule(admissionregistrationv1.Create, "pods/binding", "serviceaccounts/token"), rule(admissionregistrationv1.Update, "pods/status")},
+			NamespaceSelector:       &metav1.LabelSelector{MatchLabels: map[string]string{"kubernetes.io/metadata.name": ns}},
+			FailurePolicy:           &fail,
+			SideEffects:             &none,
+			TimeoutSeconds:          &timeout,
+			AdmissionReviewVersions: []string{"v1"},
+		}},
+	}
+	if _, err := cs.AdmissionregistrationV1().ValidatingWebhookConfigurations().Create(ctx, cfg, metav1.CreateOptions{}); err != nil {
+		return err
+	}
+	// The apiserver picks the configuration up from its informer: probe (without waiting for
+	// the slow answer) until w is called.
+	deadline := time.Now().Add(time.Minute)
+	for w.Waiting() == 0 && w.Answered() == 0 {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the tenant apiserver did not call the webhook at %s within a minute", url)
+		}
+		go func() {
+			pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+			defer cancel()
+			_, _ = cs.CoreV1().ServiceAccounts(ns).CreateToken(pctx, "default", &authenticationv1.TokenRequest{}, metav1.CreateOptions{})
+		}()
+		time.Sleep(300 * time.Millisecond)
+	}
+	return nil
+}
+
+// Uninstall deletes the configuration Install created.
+func (w *SlowWebhook) Uninstall(ctx context.Context, cs kubernetes.Interface) error {
+	return cs.AdmissionregistrationV1().ValidatingWebhookConfigurations().Delete(ctx, SlowWebhookName, metav1.DeleteOptions{})
+}
