@@ -154,7 +154,7 @@ func Builtin() tenancyv1alpha1.TenantPolicySpec {
 			AllowedIngressClasses: []string{},
 			AllowedIngressHosts:   []string{},
 		},
-		Storage: &tenancyv1alpha1.StoragePolicy{AllowDataSources: ptr(true)},
+		Storage: &tenancyv1alpha1.StoragePolicy{AllowDataSources: ptr(true), AllowedStorageClassNames: []string{}},
 		Limits: &tenancyv1alpha1.LimitsPolicy{
 			Quota: corev1.ResourceList{
 				corev1.ResourcePods:                   resource.MustParse("1000"),

@@ -18,6 +18,7 @@ import (
 	"github.com/vcsyncer/syncer/pkg/reconcile"
 	"github.com/vcsyncer/syncer/pkg/resources"
 	"github.com/vcsyncer/syncer/pkg/resources/priorityclass"
+	"github.com/vcsyncer/syncer/pkg/resources/storageclass"
 	"github.com/vcsyncer/syncer/pkg/tenant"
 )
 
@@ -198,6 +199,9 @@ func reconcileDownward(ctx context.Context, env *resources.Env, c *tenant.Cluste
 			return refuse(ctx, c, full, d)
 		}
 		if d := policy.PodClaimDataSources(c.Policy().Storage(), ns, &full.Spec); d != nil {
+			return refuse(ctx, c, full, d)
+		}
+		if d := storageclass.PodClaimClassDenial(env, c.Policy().Storage(), &full.Spec); d != nil {
 			return refuse(ctx, c, full, d)
 		}
 		if _, err := resources.EnsureSuperNamespace(ctx, env, c, ns); err != nil {
