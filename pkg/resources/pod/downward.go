@@ -229,8 +229,8 @@ func reconcileDownward(ctx context.Context, env *resources.Env, c *tenant.Cluste
 			c.Recorder.Eventf(full, corev1.EventTypeNormal, ReasonLocalRuntimeClass,
 				"RuntimeClass %s exists only in this cluster; the Pod runs with %s", *full.Spec.RuntimeClassName, runtime)
 		}
-		confineEphemeralClaims(env, c, ns, &want.Spec)
-		resources.ReportDroppedMeta(c, resources.KindPod, full, want)
+		droppedTemplateMeta := confineEphemeralClaims(env, c, ns, &want.Spec)
+		resources.ReportDroppedMeta(c, resources.KindPod, full, want, droppedTemplateMeta...)
 		if filtered != nil {
 			// Filtered, not refused: reported (once per Pod version), and the Pod is synced.
 			resources.Deny(c, resources.KindPod, full, filtered)
