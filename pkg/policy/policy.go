@@ -148,6 +148,7 @@ func Builtin() tenancyv1alpha1.TenantPolicySpec {
 			AllowedAnnotationPrefixes: []string{"", "app.kubernetes.io/", "helm.sh/", "meta.helm.sh/",
 				"kubectl.kubernetes.io/restartedAt", "kubectl.kubernetes.io/default-container", "prometheus.io/",
 				"batch.kubernetes.io/job-completion-index"},
+			AllowedNamespaceLabelPrefixes: []string{},
 		},
 		Network: &tenancyv1alpha1.NetworkPolicy{
 			AllowedEndpointCIDRs:  []string{},

@@ -88,13 +88,23 @@ func IsSilentKey(k string) bool {
 // <key>", "annotation <key>") that policy pol's metadata allowlist kept out of its super copy
 // desired. A key desired carries anyway (set by the kind's own translation, such as an
 // EndpointSlice's kubernetes.io/service-name) and silent keys (IsSilentKey) are not listed.
+// For a Namespace, a label is kept when desired has it under its mapped key
+// (NamespaceLabels), and only labels without one are listed.
 func DroppedMetaKeys(pol *policy.Effective, tObj, desired metav1.Object) []string {
 	md := pol.Metadata()
+	_, isNS := tObj.(*corev1.Namespace)
 	var out []string
 	collect := func(what string, m, have map[string]string, prefixes []string) {
 		for k := range m {
-			if _, ok := have[k]; ok || IsSilentKey(k) || policy.KeyAllowed(prefixes, k) {
+			if _, ok := have[k]; ok || IsSilentKey(k) || (!isNS || what != "label") && policy.KeyAllowed(prefixes, k) {
 				continue
+			}
+			if isNS && what == "label" {
+				if mk, ok := conversion.SuperNamespaceLabelKey(k); ok {
+					if _, kept := have[mk]; kept {
+						continue
+					}
+				}
 			}
 			out = append(out, what+" "+k)
 		}

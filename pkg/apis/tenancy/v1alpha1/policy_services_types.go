@@ -51,4 +51,14 @@ type MetadataPolicy struct {
 	// allowed (rule ingressSnippet for *-snippet keys, metadataKey otherwise).
 	// +optional
 	AllowedAnnotationPrefixes []string `json:"allowedAnnotationPrefixes,omitempty"`
+	// AllowedNamespaceLabelPrefixes: tenant namespace label keys that are also copied to the
+	// super namespace as they are (matched as in AllowedLabelPrefixes). Every tenant namespace
+	// label reaches its super namespace under a key of the syncer's
+	// (ns.tenancy.vcsyncer.io/<key>, or <prefix>.ns.tenancy.vcsyncer.io/<name> for
+	// <prefix>/<name>), which the tenant's NetworkPolicies' namespaceSelectors are translated
+	// to; a key listed here is set as it is too, where super-cluster NetworkPolicies,
+	// webhooks and policy engines that select namespaces by it act on it. Built-in default:
+	// none.
+	// +optional
+	AllowedNamespaceLabelPrefixes []string `json:"allowedNamespaceLabelPrefixes,omitempty"`
 }
