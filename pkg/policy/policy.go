@@ -145,8 +145,14 @@ func Builtin() tenancyv1alpha1.TenantPolicySpec {
 				"controller-revision-hash", "pod-template-hash",
 				"batch.kubernetes.io/job-name", "batch.kubernetes.io/controller-uid", "batch.kubernetes.io/job-completion-index",
 				"kubernetes.io/name"},
-			AllowedAnnotationPrefixes: []string{"", "app.kubernetes.io/", "helm.sh/", "meta.helm.sh/",
-				"kubectl.kubernetes.io/restartedAt", "kubectl.kubernetes.io/default-container", "prometheus.io/",
+			// Annotations select nothing (Service, NetworkPolicy and budget selectors read
+			// labels), so only keys the tenant's own tools need pass: kubectl's, and the Job
+			// completion index that Indexed Jobs' Pods read through the downward API. Keys the
+			// super cluster's own tools act on (prometheus.io/ scrape settings, Helm's
+			// meta.helm.sh/ release ownership, app.kubernetes.io/ and helm.sh/ tracking) are
+			// the provider's to allow.
+			AllowedAnnotationPrefixes: []string{"",
+				"kubectl.kubernetes.io/restartedAt", "kubectl.kubernetes.io/default-container",
 				"batch.kubernetes.io/job-completion-index"},
 			AllowedNamespaceLabelPrefixes: []string{},
 		},

@@ -38,7 +38,7 @@ func TestDesiredMetaCopiesOnlyAllowedKeys(t *testing.T) {
 		"statefulset.kubernetes.io/pod-name": "web-0", "apps.kubernetes.io/pod-index": "0", "helm.sh/chart": "web-1.0",
 		"batch.kubernetes.io/job-name": "migrate",
 	}
-	wantAnn := map[string]string{"note": "x", "prometheus.io/scrape": "true",
+	wantAnn := map[string]string{"note": "x",
 		"kubectl.kubernetes.io/restartedAt": "2026-01-01T00:00:00Z", "kubectl.kubernetes.io/default-container": "web"}
 	got := DesiredMeta(c, obj, "ns", nil)
 	if d := cmp.Diff(wantLabels, userKeys(got.Labels)); d != "" {
@@ -50,7 +50,7 @@ func TestDesiredMetaCopiesOnlyAllowedKeys(t *testing.T) {
 	wantDropped := []string{
 		"annotation eks.amazonaws.com/role-arn", "annotation iam.gke.io/gcp-service-account",
 		"annotation io.katacontainers.config.hypervisor.kernel_params", "annotation metallb.universe.tf/loadBalancerIPs",
-		"annotation service.beta.kubernetes.io/aws-load-balancer-internal", "annotation sidecar.istio.io/inject",
+		"annotation prometheus.io/scrape", "annotation service.beta.kubernetes.io/aws-load-balancer-internal", "annotation sidecar.istio.io/inject",
 		"label azure.workload.identity/use", "label example.com/team", "label metallb.universe.tf/address-pool",
 		"label sidecar.istio.io/inject",
 	}
