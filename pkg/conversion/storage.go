@@ -81,6 +81,9 @@ type SuperClasses struct {
 	// volumes (its provisioner is not NoProvisioner). nil means no class is known to
 	// provision, so every claim is confined to the tenant's static PVs.
 	Provisions func(class string) bool
+	// Lookup reports whether a class exists in the super cluster and whether it is public
+	// (labelled LabelPublic=true). nil means no class is known.
+	Lookup func(class string) (exists, public bool)
 }
 
 // ClassFor returns the class the super copy of a claim with annotations and spec is created

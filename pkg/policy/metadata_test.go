@@ -16,6 +16,8 @@ func TestKeyAllowed(t *testing.T) {
 		"example.com/team": false, "metallb.universe.tf/address-pool": false, "sidecar.istio.io/inject": false,
 		"io.katacontainers.config.hypervisor.path": false, "io.kubernetes.cri-o.Devices": false,
 		"kubernetes.io/ingress.class": false, "node-role.kubernetes.io/control-plane": false,
+		// Labels that Helm charts' Service selectors use.
+		"app.kubernetes.io/instance": true,
 		// An entry without a trailing "/" is one key, not a prefix of longer ones.
 		"controller-revision-hash.evil.io/x": false, "batch.kubernetes.io/job-name.evil.io/x": false,
 	} {
@@ -24,7 +26,10 @@ func TestKeyAllowed(t *testing.T) {
 		}
 	}
 	for key, want := range map[string]bool{
-		"note": true, "prometheus.io/scrape": true, "kubectl.kubernetes.io/restartedAt": true,
+		"note": true, "kubectl.kubernetes.io/restartedAt": true, "batch.kubernetes.io/job-completion-index": true,
+		// What the super cluster's own monitoring, Helm and deployment tools act on.
+		"prometheus.io/scrape": false, "prometheus.io/port": false, "meta.helm.sh/release-name": false,
+		"app.kubernetes.io/instance": false, "helm.sh/resource-policy": false,
 		"kubectl.kubernetes.io/last-applied-configuration": false, "nginx.ingress.kubernetes.io/server-snippet": false,
 		"service.beta.kubernetes.io/aws-load-balancer-type": false, "iam.gke.io/gcp-service-account": false,
 		"io.katacontainers.config.hypervisor.kernel_params": false, "eks.amazonaws.com/role-arn": false,

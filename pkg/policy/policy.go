@@ -149,16 +149,23 @@ func Builtin() tenancyv1alpha1.TenantPolicySpec {
 				"controller-revision-hash", "pod-template-hash",
 				"batch.kubernetes.io/job-name", "batch.kubernetes.io/controller-uid", "batch.kubernetes.io/job-completion-index",
 				"kubernetes.io/name"},
-			AllowedAnnotationPrefixes: []string{"", "app.kubernetes.io/", "helm.sh/", "meta.helm.sh/",
-				"kubectl.kubernetes.io/restartedAt", "kubectl.kubernetes.io/default-container", "prometheus.io/",
+			// Annotations select nothing (Service, NetworkPolicy and budget selectors read
+			// labels), so only keys the tenant's own tools need pass: kubectl's, and the Job
+			// completion index that Indexed Jobs' Pods read through the downward API. Keys the
+			// super cluster's own tools act on (prometheus.io/ scrape settings, Helm's
+			// meta.helm.sh/ release ownership, app.kubernetes.io/ and helm.sh/ tracking) are
+			// the provider's to allow.
+			AllowedAnnotationPrefixes: []string{"",
+				"kubectl.kubernetes.io/restartedAt", "kubectl.kubernetes.io/default-container",
 				"batch.kubernetes.io/job-completion-index"},
+			AllowedNamespaceLabelPrefixes: []string{},
 		},
 		Network: &tenancyv1alpha1.NetworkPolicy{
 			AllowedEndpointCIDRs:  []string{},
 			AllowedIngressClasses: []string{},
 			AllowedIngressHosts:   []string{},
 		},
-		Storage: &tenancyv1alpha1.StoragePolicy{AllowDataSources: ptr(true)},
+		Storage: &tenancyv1alpha1.StoragePolicy{AllowDataSources: ptr(true), AllowedStorageClassNames: []string{}},
 		Limits: &tenancyv1alpha1.LimitsPolicy{
 			Quota: corev1.ResourceList{
 				corev1.ResourcePods:                   resource.MustParse("1000"),

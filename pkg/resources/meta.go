@@ -88,13 +88,23 @@ func IsSilentKey(k string) bool {
 // <key>", "annotation <key>") that policy pol's metadata allowlist kept out of its super copy
 // desired. A key desired carries anyway (set by the kind's own translation, such as an
 // EndpointSlice's kubernetes.io/service-name) and silent keys (IsSilentKey) are not listed.
+// For a Namespace, a label is kept when desired has it under its mapped key
+// (NamespaceLabels), and only labels without one are listed.
 func DroppedMetaKeys(pol *policy.Effective, tObj, desired metav1.Object) []string {
 	md := pol.Metadata()
+	_, isNS := tObj.(*corev1.Namespace)
 	var out []string
 	collect := func(what string, m, have map[string]string, prefixes []string) {
 		for k := range m {
-			if _, ok := have[k]; ok || IsSilentKey(k) || policy.KeyAllowed(prefixes, k) {
+			if _, ok := have[k]; ok || IsSilentKey(k) || (!isNS || what != "label") && policy.KeyAllowed(prefixes, k) {
 				continue
+			}
+			if isNS && what == "label" {
+				if mk, ok := conversion.SuperNamespaceLabelKey(k); ok {
+					if _, kept := have[mk]; kept {
+						continue
+					}
+				}
 			}
 			out = append(out, what+" "+k)
 		}
@@ -110,9 +120,12 @@ func DroppedMetaKeys(pol *policy.Effective, tObj, desired metav1.Object) []strin
 // and vcsyncer_policy_denials_total; see Filtered), once per version of tObj, set of dropped
 // keys and policy generation. The version is the object's generation when it has one (so
 // status writes, such as the load-balancer status the syncer copies up, do not repeat the
-// report) and its resourceVersion otherwise. The object is synced anyway.
-func ReportDroppedMeta(c *tenant.Cluster, kind Kind, tObj, desired metav1.Object) {
-	dropped := DroppedMetaKeys(c.Policy(), tObj, desired)
+// report) and its resourceVersion otherwise. The object is synced anyway. extra lists keys
+// left out of parts of the object that carry metadata of their own (a Pod's generic ephemeral
+// volume claim templates: "ephemeral volume <v>: label <key>"); they are reported with the
+// object's own.
+func ReportDroppedMeta(c *tenant.Cluster, kind Kind, tObj, desired metav1.Object, extra ...string) {
+	dropped := append(DroppedMetaKeys(c.Policy(), tObj, desired), extra...)
 	version := tObj.GetResourceVersion()
 	if g := tObj.GetGeneration(); g > 0 {
 		version = "g" + strconv.FormatInt(g, 10)

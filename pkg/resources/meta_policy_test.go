@@ -38,7 +38,7 @@ func TestDesiredMetaCopiesOnlyAllowedKeys(t *testing.T) {
 		"statefulset.kubernetes.io/pod-name": "web-0", "apps.kubernetes.io/pod-index": "0", "helm.sh/chart": "web-1.0",
 		"batch.kubernetes.io/job-name": "migrate",
 	}
-	wantAnn := map[string]string{"note": "x", "prometheus.io/scrape": "true",
+	wantAnn := map[string]string{"note": "x",
 		"kubectl.kubernetes.io/restartedAt": "2026-01-01T00:00:00Z", "kubectl.kubernetes.io/default-container": "web"}
 	got := DesiredMeta(c, obj, "ns", nil)
 	if d := cmp.Diff(wantLabels, userKeys(got.Labels)); d != "" {
@@ -50,7 +50,7 @@ func TestDesiredMetaCopiesOnlyAllowedKeys(t *testing.T) {
 	wantDropped := []string{
 		"annotation eks.amazonaws.com/role-arn", "annotation iam.gke.io/gcp-service-account",
 		"annotation io.katacontainers.config.hypervisor.kernel_params", "annotation metallb.universe.tf/loadBalancerIPs",
-		"annotation service.beta.kubernetes.io/aws-load-balancer-internal", "annotation sidecar.istio.io/inject",
+		"annotation prometheus.io/scrape", "annotation service.beta.kubernetes.io/aws-load-balancer-internal", "annotation sidecar.istio.io/inject",
 		"label azure.workload.identity/use", "label example.com/team", "label metallb.universe.tf/address-pool",
 		"label sidecar.istio.io/inject",
 	}
@@ -70,26 +70,45 @@ func TestDesiredMetaCopiesOnlyAllowedKeys(t *testing.T) {
 	}
 }
 
-// Super namespaces get the tenant namespace's labels through the same allowlist as every other
-// kind: Pod Security levels, node selectors and controller keys stay out.
-func TestDesiredNamespaceUsesTheMetadataAllowlist(t *testing.T) {
+// Super namespaces get the tenant namespace's labels under the syncer's mapped keys only
+// (no super-cluster policy or webhook selecting on "team", Pod Security levels or a mesh's
+// revision acts on them), and its annotations through the same allowlist as every other kind:
+// node selectors and controller keys stay out.
+func TestDesiredNamespaceMapsLabels(t *testing.T) {
 	c := &tenant.Cluster{Name: "t1", UID: "uid-1"}
 	tns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "shop", UID: "ns-uid",
 		Labels: map[string]string{"team": "a", "kubernetes.io/metadata.name": "shop", "app.kubernetes.io/part-of": "shop",
-			"pod-security.kubernetes.io/enforce": "privileged", "istio.io/rev": "canary", "example.com/owner": "x"},
+			"pod-security.kubernetes.io/enforce": "privileged", "istio.io/rev": "canary", "example.com/owner": "x",
+			"name": "kube-system", "ns.tenancy.vcsyncer.io/forged": "y"},
 		Annotations: map[string]string{"scheduler.alpha.kubernetes.io/node-selector": "pool=system", "note": "y",
 			"openshift.io/node-selector": "pool=system"}}}
 	got := DesiredNamespace(&Env{}, c, tns, nil)
-	if d := cmp.Diff(map[string]string{"team": "a", "app.kubernetes.io/part-of": "shop"}, userKeys(got.Labels)); d != "" {
+	wantLabels := map[string]string{
+		"ns.tenancy.vcsyncer.io/team": "a", "app.kubernetes.io.ns.tenancy.vcsyncer.io/part-of": "shop",
+		"pod-security.kubernetes.io.ns.tenancy.vcsyncer.io/enforce": "privileged", "istio.io.ns.tenancy.vcsyncer.io/rev": "canary",
+		"example.com.ns.tenancy.vcsyncer.io/owner": "x", "ns.tenancy.vcsyncer.io/name": "kube-system",
+		"ns.tenancy.vcsyncer.io.ns.tenancy.vcsyncer.io/forged": "y",
+	}
+	if d := cmp.Diff(wantLabels, userKeys(got.Labels)); d != "" {
 		t.Errorf("labels (-want +got):\n%s", d)
 	}
 	if d := cmp.Diff(map[string]string{"note": "y"}, userKeys(got.Annotations)); d != "" {
 		t.Errorf("annotations (-want +got):\n%s", d)
 	}
-	// The apiserver's own kubernetes.io/metadata.name is not reported as refused.
-	want := []string{"annotation openshift.io/node-selector", "annotation scheduler.alpha.kubernetes.io/node-selector",
-		"label example.com/owner", "label istio.io/rev", "label pod-security.kubernetes.io/enforce"}
+	// Mapped labels are not reported; the apiserver's own kubernetes.io/metadata.name is not
+	// reported as refused.
+	want := []string{"annotation openshift.io/node-selector", "annotation scheduler.alpha.kubernetes.io/node-selector"}
 	if d := cmp.Diff(want, DroppedMetaKeys(c.Policy(), tns, got)); d != "" {
 		t.Errorf("DroppedMetaKeys (-want +got):\n%s", d)
+	}
+
+	// A policy's metadata.allowedNamespaceLabelPrefixes copies its keys as they are too (never
+	// a key in the mapped form).
+	c.SetPolicy(policy.Resolve(nil, &tenancyv1alpha1.TenantPolicySpec{Metadata: &tenancyv1alpha1.MetadataPolicy{
+		AllowedNamespaceLabelPrefixes: []string{"team", "ns.tenancy.vcsyncer.io/"}}}))
+	got = DesiredNamespace(&Env{}, c, tns, nil)
+	if got.Labels["team"] != "a" || got.Labels["ns.tenancy.vcsyncer.io/team"] != "a" || got.Labels["name"] != "" ||
+		got.Labels["ns.tenancy.vcsyncer.io/forged"] != "" {
+		t.Errorf("labels under allowedNamespaceLabelPrefixes [team]: %v", userKeys(got.Labels))
 	}
 }

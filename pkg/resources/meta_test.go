@@ -103,10 +103,12 @@ func TestDesiredNamespaceLabels(t *testing.T) {
 	// Admins add and change labels on the super namespace afterwards.
 	created.Labels["zone"] = "restricted"
 	created.Labels["pod-security.kubernetes.io/enforce"] = "restricted"
-	// The tenant tries to take the admins' key and drops one of its own.
+	// The tenant sets the admins' key (it only ever reaches the super namespace mapped) and
+	// drops one of its own.
 	tns.Labels = map[string]string{"team": "a", "zone": "trusted"}
 	got := DesiredNamespace(env, c, tns, created)
-	want := map[string]string{"team": "a", "zone": "restricted", "pod-security.kubernetes.io/enforce": "restricted"}
+	want := map[string]string{"ns.tenancy.vcsyncer.io/team": "a", "ns.tenancy.vcsyncer.io/zone": "trusted",
+		"zone": "restricted", "pod-security.kubernetes.io/enforce": "restricted"}
 	if d := cmp.Diff(want, userKeys(got.Labels)); d != "" {
 		t.Errorf("labels (-want +got):\n%s", d)
 	}

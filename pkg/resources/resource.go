@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/vcsyncer/syncer/pkg/conversion"
+	"github.com/vcsyncer/syncer/pkg/policy"
 	"github.com/vcsyncer/syncer/pkg/tenant"
 )
 
@@ -221,21 +222,23 @@ func EnsureSuperNamespace(ctx context.Context, env *Env, c *tenant.Cluster, ns s
 }
 
 // DesiredNamespace returns the super Namespace for tenant namespace tns, given the current
-// super namespace existing (nil when creating): mapped name; the tenant's labels and
-// annotations that the tenant's metadata allowlist passes (AllowedMeta, as for every kind: a
-// tenant must not set policy on its super namespace, such as Pod Security levels or a node
-// selector, and the built-in allowlist has no such key), merged with existing's by MergeSynced
-// (keys the super cluster's admins set stay theirs and win over the tenant's); on creation
-// env.NamespaceLabels (not recorded as the tenant's, so they belong to the admins
-// afterwards); and the ownership stamps.
+// super namespace existing (nil when creating): mapped name; the tenant's labels under the
+// syncer's keys (NamespaceLabels: super-cluster NetworkPolicies, webhooks and policy engines
+// that select namespaces by plain keys such as name=kube-system or istio-injection=enabled do
+// not act on them) and the tenant's annotations that the tenant's metadata allowlist passes
+// (AllowedMeta, as for every kind: a tenant must not set policy on its super namespace, such
+// as Pod Security levels or a node selector, and the built-in allowlist has no such key),
+// merged with existing's by MergeSynced (keys the super cluster's admins set stay theirs and
+// win over the tenant's); on creation env.NamespaceLabels (not recorded as the tenant's, so
+// they belong to the admins afterwards); and the ownership stamps.
 func DesiredNamespace(env *Env, c *tenant.Cluster, tns *corev1.Namespace, existing *corev1.Namespace) *corev1.Namespace {
 	var exLabels, exAnn map[string]string
 	if existing != nil {
 		exLabels, exAnn = existing.Labels, existing.Annotations
 	}
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: SuperNamespace(c, tns.Name)}}
-	labels, ann := AllowedMeta(c.Policy(), tns.Labels, tns.Annotations)
-	ns.Labels, ns.Annotations = MergeSynced(exLabels, exAnn, labels, ann)
+	_, ann := AllowedMeta(c.Policy(), nil, tns.Annotations)
+	ns.Labels, ns.Annotations = MergeSynced(exLabels, exAnn, NamespaceLabels(c.Policy(), tns.Labels), ann)
 	if existing == nil {
 		for k, v := range env.NamespaceLabels {
 			ns.Labels[k] = v
@@ -245,6 +248,51 @@ func DesiredNamespace(env *Env, c *tenant.Cluster, tns *corev1.Namespace, existi
 		Tenant: c.Name, TenantUID: c.UID, Namespace: tns.Name, Name: tns.Name, UID: string(tns.UID),
 	})
 	return ns
+}
+
+// NamespaceLabels returns the labels of the super namespace of a tenant namespace labelled
+// labels under policy pol (a new map, nil when empty): every tenant label k=v as
+// conversion.SuperNamespaceLabelKey(k)=v (keys it cannot map are left out), and also as k=v
+// when pol's metadata.allowedNamespaceLabelPrefixes passes k (policy.KeyAllowed). Silent keys
+// (IsSilentKey) and keys in the mapped form (conversion.IsSuperNamespaceLabelKey, which only
+// the mapping writes) are never copied. labels is not modified.
+func NamespaceLabels(pol *policy.Effective, labels map[string]string) map[string]string {
+	var out map[string]string
+	set := func(k, v string) {
+		if out == nil {
+			out = make(map[string]string, 2*len(labels))
+		}
+		out[k] = v
+	}
+	for k, v := range labels {
+		if IsSilentKey(k) {
+			continue
+		}
+		if mk, ok := conversion.SuperNamespaceLabelKey(k); ok {
+			set(mk, v)
+		}
+		if !conversion.IsSuperNamespaceLabelKey(k) && policy.KeyAllowed(pol.Metadata().AllowedNamespaceLabelPrefixes, k) {
+			set(k, v)
+		}
+	}
+	return out
+}
+
+// NamespaceSelectorKey returns the key that a term of a tenant namespaceSelector on the tenant
+// namespace label key k selects on in the super cluster: the key NamespaceLabels puts the
+// label under (conversion.SuperNamespaceLabelKey), or, for a key it cannot map,
+// conversion.LabelUnmappedNamespaceKey, which no super namespace carries (so the term selects
+// what a term on a key no namespace has selects); so does a silent key (IsSilentKey, such as
+// tenancy.vcsyncer.io/tenant-uid), which NamespaceLabels never copies. kubernetes.io/metadata.name is not a label
+// the tenant sets: callers map its values to super namespace names instead.
+func NamespaceSelectorKey(k string) string {
+	if IsSilentKey(k) {
+		return conversion.LabelUnmappedNamespaceKey // never copied from a tenant namespace
+	}
+	if mk, ok := conversion.SuperNamespaceLabelKey(k); ok {
+		return mk
+	}
+	return conversion.LabelUnmappedNamespaceKey
 }
 
 // Owner returns the ownership record for a tenant object of tenant c.

@@ -7,6 +7,13 @@
 // namespace it holds (conversion.AnnotationNamespace and AnnotationUID): when two tenant
 // namespaces of one tenant map to the same name, the one that holds it keeps it and the other
 // is refused (rule namespaceCollision), never deleting it. Each super
+// namespace carries the tenant namespace's labels only under the syncer's keys
+// (resources.NamespaceLabels: label k=v as ns.tenancy.vcsyncer.io/k=v, <prefix>/<name>=v as
+// <prefix>.ns.tenancy.vcsyncer.io/<name>=v), so super-cluster NetworkPolicies, webhooks and
+// policy engines selecting namespaces by plain keys (name=kube-system,
+// istio-injection=enabled) never act on a tenant's choice; keys the tenant policy's
+// metadata.allowedNamespaceLabelPrefixes lists (built-in: none) are set as they are too. Its
+// annotations go through the metadata allowlist. Each super
 // namespace has the ResourceQuota and LimitRange of the tenant's policy (resources.EnsureBounds),
 // kept in line by this reconciler.
 //

@@ -19,9 +19,13 @@
 //   - kubernetes.io/metadata.name terms (matchLabels and In/NotIn expressions) have their
 //     values mapped to super namespace names, so "the namespace named X" keeps meaning the
 //     tenant's namespace X.
-//   - Other keys are kept: super namespaces carry the tenant namespaces' labels that the
-//     tenant's metadata allowlist passes (see resources.DesiredNamespace); a key it leaves out
-//     matches only what the super namespace has of its own.
+//   - Other keys are mapped (resources.NamespaceSelectorKey) to the keys under which super
+//     namespaces carry the tenant namespaces' labels (resources.NamespaceLabels: "team" →
+//     ns.tenancy.vcsyncer.io/team, "example.com/team" →
+//     example.com.ns.tenancy.vcsyncer.io/team), values and operators unchanged, so "team=a"
+//     keeps meaning the tenant's namespaces labelled team=a. A key that cannot be mapped, or
+//     one in the syncer's domain, becomes tenancy.vcsyncer.io/unmapped-namespace-label, which
+//     no namespace carries.
 //
 // Consequence: a tenant policy can allow traffic only from and to the tenant's own Pods (and
 // ipBlocks); peers such as "namespace kube-system" mean the tenant's kube-system, not the super

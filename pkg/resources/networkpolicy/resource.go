@@ -48,27 +48,32 @@ func Desired(_ *resources.Env, c *tenant.Cluster, o *networkingv1.NetworkPolicy,
 
 // NamespaceSelector returns the super form of a tenant peer's namespaceSelector sel: nil stays
 // nil (the policy's own namespace); otherwise kubernetes.io/metadata.name values are mapped to
-// super namespace names and tenancy.vcsyncer.io/tenant-uid=<tenant UID> is required, so only
-// the tenant's own super namespaces can match. sel is not modified.
+// super namespace names, every other key to the key under which tenant namespace labels reach
+// super namespaces (resources.NamespaceSelectorKey), and
+// tenancy.vcsyncer.io/tenant-uid=<tenant UID> is required, so only the tenant's own super
+// namespaces can match. sel is not modified.
 func NamespaceSelector(c *tenant.Cluster, sel *metav1.LabelSelector) *metav1.LabelSelector {
 	if sel == nil {
 		return nil
 	}
-	out := sel.DeepCopy()
-	if out.MatchLabels == nil {
-		out.MatchLabels = map[string]string{}
-	}
-	if v, ok := out.MatchLabels[corev1.LabelMetadataName]; ok {
-		out.MatchLabels[corev1.LabelMetadataName] = resources.SuperNamespace(c, v)
-	}
-	for i := range out.MatchExpressions {
-		e := &out.MatchExpressions[i]
-		if e.Key != corev1.LabelMetadataName {
+	out := &metav1.LabelSelector{MatchLabels: map[string]string{}}
+	for k, v := range sel.MatchLabels {
+		if k == corev1.LabelMetadataName {
+			out.MatchLabels[k] = resources.SuperNamespace(c, v)
 			continue
 		}
-		for k, v := range e.Values {
-			e.Values[k] = resources.SuperNamespace(c, v)
+		out.MatchLabels[resources.NamespaceSelectorKey(k)] = v
+	}
+	for _, e := range sel.MatchExpressions {
+		e = *e.DeepCopy()
+		if e.Key == corev1.LabelMetadataName {
+			for k, v := range e.Values {
+				e.Values[k] = resources.SuperNamespace(c, v)
+			}
+		} else {
+			e.Key = resources.NamespaceSelectorKey(e.Key)
 		}
+		out.MatchExpressions = append(out.MatchExpressions, e)
 	}
 	out.MatchLabels[conversion.LabelTenantUID] = c.UID
 	return out

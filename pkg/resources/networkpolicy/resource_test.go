@@ -1,6 +1,7 @@
 package networkpolicy
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -10,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/vcsyncer/syncer/pkg/conversion"
+	"github.com/vcsyncer/syncer/pkg/policy"
 	"github.com/vcsyncer/syncer/pkg/resources"
 	"github.com/vcsyncer/syncer/pkg/tenant"
 )
@@ -28,9 +30,9 @@ func TestNamespaceSelector(t *testing.T) {
 		},
 		"metadata.name matchLabels mapped": {
 			in:   &metav1.LabelSelector{MatchLabels: map[string]string{corev1.LabelMetadataName: "other", "team": "a"}},
-			want: &metav1.LabelSelector{MatchLabels: map[string]string{corev1.LabelMetadataName: sns("other"), "team": "a", conversion.LabelTenantUID: "uid-1"}},
+			want: &metav1.LabelSelector{MatchLabels: map[string]string{corev1.LabelMetadataName: sns("other"), "ns.tenancy.vcsyncer.io/team": "a", conversion.LabelTenantUID: "uid-1"}},
 		},
-		"metadata.name expressions mapped, others kept": {
+		"metadata.name expressions mapped, other keys mapped to the super namespace label keys": {
 			in: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{
 				{Key: corev1.LabelMetadataName, Operator: metav1.LabelSelectorOpIn, Values: []string{"a", "b"}},
 				{Key: "env", Operator: metav1.LabelSelectorOpNotIn, Values: []string{"prod"}},
@@ -40,14 +42,19 @@ func TestNamespaceSelector(t *testing.T) {
 				MatchLabels: map[string]string{conversion.LabelTenantUID: "uid-1"},
 				MatchExpressions: []metav1.LabelSelectorRequirement{
 					{Key: corev1.LabelMetadataName, Operator: metav1.LabelSelectorOpIn, Values: []string{sns("a"), sns("b")}},
-					{Key: "env", Operator: metav1.LabelSelectorOpNotIn, Values: []string{"prod"}},
+					{Key: "ns.tenancy.vcsyncer.io/env", Operator: metav1.LabelSelectorOpNotIn, Values: []string{"prod"}},
 					{Key: corev1.LabelMetadataName, Operator: metav1.LabelSelectorOpExists},
 				},
 			},
 		},
+		"prefixed keys mapped": {
+			in: &metav1.LabelSelector{MatchLabels: map[string]string{"example.com/team": "a"}},
+			want: &metav1.LabelSelector{MatchLabels: map[string]string{
+				"example.com.ns.tenancy.vcsyncer.io/team": "a", conversion.LabelTenantUID: "uid-1"}},
+		},
 		"a tenant naming another tenant's UID gets its own": {
 			in:   &metav1.LabelSelector{MatchLabels: map[string]string{conversion.LabelTenantUID: "uid-2"}},
-			want: &metav1.LabelSelector{MatchLabels: map[string]string{conversion.LabelTenantUID: "uid-1"}},
+			want: &metav1.LabelSelector{MatchLabels: map[string]string{conversion.LabelUnmappedNamespaceKey: "uid-2", conversion.LabelTenantUID: "uid-1"}},
 		},
 	}
 	for name, tc := range cases {
@@ -75,15 +82,19 @@ func TestNamespaceSelectorIsolation(t *testing.T) {
 	ns := func(c *tenant.Cluster, name string, extra map[string]string) (string, labels.Set) {
 		n := resources.SuperNamespace(c, name)
 		l := labels.Set{corev1.LabelMetadataName: n, conversion.LabelTenantUID: c.UID, conversion.LabelManagedBy: conversion.ManagedByValue}
-		for k, v := range extra {
+		for k, v := range resources.NamespaceLabels(policy.Default(), extra) {
 			l[k] = v
 		}
 		return n, l
 	}
-	all := map[string]labels.Set{"kube-system": {corev1.LabelMetadataName: "kube-system"}, "default": {corev1.LabelMetadataName: "default", "team": "x"}}
+	all := map[string]labels.Set{"kube-system": {corev1.LabelMetadataName: "kube-system", "name": "kube-system"}, "default": {corev1.LabelMetadataName: "default", "team": "x"}}
 	for _, c := range []*tenant.Cluster{t1, t2} {
 		for _, n := range []string{"default", "kube-system", "apps"} {
-			name, l := ns(c, n, map[string]string{"team": "x"})
+			extra := map[string]string{"team": "x"}
+			if n == "kube-system" {
+				extra["name"] = "kube-system"
+			}
+			name, l := ns(c, n, extra)
 			all[name] = l
 		}
 	}
@@ -91,9 +102,14 @@ func TestNamespaceSelectorIsolation(t *testing.T) {
 		in   *metav1.LabelSelector
 		want []string
 	}{
-		"{}":               {in: &metav1.LabelSelector{}, want: []string{"default", "kube-system", "apps"}},
-		"team=x":           {in: &metav1.LabelSelector{MatchLabels: map[string]string{"team": "x"}}, want: []string{"default", "kube-system", "apps"}},
-		"name=kube-system": {in: &metav1.LabelSelector{MatchLabels: map[string]string{corev1.LabelMetadataName: "kube-system"}}, want: []string{"kube-system"}},
+		"{}":                           {in: &metav1.LabelSelector{}, want: []string{"default", "kube-system", "apps"}},
+		"team=x":                       {in: &metav1.LabelSelector{MatchLabels: map[string]string{"team": "x"}}, want: []string{"default", "kube-system", "apps"}},
+		"plain label name=kube-system": {in: &metav1.LabelSelector{MatchLabels: map[string]string{"name": "kube-system"}}, want: []string{"kube-system"}},
+		"team DoesNotExist": {in: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{
+			{Key: "team", Operator: metav1.LabelSelectorOpDoesNotExist}}}, want: nil},
+		"unmappable key DoesNotExist": {in: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{
+			{Key: strings.Repeat("p", 240) + "/x", Operator: metav1.LabelSelectorOpDoesNotExist}}}, want: []string{"default", "kube-system", "apps"}},
+		"metadata.name=kube-system": {in: &metav1.LabelSelector{MatchLabels: map[string]string{corev1.LabelMetadataName: "kube-system"}}, want: []string{"kube-system"}},
 		"name NotIn apps": {in: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{
 			{Key: corev1.LabelMetadataName, Operator: metav1.LabelSelectorOpNotIn, Values: []string{"apps"}}}}, want: []string{"default", "kube-system"}},
 		"tenant-uid of b": {in: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{

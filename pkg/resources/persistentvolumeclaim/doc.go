@@ -28,6 +28,10 @@
 // copy; it is looked at again when the claim or the policy changes). Data sources are checked
 // when the super copy is made: a super claim made earlier is kept after a policy change.
 //
+// A claim naming a super StorageClass that is neither public nor allowed by the tenant
+// policy's storage.allowedStorageClassNames is refused the same way (rule storageClass,
+// storageclass.ClaimClassDenial), when the super copy would be made.
+//
 // A preset spec.volumeName maps as follows (SuperVolume):
 //   - it names a tenant PV the syncer created: the super PV that tenant PV mirrors, provided
 //     that super PV is already bound (claimRef) to this claim's super copy;

@@ -42,6 +42,12 @@ func reconcileDownward(ctx context.Context, env *resources.Env, c *tenant.Cluste
 				resources.Deny(c, resources.KindPersistentVolumeClaim, t, d)
 				return nil
 			}
+			// So is the class (immutable too): a claim may name public classes and those the
+			// policy allows, or none the super cluster has.
+			if d := storageclass.ClaimClassDenial(env, c.Policy().Storage(), "storageClassName", t.Annotations, &t.Spec); d != nil {
+				resources.Deny(c, resources.KindPersistentVolumeClaim, t, d)
+				return nil
+			}
 			resources.Admitted(c, resources.KindPersistentVolumeClaim, ns, name)
 		}
 	}

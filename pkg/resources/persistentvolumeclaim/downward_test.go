@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -24,15 +25,23 @@ import (
 
 // A claim's data sources name only the tenant's own claims in the claim's namespace: a
 // VolumeSnapshot, a populator or a claim of another namespace is refused (rule
-// storageDataSource: Event, metric, no super copy, no retry).
+// storageDataSource: Event, metric, no super copy, no retry). Its class is a public super
+// class, one the policy allows, "" or none the super cluster has: a hidden super class is
+// refused the same way (rule storageClass).
 func TestDownwardDataSources(t *testing.T) {
 	apiGroup := func(s string) *string { return &s }
 	other, own := "other", "data"
 	for name, tc := range map[string]struct {
 		dataSource    *corev1.TypedLocalObjectReference
 		dataSourceRef *corev1.TypedObjectReference
+		class         *string
 		refused       bool
+		rule          policy.Rule // default storageDataSource
 	}{
+		"hidden super class":            {class: apiGroup("hidden"), refused: true, rule: policy.RuleStorageClass},
+		"public super class":            {class: apiGroup("public")},
+		"class the super cluster lacks": {class: apiGroup("tenant-own")},
+		"empty class":                   {class: apiGroup("")},
 		"own claim as dataSource": {
 			dataSource: &corev1.TypedLocalObjectReference{Kind: "PersistentVolumeClaim", Name: "src"}},
 		"own claim as dataSourceRef in its own namespace": {
@@ -52,10 +61,11 @@ func TestDownwardDataSources(t *testing.T) {
 			claim := &corev1.PersistentVolumeClaim{
 				ObjectMeta: metav1.ObjectMeta{Name: "db", Namespace: "data", UID: "claim-uid", ResourceVersion: "1"},
 				Spec: corev1.PersistentVolumeClaimSpec{
-					AccessModes:   []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
-					Resources:     corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}},
-					DataSource:    tc.dataSource,
-					DataSourceRef: tc.dataSourceRef,
+					AccessModes:      []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+					Resources:        corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}},
+					StorageClassName: tc.class,
+					DataSource:       tc.dataSource,
+					DataSourceRef:    tc.dataSourceRef,
 				},
 			}
 			ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "data", UID: "ns-uid"}}
@@ -76,9 +86,19 @@ func TestDownwardDataSources(t *testing.T) {
 			env.SuperInformers.Core().V1().Namespaces().Informer()
 			env.SuperVolumes.Core().V1().PersistentVolumes().Informer()
 			env.SuperVolumes.Storage().V1().StorageClasses().Informer()
+			for _, sc := range []*storagev1.StorageClass{
+				{ObjectMeta: metav1.ObjectMeta{Name: "hidden"}, Provisioner: "csi.example.com"},
+				{ObjectMeta: metav1.ObjectMeta{Name: "public", Labels: map[string]string{conversion.LabelPublic: conversion.PublicValue}}, Provisioner: "csi.example.com"},
+			} {
+				mustAdd(t, env.SuperVolumes.Storage().V1().StorageClasses().Informer().GetIndexer().Add(sc))
+			}
+			rule := tc.rule
+			if rule == "" {
+				rule = policy.RuleStorageDataSource
+			}
+			denied := restest.DenialsRise(tenantName, resources.KindPersistentVolumeClaim, rule)
 
 			superNS := resources.SuperNamespace(c, "data")
-			denied := restest.DenialsRise(tenantName, resources.KindPersistentVolumeClaim, policy.RuleStorageDataSource)
 			for range 2 { // a second pass (a resync) reports nothing new
 				if err := (persistentvolumeclaim.Resource).Downward(ctx, env, c, "data", "db"); err != nil {
 					t.Fatalf("Downward: %v", err)
@@ -111,7 +131,7 @@ func TestDownwardDataSources(t *testing.T) {
 			if denials != 1 {
 				t.Errorf("vcsyncer_policy_denials_total = %v, want 1", denials)
 			}
-			restest.WantOneEvent(t, rec, "Warning "+policy.ReasonPolicyDenied+" storageDataSource: ")
+			restest.WantOneEvent(t, rec, "Warning "+policy.ReasonPolicyDenied+" "+string(rule)+": ")
 		})
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"hash/fnv"
+	"sort"
 	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
@@ -159,9 +160,15 @@ func nodeInPool(env *resources.Env, c *tenant.Cluster) func(string) bool {
 // with the tenant's UID, a preset volumeName mapped into the tenant's part of the PV name
 // space, and no labels or annotations in the syncer's domain or of claim binding. It runs when
 // the super Pod is created (a Pod's volumes are immutable): Desired leaves the templates as
-// the tenant wrote them.
-func confineEphemeralClaims(env *resources.Env, c *tenant.Cluster, ns string, spec *corev1.PodSpec) {
+// the tenant wrote them. The templates' labels and annotations then go through the tenant's
+// metadata allowlist as a claim's do (resources.AllowedMeta), since the super cluster's
+// ephemeral-volume controller copies them onto the super claim where provisioners, backup
+// tools and other super-cluster controllers read them. It returns the keys left out
+// ("ephemeral volume <v>: annotation <key>", sorted per volume), for the Pod's metadataKey
+// report (resources.ReportDroppedMeta).
+func confineEphemeralClaims(env *resources.Env, c *tenant.Cluster, ns string, spec *corev1.PodSpec) []string {
 	var cf *conversion.Confinement
+	var dropped []string
 	for i := range spec.Volumes {
 		e := spec.Volumes[i].Ephemeral
 		if e == nil || e.VolumeClaimTemplate == nil {
@@ -170,8 +177,22 @@ func confineEphemeralClaims(env *resources.Env, c *tenant.Cluster, ns string, sp
 		if cf == nil {
 			cf = &conversion.Confinement{TenantName: c.Name, TenantUID: c.UID, Namespace: ns, Classes: storageclass.SuperClasses(env)}
 		}
-		cf.Template(e.VolumeClaimTemplate)
+		t := e.VolumeClaimTemplate
+		cf.Template(t)
+		labels, ann := resources.AllowedMeta(c.Policy(), t.Labels, t.Annotations)
+		var left []string
+		for what, m := range map[string][2]map[string]string{"label": {t.Labels, labels}, "annotation": {t.Annotations, ann}} {
+			for k := range m[0] {
+				if _, ok := m[1][k]; !ok && !resources.IsSilentKey(k) {
+					left = append(left, "ephemeral volume "+spec.Volumes[i].Name+": "+what+" "+k)
+				}
+			}
+		}
+		sort.Strings(left)
+		dropped = append(dropped, left...)
+		t.Labels, t.Annotations = labels, ann
 	}
+	return dropped
 }
 
 // superIdentityFieldPaths maps the downward-API field paths whose values differ between a

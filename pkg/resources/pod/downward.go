@@ -19,6 +19,7 @@ import (
 	"github.com/vcsyncer/syncer/pkg/reconcile"
 	"github.com/vcsyncer/syncer/pkg/resources"
 	"github.com/vcsyncer/syncer/pkg/resources/priorityclass"
+	"github.com/vcsyncer/syncer/pkg/resources/storageclass"
 	"github.com/vcsyncer/syncer/pkg/tenant"
 )
 
@@ -207,6 +208,9 @@ func reconcileDownward(ctx context.Context, env *resources.Env, c *tenant.Cluste
 		if d := policy.PodClaimDataSources(c.Policy().Storage(), ns, &full.Spec); d != nil {
 			return refuse(ctx, c, full, d)
 		}
+		if d := storageclass.PodClaimClassDenial(env, c.Policy().Storage(), &full.Spec); d != nil {
+			return refuse(ctx, c, full, d)
+		}
 		if _, err := resources.EnsureSuperNamespace(ctx, env, c, ns); err != nil {
 			return err
 		}
@@ -232,8 +236,8 @@ func reconcileDownward(ctx context.Context, env *resources.Env, c *tenant.Cluste
 			c.Recorder.Eventf(full, corev1.EventTypeNormal, ReasonLocalRuntimeClass,
 				"RuntimeClass %s exists only in this cluster; the Pod runs with %s", *full.Spec.RuntimeClassName, runtime)
 		}
-		confineEphemeralClaims(env, c, ns, &want.Spec)
-		resources.ReportDroppedMeta(c, resources.KindPod, full, want)
+		droppedTemplateMeta := confineEphemeralClaims(env, c, ns, &want.Spec)
+		resources.ReportDroppedMeta(c, resources.KindPod, full, want, droppedTemplateMeta...)
 		if filtered != nil {
 			// Filtered, not refused: reported (once per Pod version), and the Pod is synced.
 			resources.Deny(c, resources.KindPod, full, filtered)

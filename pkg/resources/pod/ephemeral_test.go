@@ -1,6 +1,7 @@
 package pod
 
 import (
+	"slices"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -108,3 +109,36 @@ func superPodSpec(c *tenant.Cluster, p *corev1.Pod) *corev1.Pod {
 }
 
 func ptrTo[T any](v T) *T { return &v }
+
+// Template labels and annotations go through the tenant's metadata allowlist as a claim's
+// do: keys a provisioner, a backup tool or a load-balancer controller acts on are left out of
+// the super Pod's template (so the super claim never gets them) and reported for the Pod.
+func TestEphemeralTemplateMetadataAllowlist(t *testing.T) {
+	c := &tenant.Cluster{Name: "t1", UID: "tenant-uid"}
+	meta := metav1.ObjectMeta{
+		Labels: map[string]string{"app": "web", "velero.io/exclude-from-backup": "true"},
+		Annotations: map[string]string{"note": "y", "example.com/provisioner-secret-namespace": "kube-system",
+			"metallb.universe.tf/address-pool": "provider", conversion.AnnotationTenant: "other"},
+	}
+	std := "standard"
+	p := ephemeralPod(meta, corev1.PersistentVolumeClaimSpec{StorageClassName: &std})
+	env := &resources.Env{SuperVolumes: informers.NewSharedInformerFactory(fake.NewClientset(), 0)}
+	want := Desired(c, p, "t1-abcdef-shop", nil)
+	dropped := confineEphemeralClaims(env, c, p.Namespace, &want.Spec)
+	got := template(t, want)
+	if len(got.Labels) != 1 || got.Labels["app"] != "web" {
+		t.Errorf("template labels %v, want only app=web", got.Labels)
+	}
+	if len(got.Annotations) != 1 || got.Annotations["note"] != "y" {
+		t.Errorf("template annotations %v, want only note=y", got.Annotations)
+	}
+	v := "scratch"
+	wantDropped := []string{
+		"ephemeral volume " + v + ": annotation example.com/provisioner-secret-namespace",
+		"ephemeral volume " + v + ": annotation metallb.universe.tf/address-pool",
+		"ephemeral volume " + v + ": label velero.io/exclude-from-backup",
+	}
+	if !slices.Equal(dropped, wantDropped) {
+		t.Errorf("dropped = %q, want %q (the syncer's own keys are dropped silently)", dropped, wantDropped)
+	}
+}

@@ -3,10 +3,13 @@ package storageclass
 import (
 	"sort"
 
+	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
+	tenancyv1alpha1 "github.com/vcsyncer/syncer/pkg/apis/tenancy/v1alpha1"
 	"github.com/vcsyncer/syncer/pkg/conversion"
+	"github.com/vcsyncer/syncer/pkg/policy"
 	"github.com/vcsyncer/syncer/pkg/resources"
 )
 
@@ -28,7 +31,44 @@ func SuperClasses(env *resources.Env) conversion.SuperClasses {
 			sc, err := lister.Get(name)
 			return err == nil && sc.Provisioner != conversion.NoProvisioner
 		},
+		Lookup: func(name string) (bool, bool) {
+			sc, err := lister.Get(name)
+			return err == nil, err == nil && conversion.IsPublic(sc.Labels)
+		},
 	}
+}
+
+// ClaimClassDenial checks the StorageClass that a tenant claim (or claim template) with
+// annotations and spec names (conversion.ClaimClass: the beta annotation before
+// spec.storageClassName) against storage policy p with policy.ClaimStorageClass, reading the
+// super classes from env (SuperClasses). what names the claim in the message. A claim that
+// names no class is not checked: it gets the super cluster's default class, the provider's
+// choice. It returns nil when the claim passes.
+func ClaimClassDenial(env *resources.Env, p *tenancyv1alpha1.StoragePolicy, what string, annotations map[string]string, spec *corev1.PersistentVolumeClaimSpec) *policy.Denial {
+	class, set := conversion.ClaimClass(annotations, spec)
+	if !set || class == "" {
+		return nil
+	}
+	var exists, public bool
+	if sc := SuperClasses(env); sc.Lookup != nil {
+		exists, public = sc.Lookup(class)
+	}
+	return policy.ClaimStorageClass(p, what, class, exists, public)
+}
+
+// PodClaimClassDenial checks the claim template of every generic ephemeral volume of a tenant
+// Pod's spec with ClaimClassDenial. The Denial names the volume.
+func PodClaimClassDenial(env *resources.Env, p *tenancyv1alpha1.StoragePolicy, spec *corev1.PodSpec) *policy.Denial {
+	for _, v := range spec.Volumes {
+		if v.Ephemeral == nil || v.Ephemeral.VolumeClaimTemplate == nil {
+			continue
+		}
+		t := v.Ephemeral.VolumeClaimTemplate
+		if d := ClaimClassDenial(env, p, "ephemeral volume "+v.Name+": storageClassName", t.Annotations, &t.Spec); d != nil {
+			return d
+		}
+	}
+	return nil
 }
 
 // DefaultClass returns the class that the DefaultStorageClass admission plugin and the PV
@@ -57,9 +97,9 @@ func DefaultClass(classes []*storagev1.StorageClass) string {
 }
 
 // TrimSuper is the transform of the super StorageClasses in env.SuperVolumes: it keeps the
-// name, UID, resourceVersion, creation time, provisioner and the default-class annotations,
-// which are all SuperClasses reads, and drops the rest (labels, other annotations,
-// parameters, managed fields). Other objects are returned unchanged.
+// name, UID, resourceVersion, creation time, provisioner, the default-class annotations and
+// the public label, which are all SuperClasses reads, and drops the rest (other labels, other
+// annotations, parameters, managed fields). Other objects are returned unchanged.
 func TrimSuper(obj any) (any, error) {
 	sc, ok := obj.(*storagev1.StorageClass)
 	if !ok {
@@ -69,5 +109,6 @@ func TrimSuper(obj any) (any, error) {
 	out.Name, out.UID, out.ResourceVersion, out.CreationTimestamp = sc.Name, sc.UID, sc.ResourceVersion, sc.CreationTimestamp
 	out.DeletionTimestamp = sc.DeletionTimestamp
 	out.Annotations = pick(sc.Annotations, AnnDefault, AnnDefaultBeta)
+	out.Labels = pick(sc.Labels, conversion.LabelPublic)
 	return out, nil
 }

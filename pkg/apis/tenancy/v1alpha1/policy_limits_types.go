@@ -12,6 +12,16 @@ type StoragePolicy struct {
 	// Other data sources (snapshots, populators) are refused.
 	// +optional
 	AllowDataSources *bool `json:"allowDataSources,omitempty"`
+	// AllowedStorageClassNames lists the super StorageClasses that tenant claims and generic
+	// ephemeral volume templates may name besides the public ones (labelled
+	// tenancy.vcsyncer.io/public=true, which every tenant gets a copy of) (rule
+	// storageClass). A claim naming a super class that is neither public nor listed is
+	// refused: it could bind an Available PersistentVolume the provider made in that class
+	// for another tenant. Class "" and class names the super cluster does not have are not
+	// refused (their claims bind only PersistentVolumes labelled for the tenant). Built-in
+	// default: none (public classes only).
+	// +optional
+	AllowedStorageClassNames []string `json:"allowedStorageClassNames,omitempty"`
 }
 
 // LimitsPolicy bounds what one tenant puts into the super cluster.

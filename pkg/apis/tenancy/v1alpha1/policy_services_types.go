@@ -54,13 +54,25 @@ type MetadataPolicy struct {
 	// +optional
 	AllowedLabelPrefixes []string `json:"allowedLabelPrefixes,omitempty"`
 	// AllowedAnnotationPrefixes: as AllowedLabelPrefixes, for annotations. Built-in default:
-	// "", app.kubernetes.io/, helm.sh/, meta.helm.sh/, kubectl.kubernetes.io/restartedAt,
-	// kubectl.kubernetes.io/default-container, prometheus.io/,
-	// batch.kubernetes.io/job-completion-index. Controller annotations (ingress-nginx,
+	// "", kubectl.kubernetes.io/restartedAt, kubectl.kubernetes.io/default-container,
+	// batch.kubernetes.io/job-completion-index. Annotations that the super cluster's own
+	// tools act on (prometheus.io/ scrape settings, Helm's meta.helm.sh/ release ownership,
+	// app.kubernetes.io/ and helm.sh/ keys) are not copied unless listed here; the labels of
+	// those domains are (AllowedLabelPrefixes), since selectors use them. Controller annotations (ingress-nginx,
 	// cloud load balancers, cert-manager) are best allowed key by key: a whole
 	// nginx.ingress.kubernetes.io/ prefix would pass configuration snippets to a controller
 	// shared by every tenant. An Ingress is refused as a whole when its annotations are not all
 	// allowed (rule ingressSnippet for *-snippet keys, metadataKey otherwise).
 	// +optional
 	AllowedAnnotationPrefixes []string `json:"allowedAnnotationPrefixes,omitempty"`
+	// AllowedNamespaceLabelPrefixes: tenant namespace label keys that are also copied to the
+	// super namespace as they are (matched as in AllowedLabelPrefixes). Every tenant namespace
+	// label reaches its super namespace under a key of the syncer's
+	// (ns.tenancy.vcsyncer.io/<key>, or <prefix>.ns.tenancy.vcsyncer.io/<name> for
+	// <prefix>/<name>), which the tenant's NetworkPolicies' namespaceSelectors are translated
+	// to; a key listed here is set as it is too, where super-cluster NetworkPolicies,
+	// webhooks and policy engines that select namespaces by it act on it. Built-in default:
+	// none.
+	// +optional
+	AllowedNamespaceLabelPrefixes []string `json:"allowedNamespaceLabelPrefixes,omitempty"`
 }
