@@ -295,6 +295,42 @@ func NamespaceSelectorKey(k string) string {
 	return conversion.LabelUnmappedNamespaceKey
 }
 
+// SuperNamespaceSelector returns tenant namespace selector sel as it selects in the super
+// cluster: values of kubernetes.io/metadata.name (the apiserver's name label) become the super
+// namespace names of tenant tenantName (UID tenantUID), and every other key becomes
+// NamespaceSelectorKey's (the key NamespaceLabels copies the tenant label to). It does not
+// confine the result to the tenant: callers add the tenant's UID label requirement. nil for
+// nil; sel is not modified.
+func SuperNamespaceSelector(tenantName, tenantUID string, sel *metav1.LabelSelector) *metav1.LabelSelector {
+	if sel == nil {
+		return nil
+	}
+	superName := func(ns string) string { return conversion.SuperNamespace(tenantName, tenantUID, ns) }
+	out := &metav1.LabelSelector{}
+	if len(sel.MatchLabels) > 0 {
+		out.MatchLabels = make(map[string]string, len(sel.MatchLabels))
+	}
+	for k, v := range sel.MatchLabels {
+		if k == corev1.LabelMetadataName {
+			out.MatchLabels[k] = superName(v)
+			continue
+		}
+		out.MatchLabels[NamespaceSelectorKey(k)] = v
+	}
+	for _, e := range sel.MatchExpressions {
+		e = *e.DeepCopy()
+		if e.Key == corev1.LabelMetadataName {
+			for i, v := range e.Values {
+				e.Values[i] = superName(v)
+			}
+		} else {
+			e.Key = NamespaceSelectorKey(e.Key)
+		}
+		out.MatchExpressions = append(out.MatchExpressions, e)
+	}
+	return out
+}
+
 // Owner returns the ownership record for a tenant object of tenant c.
 func Owner(c *tenant.Cluster, obj metav1.Object) conversion.Owner {
 	return conversion.Owner{

@@ -1,7 +1,6 @@
 package networkpolicy
 
 import (
-	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -53,27 +52,12 @@ func Desired(_ *resources.Env, c *tenant.Cluster, o *networkingv1.NetworkPolicy,
 // tenancy.vcsyncer.io/tenant-uid=<tenant UID> is required, so only the tenant's own super
 // namespaces can match. sel is not modified.
 func NamespaceSelector(c *tenant.Cluster, sel *metav1.LabelSelector) *metav1.LabelSelector {
-	if sel == nil {
+	out := resources.SuperNamespaceSelector(c.Name, c.UID, sel)
+	if out == nil {
 		return nil
 	}
-	out := &metav1.LabelSelector{MatchLabels: map[string]string{}}
-	for k, v := range sel.MatchLabels {
-		if k == corev1.LabelMetadataName {
-			out.MatchLabels[k] = resources.SuperNamespace(c, v)
-			continue
-		}
-		out.MatchLabels[resources.NamespaceSelectorKey(k)] = v
-	}
-	for _, e := range sel.MatchExpressions {
-		e = *e.DeepCopy()
-		if e.Key == corev1.LabelMetadataName {
-			for k, v := range e.Values {
-				e.Values[k] = resources.SuperNamespace(c, v)
-			}
-		} else {
-			e.Key = resources.NamespaceSelectorKey(e.Key)
-		}
-		out.MatchExpressions = append(out.MatchExpressions, e)
+	if out.MatchLabels == nil {
+		out.MatchLabels = map[string]string{}
 	}
 	out.MatchLabels[conversion.LabelTenantUID] = c.UID
 	return out

@@ -5,6 +5,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/vcsyncer/syncer/pkg/conversion"
+	"github.com/vcsyncer/syncer/pkg/resources"
 )
 
 // confineAffinity rewrites, in place, the pod affinity and anti-affinity terms (required and
@@ -16,8 +17,8 @@ import (
 //   - a namespaceSelector (an empty one selects every namespace) gets the requirement
 //     tenancy.vcsyncer.io/tenant-uid In (tenantUID), a label only the syncer writes on super
 //     namespaces; values of kubernetes.io/metadata.name (the apiserver's name label) become
-//     super namespace names; other keys select on the tenant namespace labels the policy's
-//     metadata allowlist copies to super namespaces (a key it does not copy matches as absent);
+//     super namespace names; other keys select on the keys the tenant's namespace labels are
+//     copied to on super namespaces (resources.NamespaceSelectorKey);
 //   - a term with neither (the Pod's own namespace, already its super namespace) is kept.
 //
 // Without this a term could count the Pods of every namespace of the super cluster: a required
@@ -56,20 +57,10 @@ func confineAffinity(spec *corev1.PodSpec, tenantName, tenantUID string) {
 }
 
 // confineNamespaceSelector returns sel (a tenant namespace selector) for super namespaces of
-// the tenant only (see confineAffinity). sel is not modified.
+// the tenant only (see confineAffinity): resources.SuperNamespaceSelector's translation, with
+// the requirement tenancy.vcsyncer.io/tenant-uid In (tenantUID). sel is not modified.
 func confineNamespaceSelector(sel *metav1.LabelSelector, tenantName, tenantUID string) *metav1.LabelSelector {
-	out := sel.DeepCopy()
-	superName := func(ns string) string { return conversion.SuperNamespace(tenantName, tenantUID, ns) }
-	if v, ok := out.MatchLabels[corev1.LabelMetadataName]; ok {
-		out.MatchLabels[corev1.LabelMetadataName] = superName(v)
-	}
-	for i := range out.MatchExpressions {
-		if r := &out.MatchExpressions[i]; r.Key == corev1.LabelMetadataName {
-			for j, v := range r.Values {
-				r.Values[j] = superName(v)
-			}
-		}
-	}
+	out := resources.SuperNamespaceSelector(tenantName, tenantUID, sel)
 	out.MatchExpressions = append(out.MatchExpressions, metav1.LabelSelectorRequirement{
 		Key: conversion.LabelTenantUID, Operator: metav1.LabelSelectorOpIn, Values: []string{tenantUID},
 	})

@@ -23,7 +23,8 @@ import (
 
 // Every pod affinity and anti-affinity term of a super Pod selects Pods of the tenant's own
 // super namespaces only: namespace names are mapped, every namespace selector (the empty one
-// too) is ANDed with the tenant's UID label, kubernetes.io/metadata.name values are mapped,
+// too) is ANDed with the tenant's UID label, kubernetes.io/metadata.name values and label keys
+// are mapped (the keys to where the tenant's namespace labels are on super namespaces),
 // and a term without either keeps meaning the Pod's own (super) namespace.
 func TestConfineAffinity(t *testing.T) {
 	c := &tenant.Cluster{Name: "t1", UID: "tenant-uid"}
@@ -64,13 +65,13 @@ func TestConfineAffinity(t *testing.T) {
 		PodAffinity: &corev1.PodAffinity{
 			RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{{LabelSelector: sel, TopologyKey: corev1.LabelHostname,
 				NamespaceSelector: &metav1.LabelSelector{
-					MatchLabels: map[string]string{corev1.LabelMetadataName: super("shop"), "team": "a"},
+					MatchLabels: map[string]string{corev1.LabelMetadataName: super("shop"), resources.NamespaceSelectorKey("team"): "a"},
 					MatchExpressions: []metav1.LabelSelectorRequirement{
 						{Key: corev1.LabelMetadataName, Operator: metav1.LabelSelectorOpNotIn, Values: []string{super("kube-system")}}, mine},
 				}}},
 			PreferredDuringSchedulingIgnoredDuringExecution: []corev1.WeightedPodAffinityTerm{{Weight: 1, PodAffinityTerm: corev1.PodAffinityTerm{
 				LabelSelector: sel, TopologyKey: corev1.LabelHostname, NamespaceSelector: &metav1.LabelSelector{
-					MatchLabels: map[string]string{conversion.LabelTenantUID: "other-uid"}, MatchExpressions: []metav1.LabelSelectorRequirement{mine}}}}},
+					MatchLabels: map[string]string{conversion.LabelUnmappedNamespaceKey: "other-uid"}, MatchExpressions: []metav1.LabelSelectorRequirement{mine}}}}},
 		},
 	}
 	if d := cmp.Diff(want, got); d != "" {
@@ -82,8 +83,9 @@ func TestConfineAffinity(t *testing.T) {
 
 	// The confined selectors select this tenant's super namespaces, never another tenant's nor
 	// the super cluster's own.
-	own := labels.Set{conversion.LabelTenantUID: "tenant-uid", corev1.LabelMetadataName: super("shop"), "team": "a"}
-	other := labels.Set{conversion.LabelTenantUID: "other-uid", corev1.LabelMetadataName: conversion.SuperNamespace("t2", "other-uid", "shop"), "team": "a"}
+	team := resources.NamespaceSelectorKey("team") // where the tenant label team=a is on a super namespace
+	own := labels.Set{conversion.LabelTenantUID: "tenant-uid", corev1.LabelMetadataName: super("shop"), team: "a"}
+	other := labels.Set{conversion.LabelTenantUID: "other-uid", corev1.LabelMetadataName: conversion.SuperNamespace("t2", "other-uid", "shop"), team: "a"}
 	system := labels.Set{corev1.LabelMetadataName: "default"}
 	for _, term := range []corev1.PodAffinityTerm{got.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution[0], got.PodAffinity.RequiredDuringSchedulingIgnoredDuringExecution[0]} {
 		s, err := metav1.LabelSelectorAsSelector(term.NamespaceSelector)
