@@ -2,17 +2,8 @@ package main
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/json"
-	"encoding/pem"
 	"fmt"
-	"math/big"
-	"net"
 	"net/http"
 	"sync"
 	"time"
@@ -22,6 +13,8 @@ import (
 	authenticationv1 "k8s.io/api/authentication/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/vcsyncer/syncer/test/integration/itest"
 )
 
 // slowWebhook is a validating admission webhook served by the bench over HTTPS on 127.0.0.1
@@ -30,67 +23,25 @@ import (
 // requests its rules match, as a hostile tenant (cluster-admin of its control plane) can.
 type slowWebhook struct {
 	delay  time.Duration
-	caPEM  []byte
-	srv    *http.Server
-	ln     net.Listener
+	server *itest.WebhookServer
 	mu     sync.Mutex
 	counts map[string]int // requests answered, by "<resource>/<subresource> <operation>"
 }
 
-// startSlowWebhook generates a self-signed CA and a serving certificate for 127.0.0.1 signed by
-// it (ECDSA P-256, valid for a day), and serves the webhook on a free port of 127.0.0.1.
+// startSlowWebhook serves the webhook over HTTPS on a free port of 127.0.0.1
+// (itest.StartWebhookServer).
 func startSlowWebhook(delay time.Duration) (*slowWebhook, error) {
-	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	w := &slowWebhook{delay: delay, counts: map[string]int{}}
+	srv, err := itest.StartWebhookServer(w.serve)
 	if err != nil {
 		return nil, err
 	}
-	now := time.Now()
-	caTmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "vc-syncer bench webhook CA"},
-		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(24 * time.Hour),
-		KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature, IsCA: true, BasicConstraintsValid: true,
-	}
-	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
-	if err != nil {
-		return nil, err
-	}
-	ca, err := x509.ParseCertificate(caDER)
-	if err != nil {
-		return nil, err
-	}
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return nil, err
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: "127.0.0.1"},
-		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(24 * time.Hour),
-		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
-	if err != nil {
-		return nil, err
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, err
-	}
-	w := &slowWebhook{delay: delay, ln: ln, counts: map[string]int{},
-		caPEM: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER})}
-	w.srv = &http.Server{
-		Handler:           http.HandlerFunc(w.serve),
-		ReadHeaderTimeout: 10 * time.Second,
-		TLSConfig: &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{{
-			Certificate: [][]byte{der}, PrivateKey: key,
-		}}},
-	}
-	go func() { _ = w.srv.ServeTLS(ln, "", "") }()
+	w.server = srv
 	return w, nil
 }
 
 // url returns the webhook's URL for the apiserver (https://127.0.0.1:<port>/validate).
-func (w *slowWebhook) url() string { return "https://" + w.ln.Addr().String() + "/validate" }
+func (w *slowWebhook) url() string { return w.server.URL }
 
 // serve answers an AdmissionReview (admission.k8s.io/v1) with allowed after w.delay, or after
 // the apiserver gave up on the request.
@@ -134,7 +85,7 @@ func (w *slowWebhook) total() int {
 	return n
 }
 
-func (w *slowWebhook) stop() { _ = w.srv.Close() }
+func (w *slowWebhook) stop() { w.server.Close() }
 
 // slowWebhookName is the ValidatingWebhookConfiguration the bench installs in the slow tenant.
 const slowWebhookName = "bench-slow"
@@ -155,7 +106,7 @@ func (w *slowWebhook) install(ctx context.Context, cs kubernetes.Interface, ns s
 		ObjectMeta: metav1.ObjectMeta{Name: slowWebhookName},
 		Webhooks: []admissionregistrationv1.ValidatingWebhook{{
 			Name:                    "slow.bench.vcsyncer.io",
-			ClientConfig:            admissionregistrationv1.WebhookClientConfig{URL: &url, CABundle: w.caPEM},
+			ClientConfig:            admissionregistrationv1.WebhookClientConfig{URL: &url, CABundle: w.server.CAPEM},
 			Rules:                   []admissionregistrationv1.RuleWithOperations{rule(admissionregistrationv1.Create, "pods/binding", "serviceaccounts/token"), rule(admissionregistrationv1.Update, "pods/status")},
 			NamespaceSelector:       &metav1.LabelSelector{MatchLabels: map[string]string{"kubernetes.io/metadata.name": ns}},
 			FailurePolicy:           &fail,

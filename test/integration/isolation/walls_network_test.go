@@ -2,16 +2,8 @@ package isolation
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/json"
-	"encoding/pem"
 	"fmt"
-	"math/big"
 	"net"
 	"net/http"
 	"slices"
@@ -277,65 +269,22 @@ func (s *suite) attackStaleAddressMoved(t *testing.T) {
 // every UPDATE of pods/status and every DELETE of a Pod with grace period 0 (the syncer's
 // writes after a super Pod is gone), and allows everything else.
 type refusingWebhook struct {
-	caPEM   []byte
-	srv     *http.Server
-	ln      net.Listener
+	server  *itest.WebhookServer
 	mu      sync.Mutex
 	counts  map[string]int
 	refused int
 }
 
-// startRefusingWebhook generates a self-signed CA and a serving certificate for 127.0.0.1 and
-// serves the webhook on a free port until the test ends.
+// startRefusingWebhook serves the webhook (itest.StartWebhookServer) until the test ends.
 func startRefusingWebhook(t *testing.T) *refusingWebhook {
 	t.Helper()
-	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	w := &refusingWebhook{counts: map[string]int{}}
+	srv, err := itest.StartWebhookServer(w.serve)
 	if err != nil {
 		t.Fatal(err)
 	}
-	now := time.Now()
-	caTmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "isolation webhook CA"},
-		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(24 * time.Hour),
-		KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature, IsCA: true, BasicConstraintsValid: true,
-	}
-	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ca, err := x509.ParseCertificate(caDER)
-	if err != nil {
-		t.Fatal(err)
-	}
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: "127.0.0.1"},
-		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(24 * time.Hour),
-		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	w := &refusingWebhook{ln: ln, counts: map[string]int{},
-		caPEM: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER})}
-	w.srv = &http.Server{
-		Handler:           http.HandlerFunc(w.serve),
-		ReadHeaderTimeout: 10 * time.Second,
-		TLSConfig: &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{{
-			Certificate: [][]byte{der}, PrivateKey: key,
-		}}},
-	}
-	go func() { _ = w.srv.ServeTLS(ln, "", "") }()
-	t.Cleanup(func() { _ = w.srv.Close() })
+	w.server = srv
+	t.Cleanup(srv.Close)
 	return w
 }
 
@@ -395,7 +344,7 @@ func (w *refusingWebhook) install(t *testing.T, s *suite, ns, probe string) {
 	t.Helper()
 	ctx := context.Background()
 	fail, none := admissionregistrationv1.Fail, admissionregistrationv1.SideEffectClassNone
-	url, timeout := "https://"+w.ln.Addr().String()+"/validate", int32(5)
+	url, timeout := w.server.URL, int32(5)
 	rule := func(op admissionregistrationv1.OperationType, resources ...string) admissionregistrationv1.RuleWithOperations {
 		return admissionregistrationv1.RuleWithOperations{Operations: []admissionregistrationv1.OperationType{op},
 			Rule: admissionregistrationv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: resources}}
@@ -404,7 +353,7 @@ func (w *refusingWebhook) install(t *testing.T, s *suite, ns, probe string) {
 		ObjectMeta: metav1.ObjectMeta{Name: refusingWebhookName},
 		Webhooks: []admissionregistrationv1.ValidatingWebhook{{
 			Name:                    "refuse.isolation.vcsyncer.io",
-			ClientConfig:            admissionregistrationv1.WebhookClientConfig{URL: &url, CABundle: w.caPEM},
+			ClientConfig:            admissionregistrationv1.WebhookClientConfig{URL: &url, CABundle: w.server.CAPEM},
 			Rules:                   []admissionregistrationv1.RuleWithOperations{rule(admissionregistrationv1.Delete, "pods"), rule(admissionregistrationv1.Update, "pods/status")},
 			NamespaceSelector:       &metav1.LabelSelector{MatchLabels: map[string]string{"kubernetes.io/metadata.name": ns}},
 			FailurePolicy:           &fail,

@@ -2,17 +2,8 @@ package itest
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/json"
-	"encoding/pem"
 	"fmt"
-	"math/big"
-	"net"
 	"net/http"
 	"sync/atomic"
 	"time"
@@ -27,13 +18,10 @@ import (
 // SlowWebhook is a validating admission webhook served over HTTPS on 127.0.0.1 (the tenant
 // apiservers of the tests run on this machine) that allows every request after Delay. Installed
 // in a tenant, it makes that tenant's apiserver answer the requests its rules match slowly, as a
-// hostile tenant (cluster-admin of its own control plane) can. It is the test copy of the
-// bench's webhook (test/bench/webhook.go; package main, not importable).
+// hostile tenant (cluster-admin of its own control plane) can.
 type SlowWebhook struct {
 	Delay    time.Duration
-	caPEM    []byte
-	srv      *http.Server
-	ln       net.Listener
+	server   *WebhookServer
 	answered atomic.Int64
 	waiting  atomic.Int64
 }
@@ -41,54 +29,14 @@ type SlowWebhook struct {
 // SlowWebhookName is the ValidatingWebhookConfiguration Install creates.
 const SlowWebhookName = "itest-slow"
 
-// StartSlowWebhook generates a self-signed CA and a serving certificate for 127.0.0.1 (ECDSA
-// P-256, valid a day) and serves the webhook on a free port of 127.0.0.1 until Stop.
+// StartSlowWebhook serves the webhook (StartWebhookServer) until Stop.
 func StartSlowWebhook(delay time.Duration) (*SlowWebhook, error) {
-	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	w := &SlowWebhook{Delay: delay}
+	srv, err := StartWebhookServer(w.serve)
 	if err != nil {
 		return nil, err
 	}
-	now := time.Now()
-	caTmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "vc-syncer itest webhook CA"},
-		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(24 * time.Hour),
-		KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature, IsCA: true, BasicConstraintsValid: true,
-	}
-	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
-	if err != nil {
-		return nil, err
-	}
-	ca, err := x509.ParseCertificate(caDER)
-	if err != nil {
-		return nil, err
-	}
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return nil, err
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: "127.0.0.1"},
-		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(24 * time.Hour),
-		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
-	if err != nil {
-		return nil, err
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, err
-	}
-	w := &SlowWebhook{Delay: delay, ln: ln, caPEM: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER})}
-	w.srv = &http.Server{
-		Handler:           http.HandlerFunc(w.serve),
-		ReadHeaderTimeout: 10 * time.Second,
-		TLSConfig: &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{{
-			Certificate: [][]byte{der}, PrivateKey: key,
-		}}},
-	}
-	go func() { _ = w.srv.ServeTLS(ln, "", "") }()
+	w.server = srv
 	return w, nil
 }
 
@@ -121,7 +69,7 @@ func (w *SlowWebhook) Answered() int64 { return w.answered.Load() }
 func (w *SlowWebhook) Waiting() int64 { return w.waiting.Load() }
 
 // Stop closes the server.
-func (w *SlowWebhook) Stop() { _ = w.srv.Close() }
+func (w *SlowWebhook) Stop() { w.server.Close() }
 
 // Install creates, in the tenant behind cs, a ValidatingWebhookConfiguration that sends every
 // CREATE of pods/binding and serviceaccounts/token and every UPDATE of pods/status in namespace
@@ -130,7 +78,7 @@ func (w *SlowWebhook) Stop() { _ = w.srv.Close() }
 // tenant for a Pod: its service-account tokens (downward), its binding and status (upward).
 func (w *SlowWebhook) Install(ctx context.Context, cs kubernetes.Interface, ns string) error {
 	fail, none := admissionregistrationv1.Fail, admissionregistrationv1.SideEffectClassNone
-	url, timeout := "https://"+w.ln.Addr().String()+"/validate", int32(30)
+	url, timeout := w.server.URL, int32(30)
 	rule := func(op admissionregistrationv1.OperationType, resources ...string) admissionregistrationv1.RuleWithOperations {
 		return admissionregistrationv1.RuleWithOperations{Operations: []admissionregistrationv1.OperationType{op},
 			Rule: admissionregistrationv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: resources}}
@@ -139,7 +87,7 @@ func (w *SlowWebhook) Install(ctx context.Context, cs kubernetes.Interface, ns s
 		ObjectMeta: metav1.ObjectMeta{Name: SlowWebhookName},
 		Webhooks: []admissionregistrationv1.ValidatingWebhook{{
 			Name:                    "slow.itest.vcsyncer.io",
-			ClientConfig:            admissionregistrationv1.WebhookClientConfig{URL: &url, CABundle: w.caPEM},
+			ClientConfig:            admissionregistrationv1.WebhookClientConfig{URL: &url, CABundle: w.server.CAPEM},
 			Rules:                   []admissionregistrationv1.RuleWithOperations{rule(admissionregistrationv1.Create, "pods/binding", "serviceaccounts/token"), rule(admissionregistrationv1.Update, "pods/status")},
 			NamespaceSelector:       &metav1.LabelSelector{MatchLabels: map[string]string{"kubernetes.io/metadata.name": ns}},
 			FailurePolicy:           &fail,
