@@ -119,6 +119,35 @@ func ClampGracePeriod(p *tenancyv1alpha1.PodPolicy, seconds *int64) (*int64, boo
 	return &bound, true
 }
 
+// DeletionGracePeriod returns the grace period with which the super Pod of a tenant Pod
+// deleted with grace period seconds (the tenant Pod's deletionGracePeriodSeconds; nil: none
+// given, the super Pod's own terminationGracePeriodSeconds applies) is deleted, and a report of
+// what it changed (nil when nothing):
+//
+//   - above p.MaxTerminationGracePeriodSeconds it is clamped to it (ClampGracePeriod);
+//   - below 1 (0 is a force deletion: a tenant Pod kept by a finalizer of the tenant's and
+//     deleted with --grace-period=0 keeps deletionGracePeriodSeconds 0) it is raised to 1.
+//
+// The super cluster never gets a force deletion from a tenant: it would remove the super Pod's
+// object at once while its node still runs its containers (up to their grace period, hooks
+// included), uncounted by the super ResourceQuota and by the scheduler. With 1 the super Pod
+// stays until its node has stopped it. Both are reported with RuleTerminationGracePeriod.
+func DeletionGracePeriod(p *tenancyv1alpha1.PodPolicy, seconds *int64) (*int64, *Denial) {
+	if seconds == nil {
+		return nil, nil
+	}
+	if *seconds < 1 {
+		one := int64(1)
+		return &one, Deny(RuleTerminationGracePeriod, "deletion grace period %ds (a force deletion) raised to 1s for the super Pod: "+
+			"the super cluster deletes a Pod only once its node has stopped it; no TenantPolicy field allows a force deletion", *seconds)
+	}
+	if g, clamped := ClampGracePeriod(p, seconds); clamped {
+		return g, Deny(RuleTerminationGracePeriod, "deletion grace period %ds clamped to %ds for the super Pod; "+
+			"a TenantPolicy's pods.maxTerminationGracePeriodSeconds allows more", *seconds, *g)
+	}
+	return seconds, nil
+}
+
 // clampTermination bounds, in place, spec's terminationGracePeriodSeconds and the seconds of
 // its containers' and init containers' preStop and postStart sleep actions by
 // p.MaxTerminationGracePeriodSeconds (a sleep never exceeds the grace period: the apiserver

@@ -170,6 +170,26 @@ func TestClampGracePeriod(t *testing.T) {
 	}
 }
 
+func TestDeletionGracePeriod(t *testing.T) {
+	p := pods(nil)
+	if g, d := DeletionGracePeriod(p, nil); g != nil || d != nil {
+		t.Errorf("nil: %v %v", g, d)
+	}
+	for in, want := range map[int64]int64{0: 1, -5: 1, 1: 1, 30: 30, 3600: 3600, 1 << 40: 3600} {
+		s := in
+		g, d := DeletionGracePeriod(p, &s)
+		if g == nil || *g != want || s != in {
+			t.Errorf("%d: got %v (input now %d), want %d", in, g, s, want)
+		}
+		if changed := want != in; (d != nil) != changed || d != nil && d.Rule != RuleTerminationGracePeriod {
+			t.Errorf("%d: report %v", in, d)
+		}
+		if in == 0 && !strings.Contains(d.Message, "force deletion") {
+			t.Errorf("0: message %q", d.Message)
+		}
+	}
+}
+
 func TestEphemeralContainers(t *testing.T) {
 	if d := EphemeralContainers(nil); d != nil {
 		t.Errorf("no containers: %v", d)
