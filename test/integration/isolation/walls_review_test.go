@@ -1,0 +1,118 @@
+package isolation
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/vcsyncer/syncer/test/integration/itest"
+)
+
+// reviewWalls returns the attacks found by a hostile review of the walls around scheduling,
+// grace periods, endpoints, memory and the write share.
+func (s *suite) reviewWalls() []attackCase {
+	return []attackCase{
+		{"grace-zero-delete-force-deletes-super-pod", s.attackForceDeleteSuperPod},
+	}
+}
+
+// attackForceDeleteSuperPod: tenant A holds its Pod with a finalizer of its own and deletes it
+// with grace period 0 (`kubectl delete --force --grace-period=0`). The tenant Pod then stays,
+// terminating, with deletionGracePeriodSeconds 0. Passing that 0 on to the super cluster would
+// force-delete the super Pod: its object is gone at once while its node still runs its
+// containers (up to the Pod's grace period, preStop hooks included), no longer counted by the
+// super ResourceQuota or by the scheduler, so A could run Pods beyond its quota on nodes the
+// scheduler then fills with other tenants' Pods. The super Pod must be deleted gracefully (the
+// apiserver sets its deletionTimestamp and keeps it until its node confirms), and A is told
+// (rule terminationGracePeriod).
+func (s *suite) attackForceDeleteSuperPod(t *testing.T) {
+	ctx := context.Background()
+	const name, hold = "force-deleted", "example.com/hold"
+	p := basePod(name)
+	p.Finalizers = []string{hold}
+	if _, err := s.a.Client.CoreV1().Pods(aNS).Create(ctx, p, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		_, _ = s.a.Client.CoreV1().Pods(aNS).Patch(context.Background(), name, types.MergePatchType,
+			[]byte(`{"metadata":{"finalizers":null}}`), metav1.PatchOptions{})
+		deletePod(s.a.Client, aNS, name)
+		s.waitGone(t, s.aSuperNS, name)
+	}()
+	var rv string
+	itest.Eventually(t, maxWait, "A's Pod placed on a super Node", func(ctx context.Context) error {
+		sp, err := s.super.CoreV1().Pods(s.aSuperNS).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if sp.Spec.NodeName == "" {
+			return itest.Errorf("not scheduled yet")
+		}
+		rv = sp.ResourceVersion
+		return nil
+	})
+	w, err := s.super.CoreV1().Pods(s.aSuperNS).Watch(ctx, metav1.ListOptions{
+		FieldSelector: "metadata.name=" + name, ResourceVersion: rv,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	c0 := denials(s.a.Name, []string{"Pod"}, []string{"terminationGracePeriod"})
+	zero := int64(0)
+	if err := s.a.Client.CoreV1().Pods(aNS).Delete(ctx, name, metav1.DeleteOptions{GracePeriodSeconds: &zero}); err != nil {
+		t.Fatal(err)
+	}
+	tp, err := s.a.Client.CoreV1().Pods(aNS).Get(ctx, name, metav1.GetOptions{})
+	if err != nil || tp.DeletionTimestamp == nil || deref(tp.DeletionGracePeriodSeconds) != int64(0) {
+		t.Fatalf("tenant Pod not held terminating with grace 0: %v %v", err, tp)
+	}
+	// The first event that shows the super Pod's deletion tells how it was deleted.
+	timeout := time.After(maxWait)
+	for done := false; !done; {
+		select {
+		case ev, ok := <-w.ResultChan():
+			if !ok {
+				t.Fatal("super Pod watch closed before its deletion")
+			}
+			sp, isPod := ev.Object.(*corev1.Pod)
+			if !isPod {
+				continue
+			}
+			switch {
+			case ev.Type == watch.Deleted && sp.DeletionTimestamp == nil:
+				t.Fatalf("super Pod %s/%s force-deleted (removed with no graceful deletion): its node still runs it, uncounted", s.aSuperNS, name)
+			case sp.DeletionTimestamp != nil:
+				if g := deref(sp.DeletionGracePeriodSeconds); g == nil || g == int64(0) {
+					t.Fatalf("super Pod %s/%s deleted with grace period %v", s.aSuperNS, name, g)
+				}
+				done = true
+			}
+		case <-timeout:
+			t.Fatalf("super Pod %s/%s not deleted within %s", s.aSuperNS, name, maxWait)
+		}
+	}
+	itest.Eventually(t, maxWait, "A told (terminationGracePeriod)", func(ctx context.Context) error {
+		if d := denials(s.a.Name, []string{"Pod"}, []string{"terminationGracePeriod"}) - c0; d < 1 {
+			return itest.Errorf("denials rose by %v", d)
+		}
+		evs, _, err := deniedEvents(ctx, s.a.Client, "Pod", name, []string{"terminationGracePeriod"})
+		if err != nil {
+			return err
+		}
+		if len(evs) == 0 {
+			return fmt.Errorf("no PolicyDenied Event")
+		}
+		return nil
+	})
+	if _, err := s.a.Client.CoreV1().Pods(aNS).Get(ctx, name, metav1.GetOptions{}); apierrors.IsNotFound(err) {
+		t.Fatal("tenant Pod gone despite its finalizer")
+	}
+}
