@@ -49,6 +49,9 @@ const systemPriorityClassPrefix = "system-"
 //     metadata.name requirement, that does not name (operator In) only Nodes for which inPool
 //     is true. inPool(name) reports whether the super Node called name (or labelled
 //     kubernetes.io/hostname=name) is in the tenant's node pool; nil means none is.
+//   - RuleSchedulingRequirements: more scheduling requirements (SchedulingRequirements: pod
+//     affinity and anti-affinity terms, topology spread constraints, node affinity terms and
+//     their selectors' entries) than p.MaxSchedulingRequirements.
 //   - RulePodAffinity: a required pod affinity or anti-affinity term whose topology key
 //     TopologyKeyAllowed refuses (kubernetes.io/hostname, p.AllowedNodeLabelKeys and the keys
 //     of p.NodeSelector are allowed).

@@ -15,4 +15,13 @@ const (
 	// RuleEphemeralContainer reports ephemeral containers (kubectl debug) of a tenant Pod,
 	// which are not synced to the super Pod.
 	RuleEphemeralContainer Rule = "ephemeralContainer"
+	// RuleSchedulingRequirements refuses a Pod with more scheduling requirements (terms,
+	// constraints and their selectors' entries, SchedulingRequirements) than the policy's
+	// pods.maxSchedulingRequirements.
+	RuleSchedulingRequirements Rule = "schedulingRequirements"
+)
+
+// DefaultMaxSchedulingRequirements is the built-in pods.maxSchedulingRequirements.
+const (
+	DefaultMaxSchedulingRequirements = 64
 )

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	tenancyv1alpha1 "github.com/vcsyncer/syncer/pkg/apis/tenancy/v1alpha1"
 )
@@ -26,6 +27,11 @@ func TopologyKeyAllowed(p *tenancyv1alpha1.PodPolicy, k string) bool {
 // required pod affinity or anti-affinity term, RuleTopologySpread for a DoNotSchedule
 // topology spread constraint, whose topology key TopologyKeyAllowed refuses.
 func checkScheduling(p *tenancyv1alpha1.PodPolicy, spec *corev1.PodSpec) *Denial {
+	if n := SchedulingRequirements(spec); p.MaxSchedulingRequirements != nil && n > int(*p.MaxSchedulingRequirements) {
+		return Deny(RuleSchedulingRequirements, "the Pod has %d scheduling requirements (pod affinity and anti-affinity terms, topology spread "+
+			"constraints, node affinity terms and their selectors' entries); allowed: at most %d; a TenantPolicy's pods.maxSchedulingRequirements allows more",
+			n, *p.MaxSchedulingRequirements)
+	}
 	if a := spec.Affinity; a != nil {
 		var required []corev1.PodAffinityTerm
 		if a.PodAffinity != nil {
@@ -48,6 +54,59 @@ func checkScheduling(p *tenancyv1alpha1.PodPolicy, spec *corev1.PodSpec) *Denial
 		}
 	}
 	return nil
+}
+
+// SchedulingRequirements counts the scheduling requirements of spec that the scheduler
+// evaluates: one per pod affinity and anti-affinity term (required and preferred), topology
+// spread constraint, required node selector term and preferred node affinity term, plus one
+// per entry of their label and namespace selectors (matchLabels, matchExpressions,
+// matchFields), matchLabelKeys and mismatchLabelKeys. The nodeSelector is not counted (the
+// placement rules bound its keys).
+func SchedulingRequirements(spec *corev1.PodSpec) int {
+	sel := func(s *metav1.LabelSelector) int {
+		if s == nil {
+			return 0
+		}
+		return len(s.MatchLabels) + len(s.MatchExpressions)
+	}
+	podTerm := func(t *corev1.PodAffinityTerm) int {
+		return 1 + sel(t.LabelSelector) + sel(t.NamespaceSelector) + len(t.MatchLabelKeys) + len(t.MismatchLabelKeys)
+	}
+	nodeTerm := func(t *corev1.NodeSelectorTerm) int { return 1 + len(t.MatchExpressions) + len(t.MatchFields) }
+	n := 0
+	if a := spec.Affinity; a != nil {
+		if pa := a.PodAffinity; pa != nil {
+			for i := range pa.RequiredDuringSchedulingIgnoredDuringExecution {
+				n += podTerm(&pa.RequiredDuringSchedulingIgnoredDuringExecution[i])
+			}
+			for i := range pa.PreferredDuringSchedulingIgnoredDuringExecution {
+				n += podTerm(&pa.PreferredDuringSchedulingIgnoredDuringExecution[i].PodAffinityTerm)
+			}
+		}
+		if pa := a.PodAntiAffinity; pa != nil {
+			for i := range pa.RequiredDuringSchedulingIgnoredDuringExecution {
+				n += podTerm(&pa.RequiredDuringSchedulingIgnoredDuringExecution[i])
+			}
+			for i := range pa.PreferredDuringSchedulingIgnoredDuringExecution {
+				n += podTerm(&pa.PreferredDuringSchedulingIgnoredDuringExecution[i].PodAffinityTerm)
+			}
+		}
+		if na := a.NodeAffinity; na != nil {
+			if r := na.RequiredDuringSchedulingIgnoredDuringExecution; r != nil {
+				for i := range r.NodeSelectorTerms {
+					n += nodeTerm(&r.NodeSelectorTerms[i])
+				}
+			}
+			for i := range na.PreferredDuringSchedulingIgnoredDuringExecution {
+				n += nodeTerm(&na.PreferredDuringSchedulingIgnoredDuringExecution[i].Preference)
+			}
+		}
+	}
+	for i := range spec.TopologySpreadConstraints {
+		c := &spec.TopologySpreadConstraints[i]
+		n += 1 + sel(c.LabelSelector) + len(c.MatchLabelKeys)
+	}
+	return n
 }
 
 // topologyKeys lists the topology keys TopologyKeyAllowed allows under p, for a message.

@@ -198,3 +198,53 @@ func TestEphemeralContainers(t *testing.T) {
 		t.Errorf("got %v", d)
 	}
 }
+
+func TestSchedulingRequirements(t *testing.T) {
+	spec := &corev1.PodSpec{
+		Affinity: &corev1.Affinity{
+			PodAffinity: &corev1.PodAffinity{RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{{
+				LabelSelector:     &metav1.LabelSelector{MatchLabels: map[string]string{"a": "1", "b": "2"}},
+				NamespaceSelector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "x", Operator: metav1.LabelSelectorOpExists}}},
+				MatchLabelKeys:    []string{"pod-template-hash"}, TopologyKey: corev1.LabelHostname,
+			}}}, // 1 + 2 + 1 + 1
+			PodAntiAffinity: &corev1.PodAntiAffinity{PreferredDuringSchedulingIgnoredDuringExecution: []corev1.WeightedPodAffinityTerm{{
+				Weight: 1, PodAffinityTerm: podTerm(corev1.LabelHostname),
+			}}}, // 1 + 1
+			NodeAffinity: affinity([]corev1.NodeSelectorTerm{{MatchExpressions: []corev1.NodeSelectorRequirement{
+				{Key: corev1.LabelTopologyZone, Operator: corev1.NodeSelectorOpIn, Values: []string{"z"}}}}}).NodeAffinity, // 1 + 1
+		},
+		TopologySpreadConstraints: []corev1.TopologySpreadConstraint{{
+			MaxSkew: 1, TopologyKey: corev1.LabelHostname, WhenUnsatisfiable: corev1.ScheduleAnyway,
+			LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"a": "1"}},
+		}}, // 1 + 1
+	}
+	if n := SchedulingRequirements(spec); n != 11 {
+		t.Errorf("counted %d, want 11", n)
+	}
+	if n := SchedulingRequirements(&corev1.PodSpec{}); n != 0 {
+		t.Errorf("empty spec: %d", n)
+	}
+}
+
+// TestCheckPodManySchedulingTerms: a Pod with thousands of required anti-affinity terms, each
+// confined and keyed on kubernetes.io/hostname, is refused (schedulingRequirements) under the
+// built-in policy, and allowed when the policy raises the cap.
+func TestCheckPodManySchedulingTerms(t *testing.T) {
+	terms := make([]corev1.PodAffinityTerm, 2000)
+	for i := range terms {
+		terms[i] = podTerm(corev1.LabelHostname)
+	}
+	spec := &corev1.PodSpec{Affinity: &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{RequiredDuringSchedulingIgnoredDuringExecution: terms}}}
+	d := CheckPod(pods(nil), spec, nil)
+	if d == nil || d.Rule != RuleSchedulingRequirements || !strings.Contains(d.Message, "pods.maxSchedulingRequirements") {
+		t.Fatalf("2000 terms: %v", d)
+	}
+	few := &corev1.PodSpec{Affinity: &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{RequiredDuringSchedulingIgnoredDuringExecution: terms[:32]}}}
+	if d := CheckPod(pods(nil), few, nil); d != nil {
+		t.Errorf("32 terms (64 requirements): %v", d)
+	}
+	more := int32(4000)
+	if d := CheckPod(pods(&tenancyv1alpha1.PodPolicy{MaxSchedulingRequirements: &more}), spec, nil); d != nil {
+		t.Errorf("cap raised to 4000: %v", d)
+	}
+}
