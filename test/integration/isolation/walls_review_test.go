@@ -20,6 +20,7 @@ import (
 func (s *suite) reviewWalls() []attackCase {
 	return []attackCase{
 		{"grace-zero-delete-force-deletes-super-pod", s.attackForceDeleteSuperPod},
+		{"podAntiAffinity-thousands-of-terms-load-super-scheduler", s.attackManySchedulingTerms},
 	}
 }
 
@@ -115,4 +116,31 @@ func (s *suite) attackForceDeleteSuperPod(t *testing.T) {
 	if _, err := s.a.Client.CoreV1().Pods(aNS).Get(ctx, name, metav1.GetOptions{}); apierrors.IsNotFound(err) {
 		t.Fatal("tenant Pod gone despite its finalizer")
 	}
+}
+
+// manyTerms is the number of required pod anti-affinity terms of attackManySchedulingTerms.
+const manyTerms = 2000
+
+// attackManySchedulingTerms: tenant A's Pod with thousands of required pod anti-affinity terms,
+// each confined to A's namespaces and keyed on kubernetes.io/hostname (so each passes the
+// topology-key and namespace rules). The super scheduler evaluates every term of every existing
+// Pod with required anti-affinity against every Pod it schedules, of any tenant, and the Pod's
+// own terms against every Node: a few hundred such Pods slow the scheduling of everyone's
+// Pods. The Pod is refused (rule schedulingRequirements) and never reaches the super cluster.
+func (s *suite) attackManySchedulingTerms(t *testing.T) {
+	p := basePod("anti-affinity-thousands")
+	terms := make([]corev1.PodAffinityTerm, manyTerms)
+	for i := range terms {
+		terms[i] = corev1.PodAffinityTerm{
+			LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"attack": fmt.Sprintf("t%d", i)}},
+			TopologyKey:   corev1.LabelHostname,
+		}
+	}
+	p.Spec.Affinity = &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{RequiredDuringSchedulingIgnoredDuringExecution: terms}}
+	s.podAttack(t, p, []string{"schedulingRequirements"}, func(sp *corev1.Pod) error {
+		if n := len(podAffinityTerms(sp.Spec.Affinity)); n > 64 {
+			return fmt.Errorf("carries %d pod affinity terms", n)
+		}
+		return nil
+	})
 }
