@@ -19,6 +19,9 @@ const (
 	// constraints and their selectors' entries, SchedulingRequirements) than the policy's
 	// pods.maxSchedulingRequirements.
 	RuleSchedulingRequirements Rule = "schedulingRequirements"
+	// RuleProbeHost refuses a probe or lifecycle hook (httpGet, tcpSocket) that names a host:
+	// the kubelet would connect to it from the node's network.
+	RuleProbeHost Rule = "probeHost"
 )
 
 // DefaultMaxSchedulingRequirements is the built-in pods.maxSchedulingRequirements.

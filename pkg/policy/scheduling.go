@@ -168,6 +168,58 @@ func filterScheduling(p *tenancyv1alpha1.PodPolicy, spec *corev1.PodSpec) *Denia
 	return nil
 }
 
+// checkProbeHosts returns the RuleProbeHost refusal of spec when a probe (liveness, readiness,
+// startup) or lifecycle hook (postStart, preStop) of a container or init container names a
+// host in its httpGet or tcpSocket action. The kubelet makes these connections itself, from
+// the node's network namespace: a host would let a tenant reach another tenant's Pods, the
+// node's own loopback services or a cloud metadata endpoint, past every NetworkPolicy. Pod
+// Security baseline refuses such hosts only from Kubernetes 1.34 on; this holds whatever the
+// super cluster's level and version. An empty host (the Pod's IP) is allowed.
+func checkProbeHosts(spec *corev1.PodSpec) *Denial {
+	for _, cs := range [][]corev1.Container{spec.InitContainers, spec.Containers} {
+		for i := range cs {
+			c := &cs[i]
+			check := func(what string, get *corev1.HTTPGetAction, tcp *corev1.TCPSocketAction) *Denial {
+				host := ""
+				if get != nil {
+					host = get.Host
+				}
+				if tcp != nil && host == "" {
+					host = tcp.Host
+				}
+				if host == "" {
+					return nil
+				}
+				return Deny(RuleProbeHost, "container %s %s names host %q: the kubelet would connect to it from the node's network; "+
+					"only the Pod's own address (no host) is allowed; no TenantPolicy field allows it", c.Name, what, host)
+			}
+			for _, pr := range []struct {
+				what string
+				p    *corev1.Probe
+			}{{"livenessProbe", c.LivenessProbe}, {"readinessProbe", c.ReadinessProbe}, {"startupProbe", c.StartupProbe}} {
+				if pr.p != nil {
+					if d := check(pr.what, pr.p.HTTPGet, pr.p.TCPSocket); d != nil {
+						return d
+					}
+				}
+			}
+			if l := c.Lifecycle; l != nil {
+				for _, h := range []struct {
+					what string
+					h    *corev1.LifecycleHandler
+				}{{"postStart hook", l.PostStart}, {"preStop hook", l.PreStop}} {
+					if h.h != nil {
+						if d := check(h.what, h.h.HTTPGet, h.h.TCPSocket); d != nil {
+							return d
+						}
+					}
+				}
+			}
+		}
+	}
+	return nil
+}
+
 // ClampGracePeriod returns seconds bounded by p.MaxTerminationGracePeriodSeconds (unchanged
 // when p sets no bound or seconds is nil), and whether it clamped.
 func ClampGracePeriod(p *tenancyv1alpha1.PodPolicy, seconds *int64) (*int64, bool) {

@@ -248,3 +248,38 @@ func TestCheckPodManySchedulingTerms(t *testing.T) {
 		t.Errorf("cap raised to 4000: %v", d)
 	}
 }
+
+// TestCheckPodProbeHosts: a probe or hook naming a host (which the kubelet would connect to
+// from the node) is refused, in containers and init containers; one without a host is not.
+func TestCheckPodProbeHosts(t *testing.T) {
+	tcp := func(host string) *corev1.Probe {
+		return &corev1.Probe{ProbeHandler: corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Host: host}}}
+	}
+	get := func(host string) *corev1.LifecycleHandler {
+		return &corev1.LifecycleHandler{HTTPGet: &corev1.HTTPGetAction{Host: host, Path: "/"}}
+	}
+	cases := map[string]struct {
+		c    corev1.Container
+		init bool
+		want bool
+	}{
+		"no host":                          {c: corev1.Container{Name: "c", ReadinessProbe: tcp(""), Lifecycle: &corev1.Lifecycle{PreStop: get("")}}},
+		"readiness tcpSocket host":         {c: corev1.Container{Name: "c", ReadinessProbe: tcp("10.0.0.7")}, want: true},
+		"liveness httpGet host":            {c: corev1.Container{Name: "c", LivenessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Host: "169.254.169.254"}}}}, want: true},
+		"preStop httpGet host":             {c: corev1.Container{Name: "c", Lifecycle: &corev1.Lifecycle{PreStop: get("127.0.0.1")}}, want: true},
+		"init container postStart host":    {c: corev1.Container{Name: "i", Lifecycle: &corev1.Lifecycle{PostStart: get("node.local")}}, init: true, want: true},
+		"init container startupProbe host": {c: corev1.Container{Name: "i", StartupProbe: tcp("10.0.0.8")}, init: true, want: true},
+	}
+	for name, tc := range cases {
+		spec := &corev1.PodSpec{}
+		if tc.init {
+			spec.InitContainers = []corev1.Container{tc.c}
+		} else {
+			spec.Containers = []corev1.Container{tc.c}
+		}
+		d := CheckPod(pods(nil), spec, nil)
+		if tc.want != (d != nil) || d != nil && d.Rule != RuleProbeHost {
+			t.Errorf("%s: got %v, want refused=%v", name, d, tc.want)
+		}
+	}
+}
