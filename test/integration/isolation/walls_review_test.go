@@ -10,6 +10,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/vcsyncer/syncer/test/integration/itest"
@@ -21,6 +22,7 @@ func (s *suite) reviewWalls() []attackCase {
 	return []attackCase{
 		{"grace-zero-delete-force-deletes-super-pod", s.attackForceDeleteSuperPod},
 		{"podAntiAffinity-thousands-of-terms-load-super-scheduler", s.attackManySchedulingTerms},
+		{"probe-and-hook-host-reaches-other-tenants-pod", s.attackProbeHost},
 	}
 }
 
@@ -143,4 +145,52 @@ func (s *suite) attackManySchedulingTerms(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// attackProbeHost: tenant A's Pod whose readiness probe (tcpSocket) and preStop hook (httpGet)
+// name a host: tenant B's Pod IP. The kubelet makes these connections itself, from the node's
+// network (outside A's Pod and any NetworkPolicy of A's namespace), so A could reach B's Pods,
+// the node's own loopback services or a metadata endpoint. Pod Security baseline refuses such
+// hosts only on super clusters from 1.34 on; the syncer refuses the Pod itself (rule
+// probeHost), whatever the super cluster's Pod Security level and version.
+func (s *suite) attackProbeHost(t *testing.T) {
+	p := basePod("probe-b")
+	p.Spec.Containers[0].ReadinessProbe = &corev1.Probe{ProbeHandler: corev1.ProbeHandler{
+		TCPSocket: &corev1.TCPSocketAction{Host: s.bPodIP, Port: intstr.FromInt32(80)}}}
+	p.Spec.Containers[0].Lifecycle = &corev1.Lifecycle{PreStop: &corev1.LifecycleHandler{
+		HTTPGet: &corev1.HTTPGetAction{Host: s.bPodIP, Path: "/delete-everything", Port: intstr.FromInt32(80)}}}
+	s.podAttack(t, p, []string{"probeHost"}, func(sp *corev1.Pod) error {
+		for _, c := range sp.Spec.Containers {
+			if h := probeHosts(c); len(h) > 0 {
+				return fmt.Errorf("container %s probes or hooks hosts %v", c.Name, h)
+			}
+		}
+		return nil
+	})
+}
+
+// probeHosts returns the hosts c's probes and lifecycle hooks name.
+func probeHosts(c corev1.Container) []string {
+	var out []string
+	handler := func(get *corev1.HTTPGetAction, tcp *corev1.TCPSocketAction) {
+		if get != nil && get.Host != "" {
+			out = append(out, get.Host)
+		}
+		if tcp != nil && tcp.Host != "" {
+			out = append(out, tcp.Host)
+		}
+	}
+	for _, p := range []*corev1.Probe{c.LivenessProbe, c.ReadinessProbe, c.StartupProbe} {
+		if p != nil {
+			handler(p.HTTPGet, p.TCPSocket)
+		}
+	}
+	if l := c.Lifecycle; l != nil {
+		for _, h := range []*corev1.LifecycleHandler{l.PostStart, l.PreStop} {
+			if h != nil {
+				handler(h.HTTPGet, h.TCPSocket)
+			}
+		}
+	}
+	return out
 }
