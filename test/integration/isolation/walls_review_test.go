@@ -3,6 +3,7 @@ package isolation
 import (
 	"context"
 	"fmt"
+	"net"
 	"testing"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/watch"
 
+	tenancyv1alpha1 "github.com/vcsyncer/syncer/pkg/apis/tenancy/v1alpha1"
 	"github.com/vcsyncer/syncer/test/integration/itest"
 )
 
@@ -23,6 +25,7 @@ func (s *suite) reviewWalls() []attackCase {
 		{"grace-zero-delete-force-deletes-super-pod", s.attackForceDeleteSuperPod},
 		{"podAntiAffinity-thousands-of-terms-load-super-scheduler", s.attackManySchedulingTerms},
 		{"probe-and-hook-host-reaches-other-tenants-pod", s.attackProbeHost},
+		{"service-clusterip-fallback-takes-shared-past-cap", s.attackFallbackSharedClusterIP},
 	}
 }
 
@@ -193,4 +196,67 @@ func probeHosts(c corev1.Container) []string {
 		}
 	}
 	return out
+}
+
+// attackFallbackSharedClusterIP: tenant A's Service asks for an address of A's own Service
+// range that the super cluster refuses (here a super Service holds it; equally a range the
+// provider did not add to the super cluster's ServiceCIDRs). The syncer then lets the super
+// cluster allocate an address of its shared range: without a check there, every such Service
+// takes a shared address past services.maxSharedClusterIPs (set here to what A holds already,
+// so A may take none). The Service is refused (rule sharedClusterIP) instead.
+func (s *suite) attackFallbackSharedClusterIP(t *testing.T) {
+	ctx := context.Background()
+	_, own, err := net.ParseCIDR(s.a.ServiceCIDR)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ip := make(net.IP, len(own.IP.To4()))
+	copy(ip, own.IP.To4())
+	ip[3] += 250
+	held, err := s.aSharedServices(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	limit := int32(held)
+	tp := &tenancyv1alpha1.TenantPolicy{ObjectMeta: metav1.ObjectMeta{Name: "tenant-a-fallback-shared"},
+		Spec: tenancyv1alpha1.TenantPolicySpec{Services: &tenancyv1alpha1.ServicePolicy{}}}
+	setMaxSharedClusterIPs(tp, limit)
+	if err := s.c.Create(ctx, tp); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	s.setPolicyName(t, s.a.Name, tp.Name)
+	defer func() {
+		s.setPolicyName(t, s.a.Name, "")
+		_ = s.c.Delete(ctx, tp)
+	}()
+	s.waitPolicy(t, s.a.Name, tp.Name)
+	// The super cluster's own Service holding A's address.
+	occupant := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "occupant", Namespace: "default"}, Spec: corev1.ServiceSpec{
+		ClusterIP: ip.String(), Ports: []corev1.ServicePort{{Port: 80}}}}
+	if _, err := s.super.CoreV1().Services("default").Create(ctx, occupant, metav1.CreateOptions{}); err != nil {
+		t.Logf("super Service holding %s not created (%v): the super cluster refuses A's address anyway", ip, err)
+	} else {
+		defer func() {
+			_ = s.super.CoreV1().Services("default").Delete(context.Background(), "occupant", metav1.DeleteOptions{})
+		}()
+	}
+	const name = "fallback-shared"
+	s.run(t, attack{
+		kind: "Service", ns: aNS, names: []string{name}, rules: []string{"sharedClusterIP"},
+		create: func(ctx context.Context) error {
+			_, err := s.a.Client.CoreV1().Services(aNS).Create(ctx, &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: corev1.ServiceSpec{
+				ClusterIP: ip.String(), Selector: map[string]string{"app": name}, Ports: []corev1.ServicePort{{Port: 80}}}}, metav1.CreateOptions{})
+			return err
+		},
+		escaped: func(ctx context.Context) error {
+			n, err := s.aSharedServices(ctx)
+			if err != nil {
+				return nil
+			}
+			if n > int(limit) {
+				return fmt.Errorf("A holds %d super Services with addresses of the shared range; its policy allows %d", n, limit)
+			}
+			return nil
+		},
+	})
 }
