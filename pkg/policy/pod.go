@@ -40,6 +40,9 @@ const systemPriorityClassPrefix = "system-"
 //   - RuleCSIDriver: an inline csi volume whose driver is not in p.AllowedCSIDrivers.
 //   - RuleCredentialSource: a projected podCertificate or clusterTrustBundle source, always
 //     (see credentialProjectedSources); no policy field allows them.
+//   - RuleProbeHost: a liveness, readiness or startup probe or a postStart or preStop hook of
+//     a container or init container whose httpGet or tcpSocket names a host, always
+//     (checkProbeHosts); no policy field allows it.
 //   - RuleServiceAccountTokens: more projected serviceAccountToken sources, over all the Pod's
 //     projected volumes, than p.MaxServiceAccountTokens (each is one TokenRequest to the
 //     tenant apiserver per refresh).
@@ -49,6 +52,9 @@ const systemPriorityClassPrefix = "system-"
 //     metadata.name requirement, that does not name (operator In) only Nodes for which inPool
 //     is true. inPool(name) reports whether the super Node called name (or labelled
 //     kubernetes.io/hostname=name) is in the tenant's node pool; nil means none is.
+//   - RuleSchedulingRequirements: more scheduling requirements (SchedulingRequirements: pod
+//     affinity and anti-affinity terms, topology spread constraints, node affinity terms and
+//     their selectors' entries) than p.MaxSchedulingRequirements.
 //   - RulePodAffinity: a required pod affinity or anti-affinity term whose topology key
 //     TopologyKeyAllowed refuses (kubernetes.io/hostname, p.AllowedNodeLabelKeys and the keys
 //     of p.NodeSelector are allowed).
@@ -73,6 +79,9 @@ func CheckPod(p *tenancyv1alpha1.PodPolicy, spec *corev1.PodSpec, inPool func(no
 		if d := checkVolume(p, &spec.Volumes[i]); d != nil {
 			return d
 		}
+	}
+	if d := checkProbeHosts(spec); d != nil {
+		return d
 	}
 	if n := ServiceAccountTokenSources(spec); p.MaxServiceAccountTokens != nil && n > int(*p.MaxServiceAccountTokens) {
 		return Deny(RuleServiceAccountTokens, "the Pod has %d projected serviceAccountToken sources; allowed: at most %d; a TenantPolicy's pods.maxServiceAccountTokens allows more",

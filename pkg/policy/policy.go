@@ -128,6 +128,9 @@ func Builtin() tenancyv1alpha1.TenantPolicySpec {
 			// few more with their own audiences (mesh, secret stores); the syncer requests
 			// them 4 at a time (pkg/resources/pod, requestTokens), so 8 is two rounds.
 			MaxServiceAccountTokens: ptr(int32(8)),
+			// Real workloads use a few terms of one or two labels each; thousands per Pod
+			// would slow the super scheduler for every tenant (SchedulingRequirements).
+			MaxSchedulingRequirements: ptr(int32(DefaultMaxSchedulingRequirements)),
 			// An hour: above what real workloads ask (seconds, up to half an hour for databases
 			// and queues), low enough that a drain of a super Node finishes the same day.
 			MaxTerminationGracePeriodSeconds: ptr(int64(3600)),

@@ -15,4 +15,16 @@ const (
 	// RuleEphemeralContainer reports ephemeral containers (kubectl debug) of a tenant Pod,
 	// which are not synced to the super Pod.
 	RuleEphemeralContainer Rule = "ephemeralContainer"
+	// RuleSchedulingRequirements refuses a Pod with more scheduling requirements (terms,
+	// constraints and their selectors' entries, SchedulingRequirements) than the policy's
+	// pods.maxSchedulingRequirements.
+	RuleSchedulingRequirements Rule = "schedulingRequirements"
+	// RuleProbeHost refuses a probe or lifecycle hook (httpGet, tcpSocket) that names a host:
+	// the kubelet would connect to it from the node's network.
+	RuleProbeHost Rule = "probeHost"
+)
+
+// DefaultMaxSchedulingRequirements is the built-in pods.maxSchedulingRequirements.
+const (
+	DefaultMaxSchedulingRequirements = 64
 )

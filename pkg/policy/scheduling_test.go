@@ -170,11 +170,116 @@ func TestClampGracePeriod(t *testing.T) {
 	}
 }
 
+func TestDeletionGracePeriod(t *testing.T) {
+	p := pods(nil)
+	if g, d := DeletionGracePeriod(p, nil); g != nil || d != nil {
+		t.Errorf("nil: %v %v", g, d)
+	}
+	for in, want := range map[int64]int64{0: 1, -5: 1, 1: 1, 30: 30, 3600: 3600, 1 << 40: 3600} {
+		s := in
+		g, d := DeletionGracePeriod(p, &s)
+		if g == nil || *g != want || s != in {
+			t.Errorf("%d: got %v (input now %d), want %d", in, g, s, want)
+		}
+		if changed := want != in; (d != nil) != changed || d != nil && d.Rule != RuleTerminationGracePeriod {
+			t.Errorf("%d: report %v", in, d)
+		}
+		if in == 0 && !strings.Contains(d.Message, "force deletion") {
+			t.Errorf("0: message %q", d.Message)
+		}
+	}
+}
+
 func TestEphemeralContainers(t *testing.T) {
 	if d := EphemeralContainers(nil); d != nil {
 		t.Errorf("no containers: %v", d)
 	}
 	if d := EphemeralContainers([]string{"debugger-1"}); d == nil || d.Rule != RuleEphemeralContainer || !strings.Contains(d.Message, "debugger-1") {
 		t.Errorf("got %v", d)
+	}
+}
+
+func TestSchedulingRequirements(t *testing.T) {
+	spec := &corev1.PodSpec{
+		Affinity: &corev1.Affinity{
+			PodAffinity: &corev1.PodAffinity{RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{{
+				LabelSelector:     &metav1.LabelSelector{MatchLabels: map[string]string{"a": "1", "b": "2"}},
+				NamespaceSelector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "x", Operator: metav1.LabelSelectorOpExists}}},
+				MatchLabelKeys:    []string{"pod-template-hash"}, TopologyKey: corev1.LabelHostname,
+			}}}, // 1 + 2 + 1 + 1
+			PodAntiAffinity: &corev1.PodAntiAffinity{PreferredDuringSchedulingIgnoredDuringExecution: []corev1.WeightedPodAffinityTerm{{
+				Weight: 1, PodAffinityTerm: podTerm(corev1.LabelHostname),
+			}}}, // 1 + 1
+			NodeAffinity: affinity([]corev1.NodeSelectorTerm{{MatchExpressions: []corev1.NodeSelectorRequirement{
+				{Key: corev1.LabelTopologyZone, Operator: corev1.NodeSelectorOpIn, Values: []string{"z"}}}}}).NodeAffinity, // 1 + 1
+		},
+		TopologySpreadConstraints: []corev1.TopologySpreadConstraint{{
+			MaxSkew: 1, TopologyKey: corev1.LabelHostname, WhenUnsatisfiable: corev1.ScheduleAnyway,
+			LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"a": "1"}},
+		}}, // 1 + 1
+	}
+	if n := SchedulingRequirements(spec); n != 11 {
+		t.Errorf("counted %d, want 11", n)
+	}
+	if n := SchedulingRequirements(&corev1.PodSpec{}); n != 0 {
+		t.Errorf("empty spec: %d", n)
+	}
+}
+
+// TestCheckPodManySchedulingTerms: a Pod with thousands of required anti-affinity terms, each
+// confined and keyed on kubernetes.io/hostname, is refused (schedulingRequirements) under the
+// built-in policy, and allowed when the policy raises the cap.
+func TestCheckPodManySchedulingTerms(t *testing.T) {
+	terms := make([]corev1.PodAffinityTerm, 2000)
+	for i := range terms {
+		terms[i] = podTerm(corev1.LabelHostname)
+	}
+	spec := &corev1.PodSpec{Affinity: &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{RequiredDuringSchedulingIgnoredDuringExecution: terms}}}
+	d := CheckPod(pods(nil), spec, nil)
+	if d == nil || d.Rule != RuleSchedulingRequirements || !strings.Contains(d.Message, "pods.maxSchedulingRequirements") {
+		t.Fatalf("2000 terms: %v", d)
+	}
+	few := &corev1.PodSpec{Affinity: &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{RequiredDuringSchedulingIgnoredDuringExecution: terms[:32]}}}
+	if d := CheckPod(pods(nil), few, nil); d != nil {
+		t.Errorf("32 terms (64 requirements): %v", d)
+	}
+	more := int32(4000)
+	if d := CheckPod(pods(&tenancyv1alpha1.PodPolicy{MaxSchedulingRequirements: &more}), spec, nil); d != nil {
+		t.Errorf("cap raised to 4000: %v", d)
+	}
+}
+
+// TestCheckPodProbeHosts: a probe or hook naming a host (which the kubelet would connect to
+// from the node) is refused, in containers and init containers; one without a host is not.
+func TestCheckPodProbeHosts(t *testing.T) {
+	tcp := func(host string) *corev1.Probe {
+		return &corev1.Probe{ProbeHandler: corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Host: host}}}
+	}
+	get := func(host string) *corev1.LifecycleHandler {
+		return &corev1.LifecycleHandler{HTTPGet: &corev1.HTTPGetAction{Host: host, Path: "/"}}
+	}
+	cases := map[string]struct {
+		c    corev1.Container
+		init bool
+		want bool
+	}{
+		"no host":                          {c: corev1.Container{Name: "c", ReadinessProbe: tcp(""), Lifecycle: &corev1.Lifecycle{PreStop: get("")}}},
+		"readiness tcpSocket host":         {c: corev1.Container{Name: "c", ReadinessProbe: tcp("10.0.0.7")}, want: true},
+		"liveness httpGet host":            {c: corev1.Container{Name: "c", LivenessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Host: "169.254.169.254"}}}}, want: true},
+		"preStop httpGet host":             {c: corev1.Container{Name: "c", Lifecycle: &corev1.Lifecycle{PreStop: get("127.0.0.1")}}, want: true},
+		"init container postStart host":    {c: corev1.Container{Name: "i", Lifecycle: &corev1.Lifecycle{PostStart: get("node.local")}}, init: true, want: true},
+		"init container startupProbe host": {c: corev1.Container{Name: "i", StartupProbe: tcp("10.0.0.8")}, init: true, want: true},
+	}
+	for name, tc := range cases {
+		spec := &corev1.PodSpec{}
+		if tc.init {
+			spec.InitContainers = []corev1.Container{tc.c}
+		} else {
+			spec.Containers = []corev1.Container{tc.c}
+		}
+		d := CheckPod(pods(nil), spec, nil)
+		if tc.want != (d != nil) || d != nil && d.Rule != RuleProbeHost {
+			t.Errorf("%s: got %v, want refused=%v", name, d, tc.want)
+		}
 	}
 }

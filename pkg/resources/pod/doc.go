@@ -48,8 +48,9 @@
 // preferred pod affinity and anti-affinity terms and ScheduleAnyway spread constraints with a
 // topology key the policy does not allow are dropped; terminationGracePeriodSeconds and the
 // containers' preStop and postStart sleep seconds above maxTerminationGracePeriodSeconds
-// (built-in: 3600) are clamped to it, as is the grace period of a tenant's delete (rule
-// terminationGracePeriod). One report covers what a Pod's filtering left out. The
+// (built-in: 3600) are clamped to it, as is the grace period of a tenant's delete, and a
+// tenant's force deletion (grace period 0) deletes the super Pod with grace period 1, never by
+// force (rule terminationGracePeriod). One report covers what a Pod's filtering left out. The
 // classes the policy allows are copied into the tenant (pkg/resources/runtimeclass), so a Pod
 // can name them and keeps the name in the super Pod. A Pod
 // naming a RuntimeClass only the tenant has (a name the policy does not allow, of a class the

@@ -99,11 +99,10 @@ func reconcileDownward(ctx context.Context, env *resources.Env, c *tenant.Cluste
 		if sFound {
 			if s.DeletionTimestamp.IsZero() {
 				uid := s.UID
-				grace, clamped := policy.ClampGracePeriod(c.Policy().Pods(), t.DeletionGracePeriodSeconds)
-				if clamped {
-					resources.Filtered(c, resources.KindPod, t, policy.RuleTerminationGracePeriod, t.ResourceVersion,
-						policy.Deny(policy.RuleTerminationGracePeriod, "deletion grace period %ds clamped to %ds for the super Pod; "+
-							"a TenantPolicy's pods.maxTerminationGracePeriodSeconds allows more", *t.DeletionGracePeriodSeconds, *grace))
+				// Clamped to the policy's bound, and never a force deletion (policy.DeletionGracePeriod).
+				grace, changed := policy.DeletionGracePeriod(c.Policy().Pods(), t.DeletionGracePeriodSeconds)
+				if changed != nil {
+					resources.Filtered(c, resources.KindPod, t, policy.RuleTerminationGracePeriod, t.ResourceVersion, changed)
 				}
 				return client404(superPods.Delete(ctx, name, metav1.DeleteOptions{
 					GracePeriodSeconds: grace,

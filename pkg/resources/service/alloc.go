@@ -12,6 +12,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/vcsyncer/syncer/pkg/policy"
 	"github.com/vcsyncer/syncer/pkg/reconcile"
 	"github.com/vcsyncer/syncer/pkg/resources"
 	"github.com/vcsyncer/syncer/pkg/tenant"
@@ -78,8 +79,10 @@ func allocationRefusals(err error) []allocRefusal {
 // allocWriter is the super Service client of one tenant Service's downward reconcile. It asks
 // the super cluster for the tenant's own ClusterIPs and node ports (Desired puts them in the
 // object), and when the super cluster cannot allocate one of them it decides, value by value:
-//   - a ClusterIP: let the super cluster allocate one (the tenant is told by the upward path,
-//     condition reason ClusterIPMismatch);
+//   - a ClusterIP: let the super cluster allocate one from its shared range (the tenant is
+//     told by the upward path, condition reason ClusterIPMismatch), when the tenant holds fewer
+//     such addresses than services.maxSharedClusterIPs (takeShared); otherwise refuse (rule
+//     sharedClusterIP, refuseShared);
 //   - a nodePort or healthCheckNodePort the tenant allocated itself (no client but the syncer
 //     owns the field, ExplicitFields): let the super cluster allocate one, or keep the super
 //     copy's value on update; the upward path writes the super's nodePort into the tenant
@@ -97,6 +100,10 @@ type allocWriter struct {
 	existing func() (*corev1.Service, bool)
 	// reserved is resources.Env.ReservedServiceIP (nil: nothing reserved).
 	reserved func(c *tenant.Cluster, ip netip.Addr) bool
+	// takeShared takes a slot of services.maxSharedClusterIPs for the super copy before a new
+	// copy whose own ClusterIP the super cluster refused is let take an address of the shared
+	// range; it returns the refusal when the tenant holds its cap (nil func: no cap).
+	takeShared func() *policy.Denial
 }
 
 // maxReservedRetries bounds how often a new super copy whose allocated ClusterIP lies in
@@ -167,6 +174,16 @@ func (a allocWriter) write(ctx context.Context, want, existing *corev1.Service, 
 			switch r.field {
 			case fieldClusterIP:
 				if existing == nil && want.Spec.ClusterIP != "" && want.Spec.ClusterIP != corev1.ClusterIPNone {
+					// The super cluster will allocate from its shared range: that counts
+					// against services.maxSharedClusterIPs like any shared address.
+					if a.takeShared != nil {
+						if d := a.takeShared(); d != nil {
+							if err := refuseShared(ctx, a.c, a.tenantSvc, d); err != nil {
+								return nil, err
+							}
+							return nil, fmt.Errorf("%w: %s", resources.ErrRejected, d.Error())
+						}
+					}
 					want.Spec.ClusterIP, want.Spec.ClusterIPs = "", nil
 					changed = true
 				}

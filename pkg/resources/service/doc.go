@@ -35,9 +35,9 @@
 // count once per spec, and the condition Synced=False reason PolicyDenied; it is tried again
 // when it or the policy changes, and by remediation scans (missing_in_super), so it gets its
 // copy once other Services are deleted. Super Services already created are never removed for
-// it. A super copy that asked for the tenant's own ClusterIP and was given a shared address
-// instead (the super cluster refused the requested one) is not checked against the cap when
-// created; it counts from then on.
+// it. A new super copy that asked for the tenant's own ClusterIP, which the super cluster
+// refused (taken, or outside its ServiceCIDRs), takes a shared address only under the same cap
+// (allocWriter.takeShared); over it the Service is refused the same way.
 //
 // The tenant's policy (policy.CheckService) decides which Services get a super copy at all:
 // by default only ClusterIP Services (headless ones included), without externalTrafficPolicy

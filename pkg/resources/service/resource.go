@@ -85,6 +85,13 @@ func reconcileDownward(ctx context.Context, env *resources.Env, c *tenant.Cluste
 			return allocWriter{Writer: w, c: c, tenantSvc: tObj, reserved: env.ReservedServiceIP, existing: func() (*corev1.Service, bool) {
 				s, err := sl.Services(ns).Get(name)
 				return s, err == nil
+			}, takeShared: func() *policy.Denial {
+				key := superNS + "/" + name
+				d := shared.reserve(c, sl, tObj, key)
+				if d == nil {
+					reservedKey = key // released below when the create fails
+				}
+				return d
 			}}
 		},
 		Refuse: func(o *corev1.Service) *policy.Denial { return policy.CheckService(c.Policy().Services(), o) },

@@ -95,6 +95,7 @@ func TestIsolation(t *testing.T) {
 	cases = append(cases, s.networkWalls()...)
 	cases = append(cases, s.boundsWalls()...)
 	cases = append(cases, s.shareWalls()...)
+	cases = append(cases, s.reviewWalls()...)
 	for _, tc := range cases {
 		if !t.Run(tc.name, tc.run) {
 			t.Logf("FAILED: %s", tc.name)

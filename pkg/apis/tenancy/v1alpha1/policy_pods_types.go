@@ -64,6 +64,18 @@ type PodPolicy struct {
 	// +kubebuilder:validation:Minimum=0
 	// +optional
 	MaxServiceAccountTokens *int32 `json:"maxServiceAccountTokens,omitempty"`
+	// MaxSchedulingRequirements caps the scheduling requirements of one Pod (rule
+	// schedulingRequirements): each pod affinity and anti-affinity term (required and
+	// preferred), topology spread constraint and node affinity term counts one, plus one per
+	// entry of its label and namespace selectors (matchLabels, matchExpressions, matchFields),
+	// matchLabelKeys and mismatchLabelKeys. The super scheduler evaluates the pod
+	// (anti-)affinity terms of every placed Pod against every Pod it schedules, of every
+	// tenant, and a Pod's own terms against every Node, one Pod at a time: thousands of terms
+	// per Pod slow the scheduling of everyone's Pods. Built-in default: 64 (real workloads use
+	// a few terms of one or two labels each).
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	MaxSchedulingRequirements *int32 `json:"maxSchedulingRequirements,omitempty"`
 	// MaxTerminationGracePeriodSeconds bounds how long the super cluster waits for a tenant
 	// Pod to stop: the super Pod's terminationGracePeriodSeconds, the seconds of its
 	// containers' preStop and postStart sleep actions, and the grace period of a tenant's

@@ -196,6 +196,11 @@ func (in *PodPolicy) DeepCopyInto(out *PodPolicy) {
 		*out = new(int32)
 		**out = **in
 	}
+	if in.MaxSchedulingRequirements != nil {
+		in, out := &in.MaxSchedulingRequirements, &out.MaxSchedulingRequirements
+		*out = new(int32)
+		**out = **in
+	}
 	if in.MaxTerminationGracePeriodSeconds != nil {
 		in, out := &in.MaxTerminationGracePeriodSeconds, &out.MaxTerminationGracePeriodSeconds
 		*out = new(int64)
