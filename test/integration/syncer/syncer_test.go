@@ -322,7 +322,10 @@ func TestSyncer(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			if ns.Labels["pod-security.kubernetes.io/enforce"] != "baseline" || ns.Labels["team"] != "a" {
+			// The tenant's labels are there under the syncer's keys only (team=a as
+			// ns.tenancy.vcsyncer.io/team=a), never as keys the super cluster acts on.
+			team, _ := conversion.SuperNamespaceLabelKey("team")
+			if ns.Labels["pod-security.kubernetes.io/enforce"] != "baseline" || ns.Labels[team] != "a" || ns.Labels["team"] != "" {
 				return itest.Errorf("labels %v", ns.Labels)
 			}
 			if _, ok := ns.Annotations["scheduler.alpha.kubernetes.io/node-selector"]; ok {
@@ -352,7 +355,8 @@ func TestSyncer(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			if ns.Labels["team"] != "b" || ns.Labels["pod-security.kubernetes.io/enforce"] != "restricted" {
+			team, _ := conversion.SuperNamespaceLabelKey("team")
+			if ns.Labels[team] != "b" || ns.Labels["pod-security.kubernetes.io/enforce"] != "restricted" {
 				return itest.Errorf("labels %v", ns.Labels)
 			}
 			return nil
