@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -112,6 +113,15 @@ func (rw *realWorld) checkClaims(r *report, v *tenantView) {
 			rw.observe(path, "ephemeral claim %s/%s of the refused Pod %s stays Pending without a super claim", tc.Namespace, tc.Name, ref.Name)
 			continue
 		}
+		if rule, ok := refusedClaim(tc.Namespace, tc.Name); ok {
+			if sc != nil || tc.Status.Phase != corev1.ClaimPending {
+				r.add(reqClaims, "%s must be refused by the tenant policy (%s: %s), but it has a super copy (%v) and phase %s",
+					id, rule.Rule, rule.Why, sc != nil, tc.Status.Phase)
+				continue
+			}
+			rw.observe(path, "claim %s/%s refused by the tenant policy (%s); Pending without a super copy", tc.Namespace, tc.Name, rule.Rule)
+			continue
+		}
 		if why, ok := unservedClaims[path]; ok {
 			if sc != nil || tc.Status.Phase != corev1.ClaimPending {
 				r.add(reqClaims, "%s must not be served (%s), but it has a super copy (%v) and phase %s", id, why, sc != nil, tc.Status.Phase)
@@ -143,4 +153,14 @@ func (rw *realWorld) checkClaims(r *report, v *tenantView) {
 			rw.observe(path, "claim %s/%s Bound to tenant PV %s (super PV %s)", tc.Namespace, tc.Name, pv.Name, sc.Spec.VolumeName)
 		}
 	}
+}
+
+// refusedClaim returns the refusedClaims entry that tenant claim ns/name falls under.
+func refusedClaim(ns, name string) (policyRule, bool) {
+	for prefix, rule := range refusedClaims {
+		if strings.HasPrefix(ns+"/"+name, prefix) {
+			return rule, true
+		}
+	}
+	return policyRule{}, false
 }

@@ -35,7 +35,8 @@ const (
 // Immediate and reclaim policy Delete, served by Provisioner: "standard" (default, public),
 // the GKE names "standard-rwo" and "premium-rwo" (public) used by real-world manifests, and
 // "fast" (not public: the Cassandra example creates a tenant StorageClass of that name
-// itself, which a public copy would collide with; its claims still bind in the super cluster).
+// itself, which a public copy would collide with; the built-in tenant policy refuses claims
+// naming it, rule storageClass, unless a TenantPolicy's storage.allowedStorageClassNames lists it).
 var SuperStorageClasses = map[string]bool{ // name → public
 	DefaultStorageClass: true, "standard-rwo": true, "premium-rwo": true, "fast": false,
 }
