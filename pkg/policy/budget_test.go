@@ -144,4 +144,3 @@ func TestBudgetDenialMessage(t *testing.T) {
 		}
 	}
 }
-

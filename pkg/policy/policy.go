@@ -190,7 +190,7 @@ func Builtin() tenancyv1alpha1.TenantPolicySpec {
 				corev1.ResourceCPU: resource.MustParse("100m"), corev1.ResourceMemory: resource.MustParse("128Mi"),
 			},
 			// None: a LimitRange changes tenant Pods (LimitsPolicy.LimitRange).
-			LimitRange: []corev1.LimitRangeItem{},
+			LimitRange:     []corev1.LimitRangeItem{},
 			MaxObjectBytes: ptr(resource.MustParse("512Ki")),
 			MaxObjects:     ptr(int32(20000)),
 			MaxCachedBytes: ptr(resource.MustParse("32Mi")),
