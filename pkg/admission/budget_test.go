@@ -1,6 +1,7 @@
 package admission
 
 import (
+	"errors"
 	"sync"
 	"testing"
 	"time"
@@ -61,7 +62,7 @@ func TestBudgetCountsTenantWideAndParks(t *testing.T) {
 		t.Fatalf("Waiting = %d, want 1", n)
 	}
 	// Asking again (the Pod's own status write re-enqueues it) parks it once.
-	b.Reserve("t1", "ns2/d", "ns2/d", one, hard)
+	_, _, _ = b.Reserve("t1", "ns2/d", "ns2/d", one, hard)
 	if n := b.Waiting("t1"); n != 1 {
 		t.Fatalf("Waiting = %d after a second refusal, want 1", n)
 	}
@@ -99,11 +100,11 @@ func TestBudgetWakesOnlyWhatFits(t *testing.T) {
 	w := &wakes{}
 	b := NewBudget(BudgetOptions[string]{Wake: w.wake})
 	hard := res("requests.cpu", "4")
-	b.Reserve("t", "a", "a", res("requests.cpu", "3"), hard)
+	_, _, _ = b.Reserve("t", "a", "a", res("requests.cpu", "3"), hard)
 	b.Observe("t", "a", res("requests.cpu", "3"))
-	b.Reserve("t", "big", "big", res("requests.cpu", "4"), hard)
-	b.Reserve("t", "s1", "s1", res("requests.cpu", "2"), hard)
-	b.Reserve("t", "s2", "s2", res("requests.cpu", "2"), hard)
+	_, _, _ = b.Reserve("t", "big", "big", res("requests.cpu", "4"), hard)
+	_, _, _ = b.Reserve("t", "s1", "s1", res("requests.cpu", "2"), hard)
+	_, _, _ = b.Reserve("t", "s2", "s2", res("requests.cpu", "2"), hard)
 	if n := b.Waiting("t"); n != 3 {
 		t.Fatalf("Waiting = %d, want 3", n)
 	}
@@ -143,7 +144,7 @@ func TestBudgetNotSyncedAndExpiry(t *testing.T) {
 	now := time.Unix(1000, 0)
 	b := NewBudget(BudgetOptions[string]{Wake: func(string) {}, Synced: func() bool { return synced }, Now: func() time.Time { return now }})
 	hard := res("pods", "1")
-	if _, _, err := b.Reserve("t", "a", "a", res("pods", "1"), hard); err != ErrBudgetNotSynced {
+	if _, _, err := b.Reserve("t", "a", "a", res("pods", "1"), hard); !errors.Is(err, ErrBudgetNotSynced) {
 		t.Fatalf("Reserve before sync: err %v, want ErrBudgetNotSynced", err)
 	}
 	// The super cache, as a restarted syncer lists it, holds one Pod of the tenant.

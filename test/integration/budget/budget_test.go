@@ -82,7 +82,7 @@ func (s *suite) superPod(t *testing.T, ns, name string) *corev1.Pod {
 		if err != nil {
 			tp, terr := s.tc.Client.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
 			if terr == nil {
-				return fmt.Errorf("%v (tenant Pod conditions %+v)", err, tp.Status.Conditions)
+				return fmt.Errorf("%w (tenant Pod conditions %+v)", err, tp.Status.Conditions)
 			}
 			return err
 		}
