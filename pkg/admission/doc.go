@@ -7,6 +7,16 @@
 // created and not yet bound, shares that bound among tenants by weight, and adapts the bound to
 // the scheduler's create-to-bind latency, so that at low load nothing waits.
 //
+// Budget counts each tenant's use of its tenant-wide budget (limits.quota over all of its
+// namespaces): Pods' charges reserved before their super Pods are created and then observed
+// from the super Pod informer, and the Pods parked for room, woken (first come, first served,
+// those that fit) when a Pod of the tenant ends or is deleted:
+//
+//	b := admission.NewBudget(admission.BudgetOptions[Req]{Wake: requeue, Synced: handlerSynced})
+//	ok, over, err := b.Reserve(tenant, req, "ns/name", charge, hard) // !ok: parked, report over
+//	... create the Pod: b.Created(tenant, "ns/name"), or on failure b.Release(tenant, "ns/name")
+//	b.Observe(tenant, "ns/name", chargeOrNil)                    // from the super Pod informer
+//
 // # Usage
 //
 //	w := admission.New(admission.Options[Req]{Weight: weight, Wake: requeue})

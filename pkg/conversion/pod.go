@@ -7,7 +7,10 @@ import corev1 "k8s.io/api/core/v1"
 // (which the syncer reports, as it does not sync them), the readiness gates (whose
 // conditions the syncer copies from a tenant Pod into its super Pod), and the ServiceAccount
 // and projected serviceAccountToken sources (from which the syncer requests a new Pod's tenant
-// tokens while it reads the full spec). Informer transforms of both the tenant and the super
+// tokens while it reads the full spec), and what a Pod costs in its tenant's budget (each
+// container's requests and limits and an init container's restartPolicy, the pod-level
+// resources and the overhead: a few dozen bytes of the encoded spec), decided from the cache
+// before anything is asked of an apiserver. Informer transforms of both the tenant and the super
 // Pod caches use it (the VirtualCluster paper's 40 KB per Pod came mostly from two full copies
 // of every Pod); code that needs a full spec reads it from the apiserver.
 func TrimPodSpec(p *corev1.Pod) {
@@ -17,7 +20,8 @@ func TrimPodSpec(p *corev1.Pod) {
 		}
 		out := make([]corev1.Container, len(cs))
 		for i, c := range cs {
-			out[i] = corev1.Container{Name: c.Name, Image: c.Image}
+			out[i] = corev1.Container{Name: c.Name, Image: c.Image, RestartPolicy: c.RestartPolicy,
+				Resources: corev1.ResourceRequirements{Requests: c.Resources.Requests, Limits: c.Resources.Limits}}
 		}
 		return out
 	}
@@ -29,6 +33,8 @@ func TrimPodSpec(p *corev1.Pod) {
 		Containers:         trim(p.Spec.Containers),
 		InitContainers:     trim(p.Spec.InitContainers),
 		Volumes:            tokenVolumes(p.Spec.Volumes),
+		Resources:          p.Spec.Resources,
+		Overhead:           p.Spec.Overhead,
 	}
 	if len(ephemeral) > 0 {
 		p.Spec.EphemeralContainers = make([]corev1.EphemeralContainer, len(ephemeral))

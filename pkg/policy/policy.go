@@ -184,15 +184,13 @@ func Builtin() tenancyv1alpha1.TenantPolicySpec {
 				corev1.ResourceSecrets:                resource.MustParse("2000"),
 				corev1.ResourceConfigMaps:             resource.MustParse("2000"),
 			},
-			LimitRange: []corev1.LimitRangeItem{{
-				Type: corev1.LimitTypeContainer,
-				DefaultRequest: corev1.ResourceList{
-					corev1.ResourceCPU: resource.MustParse("100m"), corev1.ResourceMemory: resource.MustParse("128Mi"),
-				},
-				Default: corev1.ResourceList{
-					corev1.ResourceCPU: resource.MustParse("1"), corev1.ResourceMemory: resource.MustParse("1Gi"),
-				},
-			}},
+			// Counted in the budget for containers that request nothing, never written into
+			// them (the values a super-cluster LimitRange used to write as defaults).
+			DefaultCharge: corev1.ResourceList{
+				corev1.ResourceCPU: resource.MustParse("100m"), corev1.ResourceMemory: resource.MustParse("128Mi"),
+			},
+			// None: a LimitRange changes tenant Pods (LimitsPolicy.LimitRange).
+			LimitRange:     []corev1.LimitRangeItem{},
 			MaxObjectBytes: ptr(resource.MustParse("512Ki")),
 			MaxObjects:     ptr(int32(20000)),
 			MaxCachedBytes: ptr(resource.MustParse("32Mi")),

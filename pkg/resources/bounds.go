@@ -18,8 +18,9 @@ import (
 )
 
 // The bounds the syncer keeps in every super namespace it creates: a ResourceQuota whose
-// spec.hard is the tenant policy's limits.quota, and a LimitRange whose spec.limits is its
-// limits.limitRange. Both carry the ownership stamps of the super namespace (the tenant
+// spec.hard is the backstop part of the tenant policy's limits.quota (DesiredQuota), and,
+// only when a provider sets one (not recommended: it changes tenant Pods), a LimitRange whose
+// spec.limits is its limits.limitRange. Both carry the ownership stamps of the super namespace (the tenant
 // namespace's name and UID) and the managed-by label, so the super caches hold them.
 const (
 	QuotaName      = "vc-syncer-quota"
@@ -54,16 +55,27 @@ func boundsOwner(sns *corev1.Namespace) conversion.Owner {
 }
 
 // DesiredQuota returns the ResourceQuota QuotaName that super namespace sns of tenant c should
-// have (spec.hard: a copy of c's limits.quota), or nil when the policy sets no quota (an empty
-// limits.quota).
+// have, or nil when it would be empty. It is a backstop in the super cluster, not the tenant's
+// budget (which the syncer enforces over all of the tenant's namespaces together before a Pod
+// is created, pod.admitBudget): spec.hard holds only the keys of c's limits.quota that never
+// refuse a Pod the budget admitted and never require a field the tenant did not set
+// (policy.BackstopKey: object counts and claims' storage). A per-namespace count is never
+// above the tenant's count, so the budget's value is a safe bound for each namespace too.
+// requests.cpu, requests.memory, limits.* and other compute keys are left out: a
+// ResourceQuota with them refuses every Pod with a container that does not set them.
 func DesiredQuota(c *tenant.Cluster, sns *corev1.Namespace) *corev1.ResourceQuota {
-	hard := c.Policy().Limits().Quota
+	hard := corev1.ResourceList{}
+	for k, v := range c.Policy().Limits().Quota {
+		if policy.BackstopKey(k) {
+			hard[k] = v.DeepCopy()
+		}
+	}
 	if len(hard) == 0 {
 		return nil
 	}
 	rq := &corev1.ResourceQuota{
 		ObjectMeta: metav1.ObjectMeta{Name: QuotaName, Namespace: sns.Name},
-		Spec:       corev1.ResourceQuotaSpec{Hard: CopyResourceList(hard)},
+		Spec:       corev1.ResourceQuotaSpec{Hard: hard},
 	}
 	conversion.Stamp(&rq.ObjectMeta, boundsOwner(sns))
 	return rq

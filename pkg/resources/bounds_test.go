@@ -60,6 +60,30 @@ func newBoundsFixture(t *testing.T, objs ...runtime.Object) *boundsFixture {
 	return &boundsFixture{c: c, env: env, super: superCS, tenant: tenantCS, superNS: resources.SuperNamespace(c, "app")}
 }
 
+// limitRangeSpec is a LimitRange a provider may still set in limits.limitRange (none is built
+// in: it changes tenant Pods).
+var limitRangeSpec = []corev1.LimitRangeItem{{Type: corev1.LimitTypeContainer,
+	DefaultRequest: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m")},
+	Default:        corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}}}
+
+// withLimitRange gives the fixture's tenant the built-in policy plus limitRangeSpec.
+func (f *boundsFixture) withLimitRange() *boundsFixture {
+	f.c.SetPolicy(policy.Resolve(nil, &tenancyv1alpha1.TenantPolicySpec{Limits: &tenancyv1alpha1.LimitsPolicy{LimitRange: limitRangeSpec}}))
+	return f
+}
+
+// backstopQuota is the super ResourceQuota's spec.hard under the built-in policy: the keys of
+// limits.quota that are object counts or claims' storage.
+func backstopQuota() corev1.ResourceList {
+	out := corev1.ResourceList{}
+	for k, v := range policy.Default().Limits().Quota {
+		if policy.BackstopKey(k) {
+			out[k] = v
+		}
+	}
+	return out
+}
+
 func add(t *testing.T, idx interface{ Add(any) error }, obj any) {
 	t.Helper()
 	if err := idx.Add(obj); err != nil {
@@ -111,7 +135,7 @@ func (f *boundsFixture) syncCaches(t *testing.T, computed bool) {
 // the quota admission enforces only what status.hard names.
 func TestEnsureSuperNamespaceCreatesBoundsBeforeAnythingElse(t *testing.T) {
 	ctx := context.Background()
-	f := newBoundsFixture(t)
+	f := newBoundsFixture(t).withLimitRange()
 	_, err := resources.EnsureSuperNamespace(ctx, f.env, f.c, "app")
 	if err == nil {
 		t.Fatal("EnsureSuperNamespace succeeded before the quota was computed: a Pod created now escapes it")
@@ -123,8 +147,11 @@ func TestEnsureSuperNamespaceCreatesBoundsBeforeAnythingElse(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !equality.Semantic.DeepEqual(rq.Spec.Hard, policy.Default().Limits().Quota) {
-		t.Errorf("quota spec.hard = %v, want the policy's %v", rq.Spec.Hard, policy.Default().Limits().Quota)
+	if !equality.Semantic.DeepEqual(rq.Spec.Hard, backstopQuota()) {
+		t.Errorf("quota spec.hard = %v, want the policy's object counts and storage %v", rq.Spec.Hard, backstopQuota())
+	}
+	if _, ok := rq.Spec.Hard[corev1.ResourceRequestsCPU]; ok {
+		t.Errorf("quota spec.hard has requests.cpu: every container would have to request cpu")
 	}
 	if o, ok := conversion.OwnerOf(rq); !ok || o.TenantUID != f.c.UID || o.Namespace != "app" || o.UID != "tns-uid" {
 		t.Errorf("quota ownership = %+v, %v; want the tenant namespace's stamps", o, ok)
@@ -133,7 +160,7 @@ func TestEnsureSuperNamespaceCreatesBoundsBeforeAnythingElse(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !equality.Semantic.DeepEqual(lr.Spec.Limits, policy.Default().Limits().LimitRange) {
+	if !equality.Semantic.DeepEqual(lr.Spec.Limits, limitRangeSpec) {
 		t.Errorf("limit range = %v, want the policy's", lr.Spec.Limits)
 	}
 	if !conversion.OwnedByTenant(lr, f.c.UID) {
@@ -188,7 +215,7 @@ func TestEnsureBoundsRepairs(t *testing.T) {
 		return ns
 	}
 	setup := func(t *testing.T) *boundsFixture {
-		f := newBoundsFixture(t)
+		f := newBoundsFixture(t).withLimitRange()
 		_, _ = resources.EnsureSuperNamespace(ctx, f.env, f.c, "app")
 		f.syncCaches(t, true)
 		f.super.ClearActions()
@@ -212,7 +239,7 @@ func TestEnsureBoundsRepairs(t *testing.T) {
 			t.Errorf("EnsureBounds after reset = %v, want ErrBoundsPending (status is the edited one's)", err)
 		}
 		live, _ := f.super.CoreV1().ResourceQuotas(f.superNS).Get(ctx, "vc-syncer-quota", metav1.GetOptions{})
-		if !equality.Semantic.DeepEqual(live.Spec.Hard, policy.Default().Limits().Quota) {
+		if !equality.Semantic.DeepEqual(live.Spec.Hard, backstopQuota()) {
 			t.Errorf("quota not reset: %v", live.Spec.Hard)
 		}
 	})
@@ -320,12 +347,14 @@ func TestLimitRangeDefaultingIsNotADifference(t *testing.T) {
 // The desired objects are copies: changing them never changes the shared policy.
 func TestDesiredBoundsDoNotAliasThePolicy(t *testing.T) {
 	c := &tenant.Cluster{Name: "t1", UID: "uid-t1"}
+	lrPolicy := policy.Resolve(nil, &tenancyv1alpha1.TenantPolicySpec{Limits: &tenancyv1alpha1.LimitsPolicy{LimitRange: limitRangeSpec}})
+	c.SetPolicy(lrPolicy)
 	sns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "t1-abc-app"}}
 	conversion.Stamp(&sns.ObjectMeta, conversion.Owner{Tenant: "t1", TenantUID: "uid-t1", Namespace: "app", Name: "app", UID: "u"})
 	rq, lr := resources.DesiredQuota(c, sns), resources.DesiredLimitRange(c, sns)
 	rq.Spec.Hard[corev1.ResourcePods] = resource.MustParse("1")
 	lr.Spec.Limits[0].Default[corev1.ResourceCPU] = resource.MustParse("99")
-	if policy.Default().Limits().Quota.Pods().Value() != 1000 || policy.Default().Limits().LimitRange[0].Default.Cpu().Value() != 1 {
+	if lrPolicy.Limits().Quota.Pods().Value() != 1000 || lrPolicy.Limits().LimitRange[0].Default.Cpu().Value() != 1 {
 		t.Error("modifying a desired bound modified the policy")
 	}
 }

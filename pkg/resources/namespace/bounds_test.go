@@ -5,14 +5,27 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/tools/record"
 
+	tenancyv1alpha1 "github.com/vcsyncer/syncer/pkg/apis/tenancy/v1alpha1"
+	"github.com/vcsyncer/syncer/pkg/policy"
 	"github.com/vcsyncer/syncer/pkg/resources"
 	"github.com/vcsyncer/syncer/pkg/tenant"
 )
+
+// withLimitRange gives c the built-in policy plus a LimitRange (none is built in: it changes
+// tenant Pods; a provider may still set one).
+func withLimitRange(c *tenant.Cluster) *tenant.Cluster {
+	c.SetPolicy(policy.Resolve(nil, &tenancyv1alpha1.TenantPolicySpec{Limits: &tenancyv1alpha1.LimitsPolicy{
+		LimitRange: []corev1.LimitRangeItem{{Type: corev1.LimitTypeContainer,
+			Default:        corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")},
+			DefaultRequest: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m")}}}}}))
+	return c
+}
 
 // The namespace reconcile (run for every namespace on a policy change, and on the bounds'
 // own super events) recreates a ResourceQuota or LimitRange deleted in the super cluster.
@@ -22,6 +35,7 @@ func TestDownwardRepairsBounds(t *testing.T) {
 	tenantCS := fake.NewClientset(tns)
 	c := &tenant.Cluster{Name: "t", UID: "u", Client: tenantCS, Informers: informers.NewSharedInformerFactory(tenantCS, 0),
 		Recorder: record.NewFakeRecorder(10)}
+	withLimitRange(c)
 	if err := c.Informers.Core().V1().Namespaces().Informer().GetIndexer().Add(tns); err != nil {
 		t.Fatal(err)
 	}

@@ -14,7 +14,7 @@ import (
 )
 
 func TestCheck(t *testing.T) {
-	c := &tenant.Cluster{Name: "t", UID: "u"}
+	c := withLimitRange(&tenant.Cluster{Name: "t", UID: "u"})
 	now := metav1.Now()
 	var env *resources.Env
 	build := func() (*corev1.Namespace, *corev1.Namespace) {

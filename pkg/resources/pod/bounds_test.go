@@ -60,8 +60,9 @@ func (f *podBounds) syncCaches(t *testing.T, podsUsed string) {
 		t.Fatal(err)
 	}
 	mustAdd(t, f.env.SuperInformers.Core().V1().Namespaces().Informer().GetIndexer(), ns)
-	lr, _ := f.super.CoreV1().LimitRanges(f.superNS).Get(ctx, resources.LimitRangeName, metav1.GetOptions{})
-	mustAdd(t, f.env.SuperInformers.Core().V1().LimitRanges().Informer().GetIndexer(), lr)
+	if lr, err := f.super.CoreV1().LimitRanges(f.superNS).Get(ctx, resources.LimitRangeName, metav1.GetOptions{}); err == nil {
+		mustAdd(t, f.env.SuperInformers.Core().V1().LimitRanges().Informer().GetIndexer(), lr)
+	}
 	rq, _ := f.super.CoreV1().ResourceQuotas(f.superNS).Get(ctx, resources.QuotaName, metav1.GetOptions{})
 	rq.Status.Hard, rq.Status.Used = resources.CopyResourceList(rq.Spec.Hard), corev1.ResourceList{}
 	for k := range rq.Spec.Hard {
@@ -82,16 +83,16 @@ func (f *podBounds) superCreates() []string {
 }
 
 // A tenant Pod in a new namespace reaches the super cluster only after the namespace's
-// LimitRange and ResourceQuota exist and the quota is computed: a Pod created before the
-// LimitRange escapes its defaults, one created before the quota is in force escapes the quota.
+// ResourceQuota (the backstop) exists and is computed: one created before the quota is in
+// force escapes it. No LimitRange is created by default (it would change the tenant's Pods).
 func TestPodIsCreatedAfterTheBounds(t *testing.T) {
 	ctx := context.Background()
 	f := newPodBounds(t)
 	if err := reconcileDownward(ctx, f.env, f.c, "app", "web"); err == nil {
 		t.Fatal("reconcile succeeded before the quota was in force")
 	}
-	if got := strings.Join(f.superCreates(), ","); got != "namespaces,limitranges,resourcequotas" {
-		t.Fatalf("super creates = %s, want namespaces,limitranges,resourcequotas (and no Pod yet)", got)
+	if got := strings.Join(f.superCreates(), ","); got != "namespaces,resourcequotas" {
+		t.Fatalf("super creates = %s, want namespaces,resourcequotas (and no Pod yet)", got)
 	}
 	f.syncCaches(t, "0")
 	if err := reconcileDownward(ctx, f.env, f.c, "app", "web"); err != nil {

@@ -218,8 +218,8 @@ func rewriteFieldRefs(spec *corev1.PodSpec) {
 	})
 }
 
-// desiredMeta returns the metadata of the super Pod of tenant Pod t: resources.DesiredMeta and
-// AnnotationSyncedImages. existing may be nil.
+// desiredMeta returns the metadata of the super Pod of tenant Pod t: resources.DesiredMeta,
+// AnnotationSyncedImages and existing's policy.AnnotationCharge. existing may be nil.
 func desiredMeta(c *tenant.Cluster, t *corev1.Pod, superNS string, existing *corev1.Pod) metav1.ObjectMeta {
 	var ex metav1.Object
 	if existing != nil {
@@ -227,6 +227,13 @@ func desiredMeta(c *tenant.Cluster, t *corev1.Pod, superNS string, existing *cor
 	}
 	meta := resources.DesiredMeta(c, t, superNS, ex)
 	meta.Annotations[AnnotationSyncedImages] = imagesHash(t)
+	if existing != nil {
+		// The charge taken in the tenant's budget when the super Pod was created stays as
+		// it was: it is what is released when the Pod ends.
+		if v, ok := existing.Annotations[policy.AnnotationCharge]; ok {
+			meta.Annotations[policy.AnnotationCharge] = v
+		}
+	}
 	return meta
 }
 

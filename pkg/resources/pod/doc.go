@@ -77,13 +77,26 @@
 // as in a cluster without a kubelet of that name, it is not synced, stays Pending, and gets a
 // Warning Event with reason NodeNotFound. A tenant cannot pick arbitrary super Nodes.
 //
+// The super Pod's container and pod-level requests and limits, and so its QoS class, are the
+// tenant's: the syncer keeps no LimitRange by default. The tenant's budget (limits.quota over
+// all of its namespaces together) is decided first, from the syncer's counts and the cached
+// Pod (whose resources the cache keeps), before anything is asked of an apiserver for the Pod
+// (budget.go): a Pod that fits reserves its charge (policy.PodCharge: its requests and limits,
+// with limits.defaultCharge for containers that request nothing, counted and never written
+// into the Pod) and the super Pod records it (annotation tenancy.vcsyncer.io/budget-charge),
+// so the use is counted from the super Pod informer, across restarts too. A Pod without room
+// waits: PodScheduled=False with reason PolicyDenied and a message naming the budget, its use
+// and the Pod's request, one Warning Event with the same reason and one count (rule
+// tenantQuota) per Pod version; it is parked, not retried (no TokenRequest, no super create),
+// and runs again when a Pod of the tenant ends or is deleted, or the policy changes.
+//
 // A Pod the super cluster refuses to create for a reason that does not change by itself (Pod
 // Security admission, a validating webhook or ValidatingAdmissionPolicy, a LimitRange, an
 // invalid object) stays Pending with PodScheduled=False, reason SuperClusterRejected and the
 // super apiserver's message (at most 1 KiB), and a SyncFailed Warning Event; that version of
 // the Pod is not sent again (neither a re-enqueue nor a remediation scan) until the Pod or the
-// policy changes. A Pod the super namespace's ResourceQuota has no room for gets reason
-// QuotaExceeded (and is retried with backoff), one naming a PriorityClass that is not public
+// policy changes. A Pod the super namespace's ResourceQuota (the backstop of object counts)
+// has no room for gets reason QuotaExceeded (and is retried with backoff), one naming a PriorityClass that is not public
 // PriorityClassNotPublic. Once the Pod is created, the upward copy replaces the condition
 // with the super scheduler's.
 //

@@ -82,6 +82,7 @@ func reconcileDownward(ctx context.Context, env *resources.Env, c *tenant.Cluste
 	case !tFound:
 		resources.QuotaAdmitted(c, resources.KindPod, ns, name)
 		resources.Gone(c, resources.KindPod, ns, name)
+		leaveBudget(env, c, superNS, name)
 		if sFound && s.DeletionTimestamp.IsZero() {
 			// Deleting a running super Pod cannot be undone: confirm with the apiserver that
 			// the tenant Pod is gone (the tenant cache can lag, e.g. right after a resume from
@@ -139,6 +140,14 @@ func reconcileDownward(ctx context.Context, env *resources.Env, c *tenant.Cluste
 				"spec.nodeName %q is preset and is not one of this tenant's virtual Nodes; the Pod will not run", t.Spec.NodeName)
 			return nil
 		}
+		// The tenant's budget (limits.quota over all of its namespaces), from the syncer's
+		// counts, before any apiserver is asked anything: a Pod without room waits, parked
+		// until room appears, at no cost to either apiserver (budget.go).
+		budget, wait, err := admitBudget(ctx, env, c, t, superNS)
+		if err != nil || wait {
+			return err
+		}
+		defer budget.done()
 		// The quota's Pod count, from the super cache, before any apiserver is asked (a Pod the
 		// quota has no room for is retried with backoff; each retry stays this cheap). Checked
 		// again below once the namespace and its quota surely exist.
@@ -188,6 +197,9 @@ func reconcileDownward(ctx context.Context, env *resources.Env, c *tenant.Cluste
 			// Bound in the tenant after the cached copy was read (a Binding the tenant posted):
 			// the preset-node check above ran on the cached copy, so wait for the cache.
 			return fmt.Errorf("tenant Pod %s/%s: spec.nodeName changed to %q since it was cached; will retry", ns, name, full.Spec.NodeName)
+		}
+		if wait, err := budget.recheck(ctx, full); err != nil || wait {
+			return err
 		}
 		// The policy decides before anything is written for the Pod (its super namespace,
 		// tokens, the super Pod).
@@ -271,9 +283,13 @@ func reconcileDownward(ctx context.Context, env *resources.Env, c *tenant.Cluste
 			}
 			maps.Copy(want.Annotations, ann)
 		}
+		budget.annotate(want)
 		_, err = superPods.Create(ctx, want, metav1.CreateOptions{FieldManager: reconcile.FieldManager})
 		// The slot stays taken by the new Pod until it is bound.
 		holdSlot = err == nil
+		if err == nil {
+			budget.createdSuper()
+		}
 		if holdSlot && env.PodAdmission != nil && want.Spec.NodeName == "" {
 			env.PodAdmission.Created(superNS, name)
 		}

@@ -388,10 +388,12 @@ func (s *suite) attackManyNodePorts(t *testing.T) {
 }
 
 // checkQuotaAndLimits: every super namespace the syncer creates has a ResourceQuota (pods,
-// node ports, load balancers, storage) and a LimitRange.
+// node ports, load balancers, storage) as a backstop of the tenant-wide budget, with no compute
+// key that would make every container set requests or limits, and no LimitRange of the
+// syncer's (it would change the tenant's Pods).
 func (s *suite) checkQuotaAndLimits(t *testing.T) {
 	for _, ns := range []string{s.aSuperNS, s.bSuperNS} {
-		itest.Eventually(t, maxWait, "ResourceQuota and LimitRange in "+ns, func(ctx context.Context) error {
+		itest.Eventually(t, maxWait, "ResourceQuota and no LimitRange in "+ns, func(ctx context.Context) error {
 			rq, err := s.super.CoreV1().ResourceQuotas(ns).List(ctx, metav1.ListOptions{})
 			if err != nil {
 				return err
@@ -400,8 +402,18 @@ func (s *suite) checkQuotaAndLimits(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			if len(rq.Items) == 0 || len(lr.Items) == 0 {
-				return itest.Errorf("%d ResourceQuotas, %d LimitRanges: a tenant's use of the super cluster is unbounded", len(rq.Items), len(lr.Items))
+			if len(rq.Items) == 0 {
+				return itest.Errorf("no ResourceQuota: a tenant's object counts in the super cluster are unbounded")
+			}
+			if len(lr.Items) != 0 {
+				return itest.Errorf("%d LimitRanges (%s): they change the tenant's Pods", len(lr.Items), lr.Items[0].Name)
+			}
+			for _, q := range rq.Items {
+				for _, k := range []corev1.ResourceName{corev1.ResourceRequestsCPU, corev1.ResourceRequestsMemory, corev1.ResourceLimitsCPU, corev1.ResourceLimitsMemory} {
+					if _, ok := q.Spec.Hard[k]; ok {
+						return itest.Errorf("ResourceQuota %s has %s: every container would have to set it", q.Name, k)
+					}
+				}
 			}
 			hard := corev1.ResourceList{}
 			for _, q := range rq.Items {

@@ -26,20 +26,51 @@ type StoragePolicy struct {
 
 // LimitsPolicy bounds what one tenant puts into the super cluster.
 type LimitsPolicy struct {
-	// Quota is the spec.hard of the ResourceQuota the syncer keeps in every super namespace of
-	// the tenant (name vc-syncer-quota). Built-in default: pods 1000, requests.cpu 64,
-	// requests.memory 256Gi, limits.cpu 128, limits.memory 512Gi, services 200,
-	// services.nodeports 0, services.loadbalancers 0, persistentvolumeclaims 200,
-	// requests.storage 10Ti, secrets 2000, configmaps 2000. An empty map: no ResourceQuota (the
-	// syncer deletes its own). Nothing is created in a super namespace until the super
-	// cluster's quota controller has computed the quota's status; objects it has no room for are
-	// refused (rule quota) and retried with backoff.
+	// Quota is the tenant's budget in the super cluster, counted over all of its namespaces
+	// together (not per namespace) and enforced by the syncer before anything is asked of an
+	// apiserver for a new Pod (no TokenRequest, no super write). Pod keys are counted from the
+	// super Pods' own requests and limits, which are the tenant's (the syncer adds none):
+	// pods and count/pods count non-terminal Pods; requests.cpu and requests.memory (and the
+	// bare cpu and memory) count requests, a container that requests nothing of cpu or memory
+	// being charged DefaultCharge for it (counted, never written into the Pod); limits.cpu and
+	// limits.memory count a container's limit, or its request (or charge) when it sets no
+	// limit; requests.ephemeral-storage (ephemeral-storage), limits.ephemeral-storage,
+	// requests.<extended resource> and hugepages count as Kubernetes' quota counts them (the
+	// larger of the regular containers' sum and each init container, sidecars added,
+	// pod-level resources where set). A Pod the budget has no room for waits (condition
+	// PodScheduled=False with reason PolicyDenied, one Warning Event, rule tenantQuota) and is
+	// synced as soon as room appears: a Pod of the tenant ends or is deleted, or the policy
+	// changes. A RuntimeClass overhead the super cluster adds is not counted.
+	//
+	// The syncer also keeps a ResourceQuota (name vc-syncer-quota) in every super namespace of
+	// the tenant as a backstop, with only the keys of this map that never refuse a Pod the
+	// budget admitted and never require a field the tenant did not set: object counts (pods,
+	// services, services.nodeports, services.loadbalancers, persistentvolumeclaims, secrets,
+	// configmaps, count/*) and claims' storage (requests.storage, per StorageClass). Not
+	// requests.cpu, requests.memory or limits.*: a ResourceQuota with those refuses every Pod
+	// with a container that does not set them. Keys other than Pods' are counted per super
+	// namespace by that ResourceQuota (objects it has no room for are refused, rule quota, and
+	// retried with backoff).
+	//
+	// Built-in default: pods 1000, requests.cpu 64, requests.memory 256Gi, limits.cpu 128,
+	// limits.memory 512Gi, services 200, services.nodeports 0, services.loadbalancers 0,
+	// persistentvolumeclaims 200, requests.storage 10Ti, secrets 2000, configmaps 2000. An
+	// empty map: no budget and no ResourceQuota (the syncer deletes its own).
 	// +optional
 	Quota corev1.ResourceList `json:"quota,omitempty"`
-	// LimitRange is the spec.limits of the LimitRange the syncer keeps in every super
-	// namespace of the tenant (name vc-syncer-limits). Built-in default: containers get
-	// requests cpu 100m, memory 128Mi and limits cpu 1, memory 1Gi when they set none. An
-	// empty list: no LimitRange (the syncer deletes its own).
+	// DefaultCharge is what a container that requests nothing of a resource (and sets no limit
+	// of it) is charged for it in the tenant's budget (Quota), per container: it is counted,
+	// never written into the Pod, whose QoS class stays the tenant's. Built-in default: cpu
+	// 100m, memory 128Mi.
+	// +optional
+	DefaultCharge corev1.ResourceList `json:"defaultCharge,omitempty"`
+	// LimitRange is the spec.limits of a LimitRange the syncer keeps in every super namespace
+	// of the tenant (name vc-syncer-limits). It changes tenant Pods (the super apiserver adds
+	// its defaults to the super Pods, which then differ from the tenant's: other limits, QoS
+	// class, OOM-kill point, and Pods the tenant's cluster admits refused); not recommended:
+	// the budget (Quota, DefaultCharge) bounds the tenant without changing its Pods. The
+	// tenant's own LimitRanges, in its own control plane, work as on any cluster. Built-in
+	// default: none (the syncer deletes its own).
 	// +optional
 	LimitRange []corev1.LimitRangeItem `json:"limitRange,omitempty"`
 	// MaxObjectBytes caps the size of one Secret or ConfigMap of the tenant, counted over the

@@ -40,6 +40,13 @@ func (in *LimitsPolicy) DeepCopyInto(out *LimitsPolicy) {
 			(*out)[key] = val.DeepCopy()
 		}
 	}
+	if in.DefaultCharge != nil {
+		in, out := &in.DefaultCharge, &out.DefaultCharge
+		*out = make(v1.ResourceList, len(*in))
+		for key, val := range *in {
+			(*out)[key] = val.DeepCopy()
+		}
+	}
 	if in.LimitRange != nil {
 		in, out := &in.LimitRange, &out.LimitRange
 		*out = make([]v1.LimitRangeItem, len(*in))

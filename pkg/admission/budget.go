@@ -1,0 +1,344 @@
+package admission
+
+import (
+	"errors"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+)
+
+// ErrBudgetNotSynced is returned by Budget.Reserve until the super Pods that existed when the
+// syncer started have all been observed: before that, the tenants' use is not known.
+var ErrBudgetNotSynced = errors.New("the tenants' budgets are not counted yet (super Pod cache not observed)")
+
+// DefaultReservationTTL is how long a reservation whose super Pod was created is kept while
+// the super Pod informer has not delivered that Pod (Budget.Observe replaces it then).
+const DefaultReservationTTL = 2 * time.Minute
+
+// BudgetOptions configures a Budget.
+type BudgetOptions[T comparable] struct {
+	// Wake runs a parked item again (a Pod that waited for room, now likely to fit). Required.
+	Wake func(T)
+	// Synced reports whether every super Pod present at start has been observed; nil: always.
+	Synced func() bool
+	// Now is the clock; nil: time.Now.
+	Now func() time.Time
+	// ReservationTTL defaults to DefaultReservationTTL.
+	ReservationTTL time.Duration
+}
+
+// Exceeded is one key of a budget that a charge does not fit under.
+type Exceeded struct {
+	Name                  corev1.ResourceName
+	Requested, Used, Hard resource.Quantity
+}
+
+// Budget counts each tenant's use of a tenant-wide budget (a ResourceList of hard limits
+// over all of the tenant's Pods, whatever their namespace) and parks the items that do not fit
+// until room appears.
+//
+// A Pod's charge is counted from the moment it is reserved (Reserve, before its super Pod is
+// created) and, once the super Pod informer delivers the super Pod, from the informer
+// (Observe: the charge recorded on the Pod itself), until the Pod ends or is deleted
+// (Observe with a nil charge). A reservation whose create failed is returned (Release). So
+// two workers admitting two Pods of one tenant at once cannot both take the last room, and a
+// restarted syncer counts the same as before from its super cache alone.
+//
+// It is safe for concurrent use.
+type Budget[T comparable] struct {
+	o       BudgetOptions[T]
+	mu      sync.Mutex
+	tenants map[string]*budgetTenant[T]
+}
+
+type budgetEntry struct {
+	charge   corev1.ResourceList
+	reserved bool      // a reservation, not (yet) an observed super Pod
+	created  time.Time // for a reservation: when its super Pod was created (zero: not yet)
+}
+
+type budgetWaiter[T comparable] struct {
+	item T
+	key  string
+	need corev1.ResourceList
+}
+
+type budgetTenant[T comparable] struct {
+	used    corev1.ResourceList
+	pods    map[string]*budgetEntry
+	waiting []budgetWaiter[T] // first come, first woken
+	hard    corev1.ResourceList
+}
+
+// NewBudget returns an empty Budget.
+func NewBudget[T comparable](o BudgetOptions[T]) *Budget[T] {
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.ReservationTTL <= 0 {
+		o.ReservationTTL = DefaultReservationTTL
+	}
+	return &Budget[T]{o: o, tenants: map[string]*budgetTenant[T]{}}
+}
+
+func (b *Budget[T]) tenantLocked(tenant string) *budgetTenant[T] {
+	ts := b.tenants[tenant]
+	if ts == nil {
+		ts = &budgetTenant[T]{used: corev1.ResourceList{}, pods: map[string]*budgetEntry{}}
+		b.tenants[tenant] = ts
+	}
+	return ts
+}
+
+// Reserve takes charge need for key (the super Pod's namespace/name) in tenant's budget hard
+// when it fits, and reports ok. A key counted already (reserved or observed) has its charge
+// replaced. When need does not fit, item is parked (once per key) and woken by Wake when room
+// appears, and over says which keys of hard it would exceed; the caller returns without a
+// retry. Only the keys that need takes more than zero of are checked (a use over a lowered
+// hard does not refuse a Pod that takes none of it). It returns ErrBudgetNotSynced before
+// the super cache has been observed.
+func (b *Budget[T]) Reserve(tenant string, item T, key string, need, hard corev1.ResourceList) (ok bool, over []Exceeded, err error) {
+	if b.o.Synced != nil && !b.o.Synced() {
+		return false, nil, ErrBudgetNotSynced
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	ts := b.tenantLocked(tenant)
+	ts.hard = hard
+	b.expireLocked(ts)
+	old := ts.pods[key]
+	for name, h := range hard {
+		n, ok := need[name]
+		if !ok || n.Sign() <= 0 {
+			continue
+		}
+		used := ts.used[name].DeepCopy()
+		if old != nil {
+			used.Sub(old.charge[name])
+		}
+		total := used.DeepCopy()
+		total.Add(n)
+		if total.Cmp(h) > 0 {
+			over = append(over, Exceeded{Name: name, Requested: n.DeepCopy(), Used: used, Hard: h.DeepCopy()})
+		}
+	}
+	if len(over) > 0 {
+		ts.parkLocked(budgetWaiter[T]{item: item, key: key, need: need})
+		return false, over, nil
+	}
+	ts.setLocked(key, &budgetEntry{charge: need, reserved: true})
+	ts.unparkLocked(key)
+	return true, nil, nil
+}
+
+// Created records that the super Pod of a reservation was created: the reservation is kept
+// until Observe replaces it, or for the ReservationTTL.
+func (b *Budget[T]) Created(tenant, key string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if ts := b.tenants[tenant]; ts != nil {
+		if e := ts.pods[key]; e != nil && e.reserved {
+			e.created = b.o.Now()
+		}
+	}
+}
+
+// Leave forgets key's place in line (its Pod is gone or no longer waits).
+func (b *Budget[T]) Leave(tenant, key string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if ts := b.tenants[tenant]; ts != nil {
+		ts.unparkLocked(key)
+	}
+}
+
+// Release returns the reservation of key (its super Pod was not created); an observed super
+// Pod's charge is not touched, nor key's place in line.
+func (b *Budget[T]) Release(tenant, key string) {
+	b.mu.Lock()
+	ts := b.tenants[tenant]
+	var wake []T
+	if ts != nil {
+		if e := ts.pods[key]; e != nil && e.reserved {
+			ts.setLocked(key, nil)
+			wake = ts.wakeLocked()
+		}
+	}
+	b.mu.Unlock()
+	b.wakeAll(wake)
+}
+
+// Observe records super Pod key of tenant as the super Pod informer has it: charge is what
+// the Pod is counted (nil for a Pod that ended, or was deleted, which counts nothing). It
+// replaces a reservation of the same key. A nil charge does not remove a reservation whose
+// create has not been reported (Created): that is a newer Pod at the same name, whose create
+// is under way. When the tenant's use goes
+// down, the parked items that now fit are woken, first come first.
+func (b *Budget[T]) Observe(tenant, key string, charge corev1.ResourceList) {
+	b.mu.Lock()
+	ts := b.tenants[tenant]
+	if ts == nil && charge == nil {
+		b.mu.Unlock()
+		return
+	}
+	ts = b.tenantLocked(tenant)
+	var wake []T
+	e := ts.pods[key]
+	switch {
+	case charge == nil && (e == nil || e.reserved && e.created.IsZero()):
+	case charge == nil:
+		ts.setLocked(key, nil)
+		wake = ts.wakeLocked()
+	default:
+		lower := e != nil && lessOrEqual(charge, e.charge) && !equalLists(charge, e.charge)
+		ts.setLocked(key, &budgetEntry{charge: charge})
+		if lower {
+			wake = ts.wakeLocked()
+		}
+	}
+	b.mu.Unlock()
+	b.wakeAll(wake)
+}
+
+// Forget drops tenant's counts and parked items (the tenant was removed).
+func (b *Budget[T]) Forget(tenant string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	delete(b.tenants, tenant)
+}
+
+// Used returns a copy of tenant's counted use (reservations included).
+func (b *Budget[T]) Used(tenant string) corev1.ResourceList {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	out := corev1.ResourceList{}
+	if ts := b.tenants[tenant]; ts != nil {
+		for k, v := range ts.used {
+			if !v.IsZero() {
+				out[k] = v.DeepCopy()
+			}
+		}
+	}
+	return out
+}
+
+// Waiting returns the number of tenant's parked items.
+func (b *Budget[T]) Waiting(tenant string) int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if ts := b.tenants[tenant]; ts != nil {
+		return len(ts.waiting)
+	}
+	return 0
+}
+
+func (b *Budget[T]) wakeAll(items []T) {
+	for _, it := range items {
+		b.o.Wake(it)
+	}
+}
+
+// expireLocked drops reservations whose super Pod was created more than ReservationTTL ago and
+// never observed (the informer missed it, e.g. deleted at once).
+func (b *Budget[T]) expireLocked(ts *budgetTenant[T]) {
+	now := b.o.Now()
+	for key, e := range ts.pods {
+		if e.reserved && !e.created.IsZero() && now.Sub(e.created) > b.o.ReservationTTL {
+			ts.setLocked(key, nil)
+		}
+	}
+}
+
+// setLocked replaces key's entry (nil removes it), keeping used the sum of the entries.
+func (ts *budgetTenant[T]) setLocked(key string, e *budgetEntry) {
+	if old := ts.pods[key]; old != nil {
+		for k, v := range old.charge {
+			q := ts.used[k].DeepCopy()
+			q.Sub(v)
+			ts.used[k] = q
+		}
+		delete(ts.pods, key)
+	}
+	if e == nil {
+		return
+	}
+	ts.pods[key] = e
+	for k, v := range e.charge {
+		q := ts.used[k].DeepCopy()
+		q.Add(v)
+		ts.used[k] = q
+	}
+}
+
+func (ts *budgetTenant[T]) parkLocked(w budgetWaiter[T]) {
+	for i := range ts.waiting {
+		if ts.waiting[i].key == w.key {
+			ts.waiting[i] = w
+			return
+		}
+	}
+	ts.waiting = append(ts.waiting, w)
+}
+
+func (ts *budgetTenant[T]) unparkLocked(key string) {
+	for i := range ts.waiting {
+		if ts.waiting[i].key == key {
+			ts.waiting = append(ts.waiting[:i], ts.waiting[i+1:]...)
+			return
+		}
+	}
+}
+
+// wakeLocked removes from line and returns the parked items that fit in the room left under
+// the last hard seen, first come first, each taking its need of the room (they reserve it
+// themselves when they run; one that finds the room taken parks again).
+func (ts *budgetTenant[T]) wakeLocked() []T {
+	if len(ts.waiting) == 0 {
+		return nil
+	}
+	room := corev1.ResourceList{}
+	for k, h := range ts.hard {
+		r := h.DeepCopy()
+		r.Sub(ts.used[k])
+		room[k] = r
+	}
+	var out []T
+	kept := ts.waiting[:0]
+	for _, w := range ts.waiting {
+		fits := true
+		for k, r := range room {
+			if n, ok := w.need[k]; ok && n.Sign() > 0 && n.Cmp(r) > 0 {
+				fits = false
+				break
+			}
+		}
+		if !fits {
+			kept = append(kept, w)
+			continue
+		}
+		for k := range room {
+			r := room[k]
+			r.Sub(w.need[k])
+			room[k] = r
+		}
+		out = append(out, w.item)
+	}
+	ts.waiting = kept
+	return out
+}
+
+// lessOrEqual reports whether every quantity of a is at most b's (missing counts zero).
+func lessOrEqual(a, b corev1.ResourceList) bool {
+	for k, v := range a {
+		if v.Cmp(b[k]) > 0 {
+			return false
+		}
+	}
+	return true
+}
+
+func equalLists(a, b corev1.ResourceList) bool {
+	return lessOrEqual(a, b) && lessOrEqual(b, a)
+}

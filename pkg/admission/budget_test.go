@@ -1,0 +1,166 @@
+package admission
+
+import (
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+)
+
+func res(kv ...string) corev1.ResourceList {
+	out := corev1.ResourceList{}
+	for i := 0; i < len(kv); i += 2 {
+		out[corev1.ResourceName(kv[i])] = resource.MustParse(kv[i+1])
+	}
+	return out
+}
+
+type wakes struct {
+	mu sync.Mutex
+	l  []string
+}
+
+func (w *wakes) wake(s string) { w.mu.Lock(); w.l = append(w.l, s); w.mu.Unlock() }
+func (w *wakes) take() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := w.l
+	w.l = nil
+	return out
+}
+
+func qty(l corev1.ResourceList, k string) string {
+	q := l[corev1.ResourceName(k)]
+	return q.String()
+}
+
+// TestBudgetCountsTenantWideAndParks: the budget counts every namespace of a tenant together;
+// a Pod over it is parked (not retried) and woken once room appears; another tenant is apart.
+func TestBudgetCountsTenantWideAndParks(t *testing.T) {
+	w := &wakes{}
+	b := NewBudget(BudgetOptions[string]{Wake: w.wake})
+	hard := res("pods", "3", "requests.cpu", "2")
+	one := res("pods", "1", "requests.cpu", "500m")
+	for _, key := range []string{"ns1/a", "ns1/b", "ns2/c"} {
+		ok, over, err := b.Reserve("t1", key, key, one, hard)
+		if !ok || err != nil || len(over) > 0 {
+			t.Fatalf("Reserve(%s) = %v %v %v, want admitted", key, ok, over, err)
+		}
+	}
+	// Another tenant's budget is its own.
+	if ok, _, _ := b.Reserve("t2", "x", "ns9/x", one, hard); !ok {
+		t.Fatal("tenant t2 refused: budgets are not per tenant")
+	}
+	ok, over, err := b.Reserve("t1", "ns2/d", "ns2/d", one, hard)
+	if ok || err != nil || len(over) != 1 || over[0].Name != "pods" || over[0].Used.String() != "3" || over[0].Hard.String() != "3" || over[0].Requested.String() != "1" {
+		t.Fatalf("Reserve(ns2/d) = %v %+v %v, want refused on pods (used 3, limited 3)", ok, over, err)
+	}
+	if n := b.Waiting("t1"); n != 1 {
+		t.Fatalf("Waiting = %d, want 1", n)
+	}
+	// Asking again (the Pod's own status write re-enqueues it) parks it once.
+	_, _, _ = b.Reserve("t1", "ns2/d", "ns2/d", one, hard)
+	if n := b.Waiting("t1"); n != 1 {
+		t.Fatalf("Waiting = %d after a second refusal, want 1", n)
+	}
+	// The super Pods are observed (charges from their annotations) and replace reservations.
+	for _, key := range []string{"ns1/a", "ns1/b", "ns2/c"} {
+		b.Created("t1", key)
+		b.Observe("t1", key, one)
+	}
+	if got := qty(b.Used("t1"), "pods"); got != "3" {
+		t.Fatalf("used pods = %s after observing the reserved Pods, want 3 (not double counted)", got)
+	}
+	if got := w.take(); len(got) != 0 {
+		t.Fatalf("woken %v while nothing left", got)
+	}
+	// A Pod of another namespace ends: the parked Pod is woken, once.
+	b.Observe("t1", "ns1/a", nil)
+	if got := w.take(); len(got) != 1 || got[0] != "ns2/d" {
+		t.Fatalf("woken %v, want [ns2/d]", got)
+	}
+	if n := b.Waiting("t1"); n != 0 {
+		t.Fatalf("Waiting = %d after the wake, want 0", n)
+	}
+	if ok, _, _ := b.Reserve("t1", "ns2/d", "ns2/d", one, hard); !ok {
+		t.Fatal("woken Pod refused")
+	}
+	// Its create fails: the reservation is returned.
+	b.Release("t1", "ns2/d")
+	if got := qty(b.Used("t1"), "pods"); got != "2" {
+		t.Fatalf("used pods = %s after the release, want 2", got)
+	}
+}
+
+// TestBudgetWakesOnlyWhatFits: woken Pods are those the room fits, first come first.
+func TestBudgetWakesOnlyWhatFits(t *testing.T) {
+	w := &wakes{}
+	b := NewBudget(BudgetOptions[string]{Wake: w.wake})
+	hard := res("requests.cpu", "4")
+	_, _, _ = b.Reserve("t", "a", "a", res("requests.cpu", "3"), hard)
+	b.Observe("t", "a", res("requests.cpu", "3"))
+	_, _, _ = b.Reserve("t", "big", "big", res("requests.cpu", "4"), hard)
+	_, _, _ = b.Reserve("t", "s1", "s1", res("requests.cpu", "2"), hard)
+	_, _, _ = b.Reserve("t", "s2", "s2", res("requests.cpu", "2"), hard)
+	if n := b.Waiting("t"); n != 3 {
+		t.Fatalf("Waiting = %d, want 3", n)
+	}
+	b.Observe("t", "a", res("requests.cpu", "1")) // a charge that went down
+	if got := w.take(); len(got) != 1 || got[0] != "s1" {
+		t.Fatalf("woken %v, want [s1] (3 cpu free: big does not fit, s2 not after s1)", got)
+	}
+}
+
+// TestBudgetRaceLastRoom: two workers asking at once for the last room: one gets it.
+func TestBudgetRaceLastRoom(t *testing.T) {
+	b := NewBudget(BudgetOptions[string]{Wake: func(string) {}})
+	hard := res("pods", "1")
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	admitted := 0
+	for _, key := range []string{"a", "b", "c", "d"} {
+		wg.Go(func() {
+			if ok, _, _ := b.Reserve("t", key, key, res("pods", "1"), hard); ok {
+				mu.Lock()
+				admitted++
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	if admitted != 1 {
+		t.Fatalf("%d Pods admitted for the last room, want 1", admitted)
+	}
+}
+
+// TestBudgetNotSyncedAndExpiry: nothing is admitted before the super cache is observed (a
+// restart counts from the cache), and a created reservation the informer never delivers
+// expires.
+func TestBudgetNotSyncedAndExpiry(t *testing.T) {
+	synced := false
+	now := time.Unix(1000, 0)
+	b := NewBudget(BudgetOptions[string]{Wake: func(string) {}, Synced: func() bool { return synced }, Now: func() time.Time { return now }})
+	hard := res("pods", "1")
+	if _, _, err := b.Reserve("t", "a", "a", res("pods", "1"), hard); !errors.Is(err, ErrBudgetNotSynced) {
+		t.Fatalf("Reserve before sync: err %v, want ErrBudgetNotSynced", err)
+	}
+	// The super cache, as a restarted syncer lists it, holds one Pod of the tenant.
+	b.Observe("t", "old", res("pods", "1"))
+	synced = true
+	if ok, _, _ := b.Reserve("t", "a", "a", res("pods", "1"), hard); ok {
+		t.Fatal("admitted over a budget the super cache fills")
+	}
+	b.Observe("t", "old", nil)
+	if ok, _, _ := b.Reserve("t", "a", "a", res("pods", "1"), hard); !ok {
+		t.Fatal("refused after the old Pod left")
+	}
+	b.Created("t", "a")
+	b.Observe("t", "other-generation-of-a", nil) // an unrelated deletion does not touch it
+	now = now.Add(DefaultReservationTTL + time.Second)
+	if ok, _, _ := b.Reserve("t", "b", "b", res("pods", "1"), hard); !ok {
+		t.Fatal("a created reservation never observed did not expire")
+	}
+}
