@@ -85,7 +85,6 @@ spec:
   logs:
   - logsFile: %q
     previousLogsFile: %q
-    follow: true
 `, c.PodLogFile(), c.PodLogFile())
 	if c.kubeletExec {
 		d, err := os.MkdirTemp("", "vc-syncer-kwok-exec-")
