@@ -83,6 +83,12 @@ type ControlPlane struct {
 	RESTConfig *rest.Config
 	// Client is a clientset built from RESTConfig.
 	Client kubernetes.Interface
+	// KubeletClientCA is the PEM certificate of the CA that signed the kube-apiserver's
+	// kubelet client certificate (--kubelet-client-certificate), and only that certificate:
+	// register it as the Tenant's spec.kubeletClientCA so vc-syncer's kubelet API attributes
+	// the apiserver's requests to this tenant. KubeletClientCert and KubeletClientKey are that
+	// certificate and its key (PEM), for tests that call the kubelet API as the apiserver does.
+	KubeletClientCA, KubeletClientCert, KubeletClientKey []byte
 	// ServiceCIDR is the kube-apiserver's --service-cluster-ip-range. For a tenant started by
 	// Start it is TenantServiceCIDR(i), a part of the super cluster's range: register it as
 	// the Tenant's spec.serviceCIDRs so tenant ClusterIPs are the ones that work in the super
@@ -94,6 +100,8 @@ type ControlPlane struct {
 	progress      func(string)
 	removeDir     string // parent dir created by us (Options.Dir was empty); removed by a clean Stop
 	superPlane    bool
+	kubeletExec   bool
+	execDir       string // ExecDir
 	apiserverArgs []string
 	// stopProvisioner stops the super cluster's volume provisioner (see runProvisioner).
 	stopProvisioner context.CancelFunc
@@ -137,6 +145,13 @@ type SuperOptions struct {
 	// SuperAPIServerArgs are extra kube-apiserver flags of the super cluster only, appended
 	// after Options.APIServerArgs (which every control plane gets), e.g. an audit log.
 	SuperAPIServerArgs []string
+	// KubeletExec makes kwok answer exec requests for every super Pod (a ClusterExec) by
+	// running the requested command ON THIS MACHINE, in the empty directory ExecDir(), as
+	// user nobody (65534) when the process runs as root (as the invoking user otherwise).
+	// Anyone who may exec into a super Pod (the super cluster's admins, and tenant users
+	// through vc-syncer's kubelet API) then runs commands here, so it is off by default and
+	// meant for tests on a machine that is theirs. Logs (PodLogFile) are always served.
+	KubeletExec bool
 }
 
 // TenantServiceCIDR returns the Service range Start gives the i-th tenant (1-based, at most
@@ -170,7 +185,7 @@ func StartSuper(ctx context.Context, o SuperOptions) (*ControlPlane, error) {
 	}
 	so := o.Options
 	so.APIServerArgs = append(slices.Clone(o.APIServerArgs), o.SuperAPIServerArgs...)
-	return start(ctx, superName, so, true, max(nodes, 0))
+	return start(ctx, superName, so, true, max(nodes, 0), o.KubeletExec)
 }
 
 // StartTenant starts a tenant control plane called name (a DNS label, e.g. "tenant-1"): etcd,
@@ -186,11 +201,11 @@ func StartTenant(ctx context.Context, name string, o Options) (*ControlPlane, er
 	if name == superName {
 		return nil, fmt.Errorf("tenant name %q is reserved for the super cluster", name)
 	}
-	return start(ctx, name, o, false, 0)
+	return start(ctx, name, o, false, 0, false)
 }
 
 // start prepares the directories and PKI of a control plane and starts its components.
-func start(ctx context.Context, name string, o Options, super bool, nodes int) (*ControlPlane, error) {
+func start(ctx context.Context, name string, o Options, super bool, nodes int, kubeletExec bool) (*ControlPlane, error) {
 	if !nameRE.MatchString(name) {
 		return nil, fmt.Errorf("invalid control plane name %q: must be a DNS label", name)
 	}
@@ -204,7 +219,8 @@ func start(ctx context.Context, name string, o Options, super bool, nodes int) (
 		return nil, missingToolsError(toolsDir, missing)
 	}
 
-	c := &ControlPlane{Name: name, toolsDir: toolsDir, progress: o.Progress, superPlane: super, apiserverArgs: o.APIServerArgs}
+	c := &ControlPlane{Name: name, toolsDir: toolsDir, progress: o.Progress, superPlane: super, apiserverArgs: o.APIServerArgs,
+		kubeletExec: kubeletExec}
 	parent := o.Dir
 	if parent == "" {
 		d, err := os.MkdirTemp("", "vc-syncer-"+name+"-")
@@ -244,6 +260,7 @@ func start(ctx context.Context, name string, o Options, super bool, nodes int) (
 	if c.pki, err = generatePKI(filepath.Join(c.Dir, "pki"), firstIP); err != nil {
 		return nil, err
 	}
+	c.KubeletClientCA, c.KubeletClientCert, c.KubeletClientKey = c.pki.kubeletClientCA, c.pki.kubeletClientCert, c.pki.kubeletClientKey
 
 	if err := c.run(ctx, c.ServiceCIDR, nodes); err != nil {
 		_ = c.stopProcesses()
@@ -295,7 +312,13 @@ func (c *ControlPlane) run(ctx context.Context, serviceCIDR string, nodes int) e
 			return nil, nil, err
 		}
 		server = "https://127.0.0.1:" + strconv.Itoa(port)
-		return append([]string{
+		var superArgs []string
+		if c.superPlane {
+			// kwok's kubelet API listens on loopback; the fake Nodes carry 127.0.0.1 as their
+			// InternalDNS address (fakeNode), which the apiserver dials for logs and exec.
+			superArgs = []string{"--kubelet-preferred-address-types=InternalDNS"}
+		}
+		return append(append([]string{
 			"--bind-address=127.0.0.1", "--advertise-address=127.0.0.1", "--endpoint-reconciler-type=none",
 			"--secure-port=" + strconv.Itoa(port),
 			"--etcd-servers=" + etcdURL,
@@ -306,7 +329,8 @@ func (c *ControlPlane) run(ctx context.Context, serviceCIDR string, nodes int) e
 			"--service-cluster-ip-range=" + serviceCIDR,
 			"--authorization-mode=RBAC", "--allow-privileged=true",
 			"--cert-dir=" + filepath.Join(c.Dir, "apiserver-certs"), "--profiling=false",
-		}, c.apiserverArgs...), httpProbe(server+"/readyz", adminTLS, ""), nil
+			"--kubelet-client-certificate=" + p(kubeletClientCertFile), "--kubelet-client-key=" + p(kubeletClientKeyFile),
+		}, superArgs...), c.apiserverArgs...), httpProbe(server+"/readyz", adminTLS, ""), nil
 	}, bin(KubeAPIServer)); err != nil {
 		return err
 	}
@@ -344,20 +368,30 @@ func (c *ControlPlane) run(ctx context.Context, serviceCIDR string, nodes int) e
 		}, bin(KubeScheduler)); err != nil {
 			return err
 		}
+		debugConfig, err := c.writeKwokDebugConfig()
+		if err != nil {
+			return err
+		}
 		if err := c.startComponent(ctx, Kwok, clientTimeout, func() ([]string, probe, error) {
 			port, err := freePort()
 			if err != nil {
 				return nil, nil, err
 			}
+			//nolint:gosec // loopback health probe of kwok, whose certificate the test CA signed
+			kwokTLS := &tls.Config{InsecureSkipVerify: true}
 			return []string{
 				"--kubeconfig=" + c.KubeconfigPath,
 				"--config=" + filepath.Join(c.toolsDir, kwokStagesFile),
+				"--config=" + debugConfig,
+				// The kubelet API of every fake Node: the Nodes' daemonEndpoints port, TLS.
+				"--node-port=" + strconv.Itoa(port),
+				"--tls-cert-file=" + p(kubeletServingCertFile), "--tls-private-key-file=" + p(kubeletServingKeyFile),
 				"--manage-all-nodes=false",
 				"--manage-nodes-with-annotation-selector=" + FakeNodeAnnotation + "=" + fakeNodeValue,
 				"--node-lease-duration-seconds=40",
 				"--cidr=" + podCIDR, "--node-ip=" + fallbackNodeIP,
 				"--server-address=127.0.0.1:" + strconv.Itoa(port),
-			}, httpProbe("http://127.0.0.1:"+strconv.Itoa(port)+"/healthz", nil, ""), nil
+			}, httpProbe("https://127.0.0.1:"+strconv.Itoa(port)+"/healthz", kwokTLS, ""), nil
 		}, bin(Kwok)); err != nil {
 			return err
 		}
@@ -569,6 +603,9 @@ func (c *ControlPlane) Stop() error {
 func (c *ControlPlane) stopProcesses() error {
 	if c.stopProvisioner != nil {
 		c.stopProvisioner()
+	}
+	if c.execDir != "" {
+		defer os.RemoveAll(c.execDir)
 	}
 	procs := c.processes()
 	var errs []error

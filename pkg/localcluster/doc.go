@@ -55,6 +55,15 @@
 // 2 GiB quota. The super cluster's fake Nodes get distinct InternalIPs (10.200.0.<i+1>) and
 // podCIDRs (10.244.<i>.0/24), from which kwok assigns Pod IPs.
 //
+// Each kube-apiserver runs with a kubelet client certificate (--kubelet-client-certificate)
+// signed by a CA of its own that signs nothing else (ControlPlane.KubeletClientCA, the value of
+// a Tenant's spec.kubeletClientCA). The super cluster's kwok serves the kubelet API of every
+// fake Node over TLS on 127.0.0.1 (--node-port puts its port in the Nodes' daemonEndpoints;
+// the Nodes carry the InternalDNS address 127.0.0.1, which the super apiserver prefers, as
+// kwok-node-N does not resolve): the log of every container is PodLogFile (AppendPodLog
+// writes CRI lines to it), and with SuperOptions.KubeletExec an exec runs the requested
+// command on this machine, in the empty ExecDir, as user nobody when running as root.
+//
 // Every child runs in its own process group with Pdeathsig SIGKILL, so nothing outlives a test
 // binary that crashes or is killed. Stop sends SIGTERM to the clients (kwok, scheduler,
 // controller manager), then kube-apiserver, then etcd, and SIGKILL to a process group still

@@ -54,6 +54,10 @@ func fakeNode(i, n int) *corev1.Node {
 			Addresses: []corev1.NodeAddress{
 				{Type: corev1.NodeInternalIP, Address: ip.String()},
 				{Type: corev1.NodeHostName, Address: name},
+				// kwok serves every fake Node's kubelet API on 127.0.0.1 (daemonEndpoints port
+				// set by kwok's --node-port); the super apiserver prefers this address type
+				// (--kubelet-preferred-address-types=InternalDNS) for logs, exec and proxy.
+				{Type: corev1.NodeInternalDNS, Address: "127.0.0.1"},
 			},
 		},
 	}

@@ -22,18 +22,29 @@ import (
 
 // Files of the PKI directory of one control plane (Dir/pki).
 const (
-	caCertFile        = "ca.crt"
-	caKeyFile         = "ca.key"
-	servingCertFile   = "apiserver.crt"
-	servingKeyFile    = "apiserver.key"
-	adminCertFile     = "admin.crt"
-	adminKeyFile      = "admin.key"
-	saKeyFile         = "sa.key"
-	saPubFile         = "sa.pub"
-	adminUser         = "admin"
-	adminGroup        = "system:masters"
-	certValidity      = 365 * 24 * time.Hour
-	certClockSkewSlop = time.Hour
+	caCertFile      = "ca.crt"
+	caKeyFile       = "ca.key"
+	servingCertFile = "apiserver.crt"
+	servingKeyFile  = "apiserver.key"
+	adminCertFile   = "admin.crt"
+	adminKeyFile    = "admin.key"
+	saKeyFile       = "sa.key"
+	saPubFile       = "sa.pub"
+	// The kubelet client CA signs only the kube-apiserver's kubelet client certificate
+	// (--kubelet-client-certificate), never a user: a certificate that verifies against it was
+	// presented by this control plane's apiserver (or by whoever holds its key).
+	kubeletClientCAFile   = "kubelet-client-ca.crt"
+	kubeletClientCertFile = "apiserver-kubelet-client.crt"
+	kubeletClientKeyFile  = "apiserver-kubelet-client.key"
+	kubeletClientUser     = "kube-apiserver-kubelet-client"
+	// kubeletServingCertFile and kubeletServingKeyFile are the serving certificate of kwok's
+	// kubelet API (super cluster only), for 127.0.0.1 and localhost, signed by ca.crt.
+	kubeletServingCertFile = "kubelet-serving.crt"
+	kubeletServingKeyFile  = "kubelet-serving.key"
+	adminUser              = "admin"
+	adminGroup             = "system:masters"
+	certValidity           = 365 * 24 * time.Hour
+	certClockSkewSlop      = time.Hour
 )
 
 // pki is the key material of one control plane, kept in memory (PEM) and written to dir.
@@ -41,6 +52,9 @@ type pki struct {
 	dir                 string
 	caPEM               []byte
 	adminCert, adminKey []byte
+	// kubeletClientCA, kubeletClientCert and kubeletClientKey: the kubelet client CA and the
+	// apiserver's kubelet client certificate and key it signed (PEM).
+	kubeletClientCA, kubeletClientCert, kubeletClientKey []byte
 }
 
 // path returns the absolute path of a PKI file.
@@ -115,18 +129,73 @@ func generatePKI(dir string, serviceIP net.IP) (*pki, error) {
 		return nil, fmt.Errorf("failed to encode service-account public key: %w", err)
 	}
 
-	p := &pki{dir: dir, caPEM: certPEM(caDER), adminCert: certPEM(adminDER)}
+	kcaKey, err := newKey()
+	if err != nil {
+		return nil, err
+	}
+	kcaDER, kcaCert, err := signCert(&x509.Certificate{
+		Subject:               pkix.Name{CommonName: "vc-syncer-test-kubelet-client-ca"},
+		NotBefore:             now.Add(-certClockSkewSlop),
+		NotAfter:              now.Add(10 * certValidity),
+		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature | x509.KeyUsageCRLSign,
+		BasicConstraintsValid: true,
+		IsCA:                  true,
+	}, kcaKey, nil, nil)
+	if err != nil {
+		return nil, fmt.Errorf("failed to create kubelet client CA: %w", err)
+	}
+	kclientKey, err := newKey()
+	if err != nil {
+		return nil, err
+	}
+	kclientDER, _, err := signCert(&x509.Certificate{
+		Subject:     pkix.Name{CommonName: kubeletClientUser, Organization: []string{adminGroup}},
+		NotBefore:   now.Add(-certClockSkewSlop),
+		NotAfter:    now.Add(certValidity),
+		KeyUsage:    x509.KeyUsageDigitalSignature,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+	}, kclientKey, kcaCert, kcaKey)
+	if err != nil {
+		return nil, fmt.Errorf("failed to create kubelet client certificate: %w", err)
+	}
+	kservingKey, err := newKey()
+	if err != nil {
+		return nil, err
+	}
+	kservingDER, _, err := signCert(&x509.Certificate{
+		Subject:     pkix.Name{CommonName: "kwok-kubelet"},
+		NotBefore:   now.Add(-certClockSkewSlop),
+		NotAfter:    now.Add(certValidity),
+		KeyUsage:    x509.KeyUsageDigitalSignature,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)},
+		DNSNames:    []string{"localhost"},
+	}, kservingKey, caCert, caKey)
+	if err != nil {
+		return nil, fmt.Errorf("failed to create kubelet serving certificate: %w", err)
+	}
+
+	p := &pki{dir: dir, caPEM: certPEM(caDER), adminCert: certPEM(adminDER),
+		kubeletClientCA: certPEM(kcaDER), kubeletClientCert: certPEM(kclientDER)}
 	if p.adminKey, err = keyPEM(adminKey); err != nil {
 		return nil, err
 	}
-	files := map[string][]byte{
-		caCertFile:      p.caPEM,
-		servingCertFile: certPEM(servingDER),
-		adminCertFile:   p.adminCert,
-		adminKeyFile:    p.adminKey,
-		saPubFile:       pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: saPubDER}),
+	if p.kubeletClientKey, err = keyPEM(kclientKey); err != nil {
+		return nil, err
 	}
-	for name, key := range map[string]*ecdsa.PrivateKey{caKeyFile: caKey, servingKeyFile: servingKey, saKeyFile: saKey} {
+	files := map[string][]byte{
+		caCertFile:             p.caPEM,
+		servingCertFile:        certPEM(servingDER),
+		adminCertFile:          p.adminCert,
+		adminKeyFile:           p.adminKey,
+		saPubFile:              pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: saPubDER}),
+		kubeletClientCAFile:    p.kubeletClientCA,
+		kubeletClientCertFile:  p.kubeletClientCert,
+		kubeletClientKeyFile:   p.kubeletClientKey,
+		kubeletServingCertFile: certPEM(kservingDER),
+	}
+	for name, key := range map[string]*ecdsa.PrivateKey{caKeyFile: caKey, servingKeyFile: servingKey, saKeyFile: saKey,
+		kubeletServingKeyFile: kservingKey} {
 		if files[name], err = keyPEM(key); err != nil {
 			return nil, err
 		}

@@ -78,6 +78,7 @@ func Register() {
 		ctrlmetrics.Registry.MustRegister(remediationCollectors()...)
 		ctrlmetrics.Registry.MustRegister(policyCollectors()...)
 		ctrlmetrics.Registry.MustRegister(eventCollectors()...)
+		ctrlmetrics.Registry.MustRegister(kubeletCollectors()...)
 		registerSyncMetrics()
 	})
 }
@@ -112,6 +113,7 @@ func ForgetTenant(tenant string) {
 	forgetCheckpointTenant(tenant)
 	forgetSync(l)
 	forgetShare(l)
+	forgetKubelet(l)
 }
 
 // VNodeStats returns, per tenant, the number of virtual Nodes the syncer keeps for it.

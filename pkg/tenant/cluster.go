@@ -2,6 +2,7 @@ package tenant
 
 import (
 	"context"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"net/http"
@@ -91,6 +92,8 @@ type Cluster struct {
 	pol atomic.Pointer[policy.Effective]
 	// serviceCIDRs are the Tenant's spec.serviceCIDRs, parsed (nil: none).
 	serviceCIDRs atomic.Pointer[[]netip.Prefix]
+	// kubeletCA is the Tenant's spec.kubeletClientCA, parsed (nil: none).
+	kubeletCA atomic.Pointer[x509.CertPool]
 
 	cancel context.CancelFunc
 	done   chan struct{}

@@ -303,6 +303,7 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, t *tenancyv1alpha1.Ten
 		}
 		nc.SetPolicy(pol)                           // before it starts: its first sync already follows the policy
 		_ = nc.SetServiceCIDRs(t.Spec.ServiceCIDRs) // likewise; an error is logged below
+		_ = nc.SetKubeletClientCA(t.Spec.KubeletClientCA)
 		if running {
 			ctrl.LoggerFrom(ctx).Info("Restarting tenant connection", "reason", "kubeconfig changed")
 		}
@@ -312,6 +313,9 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, t *tenancyv1alpha1.Ten
 	c.setWeight(t.EffectiveWeight())
 	if err := c.SetServiceCIDRs(t.Spec.ServiceCIDRs); err != nil {
 		ctrl.LoggerFrom(ctx).Error(err, "Ignoring invalid Service ranges")
+	}
+	if err := c.SetKubeletClientCA(t.Spec.KubeletClientCA); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "Ignoring invalid kubelet client CA; the tenant's kubelet requests are refused")
 	}
 	if c.SetPolicy(pol) {
 		ctrl.LoggerFrom(ctx).Info("Applying changed tenant policy", "generation", pol.Generation)

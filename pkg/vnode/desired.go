@@ -1,6 +1,7 @@
 package vnode
 
 import (
+	"net"
 	"sort"
 	"strings"
 	"time"
@@ -129,12 +130,43 @@ func NodeChanged(want, current *corev1.Node) bool {
 // now. Otherwise the current heartbeat times are kept and write is false: heartbeats alone
 // never cause a write more often than reportEvery (the Lease carries liveness, KEP-589).
 func DesiredStatus(super *corev1.Node, current *corev1.NodeStatus, now time.Time, reportEvery time.Duration) (corev1.NodeStatus, bool) {
+	return DesiredStatusFor(super, KubeletEndpoint{}, current, now, reportEvery)
+}
+
+// KubeletEndpoint is the kubelet API every vNode advertises: the syncer's (pkg/kubeletproxy).
+type KubeletEndpoint struct {
+	// Address is an IP address or a DNS name the tenant apiservers reach the syncer's kubelet
+	// API at. Empty: the vNodes copy the super Node's addresses and advertise no kubelet port.
+	Address string
+	// Port is the kubelet API's port (daemonEndpoints.kubeletEndpoint.Port).
+	Port int32
+}
+
+// addresses returns the vNode addresses for ep: one InternalIP for an IP address; for a name,
+// Hostname and InternalDNS (a tenant apiserver dials the first of its
+// --kubelet-preferred-address-types the Node has, Hostname first by default). No super Node
+// address is kept, or the tenant apiserver would dial the super Node instead.
+func (ep KubeletEndpoint) addresses() []corev1.NodeAddress {
+	if net.ParseIP(ep.Address) != nil {
+		return []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: ep.Address}}
+	}
+	return []corev1.NodeAddress{{Type: corev1.NodeHostName, Address: ep.Address}, {Type: corev1.NodeInternalDNS, Address: ep.Address}}
+}
+
+// DesiredStatusFor is DesiredStatus for vNodes that advertise kubelet endpoint ep (when
+// ep.Address is set): their addresses are ep's and their daemonEndpoints.kubeletEndpoint.Port
+// is ep.Port, instead of the super Node's addresses.
+func DesiredStatusFor(super *corev1.Node, ep KubeletEndpoint, current *corev1.NodeStatus, now time.Time, reportEvery time.Duration) (corev1.NodeStatus, bool) {
 	want := corev1.NodeStatus{
 		Capacity:    super.Status.Capacity.DeepCopy(),
 		Allocatable: super.Status.Allocatable.DeepCopy(),
 		Addresses:   append([]corev1.NodeAddress(nil), super.Status.Addresses...),
 		NodeInfo:    super.Status.NodeInfo,
 		Conditions:  make([]corev1.NodeCondition, len(super.Status.Conditions)),
+	}
+	if ep.Address != "" {
+		want.Addresses = ep.addresses()
+		want.DaemonEndpoints.KubeletEndpoint.Port = ep.Port
 	}
 	for i, c := range super.Status.Conditions {
 		c.LastHeartbeatTime = metav1.Time{}
@@ -198,6 +230,7 @@ func statusEqual(want, current *corev1.NodeStatus) bool {
 	return equality.Semantic.DeepEqual(want.Capacity, current.Capacity) &&
 		equality.Semantic.DeepEqual(want.Allocatable, current.Allocatable) &&
 		equality.Semantic.DeepEqual(want.Addresses, current.Addresses) &&
+		want.DaemonEndpoints == current.DaemonEndpoints &&
 		equality.Semantic.DeepEqual(want.NodeInfo, current.NodeInfo)
 }
 

@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -214,5 +215,38 @@ func TestDesiredLease(t *testing.T) {
 	r := DesiredLease(n, l, 40*time.Second, now.Add(10*time.Second))
 	if r.ResourceVersion != "7" || !r.Spec.RenewTime.Time.Equal(now.Add(10*time.Second)) {
 		t.Errorf("renewal %+v", r)
+	}
+}
+
+func TestDesiredStatusForKubeletEndpoint(t *testing.T) {
+	t0 := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	every := 5 * time.Minute
+	super := makeNode("n").ready(corev1.ConditionTrue, t0.Add(-time.Hour)).capacity("32").obj()
+	super.Status.Addresses = []corev1.NodeAddress{{Type: corev1.NodeHostName, Address: "kwok-node-1"}, {Type: corev1.NodeInternalIP, Address: "10.200.0.2"}}
+	cases := map[string]struct {
+		ep   KubeletEndpoint
+		want []corev1.NodeAddress
+	}{
+		"IP":   {ep: KubeletEndpoint{Address: "10.0.0.7", Port: 10250}, want: []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: "10.0.0.7"}}},
+		"name": {ep: KubeletEndpoint{Address: "vc-syncer-kubelet.vc-syncer-system.svc", Port: 10250}, want: []corev1.NodeAddress{{Type: corev1.NodeHostName, Address: "vc-syncer-kubelet.vc-syncer-system.svc"}, {Type: corev1.NodeInternalDNS, Address: "vc-syncer-kubelet.vc-syncer-system.svc"}}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			st, write := DesiredStatusFor(super, tc.ep, nil, t0, every)
+			if !write {
+				t.Fatal("new vNode: write = false")
+			}
+			if !equality.Semantic.DeepEqual(st.Addresses, tc.want) || st.DaemonEndpoints.KubeletEndpoint.Port != tc.ep.Port {
+				t.Errorf("addresses %v port %d, want %v %d (no super Node address)", st.Addresses, st.DaemonEndpoints.KubeletEndpoint.Port, tc.want, tc.ep.Port)
+			}
+			if _, write := DesiredStatusFor(super, tc.ep, &st, t0.Add(time.Second), every); write {
+				t.Error("unchanged status written again")
+			}
+			moved := tc.ep
+			moved.Port++
+			if _, write := DesiredStatusFor(super, moved, &st, t0.Add(time.Second), every); !write {
+				t.Error("a new kubelet port is not written")
+			}
+		})
 	}
 }

@@ -17,7 +17,11 @@
 // kubernetes.io/hostname taken from the super Node, or from its name only when that is a valid
 // label value, so names longer than 63 characters never produce an invalid label), taints,
 // spec.unschedulable, conditions, addresses, capacity, allocatable and nodeInfo (DesiredNode,
-// DesiredStatus). The lifecycle taints (node.kubernetes.io/not-ready, unreachable,
+// DesiredStatus). With Options.Kubelet set (the syncer's kubelet API, pkg/kubeletproxy), a
+// vNode advertises that address instead of the super Node's (one InternalIP, or Hostname and
+// InternalDNS for a name) and its port as daemonEndpoints.kubeletEndpoint.Port, so the tenant
+// apiserver sends kubectl logs, exec, attach and port-forward there (DesiredStatusFor).
+// The lifecycle taints (node.kubernetes.io/not-ready, unreachable,
 // unschedulable, *-pressure, network-unavailable) are left to the tenant's own node-lifecycle
 // controller, which derives them from the vNode's conditions and cordon as it does for any Node.
 //

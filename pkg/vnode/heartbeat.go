@@ -118,7 +118,7 @@ func (m *Manager) createLocked(ctx context.Context, l *tenantLoop, super *corev1
 		return fmt.Errorf("failed to create vNode %s in tenant: %w", super.Name, err)
 	}
 	delete(l.deleted, super.Name)
-	created.Status, _ = DesiredStatus(super, nil, time.Now(), m.opts.StatusReportFrequency)
+	created.Status, _ = DesiredStatusFor(super, m.opts.Kubelet, nil, time.Now(), m.opts.StatusReportFrequency)
 	if _, err := nodes.UpdateStatus(ctx, created, metav1.UpdateOptions{FieldManager: reconcile.FieldManager}); err != nil {
 		l.markDirty(super.Name) // the loop writes the status from the cache
 		if apierrors.IsConflict(err) {
@@ -143,13 +143,14 @@ func (m *Manager) update(ctx context.Context, l *tenantLoop, super, vn *corev1.N
 		}
 		vn = updated
 	}
-	status, write := DesiredStatus(super, &vn.Status, now, m.opts.StatusReportFrequency)
+	status, write := DesiredStatusFor(super, m.opts.Kubelet, &vn.Status, now, m.opts.StatusReportFrequency)
 	if !write {
 		return vn, nil
 	}
 	u := vn.DeepCopy()
 	u.Status.Conditions, u.Status.Addresses = status.Conditions, status.Addresses
 	u.Status.Capacity, u.Status.Allocatable, u.Status.NodeInfo = status.Capacity, status.Allocatable, status.NodeInfo
+	u.Status.DaemonEndpoints = status.DaemonEndpoints
 	updated, err := nodes.UpdateStatus(ctx, u, metav1.UpdateOptions{FieldManager: reconcile.FieldManager})
 	if err != nil {
 		return vn, fmt.Errorf("failed to update vNode %s status: %w", vn.Name, err)

@@ -43,6 +43,10 @@ type Options struct {
 	// changed, refreshing its conditions' lastHeartbeatTime (the kubelet's
 	// nodeStatusReportFrequency) (--vnode-status-report-frequency). Defaults to 5m.
 	StatusReportFrequency time.Duration
+	// Kubelet is the kubelet API the vNodes advertise (the syncer's, pkg/kubeletproxy;
+	// --kubelet-advertise-address, --kubelet-advertise-port). Zero: the vNodes copy the super
+	// Node's addresses and advertise no kubelet port (kubectl logs and exec then fail).
+	Kubelet KubeletEndpoint
 	// Tick is how often each tenant's vNodes are checked for due heartbeats and garbage
 	// collection. Defaults to 1s.
 	Tick time.Duration

@@ -23,8 +23,8 @@ var floors = []struct {
 	{"pkg/sharding", 0}, {"pkg/admission", 0}, {"pkg/podcache", 0}, {"pkg/eventcache", 0},
 	{"pkg/checkpoint/source", 0}, {"pkg/checkpoint/store", 0}, {"pkg/checkpoint/trackingqueue", 0},
 	{"pkg/localcluster", 0}, {"pkg/metrics/dashboard", 0}, {"config", 0},
-	// 1: the tenant policy, metrics and the status page's types.
-	{"pkg/policy", 1}, {"pkg/metrics", 1}, {"pkg/status", 1},
+	// 1: the tenant policy, metrics, the status page's types and the vNodes' kubelet API.
+	{"pkg/policy", 1}, {"pkg/metrics", 1}, {"pkg/status", 1}, {"pkg/kubeletproxy", 1},
 	// 2: tenant connections and checkpoints.
 	{"pkg/tenant", 2}, {"pkg/checkpoint", 2},
 	// 3: the kind interfaces and helpers.

@@ -31,6 +31,10 @@ func newDevCommand() *cobra.Command {
 	o.HealthProbeBindAddress = "127.0.0.1:8081"
 	o.LeaderElect = false // one local syncer: no Lease to wait for after a restart
 	o.LogFormat = options.LogFormatConsole
+	// The vNodes' kubelet API on loopback, where the tenant apiservers run (not 10250, which a
+	// real kubelet on this machine may hold).
+	o.KubeletBindAddress = "127.0.0.1:10260"
+	var superExec bool
 	cmd := &cobra.Command{
 		Use:   "dev",
 		Short: "Run a local super cluster, tenants and the syncer until Ctrl-C",
@@ -57,7 +61,7 @@ the go command's pid does not reach dev; SIGTERM to it does (dev stops when go e
 			}
 			o.Zap.Development = true
 			ctrl.SetLogger(zap.New(zap.UseFlagOptions(&o.Zap)))
-			return runDev(cmd.Context(), cmd, o, dir, tenants, nodes)
+			return runDev(cmd.Context(), cmd, o, dir, tenants, nodes, superExec)
 		},
 	}
 	cmd.Flags().IntVar(&tenants, "tenants", 2, "Number of tenant control planes to start.")
@@ -68,11 +72,13 @@ the go command's pid does not reach dev; SIGTERM to it does (dev stops when go e
 	cmd.Flags().StringVar(&o.MetricsBindAddress, "metrics-bind-address", o.MetricsBindAddress, "Address that serves /metrics and the status page over plain HTTP without authentication (keep it on loopback); \"0\" turns it off.")
 	cmd.Flags().StringVar(&o.HealthProbeBindAddress, "health-probe-bind-address", o.HealthProbeBindAddress, "Address that serves /healthz and /readyz; \"0\" turns it off.")
 	cmd.Flags().StringSliceVar(&o.OptInKinds, "opt-in-kinds", o.OptInKinds, "Comma-separated opt-in kinds to sync: Ingress, NetworkPolicy, PodDisruptionBudget (Event is synced by default). Empty: none.")
+	cmd.Flags().StringVar(&o.KubeletBindAddress, "kubelet-bind-address", o.KubeletBindAddress, "host:port of the virtual Nodes' kubelet API, which serves the tenants' kubectl logs and exec (keep it on loopback); \"0\" turns it off.")
+	cmd.Flags().BoolVar(&superExec, "super-exec", false, "Let kwok answer exec into super Pods by running the requested command ON THIS MACHINE (in an empty temporary directory, as user nobody when dev runs as root): tenant users' kubectl exec then works, and runs what they ask here. Off: exec fails, logs work.")
 	cmd.Flags().StringSliceVar(&o.DisabledKinds, "disabled-kinds", o.DisabledKinds, "Comma-separated default kinds not to sync: Event. Empty: none.")
 	return cmd
 }
 
-func runDev(ctx context.Context, cmd *cobra.Command, o *options.Options, dir string, tenants, nodes int) error {
+func runDev(ctx context.Context, cmd *cobra.Command, o *options.Options, dir string, tenants, nodes int, superExec bool) error {
 	out := cmd.OutOrStdout()
 	start := time.Now()
 	progress := func(s string) { fmt.Fprintf(out, "[dev +%5.1fs] %s\n", time.Since(start).Seconds(), s) }
@@ -112,7 +118,7 @@ func runDev(ctx context.Context, cmd *cobra.Command, o *options.Options, dir str
 	}
 	env, err := localcluster.Start(ctx, localcluster.SuperOptions{
 		Options: localcluster.Options{Dir: filepath.Join(dir, "state"), ToolsDir: tools, Progress: progress},
-		Nodes:   nodes,
+		Nodes:   nodes, KubeletExec: superExec,
 	}, tenants)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -145,7 +151,7 @@ func runDev(ctx context.Context, cmd *cobra.Command, o *options.Options, dir str
 			return err
 		}
 		tenantKCs = append(tenantKCs, path)
-		if err := AddTenantWithOptions(ctx, c, o.KubeconfigNamespace, t.Name, t.Kubeconfig, TenantOptions{Weight: 1, ServiceCIDRs: []string{t.ServiceCIDR}}); err != nil {
+		if err := AddTenantWithOptions(ctx, c, o.KubeconfigNamespace, t.Name, t.Kubeconfig, TenantOptions{Weight: 1, ServiceCIDRs: []string{t.ServiceCIDR}, KubeletClientCA: t.KubeletClientCA}); err != nil {
 			return err
 		}
 		progress("registered Tenant " + t.Name)
@@ -172,11 +178,13 @@ vc-syncer dev is up in %.1fs. Try, in another terminal:
   kubectl --kubeconfig %s -n guestbook get pods -o wide  # tenant Pods: Running on vNodes
   kubectl --kubeconfig %s get pods -A -o wide           # the same Pods in the super cluster
   kubectl --kubeconfig %s get nodes                    # vNodes named after super Nodes
+  kubectl --kubeconfig %s -n guestbook logs <pod>        # served by the syncer's kubelet API (kwok's log file %s)
 
 %sStatus page: http://%s/  Metrics: http://%s/metrics  Health: http://%s/readyz  Logs of components: %s
 Press Ctrl-C to stop everything.
 
 `, time.Since(start).Seconds(), kubectl, rel(superKC), rel(tenantKCs[0]), rel(tenantKCs[0]), rel(superKC), rel(tenantKCs[0]),
+		rel(tenantKCs[0]), rel(env.Super.PodLogFile()),
 		dnsHelp, o.MetricsBindAddress, o.MetricsBindAddress, o.HealthProbeBindAddress, filepath.Join(rel(dir), "state"))
 	if o.CheckpointStore == "" {
 		// dev keeps its checkpoint next to its control planes. They are new on every start, so

@@ -22,6 +22,12 @@ package app
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;create;patch;delete
 // +kubebuilder:rbac:groups="",resources=pods/status,verbs=patch
 
+// The virtual Nodes' kubelet API (pkg/kubeletproxy) forwards tenant users' logs, exec, attach
+// and port-forward of their own synced Pods to these subresources (get: logs and WebSocket
+// upgrades; create: SPDY upgrades).
+// +kubebuilder:rbac:groups="",resources=pods/log,verbs=get
+// +kubebuilder:rbac:groups="",resources=pods/exec;pods/attach;pods/portforward,verbs=get;create
+
 // Kinds copied down by reconcile.Reconcile and cached by pkg/syncer.
 // +kubebuilder:rbac:groups="",resources=configmaps;secrets;serviceaccounts;services;endpoints;persistentvolumeclaims,verbs=get;list;watch;create;update;delete
 // +kubebuilder:rbac:groups=discovery.k8s.io,resources=endpointslices,verbs=get;list;watch;create;update;delete

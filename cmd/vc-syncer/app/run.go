@@ -204,6 +204,10 @@ func Run(ctx context.Context, o *options.Options, cfg *rest.Config) error {
 			return store.Parse(o.TenantCheckpointStoreSpec(tenant), superCS, store.Options{Holder: holderIdentity()})
 		}
 	}
+	kubeletAddr, kubeletPort, err := o.KubeletEndpoint()
+	if err != nil {
+		return err
+	}
 	s, err := syncer.New(syncer.Options{
 		Super: superCS, DownwardWorkers: o.DownwardWorkers, UpwardWorkers: o.UpwardWorkers, DisableFairQueuing: !o.FairQueuing,
 		Admission:          syncer.AdmissionOptions{MaxWindow: o.AdmissionWindowMax, MinWindow: o.AdmissionWindowMin},
@@ -211,7 +215,7 @@ func Run(ctx context.Context, o *options.Options, cfg *rest.Config) error {
 		PodSecurityEnforce: o.PodSecurityEnforce,
 		TenantDNS:          o.TenantDNS, ClusterDomain: o.TenantClusterDomain,
 		VNode: vnode.Options{GCGrace: o.VNodeGCGrace, LeaseDuration: o.VNodeLeaseDuration, LeaseRenewInterval: o.VNodeLeaseRenewInterval,
-			StatusReportFrequency: o.VNodeStatusReportFrequency},
+			StatusReportFrequency: o.VNodeStatusReportFrequency, Kubelet: vnode.KubeletEndpoint{Address: kubeletAddr, Port: kubeletPort}},
 		OptInKinds:    o.OptInKindList(),
 		DisabledKinds: o.DisabledKindList(),
 		Checkpoint:    ckptOpts,
@@ -239,6 +243,9 @@ func Run(ctx context.Context, o *options.Options, cfg *rest.Config) error {
 		}
 	}
 	if err := reconciler.SetupWithManager(mgr); err != nil {
+		return err
+	}
+	if err := addKubeletAPI(mgr, o, cfg, s, registry); err != nil {
 		return err
 	}
 	if err := mgr.Add(&tenant.LagWriter{Client: mgr.GetClient(), Source: s.TenantLags, Shard: shardID}); err != nil {

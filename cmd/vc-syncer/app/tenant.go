@@ -63,8 +63,9 @@ func newTenantAddCommand(f *tenantFlags) *cobra.Command {
 	var weight int32
 	var embedTokenFile bool
 	var serviceCIDRs []string
+	var kubeletClientCA string
 	cmd := &cobra.Command{
-		Use:   "add NAME --kubeconfig FILE [--weight N] [--service-cidr CIDR] [--embed-token-file]",
+		Use:   "add NAME --kubeconfig FILE [--weight N] [--service-cidr CIDR] [--kubelet-client-ca FILE] [--embed-token-file]",
 		Short: "Register a tenant: store its kubeconfig in a Secret and create its Tenant",
 		Long: `Register a tenant control plane. The kubeconfig FILE is reduced to its current context and
 flattened (certificate-authority, client-certificate and client-key files are read here and
@@ -92,6 +93,12 @@ tenant add again).`,
 			if err != nil {
 				return err
 			}
+			var kubeletCA []byte
+			if kubeletClientCA != "" {
+				if kubeletCA, err = os.ReadFile(kubeletClientCA); err != nil {
+					return fmt.Errorf("--kubelet-client-ca: %w", err)
+				}
+			}
 			c, err := f.client()
 			if err != nil {
 				return err
@@ -108,7 +115,7 @@ tenant add again).`,
 			if err != nil {
 				return err
 			}
-			if err := AddTenantWithOptions(cmd.Context(), c, f.namespace, args[0], data, TenantOptions{Weight: weight, ServiceCIDRs: serviceCIDRs}); err != nil {
+			if err := AddTenantWithOptions(cmd.Context(), c, f.namespace, args[0], data, TenantOptions{Weight: weight, ServiceCIDRs: serviceCIDRs, KubeletClientCA: kubeletCA}); err != nil {
 				return err
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "tenant %s registered (Secret %s/%s-kubeconfig)\n", args[0], f.namespace, args[0])
@@ -126,6 +133,9 @@ tenant add again).`,
 	cmd.Flags().StringSliceVar(&serviceCIDRs, "service-cidr", nil,
 		"The tenant apiserver's --service-cluster-ip-range (Tenant spec.serviceCIDRs; one CIDR, or two comma-separated, one per IP family): "+
 			"a part of the super cluster's Service range given to this tenant alone. Super copies of its Services then keep the tenant's ClusterIPs.")
+	cmd.Flags().StringVar(&kubeletClientCA, "kubelet-client-ca", "",
+		"PEM file of the CA that signs the tenant apiserver's --kubelet-client-certificate (Tenant spec.kubeletClientCA): "+
+			"the syncer's kubelet API serves the tenant's kubectl logs and exec only to a client certificate it signed. Empty: refused (401).")
 	cmd.Flags().Int32Var(&weight, "weight", 1, "Fair-queue weight (1-1000): the tenant's share of the syncer's workers relative to other tenants when the queues are saturated.")
 	return cmd
 }
@@ -192,6 +202,9 @@ type TenantOptions struct {
 	// ServiceCIDRs is spec.serviceCIDRs: the tenant apiserver's --service-cluster-ip-range
 	// (at most 2 CIDRs, one per IP family); empty for none.
 	ServiceCIDRs []string
+	// KubeletClientCA is spec.kubeletClientCA: the PEM CA bundle of the tenant apiserver's
+	// kubelet client certificate; empty for none (the syncer's kubelet API then refuses it).
+	KubeletClientCA []byte
 }
 
 // AddTenantWithOptions is AddTenant with the Tenant spec fields of o. A ServiceCIDRs entry that
@@ -200,6 +213,11 @@ func AddTenantWithOptions(ctx context.Context, c client.Client, namespace, name 
 	weight := o.Weight
 	if len(o.ServiceCIDRs) > 2 {
 		return fmt.Errorf("--service-cidr: at most 2 ranges (one per IP family), got %d", len(o.ServiceCIDRs))
+	}
+	if len(o.KubeletClientCA) > 0 {
+		if _, err := tenant.ParseCABundle(o.KubeletClientCA); err != nil {
+			return fmt.Errorf("--kubelet-client-ca: %w", err)
+		}
 	}
 	for _, cidr := range o.ServiceCIDRs {
 		if _, err := netip.ParsePrefix(cidr); err != nil {
@@ -238,6 +256,7 @@ func AddTenantWithOptions(ctx context.Context, c client.Client, namespace, name 
 		KubeconfigSecretRef: tenancyv1alpha1.SecretKeyRef{Namespace: namespace, Name: sec.Name, Key: "kubeconfig"},
 		Weight:              weight,
 		ServiceCIDRs:        o.ServiceCIDRs,
+		KubeletClientCA:     string(o.KubeletClientCA),
 	}
 	if err := c.Create(ctx, t); apierrors.IsAlreadyExists(err) {
 		existing := &tenancyv1alpha1.Tenant{}

@@ -200,10 +200,11 @@ func DefaultPolicy(t *testing.T, c client.Client, spec tenancyv1alpha1.TenantPol
 }
 
 // AddTenant registers tenant control plane tc in the super cluster (app.AddTenantWithOptions)
-// with the given weight and, when tc has one, its Service range (Tenant spec.serviceCIDRs), so
+// with the given weight, the CA of its apiserver's kubelet client certificate (Tenant
+// spec.kubeletClientCA) and, when tc has one, its Service range (Tenant spec.serviceCIDRs), so
 // its Services keep their addresses in the super cluster, as a provider registers a tenant.
 func AddTenant(ctx context.Context, c client.Client, namespace string, tc *localcluster.ControlPlane, weight int32) error {
-	o := app.TenantOptions{Weight: weight}
+	o := app.TenantOptions{Weight: weight, KubeletClientCA: tc.KubeletClientCA}
 	if tc.ServiceCIDR != "" {
 		o.ServiceCIDRs = []string{tc.ServiceCIDR}
 	}

@@ -6,7 +6,9 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -77,6 +79,19 @@ type Options struct {
 	// VNodeStatusReportFrequency is how often an unchanged vNode status is written again
 	// (kubelet nodeStatusReportFrequency). Defaults to 5m.
 	VNodeStatusReportFrequency time.Duration
+	// KubeletBindAddress is the host:port of the virtual Nodes' kubelet API (pkg/kubeletproxy:
+	// kubectl logs, exec, attach and port-forward of tenant users). Defaults to "0" (off).
+	KubeletBindAddress string
+	// KubeletAdvertiseAddress is the IP address or DNS name the vNodes advertise for it, which
+	// the tenant apiservers must reach. Defaults to the host of KubeletBindAddress when that
+	// is a specific IP address.
+	KubeletAdvertiseAddress string
+	// KubeletAdvertisePort is the port the vNodes advertise (daemonEndpoints). Defaults to
+	// the port of KubeletBindAddress.
+	KubeletAdvertisePort int32
+	// KubeletTLSCertFile and KubeletTLSKeyFile are its serving certificate and key (PEM).
+	// Both empty: a self-signed certificate is generated at start.
+	KubeletTLSCertFile, KubeletTLSKeyFile string
 	// OptInKinds are the opt-in kinds to sync (Ingress, NetworkPolicy, PodDisruptionBudget;
 	// Event is accepted and synced by default). Defaults to none.
 	OptInKinds []string
@@ -263,6 +278,7 @@ func NewOptions() *Options {
 		ShardLeaseRenewInterval: sharding.DefaultRenewInterval,
 
 		VNodeGCGrace:               30 * time.Second,
+		KubeletBindAddress:         "0",
 		VNodeLeaseDuration:         40 * time.Second,
 		VNodeLeaseRenewInterval:    20 * time.Second,
 		VNodeStatusReportFrequency: 5 * time.Minute,
@@ -335,6 +351,16 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"How often the syncer renews each vNode Lease (duration, at most half of --vnode-lease-duration). A kubelet renews every 10s; 20s halves the Lease writes, which grow as tenants × super Nodes, and stays well inside the tenant node-lifecycle controller's --node-monitor-grace-period (default 50s).")
 	fs.DurationVar(&o.VNodeStatusReportFrequency, "vnode-status-report-frequency", o.VNodeStatusReportFrequency,
 		"How often a virtual Node's status is written when nothing in it changed, refreshing its conditions' lastHeartbeatTime (duration; the kubelet's nodeStatusReportFrequency). Changes of the super Node are written at once.")
+	fs.StringVar(&o.KubeletBindAddress, "kubelet-bind-address", o.KubeletBindAddress,
+		"host:port of the kubelet API of the tenants' virtual Nodes, which serves tenant users' kubectl logs, exec, attach and port-forward (HTTPS; each request must carry a client certificate signed by its Tenant's spec.kubeletClientCA, and reaches only that tenant's synced Pods, forwarded to the super apiserver's pods/log, exec, attach and portforward with the syncer's credentials). \"0\" turns it off: vNodes then copy the super Node's addresses.")
+	fs.StringVar(&o.KubeletAdvertiseAddress, "kubelet-advertise-address", o.KubeletAdvertiseAddress,
+		"IP address or DNS name the virtual Nodes advertise for the kubelet API (their status.addresses); the tenant apiservers must reach it. Empty: the host of --kubelet-bind-address, which must then be a specific IP address.")
+	fs.Int32Var(&o.KubeletAdvertisePort, "kubelet-advertise-port", o.KubeletAdvertisePort,
+		"Port the virtual Nodes advertise for the kubelet API (status.daemonEndpoints.kubeletEndpoint.Port), e.g. a Service's port. 0: the port of --kubelet-bind-address.")
+	fs.StringVar(&o.KubeletTLSCertFile, "kubelet-tls-cert-file", o.KubeletTLSCertFile,
+		"PEM serving certificate of the kubelet API. Tenant apiservers verify it only when started with --kubelet-certificate-authority (its CA). Empty with --kubelet-tls-private-key-file empty: a self-signed certificate generated at start.")
+	fs.StringVar(&o.KubeletTLSKeyFile, "kubelet-tls-private-key-file", o.KubeletTLSKeyFile,
+		"PEM private key of --kubelet-tls-cert-file.")
 	fs.StringSliceVar(&o.OptInKinds, "opt-in-kinds", o.OptInKinds,
 		"Comma-separated opt-in kinds to sync besides the default ones: Ingress, NetworkPolicy, PodDisruptionBudget. Event is accepted too; it is synced by default (see --disabled-kinds). Empty: none.")
 	fs.StringSliceVar(&o.DisabledKinds, "disabled-kinds", o.DisabledKinds,
@@ -406,6 +432,12 @@ func (o *Options) Validate() error {
 	if o.VNodeLeaseRenewInterval < time.Second || 2*o.VNodeLeaseRenewInterval > o.VNodeLeaseDuration {
 		errs = append(errs, errors.New("--vnode-lease-renew-interval must be at least 1s and at most half of --vnode-lease-duration"))
 	}
+	if _, _, err := o.KubeletEndpoint(); err != nil {
+		errs = append(errs, err)
+	}
+	if (o.KubeletTLSCertFile == "") != (o.KubeletTLSKeyFile == "") {
+		errs = append(errs, errors.New("--kubelet-tls-cert-file and --kubelet-tls-private-key-file go together"))
+	}
 	if o.VNodeStatusReportFrequency < time.Second {
 		errs = append(errs, errors.New("--vnode-status-report-frequency must be at least 1s"))
 	}
@@ -459,4 +491,36 @@ func kindList(kinds []string) []resources.Kind {
 		}
 	}
 	return out
+}
+
+// KubeletEndpoint returns the address and port the vNodes advertise for the kubelet API
+// (--kubelet-advertise-address and --kubelet-advertise-port, defaulted from
+// --kubelet-bind-address); empty when the kubelet API is off.
+func (o *Options) KubeletEndpoint() (string, int32, error) {
+	if o.KubeletBindAddress == "0" || o.KubeletBindAddress == "" {
+		return "", 0, nil
+	}
+	host, portStr, err := net.SplitHostPort(o.KubeletBindAddress)
+	if err != nil {
+		return "", 0, fmt.Errorf("--kubelet-bind-address %q: want host:port: %w", o.KubeletBindAddress, err)
+	}
+	port, err := strconv.ParseInt(portStr, 10, 32)
+	if err != nil || port < 0 || port > 65535 {
+		return "", 0, fmt.Errorf("--kubelet-bind-address %q: invalid port", o.KubeletBindAddress)
+	}
+	addr := o.KubeletAdvertiseAddress
+	if addr == "" {
+		if ip := net.ParseIP(host); ip == nil || ip.IsUnspecified() {
+			return "", 0, fmt.Errorf("--kubelet-advertise-address is required when --kubelet-bind-address %q names no specific IP address", o.KubeletBindAddress)
+		}
+		addr = host
+	}
+	adv := o.KubeletAdvertisePort
+	if adv == 0 {
+		adv = int32(port)
+	}
+	if adv < 1 || adv > 65535 {
+		return "", 0, errors.New("--kubelet-advertise-port (or the port of --kubelet-bind-address) must be between 1 and 65535")
+	}
+	return addr, adv, nil
 }

@@ -241,3 +241,45 @@ func validates(t testing.TB, o *Options, wantErr string) bool {
 	}
 	return true
 }
+
+func TestKubeletFlags(t *testing.T) {
+	cases := map[string]struct {
+		args     []string
+		wantAddr string
+		wantPort int32
+		wantErr  string
+	}{
+		"default off":                         {},
+		"specific IP advertises itself":       {args: []string{"--kubelet-bind-address=10.0.0.5:10250"}, wantAddr: "10.0.0.5", wantPort: 10250},
+		"wildcard needs an advertise address": {args: []string{"--kubelet-bind-address=:10250"}, wantErr: "--kubelet-advertise-address is required"},
+		"wildcard with a Service name and port": {args: []string{"--kubelet-bind-address=0.0.0.0:10250", "--kubelet-advertise-address=vc-syncer-kubelet.vc-syncer-system.svc", "--kubelet-advertise-port=443"},
+			wantAddr: "vc-syncer-kubelet.vc-syncer-system.svc", wantPort: 443},
+		"port 0 needs an advertised port": {args: []string{"--kubelet-bind-address=127.0.0.1:0"}, wantErr: "--kubelet-advertise-port"},
+		"no port":                         {args: []string{"--kubelet-bind-address=127.0.0.1"}, wantErr: "want host:port"},
+		"certificate without key":         {args: []string{"--kubelet-bind-address=127.0.0.1:10250", "--kubelet-tls-cert-file=a.crt"}, wantErr: "go together"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			o := NewOptions()
+			fs := pflag.NewFlagSet("run", pflag.ContinueOnError)
+			o.AddFlags(fs)
+			if err := fs.Parse(tc.args); err != nil {
+				t.Fatal(err)
+			}
+			err := o.Validate()
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("Validate() = %v, want an error containing %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			addr, port, _ := o.KubeletEndpoint()
+			if addr != tc.wantAddr || port != tc.wantPort {
+				t.Errorf("endpoint %q:%d, want %q:%d", addr, port, tc.wantAddr, tc.wantPort)
+			}
+		})
+	}
+}

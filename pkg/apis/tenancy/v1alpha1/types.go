@@ -64,6 +64,17 @@ type TenantSpec struct {
 	// +kubebuilder:validation:items:MaxLength=43
 	// +kubebuilder:validation:items:XValidation:rule="isCIDR(self)",message="must be a CIDR such as 10.96.16.0/20"
 	ServiceCIDRs []string `json:"serviceCIDRs,omitempty"`
+	// KubeletClientCA is a PEM bundle of the CA certificates that sign the tenant
+	// kube-apiserver's kubelet client certificate (its --kubelet-client-certificate), and
+	// should sign nothing else the tenant's users hold. vc-syncer's kubelet API (the address
+	// the tenant's virtual Nodes advertise, `vc-syncer run --kubelet-bind-address`) attributes
+	// a request to this tenant only when its TLS client certificate verifies against this
+	// bundle and against no other Tenant's; it then serves logs and exec of this tenant's own
+	// synced Pods only. Empty: every kubelet request of the tenant's apiserver (kubectl logs,
+	// exec, attach, port-forward) is refused with 401.
+	// +optional
+	// +kubebuilder:validation:MaxLength=65536
+	KubeletClientCA string `json:"kubeletClientCA,omitempty"`
 }
 
 // TenantPhase is a one-word summary of a Tenant's state.

@@ -1,0 +1,55 @@
+// Package kubeletproxy serves the kubelet API of the tenants' virtual Nodes, so that a tenant
+// user's `kubectl logs`, `exec`, `attach` and `port-forward` work through the tenant
+// apiserver: the vNodes advertise this server's address and port (pkg/vnode), the tenant
+// apiserver connects to it as it would to a kubelet, and the server forwards each request to
+// the super apiserver's subresource of the super Pod (pods/log, pods/exec, pods/attach,
+// pods/portforward) with the syncer's own super-cluster credentials.
+//
+// # Usage
+//
+// New builds a Server from Options: a function listing the registered tenants (name, UID, the
+// CA pool of Tenant spec.kubeletClientCA, a tenant Pod lookup in the syncer's cache), a super
+// Pod lookup in the syncer's super cache, and the syncer's super rest.Config. Start (a
+// manager.Runnable) serves it over TLS on Options.BindAddress; `vc-syncer run
+// --kubelet-bind-address` wires it.
+//
+// # Implementation details
+//
+// Every request is attributed to exactly one tenant by its verified TLS client certificate:
+// the handshake requests a certificate, and the handler verifies its chain (client-auth key
+// usage) against each tenant's spec.kubeletClientCA. No certificate, one no tenant's CA
+// verifies, or one that two tenants' CAs verify is answered 401 and counted in
+// vcsyncer_kubelet_unauthenticated_total{reason}. The caller's headers are never forwarded
+// (Authorization, cookies and impersonation headers included): the forwarded request is new,
+// with the checked names in its path, the allowlisted query parameters, and only the headers a
+// SPDY or WebSocket upgrade needs.
+//
+// The path is parsed without decoding: a percent sign anywhere (an encoded or double-encoded
+// slash or dot), a "." or ".." segment, an empty or extra segment, or a name Kubernetes would
+// not accept (namespace and container: DNS labels, Pod: a DNS subdomain, so at most 253
+// characters) is answered 404 before anything is looked up. Served: containerLogs, exec,
+// attach (/<endpoint>/<namespace>/<pod>/<container>), portForward (/portForward/<namespace>/
+// <pod>) and healthz; anything else is 404. Then the tenant Pod must be in the tenant's cache
+// and declare the container (containers and init containers; ephemeral containers are never
+// synced), and the super Pod at the place the tenant namespace maps to
+// (conversion.SuperNamespace) must be the syncer's copy of exactly that Pod: its ownership
+// stamps name the tenant's UID, the namespace, the name and the tenant Pod's UID. A tenant
+// thus reaches only its own synced Pods, whatever names it sends. Each outcome is counted in
+// vcsyncer_kubelet_requests_total{tenant,endpoint,result}.
+//
+// # Implementation considerations
+//
+// Forwarding through the super apiserver, not to the super Node's kubelet, needs no kubelet
+// client credentials in the syncer and no network path from the syncer to the nodes; the
+// super apiserver authorizes each request against the syncer's RBAC (pods/log get;
+// pods/exec, pods/attach, pods/portforward create) and audits it, and the
+// ValidatingAdmissionPolicy that confines the syncer's writes can confine its CONNECTs to the
+// namespaces it manages. The cost is one more hop for the stream bytes.
+//
+// The server's own certificate is Options.CertFile/KeyFile, or a self-signed one generated at
+// start. A tenant apiserver verifies a kubelet's serving certificate only when it runs with
+// --kubelet-certificate-authority; give it the CA of CertFile then.
+//
+// It sits on floor 1 of the package map in docs/architecture.md and may import packages on
+// floors 0–1 only (today: pkg/conversion, pkg/metrics); test/layering checks it.
+package kubeletproxy

@@ -1,0 +1,312 @@
+package kubeletproxy
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/proxy"
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/vcsyncer/syncer/pkg/conversion"
+	"github.com/vcsyncer/syncer/pkg/metrics"
+)
+
+// Tenant is what the server knows of one registered tenant.
+type Tenant struct {
+	// Name and UID of the Tenant object.
+	Name, UID string
+	// ClientCAs verifies the tenant apiserver's kubelet client certificate (Tenant
+	// spec.kubeletClientCA); nil: no certificate names this tenant.
+	ClientCAs *x509.CertPool
+	// Synced reports whether the tenant's caches have synced (requests wait for nothing:
+	// they are refused with 503 before).
+	Synced bool
+	// Pod returns the tenant Pod namespace/name from the syncer's tenant cache, or a NotFound
+	// error.
+	Pod func(namespace, name string) (*corev1.Pod, error)
+}
+
+// Tenants lists the registered tenants; it is called once per request.
+type Tenants func() []Tenant
+
+// Options configures a Server.
+type Options struct {
+	// Tenants lists the registered tenants (required).
+	Tenants Tenants
+	// SuperPod returns the super Pod namespace/name from the syncer's super cache (required).
+	SuperPod func(namespace, name string) (metav1.Object, bool)
+	// Super is the syncer's super-cluster rest.Config: requests are forwarded with its
+	// credentials to the super apiserver's Pod subresources (required).
+	Super *rest.Config
+	// BindAddress is the host:port to listen on (Start). Required for Start.
+	BindAddress string
+	// CertFile and KeyFile are the PEM serving certificate and key. Both empty: a self-signed
+	// certificate for the advertised address is generated at Start (tenant apiservers verify
+	// it only with --kubelet-certificate-authority, which this one cannot satisfy).
+	CertFile, KeyFile string
+	// AdvertisedHost is the address the vNodes advertise, put in a generated certificate.
+	AdvertisedHost string
+}
+
+// Server is the kubelet API of the tenants' virtual Nodes: it attributes each request to one
+// tenant by its TLS client certificate, checks that it names one of that tenant's synced Pods
+// and a container the Pod declares, and forwards it to the super apiserver's Pod subresource.
+type Server struct {
+	opts      Options
+	superURL  *url.URL
+	transport http.RoundTripper
+	upgrade   proxy.UpgradeRequestRoundTripper
+	log       logr.Logger
+}
+
+// New returns a Server. It fails when a required option is missing or the super config
+// cannot build transports.
+func New(o Options) (*Server, error) {
+	if o.Tenants == nil || o.SuperPod == nil || o.Super == nil {
+		return nil, errors.New("kubeletproxy: Tenants, SuperPod and Super are required")
+	}
+	cfg := rest.CopyConfig(o.Super)
+	u, err := url.Parse(cfg.Host)
+	if err != nil || u.Host == "" {
+		if u, err = url.Parse("https://" + cfg.Host); err != nil {
+			return nil, fmt.Errorf("kubeletproxy: invalid super host %q: %w", cfg.Host, err)
+		}
+	}
+	rt, err := rest.TransportFor(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("kubeletproxy: failed to build the super transport: %w", err)
+	}
+	tlsCfg, err := rest.TLSConfigFor(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("kubeletproxy: failed to build the super TLS config: %w", err)
+	}
+	// Upgrades (exec, attach, port-forward) dial the super apiserver themselves: TLS from
+	// the config (client certificate included), then the config's other credentials (a
+	// bearer token) added to the upgrade request.
+	wrap, err := rest.HTTPWrappersForConfig(cfg, proxy.MirrorRequest)
+	if err != nil {
+		return nil, fmt.Errorf("kubeletproxy: failed to build the super request wrappers: %w", err)
+	}
+	conn := &http.Transport{TLSClientConfig: tlsCfg, Proxy: http.ProxyFromEnvironment}
+	return &Server{opts: o, superURL: u, transport: rt, upgrade: proxy.NewUpgradeRequestRoundTripper(conn, wrap),
+		log: ctrl.Log.WithName("kubeletproxy")}, nil
+}
+
+// Start serves the kubelet API on BindAddress over TLS until ctx is done. It implements
+// manager.Runnable.
+func (s *Server) Start(ctx context.Context) error {
+	cert, err := s.servingCertificate()
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", s.opts.BindAddress)
+	if err != nil {
+		return fmt.Errorf("kubeletproxy: failed to listen on %s: %w", s.opts.BindAddress, err)
+	}
+	srv := &http.Server{
+		Handler:           s,
+		ReadHeaderTimeout: 10 * time.Second,
+		MaxHeaderBytes:    64 << 10,
+		TLSConfig: &tls.Config{
+			MinVersion:   tls.VersionTLS12,
+			Certificates: []tls.Certificate{cert},
+			// Every tenant has a CA of its own: the handler verifies the chain against each
+			// (attribute), so the handshake only asks for a certificate.
+			ClientAuth: tls.RequestClientCert,
+			NextProtos: []string{"http/1.1"}, // upgrades (SPDY, WebSocket) need HTTP/1.1
+		},
+		BaseContext: func(net.Listener) context.Context { return ctx },
+	}
+	done := make(chan error, 1)
+	go func() { done <- srv.ServeTLS(ln, "", "") }()
+	s.log.Info("Serving the kubelet API of the virtual Nodes", "address", ln.Addr().String())
+	select {
+	case <-ctx.Done():
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(sctx)
+		_ = srv.Close() // streams (logs -f, exec) do not end by themselves
+		return nil
+	case err := <-done:
+		return fmt.Errorf("kubeletproxy: %w", err)
+	}
+}
+
+// NeedLeaderElection reports false: every replica serves the kubelet API.
+func (s *Server) NeedLeaderElection() bool { return false }
+
+// ServeHTTP answers one kubelet API request.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path == "/healthz" {
+		_, _ = w.Write([]byte("ok"))
+		return
+	}
+	t, reason := s.authenticate(r)
+	if t == nil {
+		metrics.KubeletUnauthenticated(reason)
+		http.Error(w, "Unauthorized: the client certificate names no single tenant", http.StatusUnauthorized)
+		return
+	}
+	tgt, ok := parseTarget(r.URL.EscapedPath())
+	if !ok {
+		metrics.KubeletRequest(t.Name, "other", reasonBadPath)
+		http.NotFound(w, r)
+		return
+	}
+	if !methodAllowed(tgt.endpoint, r.Method) {
+		metrics.KubeletRequest(t.Name, tgt.endpoint, reasonBadMethod)
+		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+		return
+	}
+	superNS, code, reason := s.check(t, tgt)
+	if code != 0 {
+		metrics.KubeletRequest(t.Name, tgt.endpoint, reason)
+		http.Error(w, fmt.Sprintf("%s: %s", http.StatusText(code), reason), code)
+		return
+	}
+	metrics.KubeletRequest(t.Name, tgt.endpoint, resultForwarded)
+	s.forward(w, r, tgt, superNS)
+}
+
+// authenticate returns the one tenant whose ClientCAs verify the request's client
+// certificate, or nil and why not.
+func (s *Server) authenticate(r *http.Request) (*Tenant, string) {
+	if r.TLS == nil || len(r.TLS.PeerCertificates) == 0 {
+		return nil, "no_certificate"
+	}
+	leaf := r.TLS.PeerCertificates[0]
+	inter := x509.NewCertPool()
+	for _, c := range r.TLS.PeerCertificates[1:] {
+		inter.AddCert(c)
+	}
+	var found *Tenant
+	for _, t := range s.opts.Tenants() {
+		if t.ClientCAs == nil {
+			continue
+		}
+		if _, err := leaf.Verify(x509.VerifyOptions{Roots: t.ClientCAs, Intermediates: inter,
+			KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}); err != nil {
+			continue
+		}
+		if found != nil {
+			return nil, "ambiguous_certificate" // two tenants trust the same CA: neither is served
+		}
+		found = &t
+	}
+	if found == nil {
+		return nil, "unknown_certificate"
+	}
+	return found, ""
+}
+
+// check decides whether tenant t may reach tgt: the tenant's caches synced, the tenant Pod
+// exists and declares the container, and the super Pod at the place the namespace maps to is
+// the syncer's copy of exactly that Pod (same tenant UID, namespace, name and Pod UID). It
+// returns the super namespace, or an HTTP status and a reason.
+func (s *Server) check(t *Tenant, tgt target) (superNS string, code int, reason string) {
+	if !t.Synced {
+		return "", http.StatusServiceUnavailable, reasonNotConnected
+	}
+	pod, err := t.Pod(tgt.namespace, tgt.pod)
+	if apierrors.IsNotFound(err) || err == nil && pod == nil {
+		return "", http.StatusNotFound, reasonNotFound
+	} else if err != nil {
+		return "", http.StatusServiceUnavailable, reasonNotConnected
+	}
+	if tgt.container != "" && !declares(pod, tgt.container) {
+		return "", http.StatusNotFound, reasonNoContainer
+	}
+	superNS = conversion.SuperNamespace(t.Name, t.UID, tgt.namespace)
+	sp, ok := s.opts.SuperPod(superNS, tgt.pod)
+	if !ok {
+		return "", http.StatusNotFound, reasonNotSynced
+	}
+	o, ok := conversion.OwnerOf(sp)
+	if !ok || o.TenantUID != t.UID || o.Namespace != tgt.namespace || o.Name != tgt.pod || o.UID != string(pod.UID) {
+		return "", http.StatusForbidden, reasonNotOwned
+	}
+	return superNS, 0, ""
+}
+
+// declares reports whether pod declares container name (containers and init containers;
+// ephemeral containers are never synced).
+func declares(pod *corev1.Pod, name string) bool {
+	has := func(c corev1.Container) bool { return c.Name == name }
+	return slices.ContainsFunc(pod.Spec.Containers, has) || slices.ContainsFunc(pod.Spec.InitContainers, has)
+}
+
+// forward sends the request to the super apiserver's subresource of the super Pod with the
+// syncer's credentials: a fresh URL (the checked names, the allowlisted query) and only the
+// headers a stream upgrade needs.
+func (s *Server) forward(w http.ResponseWriter, r *http.Request, tgt target, superNS string) {
+	loc := *s.superURL
+	loc.Path = strings.TrimSuffix(loc.Path, "/") + "/api/v1/namespaces/" + superNS + "/pods/" + tgt.pod + "/" + subresource[tgt.endpoint]
+	loc.RawPath = ""
+	loc.RawQuery = forwardQuery(r.URL.Query(), tgt).Encode()
+
+	out := r.Clone(r.Context())
+	out.Header = http.Header{}
+	for _, h := range forwardedHeaders {
+		if v, ok := r.Header[http.CanonicalHeaderKey(h)]; ok {
+			out.Header[http.CanonicalHeaderKey(h)] = slices.Clone(v)
+		}
+	}
+	out.URL = &loc
+	out.RequestURI = ""
+	out.Host = loc.Host
+	if tgt.endpoint != EndpointContainerLogs {
+		out.Body = http.NoBody
+	}
+
+	h := proxy.NewUpgradeAwareHandler(&loc, s.transport, false, false, responder{log: s.log})
+	h.UpgradeTransport = s.upgrade
+	h.UseLocationHost = true
+	h.FlushInterval = -1 // logs -f: every chunk as it comes
+	h.RejectForwardingRedirects = true
+	h.ServeHTTP(w, out)
+}
+
+// forwardQuery returns the allowlisted parameters of q under their apiserver names, plus the
+// container.
+func forwardQuery(q url.Values, tgt target) url.Values {
+	out := url.Values{}
+	for k, vs := range q {
+		name, ok := queryAllowlist[tgt.endpoint][k]
+		if !ok {
+			continue
+		}
+		if boolParams[name] {
+			b, err := strconv.ParseBool(vs[0])
+			out.Set(name, strconv.FormatBool(err == nil && b))
+			continue
+		}
+		out[name] = append(out[name], vs...)
+	}
+	if tgt.container != "" {
+		out.Set("container", tgt.container)
+	}
+	return out
+}
+
+// responder answers a failed forward with 502 and logs it.
+type responder struct{ log logr.Logger }
+
+func (r responder) Error(w http.ResponseWriter, req *http.Request, err error) {
+	r.log.V(2).Info("Forwarding a kubelet request failed", "path", req.URL.Path, "err", err.Error())
+	http.Error(w, "failed to reach the super cluster", http.StatusBadGateway)
+}
