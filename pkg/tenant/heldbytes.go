@@ -2,10 +2,10 @@ package tenant
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
-	"slices"
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"

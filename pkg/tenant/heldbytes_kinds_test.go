@@ -46,7 +46,7 @@ func kindObjects(t *testing.T, name string, n int) map[string]any {
 			AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
 			Resources:   corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}}}},
 		"PodDisruptionBudget": &policyv1.PodDisruptionBudget{ObjectMeta: meta(), Spec: policyv1.PodDisruptionBudgetSpec{MinAvailable: &one}},
-		"Ingress": &networkingv1.Ingress{ObjectMeta: meta(), Spec: networkingv1.IngressSpec{Rules: []networkingv1.IngressRule{{Host: "a.example.com"}}}},
+		"Ingress":             &networkingv1.Ingress{ObjectMeta: meta(), Spec: networkingv1.IngressSpec{Rules: []networkingv1.IngressRule{{Host: "a.example.com"}}}},
 		"NetworkPolicy": &networkingv1.NetworkPolicy{ObjectMeta: meta(), Spec: networkingv1.NetworkPolicySpec{
 			PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeIngress}}},
 		"Namespace": &corev1.Namespace{ObjectMeta: nsMeta, Spec: corev1.NamespaceSpec{Finalizers: []corev1.FinalizerName{corev1.FinalizerKubernetes}},
