@@ -178,7 +178,9 @@ func (s *Syncer) skipRefused(ctx context.Context, c *tenant.Cluster, r resources
 	if m, ok := obj.(metav1.Object); ok {
 		resources.KeepRefused(c, req.Kind, m, policy.RuleObjectCount)
 	}
-	if p, ok := podcache.From(obj); ok && p.DeletionTimestamp.IsZero() {
+	if p, ok := podcache.From(obj); ok && p.DeletionTimestamp.IsZero() && !tenant.IsHeldOut(obj) {
+		// (A stub has no status to compare the condition with: its patch would make a new
+		// version, and so another request, each time.)
 		return true, pod.MarkPolicyDenied(ctx, c, p, countDenial(c, req.Kind, key))
 	}
 	return true, nil
