@@ -71,9 +71,9 @@ var (
 	tenantSyncedDesc = prometheus.NewDesc(prometheus.BuildFQName(Namespace, "tenant", "synced"),
 		"1 once the tenant's informer caches have synced and its events are being synced, 0 otherwise, by tenant.", []string{"tenant"}, nil)
 	tenantCachedBytesDesc = prometheus.NewDesc(prometheus.BuildFQName(Namespace, "tenant", "cached_bytes"),
-		"Bytes of the tenant's Secrets and ConfigMaps the syncer holds in its caches (bounded by the TenantPolicy's limits.maxCachedBytes), by tenant.", []string{"tenant"}, nil)
+		"Bytes of the tenant's objects the syncer holds in its caches (every synced kind) (bounded by the TenantPolicy's limits.maxCachedBytes), by tenant.", []string{"tenant"}, nil)
 	tenantHeldOutDesc = prometheus.NewDesc(prometheus.BuildFQName(Namespace, "tenant", "held_out_objects"),
-		"The tenant's Secrets and ConfigMaps the syncer keeps out of its caches and does not sync (over limits.maxObjectBytes or limits.maxCachedBytes), by tenant; above 0 the tenant has reached its bound.", []string{"tenant"}, nil)
+		"The tenant's objects the syncer keeps out of its caches and does not sync (over limits.maxObjectBytes or limits.maxCachedBytes), by tenant; above 0 the tenant has reached its bound.", []string{"tenant"}, nil)
 )
 
 func syncCollectors() []prometheus.Collector {
@@ -123,7 +123,7 @@ func PodCreated(tenant string, d time.Duration) {
 // TenantHealth is one registered tenant's health as the metrics report it.
 type TenantHealth struct {
 	Connected, Synced bool
-	// CachedBytes and HeldOut are the bytes of its Secrets and ConfigMaps the syncer holds and
+	// CachedBytes and HeldOut are the bytes of its objects (every synced kind) the syncer holds and
 	// the number of them it keeps out (tenant.HeldBytes).
 	CachedBytes int64
 	HeldOut     int

@@ -134,3 +134,46 @@ func Is(obj any) bool {
 	}
 	return false
 }
+
+// Size returns the size of the protobuf encoding of the whole cached Pod (what Marshal
+// returns), computing only the metadata's size anew: the bytes the cache holds for it, as
+// policy.ObjectBytes counts them.
+func (p *Pod) Size() int {
+	n := 0
+	for _, l := range []int{p.ObjectMeta.Size(), len(p.spec), len(p.status)} {
+		n += 1 + uvarintLen(uint64(l)) + l
+	}
+	return n
+}
+
+// uvarintLen returns the length of the protobuf varint encoding of v.
+func uvarintLen(v uint64) int {
+	n := 1
+	for v >= 0x80 {
+		v >>= 7
+		n++
+	}
+	return n
+}
+
+// NewBare returns a cached Pod with metadata meta (kept as it is) whose spec names node
+// nodeName ("" for none) and nothing else, and whose status is empty: the form of a Pod that
+// a cache keeps out but whose placement (the vNode it is bound to) must stay known. Bare
+// reports it.
+func NewBare(meta metav1.ObjectMeta, nodeName string) *Pod {
+	spec, _ := (&corev1.PodSpec{NodeName: nodeName}).Marshal() // a decoded spec always encodes
+	return &Pod{ObjectMeta: meta, spec: spec}
+}
+
+// Bare reports whether the cached Pod has the shape NewBare gives: an empty status and a spec
+// without containers (the apiserver never accepts a Pod without one).
+func (p *Pod) Bare() bool {
+	if len(p.status) > 0 {
+		return false
+	}
+	var spec corev1.PodSpec
+	if err := spec.Unmarshal(p.spec); err != nil {
+		return false
+	}
+	return len(spec.Containers) == 0 && len(spec.InitContainers) == 0
+}

@@ -2,6 +2,7 @@ package podcache
 
 import (
 	"bytes"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -134,5 +135,31 @@ func TestLister(t *testing.T) {
 	}
 	if _, err := l.Pods("ns2").Get("a"); !apierrors.IsNotFound(err) {
 		t.Errorf("Get of an absent Pod: %v, want NotFound", err)
+	}
+}
+
+// Size is the length of Marshal's encoding, and a bare Pod keeps only its node name.
+func TestSizeAndBare(t *testing.T) {
+	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ns", Annotations: map[string]string{"a": strings.Repeat("x", 300)}},
+		Spec:   corev1.PodSpec{NodeName: "n1", Containers: []corev1.Container{{Name: "c", Image: "busybox"}}},
+		Status: corev1.PodStatus{Phase: corev1.PodRunning}}
+	c, err := New(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := c.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Size() != len(b) || c.Size() != p.Size() {
+		t.Errorf("Size() = %d, Marshal %d bytes, the Pod's own Size %d", c.Size(), len(b), p.Size())
+	}
+	if c.Bare() {
+		t.Error("a Pod with a container and a status is bare")
+	}
+	bare := NewBare(metav1.ObjectMeta{Name: "p"}, "n1")
+	full, err := bare.Pod()
+	if err != nil || !bare.Bare() || full.Spec.NodeName != "n1" || len(full.Spec.Containers) != 0 {
+		t.Errorf("NewBare: bare %v, pod %+v, err %v", bare.Bare(), full, err)
 	}
 }

@@ -193,7 +193,7 @@ func Builtin() tenancyv1alpha1.TenantPolicySpec {
 			LimitRange:     []corev1.LimitRangeItem{},
 			MaxObjectBytes: ptr(resource.MustParse("512Ki")),
 			MaxObjects:     ptr(int32(20000)),
-			MaxCachedBytes: ptr(resource.MustParse("32Mi")),
+			MaxCachedBytes: ptr(resource.MustParse("64Mi")),
 		},
 		DisruptionBudgets: &tenancyv1alpha1.DisruptionBudgetPolicy{AllowBlocking: ptr(false)},
 	}

@@ -78,6 +78,6 @@ func MaxObjectBytes(l *tenancyv1alpha1.LimitsPolicy) int64 {
 // tenant. what names the object ("ConfigMap app/settings").
 func CachedBytesDenial(l *tenancyv1alpha1.LimitsPolicy, what string, size, held int64) *Denial {
 	limit := MaxCachedBytes(l)
-	return Deny(RuleCachedBytes, "%s (%d bytes) is not synced: the syncer holds %d bytes of the tenant's Secrets and ConfigMaps already and may hold %s (%d bytes); it is synced when others are deleted or shrink; a TenantPolicy's limits.maxCachedBytes allows more",
+	return Deny(RuleCachedBytes, "%s (%d bytes) is not synced: the syncer holds %d bytes of the tenant's objects already and may hold %s (%d bytes); it is synced when others are deleted or shrink; a TenantPolicy's limits.maxCachedBytes allows more",
 		what, size, held, resource.NewQuantity(limit, resource.BinarySI).String(), limit)
 }

@@ -43,8 +43,8 @@ func TestCachedBytesLimits(t *testing.T) {
 		t.Error("no field: no cap (-1)")
 	}
 	l := Default().Limits()
-	if got := MaxCachedBytes(l); got != 32<<20 {
-		t.Errorf("built-in limits.maxCachedBytes = %d, want 32Mi", got)
+	if got := MaxCachedBytes(l); got != 64<<20 {
+		t.Errorf("built-in limits.maxCachedBytes = %d, want 64Mi", got)
 	}
 	if got := MaxObjectBytes(l); got != 512<<10 {
 		t.Errorf("built-in limits.maxObjectBytes = %d, want 512Ki", got)

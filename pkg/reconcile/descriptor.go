@@ -105,10 +105,10 @@ func (k *Descriptor[T]) Upward(context.Context, *resources.Env, *tenant.Cluster,
 }
 
 // Check implements resources.Checker with Desired and Equal, as Reconcile would compare: a
-// skipped object, or one that is not a T, is in sync.
+// skipped object, a stub (tenant.IsHeldOut), or one that is not a T, is in sync.
 func (k *Descriptor[T]) Check(env *resources.Env, c *tenant.Cluster, t, s metav1.Object) resources.Mismatch {
-	if o, ok := t.(T); !ok || (k.Skip != nil && k.Skip(o)) {
-		return resources.InSync
+	if o, ok := t.(T); !ok || (k.Skip != nil && k.Skip(o)) || tenant.IsHeldOut(t) {
+		return resources.InSync // a stub's super copy, if any, is left as it was (Reconcile)
 	}
 	return resources.CheckWith(t, s, func(t, s T) T { return k.Desired(env, c, t, s.GetNamespace(), s) }, k.Equal)
 }

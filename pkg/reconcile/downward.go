@@ -99,6 +99,25 @@ func Reconcile[T Object](ctx context.Context, env *resources.Env, c *tenant.Clus
 	if tFound && s.Skip != nil && s.Skip(tObj) {
 		return nil
 	}
+	if tFound && tObj.GetDeletionTimestamp().IsZero() {
+		if d := resources.HeldOut(c, s.Kind, tObj); d != nil {
+			// A stub (kept out of the syncer's memory): its content is unknown, so nothing is
+			// written for it. A super copy of this object, synced before it grew, is left as
+			// it was (deleting a Service or a Namespace for an annotation would cut the
+			// tenant's traffic or Pods); only the stale copy of an earlier object of the same
+			// name goes.
+			resources.Deny(c, s.Kind, tObj, d)
+			if sFound {
+				if o, _ := conversion.OwnerOf(sObj); o.UID != string(tObj.GetUID()) {
+					if err := confirmGone(ctx, c, s.Kind, ns, name, sObj); err != nil {
+						return err
+					}
+					return DeleteSuper(ctx, s.Client(superNS), sObj)
+				}
+			}
+			return nil
+		}
+	}
 	if tFound && tObj.GetDeletionTimestamp().IsZero() && s.Refuse != nil {
 		if d := s.Refuse(tObj); d != nil {
 			resources.Deny(c, s.Kind, tObj, d)
@@ -268,14 +287,21 @@ func Rejected(err error) bool {
 	return apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) || apierrors.IsRequestEntityTooLargeError(err)
 }
 
+// isHeldOut is tenant.IsHeldOut (the parameter named tenant shadows the package in UpwardPair).
+var isHeldOut = tenant.IsHeldOut
+
 // UpwardPair reads, for the upward direction, tenant object name (from tenant, the tenant cache
 // of its namespace) and its super copy (from super, the super cache of the mapped namespace).
 // ok is false, with a nil error, when either is missing or the super object is not the copy of
-// this tenant object (another tenant's, another UID's): there is nothing to copy up then. The
+// this tenant object (another tenant's, another UID's), or the tenant object is a stub
+// (tenant.IsHeldOut): there is nothing to copy up then. The
 // error is a cache read error other than NotFound.
 func UpwardPair[T Object](c *tenant.Cluster, tenant, super Getter[T], name string) (t, s T, ok bool, err error) {
 	if t, err = tenant.Get(name); err != nil {
 		return t, s, false, ignoreNotFound(err)
+	}
+	if isHeldOut(t) {
+		return t, s, false, nil // a stub: nothing is written into the tenant object from it
 	}
 	if s, err = super.Get(name); err != nil {
 		return t, s, false, ignoreNotFound(err)

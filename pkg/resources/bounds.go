@@ -35,9 +35,10 @@ const (
 var ErrBoundsPending = errors.New("the super namespace's ResourceQuota is not computed yet by the super cluster's quota controller; waiting")
 
 // ErrNamespaceRefused is returned (wrapped) by EnsureSuperNamespace for a tenant namespace that
-// the tenant's limits.maxObjects refuses (Env.AdmitObject): no super namespace, so nothing is
-// synced into it. The syncer does not retry such requests; admitting the namespace later
-// enqueues its objects.
+// the tenant's limits.maxObjects refuses (Env.AdmitObject) or that the tenant caches hold as a
+// stub (HeldOut: limits.maxObjectBytes or limits.maxCachedBytes): no super namespace, so
+// nothing is synced into it. The syncer does not retry such requests; admitting (or
+// readmitting) the namespace later enqueues its objects.
 var ErrNamespaceRefused = errors.New("the tenant namespace is not synced: the tenant has the most namespaces its policy allows (limits.maxObjects)")
 
 // BoundsInformers returns (registering them on first call) the super informers of the syncer's

@@ -117,3 +117,20 @@ func Gone(c *tenant.Cluster, kind Kind, namespace, name string) {
 		c.Refusals.Forget(key + "#" + string(r))
 	}
 }
+
+// HeldOut returns the refusal of tenant object obj of kind when the tenant caches hold it as
+// a stub (tenant.IsHeldOut: kept out of the syncer's memory by limits.maxObjectBytes or
+// limits.maxCachedBytes), and nil otherwise. A stub carries no content: its reconcile writes
+// nothing for it (no super copy is created or updated, an existing one is left as it was, and
+// nothing is written into the tenant object), reports the refusal (Deny) and waits for the
+// object to be readmitted (pkg/syncer: readmitHeld) or to change.
+func HeldOut(c *tenant.Cluster, kind Kind, obj metav1.Object) *policy.Denial {
+	if !tenant.IsHeldOut(obj) {
+		return nil
+	}
+	what := fmt.Sprintf("%s %s/%s", kind, obj.GetNamespace(), obj.GetName())
+	if obj.GetNamespace() == "" {
+		what = fmt.Sprintf("%s %s", kind, obj.GetName())
+	}
+	return c.Held.HeldOutDenial(c.Policy().Limits(), obj, what)
+}

@@ -214,6 +214,12 @@ func EnsureSuperNamespace(ctx context.Context, env *Env, c *tenant.Cluster, ns s
 	if !tns.DeletionTimestamp.IsZero() {
 		return "", fmt.Errorf("tenant namespace %s is terminating", ns)
 	}
+	if d := HeldOut(c, KindNamespace, tns); d != nil {
+		// Kept out of the syncer's memory: not synced, nor anything in it, until readmitted
+		// (which enqueues the objects waiting in it).
+		Deny(c, KindNamespace, tns, d)
+		return "", fmt.Errorf("tenant namespace %s: %w", ns, ErrNamespaceRefused)
+	}
 	if env.AdmitObject != nil && !env.AdmitObject(c, KindNamespace, tns) {
 		return "", fmt.Errorf("tenant namespace %s: %w", ns, ErrNamespaceRefused)
 	}

@@ -2,10 +2,10 @@ package syncer
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 
@@ -15,9 +15,10 @@ import (
 
 // Wiring of the bound on the bytes the syncer holds per tenant (limits.maxObjectBytes over the
 // whole object, limits.maxCachedBytes in all; tenant.HeldBytes applies both in the tenant
-// informers' transform). A Secret or ConfigMap kept out is a stub in the tenant cache: its
-// reconcile refuses it (the kind's Refuse: PolicyDenied Event and count, once per version),
-// and it has no super copy. Deleting a held object (releaseHeld) or a policy change
+// informers' transform) for every kind in tenant.HeldKinds, all counted together. An object
+// kept out is a stub in the tenant cache: its reconcile refuses it (PolicyDenied Event and
+// count, once per version; a Pod also gets PodScheduled=False), and it gets no super copy (one
+// synced before it grew is left as it was). Deleting a held object (releaseHeld) or a policy change
 // (PolicyChanged) or a start from a checkpoint (clusterSynced) runs readmitHeld, which reads
 // the stubs that fit now from the tenant apiserver and puts them in the cache in full.
 
@@ -31,10 +32,8 @@ type readmitRuns struct {
 	m  map[*tenant.Cluster]bool // running → run again when done
 }
 
-// heldKinds reports whether kind is bounded by tenant.HeldBytes.
-func heldKinds(kind resources.Kind) bool {
-	return kind == resources.KindConfigMap || kind == resources.KindSecret
-}
+// heldKinds reports whether kind is bounded by tenant.HeldBytes (tenant.HeldKinds).
+func heldKinds(kind resources.Kind) bool { return tenant.IsHeldKind(string(kind)) }
 
 // releaseHeld forgets the bytes held for deleted tenant object obj of kind and, when that
 // freed room, readmits objects held out.
@@ -80,11 +79,11 @@ func (s *Syncer) readmitHeld(c *tenant.Cluster) {
 }
 
 // readmitOnce reads at most readmitBatch of tenant c's stubs that fit its policy now from the
-// tenant apiserver and, for each still a stub in the cache at the same UID and still fitting
-// (tenant.Cluster.Readmit counts it), puts the full object in the tenant cache and enqueues
-// it. It returns whether it readmitted a full batch (there may be more). The cache write is
-// skipped when the cached stub was replaced meanwhile; a watch event that lands between the
-// read and the write is applied over it by the informer as usual.
+// tenant apiserver and, for each still held out at the same UID and resourceVersion and still
+// fitting, puts the full object in the tenant cache (tenant.Cluster.ReadmitHeldOut, which never
+// lets an older copy replace a newer version the informer delivered) and enqueues it (for a
+// Namespace, also the objects waiting in it). It returns whether it readmitted a full batch
+// (there may be more).
 func (s *Syncer) readmitOnce(c *tenant.Cluster) bool {
 	if c.State().Stopped {
 		return false
@@ -101,17 +100,7 @@ func (s *Syncer) readmitOnce(c *tenant.Cluster) bool {
 			continue
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		var full metav1.Object
-		var err error
-		if kind == resources.KindConfigMap {
-			var cm *corev1.ConfigMap
-			cm, err = c.Client.CoreV1().ConfigMaps(o.Namespace).Get(ctx, o.Name, metav1.GetOptions{})
-			full = cm
-		} else {
-			var sec *corev1.Secret
-			sec, err = c.Client.CoreV1().Secrets(o.Namespace).Get(ctx, o.Name, metav1.GetOptions{})
-			full = sec
-		}
+		full, err := readTenantObject(ctx, c, kind, o.Namespace, o.Name)
 		cancel()
 		if err != nil || full.GetUID() != o.UID {
 			if err != nil {
@@ -119,21 +108,60 @@ func (s *Syncer) readmitOnce(c *tenant.Cluster) bool {
 			}
 			continue // gone (its delete event releases it), or re-created (its events handle it)
 		}
-		inf := r.TenantInformer(c)
-		cur, exists, _ := inf.GetIndexer().Get(full)
-		if cm, ok := cur.(metav1.Object); !exists || !ok || !tenant.IsHeldOut(cur) || cm.GetUID() != o.UID {
-			continue // the cache holds it in full now, or not at all
-		}
-		obj := c.Readmit(full)
-		if tenant.IsHeldOut(obj) {
-			continue // no room after all
-		}
-		if err := inf.GetIndexer().Update(obj); err != nil {
-			continue
+		idx := r.TenantInformer(c).GetIndexer()
+		if !c.ReadmitHeldOut(o, full, idx.Update) {
+			continue // a newer version is in the cache or on its way, or no room after all
 		}
 		done++
 		resources.Admitted(c, kind, o.Namespace, o.Name)
-		s.enqueue(s.down, resources.Request{Tenant: c.Name, Kind: kind, Namespace: o.Namespace, Name: o.Name}, true)
+		req := resources.Request{Tenant: c.Name, Kind: kind, Namespace: o.Namespace, Name: o.Name}
+		s.enqueue(s.down, req, true)
+		if s.upwardKind(kind) {
+			s.enqueue(s.up, req, true)
+		}
+		if kind == resources.KindNamespace {
+			s.enqueueWaitingIn(c, o.Name, resources.SuperNamespace(c, o.Name))
+		}
 	}
 	return len(fitting) == readmitBatch && done > 0
+}
+
+// readTenantObject reads tenant object ns/name of kind (one of tenant.HeldKinds) from tenant
+// c's apiserver.
+func readTenantObject(ctx context.Context, c *tenant.Cluster, kind resources.Kind, ns, name string) (metav1.Object, error) {
+	cs, opts := c.Client, metav1.GetOptions{}
+	var obj metav1.Object
+	var err error
+	switch kind {
+	case resources.KindConfigMap:
+		obj, err = cs.CoreV1().ConfigMaps(ns).Get(ctx, name, opts)
+	case resources.KindSecret:
+		obj, err = cs.CoreV1().Secrets(ns).Get(ctx, name, opts)
+	case resources.KindService:
+		obj, err = cs.CoreV1().Services(ns).Get(ctx, name, opts)
+	case resources.KindServiceAccount:
+		obj, err = cs.CoreV1().ServiceAccounts(ns).Get(ctx, name, opts)
+	case resources.KindEndpoints:
+		obj, err = cs.CoreV1().Endpoints(ns).Get(ctx, name, opts)
+	case resources.KindEndpointSlice:
+		obj, err = cs.DiscoveryV1().EndpointSlices(ns).Get(ctx, name, opts)
+	case resources.KindPersistentVolumeClaim:
+		obj, err = cs.CoreV1().PersistentVolumeClaims(ns).Get(ctx, name, opts)
+	case resources.KindPodDisruptionBudget:
+		obj, err = cs.PolicyV1().PodDisruptionBudgets(ns).Get(ctx, name, opts)
+	case resources.KindIngress:
+		obj, err = cs.NetworkingV1().Ingresses(ns).Get(ctx, name, opts)
+	case resources.KindNetworkPolicy:
+		obj, err = cs.NetworkingV1().NetworkPolicies(ns).Get(ctx, name, opts)
+	case resources.KindNamespace:
+		obj, err = cs.CoreV1().Namespaces().Get(ctx, name, opts)
+	case resources.KindPod:
+		obj, err = cs.CoreV1().Pods(ns).Get(ctx, name, opts)
+	default:
+		return nil, fmt.Errorf("kind %s is not bounded by the bytes held", kind)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return obj, nil
 }

@@ -22,7 +22,7 @@ import (
 // items and ack-map entries in checkpoints. What it does not: the tenant informers' caches
 // (and the checkpointed copies of them) hold an entry for every object the tenant creates,
 // because an informer cannot leave objects out without breaking its own bookkeeping of
-// updates and deletes. The bytes of those entries are bounded for Secrets and ConfigMaps
+// updates and deletes. The bytes of those entries are bounded for every synced kind
 // (limits.maxObjectBytes, limits.maxCachedBytes: objects beyond are cached as metadata-only
 // stubs, heldbytes.go and tenant.HeldBytes); the number of entries takes a quota in the
 // tenant control plane itself.
@@ -178,7 +178,9 @@ func (s *Syncer) skipRefused(ctx context.Context, c *tenant.Cluster, r resources
 	if m, ok := obj.(metav1.Object); ok {
 		resources.KeepRefused(c, req.Kind, m, policy.RuleObjectCount)
 	}
-	if p, ok := podcache.From(obj); ok && p.DeletionTimestamp.IsZero() {
+	if p, ok := podcache.From(obj); ok && p.DeletionTimestamp.IsZero() && !tenant.IsHeldOut(obj) {
+		// (A stub has no status to compare the condition with: its patch would make a new
+		// version, and so another request, each time.)
 		return true, pod.MarkPolicyDenied(ctx, c, p, countDenial(c, req.Kind, key))
 	}
 	return true, nil

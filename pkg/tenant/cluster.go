@@ -18,6 +18,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
@@ -72,10 +73,12 @@ type Cluster struct {
 	// Refusals records the tenant's objects refused by its policy (reported once per object
 	// version and policy generation).
 	Refusals policy.Refusals
-	// Held accounts the bytes of the tenant's Secrets and ConfigMaps held in the tenant caches
+	// Held accounts the bytes of the tenant's objects (HeldKinds) held in the tenant caches
 	// and keeps out (as stubs) those over limits.maxObjectBytes or limits.maxCachedBytes: the
 	// informers' transform applies it.
 	Held HeldBytes
+	// transformMu serialises the informers' transform with ReadmitHeldOut's cache writes.
+	transformMu sync.Mutex
 
 	kubeconfigHash string
 	probeInterval  time.Duration
@@ -245,8 +248,48 @@ func TrimTenantObject(obj any) (any, error) {
 const lastApplied = "kubectl.kubernetes.io/last-applied-configuration"
 
 // transform is the Cluster's informers' transform: TrimTenantObject, then the bound on the
-// bytes held (Held.Admit under the tenant's current policy).
+// bytes held (Held.Admit under the tenant's current policy). It runs under transformMu (see
+// ReadmitHeldOut).
 func (c *Cluster) transform(obj any) (any, error) {
+	c.transformMu.Lock()
+	defer c.transformMu.Unlock()
+	return c.transformLocked(obj)
+}
+
+// ReadmitHeldOut puts o, a tenant object held out (a stub in the cache of its kind), into that
+// cache in full: full is o's object as just read from the tenant apiserver, and write the
+// cache write (the informer's indexer Update). It returns false, writing nothing, when the
+// cache may hold a newer version than full (an event of o's object passed the informers'
+// transform since the stub, other than the stub of o.ResourceVersion itself), when o is no
+// longer held out, or when full does not fit the bound now (still a stub).
+//
+// The informer writes into the same cache, and an older full copy must never replace a newer
+// version it delivered. An informer transforms each version (under transformMu) before it
+// writes it into its cache, in the order they arrive. So, under transformMu: if Held still
+// records o's stub at o.ResourceVersion, no later version has been transformed, so none is in
+// the cache or on its way there; any later version is transformed after write returns (it
+// waits for transformMu) and so is written into the cache after full, replacing it as it
+// should. full itself is at least as new as the stub (it was read after it).
+func (c *Cluster) ReadmitHeldOut(o HeldOut, full any, write func(obj any) error) bool {
+	c.transformMu.Lock()
+	defer c.transformMu.Unlock()
+	if !c.Held.stillOut(o) {
+		return false
+	}
+	obj, err := c.transformLocked(full)
+	if err != nil || IsHeldOut(obj) {
+		return false
+	}
+	if err := write(obj); err != nil {
+		m := obj.(interface{ GetUID() types.UID })
+		c.Held.Release(o.HeldKey, m.GetUID()) // not in the cache after all
+		return false
+	}
+	return true
+}
+
+// transformLocked is transform; call it with transformMu held.
+func (c *Cluster) transformLocked(obj any) (any, error) {
 	out, err := TrimTenantObject(obj)
 	if err != nil {
 		return out, err

@@ -21,11 +21,17 @@
 //
 // A Cluster's informers cache what the tenant creates, so what one tenant costs the syncer's
 // memory is bounded there: their transform (Cluster.transform: TrimTenantObject, then
-// HeldBytes.Admit) caches a Secret or ConfigMap in full only while its whole size fits the
-// policy's limits.maxObjectBytes and the sum held fits limits.maxCachedBytes; any other is
-// cached as a stub (name, UID, resourceVersion, AnnotationHeldOut) that its reconcile refuses.
-// The checkpoints copy these caches, stubs included. The Tenant's WithinMemoryBound condition
-// is False while stubs exist.
+// HeldBytes.Admit) caches an object of a synced kind (HeldKinds: Secrets, ConfigMaps,
+// Services, ServiceAccounts, Endpoints, EndpointSlices, claims, PodDisruptionBudgets,
+// Ingresses, NetworkPolicies, Namespaces and Pods, a Pod in its compact form) in full only
+// while its whole size fits the policy's limits.maxObjectBytes and the sum held for all those
+// kinds together fits limits.maxCachedBytes; any other is cached as a stub of the same type
+// (name, UID, resourceVersion, timestamps, AnnotationHeldOut; a Pod's spec.nodeName) that its
+// reconcile refuses. The checkpoints copy these caches, stubs included. The Tenant's
+// WithinMemoryBound condition is False while stubs exist. Not bounded: the cluster-scoped
+// kinds the syncer copies up into the tenant (vNodes, PersistentVolumes, StorageClasses,
+// PriorityClasses, RuntimeClasses: their upward writers read the cached objects) and the
+// syncer's own Event copies.
 //
 // # Implementation considerations
 //

@@ -2,28 +2,34 @@ package tenant
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	tenancyv1alpha1 "github.com/vcsyncer/syncer/pkg/apis/tenancy/v1alpha1"
 	"github.com/vcsyncer/syncer/pkg/conversion"
+	"github.com/vcsyncer/syncer/pkg/podcache"
 	"github.com/vcsyncer/syncer/pkg/policy"
 )
 
-// AnnotationHeldOut marks a stub in the tenant caches: a Secret or ConfigMap of the tenant that
-// the syncer keeps out of its memory (HeldBytes), with its name, UID and resourceVersion only.
-// Its value is "<rule> <bytes>": the rule that keeps it out (objectSize or cachedBytes) and
-// the object's size. A stub is never copied to the super cluster (its Refuse reports the
-// rule).
+// AnnotationHeldOut marks a stub in the tenant caches: a tenant object (of a kind in
+// HeldKinds) that the syncer keeps out of its memory (HeldBytes), with its name, UID and
+// resourceVersion only. Its value is "<rule> <bytes>": the rule that keeps it out (objectSize
+// or cachedBytes) and the object's size. A stub is never copied to the super cluster (its
+// reconcile reports the rule) and an existing super copy is left as it was.
 const AnnotationHeldOut = conversion.Domain + "/held-out"
 
-// HeldKey names one tenant object: its kind ("ConfigMap" or "Secret"), namespace and name.
+// HeldKey names one tenant object: its kind (one of HeldKinds), namespace and name.
 type HeldKey struct{ Kind, Namespace, Name string }
 
 // HeldOut is a tenant object kept out of the caches: its key, UID, resourceVersion, size and
@@ -37,7 +43,8 @@ type HeldOut struct {
 }
 
 // HeldBytes is the syncer's account of the bytes it holds in the tenant caches for one tenant's
-// Secrets and ConfigMaps, and the bound on them (limits.maxObjectBytes per object,
+// objects of every kind in HeldKinds (all counted together; a Pod as its compact cached
+// form), and the bound on them (limits.maxObjectBytes per object,
 // limits.maxCachedBytes in all). The tenant informers' transform (Admit) stores an object in
 // full while it fits and a stub (AnnotationHeldOut) otherwise; Release forgets a deleted one.
 // The checkpointed copies of the caches are copies of what the caches hold, stubs included, so
@@ -64,19 +71,52 @@ type heldEntry struct {
 	bytes int64
 }
 
-// heldKind returns the kind name of obj when HeldBytes bounds it (a Secret or a ConfigMap).
+// heldKind returns the kind name of obj when HeldBytes bounds it: every kind the syncer
+// caches from a tenant and syncs down (HeldKinds), a Pod in its cached form
+// (podcache.Pod).
 func heldKind(obj any) (string, bool) {
 	switch obj.(type) {
 	case *corev1.ConfigMap:
 		return "ConfigMap", true
 	case *corev1.Secret:
 		return "Secret", true
+	case *corev1.Service:
+		return "Service", true
+	case *corev1.ServiceAccount:
+		return "ServiceAccount", true
+	case *corev1.Endpoints:
+		return "Endpoints", true
+	case *discoveryv1.EndpointSlice:
+		return "EndpointSlice", true
+	case *corev1.PersistentVolumeClaim:
+		return "PersistentVolumeClaim", true
+	case *policyv1.PodDisruptionBudget:
+		return "PodDisruptionBudget", true
+	case *networkingv1.Ingress:
+		return "Ingress", true
+	case *networkingv1.NetworkPolicy:
+		return "NetworkPolicy", true
+	case *corev1.Namespace:
+		return "Namespace", true
+	case *podcache.Pod:
+		return "Pod", true
 	}
 	return "", false
 }
 
+// HeldKinds are the kinds (resources.Kind names) whose tenant objects HeldBytes bounds: the
+// kinds the syncer caches from a tenant and copies down. Not bounded: the cluster-scoped
+// kinds the syncer copies up into the tenant (Nodes, PersistentVolumes, StorageClasses,
+// PriorityClasses, RuntimeClasses) and its own Event copies (see the package documentation).
+var HeldKinds = []string{"ConfigMap", "Secret", "Service", "ServiceAccount", "Endpoints", "EndpointSlice",
+	"PersistentVolumeClaim", "PodDisruptionBudget", "Ingress", "NetworkPolicy", "Namespace", "Pod"}
+
+// IsHeldKind reports whether HeldBytes bounds tenant objects of kind (HeldKinds).
+func IsHeldKind(kind string) bool { return slices.Contains(HeldKinds, kind) }
+
 // Admit is the bound in the tenant informers' transform: obj (already trimmed: no
-// managedFields) is returned as is when it is not a Secret or ConfigMap, or when it fits: its
+// managedFields; a Pod in its cached form) is returned as is when it is not of a kind in
+// HeldKinds, or when it fits: its
 // size (policy.ObjectBytes) is at most l's maxObjectBytes and, with the bytes held for the
 // tenant's other objects, at most l's maxCachedBytes; it is then counted as held. Otherwise a
 // stub (metadata only, AnnotationHeldOut) is returned and recorded as held out. An object
@@ -175,6 +215,15 @@ func (h *HeldBytes) Release(key HeldKey, uid types.UID) bool {
 	return false
 }
 
+// stillOut reports whether o is still recorded as held out at the same UID and
+// resourceVersion (no later version of its object was admitted since).
+func (h *HeldBytes) stillOut(o HeldOut) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	cur, ok := h.out[o.HeldKey]
+	return ok && cur.UID == o.UID && cur.ResourceVersion == o.ResourceVersion
+}
+
 // Totals returns the bytes held and the number of objects held out.
 func (h *HeldBytes) Totals() (held int64, out int) {
 	h.mu.Lock()
@@ -222,8 +271,8 @@ func (h *HeldBytes) Fitting(l *tenancyv1alpha1.LimitsPolicy, maxN int) []HeldOut
 	return out
 }
 
-// HeldOutDenial returns the refusal of a stub in the tenant caches (a Secret or ConfigMap kept
-// out by HeldBytes: rule objectSize or cachedBytes, with the policy's remedy), nil for any
+// HeldOutDenial returns the refusal of a stub in the tenant caches (an object kept out by
+// HeldBytes: rule objectSize or cachedBytes, with the policy's remedy), nil for any
 // other object. what names the object in the message.
 func (h *HeldBytes) HeldOutDenial(l *tenancyv1alpha1.LimitsPolicy, obj metav1.Object, what string) *policy.Denial {
 	rule, size, ok := heldOutOf(obj)
@@ -254,40 +303,91 @@ func heldOutOf(m metav1.Object) (policy.Rule, int64, bool) {
 	return policy.RuleCachedBytes, size, true
 }
 
-// isStub reports whether obj has the shape of a stub: no data, no labels, one annotation.
+// isStub reports whether obj has the shape of a stub (stub): no labels, one annotation, and
+// nothing but metadata: a ConfigMap or Secret without data, an object of another kind whose
+// spec and status are empty (a Pod: a spec without containers and an empty status; an
+// EndpointSlice: no addressType, endpoints or ports; Endpoints: no subsets; a ServiceAccount:
+// no secrets, image pull secrets or automount setting). The apiserver gives every Service,
+// claim, Ingress, NetworkPolicy, Namespace and Pod a non-empty spec or status, so only
+// ConfigMaps, Secrets, ServiceAccounts, Endpoints and PodDisruptionBudgets a tenant writes
+// can look like one.
 func isStub(obj any) bool {
 	var m metav1.Object
+	bare := false
 	switch o := obj.(type) {
 	case *corev1.ConfigMap:
-		if len(o.Data) > 0 || len(o.BinaryData) > 0 {
-			return false
-		}
-		m = o
+		m, bare = o, len(o.Data) == 0 && len(o.BinaryData) == 0 && o.Immutable == nil
 	case *corev1.Secret:
-		if len(o.Data) > 0 || len(o.StringData) > 0 {
-			return false
-		}
-		m = o
+		m, bare = o, len(o.Data) == 0 && len(o.StringData) == 0 && o.Immutable == nil
+	case *corev1.Service:
+		m, bare = o, equality.Semantic.DeepEqual(o.Spec, corev1.ServiceSpec{}) && equality.Semantic.DeepEqual(o.Status, corev1.ServiceStatus{})
+	case *corev1.ServiceAccount:
+		m, bare = o, len(o.Secrets) == 0 && len(o.ImagePullSecrets) == 0 && o.AutomountServiceAccountToken == nil
+	case *corev1.Endpoints:
+		m, bare = o, len(o.Subsets) == 0
+	case *discoveryv1.EndpointSlice:
+		m, bare = o, o.AddressType == "" && len(o.Endpoints) == 0 && len(o.Ports) == 0
+	case *corev1.PersistentVolumeClaim:
+		m, bare = o, equality.Semantic.DeepEqual(o.Spec, corev1.PersistentVolumeClaimSpec{}) && equality.Semantic.DeepEqual(o.Status, corev1.PersistentVolumeClaimStatus{})
+	case *policyv1.PodDisruptionBudget:
+		m, bare = o, equality.Semantic.DeepEqual(o.Spec, policyv1.PodDisruptionBudgetSpec{}) && equality.Semantic.DeepEqual(o.Status, policyv1.PodDisruptionBudgetStatus{})
+	case *networkingv1.Ingress:
+		m, bare = o, equality.Semantic.DeepEqual(o.Spec, networkingv1.IngressSpec{}) && equality.Semantic.DeepEqual(o.Status, networkingv1.IngressStatus{})
+	case *networkingv1.NetworkPolicy:
+		m, bare = o, equality.Semantic.DeepEqual(o.Spec, networkingv1.NetworkPolicySpec{})
+	case *corev1.Namespace:
+		m, bare = o, equality.Semantic.DeepEqual(o.Spec, corev1.NamespaceSpec{}) && equality.Semantic.DeepEqual(o.Status, corev1.NamespaceStatus{})
+	case *podcache.Pod:
+		m, bare = o, o.Bare()
+	case *corev1.Pod: // a cached Pod decoded (podcache.From)
+		m, bare = o, len(o.Spec.Containers) == 0 && len(o.Spec.InitContainers) == 0 && equality.Semantic.DeepEqual(o.Status, corev1.PodStatus{})
 	default:
 		return false
 	}
-	return len(m.GetLabels()) == 0 && len(m.GetAnnotations()) == 1
+	return bare && len(m.GetLabels()) == 0 && len(m.GetAnnotations()) == 1
 }
 
-// stub returns the stub of obj: its name, namespace, UID, resourceVersion, generation and
-// timestamps, a Secret's type, and AnnotationHeldOut.
+// stub returns the stub of obj: an object of the same Go type with its name, namespace, UID,
+// resourceVersion, generation and timestamps, AnnotationHeldOut, and nothing else but a
+// Secret's type and a Pod's spec.nodeName (the vNode it is bound to, which the vNode
+// bookkeeping reads).
 func stub(obj any, rule policy.Rule, size int64) any {
 	m := obj.(metav1.Object)
 	meta := metav1.ObjectMeta{
 		Name: m.GetName(), Namespace: m.GetNamespace(), UID: m.GetUID(), ResourceVersion: m.GetResourceVersion(),
 		Generation: m.GetGeneration(), CreationTimestamp: m.GetCreationTimestamp(), DeletionTimestamp: m.GetDeletionTimestamp(),
-		Annotations: map[string]string{AnnotationHeldOut: fmt.Sprintf("%s %d", rule, size)},
+		DeletionGracePeriodSeconds: m.GetDeletionGracePeriodSeconds(),
+		Annotations:                map[string]string{AnnotationHeldOut: fmt.Sprintf("%s %d", rule, size)},
 	}
 	switch o := obj.(type) {
 	case *corev1.ConfigMap:
 		return &corev1.ConfigMap{TypeMeta: o.TypeMeta, ObjectMeta: meta}
 	case *corev1.Secret:
 		return &corev1.Secret{TypeMeta: o.TypeMeta, ObjectMeta: meta, Type: o.Type}
+	case *corev1.Service:
+		return &corev1.Service{TypeMeta: o.TypeMeta, ObjectMeta: meta}
+	case *corev1.ServiceAccount:
+		return &corev1.ServiceAccount{TypeMeta: o.TypeMeta, ObjectMeta: meta}
+	case *corev1.Endpoints:
+		return &corev1.Endpoints{TypeMeta: o.TypeMeta, ObjectMeta: meta}
+	case *discoveryv1.EndpointSlice:
+		return &discoveryv1.EndpointSlice{TypeMeta: o.TypeMeta, ObjectMeta: meta}
+	case *corev1.PersistentVolumeClaim:
+		return &corev1.PersistentVolumeClaim{TypeMeta: o.TypeMeta, ObjectMeta: meta}
+	case *policyv1.PodDisruptionBudget:
+		return &policyv1.PodDisruptionBudget{TypeMeta: o.TypeMeta, ObjectMeta: meta}
+	case *networkingv1.Ingress:
+		return &networkingv1.Ingress{TypeMeta: o.TypeMeta, ObjectMeta: meta}
+	case *networkingv1.NetworkPolicy:
+		return &networkingv1.NetworkPolicy{TypeMeta: o.TypeMeta, ObjectMeta: meta}
+	case *corev1.Namespace:
+		return &corev1.Namespace{TypeMeta: o.TypeMeta, ObjectMeta: meta}
+	case *podcache.Pod:
+		nodeName := ""
+		if p, err := o.Pod(); err == nil {
+			nodeName = p.Spec.NodeName
+		}
+		return podcache.NewBare(meta, nodeName)
 	}
 	return obj
 }

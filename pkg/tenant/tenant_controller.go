@@ -56,7 +56,7 @@ const (
 	ReasonCachesSyncing         = "CachesSyncing"
 	ReasonPaused                = "Paused"
 	ReasonDeleting              = "Deleting"
-	// ReasonMemoryBoundReached: some of the tenant's Secrets and ConfigMaps are kept out of the
+	// ReasonMemoryBoundReached: some of the tenant's objects are kept out of the
 	// syncer's memory (HeldBytes); ReasonWithinBound: none are.
 	ReasonMemoryBoundReached = "MemoryBoundReached"
 	ReasonWithinBound        = "WithinBound"
@@ -454,7 +454,7 @@ func setConnectionStatus(t *tenancyv1alpha1.Tenant, s State) {
 func setMemoryBoundStatus(t *tenancyv1alpha1.Tenant, h *HeldBytes) {
 	if _, out := h.Totals(); out > 0 {
 		setCondition(t, tenancyv1alpha1.ConditionWithinMemoryBound, metav1.ConditionFalse, ReasonMemoryBoundReached,
-			"some of the tenant's Secrets and ConfigMaps are kept out of the syncer's memory and not synced (over the policy's limits.maxObjectBytes, or beyond limits.maxCachedBytes in all); each has a PolicyDenied Event; they are synced when others are deleted or the policy allows more")
+			"some of the tenant's objects are kept out of the syncer's memory and not synced (over the policy's limits.maxObjectBytes, or beyond limits.maxCachedBytes in all); each has a PolicyDenied Event; they are synced when others are deleted or the policy allows more")
 		return
 	}
 	setCondition(t, tenancyv1alpha1.ConditionWithinMemoryBound, metav1.ConditionTrue, ReasonWithinBound,

@@ -48,6 +48,8 @@ type Kind[T reconcile.Object] struct {
 	// ForService returns the downward requests of the tenant objects that list tenant Service
 	// svc's addresses.
 	ForService func(c *tenant.Cluster, svc metav1.Object) []resources.Request
+	// ServiceName returns the name of the tenant Service whose addresses o lists ("" for none).
+	ServiceName func(o T) string
 
 	watched IPWatch
 }
@@ -85,6 +87,9 @@ func (k *Kind[T]) Downward(ctx context.Context, env *resources.Env, c *tenant.Cl
 		return synced[T]{k: k, c: c, l: listers.NewNamespaced(listers.New[T](tenantInf.GetIndexer(), k.Resource), ns)}
 	}
 	req := resources.Request{Tenant: c.Name, Kind: k.Name, Namespace: ns, Name: name}
+	if k.heldOut(c, tenantInf, ns, name) {
+		return nil
+	}
 	if o, err := tenantGet(ns).Get(name); err == nil {
 		ips, _ := k.Addresses(o)
 		k.watched.Set(c, req, ips)
@@ -106,6 +111,27 @@ func (k *Kind[T]) Downward(ctx context.Context, env *resources.Env, c *tenant.Cl
 		},
 		Equal: k.Equal,
 	})
+}
+
+// heldOut reports (and for a stub, refuses: resources.Deny, once per version) whether tenant
+// object ns/name or its Service is a stub in the tenant caches (tenant.IsHeldOut: kept out of
+// the syncer's memory). Then nothing is written: the content of a stub is unknown (a stub
+// carries no labels, so a slice's Service cannot be told), and a stub Service would read as
+// one without a selector. A super copy synced before is left as it was.
+func (k *Kind[T]) heldOut(c *tenant.Cluster, tenantInf cache.SharedIndexInformer, ns, name string) bool {
+	o, err := listers.NewNamespaced(listers.New[T](tenantInf.GetIndexer(), k.Resource), ns).Get(name)
+	if err != nil || !o.GetDeletionTimestamp().IsZero() {
+		return false
+	}
+	if d := resources.HeldOut(c, k.Name, o); d != nil {
+		resources.Deny(c, k.Name, o, d)
+		return true
+	}
+	if k.ServiceName == nil {
+		return false
+	}
+	svc, err := c.Informers.Core().V1().Services().Lister().Services(ns).Get(k.ServiceName(o))
+	return err == nil && tenant.IsHeldOut(svc)
 }
 
 // Upward implements resources.Resource: the kind has no upward path.
@@ -145,8 +171,13 @@ func (k *Kind[T]) Forget(tenantName string) { k.watched.Forget(tenantName) }
 // and Equal decide (resources.CheckWith).
 func (k *Kind[T]) Check(env *resources.Env, c *tenant.Cluster, t, s metav1.Object) resources.Mismatch {
 	o, ok := t.(T)
-	if !ok || !k.Synced(c, o) {
+	if !ok || tenant.IsHeldOut(o) || !k.Synced(c, o) {
 		return resources.InSync
+	}
+	if k.ServiceName != nil {
+		if svc, err := c.Informers.Core().V1().Services().Lister().Services(o.GetNamespace()).Get(k.ServiceName(o)); err == nil && tenant.IsHeldOut(svc) {
+			return resources.InSync // left as it was while its Service is a stub (Downward)
+		}
 	}
 	if s != nil && t.GetDeletionTimestamp() == nil && conversion.OwnedByTenant(s, c.UID) && k.Refuse(env, c, o) != nil {
 		return resources.MismatchRefusedInSuper

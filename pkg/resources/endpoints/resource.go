@@ -28,10 +28,11 @@ var Resource = &Kind[*corev1.Endpoints]{
 		svc, err := c.Informers.Core().V1().Services().Lister().Services(o.Namespace).Get(o.Name)
 		return err == nil && Synced(svc)
 	},
-	Addresses: addressesOf,
-	Refuse:    Refuse,
-	Desired:   Desired,
-	Equal:     Equal,
+	Addresses:   addressesOf,
+	Refuse:      Refuse,
+	Desired:     Desired,
+	Equal:       Equal,
+	ServiceName: func(o *corev1.Endpoints) string { return o.Name },
 	// ForService: the Endpoints named after the Service.
 	ForService: func(c *tenant.Cluster, svc metav1.Object) []resources.Request {
 		return []resources.Request{{Tenant: c.Name, Kind: resources.KindEndpoints, Namespace: svc.GetNamespace(), Name: svc.GetName()}}

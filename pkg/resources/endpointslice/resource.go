@@ -43,6 +43,9 @@ var Resource = &endpoints.Kind[*discoveryv1.EndpointSlice]{
 	Desired:    Desired,
 	Equal:      Equal,
 	ForService: forService,
+	ServiceName: func(o *discoveryv1.EndpointSlice) string {
+		return o.Labels[discoveryv1.LabelServiceName]
+	},
 }
 
 // Refuse returns why tenant c's policy refuses tenant slice o (rule endpointAddress), or nil:

@@ -20,6 +20,9 @@ func (resourceKind) Check(env *resources.Env, c *tenant.Cluster, t, s metav1.Obj
 	if s != nil && t.GetDeletionTimestamp() == nil && s.GetDeletionTimestamp() != nil {
 		return resources.InSync
 	}
+	if tenant.IsHeldOut(t) {
+		return resources.InSync // a stub: its super namespace, if any, is left as it was
+	}
 	if m := resources.CheckPresence(t, s); m != resources.InSync || t.GetDeletionTimestamp() != nil {
 		return m
 	}

@@ -55,6 +55,17 @@ func reconcileDownward(ctx context.Context, env *resources.Env, c *tenant.Cluste
 		_, holder, _ := conversion.HeldNamespace(sns)
 		return resources.RefuseNamespaceCollision(c, name, superNS, holder)
 	}
+	if tFound && tns.DeletionTimestamp.IsZero() {
+		if d := resources.HeldOut(c, resources.KindNamespace, tns); d != nil {
+			if o, _ := conversion.OwnerOf(sns); !sFound || o.UID == string(tns.UID) {
+				// A stub (kept out of the syncer's memory): no super namespace is created for
+				// it (its objects wait: resources.ErrNamespaceRefused), and an existing one is
+				// left as it was, its objects still synced. Readmission enqueues it again.
+				resources.Deny(c, resources.KindNamespace, tns, d)
+				return nil
+			}
+		}
+	}
 	if !tFound || !tns.DeletionTimestamp.IsZero() {
 		resources.Admitted(c, resources.KindNamespace, "", name)
 		if !tFound {

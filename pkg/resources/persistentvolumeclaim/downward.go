@@ -26,15 +26,17 @@ func reconcileDownward(ctx context.Context, env *resources.Env, c *tenant.Cluste
 	pvl := c.Informers.Core().V1().PersistentVolumes().Lister()
 	superPVs := env.SuperVolumes.Core().V1().PersistentVolumes().Lister()
 
-	if t, err := tl.PersistentVolumeClaims(ns).Get(name); err == nil && persistentvolume.IsEphemeral(t) {
+	t, err := tl.PersistentVolumeClaims(ns).Get(name)
+	stub := err == nil && tenant.IsHeldOut(t) // refused by reconcile.Reconcile, nothing else is checked on it
+	if err == nil && !stub && persistentvolume.IsEphemeral(t) {
 		return nil // the super cluster's ephemeral-volume controller makes the super claim
 	}
-	if t, err := tl.PersistentVolumeClaims(ns).Get(name); err == nil && t.DeletionTimestamp.IsZero() && t.Spec.VolumeName != "" {
+	if err == nil && !stub && t.DeletionTimestamp.IsZero() && t.Spec.VolumeName != "" {
 		if pv, err := pvl.Get(t.Spec.VolumeName); err == nil && !persistentvolume.IsSyncerVolume(pv) {
 			return persistentvolume.RefuseClaim(ctx, env, c, t, pv)
 		}
 	}
-	if t, err := tl.PersistentVolumeClaims(ns).Get(name); err == nil && t.DeletionTimestamp.IsZero() {
+	if err == nil && !stub && t.DeletionTimestamp.IsZero() {
 		if _, err := sl.PersistentVolumeClaims(resources.SuperNamespace(c, ns)).Get(name); apierrors.IsNotFound(err) {
 			// Data sources are checked when the super copy is made (they are immutable); a super
 			// claim made before a policy change is kept: deleting it would delete its data.

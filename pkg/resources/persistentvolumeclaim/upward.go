@@ -54,6 +54,9 @@ func reconcileUpward(ctx context.Context, env *resources.Env, c *tenant.Cluster,
 	if err != nil {
 		return err
 	}
+	if tenant.IsHeldOut(t) {
+		return nil // a stub: nothing is written into the tenant claim from it
+	}
 	if persistentvolume.IsEphemeral(t) {
 		return reconcileEphemeral(ctx, env, c, t)
 	}

@@ -33,8 +33,8 @@ func (resourceKind) StableVerdicts() {}
 //     (as the upward reconcile decides): MismatchStatusDiffers.
 func (resourceKind) Check(env *resources.Env, c *tenant.Cluster, t, s metav1.Object) resources.Mismatch {
 	tp, ok := podcache.From(t)
-	if !ok {
-		return resources.InSync
+	if !ok || tenant.IsHeldOut(tp) {
+		return resources.InSync // a stub: refused, its super Pod (if any) left as it was
 	}
 	if s == nil && tp.DeletionTimestamp == nil {
 		if wasRunInSuper(tp) {

@@ -78,6 +78,12 @@ func reconcileDownward(ctx context.Context, env *resources.Env, c *tenant.Cluste
 		}
 	}
 
+	if tFound && t.DeletionTimestamp.IsZero() {
+		if d := resources.HeldOut(c, resources.KindPod, t); d != nil {
+			return refuseHeldOut(ctx, c, t, sFound, d)
+		}
+	}
+
 	switch {
 	case !tFound:
 		resources.QuotaAdmitted(c, resources.KindPod, ns, name)
@@ -444,6 +450,29 @@ func refuse(ctx context.Context, c *tenant.Cluster, p *corev1.Pod, d *policy.Den
 			return fmt.Errorf("failed to mark tenant Pod %s/%s refused by policy (%s): %w", p.Namespace, p.Name, d.Rule, err)
 		}
 		obj = updated
+	}
+	resources.Deny(c, resources.KindPod, obj, d)
+	return nil
+}
+
+// refuseHeldOut refuses tenant Pod t, a stub in the tenant cache (kept out of the syncer's
+// memory: refusal d, rule objectSize or cachedBytes), once per version: no super Pod is created
+// (an existing one, created before the Pod grew, is left as it was and keeps running, its
+// status no longer copied up), a PolicyDenied Event, and, when there is no super Pod, the
+// usual PodScheduled=False condition with reason PolicyDenied, written as a patch of that
+// condition alone (the stub has no status to write from). The patch makes a new version of
+// the Pod; the refusal is recorded at that version, so its watch event is not refused again.
+func refuseHeldOut(ctx context.Context, c *tenant.Cluster, t *corev1.Pod, sFound bool, d *policy.Denial) error {
+	if resources.IsRefused(c, resources.KindPod, t) {
+		return nil
+	}
+	obj := t
+	if !sFound {
+		written, err := setNotScheduled(ctx, c, t, policy.ReasonPolicyDenied, d.Error())
+		if err != nil {
+			return fmt.Errorf("failed to mark tenant Pod %s/%s refused by policy (%s): %w", t.Namespace, t.Name, d.Rule, err)
+		}
+		obj = written
 	}
 	resources.Deny(c, resources.KindPod, obj, d)
 	return nil

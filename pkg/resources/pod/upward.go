@@ -113,6 +113,9 @@ func upwardPair(ctx context.Context, env *resources.Env, c *tenant.Cluster, ns, 
 		return nil, nil, false, err
 	}
 	if err == nil && string(t.UID) == o.UID {
+		if tenant.IsHeldOut(t) {
+			return nil, nil, false, nil // a stub: no binding or status is written from it
+		}
 		return t, s, true, nil
 	}
 	if !s.DeletionTimestamp.IsZero() {

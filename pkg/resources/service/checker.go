@@ -16,8 +16,8 @@ var _ resources.Checker = Resource
 // (MismatchStatusDiffers).
 func (resourceKind) Check(_ *resources.Env, c *tenant.Cluster, t, s metav1.Object) resources.Mismatch {
 	ts, ok := t.(*corev1.Service)
-	if !ok {
-		return resources.InSync
+	if !ok || tenant.IsHeldOut(ts) {
+		return resources.InSync // a stub: refused, its super copy (if any) left as it was
 	}
 	if m := resources.CheckPresence(t, s); m != resources.InSync || ts.DeletionTimestamp != nil {
 		return m

@@ -63,7 +63,9 @@ func reconcileDownward(ctx context.Context, env *resources.Env, c *tenant.Cluste
 	// super cluster's shared range the tenant holds (services.maxSharedClusterIPs), checked
 	// before a super copy that would take one is created.
 	var reservedKey string
-	if tObj != nil && tObj.DeletionTimestamp.IsZero() && policy.CheckService(c.Policy().Services(), tObj) == nil {
+	// A stub (tenant.IsHeldOut) is refused by reconcile.Reconcile; nothing is checked on it.
+	stub := tObj != nil && tenant.IsHeldOut(tObj)
+	if tObj != nil && !stub && tObj.DeletionTimestamp.IsZero() && policy.CheckService(c.Policy().Services(), tObj) == nil {
 		if _, err := sl.Services(superNS).Get(name); apierrors.IsNotFound(err) && takesShared(c, tObj) {
 			key := superNS + "/" + name
 			if d := shared.reserve(c, sl, tObj, key); d != nil {
@@ -106,7 +108,7 @@ func reconcileDownward(ctx context.Context, env *resources.Env, c *tenant.Cluste
 	if err != nil && reservedKey != "" {
 		shared.release(c, reservedKey)
 	}
-	if err == nil && tObj != nil && tObj.DeletionTimestamp.IsZero() && policy.CheckService(c.Policy().Services(), tObj) == nil {
+	if err == nil && tObj != nil && !stub && tObj.DeletionTimestamp.IsZero() && policy.CheckService(c.Policy().Services(), tObj) == nil {
 		// Synced: what it asked for and did not get is reported once per spec.
 		resources.Filtered(c, resources.KindService, tObj, policy.RuleExternalIPs, specVersion(tObj), policy.ExternalIPsDenial(tObj))
 	}

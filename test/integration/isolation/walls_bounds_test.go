@@ -29,6 +29,7 @@ func (s *suite) boundsWalls() []attackCase {
 		{"bounds-configmap-metadata-over-size-cap", s.attackWholeObjectSize("metadata")},
 		{"bounds-secret-keys-over-size-cap", s.attackWholeObjectSize("secret-keys")},
 		{"bounds-many-large-configmaps-syncer-heap", s.attackSyncerHeap},
+		{"bounds-other-kinds-syncer-memory", s.attackMemoryOtherKinds},
 	}
 }
 

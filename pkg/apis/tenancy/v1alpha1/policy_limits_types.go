@@ -73,27 +73,38 @@ type LimitsPolicy struct {
 	// default: none (the syncer deletes its own).
 	// +optional
 	LimitRange []corev1.LimitRangeItem `json:"limitRange,omitempty"`
-	// MaxObjectBytes caps the size of one Secret or ConfigMap of the tenant, counted over the
-	// whole object as the syncer holds it (its protobuf encoding without managedFields: keys,
-	// values, labels, annotations and the rest of its metadata) (rule objectSize). An object
-	// over it is neither copied to the super cluster nor kept in the syncer's caches (they hold
-	// its name and version only). Built-in default: 512Ki.
+	// MaxObjectBytes caps the size of one object of the tenant that the syncer caches and
+	// copies down (Secrets, ConfigMaps, Services, ServiceAccounts, Endpoints, EndpointSlices,
+	// PersistentVolumeClaims, PodDisruptionBudgets, Ingresses, NetworkPolicies, Namespaces and
+	// Pods), counted over the whole object as the syncer holds it (its protobuf encoding
+	// without managedFields: keys, values, labels, annotations and the rest of its metadata; a
+	// Pod in the syncer's compact form, its spec trimmed) (rule objectSize). An object over it
+	// is neither copied to the super cluster nor kept in the syncer's caches (they hold its
+	// name and version only); a super copy made before it grew is left as it was, and nothing
+	// is copied up into it. A Namespace over it is not synced, nor anything in it; a Pod over
+	// it gets PodScheduled=False (reason PolicyDenied). Built-in default: 512Ki.
 	// +optional
 	MaxObjectBytes *resource.Quantity `json:"maxObjectBytes,omitempty"`
-	// MaxCachedBytes caps the bytes of the tenant's Secrets and ConfigMaps that the syncer holds
-	// in its caches (the sum of their sizes as MaxObjectBytes counts them) (rule cachedBytes).
-	// An object that would take the sum over it is kept out: the syncer's caches hold its name
-	// and version only, it gets no super copy, and it is synced when deletions or a raised cap
-	// make room. The super copies are copies of the objects held, so the syncer's memory for
-	// the tenant's Secrets and ConfigMaps stays within about twice this. Lowering it never
-	// drops objects already held. Built-in default: 32Mi.
+	// MaxCachedBytes caps the bytes of the tenant's objects of the kinds MaxObjectBytes lists,
+	// all kinds counted together, that the syncer holds in its caches (the sum of their sizes
+	// as MaxObjectBytes counts them) (rule cachedBytes). An object that would take the sum
+	// over it is kept out as MaxObjectBytes keeps out an object over that cap, and it is synced
+	// when deletions or a raised cap make room. The super copies are copies of the objects
+	// held, so the syncer's memory for the tenant's objects stays within about twice this (a
+	// few times for kinds of many small fields, such as Pods and Services, decoded). Lowering
+	// it never drops objects already held. Built-in default: 64Mi, for an ordinary large
+	// tenant with room to spare: 2000 Secrets and 2000 ConfigMaps of 4 KB (16 MB), 1000 Pods
+	// in the compact form (about 4 KB each with metadata and status: 4 MB), 500 Services with
+	// their Endpoints and EndpointSlices (about 1.5 KB each: 2.3 MB), and a few hundred
+	// ServiceAccounts, claims and namespaces (under 1 MB) hold about 24 MB, 8 KB ConfigMaps and
+	// Secrets about 40 MB.
 	// +optional
 	MaxCachedBytes *resource.Quantity `json:"maxCachedBytes,omitempty"`
 	// MaxObjects caps the number of the tenant's objects the syncer syncs for each kind the
 	// tenant creates (rule objectCount): objects beyond it get no super copy until others are
 	// deleted. It bounds the syncer's work, super objects and checkpointed queues, not the
-	// number of objects in its caches of the tenant (an informer caches every object, a
-	// Secret or ConfigMap beyond MaxCachedBytes as a stub). Lowering it never drops objects
+	// number of objects in its caches of the tenant (an informer caches every object, one
+	// beyond MaxCachedBytes as a stub). Lowering it never drops objects
 	// already synced. Built-in default: 20000.
 	// +optional
 	MaxObjects *int32 `json:"maxObjects,omitempty"`
