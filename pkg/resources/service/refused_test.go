@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/vcsyncer/syncer/pkg/conversion"
+	"github.com/vcsyncer/syncer/pkg/localcluster"
 	"github.com/vcsyncer/syncer/pkg/policy"
 	"github.com/vcsyncer/syncer/pkg/resources"
 	"github.com/vcsyncer/syncer/pkg/resources/restest"
@@ -93,5 +94,14 @@ func TestRefusedServiceShowsWhyUntilItIsSynced(t *testing.T) {
 	}
 	if v, ok := got.Labels[conversion.LabelRefused]; ok {
 		t.Errorf("label %s=%q kept after the Service was synced", conversion.LabelRefused, v)
+	}
+}
+
+// The label the syncer writes is the one the local tenant DNS (and the documented Corefile)
+// filters on.
+func TestRefusedLabelIsTheDNSFilters(t *testing.T) {
+	if conversion.LabelRefused != localcluster.RefusedLabel {
+		t.Errorf("conversion.LabelRefused %q, localcluster.RefusedLabel %q: the tenant DNS would answer refused Services",
+			conversion.LabelRefused, localcluster.RefusedLabel)
 	}
 }
