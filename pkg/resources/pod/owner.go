@@ -36,10 +36,10 @@ const (
 // ownerKinds are the controllers whose refused Pods are reported on them: the workload
 // controllers a real cluster's FailedCreate Event comes from.
 var ownerKinds = map[schema.GroupKind]bool{
-	{Group: "apps", Kind: "ReplicaSet"}:  true,
-	{Group: "apps", Kind: "StatefulSet"}: true,
-	{Group: "apps", Kind: "DaemonSet"}:   true,
-	{Group: "batch", Kind: "Job"}:        true,
+	{Group: "apps", Kind: "ReplicaSet"}:        true,
+	{Group: "apps", Kind: "StatefulSet"}:       true,
+	{Group: "apps", Kind: "DaemonSet"}:         true,
+	{Group: "batch", Kind: "Job"}:              true,
 	{Group: "", Kind: "ReplicationController"}: true,
 }
 
