@@ -316,14 +316,14 @@ func (s *suite) refusedServiceDNS(t *testing.T) {
 	itest.Eventually(t, time.Minute, service+" resolves", func(ctx context.Context) error {
 		_, ips, err := s.resolver.LookupA(ctx, service)
 		if err != nil || len(ips) == 0 {
-			return fmt.Errorf("%v %v", ips, err)
+			return fmt.Errorf("%v %w", ips, err)
 		}
 		return nil
 	})
 	itest.Eventually(t, time.Minute, name+" has no DNS answer", func(ctx context.Context) error {
 		fqdn, ips, err := s.resolver.LookupA(ctx, name)
 		if !errors.Is(err, localcluster.ErrNameNotFound) {
-			return fmt.Errorf("%s resolved to %v (as %s, err %v), want not found: it has no super copy", name, ips, fqdn, err)
+			return fmt.Errorf("%s resolved to %v (as %s, err %w), want not found: it has no super copy", name, ips, fqdn, err)
 		}
 		return nil
 	})
@@ -346,7 +346,7 @@ func (s *suite) refusedServiceDNS(t *testing.T) {
 		}
 		_, ips, err := s.resolver.LookupA(ctx, name)
 		if err != nil || !slices.Equal(ips, []string{svc.Spec.ClusterIP}) {
-			return fmt.Errorf("%v (err %v), want [%s]", ips, err, svc.Spec.ClusterIP)
+			return fmt.Errorf("%v (err %w), want [%s]", ips, err, svc.Spec.ClusterIP)
 		}
 		return nil
 	})
