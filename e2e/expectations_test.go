@@ -113,7 +113,7 @@ func kwokGap(real string) knownGap {
 // syncer labels every super namespace pod-security.kubernetes.io/enforce=baseline (its
 // --pod-security-enforce default), so Pods that would break out of a shared node never reach
 // the super cluster. Expected: no super Pod, the tenant Pod stays Pending and unbound, and the
-// tenant gets a SyncFailed Warning Event naming the PodSecurity violation.
+// tenant gets a SuperClusterRejected Warning Event naming the PodSecurity violation.
 var rejectedBySuperPolicy = map[string]string{
 	examples + "_archived/javaweb-tomcat-sidecar/javaweb.yaml":  "hostPort 8001 violates Pod Security baseline",
 	examples + "databases/cassandra/cassandra-statefulset.yaml": "capability IPC_LOCK violates Pod Security baseline (its claims are refused: see refusedClaims)",

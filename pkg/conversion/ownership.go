@@ -119,3 +119,12 @@ func HoldsOtherNamespace(obj metav1.Object, tenantUID, ns string) bool {
 	uid, held, ok := HeldNamespace(obj)
 	return ok && uid == tenantUID && held != ns
 }
+
+// LabelRefused is the label the syncer sets on a tenant Service that has no super copy because
+// it was refused (by the tenant's policy, the super cluster, or its quota); its value is the
+// reason of the Service's tenancy.vcsyncer.io/Synced=False condition. The syncer removes it
+// once the Service has a super copy. It is written in the tenant (never on super objects), so
+// that the tenant's DNS can leave refused Services unanswered: CoreDNS's kubernetes plugin with
+// `labels !tenancy.vcsyncer.io/refused` neither answers such a Service's name nor serves its
+// EndpointSlices (the EndpointSlice controller copies a Service's labels to its slices).
+const LabelRefused = Domain + "/refused"

@@ -27,6 +27,12 @@ const (
 	ClusterDNSAppLabel  = "kube-dns" // value of label k8s-app on the Service and its Pods
 )
 
+// RefusedLabel is the label vc-syncer sets on a tenant Service that has no super copy because
+// it was refused (conversion.LabelRefused; this package imports none of the syncer's). A
+// tenant's CoreDNS leaves such Services unanswered with `labels !tenancy.vcsyncer.io/refused`
+// in its kubernetes plugin block, as the servers StartCoreDNS starts do.
+const RefusedLabel = "tenancy.vcsyncer.io/refused"
+
 // ClusterDomain is the DNS domain of every local cluster (kubeadm's and the kubelet's default).
 const ClusterDomain = "cluster.local"
 
@@ -77,7 +83,9 @@ func createClusterDNSService(ctx context.Context, client kubernetes.Interface) e
 // domain without forward (there is no upstream here), bound to 127.0.0.1:port, with "ready" on
 // readyPort, query logging, no cache (answers follow the apiserver at once) and the kubernetes
 // plugin reading the cluster through kubeconfig. "pods insecure" answers
-// <a-b-c-d>.<ns>.pod.<domain> as kubeadm's Corefile does.
+// <a-b-c-d>.<ns>.pod.<domain> as kubeadm's Corefile does. The one line kubeadm's lacks,
+// "labels !<RefusedLabel>", is what a vc-syncer tenant's CoreDNS needs so that a Service the
+// syncer refused (it has no super copy, nothing answers at its ClusterIP) gets no DNS answer.
 func corefile(domain string, port, readyPort int, kubeconfig string) string {
 	return fmt.Sprintf(`.:%d {
     bind 127.0.0.1
@@ -86,13 +94,14 @@ func corefile(domain string, port, readyPort int, kubeconfig string) string {
     ready 127.0.0.1:%d
     kubernetes %s in-addr.arpa ip6.arpa {
         kubeconfig %s
+        labels !%s
         pods insecure
         fallthrough in-addr.arpa ip6.arpa
         ttl 5
     }
     loadbalance
 }
-`, port, readyPort, domain, kubeconfig)
+`, port, readyPort, domain, kubeconfig, RefusedLabel)
 }
 
 // StartCoreDNS starts CoreDNS (bin/coredns of the tools directory, built by

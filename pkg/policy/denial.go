@@ -41,8 +41,25 @@ const (
 const RuleQuota Rule = "quota"
 
 // ReasonPolicyDenied is the reason of the Warning Event (and, for a Pod, of its PodScheduled=False
-// condition) that reports a refusal to the tenant.
+// condition; for a Service without a super copy, of its tenancy.vcsyncer.io/Synced=False
+// condition) that reports a refusal by the tenant's policy to the tenant.
 const ReasonPolicyDenied = "PolicyDenied"
+
+// ReasonQuotaExceeded is the reason of the Warning Event, and of a Pod's PodScheduled=False
+// condition, that reports a quota refusal (RuleQuota): the object waits for room.
+const ReasonQuotaExceeded = "QuotaExceeded"
+
+// Reason returns the reason that reports d everywhere it is reported (the Warning Event on the
+// tenant object, a Pod's PodScheduled=False condition, a Service's Synced=False condition, the
+// Event on a refused Pod's owner): ReasonQuotaExceeded for a quota refusal, ReasonPolicyDenied
+// for every other rule. One refusal kind has one reason, so the Event and the condition of one
+// refusal always agree.
+func (d *Denial) Reason() string {
+	if d.Rule == RuleQuota || d.Rule == RuleTenantQuota {
+		return ReasonQuotaExceeded
+	}
+	return ReasonPolicyDenied
+}
 
 // Denial is one refusal: the rule and a message that says what was refused and how an admin
 // allows it ("volume nfs-data uses nfs; allowed: configMap, secret, ...; a TenantPolicy's

@@ -379,7 +379,7 @@ func (f *boundsFixture) fullQuota(t *testing.T, used string) {
 func events(c *tenant.Cluster) []string { return restest.Drain(c.Recorder.(*record.FakeRecorder)) }
 
 // An object the quota has no room for is refused from the cache (no super write), reported
-// once (PolicyDenied, rule quota) however often it is retried, and retried (an error) until
+// once (QuotaExceeded, rule quota) however often it is retried, and retried (an error) until
 // there is room.
 func TestQuotaFullIsReportedOnceAndRetried(t *testing.T) {
 	ctx := context.Background()
@@ -401,8 +401,8 @@ func TestQuotaFullIsReportedOnceAndRetried(t *testing.T) {
 		t.Errorf("a refused object cost %d super-cluster calls: %v", n, f.super.Actions())
 	}
 	ev := events(f.c)
-	if len(ev) != 1 || !strings.Contains(ev[0], "PolicyDenied") || !strings.Contains(ev[0], "quota:") {
-		t.Errorf("events = %q, want one PolicyDenied quota event", ev)
+	if len(ev) != 1 || !strings.HasPrefix(ev[0], "Warning QuotaExceeded ") || !strings.Contains(ev[0], "quota:") {
+		t.Errorf("events = %q, want one QuotaExceeded quota event", ev)
 	}
 	if got := metrics.PolicyDenials("t1", "ConfigMap", "quota") - before; got != 1 {
 		t.Errorf("denials counted %v times, want 1", got)
@@ -435,7 +435,7 @@ func TestQuotaExceededAnswerIsAQuotaRefusal(t *testing.T) {
 		}
 	}
 	ev := events(f.c)
-	if len(ev) != 1 || !strings.Contains(ev[0], "PolicyDenied") || strings.Contains(ev[0], "SyncFailed") {
-		t.Errorf("events = %q, want one PolicyDenied event (no SyncFailed per retry)", ev)
+	if len(ev) != 1 || !strings.HasPrefix(ev[0], "Warning QuotaExceeded ") || strings.Contains(ev[0], "SyncFailed") {
+		t.Errorf("events = %q, want one QuotaExceeded event (no SyncFailed per retry)", ev)
 	}
 }

@@ -1,7 +1,10 @@
 package resources
 
 import (
+	"encoding/json"
 	"fmt"
+	"hash/fnv"
+	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -17,8 +20,24 @@ func refusalKey(kind Kind, namespace, name string) string {
 	return fmt.Sprintf("%s/%s/%s", kind, namespace, name)
 }
 
+// refusalVersion is the version of tenant object obj that a refusal is recorded for (Deny,
+// RecordRejected, KeepRefused) and compared with (IsRefused, IsRejected): its resourceVersion,
+// and for a Service a hash of its spec. A refused Service gets a status condition and a label
+// from the syncer (pkg/resources/service), writes that change its resourceVersion but not what
+// was refused (the policy's Service rules read the spec only), so they must not make it
+// reported again. Services have no metadata.generation to use instead.
+func refusalVersion(obj metav1.Object) string {
+	if s, ok := obj.(*corev1.Service); ok {
+		b, _ := json.Marshal(&s.Spec)
+		h := fnv.New64a()
+		_, _ = h.Write(b)
+		return "spec:" + strconv.FormatUint(h.Sum64(), 16)
+	}
+	return obj.GetResourceVersion()
+}
+
 // Deny reports that tenant c's policy refused tenant object obj of kind (or, for a rule that
-// filters, part of it): a Warning Event with reason policy.ReasonPolicyDenied on obj, whose
+// filters, part of it): a Warning Event with reason d.Reason() (policy.ReasonPolicyDenied) on obj, whose
 // message is d.Error(), and one count of vcsyncer_policy_denials_total{tenant,kind,rule}. It
 // does both only the first time for obj's resourceVersion under c's current policy generation,
 // so a refused object that is enqueued again (a remediation scan, a resync) is not reported
@@ -26,11 +45,11 @@ func refusalKey(kind Kind, namespace, name string) string {
 // (no retry): the object comes back when it or the policy changes.
 func Deny(c *tenant.Cluster, kind Kind, obj metav1.Object, d *policy.Denial) bool {
 	key := refusalKey(kind, obj.GetNamespace(), obj.GetName())
-	if !c.Refusals.Record(key, obj.GetResourceVersion(), c.Policy().Generation, d.Rule) {
+	if !c.Refusals.Record(key, refusalVersion(obj), c.Policy().Generation, d.Rule) {
 		return false
 	}
 	if ro, ok := obj.(runtime.Object); ok {
-		c.Recorder.Event(ro, corev1.EventTypeWarning, policy.ReasonPolicyDenied, d.Error())
+		c.Recorder.Event(ro, corev1.EventTypeWarning, d.Reason(), d.Error())
 	}
 	metrics.PolicyDenied(c.Name, string(kind), string(d.Rule))
 	return true
@@ -50,7 +69,7 @@ func Admitted(c *tenant.Cluster, kind Kind, namespace, name string) {
 // (RecordRejected): a remediation scan skips it, since syncing it again would only be refused
 // again.
 func IsRefused(c *tenant.Cluster, kind Kind, obj metav1.Object) bool {
-	key, rv, gen := refusalKey(kind, obj.GetNamespace(), obj.GetName()), obj.GetResourceVersion(), c.Policy().Generation
+	key, rv, gen := refusalKey(kind, obj.GetNamespace(), obj.GetName()), refusalVersion(obj), c.Policy().Generation
 	return c.Refusals.Refused(key, rv, gen) || c.Refusals.Refused(rejectedKey(key), rv, gen)
 }
 
@@ -69,13 +88,13 @@ func rejectedKey(key string) string { return "rejected:" + key }
 // changes, IsRejected and IsRefused report true for it, so neither a re-enqueue nor a
 // remediation scan sends the same object again. Admitted and Gone forget it.
 func RecordRejected(c *tenant.Cluster, kind Kind, obj metav1.Object) bool {
-	return c.Refusals.Record(rejectedKey(refusalKey(kind, obj.GetNamespace(), obj.GetName())), obj.GetResourceVersion(), c.Policy().Generation, ruleSuperRejected)
+	return c.Refusals.Record(rejectedKey(refusalKey(kind, obj.GetNamespace(), obj.GetName())), refusalVersion(obj), c.Policy().Generation, ruleSuperRejected)
 }
 
 // IsRejected reports whether tenant object obj of kind was refused by the super cluster at
 // its current resourceVersion under c's current policy (RecordRejected).
 func IsRejected(c *tenant.Cluster, kind Kind, obj metav1.Object) bool {
-	return c.Refusals.Refused(rejectedKey(refusalKey(kind, obj.GetNamespace(), obj.GetName())), obj.GetResourceVersion(), c.Policy().Generation)
+	return c.Refusals.Refused(rejectedKey(refusalKey(kind, obj.GetNamespace(), obj.GetName())), refusalVersion(obj), c.Policy().Generation)
 }
 
 // Filtered reports, like Deny, that tenant c's policy changed what of tenant object obj of
@@ -96,7 +115,7 @@ func Filtered(c *tenant.Cluster, kind Kind, obj metav1.Object, rule policy.Rule,
 		return false
 	}
 	if ro, ok := obj.(runtime.Object); ok {
-		c.Recorder.Event(ro, corev1.EventTypeWarning, policy.ReasonPolicyDenied, d.Error())
+		c.Recorder.Event(ro, corev1.EventTypeWarning, d.Reason(), d.Error())
 	}
 	metrics.PolicyDenied(c.Name, string(kind), string(d.Rule))
 	return true

@@ -85,17 +85,18 @@ func quotaKey(kind Kind, namespace, name string) string {
 }
 
 // DenyQuota reports that tenant object obj of kind does not fit in its super namespace's
-// ResourceQuota (d, rule quota): a Warning Event with reason policy.ReasonPolicyDenied on obj
+// ResourceQuota (d, rule quota): a Warning Event with reason d.Reason() (QuotaExceeded, the
+// reason of a refused Pod's condition too) on obj
 // and one count of vcsyncer_policy_denials_total{rule="quota"}, only the first time for obj's
 // resourceVersion under the current policy generation (retries are not reported again). It
 // returns whether it reported. Callers return an error wrapping ErrNoQuotaRoom (retried with
 // backoff), and call QuotaAdmitted once the object is created.
 func DenyQuota(c *tenant.Cluster, kind Kind, obj metav1.Object, d *policy.Denial) bool {
-	if !c.Refusals.Record(quotaKey(kind, obj.GetNamespace(), obj.GetName()), obj.GetResourceVersion(), c.Policy().Generation, d.Rule) {
+	if !c.Refusals.Record(quotaKey(kind, obj.GetNamespace(), obj.GetName()), refusalVersion(obj), c.Policy().Generation, d.Rule) {
 		return false
 	}
 	if ro, ok := obj.(runtime.Object); ok && c.Recorder != nil {
-		c.Recorder.Event(ro, corev1.EventTypeWarning, policy.ReasonPolicyDenied, d.Error())
+		c.Recorder.Event(ro, corev1.EventTypeWarning, d.Reason(), d.Error())
 	}
 	metrics.PolicyDenied(c.Name, string(kind), string(d.Rule))
 	return true
@@ -112,5 +113,5 @@ func QuotaAdmitted(c *tenant.Cluster, kind Kind, namespace, name string) {
 // IsRefused stays true for it (periodic remediation skips it) although Deny was called for an
 // earlier version. For refusals reported once per object, not once per version (objectCount).
 func KeepRefused(c *tenant.Cluster, kind Kind, obj metav1.Object, rule policy.Rule) {
-	c.Refusals.Record(refusalKey(kind, obj.GetNamespace(), obj.GetName()), obj.GetResourceVersion(), c.Policy().Generation, rule)
+	c.Refusals.Record(refusalKey(kind, obj.GetNamespace(), obj.GetName()), refusalVersion(obj), c.Policy().Generation, rule)
 }

@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/tools/record"
 
 	"github.com/vcsyncer/syncer/pkg/resources"
+	"github.com/vcsyncer/syncer/pkg/resources/restest"
 	"github.com/vcsyncer/syncer/pkg/tenant"
 )
 
@@ -142,5 +143,10 @@ func TestPodOverQuotaGetsQuotaExceeded(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("tenant Pod conditions = %+v, want PodScheduled=False QuotaExceeded", live.Status.Conditions)
+	}
+	// The Event carries the condition's reason (one reason per refusal kind on both).
+	ev := restest.Drain(f.c.Recorder.(*record.FakeRecorder))
+	if want := "Warning " + ReasonQuotaExceeded + " "; len(ev) != 1 || !strings.HasPrefix(ev[0], want) {
+		t.Errorf("events = %q, want one starting %q", ev, want)
 	}
 }

@@ -114,20 +114,22 @@ func leaveBudget(env *resources.Env, c *tenant.Cluster, superNS, name string) {
 
 // refuseBudget reports that tenant Pod t waits for room in its tenant's budget (d, rule
 // tenantQuota) through the policy's refusal path: condition PodScheduled=False with reason
-// policy.ReasonPolicyDenied and d's message (written once: a Pod that waits keeps the
+// d.Reason() (QuotaExceeded) and d's message (written once: a Pod that waits keeps the
 // condition of its first refusal, so the changing use in the message causes no write loop),
 // one Warning Event with the same reason and one count of vcsyncer_policy_denials_total per
-// Pod version and policy generation (resources.Deny). It returns nil (the Pod is parked, not
+// Pod version and policy generation (resources.Deny), and one Warning Event on the Pod's
+// controller (reportOwner). It returns nil (the Pod is parked, not
 // retried) or the status write's error.
 func refuseBudget(ctx context.Context, c *tenant.Cluster, t *corev1.Pod, d *policy.Denial) error {
 	obj := t
-	if cond := scheduledCondition(t); cond == nil || cond.Status != corev1.ConditionFalse || cond.Reason != policy.ReasonPolicyDenied ||
+	if cond := scheduledCondition(t); cond == nil || cond.Status != corev1.ConditionFalse || cond.Reason != d.Reason() ||
 		!strings.HasPrefix(cond.Message, string(policy.RuleTenantQuota)+":") {
-		updated, err := setNotScheduled(ctx, c, t, policy.ReasonPolicyDenied, d.Error())
+		updated, err := setNotScheduled(ctx, c, t, d.Reason(), d.Error())
 		if err != nil {
 			return fmt.Errorf("failed to mark tenant Pod %s/%s waiting for its tenant's budget: %w", t.Namespace, t.Name, err)
 		}
 		obj = updated
+		reportOwner(ctx, c, t, d.Reason(), d.Error())
 	}
 	resources.Deny(c, resources.KindPod, obj, d)
 	return nil

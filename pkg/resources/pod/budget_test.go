@@ -36,7 +36,7 @@ func (a testBudget) Leave(tenant, sns, name string)   { a.b.Leave(tenant, sns+"/
 
 // A Pod over its tenant's budget (pods=1, taken by a Pod of another namespace) waits: from the
 // syncer's counts alone, nothing is asked of the super apiserver or of the tenant (no full
-// read, no TokenRequest) however often it is run; it gets PodScheduled=False PolicyDenied once
+// read, no TokenRequest) however often it is run; it gets PodScheduled=False QuotaExceeded once
 // and one denial count; it is woken (not retried) when the other Pod goes, and its super Pod
 // then carries the charge it was admitted with.
 func TestPodOverTenantBudgetWaitsWithoutCost(t *testing.T) {
@@ -87,8 +87,8 @@ func TestPodOverTenantBudgetWaitsWithoutCost(t *testing.T) {
 	}
 	live, _ := f.tenant.CoreV1().Pods("app").Get(ctx, "web", metav1.GetOptions{})
 	cond := scheduledCondition(live)
-	if cond == nil || cond.Reason != policy.ReasonPolicyDenied || !strings.Contains(cond.Message, "requested pods=1, used 1, limited 1") {
-		t.Fatalf("condition %+v, want PolicyDenied naming the budget, its use and the request", cond)
+	if cond == nil || cond.Reason != policy.ReasonQuotaExceeded || !strings.Contains(cond.Message, "requested pods=1, used 1, limited 1") {
+		t.Fatalf("condition %+v, want QuotaExceeded naming the budget, its use and the request", cond)
 	}
 	if len(woken) != 0 {
 		t.Fatalf("woken %v before room appeared", woken)

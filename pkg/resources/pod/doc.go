@@ -93,12 +93,24 @@
 // A Pod the super cluster refuses to create for a reason that does not change by itself (Pod
 // Security admission, a validating webhook or ValidatingAdmissionPolicy, a LimitRange, an
 // invalid object) stays Pending with PodScheduled=False, reason SuperClusterRejected and the
-// super apiserver's message (at most 1 KiB), and a SyncFailed Warning Event; that version of
-// the Pod is not sent again (neither a re-enqueue nor a remediation scan) until the Pod or the
-// policy changes. A Pod the super namespace's ResourceQuota (the backstop of object counts)
-// has no room for gets reason QuotaExceeded (and is retried with backoff), one naming a PriorityClass that is not public
-// PriorityClassNotPublic. Once the Pod is created, the upward copy replaces the condition
-// with the super scheduler's.
+// super apiserver's message (at most 1 KiB), and a Warning Event with the same reason; that
+// version of the Pod is not sent again (neither a re-enqueue nor a remediation scan) until the
+// Pod or the policy changes. A Pod the super namespace's ResourceQuota (the backstop of object counts)
+// has no room for gets reason QuotaExceeded on both
+// (and is retried with backoff), one naming a PriorityClass that is not public
+// PriorityClassNotPublic. One refusal kind has one reason, on the Event and on the condition
+// (policy.Denial.Reason for the policy's and the quota's). Once the Pod is created, the upward
+// copy replaces the condition with the super scheduler's.
+//
+// The controller of a refused Pod (its controller owner reference naming a ReplicaSet,
+// StatefulSet, DaemonSet, Job or ReplicationController) gets one Warning Event with the
+// refusal's reason and message, naming the Pod, as a real cluster's controller shows
+// FailedCreate (that reason stays the tenant controller's own: here the Pod was created): once
+// per owner UID and reason within 10 minutes, however many of its Pods are refused and however
+// often they are retried; at most 4096 (owner, reason) pairs are remembered per tenant. An
+// owner reference is the tenant's to write, so the owner is read from the tenant apiserver and
+// the Event is written only when an object of that kind, name and UID exists in the Pod's
+// namespace (reportOwner).
 //
 // # Upward
 //

@@ -241,7 +241,11 @@ func reconcileDownward(ctx context.Context, env *resources.Env, c *tenant.Cluste
 		}
 		if !priorityClassAllowed(env, c, full) {
 			// Rejected early, with a PriorityClassNotPublic Event and condition.
-			_, err := setNotScheduled(ctx, c, full, priorityclass.ReasonPriorityClassNotPublic, priorityClassNotPublic(full.Spec.PriorityClassName))
+			msg := priorityClassNotPublic(full.Spec.PriorityClassName)
+			_, err := setNotScheduled(ctx, c, full, priorityclass.ReasonPriorityClassNotPublic, msg)
+			if err == nil {
+				reportOwner(ctx, c, full, priorityclass.ReasonPriorityClassNotPublic, msg)
+			}
 			return err
 		}
 		want, filtered := desired(c, full, superNS, nil)
@@ -427,15 +431,16 @@ func markLost(ctx context.Context, c *tenant.Cluster, t *corev1.Pod) error {
 // and d's message (as the scheduler reports an unschedulable Pod; written only when the
 // condition differs, so a refused Pod causes no write loop), then resources.Deny records the
 // Warning Event and the count for the Pod's version after that write (so the informer's
-// event for it reports nothing again). It returns nil: the Pod is retried when it or the
-// policy changes, not on a timer; only a failed status write is returned (and retried).
+// event for it reports nothing again); a new report also goes to the Pod's controller
+// (reportOwner). It returns nil: the Pod is retried when it or the policy changes, not on a
+// timer; only a failed status write is returned (and retried).
 func refuse(ctx context.Context, c *tenant.Cluster, p *corev1.Pod, d *policy.Denial) error {
 	obj := p
 	msg := d.Error()
 	cond := scheduledCondition(p)
-	if cond == nil || cond.Status != corev1.ConditionFalse || cond.Reason != policy.ReasonPolicyDenied || cond.Message != msg {
+	if cond == nil || cond.Status != corev1.ConditionFalse || cond.Reason != d.Reason() || cond.Message != msg {
 		u := p.DeepCopy()
-		want := corev1.PodCondition{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: policy.ReasonPolicyDenied,
+		want := corev1.PodCondition{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: d.Reason(),
 			Message: msg, LastTransitionTime: metav1.Now()}
 		if cond != nil && cond.Status == corev1.ConditionFalse {
 			want.LastTransitionTime = cond.LastTransitionTime
@@ -451,7 +456,9 @@ func refuse(ctx context.Context, c *tenant.Cluster, p *corev1.Pod, d *policy.Den
 		}
 		obj = updated
 	}
-	resources.Deny(c, resources.KindPod, obj, d)
+	if resources.Deny(c, resources.KindPod, obj, d) {
+		reportOwner(ctx, c, p, d.Reason(), msg)
+	}
 	return nil
 }
 

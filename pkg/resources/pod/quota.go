@@ -16,9 +16,10 @@ import (
 )
 
 // reportQuota reports that tenant Pod t does not fit in its super namespace's ResourceQuota
-// (d): resources.DenyQuota (a PolicyDenied Warning Event and a count, once per Pod version and
-// policy generation) and, when that reported, condition PodScheduled=False with reason
-// QuotaExceeded and d's message on the tenant Pod, as a scheduler marks a Pod it cannot place.
+// (d): resources.DenyQuota (a Warning Event and a count, once per Pod version and policy
+// generation) and, when that reported, condition PodScheduled=False with the Event's reason
+// (d.Reason(): QuotaExceeded) and d's message on the tenant Pod, as a scheduler marks a Pod it
+// cannot place, and the Event on the Pod's controller (reportOwner).
 // It returns the error to retry with: it wraps resources.ErrNoQuotaRoom (and cause, the super
 // apiserver's answer, when not nil).
 func reportQuota(ctx context.Context, c *tenant.Cluster, t *corev1.Pod, d *policy.Denial, cause error) error {
@@ -29,11 +30,12 @@ func reportQuota(ctx context.Context, c *tenant.Cluster, t *corev1.Pod, d *polic
 	if !resources.DenyQuota(c, resources.KindPod, t, d) {
 		return err
 	}
-	if _, perr := setNotScheduled(ctx, c, t, ReasonQuotaExceeded, d.Error()); perr != nil {
+	if _, perr := setNotScheduled(ctx, c, t, d.Reason(), d.Error()); perr != nil {
 		// Reported again on the next retry, condition included.
 		resources.QuotaAdmitted(c, resources.KindPod, t.Namespace, t.Name)
 		return fmt.Errorf("%w (condition not written: %w)", err, perr)
 	}
+	reportOwner(ctx, c, t, d.Reason(), d.Error())
 	return err
 }
 
@@ -42,7 +44,7 @@ func reportQuota(ctx context.Context, c *tenant.Cluster, t *corev1.Pod, d *polic
 // cached) has it already: a strategic-merge patch of the Pod's status, other conditions kept.
 // The error is the patch's.
 func MarkPolicyDenied(ctx context.Context, c *tenant.Cluster, t *corev1.Pod, d *policy.Denial) error {
-	_, err := setNotScheduled(ctx, c, t, policy.ReasonPolicyDenied, d.Error())
+	_, err := setNotScheduled(ctx, c, t, d.Reason(), d.Error())
 	return err
 }
 

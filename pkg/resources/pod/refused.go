@@ -7,7 +7,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/vcsyncer/syncer/pkg/reconcile"
+	"github.com/vcsyncer/syncer/pkg/policy"
 	"github.com/vcsyncer/syncer/pkg/resources"
 	"github.com/vcsyncer/syncer/pkg/tenant"
 )
@@ -23,7 +23,8 @@ const (
 	ReasonSuperClusterRejected = "SuperClusterRejected"
 	// ReasonQuotaExceeded: the tenant's ResourceQuota in the super namespace (the policy's
 	// limits.quota) has no room for the Pod; retried with backoff until it has.
-	ReasonQuotaExceeded = "QuotaExceeded"
+	// Its Warning Event has the same reason (policy.Denial.Reason).
+	ReasonQuotaExceeded = policy.ReasonQuotaExceeded
 )
 
 // maxRefusalMessage bounds the message of a refusal condition (bytes): a webhook's answer can
@@ -31,20 +32,25 @@ const (
 const maxRefusalMessage = 1024
 
 // rejectedBySuper reports that the super cluster refused to create tenant Pod t's super Pod
-// with err, a refusal reconcile.Rejected says does not change by itself: the SyncFailed Warning
-// Event (reconcile.Report), condition PodScheduled=False with reason SuperClusterRejected and
-// the apiserver's message (written only when it differs), and a record of the refusal at the
+// with err, a refusal reconcile.Rejected says does not change by itself: a Warning Event and
+// condition PodScheduled=False, both with reason SuperClusterRejected and the apiserver's
+// message (the condition written only when it differs), an Event on the Pod's controller
+// (reportOwner, when the refusal is new), and a record of the refusal at the
 // Pod's version after that write (resources.RecordRejected), so that neither a re-enqueue nor
 // a remediation scan sends the same Pod again: it is retried when the tenant Pod or the policy
-// changes. It returns reconcile.Report's error (wrapping resources.ErrRejected: not retried on
-// a timer), or the status write's error (retried).
+// changes. It returns an error wrapping resources.ErrRejected (not retried on a timer), or the
+// status write's error (retried).
 func rejectedBySuper(ctx context.Context, c *tenant.Cluster, t *corev1.Pod, err error) error {
-	rerr := reconcile.Report(c, t, resources.KindPod, "create", err)
-	written, werr := setNotScheduled(ctx, c, t, ReasonSuperClusterRejected, truncateMessage(err.Error(), maxRefusalMessage))
+	msg := truncateMessage(err.Error(), maxRefusalMessage)
+	c.Recorder.Event(t, corev1.EventTypeWarning, ReasonSuperClusterRejected, "super cluster rejected create of Pod: "+msg)
+	rerr := fmt.Errorf("failed to create Pod in super cluster: %w: %w", resources.ErrRejected, err)
+	written, werr := setNotScheduled(ctx, c, t, ReasonSuperClusterRejected, msg)
 	if werr != nil {
 		return fmt.Errorf("%w (condition not written: %w)", err, werr)
 	}
-	resources.RecordRejected(c, resources.KindPod, written)
+	if resources.RecordRejected(c, resources.KindPod, written) {
+		reportOwner(ctx, c, t, ReasonSuperClusterRejected, msg)
+	}
 	return rerr
 }
 

@@ -63,8 +63,9 @@ func TestReconcileSuperRejectedPod(t *testing.T) {
 	if cond == nil || cond.Status != corev1.ConditionFalse || cond.Reason != ReasonSuperClusterRejected || !strings.Contains(cond.Message, "violates PodSecurity") {
 		t.Fatalf("PodScheduled = %+v, want False/SuperClusterRejected with the apiserver's message", cond)
 	}
-	if e := <-rec.Events; !strings.Contains(e, "SyncFailed") {
-		t.Errorf("Event %q, want SyncFailed", e)
+	// One reason on both: the Event's is the condition's.
+	if e := <-rec.Events; !strings.HasPrefix(e, "Warning "+ReasonSuperClusterRejected+" ") || !strings.Contains(e, "violates PodSecurity") {
+		t.Errorf("Event %q, want Warning %s with the apiserver's message", e, ReasonSuperClusterRejected)
 	}
 
 	// The informer brings the status write back; a re-enqueue of that version sends nothing,

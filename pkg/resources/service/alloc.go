@@ -281,5 +281,10 @@ func (a allocWriter) refuse(ctx context.Context, existing *corev1.Service, reaso
 	if err := setSyncedCondition(ctx, a.c, a.tenantSvc, nil, cond); err != nil {
 		return err // retried: the refusal is reported first
 	}
+	if existing == nil {
+		if err := setRefusedLabel(ctx, a.c, a.tenantSvc, reason); err != nil {
+			return err
+		}
+	}
 	return fmt.Errorf("%w: Service %s/%s: %s", resources.ErrRejected, a.tenantSvc.Namespace, a.tenantSvc.Name, msg)
 }

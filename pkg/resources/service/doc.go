@@ -44,7 +44,18 @@
 // Local, loadBalancerIP or loadBalancerClass. A refused Service has no super copy (one synced
 // under an earlier policy is deleted) and is reported once (resources.Deny).
 //
+// A Service left without a super copy by a refusal (the policy, the shared ClusterIP cap, an
+// explicit nodePort taken in the super cluster, the quota) looks refused in the tenant: the
+// condition tenancy.vcsyncer.io/Synced=False with the reason of its Warning Event (PolicyDenied,
+// NodePortUnavailable, HealthCheckNodePortUnavailable, QuotaExceeded) and the refusal's message,
+// replaced when the reason or message changes, and the label tenancy.vcsyncer.io/refused=<reason>
+// (conversion.LabelRefused), with which the tenant's CoreDNS (`labels
+// !tenancy.vcsyncer.io/refused` in its kubernetes plugin) leaves the Service's name unanswered.
+// Once the Service has a super copy, the upward path turns the condition True (reason InSync)
+// and removes the label. Its refusals are recorded per spec (resources.refusalVersion), so these
+// writes of the syncer's do not report it again.
+//
 // It sits on floor 6 of the package map in docs/architecture.md and may import packages on floors
-// 0–6 only (today: pkg/policy, pkg/reconcile, pkg/resources, pkg/tenant); test/layering checks
+// 0–6 only (today: pkg/conversion, pkg/policy, pkg/reconcile, pkg/resources, pkg/tenant); test/layering checks
 // it.
 package service

@@ -217,6 +217,12 @@ func applySynced(conds *[]metav1.Condition, cond *metav1.Condition, generation i
 // Warning Event (reason cond.Reason) for a new problem. t is the cached object; the write goes
 // through the status subresource, so its metadata is not written.
 func setSyncedCondition(ctx context.Context, c *tenant.Cluster, t *corev1.Service, lb *corev1.LoadBalancerStatus, cond *metav1.Condition) error {
+	return writeSynced(ctx, c, t, lb, cond, true)
+}
+
+// writeSynced is setSyncedCondition; with events false it records no Warning Event (the
+// caller's refusal report has one with the same reason).
+func writeSynced(ctx context.Context, c *tenant.Cluster, t *corev1.Service, lb *corev1.LoadBalancerStatus, cond *metav1.Condition, events bool) error {
 	u := t.DeepCopy()
 	changed := false
 	if lb != nil {
@@ -230,7 +236,7 @@ func setSyncedCondition(ctx context.Context, c *tenant.Cluster, t *corev1.Servic
 	if _, err := c.Client.CoreV1().Services(t.Namespace).UpdateStatus(ctx, u, metav1.UpdateOptions{FieldManager: reconcile.FieldManager}); err != nil {
 		return err
 	}
-	if warn && cond.Reason != policy.ReasonPolicyDenied {
+	if warn && events && cond.Reason != policy.ReasonPolicyDenied {
 		// A PolicyDenied condition's Event (and count) is recorded by resources.Filtered.
 		c.Recorder.Event(t, corev1.EventTypeWarning, cond.Reason, cond.Message)
 	}

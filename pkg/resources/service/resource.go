@@ -2,11 +2,12 @@ package service
 
 import (
 	"context"
+	"errors"
+	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/vcsyncer/syncer/pkg/policy"
@@ -31,7 +32,9 @@ var Resource = resourceKind{resources.Funcs{
 // reconcileUpward copies the super Service's load-balancer status into the tenant Service,
 // writes the super cluster's nodePorts into it where the tenant did not set them
 // (writeBackNodePorts), and sets its ConditionSynced (with a Warning Event for a new problem)
-// when its ClusterIPs or node ports are not the super copy's.
+// when its ClusterIPs or node ports are not the super copy's, back to True (reason InSync)
+// when a Service that had it False (a refusal included) now agrees; it removes the label
+// tenancy.vcsyncer.io/refused of a Service refused earlier.
 func reconcileUpward(ctx context.Context, env *resources.Env, c *tenant.Cluster, ns, name string) error {
 	t, s, ok, err := reconcile.UpwardPair[*corev1.Service](c, c.Informers.Core().V1().Services().Lister().Services(ns),
 		env.SuperInformers.Core().V1().Services().Lister().Services(resources.SuperNamespace(c, ns)), name)
@@ -46,7 +49,11 @@ func reconcileUpward(ctx context.Context, env *resources.Env, c *tenant.Cluster,
 	if !equality.Semantic.DeepEqual(t.Status.LoadBalancer, s.Status.LoadBalancer) {
 		lb = &s.Status.LoadBalancer
 	}
-	return setSyncedCondition(ctx, c, t, lb, syncedCondition(c, t, s, patchRefused))
+	if err := setSyncedCondition(ctx, c, t, lb, syncedCondition(c, t, s, patchRefused)); err != nil {
+		return err
+	}
+	// It has a super copy: no longer refused, its name answers again in the tenant DNS.
+	return setRefusedLabel(ctx, c, t, "")
 }
 
 // reconcileDownward is the kind's downward reconciler: the generic one (reconcile.Reconcile),
@@ -108,7 +115,24 @@ func reconcileDownward(ctx context.Context, env *resources.Env, c *tenant.Cluste
 	if err != nil && reservedKey != "" {
 		shared.release(c, reservedKey)
 	}
-	if err == nil && tObj != nil && !stub && tObj.DeletionTimestamp.IsZero() && policy.CheckService(c.Policy().Services(), tObj) == nil {
+	if d := refusedByPolicy(c, tObj); d != nil && !stub {
+		// Refused (reported by reconcile.Reconcile: resources.Deny), with no super copy: the
+		// tenant sees why on the Service itself.
+		if err != nil {
+			return err
+		}
+		return markRefused(ctx, c, tObj, d.Reason(), d.Error())
+	}
+	if errors.Is(err, resources.ErrNoQuotaRoom) && tObj != nil && !stub && tObj.DeletionTimestamp.IsZero() {
+		if _, gerr := sl.Services(superNS).Get(name); apierrors.IsNotFound(gerr) {
+			// Waiting for room (reported by resources.DenyQuota): retried with backoff.
+			if merr := markRefused(ctx, c, tObj, policy.ReasonQuotaExceeded, err.Error()); merr != nil {
+				return fmt.Errorf("%w (condition not written: %w)", err, merr)
+			}
+		}
+		return err
+	}
+	if err == nil && tObj != nil && !stub && tObj.DeletionTimestamp.IsZero() {
 		// Synced: what it asked for and did not get is reported once per spec.
 		resources.Filtered(c, resources.KindService, tObj, policy.RuleExternalIPs, specVersion(tObj), policy.ExternalIPsDenial(tObj))
 	}
@@ -118,12 +142,11 @@ func reconcileDownward(ctx context.Context, env *resources.Env, c *tenant.Cluste
 // refuseShared reports that tenant Service t is refused by rule sharedClusterIP (d): a
 // PolicyDenied Warning Event and a count once per spec and policy generation
 // (resources.Filtered), and the condition tenancy.vcsyncer.io/Synced=False, reason
-// PolicyDenied. It returns nil (no retry: the Service is tried again when it or the policy
+// PolicyDenied, and label tenancy.vcsyncer.io/refused (markRefused). It returns nil (no retry: the Service is tried again when it or the policy
 // changes) or the error of the status write (retried).
 func refuseShared(ctx context.Context, c *tenant.Cluster, t *corev1.Service, d *policy.Denial) error {
 	resources.Filtered(c, resources.KindService, t, policy.RuleSharedClusterIP, specVersion(t), d)
-	return setSyncedCondition(ctx, c, t, nil, &metav1.Condition{Type: ConditionSynced, Status: metav1.ConditionFalse,
-		Reason: policy.ReasonPolicyDenied, Message: d.Error()})
+	return markRefused(ctx, c, t, d.Reason(), d.Error())
 }
 
 // Forget drops what the kind records about the named tenant (called when it is removed).

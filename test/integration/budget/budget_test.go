@@ -245,8 +245,8 @@ func (s *suite) budgetAcrossNamespaces(t *testing.T) {
 		for _, c := range tp.Status.Conditions {
 			if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && strings.Contains(c.Message, "tenant budget") {
 				msg = c.Message
-				if c.Reason != "PolicyDenied" {
-					return itest.Errorf("condition reason %s, want PolicyDenied (the Event's)", c.Reason)
+				if c.Reason != "QuotaExceeded" {
+					return itest.Errorf("condition reason %s, want QuotaExceeded (the Event's)", c.Reason)
 				}
 				return nil
 			}
@@ -262,7 +262,7 @@ func (s *suite) budgetAcrossNamespaces(t *testing.T) {
 			t.Errorf("refusal %q does not say %q", msg, want)
 		}
 	}
-	itest.WaitEvent(t, s.tc.Client, "b2", "p4", "PolicyDenied", "tenant budget")
+	itest.WaitEvent(t, s.tc.Client, "b2", "p4", "QuotaExceeded", "tenant budget")
 	// While p4 waits, nothing is asked of either apiserver for it (no retry with backoff).
 	itest.Consistently(t, 4*time.Second, "p4 waits without cost", func(context.Context) error {
 		if d := apiserverCount(t, s.super, "pods", "") - creates0; d != 0 {

@@ -300,15 +300,15 @@ func (s *suite) podSecurityRefusal(t *testing.T) {
 		}
 		var n int32
 		for _, e := range evs.Items {
-			if e.Reason == "SyncFailed" {
+			if e.Reason == reasonSuperClusterRejected {
 				n += max(e.Count, 1)
 			}
 		}
 		return n, nil
 	}
-	itest.Eventually(t, time.Minute, "one SyncFailed Event", func(ctx context.Context) error {
+	itest.Eventually(t, time.Minute, "one SuperClusterRejected Event", func(ctx context.Context) error {
 		if n, err := attempts(ctx); err != nil || n != 1 {
-			return fmt.Errorf("%d SyncFailed Events (%w)", n, err)
+			return fmt.Errorf("%d SuperClusterRejected Events (%w)", n, err)
 		}
 		return nil
 	})
@@ -322,7 +322,7 @@ func (s *suite) podSecurityRefusal(t *testing.T) {
 			return fmt.Errorf("tenant Pod written again: %+v", p.Status)
 		}
 		if n, err := attempts(ctx); err != nil || n != 1 {
-			return fmt.Errorf("%d SyncFailed Events, want 1 (%w)", n, err)
+			return fmt.Errorf("%d SuperClusterRejected Events, want 1 (%w)", n, err)
 		}
 		return nil
 	})
@@ -331,7 +331,7 @@ func (s *suite) podSecurityRefusal(t *testing.T) {
 	itest.Created(t)(s.tenant.CoreV1().Pods(ns).Patch(t.Context(), "privileged", types.MergePatchType, patch, metav1.PatchOptions{}))
 	itest.Eventually(t, time.Minute, "a second attempt after the change", func(ctx context.Context) error {
 		if n, err := attempts(ctx); err != nil || n != 2 {
-			return fmt.Errorf("%d SyncFailed Events (%w)", n, err)
+			return fmt.Errorf("%d SuperClusterRejected Events (%w)", n, err)
 		}
 		return nil
 	})

@@ -370,7 +370,7 @@ func TestSyncer(t *testing.T) {
 			Spec: corev1.PodSpec{HostNetwork: true, Containers: []corev1.Container{{Name: "c", Image: "busybox",
 				SecurityContext: &corev1.SecurityContext{Privileged: &priv}}}},
 		}, metav1.CreateOptions{}))
-		itest.WaitEvent(t, t1.Client, "privileged", "root", "SyncFailed", "PodSecurity")
+		itest.WaitEvent(t, t1.Client, "privileged", "root", "SuperClusterRejected", "PodSecurity")
 		if _, err := super.CoreV1().Pods(conversion.SuperNamespace(t1.Name, uid1, "privileged")).Get(ctx, "root", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 			t.Fatalf("privileged Pod reached the super cluster: %v", err)
 		}
