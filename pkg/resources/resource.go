@@ -114,6 +114,9 @@ type Env struct {
 	ReservedServiceIP func(c *tenant.Cluster, ip netip.Addr) bool
 	// PodAdmission paces the creation of super Pods (pkg/admission); nil admits every Pod.
 	PodAdmission PodAdmission
+	// Disruptions remembers why deleted super Pods went away (their DisruptionTarget
+	// condition), filled by the syncer's super Pod handler; nil remembers nothing.
+	Disruptions *Disruptions
 }
 
 // PodAdmission is the super-Pod admission window as the Pod reconciler sees it.
