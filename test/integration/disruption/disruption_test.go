@@ -127,7 +127,7 @@ func (s *suite) evict(ctx context.Context, superNS, name string) error {
 // that an evicted Pod's replacement cannot become healthy again.
 func (s *suite) cordon(t *testing.T, on bool) {
 	t.Helper()
-	nodes, err := s.super.CoreV1().Nodes().List(t.Context(), metav1.ListOptions{})
+	nodes, err := s.super.CoreV1().Nodes().List(context.Background(), metav1.ListOptions{}) // also from a Cleanup
 	if err != nil {
 		t.Fatal(err)
 	}
