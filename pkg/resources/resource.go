@@ -117,6 +117,9 @@ type Env struct {
 	// PodBudget counts the tenants' budgets (limits.quota over all of a tenant's namespaces);
 	// nil bounds nothing. Set by the syncer.
 	PodBudget PodBudget
+	// Disruptions remembers why deleted super Pods went away (their DisruptionTarget
+	// condition), filled by the syncer's super Pod handler; nil remembers nothing.
+	Disruptions *Disruptions
 }
 
 // PodBudget is the tenants' budgets as the Pod reconciler sees them: a tenant's use is the sum

@@ -415,11 +415,31 @@ func (s *Syncer) superHandler(kind resources.Kind) cache.ResourceEventHandler {
 			}
 		},
 		DeleteFunc: func(o any) {
+			if kind == resources.KindPod {
+				s.superPodDeleted(o) // before the enqueue: the Pod reconciler reads it
+			}
 			enqueue(o, true, true, false)
 			if kind == resources.KindPod {
 				s.superPodIPsChanged(o, nil)
 			}
 		},
+	}
+}
+
+// superPodDeleted records why a deleted super Pod went away (its DisruptionTarget condition,
+// resources.Disruptions) from its last state: the deletion event's object, or the cache's last
+// version when the deletion was only seen by a relist (a DeletedFinalStateUnknown, which may
+// lack a condition written just before the deletion).
+func (s *Syncer) superPodDeleted(obj any) {
+	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = d.Obj
+	}
+	m, ok := obj.(metav1.Object)
+	if !ok {
+		return
+	}
+	if st, ok := podcache.StatusOf(obj); ok {
+		s.env.Disruptions.SuperPodDeleted(m, st)
 	}
 }
 

@@ -167,6 +167,7 @@ func New(o Options) (*Syncer, error) {
 		SuperNodes:    source.NewFactory(sources, superNodesPrefix, o.Super, source.FactoryOptions{Transform: stripManagedFields}),
 		TenantDNS:     o.TenantDNS,
 		ClusterDomain: o.ClusterDomain,
+		Disruptions:   &resources.Disruptions{},
 	}
 	env.SuperVolumes, env.SuperPublic = newStorageFactories(sources, o.Super)
 	if o.PodSecurityEnforce != "" {

@@ -129,11 +129,27 @@
 //
 // Deleting a tenant Pod deletes the super Pod with the same grace period; once the super Pod
 // is gone, the tenant Pod is removed with grace period 0 (the syncer plays the kubelet's part).
-// If a bound super Pod disappears while its tenant Pod is not being deleted, the tenant Pod is
-// set to phase Failed with reason SuperPodLost, like a Pod whose node was lost: its containers
-// terminated (reason SuperPodLost, exit code 137 as the kubelet reports a container it cannot
-// locate), not ready, Ready and ContainersReady False, DisruptionTarget True; its controller
-// (ReplicaSet, Job, ...) replaces it. An unbound tenant Pod whose super Pod disappears gets a
+// A super Pod the super cluster disrupts (the eviction API of a node drain, the scheduler's
+// preemption, the taint manager, the Pod garbage collector: each writes DisruptionTarget with
+// its reason, EvictionByEvictionAPI, PreemptionByScheduler, DeletionByTaintManager or
+// DeletionByPodGC, into the super Pod's status before deleting it) goes in the tenant the way
+// it goes on a real cluster: DisruptionTarget with the same reason is written to the tenant
+// Pod's status, then the tenant Pod is deleted (with the super Pod's grace period as soon as
+// the super Pod is being deleted, or once it is gone) so that its controller replaces it;
+// once the super Pod is gone the tenant Pod is left Failed with its containers terminated
+// (the kubelet's ContainerStatusUnknown, exit code 137) before its deletion finishes. A super
+// Pod the kubelet terminated (TerminationByKubelet: node pressure, node shutdown) is Failed
+// and not deleted, and so is its tenant Pod. Why a super Pod went away is read from its last
+// state when the syncer saw it deleted (resources.Disruptions, filled by the syncer's super
+// Pod handler), or from the DisruptionTarget the upward copy already brought to the tenant
+// Pod. If a bound super Pod disappears for none of these reasons (deleted by someone, or its
+// disruption never seen by the syncer: a deletion seen only by a relist, or while the syncer
+// was down, before the condition was copied up) while its tenant Pod is not being deleted,
+// the tenant Pod is set to phase Failed with reason SuperPodLost, like a Pod whose node was
+// lost: its containers terminated (reason SuperPodLost, exit code 137 as the kubelet reports
+// a container it cannot locate), not ready, Ready and ContainersReady False, DisruptionTarget
+// True; its controller (ReplicaSet, Job, ...) replaces it. A tenant Pod is never deleted on a
+// guess. An unbound tenant Pod whose super Pod disappears gets a
 // new super Pod.
 //
 // It sits on floor 6 of the package map in docs/architecture.md and may import packages on floors

@@ -118,7 +118,14 @@ func reconcileDownward(ctx context.Context, env *resources.Env, c *tenant.Cluste
 			}
 			return nil // the super Pod's deletion event brings us back
 		}
-		// The super Pod is gone: finish the tenant Pod's graceful deletion, as a kubelet would.
+		// The super Pod is gone: finish the tenant Pod's graceful deletion, as a kubelet would,
+		// leaving a disrupted Pod in a terminal phase first (a Job's podFailurePolicy waits
+		// for it).
+		if cond := disruptionOf(env, t); cond != nil && t.Status.Phase != corev1.PodSucceeded && t.Status.Phase != corev1.PodFailed {
+			if err := disrupted(ctx, env, c, t, *cond, true, nil); err != nil {
+				return err
+			}
+		}
 		zero := int64(0)
 		uid := t.UID
 		return client404(c.Client.CoreV1().Pods(ns).Delete(ctx, name, metav1.DeleteOptions{
@@ -134,6 +141,11 @@ func reconcileDownward(ctx context.Context, env *resources.Env, c *tenant.Cluste
 				return fmt.Errorf("Pod %s/%s: not in the cache yet but present in the super cluster; retrying", superNS, name)
 			} else if !apierrors.IsNotFound(err) {
 				return err
+			}
+			if cond := disruptionOf(env, t); cond != nil {
+				// Evicted, preempted, or deleted by the taint manager or the Pod GC: a
+				// disruption, not a loss.
+				return disrupted(ctx, env, c, t, *cond, true, nil)
 			}
 			return markLost(ctx, c, t)
 		}
@@ -324,6 +336,14 @@ func reconcileDownward(ctx context.Context, env *resources.Env, c *tenant.Cluste
 		return nil
 
 	default:
+		if cond := resources.Disruption(&s.Status); cond != nil && !s.DeletionTimestamp.IsZero() &&
+			cond.Reason != resources.ReasonTerminationByKubelet && t.Status.Phase != corev1.PodSucceeded && t.Status.Phase != corev1.PodFailed {
+			// The super cluster is deleting the super Pod as a disruption: the tenant Pod
+			// goes the same way now, so its controller replaces it while the super Pod
+			// terminates (as on a real cluster); its deletion finishes once the super Pod is
+			// gone.
+			return disrupted(ctx, env, c, t, *cond, false, s.DeletionGracePeriodSeconds)
+		}
 		reportEphemeralContainers(c, t)
 		if due, _ := tokenRefreshDue(s, time.Now()); due {
 			full, err := c.Client.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})

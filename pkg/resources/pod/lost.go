@@ -29,6 +29,17 @@ func lostStatus(t *corev1.Pod, now metav1.Time) *corev1.PodStatus {
 	st.Phase = corev1.PodFailed
 	st.Reason = ReasonSuperPodLost
 	st.Message = lostMessage
+	stopContainers(st, corev1.ContainerStateTerminated{Reason: ReasonSuperPodLost, Message: lostMessage, ExitCode: lostExitCode})
+	setCondition(st, corev1.PodCondition{Type: corev1.PodReady, Status: corev1.ConditionFalse, Reason: ReasonSuperPodLost, Message: lostMessage, LastTransitionTime: now})
+	setCondition(st, corev1.PodCondition{Type: corev1.ContainersReady, Status: corev1.ConditionFalse, Reason: ReasonSuperPodLost, Message: lostMessage, LastTransitionTime: now})
+	setCondition(st, corev1.PodCondition{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue, Reason: ReasonSuperPodLost, Message: lostMessage, LastTransitionTime: now})
+	return st
+}
+
+// stopContainers makes every container, init container and ephemeral container status of st
+// not terminated yet terminated with term (startedAt from its running state), and every
+// container not ready and not started.
+func stopContainers(st *corev1.PodStatus, term corev1.ContainerStateTerminated) {
 	for _, list := range [][]corev1.ContainerStatus{st.InitContainerStatuses, st.ContainerStatuses, st.EphemeralContainerStatuses} {
 		for i := range list {
 			cs := &list[i]
@@ -41,17 +52,13 @@ func lostStatus(t *corev1.Pod, now metav1.Time) *corev1.PodStatus {
 				cs.State.Running, cs.State.Waiting = nil, nil
 				continue
 			}
-			term := &corev1.ContainerStateTerminated{Reason: ReasonSuperPodLost, Message: lostMessage, ExitCode: lostExitCode}
+			t := term
 			if cs.State.Running != nil {
-				term.StartedAt = cs.State.Running.StartedAt
+				t.StartedAt = cs.State.Running.StartedAt
 			}
-			cs.State = corev1.ContainerState{Terminated: term}
+			cs.State = corev1.ContainerState{Terminated: &t}
 		}
 	}
-	setCondition(st, corev1.PodCondition{Type: corev1.PodReady, Status: corev1.ConditionFalse, Reason: ReasonSuperPodLost, Message: lostMessage, LastTransitionTime: now})
-	setCondition(st, corev1.PodCondition{Type: corev1.ContainersReady, Status: corev1.ConditionFalse, Reason: ReasonSuperPodLost, Message: lostMessage, LastTransitionTime: now})
-	setCondition(st, corev1.PodCondition{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue, Reason: ReasonSuperPodLost, Message: lostMessage, LastTransitionTime: now})
-	return st
 }
 
 // setCondition sets condition c in st, replacing the one of its type (keeping its

@@ -11,12 +11,17 @@
 // super disruption controller cannot count the expected Pods of a maxUnavailable or
 // percentage budget and would allow no eviction at all. The super copy has an integer
 // minAvailable equal to the tenant's status.desiredHealthy (computed by the tenant's own
-// disruption controller with the tenant's Deployments and StatefulSets) and
-// unhealthyPodEvictionPolicy AlwaysAllow. A budget that allows no disruption with all its Pods
-// healthy is synced allowing one, and reported (rule disruptionBudget), unless the tenant's
-// policy sets disruptionBudgets.allowBlocking. The super copy follows the tenant's status
-// (every status change is an update event) and the tenant's Pods (DependentMapper on Pods:
-// the count of super Pods the selector matches bounds the budget).
+// disruption controller with the tenant's Deployments and StatefulSets), never relaxed: a
+// budget short of Pods or allowing no disruption holds super drains as it holds the
+// tenant's. Its unhealthyPodEvictionPolicy is the tenant's, AlwaysAllow when the tenant set
+// none. The super copy follows the tenant's status (every status change is an update event)
+// and the tenant's Pods (DependentMapper on Pods: the count of super Pods the selector
+// matches is the expected count until the tenant's status is current).
+//
+// A second budget over Pods an older budget of the namespace selects (policy.SecondBudget:
+// the eviction API refuses to evict a Pod under two budgets, so it would hold drains for good)
+// gets no super copy and is reported (rule disruptionBudget, once per generation); it is
+// synced once the older budget is gone (DependentMapper on budgets).
 //
 // The status is not copied up: the tenant's own disruption controller computes it from the
 // tenant Pods, whose statuses the syncer keeps current.

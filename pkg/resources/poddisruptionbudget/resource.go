@@ -6,11 +6,13 @@ import (
 
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/vcsyncer/syncer/pkg/conversion"
 	"github.com/vcsyncer/syncer/pkg/podcache"
 	"github.com/vcsyncer/syncer/pkg/policy"
 	"github.com/vcsyncer/syncer/pkg/reconcile"
@@ -19,7 +21,8 @@ import (
 )
 
 // Resource syncs PodDisruptionBudgets downward (it is also their remediation check); a
-// budget is reconciled again when a Pod it selects changes (resources.DependentMapper).
+// budget is reconciled again when a Pod it selects or another budget of its namespace
+// changes (resources.DependentMapper).
 var Resource = resource{&reconcile.Descriptor[*policyv1.PodDisruptionBudget]{
 	Name:     resources.KindPodDisruptionBudget,
 	Resource: policyv1.Resource("poddisruptionbudgets"),
@@ -41,20 +44,29 @@ type resource struct {
 
 var _ resources.DependentMapper = resource{}
 
-// DependsOn implements resources.DependentMapper: a budget depends on its Pods.
-func (resource) DependsOn() []resources.Kind { return []resources.Kind{resources.KindPod} }
+// DependsOn implements resources.DependentMapper: a budget depends on its Pods, and on the
+// other budgets of its namespace (a second budget over the same Pods is refused while the
+// older one exists).
+func (resource) DependsOn() []resources.Kind {
+	return []resources.Kind{resources.KindPod, resources.KindPodDisruptionBudget}
+}
 
-// Dependents implements resources.DependentMapper: the tenant budgets in tenant Pod p's
-// namespace whose selector matches it.
+// Dependents implements resources.DependentMapper: for tenant Pod p, the tenant budgets in
+// its namespace whose selector matches it; for a tenant budget, the other budgets of its
+// namespace.
 func (resource) Dependents(c *tenant.Cluster, p metav1.Object) []resources.Request {
 	pdbs, err := c.Informers.Policy().V1().PodDisruptionBudgets().Lister().PodDisruptionBudgets(p.GetNamespace()).List(labels.Everything())
 	if err != nil {
 		return nil
 	}
+	_, isBudget := p.(*policyv1.PodDisruptionBudget)
 	var out []resources.Request
 	for _, b := range pdbs {
-		sel, err := metav1.LabelSelectorAsSelector(b.Spec.Selector)
-		if err != nil || !sel.Matches(labels.Set(p.GetLabels())) {
+		if isBudget {
+			if b.Name == p.GetName() {
+				continue
+			}
+		} else if sel, err := metav1.LabelSelectorAsSelector(b.Spec.Selector); err != nil || !sel.Matches(labels.Set(p.GetLabels())) {
 			continue
 		}
 		out = append(out, resources.Request{Tenant: c.Name, Kind: resources.KindPodDisruptionBudget, Namespace: b.Namespace, Name: b.Name})
@@ -62,36 +74,74 @@ func (resource) Dependents(c *tenant.Cluster, p metav1.Object) []resources.Reque
 	return out
 }
 
-// Downward implements resources.Resource: Reconcile with the descriptor's Spec, reporting
-// what the translation changed (rule disruptionBudget) once per generation (not per
-// resourceVersion: the tenant's status changes with every Pod readiness change) and policy.
+// Downward implements resources.Resource: a budget that policy.SecondBudget refuses (a Pod of
+// its namespace is under an older budget too) is reported (rule disruptionBudget, a Warning
+// Event once per generation and older budget, not per resourceVersion: the tenant's status
+// changes with every Pod readiness change) and gets no super copy (one synced before is
+// deleted); any other is reconciled with the descriptor's Spec, translated by
+// policy.SuperBudget.
 func (r resource) Downward(ctx context.Context, env *resources.Env, c *tenant.Cluster, ns, name string) error {
 	s := r.Spec(env, c)
-	s.Desired = func(o *policyv1.PodDisruptionBudget, superNS string, existing *policyv1.PodDisruptionBudget, has bool) *policyv1.PodDisruptionBudget {
-		var ex metav1.Object
-		if has {
-			ex = existing
+	if o, err := s.Tenant(ns).Get(name); err == nil && o.DeletionTimestamp.IsZero() {
+		if over, d := secondBudget(c, o); d != nil {
+			resources.Filtered(c, resources.KindPodDisruptionBudget, o, policy.RuleDisruptionBudget, strconv.FormatInt(o.Generation, 10)+"/"+over, d)
+			superNS := resources.SuperNamespace(c, ns)
+			sObj, err := s.Super(superNS).Get(name)
+			if apierrors.IsNotFound(err) {
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			if !conversion.OwnedByTenant(sObj, c.UID) {
+				return nil // someone else's: never touched
+			}
+			return reconcile.DeleteSuper(ctx, s.Client(superNS), sObj)
 		}
-		want, d := desired(env, c, o, superNS, ex)
-		resources.Filtered(c, resources.KindPodDisruptionBudget, o, policy.RuleDisruptionBudget, strconv.FormatInt(o.Generation, 10), d)
-		return want
+		resources.Filtered(c, resources.KindPodDisruptionBudget, o, policy.RuleDisruptionBudget, "", nil)
 	}
 	return reconcile.Reconcile(ctx, env, c, ns, name, s)
 }
 
-// Desired returns the super copy of tenant PodDisruptionBudget o in superNS (existing: the
-// current super copy, or nil): its spec
-// translated by policy.SuperBudget for the super Pods in superNS its selector matches (read
-// from env's super Pod cache).
-func Desired(env *resources.Env, c *tenant.Cluster, o *policyv1.PodDisruptionBudget, superNS string, existing metav1.Object) *policyv1.PodDisruptionBudget {
-	want, _ := desired(env, c, o, superNS, existing)
-	return want
+// Check implements resources.Checker: a budget refused as a second budget is in sync without
+// a super copy.
+func (r resource) Check(env *resources.Env, c *tenant.Cluster, t, s metav1.Object) resources.Mismatch {
+	if o, ok := t.(*policyv1.PodDisruptionBudget); ok && o != nil && o.DeletionTimestamp.IsZero() {
+		if _, d := secondBudget(c, o); d == nil {
+			return r.Descriptor.Check(env, c, t, s)
+		}
+		if s == nil {
+			return resources.InSync
+		}
+		return resources.MismatchStaleInSuper
+	}
+	return r.Descriptor.Check(env, c, t, s)
 }
 
-// desired is Desired, with the disruptionBudget report of the translation.
-func desired(env *resources.Env, c *tenant.Cluster, o *policyv1.PodDisruptionBudget, superNS string, existing metav1.Object) (*policyv1.PodDisruptionBudget, *policy.Denial) {
-	spec, d := policy.SuperBudget(c.Policy().DisruptionBudgets(), o, superPods(env, superNS, o.Spec.Selector))
-	return &policyv1.PodDisruptionBudget{ObjectMeta: resources.DesiredMeta(c, o, superNS, existing), Spec: spec}, d
+// secondBudget returns policy.SecondBudget of tenant budget o over the tenant Pods and budgets
+// of its namespace (from tenant c's caches).
+func secondBudget(c *tenant.Cluster, o *policyv1.PodDisruptionBudget) (string, *policy.Denial) {
+	others, err := c.Informers.Policy().V1().PodDisruptionBudgets().Lister().PodDisruptionBudgets(o.Namespace).List(labels.Everything())
+	if err != nil || len(others) < 2 {
+		return "", nil
+	}
+	pods, err := podcache.ListerOf(c.Informers.Core().V1().Pods().Informer()).Pods(o.Namespace).List(labels.Everything())
+	if err != nil {
+		return "", nil
+	}
+	objs := make([]metav1.Object, len(pods))
+	for i, p := range pods {
+		objs[i] = p
+	}
+	return policy.SecondBudget(o, others, objs)
+}
+
+// Desired returns the super copy of tenant PodDisruptionBudget o in superNS (existing: the
+// current super copy, or nil): its spec translated by policy.SuperBudget for the super Pods in
+// superNS its selector matches (read from env's super Pod cache).
+func Desired(env *resources.Env, c *tenant.Cluster, o *policyv1.PodDisruptionBudget, superNS string, existing metav1.Object) *policyv1.PodDisruptionBudget {
+	spec := policy.SuperBudget(o, superPods(env, superNS, o.Spec.Selector))
+	return &policyv1.PodDisruptionBudget{ObjectMeta: resources.DesiredMeta(c, o, superNS, existing), Spec: spec}
 }
 
 // superPods returns the number of super Pods in superNS that selector matches, as the super

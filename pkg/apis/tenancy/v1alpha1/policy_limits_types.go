@@ -111,14 +111,17 @@ type LimitsPolicy struct {
 }
 
 // DisruptionBudgetPolicy is what a tenant PodDisruptionBudget may do to super-cluster drains.
+// A tenant budget's super copy protects its Pods exactly as the tenant's budget does (an
+// integer minAvailable equal to the tenant's status.desiredHealthy, which the super cluster's
+// disruption controller can compute without owner references on the super Pods; never
+// relaxed), so the super cluster never allows an eviction the tenant's budget would refuse.
+// Its unhealthyPodEvictionPolicy is the tenant's, or AlwaysAllow when the tenant set none,
+// and a second budget over the same Pods is refused.
 type DisruptionBudgetPolicy struct {
-	// AllowBlocking allows a budget that allows no disruption at all (maxUnavailable: 0,
-	// minAvailable equal to the number of Pods) to be synced as such (rule disruptionBudget),
-	// and keeps the tenant's unhealthyPodEvictionPolicy. Built-in default: false: such a budget
-	// is synced allowing one disruption (minAvailable = matching super Pods - 1), and every
-	// super copy has unhealthyPodEvictionPolicy AlwaysAllow. Either way the super copy has an
-	// integer minAvailable (the tenant's status.desiredHealthy), which the super cluster's
-	// disruption controller can compute without owner references on the super Pods.
+	// AllowBlocking is deprecated and ignored. It used to let a budget that allows no
+	// disruption at all be synced as such (without it, such a budget was synced allowing one
+	// disruption, and a budget short of Pods was relaxed); every budget now protects its Pods
+	// as in the tenant. Kept so that existing TenantPolicies stay valid.
 	// +optional
 	AllowBlocking *bool `json:"allowBlocking,omitempty"`
 }
