@@ -432,29 +432,16 @@ func (s *suite) attackSharedClusterIPs(t *testing.T) {
 		}
 		return nil
 	})
-	held, err := s.aSharedServices(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	limit := int32(held + 2)
-	tp := &tenancyv1alpha1.TenantPolicy{ObjectMeta: metav1.ObjectMeta{Name: "tenant-a-shared-ips"},
-		Spec: tenancyv1alpha1.TenantPolicySpec{Services: &tenancyv1alpha1.ServicePolicy{}}}
-	setMaxSharedClusterIPs(tp, limit)
-	if err := s.c.Create(ctx, tp); err != nil && !apierrors.IsAlreadyExists(err) {
-		t.Fatal(err)
-	}
-	s.setPolicyName(t, s.a.Name, tp.Name)
-	defer func() {
-		s.setPolicyName(t, s.a.Name, "")
-		_ = s.c.Delete(ctx, tp)
-	}()
-	// The policy is in force once a Service of a type only the built-in policy refuses... the
-	// Tenant's PolicyValid condition names its generation; wait for it to name this policy.
-	s.waitPolicy(t, s.a.Name, tp.Name)
+	limit := int32(s.settledSharedServices(t) + 2)
+	s.withSharedIPLimit(t, "tenant-a-shared-ips", limit)
 	var names []string
 	for i := range 5 {
 		names = append(names, fmt.Sprintf("shared-%d", i))
 	}
+	// Registered after withSharedIPLimit, so it runs before the limit is lifted: deleted while
+	// the limit holds, the refused Services never get a super copy, and the next subtest
+	// counts A's shared addresses without them.
+	s.deleteServicesOnCleanup(t, names...)
 	s.run(t, attack{
 		kind: "Service", ns: aNS, names: names, anyOf: true, rules: []string{"sharedClusterIP"},
 		create: func(ctx context.Context) error {
@@ -500,6 +487,89 @@ func (s *suite) attackSharedClusterIPs(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// withSharedIPLimit gives tenant A a TenantPolicy named policyName whose only setting is
+// services.maxSharedClusterIPs = limit, waits until A uses it, and on cleanup gives A its
+// default policy back and deletes the TenantPolicy.
+func (s *suite) withSharedIPLimit(t *testing.T, policyName string, limit int32) {
+	t.Helper()
+	ctx := context.Background()
+	tp := &tenancyv1alpha1.TenantPolicy{ObjectMeta: metav1.ObjectMeta{Name: policyName},
+		Spec: tenancyv1alpha1.TenantPolicySpec{Services: &tenancyv1alpha1.ServicePolicy{MaxSharedClusterIPs: &limit}}}
+	if err := s.c.Create(ctx, tp); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	s.setPolicyName(t, s.a.Name, tp.Name)
+	t.Cleanup(func() {
+		s.setPolicyName(t, s.a.Name, "")
+		_ = s.c.Delete(context.Background(), tp)
+	})
+	// The Tenant's PolicyValid condition names the policy in force; wait for it to name this one.
+	s.waitPolicy(t, s.a.Name, tp.Name)
+}
+
+// deleteServicesOnCleanup deletes tenant A's Services names (in aNS) when t ends and waits
+// until their super copies are gone.
+func (s *suite) deleteServicesOnCleanup(t *testing.T, names ...string) {
+	t.Helper()
+	t.Cleanup(func() {
+		ctx := context.Background()
+		for _, n := range names {
+			if err := s.a.Client.CoreV1().Services(aNS).Delete(ctx, n, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+				t.Errorf("deleting A's Service %s: %v", n, err)
+			}
+		}
+		itest.Eventually(t, maxWait, "the super copies of A's Services "+strings.Join(names, ", ")+" gone", func(ctx context.Context) error {
+			for _, n := range names {
+				if _, err := s.super.CoreV1().Services(s.aSuperNS).Get(ctx, n, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+					return itest.Errorf("%s still there (%v)", n, err)
+				}
+			}
+			return nil
+		})
+	})
+}
+
+// settledSharedServices waits until every super Service of A with an address of the shared
+// range has a tenant Service that is not being deleted (an earlier subtest's Services, still
+// being deleted, would count against a limit set from this count), and returns their number.
+func (s *suite) settledSharedServices(t *testing.T) int {
+	t.Helper()
+	n := 0
+	itest.Eventually(t, maxWait, "A's super Services with shared addresses all belong to live tenant Services", func(ctx context.Context) error {
+		_, own, err := net.ParseCIDR(s.a.ServiceCIDR)
+		if err != nil {
+			return err
+		}
+		svcs, err := s.super.CoreV1().Services("").List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return err
+		}
+		n = 0
+		for _, sv := range svcs.Items {
+			if !s.isANS(sv.Namespace, nil) || sv.Spec.ClusterIP == "" || sv.Spec.ClusterIP == corev1.ClusterIPNone {
+				continue
+			}
+			if ip := net.ParseIP(sv.Spec.ClusterIP); ip == nil || own.Contains(ip) {
+				continue
+			}
+			if sv.DeletionTimestamp != nil {
+				return itest.Errorf("super Service %s/%s is being deleted", sv.Namespace, sv.Name)
+			}
+			tns, tname := sv.Annotations[conversion.AnnotationNamespace], sv.Annotations[conversion.AnnotationName]
+			tsvc, err := s.a.Client.CoreV1().Services(tns).Get(ctx, tname, metav1.GetOptions{})
+			if apierrors.IsNotFound(err) || (err == nil && tsvc.DeletionTimestamp != nil) {
+				return itest.Errorf("super Service %s/%s: tenant Service %s/%s is gone or being deleted", sv.Namespace, sv.Name, tns, tname)
+			}
+			if err != nil {
+				return err
+			}
+			n++
+		}
+		return nil
+	})
+	return n
 }
 
 // waitPolicy waits until Tenant name reports PolicyValid=True with a message naming
@@ -548,8 +618,3 @@ func (s *suite) attackExternalIPs(t *testing.T) {
 }
 
 func clientKey(name string) client.ObjectKey { return client.ObjectKey{Name: name} }
-
-// setMaxSharedClusterIPs sets services.maxSharedClusterIPs of tp to n.
-func setMaxSharedClusterIPs(tp *tenancyv1alpha1.TenantPolicy, n int32) {
-	tp.Spec.Services.MaxSharedClusterIPs = &n
-}
