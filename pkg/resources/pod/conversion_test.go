@@ -1,14 +1,12 @@
 package pod
 
 import (
-	"encoding/json"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/strategicpatch"
 
 	tenancyv1alpha1 "github.com/vcsyncer/syncer/pkg/apis/tenancy/v1alpha1"
 	"github.com/vcsyncer/syncer/pkg/conversion"
@@ -214,15 +212,8 @@ func TestNeedsUpdate(t *testing.T) {
 				}
 				return
 			}
-			orig, _ := json.Marshal(have)
-			patched, err := strategicpatch.StrategicMergePatch(orig, patch, corev1.Pod{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			got := &corev1.Pod{}
-			if err := json.Unmarshal(patched, got); err != nil {
-				t.Fatal(err)
-			}
+			patched := applyPatch(t, have, patch)
+			got := &patched
 			if again := Desired(c, tp, "ns", got); NeedsUpdate(again, got) {
 				t.Errorf("patch %s did not converge", patch)
 			}
@@ -302,14 +293,7 @@ func TestTrimSuperPodKeepsWhatTheSyncerReads(t *testing.T) {
 	p.Spec.NodeName = "n1"
 	p.Status = corev1.PodStatus{Phase: corev1.PodRunning, PodIP: "10.0.0.3"}
 	full := p.DeepCopy()
-	out, err := TrimSuperPod(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	trimmed, ok := podcache.From(out)
-	if !ok {
-		t.Fatalf("TrimSuperPod returned %T, want a cached Pod", out)
-	}
+	trimmed := trimmedSuper(t, p)
 	if trimmed.Spec.NodeName != "n1" || trimmed.Status.PodIP != "10.0.0.3" || trimmed.Spec.Volumes != nil {
 		t.Fatalf("trimmed %+v", trimmed.Spec)
 	}
@@ -505,14 +489,7 @@ func TestSchedulingGateRemovalFromCaches(t *testing.T) {
 	tp.Spec.SchedulingGates = []corev1.PodSchedulingGate{{Name: "example.com/wait"}}
 	super := Desired(c, tp, "ns", nil)
 	full := super.DeepCopy()
-	out, err := TrimSuperPod(super)
-	if err != nil {
-		t.Fatal(err)
-	}
-	have, ok := podcache.From(out)
-	if !ok {
-		t.Fatalf("TrimSuperPod returned %T, want a cached Pod", out)
-	}
+	have := trimmedSuper(t, super)
 	tp.Spec.SchedulingGates = nil
 	conversion.TrimPodSpec(tp) // the tenant cache's transform
 	want := Desired(c, tp, "ns", have)
@@ -523,16 +500,22 @@ func TestSchedulingGateRemovalFromCaches(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	orig, _ := json.Marshal(full)
-	patched, err := strategicpatch.StrategicMergePatch(orig, patch, corev1.Pod{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := &corev1.Pod{}
-	if err := json.Unmarshal(patched, got); err != nil {
-		t.Fatal(err)
-	}
+	got := applyPatch(t, full, patch)
 	if len(got.Spec.SchedulingGates) != 0 {
 		t.Errorf("patch %s leaves the super Pod's scheduling gates %v", patch, got.Spec.SchedulingGates)
 	}
+}
+
+// trimmedSuper returns super Pod p as the super cache holds it (TrimSuperPod). p is modified.
+func trimmedSuper(t *testing.T, p *corev1.Pod) *corev1.Pod {
+	t.Helper()
+	out, err := TrimSuperPod(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	trimmed, ok := podcache.From(out)
+	if !ok {
+		t.Fatalf("TrimSuperPod returned %T, want a cached Pod", out)
+	}
+	return trimmed
 }

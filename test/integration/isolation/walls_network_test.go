@@ -9,7 +9,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -270,16 +270,15 @@ func (s *suite) attackStaleAddressMoved(t *testing.T) {
 // writes after a super Pod is gone), and allows everything else.
 type refusingWebhook struct {
 	server  *itest.WebhookServer
-	mu      sync.Mutex
-	counts  map[string]int
-	refused int
+	counts  itest.AdmissionCounts
+	refused atomic.Int64
 }
 
 // startRefusingWebhook serves the webhook (itest.StartWebhookServer) until the test ends.
 func startRefusingWebhook(t *testing.T) *refusingWebhook {
 	t.Helper()
-	w := &refusingWebhook{counts: map[string]int{}}
-	srv, err := itest.StartWebhookServer(w.serve)
+	w := &refusingWebhook{}
+	srv, err := itest.StartWebhookServer(itest.AdmissionHandler(w.serve))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -288,13 +287,7 @@ func startRefusingWebhook(t *testing.T) *refusingWebhook {
 	return w
 }
 
-func (w *refusingWebhook) serve(rw http.ResponseWriter, r *http.Request) {
-	var review admissionv1.AdmissionReview
-	if err := json.NewDecoder(r.Body).Decode(&review); err != nil || review.Request == nil {
-		http.Error(rw, "expected an AdmissionReview with a request", http.StatusBadRequest)
-		return
-	}
-	req := review.Request
+func (w *refusingWebhook) serve(_ context.Context, req *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
 	refuse := req.SubResource == "status" && req.Operation == admissionv1.Update
 	if req.Operation == admissionv1.Delete && req.SubResource == "" {
 		var opts metav1.DeleteOptions
@@ -303,36 +296,17 @@ func (w *refusingWebhook) serve(rw http.ResponseWriter, r *http.Request) {
 			refuse = true
 		}
 	}
-	w.mu.Lock()
-	w.counts[req.Resource.Resource+"/"+req.SubResource+" "+string(req.Operation)]++
-	if refuse {
-		w.refused++
+	w.counts.Add(req)
+	if !refuse {
+		return &admissionv1.AdmissionResponse{Allowed: true}
 	}
-	w.mu.Unlock()
-	review.Response = &admissionv1.AdmissionResponse{UID: req.UID, Allowed: !refuse}
-	if refuse {
-		review.Response.Result = &metav1.Status{Code: http.StatusForbidden, Message: "tenant webhook: the syncer may not finish this Pod"}
-	}
-	review.Request = nil
-	rw.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(rw).Encode(&review)
+	w.refused.Add(1)
+	return &admissionv1.AdmissionResponse{Result: &metav1.Status{Code: http.StatusForbidden, Message: "tenant webhook: the syncer may not finish this Pod"}}
 }
 
-func (w *refusingWebhook) answered() map[string]int {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	out := make(map[string]int, len(w.counts))
-	for k, v := range w.counts {
-		out[k] = v
-	}
-	return out
-}
+func (w *refusingWebhook) answered() map[string]int { return w.counts.Snapshot() }
 
-func (w *refusingWebhook) refusedCount() int {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.refused
-}
+func (w *refusingWebhook) refusedCount() int { return int(w.refused.Load()) }
 
 // refusingWebhookName is the ValidatingWebhookConfiguration install creates in tenant A.
 const refusingWebhookName = "refuse-syncer-pod-writes"
@@ -343,25 +317,8 @@ const refusingWebhookName = "refuse-syncer-pod-writes"
 func (w *refusingWebhook) install(t *testing.T, s *suite, ns, probe string) {
 	t.Helper()
 	ctx := context.Background()
-	fail, none := admissionregistrationv1.Fail, admissionregistrationv1.SideEffectClassNone
-	url, timeout := w.server.URL, int32(5)
-	rule := func(op admissionregistrationv1.OperationType, resources ...string) admissionregistrationv1.RuleWithOperations {
-		return admissionregistrationv1.RuleWithOperations{Operations: []admissionregistrationv1.OperationType{op},
-			Rule: admissionregistrationv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: resources}}
-	}
-	cfg := &admissionregistrationv1.ValidatingWebhookConfiguration{
-		ObjectMeta: metav1.ObjectMeta{Name: refusingWebhookName},
-		Webhooks: []admissionregistrationv1.ValidatingWebhook{{
-			Name:                    "refuse.isolation.vcsyncer.io",
-			ClientConfig:            admissionregistrationv1.WebhookClientConfig{URL: &url, CABundle: w.server.CAPEM},
-			Rules:                   []admissionregistrationv1.RuleWithOperations{rule(admissionregistrationv1.Delete, "pods"), rule(admissionregistrationv1.Update, "pods/status")},
-			NamespaceSelector:       &metav1.LabelSelector{MatchLabels: map[string]string{"kubernetes.io/metadata.name": ns}},
-			FailurePolicy:           &fail,
-			SideEffects:             &none,
-			TimeoutSeconds:          &timeout,
-			AdmissionReviewVersions: []string{"v1"},
-		}},
-	}
+	cfg := w.server.Configuration(refusingWebhookName, "refuse.isolation.vcsyncer.io", ns, 5,
+		itest.WebhookRule(admissionregistrationv1.Delete, "pods"), itest.WebhookRule(admissionregistrationv1.Update, "pods/status"))
 	if _, err := s.a.Client.AdmissionregistrationV1().ValidatingWebhookConfigurations().Create(ctx, cfg, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
