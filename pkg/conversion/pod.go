@@ -3,7 +3,8 @@ package conversion
 import corev1 "k8s.io/api/core/v1"
 
 // TrimPodSpec reduces a cached Pod's spec to what the syncer reads from its caches: nodeName,
-// the names and images of containers and init containers, the names of ephemeral containers
+// the names and images of containers and init containers, the scheduling gates (which the
+// syncer removes from a super Pod when the tenant removes them), the names of ephemeral containers
 // (which the syncer reports, as it does not sync them), the readiness gates (whose
 // conditions the syncer copies from a tenant Pod into its super Pod), and the ServiceAccount
 // and projected serviceAccountToken sources (from which the syncer requests a new Pod's tenant
@@ -30,6 +31,7 @@ func TrimPodSpec(p *corev1.Pod) {
 		NodeName:           p.Spec.NodeName,
 		ServiceAccountName: p.Spec.ServiceAccountName,
 		ReadinessGates:     p.Spec.ReadinessGates,
+		SchedulingGates:    p.Spec.SchedulingGates,
 		Containers:         trim(p.Spec.Containers),
 		InitContainers:     trim(p.Spec.InitContainers),
 		Volumes:            tokenVolumes(p.Spec.Volumes),

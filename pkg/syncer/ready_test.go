@@ -24,7 +24,12 @@ import (
 func TestReadyCheck(t *testing.T) {
 	cs := fake.NewClientset()
 	release := make(chan struct{})
+	listing := make(chan struct{}, 1)
 	cs.PrependReactor("list", "pods", func(k8stesting.Action) (bool, runtime.Object, error) {
+		select {
+		case listing <- struct{}{}:
+		default:
+		}
 		<-release
 		return false, nil, nil // fall through to the object tracker
 	})
@@ -51,8 +56,13 @@ func TestReadyCheck(t *testing.T) {
 		}
 	}()
 
-	// Started, but the Pod cache cannot sync: still not ready.
-	time.Sleep(500 * time.Millisecond)
+	// Started, and the Pod cache's LIST held: the cache cannot sync, so still not ready.
+	select {
+	case <-listing:
+	case <-time.After(30 * time.Second):
+		close(release)
+		t.Fatal("the super Pod informer did not LIST within 30 s of Start")
+	}
 	if err := s.ReadyCheck(nil); !errors.Is(err, ErrNotReady) {
 		close(release)
 		t.Fatalf("ReadyCheck with a super cache not synced = %v, want ErrNotReady", err)

@@ -2,10 +2,7 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"net/http"
-	"sync"
 	"time"
 
 	admissionv1 "k8s.io/api/admission/v1"
@@ -24,15 +21,14 @@ import (
 type slowWebhook struct {
 	delay  time.Duration
 	server *itest.WebhookServer
-	mu     sync.Mutex
-	counts map[string]int // requests answered, by "<resource>/<subresource> <operation>"
+	counts itest.AdmissionCounts // requests answered
 }
 
 // startSlowWebhook serves the webhook over HTTPS on a free port of 127.0.0.1
 // (itest.StartWebhookServer).
 func startSlowWebhook(delay time.Duration) (*slowWebhook, error) {
-	w := &slowWebhook{delay: delay, counts: map[string]int{}}
-	srv, err := itest.StartWebhookServer(w.serve)
+	w := &slowWebhook{delay: delay}
+	srv, err := itest.StartWebhookServer(itest.AdmissionHandler(w.serve))
 	if err != nil {
 		return nil, err
 	}
@@ -43,47 +39,22 @@ func startSlowWebhook(delay time.Duration) (*slowWebhook, error) {
 // url returns the webhook's URL for the apiserver (https://127.0.0.1:<port>/validate).
 func (w *slowWebhook) url() string { return w.server.URL }
 
-// serve answers an AdmissionReview (admission.k8s.io/v1) with allowed after w.delay, or after
-// the apiserver gave up on the request.
-func (w *slowWebhook) serve(rw http.ResponseWriter, r *http.Request) {
-	var review admissionv1.AdmissionReview
-	if err := json.NewDecoder(r.Body).Decode(&review); err != nil || review.Request == nil {
-		http.Error(rw, "expected an AdmissionReview with a request", http.StatusBadRequest)
-		return
-	}
+// serve answers an AdmissionReview (admission.k8s.io/v1) with allowed after w.delay, or not
+// at all when the apiserver gave up on the request first.
+func (w *slowWebhook) serve(ctx context.Context, req *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
 	select {
 	case <-time.After(w.delay):
-	case <-r.Context().Done():
-		return
+	case <-ctx.Done():
+		return nil
 	}
-	req := review.Request
-	w.mu.Lock()
-	w.counts[req.Resource.Resource+"/"+req.SubResource+" "+string(req.Operation)]++
-	w.mu.Unlock()
-	review.Response = &admissionv1.AdmissionResponse{UID: req.UID, Allowed: true}
-	review.Request = nil
-	rw.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(rw).Encode(&review)
+	w.counts.Add(req)
+	return &admissionv1.AdmissionResponse{Allowed: true}
 }
 
 // answered returns how many requests the webhook answered, by resource and operation.
-func (w *slowWebhook) answered() map[string]int {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	out := make(map[string]int, len(w.counts))
-	for k, v := range w.counts {
-		out[k] = v
-	}
-	return out
-}
+func (w *slowWebhook) answered() map[string]int { return w.counts.Snapshot() }
 
-func (w *slowWebhook) total() int {
-	n := 0
-	for _, v := range w.answered() {
-		n += v
-	}
-	return n
-}
+func (w *slowWebhook) total() int { return w.counts.Total() }
 
 func (w *slowWebhook) stop() { w.server.Close() }
 
@@ -96,25 +67,9 @@ const slowWebhookName = "bench-slow"
 // and fails if there is none), then waits until the tenant apiserver calls it (a token request
 // answered by w).
 func (w *slowWebhook) install(ctx context.Context, cs kubernetes.Interface, ns string) error {
-	fail, none := admissionregistrationv1.Fail, admissionregistrationv1.SideEffectClassNone
-	url, timeout := w.url(), int32(5)
-	rule := func(op admissionregistrationv1.OperationType, resources ...string) admissionregistrationv1.RuleWithOperations {
-		return admissionregistrationv1.RuleWithOperations{Operations: []admissionregistrationv1.OperationType{op},
-			Rule: admissionregistrationv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: resources}}
-	}
-	cfg := &admissionregistrationv1.ValidatingWebhookConfiguration{
-		ObjectMeta: metav1.ObjectMeta{Name: slowWebhookName},
-		Webhooks: []admissionregistrationv1.ValidatingWebhook{{
-			Name:                    "slow.bench.vcsyncer.io",
-			ClientConfig:            admissionregistrationv1.WebhookClientConfig{URL: &url, CABundle: w.server.CAPEM},
-			Rules:                   []admissionregistrationv1.RuleWithOperations{rule(admissionregistrationv1.Create, "pods/binding", "serviceaccounts/token"), rule(admissionregistrationv1.Update, "pods/status")},
-			NamespaceSelector:       &metav1.LabelSelector{MatchLabels: map[string]string{"kubernetes.io/metadata.name": ns}},
-			FailurePolicy:           &fail,
-			SideEffects:             &none,
-			TimeoutSeconds:          &timeout,
-			AdmissionReviewVersions: []string{"v1"},
-		}},
-	}
+	url := w.url()
+	cfg := w.server.Configuration(slowWebhookName, "slow.bench.vcsyncer.io", ns, 5,
+		itest.WebhookRule(admissionregistrationv1.Create, "pods/binding", "serviceaccounts/token"), itest.WebhookRule(admissionregistrationv1.Update, "pods/status"))
 	if _, err := cs.AdmissionregistrationV1().ValidatingWebhookConfigurations().Create(ctx, cfg, metav1.CreateOptions{}); err != nil {
 		return err
 	}

@@ -54,15 +54,24 @@ func TestWaitTenantRunningReturnsAtTerminalCondition(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			if tc.cond.LastTransitionTime == now {
-				// Reported after the wait began: conditions carry whole seconds, and the wait
-				// counts from the start of its second, so "now" taken before an earlier
-				// subtest may already lie in a second before this wait's.
-				tc.cond.LastTransitionTime = metav1.NewTime(time.Now().Add(2 * time.Second))
-			}
 			obj := &tenancyv1alpha1.Tenant{ObjectMeta: metav1.ObjectMeta{Name: "t1"},
 				Status: tenancyv1alpha1.TenantStatus{Phase: tenancyv1alpha1.TenantUnreachable, Conditions: []metav1.Condition{tc.cond}}}
-			c := fake.NewClientBuilder().WithScheme(Scheme()).WithObjects(obj).Build()
+			// A condition "now" is reported after the wait began: the syncer sets it when the
+			// wait first reads the Tenant (a time taken before the wait could lie in an
+			// earlier second than the wait's start on a loaded machine).
+			fresh := tc.cond.LastTransitionTime == now
+			c := fake.NewClientBuilder().WithScheme(Scheme()).WithObjects(obj).WithInterceptorFuncs(interceptor.Funcs{
+				Get: func(ctx context.Context, cl client.WithWatch, key client.ObjectKey, o client.Object, opts ...client.GetOption) error {
+					if err := cl.Get(ctx, key, o, opts...); err != nil {
+						return err
+					}
+					if tn, ok := o.(*tenancyv1alpha1.Tenant); ok && fresh {
+						cond := tc.cond
+						cond.LastTransitionTime = metav1.Now()
+						tn.Status.Conditions = []metav1.Condition{cond}
+					}
+					return nil
+				}}).Build()
 			// The wait's own timeout (1.5 s) is what separates the cases: a terminal condition
 			// returns the "is not Running:" error, a timeout the "after 1.5s" one.
 			err := WaitTenantRunning(context.Background(), c, "t1", 1500*time.Millisecond, &bytes.Buffer{})

@@ -180,10 +180,17 @@ func TestShutDownWithDrainWaitsForHandedOut(t *testing.T) {
 		q.ShutDownWithDrain()
 		close(drained)
 	}()
+	// ShutDownWithDrain has begun (a fixed wait here let Get hand out "b" on a loaded
+	// machine, before the shutdown started); x is not Done, so it cannot have returned.
+	for deadline := time.Now().Add(5 * time.Second); !q.ShuttingDown(); time.Sleep(100 * time.Microsecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("ShutDownWithDrain did not begin within 5 s")
+		}
+	}
 	select {
 	case <-drained:
 		t.Fatal("ShutDownWithDrain returned while an item was still processing")
-	case <-time.After(20 * time.Millisecond):
+	default:
 	}
 	if _, shutdown := q.Get(); !shutdown {
 		t.Fatal("Get handed out a queued item during ShutDownWithDrain")

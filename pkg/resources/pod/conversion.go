@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"hash/fnv"
+	"slices"
 	"sort"
 	"strconv"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -29,6 +31,13 @@ var systemPriorityClasses = []string{"system-cluster-critical", "system-node-cri
 // names and images at the last sync. The syncer pushes images only when the tenant's change,
 // so an image rewritten in the super cluster (say, a webhook pinning digests) is not fought over.
 const AnnotationSyncedImages = conversion.Domain + "/synced-images"
+
+// AnnotationSyncedSchedulingGates on a super Pod lists (comma-separated) the scheduling gates
+// the syncer copied from the tenant Pod, as the tenant Pod has them at the last sync; absent
+// when it has none. Kubernetes lets gates be removed after creation, never added: when the
+// tenant removes one, the syncer removes it from the super Pod too, and only the gates this
+// record lists, so a gate a super-cluster admission added stays.
+const AnnotationSyncedSchedulingGates = conversion.Domain + "/synced-scheduling-gates"
 
 // Desired returns the super Pod for tenant Pod t in superNS. existing is the current super Pod
 // (nil when creating): labels and annotations other super-cluster controllers added to it
@@ -219,7 +228,8 @@ func rewriteFieldRefs(spec *corev1.PodSpec) {
 }
 
 // desiredMeta returns the metadata of the super Pod of tenant Pod t: resources.DesiredMeta,
-// AnnotationSyncedImages and existing's policy.AnnotationCharge. existing may be nil.
+// AnnotationSyncedImages, existing's policy.AnnotationCharge and AnnotationSyncedSchedulingGates
+// (the gates copied from t). existing may be nil.
 func desiredMeta(c *tenant.Cluster, t *corev1.Pod, superNS string, existing *corev1.Pod) metav1.ObjectMeta {
 	var ex metav1.Object
 	if existing != nil {
@@ -234,7 +244,33 @@ func desiredMeta(c *tenant.Cluster, t *corev1.Pod, superNS string, existing *cor
 			meta.Annotations[policy.AnnotationCharge] = v
 		}
 	}
+	delete(meta.Annotations, AnnotationSyncedSchedulingGates) // kept from existing by DesiredMeta
+	if gates := gateNames(t.Spec.SchedulingGates); len(gates) > 0 {
+		meta.Annotations[AnnotationSyncedSchedulingGates] = strings.Join(gates, ",")
+	}
 	return meta
+}
+
+func gateNames(gates []corev1.PodSchedulingGate) []string {
+	out := make([]string, 0, len(gates))
+	for _, g := range gates {
+		out = append(out, g.Name)
+	}
+	return out
+}
+
+// removedGates returns the scheduling gates of super Pod have that the syncer copied from the
+// tenant (AnnotationSyncedSchedulingGates on have) and that the tenant Pod no longer has (want
+// is the desired super Pod): the gates to remove from have.
+func removedGates(want, have *corev1.Pod) []string {
+	synced := strings.Split(have.Annotations[AnnotationSyncedSchedulingGates], ",")
+	var out []string
+	for _, g := range have.Spec.SchedulingGates {
+		if slices.Contains(synced, g.Name) && !slices.ContainsFunc(want.Spec.SchedulingGates, func(w corev1.PodSchedulingGate) bool { return w.Name == g.Name }) {
+			out = append(out, g.Name)
+		}
+	}
+	return out
 }
 
 // imagesHash returns the AnnotationSyncedImages value of tenant Pod t.
@@ -250,15 +286,16 @@ func imagesHash(t *corev1.Pod) string {
 
 // NeedsUpdate reports whether the super Pod differs from desired in the fields that can be
 // changed on a live Pod and that the syncer owns: labels and annotations (desired keeps what
-// others added, see resources.DesiredMeta), and container images when the tenant changed them
-// since the last sync (AnnotationSyncedImages is among the annotations).
+// others added, see resources.DesiredMeta), container images when the tenant changed them
+// since the last sync (AnnotationSyncedImages is among the annotations), and scheduling gates
+// the tenant removed (AnnotationSyncedSchedulingGates is among the annotations).
 func NeedsUpdate(want, have *corev1.Pod) bool {
 	return !resources.MapsEqual(want.Labels, have.Labels) || !resources.MapsEqual(want.Annotations, have.Annotations)
 }
 
 // UpdatePatch returns a strategic-merge patch that gives the super Pod have want's labels and
-// annotations, and want's container images when the tenant changed them since the last sync,
-// and nothing else. A patch, not an Update: the super Pod in
+// annotations, want's container images when the tenant changed them since the last sync, and
+// removes the scheduling gates the tenant removed since (removedGates), and nothing else. A patch, not an Update: the super Pod in
 // the cache is trimmed (see TrimSuperPod), so it cannot be sent back whole; and a patch never
 // overwrites fields other controllers set. Returns nil when there is nothing to change.
 func UpdatePatch(want, have *corev1.Pod) ([]byte, error) {
@@ -311,6 +348,13 @@ func UpdatePatch(want, have *corev1.Pod) ([]byte, error) {
 		if len(changed) > 0 {
 			spec[field] = changed
 		}
+	}
+	if gates := removedGates(want, have); len(gates) > 0 {
+		del := make([]map[string]any, 0, len(gates))
+		for _, g := range gates {
+			del = append(del, map[string]any{"$patch": "delete", "name": g})
+		}
+		spec["schedulingGates"] = del
 	}
 	if len(spec) > 0 {
 		patch["spec"] = spec

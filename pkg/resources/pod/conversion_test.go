@@ -1,14 +1,12 @@
 package pod
 
 import (
-	"encoding/json"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/strategicpatch"
 
 	tenancyv1alpha1 "github.com/vcsyncer/syncer/pkg/apis/tenancy/v1alpha1"
 	"github.com/vcsyncer/syncer/pkg/conversion"
@@ -113,12 +111,47 @@ func TestDesiredDropsSystemPriorityClass(t *testing.T) {
 
 func TestNeedsUpdate(t *testing.T) {
 	c := &tenant.Cluster{Name: "t1", UID: "tenant-uid"}
+	gates := func(names ...string) []corev1.PodSchedulingGate {
+		var out []corev1.PodSchedulingGate
+		for _, n := range names {
+			out = append(out, corev1.PodSchedulingGate{Name: n})
+		}
+		return out
+	}
+	gateNames := func(p *corev1.Pod) []string {
+		var out []string
+		for _, g := range p.Spec.SchedulingGates {
+			out = append(out, g.Name)
+		}
+		return out
+	}
 	cases := map[string]struct {
-		tenant func(tp *corev1.Pod)   // a change in the tenant
-		super  func(have *corev1.Pod) // a change in the super cluster by someone else
-		want   bool
-		check  func(t *testing.T, got *corev1.Pod)
+		created func(tp *corev1.Pod)   // the tenant Pod as created, before the super Pod
+		tenant  func(tp *corev1.Pod)   // a change in the tenant
+		super   func(have *corev1.Pod) // a change in the super cluster by someone else
+		want    bool
+		check   func(t *testing.T, got *corev1.Pod)
 	}{
+		"tenant scheduling gate kept": {created: func(p *corev1.Pod) { p.Spec.SchedulingGates = gates("example.com/wait") }, want: false},
+		"tenant scheduling gate removed": {
+			created: func(p *corev1.Pod) { p.Spec.SchedulingGates = gates("example.com/wait") },
+			tenant:  func(p *corev1.Pod) { p.Spec.SchedulingGates = nil }, want: true,
+			check: func(t *testing.T, got *corev1.Pod) {
+				if len(got.Spec.SchedulingGates) != 0 {
+					t.Errorf("super Pod keeps scheduling gates %v the tenant removed", gateNames(got))
+				}
+			}},
+		"one of two tenant gates removed, the super cluster's own gate kept": {
+			created: func(p *corev1.Pod) { p.Spec.SchedulingGates = gates("example.com/a", "example.com/b") },
+			super: func(h *corev1.Pod) { // a super-cluster admission added its gate at creation
+				h.Spec.SchedulingGates = append(h.Spec.SchedulingGates, corev1.PodSchedulingGate{Name: "quota.example/admit"})
+			},
+			tenant: func(p *corev1.Pod) { p.Spec.SchedulingGates = gates("example.com/b") }, want: true,
+			check: func(t *testing.T, got *corev1.Pod) {
+				if g := gateNames(got); !cmp.Equal(g, []string{"example.com/b", "quota.example/admit"}) {
+					t.Errorf("super Pod scheduling gates %v, want [example.com/b quota.example/admit]", g)
+				}
+			}},
 		"equal":                              {want: false},
 		"super annotation added by others":   {super: func(h *corev1.Pod) { h.Annotations["cloud"] = "lb" }, want: false},
 		"super label added by others":        {super: func(h *corev1.Pod) { h.Labels["policy.example/zone"] = "a" }, want: false},
@@ -155,6 +188,9 @@ func TestNeedsUpdate(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			tp := tenantPod()
+			if tc.created != nil {
+				tc.created(tp)
+			}
 			have := Desired(c, tp, "ns", nil) // as created
 			if tc.super != nil {
 				tc.super(have)
@@ -176,15 +212,8 @@ func TestNeedsUpdate(t *testing.T) {
 				}
 				return
 			}
-			orig, _ := json.Marshal(have)
-			patched, err := strategicpatch.StrategicMergePatch(orig, patch, corev1.Pod{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			got := &corev1.Pod{}
-			if err := json.Unmarshal(patched, got); err != nil {
-				t.Fatal(err)
-			}
+			patched := applyPatch(t, have, patch)
+			got := &patched
 			if again := Desired(c, tp, "ns", got); NeedsUpdate(again, got) {
 				t.Errorf("patch %s did not converge", patch)
 			}
@@ -264,14 +293,7 @@ func TestTrimSuperPodKeepsWhatTheSyncerReads(t *testing.T) {
 	p.Spec.NodeName = "n1"
 	p.Status = corev1.PodStatus{Phase: corev1.PodRunning, PodIP: "10.0.0.3"}
 	full := p.DeepCopy()
-	out, err := TrimSuperPod(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	trimmed, ok := podcache.From(out)
-	if !ok {
-		t.Fatalf("TrimSuperPod returned %T, want a cached Pod", out)
-	}
+	trimmed := trimmedSuper(t, p)
 	if trimmed.Spec.NodeName != "n1" || trimmed.Status.PodIP != "10.0.0.3" || trimmed.Spec.Volumes != nil {
 		t.Fatalf("trimmed %+v", trimmed.Spec)
 	}
@@ -456,4 +478,44 @@ func TestRootCAProjection(t *testing.T) {
 			t.Errorf("%s: CA items (-want +got):\n%s", name, d)
 		}
 	}
+}
+
+// TestSchedulingGateRemovalFromCaches: the downward path compares the trimmed tenant Pod of
+// the tenant cache with the trimmed super Pod of the super cache; both keep the scheduling
+// gates, so a gate the tenant removed is removed from the super Pod.
+func TestSchedulingGateRemovalFromCaches(t *testing.T) {
+	c := &tenant.Cluster{Name: "t1", UID: "tenant-uid"}
+	tp := tenantPod()
+	tp.Spec.SchedulingGates = []corev1.PodSchedulingGate{{Name: "example.com/wait"}}
+	super := Desired(c, tp, "ns", nil)
+	full := super.DeepCopy()
+	have := trimmedSuper(t, super)
+	tp.Spec.SchedulingGates = nil
+	conversion.TrimPodSpec(tp) // the tenant cache's transform
+	want := Desired(c, tp, "ns", have)
+	if !NeedsUpdate(want, have) {
+		t.Fatal("NeedsUpdate = false after the tenant removed its scheduling gate")
+	}
+	patch, err := UpdatePatch(want, have)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := applyPatch(t, full, patch)
+	if len(got.Spec.SchedulingGates) != 0 {
+		t.Errorf("patch %s leaves the super Pod's scheduling gates %v", patch, got.Spec.SchedulingGates)
+	}
+}
+
+// trimmedSuper returns super Pod p as the super cache holds it (TrimSuperPod). p is modified.
+func trimmedSuper(t *testing.T, p *corev1.Pod) *corev1.Pod {
+	t.Helper()
+	out, err := TrimSuperPod(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	trimmed, ok := podcache.From(out)
+	if !ok {
+		t.Fatalf("TrimSuperPod returned %T, want a cached Pod", out)
+	}
+	return trimmed
 }

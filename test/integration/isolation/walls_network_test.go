@@ -9,7 +9,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -270,16 +270,15 @@ func (s *suite) attackStaleAddressMoved(t *testing.T) {
 // writes after a super Pod is gone), and allows everything else.
 type refusingWebhook struct {
 	server  *itest.WebhookServer
-	mu      sync.Mutex
-	counts  map[string]int
-	refused int
+	counts  itest.AdmissionCounts
+	refused atomic.Int64
 }
 
 // startRefusingWebhook serves the webhook (itest.StartWebhookServer) until the test ends.
 func startRefusingWebhook(t *testing.T) *refusingWebhook {
 	t.Helper()
-	w := &refusingWebhook{counts: map[string]int{}}
-	srv, err := itest.StartWebhookServer(w.serve)
+	w := &refusingWebhook{}
+	srv, err := itest.StartWebhookServer(itest.AdmissionHandler(w.serve))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -288,13 +287,7 @@ func startRefusingWebhook(t *testing.T) *refusingWebhook {
 	return w
 }
 
-func (w *refusingWebhook) serve(rw http.ResponseWriter, r *http.Request) {
-	var review admissionv1.AdmissionReview
-	if err := json.NewDecoder(r.Body).Decode(&review); err != nil || review.Request == nil {
-		http.Error(rw, "expected an AdmissionReview with a request", http.StatusBadRequest)
-		return
-	}
-	req := review.Request
+func (w *refusingWebhook) serve(_ context.Context, req *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
 	refuse := req.SubResource == "status" && req.Operation == admissionv1.Update
 	if req.Operation == admissionv1.Delete && req.SubResource == "" {
 		var opts metav1.DeleteOptions
@@ -303,36 +296,17 @@ func (w *refusingWebhook) serve(rw http.ResponseWriter, r *http.Request) {
 			refuse = true
 		}
 	}
-	w.mu.Lock()
-	w.counts[req.Resource.Resource+"/"+req.SubResource+" "+string(req.Operation)]++
-	if refuse {
-		w.refused++
+	w.counts.Add(req)
+	if !refuse {
+		return &admissionv1.AdmissionResponse{Allowed: true}
 	}
-	w.mu.Unlock()
-	review.Response = &admissionv1.AdmissionResponse{UID: req.UID, Allowed: !refuse}
-	if refuse {
-		review.Response.Result = &metav1.Status{Code: http.StatusForbidden, Message: "tenant webhook: the syncer may not finish this Pod"}
-	}
-	review.Request = nil
-	rw.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(rw).Encode(&review)
+	w.refused.Add(1)
+	return &admissionv1.AdmissionResponse{Result: &metav1.Status{Code: http.StatusForbidden, Message: "tenant webhook: the syncer may not finish this Pod"}}
 }
 
-func (w *refusingWebhook) answered() map[string]int {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	out := make(map[string]int, len(w.counts))
-	for k, v := range w.counts {
-		out[k] = v
-	}
-	return out
-}
+func (w *refusingWebhook) answered() map[string]int { return w.counts.Snapshot() }
 
-func (w *refusingWebhook) refusedCount() int {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.refused
-}
+func (w *refusingWebhook) refusedCount() int { return int(w.refused.Load()) }
 
 // refusingWebhookName is the ValidatingWebhookConfiguration install creates in tenant A.
 const refusingWebhookName = "refuse-syncer-pod-writes"
@@ -343,25 +317,8 @@ const refusingWebhookName = "refuse-syncer-pod-writes"
 func (w *refusingWebhook) install(t *testing.T, s *suite, ns, probe string) {
 	t.Helper()
 	ctx := context.Background()
-	fail, none := admissionregistrationv1.Fail, admissionregistrationv1.SideEffectClassNone
-	url, timeout := w.server.URL, int32(5)
-	rule := func(op admissionregistrationv1.OperationType, resources ...string) admissionregistrationv1.RuleWithOperations {
-		return admissionregistrationv1.RuleWithOperations{Operations: []admissionregistrationv1.OperationType{op},
-			Rule: admissionregistrationv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: resources}}
-	}
-	cfg := &admissionregistrationv1.ValidatingWebhookConfiguration{
-		ObjectMeta: metav1.ObjectMeta{Name: refusingWebhookName},
-		Webhooks: []admissionregistrationv1.ValidatingWebhook{{
-			Name:                    "refuse.isolation.vcsyncer.io",
-			ClientConfig:            admissionregistrationv1.WebhookClientConfig{URL: &url, CABundle: w.server.CAPEM},
-			Rules:                   []admissionregistrationv1.RuleWithOperations{rule(admissionregistrationv1.Delete, "pods"), rule(admissionregistrationv1.Update, "pods/status")},
-			NamespaceSelector:       &metav1.LabelSelector{MatchLabels: map[string]string{"kubernetes.io/metadata.name": ns}},
-			FailurePolicy:           &fail,
-			SideEffects:             &none,
-			TimeoutSeconds:          &timeout,
-			AdmissionReviewVersions: []string{"v1"},
-		}},
-	}
+	cfg := w.server.Configuration(refusingWebhookName, "refuse.isolation.vcsyncer.io", ns, 5,
+		itest.WebhookRule(admissionregistrationv1.Delete, "pods"), itest.WebhookRule(admissionregistrationv1.Update, "pods/status"))
 	if _, err := s.a.Client.AdmissionregistrationV1().ValidatingWebhookConfigurations().Create(ctx, cfg, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -432,29 +389,16 @@ func (s *suite) attackSharedClusterIPs(t *testing.T) {
 		}
 		return nil
 	})
-	held, err := s.aSharedServices(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	limit := int32(held + 2)
-	tp := &tenancyv1alpha1.TenantPolicy{ObjectMeta: metav1.ObjectMeta{Name: "tenant-a-shared-ips"},
-		Spec: tenancyv1alpha1.TenantPolicySpec{Services: &tenancyv1alpha1.ServicePolicy{}}}
-	setMaxSharedClusterIPs(tp, limit)
-	if err := s.c.Create(ctx, tp); err != nil && !apierrors.IsAlreadyExists(err) {
-		t.Fatal(err)
-	}
-	s.setPolicyName(t, s.a.Name, tp.Name)
-	defer func() {
-		s.setPolicyName(t, s.a.Name, "")
-		_ = s.c.Delete(ctx, tp)
-	}()
-	// The policy is in force once a Service of a type only the built-in policy refuses... the
-	// Tenant's PolicyValid condition names its generation; wait for it to name this policy.
-	s.waitPolicy(t, s.a.Name, tp.Name)
+	limit := int32(s.settledSharedServices(t) + 2)
+	s.withSharedIPLimit(t, "tenant-a-shared-ips", limit)
 	var names []string
 	for i := range 5 {
 		names = append(names, fmt.Sprintf("shared-%d", i))
 	}
+	// Registered after withSharedIPLimit, so it runs before the limit is lifted: deleted while
+	// the limit holds, the refused Services never get a super copy, and the next subtest
+	// counts A's shared addresses without them.
+	s.deleteServicesOnCleanup(t, names...)
 	s.run(t, attack{
 		kind: "Service", ns: aNS, names: names, anyOf: true, rules: []string{"sharedClusterIP"},
 		create: func(ctx context.Context) error {
@@ -500,6 +444,89 @@ func (s *suite) attackSharedClusterIPs(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// withSharedIPLimit gives tenant A a TenantPolicy named policyName whose only setting is
+// services.maxSharedClusterIPs = limit, waits until A uses it, and on cleanup gives A its
+// default policy back and deletes the TenantPolicy.
+func (s *suite) withSharedIPLimit(t *testing.T, policyName string, limit int32) {
+	t.Helper()
+	ctx := context.Background()
+	tp := &tenancyv1alpha1.TenantPolicy{ObjectMeta: metav1.ObjectMeta{Name: policyName},
+		Spec: tenancyv1alpha1.TenantPolicySpec{Services: &tenancyv1alpha1.ServicePolicy{MaxSharedClusterIPs: &limit}}}
+	if err := s.c.Create(ctx, tp); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	s.setPolicyName(t, s.a.Name, tp.Name)
+	t.Cleanup(func() {
+		s.setPolicyName(t, s.a.Name, "")
+		_ = s.c.Delete(context.Background(), tp)
+	})
+	// The Tenant's PolicyValid condition names the policy in force; wait for it to name this one.
+	s.waitPolicy(t, s.a.Name, tp.Name)
+}
+
+// deleteServicesOnCleanup deletes tenant A's Services names (in aNS) when t ends and waits
+// until their super copies are gone.
+func (s *suite) deleteServicesOnCleanup(t *testing.T, names ...string) {
+	t.Helper()
+	t.Cleanup(func() {
+		ctx := context.Background()
+		for _, n := range names {
+			if err := s.a.Client.CoreV1().Services(aNS).Delete(ctx, n, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+				t.Errorf("deleting A's Service %s: %v", n, err)
+			}
+		}
+		itest.Eventually(t, maxWait, "the super copies of A's Services "+strings.Join(names, ", ")+" gone", func(ctx context.Context) error {
+			for _, n := range names {
+				if _, err := s.super.CoreV1().Services(s.aSuperNS).Get(ctx, n, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+					return itest.Errorf("%s still there (%v)", n, err)
+				}
+			}
+			return nil
+		})
+	})
+}
+
+// settledSharedServices waits until every super Service of A with an address of the shared
+// range has a tenant Service that is not being deleted (an earlier subtest's Services, still
+// being deleted, would count against a limit set from this count), and returns their number.
+func (s *suite) settledSharedServices(t *testing.T) int {
+	t.Helper()
+	n := 0
+	itest.Eventually(t, maxWait, "A's super Services with shared addresses all belong to live tenant Services", func(ctx context.Context) error {
+		_, own, err := net.ParseCIDR(s.a.ServiceCIDR)
+		if err != nil {
+			return err
+		}
+		svcs, err := s.super.CoreV1().Services("").List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return err
+		}
+		n = 0
+		for _, sv := range svcs.Items {
+			if !s.isANS(sv.Namespace, nil) || sv.Spec.ClusterIP == "" || sv.Spec.ClusterIP == corev1.ClusterIPNone {
+				continue
+			}
+			if ip := net.ParseIP(sv.Spec.ClusterIP); ip == nil || own.Contains(ip) {
+				continue
+			}
+			if sv.DeletionTimestamp != nil {
+				return itest.Errorf("super Service %s/%s is being deleted", sv.Namespace, sv.Name)
+			}
+			tns, tname := sv.Annotations[conversion.AnnotationNamespace], sv.Annotations[conversion.AnnotationName]
+			tsvc, err := s.a.Client.CoreV1().Services(tns).Get(ctx, tname, metav1.GetOptions{})
+			if apierrors.IsNotFound(err) || (err == nil && tsvc.DeletionTimestamp != nil) {
+				return itest.Errorf("super Service %s/%s: tenant Service %s/%s is gone or being deleted", sv.Namespace, sv.Name, tns, tname)
+			}
+			if err != nil {
+				return err
+			}
+			n++
+		}
+		return nil
+	})
+	return n
 }
 
 // waitPolicy waits until Tenant name reports PolicyValid=True with a message naming
@@ -548,8 +575,3 @@ func (s *suite) attackExternalIPs(t *testing.T) {
 }
 
 func clientKey(name string) client.ObjectKey { return client.ObjectKey{Name: name} }
-
-// setMaxSharedClusterIPs sets services.maxSharedClusterIPs of tp to n.
-func setMaxSharedClusterIPs(tp *tenancyv1alpha1.TenantPolicy, n int32) {
-	tp.Spec.Services.MaxSharedClusterIPs = &n
-}

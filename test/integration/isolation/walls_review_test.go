@@ -14,7 +14,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/watch"
 
-	tenancyv1alpha1 "github.com/vcsyncer/syncer/pkg/apis/tenancy/v1alpha1"
 	"github.com/vcsyncer/syncer/test/integration/itest"
 )
 
@@ -213,23 +212,10 @@ func (s *suite) attackFallbackSharedClusterIP(t *testing.T) {
 	ip := make(net.IP, len(own.IP.To4()))
 	copy(ip, own.IP.To4())
 	ip[3] += 250
-	held, err := s.aSharedServices(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	limit := int32(held)
-	tp := &tenancyv1alpha1.TenantPolicy{ObjectMeta: metav1.ObjectMeta{Name: "tenant-a-fallback-shared"},
-		Spec: tenancyv1alpha1.TenantPolicySpec{Services: &tenancyv1alpha1.ServicePolicy{}}}
-	setMaxSharedClusterIPs(tp, limit)
-	if err := s.c.Create(ctx, tp); err != nil && !apierrors.IsAlreadyExists(err) {
-		t.Fatal(err)
-	}
-	s.setPolicyName(t, s.a.Name, tp.Name)
-	defer func() {
-		s.setPolicyName(t, s.a.Name, "")
-		_ = s.c.Delete(ctx, tp)
-	}()
-	s.waitPolicy(t, s.a.Name, tp.Name)
+	limit := int32(s.settledSharedServices(t))
+	s.withSharedIPLimit(t, "tenant-a-fallback-shared", limit)
+	const name = "fallback-shared"
+	s.deleteServicesOnCleanup(t, name) // before the limit is lifted: it never gets a super copy
 	// The super cluster's own Service holding A's address.
 	occupant := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "occupant", Namespace: "default"}, Spec: corev1.ServiceSpec{
 		ClusterIP: ip.String(), Ports: []corev1.ServicePort{{Port: 80}}}}
@@ -240,7 +226,6 @@ func (s *suite) attackFallbackSharedClusterIP(t *testing.T) {
 			_ = s.super.CoreV1().Services("default").Delete(context.Background(), "occupant", metav1.DeleteOptions{})
 		}()
 	}
-	const name = "fallback-shared"
 	s.run(t, attack{
 		kind: "Service", ns: aNS, names: []string{name}, rules: []string{"sharedClusterIP"},
 		create: func(ctx context.Context) error {

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
@@ -39,13 +40,23 @@ func ParseMetrics(t *testing.T, r io.Reader) map[string]*dto.MetricFamily {
 // match, keyed by their label set.
 func ScrapeSeries(t *testing.T, port int, name string, match map[string]string) map[string]float64 {
 	t.Helper()
+	return series(scrape(t, port)[name], match)
+}
+
+// scrape returns every metric family the syncer on port exposes.
+func scrape(t *testing.T, port int) map[string]*dto.MetricFamily {
+	t.Helper()
 	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", port))
 	if err != nil {
 		t.Fatalf("scraping the syncer: %v", err)
 	}
 	defer resp.Body.Close()
+	return ParseMetrics(t, resp.Body)
+}
+
+// series returns the values of fam's series whose labels include match (ScrapeSeries).
+func series(fam *dto.MetricFamily, match map[string]string) map[string]float64 {
 	out := map[string]float64{}
-	fam := ParseMetrics(t, resp.Body)[name]
 	if fam == nil {
 		return out
 	}
@@ -78,9 +89,40 @@ next:
 // carry every label of match (ScrapeSeries), 0 when none does.
 func ScrapeSum(t *testing.T, port int, name string, match map[string]string) float64 {
 	t.Helper()
-	sum := 0.0
-	for _, v := range ScrapeSeries(t, port, name, match) {
-		sum += v
+	return sum(ScrapeSeries(t, port, name, match))
+}
+
+// WaitCheckpoint waits up to timeout until the syncer on port has saved a checkpoint (or found
+// the stored one current) that it began after since and that holds no unfinished queue item:
+// everything the syncer had queued or in progress at since was done and acknowledged, and a
+// restart resumes from a position past it. It reads vcsyncer_checkpoint_last_success_timestamp_seconds
+// and vcsyncer_checkpoint_items from one scrape, and returns when the checkpoint was taken.
+// This is the condition a fixed sleep of a few checkpoint intervals stood for.
+func WaitCheckpoint(t *testing.T, port int, since time.Time, timeout time.Duration) time.Time {
+	t.Helper()
+	var taken time.Time
+	var items float64
+	deadline := time.Now().Add(timeout)
+	for {
+		fams := scrape(t, port)
+		last := sum(series(fams["vcsyncer_checkpoint_last_success_timestamp_seconds"], nil))
+		items = sum(series(fams["vcsyncer_checkpoint_items"], nil))
+		taken = time.Unix(0, int64(last*1e9))
+		if !taken.Before(since) && items == 0 {
+			return taken
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no checkpoint without unfinished items taken after %s within %s on :%d (last taken %s with %.0f items)",
+				since.Format(time.RFC3339Nano), timeout, port, taken.Format(time.RFC3339Nano), items)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
-	return sum
+}
+
+func sum(values map[string]float64) float64 {
+	s := 0.0
+	for _, v := range values {
+		s += v
+	}
+	return s
 }

@@ -2,9 +2,7 @@ package itest
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"net/http"
 	"sync/atomic"
 	"time"
 
@@ -32,7 +30,7 @@ const SlowWebhookName = "itest-slow"
 // StartSlowWebhook serves the webhook (StartWebhookServer) until Stop.
 func StartSlowWebhook(delay time.Duration) (*SlowWebhook, error) {
 	w := &SlowWebhook{Delay: delay}
-	srv, err := StartWebhookServer(w.serve)
+	srv, err := StartWebhookServer(AdmissionHandler(w.serve))
 	if err != nil {
 		return nil, err
 	}
@@ -42,24 +40,16 @@ func StartSlowWebhook(delay time.Duration) (*SlowWebhook, error) {
 
 // serve answers an AdmissionReview with allowed after w.Delay, or not at all when the apiserver
 // gave up first.
-func (w *SlowWebhook) serve(rw http.ResponseWriter, r *http.Request) {
-	var review admissionv1.AdmissionReview
-	if err := json.NewDecoder(r.Body).Decode(&review); err != nil || review.Request == nil {
-		http.Error(rw, "expected an AdmissionReview with a request", http.StatusBadRequest)
-		return
-	}
+func (w *SlowWebhook) serve(ctx context.Context, _ *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
 	w.waiting.Add(1)
 	defer w.waiting.Add(-1)
 	select {
 	case <-time.After(w.Delay):
-	case <-r.Context().Done():
-		return
+	case <-ctx.Done():
+		return nil
 	}
 	w.answered.Add(1)
-	review.Response = &admissionv1.AdmissionResponse{UID: review.Request.UID, Allowed: true}
-	review.Request = nil
-	rw.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(rw).Encode(&review)
+	return &admissionv1.AdmissionResponse{Allowed: true}
 }
 
 // Answered returns how many requests the webhook answered so far; Waiting how many it holds now.
@@ -77,25 +67,8 @@ func (w *SlowWebhook) Stop() { w.server.Close() }
 // minute) until the tenant apiserver calls it. These are the requests the syncer makes to a
 // tenant for a Pod: its service-account tokens (downward), its binding and status (upward).
 func (w *SlowWebhook) Install(ctx context.Context, cs kubernetes.Interface, ns string) error {
-	fail, none := admissionregistrationv1.Fail, admissionregistrationv1.SideEffectClassNone
-	url, timeout := w.server.URL, int32(30)
-	rule := func(op admissionregistrationv1.OperationType, resources ...string) admissionregistrationv1.RuleWithOperations {
-		return admissionregistrationv1.RuleWithOperations{Operations: []admissionregistrationv1.OperationType{op},
-			Rule: admissionregistrationv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: resources}}
-	}
-	cfg := &admissionregistrationv1.ValidatingWebhookConfiguration{
-		ObjectMeta: metav1.ObjectMeta{Name: SlowWebhookName},
-		Webhooks: []admissionregistrationv1.ValidatingWebhook{{
-			Name:                    "slow.itest.vcsyncer.io",
-			ClientConfig:            admissionregistrationv1.WebhookClientConfig{URL: &url, CABundle: w.server.CAPEM},
-			Rules:                   []admissionregistrationv1.RuleWithOperations{rule(admissionregistrationv1.Create, "pods/binding", "serviceaccounts/token"), rule(admissionregistrationv1.Update, "pods/status")},
-			NamespaceSelector:       &metav1.LabelSelector{MatchLabels: map[string]string{"kubernetes.io/metadata.name": ns}},
-			FailurePolicy:           &fail,
-			SideEffects:             &none,
-			TimeoutSeconds:          &timeout,
-			AdmissionReviewVersions: []string{"v1"},
-		}},
-	}
+	cfg := w.server.Configuration(SlowWebhookName, "slow.itest.vcsyncer.io", ns, 30,
+		WebhookRule(admissionregistrationv1.Create, "pods/binding", "serviceaccounts/token"), WebhookRule(admissionregistrationv1.Update, "pods/status"))
 	if _, err := cs.AdmissionregistrationV1().ValidatingWebhookConfigurations().Create(ctx, cfg, metav1.CreateOptions{}); err != nil {
 		return err
 	}
@@ -104,7 +77,7 @@ func (w *SlowWebhook) Install(ctx context.Context, cs kubernetes.Interface, ns s
 	deadline := time.Now().Add(time.Minute)
 	for w.Waiting() == 0 && w.Answered() == 0 {
 		if time.Now().After(deadline) {
-			return fmt.Errorf("the tenant apiserver did not call the webhook at %s within a minute", url)
+			return fmt.Errorf("the tenant apiserver did not call the webhook at %s within a minute", w.server.URL)
 		}
 		go func() {
 			pctx, cancel := context.WithTimeout(ctx, 2*time.Second)

@@ -41,8 +41,8 @@ func TestTenantRecreatedWhileDownStartsCold(t *testing.T) {
 		}
 		return nil
 	})
-	time.Sleep(3 * time.Second) // a periodic checkpoint with everything acked
-	p.Stop(t)                   // and the final one
+	itest.WaitCheckpoint(t, o.port, time.Now(), time.Minute) // a periodic checkpoint with everything acked
+	p.Stop(t)                                                // and the final one
 
 	// While the syncer is down: the Tenant is removed (its finalizer cleared by hand, as an
 	// operator does for a stuck finalizer) and re-created with the same name and kubeconfig.

@@ -64,7 +64,8 @@ func testResume(t *testing.T, apiserverArgs []string, wantMode string) {
 		return podReadyErr(ctx, tc.Client, "web-0")
 	})
 	before := readyTransition(t, tc.Client, "web-0")
-	time.Sleep(3 * time.Second) // a periodic checkpoint with everything acked
+	// A periodic checkpoint taken after the convergence with every queue item done and acked.
+	itest.WaitCheckpoint(t, port, time.Now(), time.Minute)
 	firstAdds := itest.ScrapeSum(t, port, "vcsyncer_queue_adds_total", map[string]string{"tenant": tc.Name})
 
 	// Graceful stop: the final checkpoint is written.
@@ -118,7 +119,9 @@ func testResume(t *testing.T, apiserverArgs []string, wantMode string) {
 		}
 		return podReadyErr(ctx, tc.Client, "web-1")
 	})
-	time.Sleep(2 * time.Second) // let stragglers in the queue show up in the counters
+	// Stragglers in the queue show up in the counters: wait for a checkpoint, taken after the
+	// convergence, that finds every queue empty.
+	itest.WaitCheckpoint(t, port, time.Now(), time.Minute)
 
 	modes := itest.ScrapeSeries(t, port, "vcsyncer_source_resume_mode", map[string]string{"tenant": tc.Name})
 	if len(modes) == 0 {

@@ -226,8 +226,16 @@ rules:
 		})
 	}
 	converged("every tenant's ConfigMaps and Running Pods in the super cluster, exactly")
+	// A periodic checkpoint on each replica, taken after the convergence, with everything acked.
+	checkpointed := func(live []*replica) {
+		t.Helper()
+		since := time.Now()
+		for _, r := range live {
+			itest.WaitCheckpoint(t, r.port, since, time.Minute)
+		}
+	}
 	scoped(replicas[:2])
-	time.Sleep(3 * time.Second) // a periodic checkpoint with everything acked
+	checkpointed(replicas[:2])
 
 	holders := func() map[string]string {
 		t.Helper()
@@ -247,7 +255,7 @@ rules:
 	// their objects.
 	checkResumed := func(moved map[string]string, live []*replica, skip string) {
 		t.Helper()
-		time.Sleep(2 * time.Second) // stragglers in the queues show in the counters
+		checkpointed(live) // stragglers in the queues show in the counters: every queue found empty
 		byID := map[string]*replica{}
 		for _, r := range live {
 			byID[r.id] = r
@@ -333,7 +341,7 @@ rules:
 		}
 	}
 	converged("the ConfigMaps created before the kill synced")
-	time.Sleep(3 * time.Second) // a periodic checkpoint with them
+	checkpointed([]*replica{victim}) // a periodic checkpoint with them, acked
 	killed := time.Now()
 	victim.p.Kill(t)
 	// Changes while no shard holds the victim's tenants: the survivor that takes each must

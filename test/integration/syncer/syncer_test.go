@@ -451,6 +451,52 @@ func TestSyncer(t *testing.T) {
 		})
 	})
 
+	t.Run("a scheduling gate the tenant removes leaves the super Pod, which is then scheduled", func(t *testing.T) {
+		const name = "gated"
+		gated := webPod(name)
+		gated.Spec.SchedulingGates = []corev1.PodSchedulingGate{{Name: "example.com/hold"}}
+		itest.Created(t)(t1.Client.CoreV1().Pods("shop").Create(ctx, gated, metav1.CreateOptions{}))
+		t.Cleanup(func() {
+			_ = t1.Client.CoreV1().Pods("shop").Delete(context.Background(), name, metav1.DeleteOptions{})
+		})
+		itest.Eventually(t, time.Minute, "super Pod created with the tenant's gate, not scheduled", func(ctx context.Context) error {
+			sp, err := super.CoreV1().Pods(ns1).Get(ctx, name, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			if len(sp.Spec.SchedulingGates) != 1 || sp.Spec.SchedulingGates[0].Name != "example.com/hold" || sp.Spec.NodeName != "" {
+				return itest.Errorf("gates %v, node %q", sp.Spec.SchedulingGates, sp.Spec.NodeName)
+			}
+			return nil
+		})
+		itest.Eventually(t, time.Minute, "tenant Pod's gate removed", func(ctx context.Context) error {
+			tp, err := t1.Client.CoreV1().Pods("shop").Get(ctx, name, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			tp.Spec.SchedulingGates = nil
+			_, err = t1.Client.CoreV1().Pods("shop").Update(ctx, tp, metav1.UpdateOptions{})
+			return err
+		})
+		itest.Eventually(t, time.Minute, "super Pod without the gate, scheduled, and the tenant Pod Running on its vNode", func(ctx context.Context) error {
+			sp, err := super.CoreV1().Pods(ns1).Get(ctx, name, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			if len(sp.Spec.SchedulingGates) != 0 || sp.Spec.NodeName == "" {
+				return itest.Errorf("super Pod gates %v, node %q", sp.Spec.SchedulingGates, sp.Spec.NodeName)
+			}
+			tp, err := t1.Client.CoreV1().Pods("shop").Get(ctx, name, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			if tp.Status.Phase != corev1.PodRunning || tp.Spec.NodeName != sp.Spec.NodeName {
+				return itest.Errorf("tenant Pod %s on %q, super Pod on %q", tp.Status.Phase, tp.Spec.NodeName, sp.Spec.NodeName)
+			}
+			return nil
+		})
+	})
+
 	t.Run("no fights: others' super labels, annotations and image rewrites kept; tenant removals flow down", func(t *testing.T) {
 		testNoFights(t, super, t2, ns2, "shop", "web-0")
 	})
