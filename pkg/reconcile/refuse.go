@@ -19,7 +19,15 @@ import (
 // the super cache and client of superNS. The error is a cache read or delete error.
 func Refuse[T Object](ctx context.Context, c *tenant.Cluster, kind resources.Kind, tObj T, super Getter[T], w Writer[T], d *policy.Denial) error {
 	resources.Deny(c, kind, tObj, d)
-	sObj, err := super.Get(tObj.GetName())
+	return DeleteOwnedSuper(ctx, c, super, w, tObj.GetName())
+}
+
+// DeleteOwnedSuper deletes the super copy name (read from the super cache super, deleted through
+// w) when tenant c owns it (conversion.OwnedByTenant); an object someone else made at that name
+// is never touched. It returns nil when there is nothing to delete, else the cache read or
+// delete error.
+func DeleteOwnedSuper[T Object](ctx context.Context, c *tenant.Cluster, super Getter[T], w Writer[T], name string) error {
+	sObj, err := super.Get(name)
 	if apierrors.IsNotFound(err) {
 		return nil
 	}

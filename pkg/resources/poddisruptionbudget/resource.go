@@ -6,13 +6,11 @@ import (
 
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/tools/cache"
 
-	"github.com/vcsyncer/syncer/pkg/conversion"
 	"github.com/vcsyncer/syncer/pkg/podcache"
 	"github.com/vcsyncer/syncer/pkg/policy"
 	"github.com/vcsyncer/syncer/pkg/reconcile"
@@ -86,17 +84,7 @@ func (r resource) Downward(ctx context.Context, env *resources.Env, c *tenant.Cl
 		if over, d := secondBudget(c, o); d != nil {
 			resources.Filtered(c, resources.KindPodDisruptionBudget, o, policy.RuleDisruptionBudget, strconv.FormatInt(o.Generation, 10)+"/"+over, d)
 			superNS := resources.SuperNamespace(c, ns)
-			sObj, err := s.Super(superNS).Get(name)
-			if apierrors.IsNotFound(err) {
-				return nil
-			}
-			if err != nil {
-				return err
-			}
-			if !conversion.OwnedByTenant(sObj, c.UID) {
-				return nil // someone else's: never touched
-			}
-			return reconcile.DeleteSuper(ctx, s.Client(superNS), sObj)
+			return reconcile.DeleteOwnedSuper(ctx, c, s.Super(superNS), s.Client(superNS), name)
 		}
 		resources.Filtered(c, resources.KindPodDisruptionBudget, o, policy.RuleDisruptionBudget, "", nil)
 	}

@@ -267,12 +267,24 @@ func (s *suite) attackSyncerHeap(t *testing.T) {
 	if len(synced) == fillCount {
 		return // nothing was kept out (the failure is reported above)
 	}
+	deleteAndWaitReadmitted(t, "ConfigMaps", synced, fillCount, func(ctx context.Context, n string) error {
+		return s.a.Client.CoreV1().ConfigMaps(aNS).Delete(ctx, n, metav1.DeleteOptions{})
+	}, superCopies)
+}
+
+// deleteAndWaitReadmitted deletes the tenant objects in synced (del) and waits until one of the
+// total objects that were kept out has a super copy (superCopies lists the super copies' names):
+// deleting objects held in the syncer's caches makes room, and objects held out are read again
+// and synced. what names the objects in messages.
+func deleteAndWaitReadmitted(t *testing.T, what string, synced map[string]bool, total int,
+	del func(ctx context.Context, name string) error, superCopies func(ctx context.Context) (map[string]bool, error)) {
+	t.Helper()
 	for n := range synced {
-		if err := s.a.Client.CoreV1().ConfigMaps(aNS).Delete(ctx, n, metav1.DeleteOptions{}); err != nil {
+		if err := del(t.Context(), n); err != nil {
 			t.Fatal(err)
 		}
 	}
-	itest.Eventually(t, 2*time.Minute, "ConfigMaps kept out are synced once others are deleted", func(ctx context.Context) error {
+	itest.Eventually(t, 2*time.Minute, what+" kept out are synced once others are deleted", func(ctx context.Context) error {
 		got, err := superCopies(ctx)
 		if err != nil {
 			return err
@@ -282,6 +294,6 @@ func (s *suite) attackSyncerHeap(t *testing.T) {
 				return nil
 			}
 		}
-		return itest.Errorf("none of the %d ConfigMaps kept out has a super copy", fillCount-len(synced))
+		return itest.Errorf("none of the %d %s kept out has a super copy", total-len(synced), what)
 	})
 }

@@ -325,22 +325,8 @@ func (s *suite) attackMemoryOtherKinds(t *testing.T) {
 	if len(synced) == memFillCount {
 		t.Fatalf("every fill ServiceAccount was synced: nothing was kept out")
 	}
-	for n := range synced {
-		if err := s.a.Client.CoreV1().ServiceAccounts(aNS).Delete(ctx, n, metav1.DeleteOptions{}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	itest.Eventually(t, 2*time.Minute, "ServiceAccounts kept out are synced once others are deleted", func(ctx context.Context) error {
-		got, err := superFills(ctx)
-		if err != nil {
-			return err
-		}
-		for n := range got {
-			if !synced[n] {
-				return nil
-			}
-		}
-		return itest.Errorf("none of the %d ServiceAccounts kept out has a super copy", memFillCount-len(synced))
-	})
+	deleteAndWaitReadmitted(t, "ServiceAccounts", synced, memFillCount, func(ctx context.Context, n string) error {
+		return s.a.Client.CoreV1().ServiceAccounts(aNS).Delete(ctx, n, metav1.DeleteOptions{})
+	}, superFills)
 	t.Logf("bytes held for tenant A after readmission: %.0f (limits.maxCachedBytes %d)", cachedBytes(s.a.Name), memCachedCap)
 }

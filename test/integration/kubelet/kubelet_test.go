@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/tls"
 	"io"
-	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -25,20 +24,9 @@ import (
 	"github.com/vcsyncer/syncer/test/integration/itest"
 )
 
-// freePort returns a loopback port nobody listens on now.
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
 func TestKubeletAPI(t *testing.T) {
 	env := framework.StartT(t, localcluster.SuperOptions{Nodes: 1, KubeletExec: true}, 2)
-	port := freePort(t)
+	port := itest.FreePort(t)
 	kubeletURL := "https://127.0.0.1:" + strconv.Itoa(port)
 	c := itest.StartSyncer(t, env.Super.RESTConfig, func(o *options.Options) {
 		o.KubeletBindAddress = "127.0.0.1:" + strconv.Itoa(port)

@@ -276,18 +276,7 @@ func (s *suite) refusedService(t *testing.T) {
 	if _, err := s.super.CoreV1().Services(s.superNS).Get(ctx, service, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Fatalf("refused Service has a super copy (err %v)", err)
 	}
-	itest.Eventually(t, time.Minute, "Service "+service+" changed to ClusterIP", func(ctx context.Context) error {
-		svc, err := s.tenant.CoreV1().Services(ns).Get(ctx, service, metav1.GetOptions{})
-		if err != nil {
-			return err
-		}
-		svc.Spec.Type = corev1.ServiceTypeClusterIP
-		for i := range svc.Spec.Ports {
-			svc.Spec.Ports[i].NodePort = 0
-		}
-		_, err = s.tenant.CoreV1().Services(ns).Update(ctx, svc, metav1.UpdateOptions{})
-		return err
-	})
+	s.toClusterIP(t, service)
 	itest.Eventually(t, time.Minute, "Service "+service+": a super copy and Synced=True", func(ctx context.Context) error {
 		if _, err := s.super.CoreV1().Services(s.superNS).Get(ctx, service, metav1.GetOptions{}); err != nil {
 			return err
@@ -342,18 +331,7 @@ func (s *suite) refusedServiceDNS(t *testing.T) {
 		}
 		return nil
 	})
-	itest.Eventually(t, time.Minute, "Service "+name+" changed to ClusterIP", func(ctx context.Context) error {
-		svc, err := s.tenant.CoreV1().Services(ns).Get(ctx, name, metav1.GetOptions{})
-		if err != nil {
-			return err
-		}
-		svc.Spec.Type = corev1.ServiceTypeClusterIP
-		for i := range svc.Spec.Ports {
-			svc.Spec.Ports[i].NodePort = 0
-		}
-		_, err = s.tenant.CoreV1().Services(ns).Update(ctx, svc, metav1.UpdateOptions{})
-		return err
-	})
+	s.toClusterIP(t, name)
 	itest.Eventually(t, time.Minute, name+" resolves once synced", func(ctx context.Context) error {
 		svc, err := s.tenant.CoreV1().Services(ns).Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
@@ -390,4 +368,21 @@ func events(ctx context.Context, c kubernetes.Interface, kind, name string) ([]c
 // far: each refused Pod version once.
 func budgetDenials(tenant string) float64 {
 	return metrics.PolicyDenialCounts(tenant)[[2]string{"Pod", string(policy.RuleTenantQuota)}]
+}
+
+// toClusterIP changes tenant Service name to type ClusterIP (no node ports).
+func (s *suite) toClusterIP(t *testing.T, name string) {
+	t.Helper()
+	itest.Eventually(t, time.Minute, "Service "+name+" changed to ClusterIP", func(ctx context.Context) error {
+		svc, err := s.tenant.CoreV1().Services(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		svc.Spec.Type = corev1.ServiceTypeClusterIP
+		for i := range svc.Spec.Ports {
+			svc.Spec.Ports[i].NodePort = 0
+		}
+		_, err = s.tenant.CoreV1().Services(ns).Update(ctx, svc, metav1.UpdateOptions{})
+		return err
+	})
 }
