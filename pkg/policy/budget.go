@@ -97,12 +97,12 @@ func BackstopKey(k corev1.ResourceName) bool {
 // pod-level spec.resources where set, spec.overhead added), with each container that neither
 // requests nor limits a resource of defaultCharge charged that amount for it (unless the Pod
 // sets it at pod level); limits.<name> likewise from each container's limit, or its request or
-// charge where it sets no limit. p itself is not changed. A terminal Pod (Succeeded, Failed)
-// costs nothing (nil).
+// charge where it sets no limit. A container that requests 0 of a resource and sets no limit
+// of it is charged defaultCharge too (it is as unbounded as one that asks nothing). p itself is
+// not changed. The charge is computed from the spec whatever p's phase: a tenant writes its
+// own Pods' status, so a Pod it marks Succeeded before its super copy exists must not be
+// charged nothing (a super Pod that ended is not counted: the syncer's accounting skips it).
 func PodCharge(p *corev1.Pod, defaultCharge corev1.ResourceList) corev1.ResourceList {
-	if p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
-		return nil
-	}
 	var podReq, podLim corev1.ResourceList
 	if p.Spec.Resources != nil {
 		podReq, podLim = p.Spec.Resources.Requests, p.Spec.Resources.Limits
@@ -119,7 +119,9 @@ func PodCharge(p *corev1.Pod, defaultCharge corev1.ResourceList) corev1.Resource
 			}
 		}
 		for k, v := range defaultCharge {
-			if _, ok := req[k]; !ok {
+			q, ok := req[k]
+			_, limited := lim[k]
+			if !ok || (q.IsZero() && !limited) {
 				if _, pod := podReq[k]; !pod {
 					req[k] = v
 				}

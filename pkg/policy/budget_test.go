@@ -69,8 +69,17 @@ func TestPodCharge(t *testing.T) {
 			spec: corev1.PodSpec{Overhead: rl("cpu", "250m"), Containers: []corev1.Container{ctr(rl("cpu", "1", "memory", "1Gi"), nil)}},
 			want: rl("pods", "1", "count/pods", "1", "requests.cpu", "1250m", "requests.memory", "1Gi", "limits.cpu", "1250m", "limits.memory", "1Gi"),
 		},
-		"a finished Pod costs nothing": {
-			spec: corev1.PodSpec{Containers: []corev1.Container{ctr(nil, nil)}}, phase: corev1.PodSucceeded,
+		"a Pod its tenant marked finished is charged its spec (the tenant writes its own status)": {
+			spec: corev1.PodSpec{Containers: []corev1.Container{ctr(rl("cpu", "2"), nil)}}, phase: corev1.PodSucceeded,
+			want: rl("pods", "1", "count/pods", "1", "requests.cpu", "2", "requests.memory", "128Mi", "limits.cpu", "2", "limits.memory", "128Mi"),
+		},
+		"explicit zero requests without limits: charged the default as if unset": {
+			spec: corev1.PodSpec{Containers: []corev1.Container{ctr(rl("cpu", "0", "memory", "0"), nil)}},
+			want: rl("pods", "1", "count/pods", "1", "requests.cpu", "100m", "requests.memory", "128Mi", "limits.cpu", "100m", "limits.memory", "128Mi"),
+		},
+		"zero request with a limit: the limit is charged, the zero request adds nothing": {
+			spec: corev1.PodSpec{Containers: []corev1.Container{ctr(rl("cpu", "0"), rl("cpu", "1"))}},
+			want: rl("pods", "1", "count/pods", "1", "requests.memory", "128Mi", "limits.cpu", "1", "limits.memory", "128Mi"),
 		},
 	}
 	for name, tc := range cases {
