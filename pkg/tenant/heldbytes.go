@@ -296,6 +296,7 @@ func heldOutOf(m metav1.Object) (policy.Rule, int64, bool) {
 	}
 	rule, n, _ := strings.Cut(v, " ")
 	size, _ := strconv.ParseInt(n, 10, 64)
+	size = max(size, 0) // a tenant's forged value never lowers the bytes counted
 	switch policy.Rule(rule) {
 	case policy.RuleObjectSize, policy.RuleCachedBytes:
 		return policy.Rule(rule), size, true
@@ -344,8 +345,19 @@ func isStub(obj any) bool {
 	default:
 		return false
 	}
-	return bare && len(m.GetLabels()) == 0 && len(m.GetAnnotations()) == 1
+	if !bare || len(m.GetLabels()) != 0 || len(m.GetAnnotations()) != 1 || len(m.GetFinalizers()) != 0 ||
+		len(m.GetOwnerReferences()) != 0 || m.GetGenerateName() != "" || len(m.GetManagedFields()) != 0 {
+		return false
+	}
+	// A stub's one annotation is "<rule> <bytes>": a tenant object carrying a long value there is
+	// not a stub (nothing else in a stub's metadata can be large: names are bounded by the
+	// apiserver's validation).
+	return len(m.GetAnnotations()[AnnotationHeldOut]) <= maxStubAnnotation
 }
+
+// maxStubAnnotation bounds the length of a stub's AnnotationHeldOut value ("cachedBytes
+// 9223372036854775807" is 31 bytes).
+const maxStubAnnotation = 48
 
 // stub returns the stub of obj: an object of the same Go type with its name, namespace, UID,
 // resourceVersion, generation and timestamps, AnnotationHeldOut, and nothing else but a
