@@ -92,6 +92,7 @@ const (
 	reqWorkloads
 	reqClaims
 	reqServiceAddresses
+	reqResources
 )
 
 var requirements = []struct {
@@ -105,6 +106,7 @@ var requirements = []struct {
 	{reqWorkloads, "tenant controllers see their workloads ready"},
 	{reqClaims, "claims are Bound to tenant PVs that mirror the super PVs"},
 	{reqServiceAddresses, "services show the ClusterIPs, node ports and health-check node ports of their super copies"},
+	{reqResources, "super Pods carry the tenant's requests, limits and QoS class"},
 }
 
 // report is the result of one check pass.
@@ -475,6 +477,11 @@ func (rw *realWorld) checkPods(ctx context.Context, r *report, v *tenantView) (p
 			r.add(reqContent, "%s: super Pod %s/%s labels differ: %s", id, sp.Namespace, sp.Name, d)
 		}
 		rw.checkPodIdentity(r, id, tp, sp)
+		// Resources and QoS class (issue 42): what the tenant asks is what runs.
+		for _, d := range diffPodResources(tp, sp) {
+			r.add(reqResources, "%s: super Pod %s/%s differs: %s", id, sp.Namespace, sp.Name, d)
+			r.suspect(v.tu, "Pod", tp.Namespace, tp.Name)
+		}
 		// State (1, 2).
 		superState, tenantState := podState(sp), podState(tp)
 		if sp.Status.Phase == corev1.PodRunning || sp.Status.Phase == corev1.PodSucceeded {

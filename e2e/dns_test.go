@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -24,6 +25,9 @@ type dnsName struct {
 	// superIP is the super copy's ClusterIP for a Service name ("" for Pod names).
 	superIP string
 	pod     bool // a <pod>.<svc>.<ns>.svc name
+	// refused: a Service the tenant policy refuses (refusedServices) has no super copy and
+	// must get no answer (issue 42 item 7).
+	refused bool
 }
 
 // testDNS checks the tenant DNS of both tenants with the corpus applied: a CoreDNS per tenant
@@ -32,7 +36,8 @@ type dnsName struct {
 // the tenant's kube-dns copy, mapped to that CoreDNS; the Pod's searches and ndots):
 //   - every ClusterIP Service as <svc> from a Pod of its namespace, <svc>.<ns> and
 //     <svc>.<ns>.svc.cluster.local from any Pod: the tenant Service's ClusterIP, which must be the super
-//     copy's;
+//     copy's; a Service the tenant policy refuses (refusedServices) has no super copy and gets no
+//     answer;
 //   - every ready endpoint with a hostname of a headless Service (StatefulSet Pods) as
 //     <hostname>.<svc>.<ns>.svc.cluster.local: the IP of the tenant's super Pod.
 func (rw *realWorld) testDNS(t *testing.T) {
@@ -66,6 +71,9 @@ func (rw *realWorld) testDNS(t *testing.T) {
 				for _, n := range names {
 					fqdn, ips, err := resolvers[n.from].LookupA(ctx, n.name)
 					switch {
+					case n.refused && errors.Is(err, localcluster.ErrNameNotFound):
+					case n.refused && err == nil:
+						problems = append(problems, fmt.Sprintf("%s from %s (as %s) = %v, want no answer: the tenant policy refuses the Service", n.name, n.from, fqdn, ips))
 					case err != nil:
 						problems = append(problems, fmt.Sprintf("%s from %s: %v", n.name, n.from, err))
 					case !slices.Equal(ips, n.want):
@@ -143,11 +151,15 @@ func (rw *realWorld) dnsNames(ctx context.Context, v *tenantView, servers map[st
 				superIP = sc.Spec.ClusterIP
 			}
 			want := []string{s.Spec.ClusterIP}
-			if from := podIn[s.Namespace]; from != "" {
-				names = append(names, dnsName{from: from, name: s.Name, want: want, superIP: superIP})
+			_, refused := refusedServices[s.Namespace+"/"+s.Name]
+			if refused {
+				want = nil
 			}
-			names = append(names, dnsName{from: anyPod, name: s.Name + "." + s.Namespace, want: want, superIP: superIP},
-				dnsName{from: anyPod, name: fqdn, want: want, superIP: superIP})
+			if from := podIn[s.Namespace]; from != "" {
+				names = append(names, dnsName{from: from, name: s.Name, want: want, superIP: superIP, refused: refused})
+			}
+			names = append(names, dnsName{from: anyPod, name: s.Name + "." + s.Namespace, want: want, superIP: superIP, refused: refused},
+				dnsName{from: anyPod, name: fqdn, want: want, superIP: superIP, refused: refused})
 			continue
 		}
 		if s.Spec.ClusterIP != corev1.ClusterIPNone || len(s.Spec.Selector) == 0 {

@@ -66,7 +66,9 @@ const (
 //  6. a CoreDNS per tenant (in place of its CoreDNS Pod) answers, queried the way a super Pod's
 //     dnsConfig says, every ClusterIP Service name with the tenant ClusterIP and every
 //     StatefulSet Pod name <pod>.<svc>.<ns>.svc.cluster.local with the super Pod's IP;
-//  7. deleting everything removes every super object the syncer created for those namespaces.
+//  7. deleting everything removes every super object the syncer created for those namespaces;
+//  8. every super Pod carries the tenant Pod's requests and limits (each container and init
+//     container, and the pod-level spec.resources) and the same status.qosClass.
 //
 // Known gaps (expectations_test.go) are logged, never skipped silently.
 func TestRealWorld(t *testing.T) {
