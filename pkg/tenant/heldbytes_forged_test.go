@@ -28,7 +28,7 @@ func TestForgedStubsAreCounted(t *testing.T) {
 	forgeries := map[string]metav1.ObjectMeta{
 		"long annotation value": {Annotations: map[string]string{AnnotationHeldOut: "objectSize " + strings.Repeat("9", 20*1024)}},
 		"many finalizers":       {Finalizers: fins, Annotations: map[string]string{AnnotationHeldOut: "objectSize 1"}},
-		"owner references": {OwnerReferences: owners, Annotations: map[string]string{AnnotationHeldOut: "objectSize 1"}},
+		"owner references":      {OwnerReferences: owners, Annotations: map[string]string{AnnotationHeldOut: "objectSize 1"}},
 	}
 	for name, meta := range forgeries {
 		t.Run(name, func(t *testing.T) {
