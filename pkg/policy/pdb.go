@@ -3,8 +3,10 @@ package policy
 import (
 	"slices"
 	"strings"
+	"time"
 
 	policyv1 "k8s.io/api/policy/v1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -34,8 +36,10 @@ import (
 // budget from holding a drain for good is what a real cluster has: unhealthyPodEvictionPolicy
 // is AlwaysAllow unless the tenant chose one (with the default IfHealthyBudget, a
 // crash-looping Pod of a budget already short of healthy Pods cannot be evicted), and a second
-// budget over the same Pods is refused (SecondBudget).
-func SuperBudget(pdb *policyv1.PodDisruptionBudget, pods int32) policyv1.PodDisruptionBudgetSpec {
+// budget over the same Pods is refused (SecondBudget), and, where the provider set one, the
+// TenantPolicy's bound on how long a budget may hold a drain (hold, see DrainHold; a zero
+// hold is off).
+func SuperBudget(pdb *policyv1.PodDisruptionBudget, pods int32, hold DrainHold) (policyv1.PodDisruptionBudgetSpec, Held) {
 	spec := policyv1.PodDisruptionBudgetSpec{Selector: pdb.Spec.Selector.DeepCopy()}
 	if p := pdb.Spec.UnhealthyPodEvictionPolicy; p != nil {
 		v := *p
@@ -44,9 +48,93 @@ func SuperBudget(pdb *policyv1.PodDisruptionBudget, pods int32) policyv1.PodDisr
 		always := policyv1.AlwaysAllow
 		spec.UnhealthyPodEvictionPolicy = &always
 	}
-	minAvailable := intstr.FromInt32(desiredHealthy(pdb, pods))
+	desired := desiredHealthy(pdb, pods)
+	h := hold.held(desired)
+	if !h.Relaxed {
+		h.MinAvailable = desired
+	}
+	minAvailable := intstr.FromInt32(h.MinAvailable)
 	spec.MinAvailable = &minAvailable
-	return spec
+	return spec, h
+}
+
+// DrainHold is what SuperBudget needs to bound how long a budget may hold a super-cluster
+// drain (TenantPolicy disruptionBudgets.maxBlockingSeconds). It is derived from the super
+// copy's status only (no timer in the syncer), so a restart does not reset it.
+type DrainHold struct {
+	// Bound is disruptionBudgets.maxBlockingSeconds; 0 (or less) is off.
+	Bound time.Duration
+	// Now is the current time.
+	Now time.Time
+	// Super is the current super copy of the budget (its spec and status), or nil.
+	Super *policyv1.PodDisruptionBudget
+	// Draining reports whether one of the budget's super Pods is on a cordoned
+	// (spec.unschedulable) super Node: a drain is waiting.
+	Draining bool
+}
+
+// minDrainPoll is the shortest interval at which a budget held past nothing yet is looked at
+// again to notice a cordon (a cordon does not reconcile the budget by itself).
+const minDrainPoll = 10 * time.Second
+
+// Held is what the bound of a DrainHold decided.
+type Held struct {
+	// Relaxed reports that the super copy allows one disruption past the bound.
+	Relaxed bool
+	// Report reports that the copy is relaxed now from a protecting one: the tenant budget
+	// gets its Warning Event (keyed by Since, once per episode).
+	Report bool
+	// Since is when the budget began to allow no disruption (the super copy's
+	// DisruptionAllowed condition's lastTransitionTime), when Relaxed.
+	Since time.Time
+	// MinAvailable is the super copy's minAvailable.
+	MinAvailable int32
+	// Wait is when the budget must be reconciled again for the bound (0: not needed): the time
+	// left before a held drain is let through, or the interval at which a relaxed copy or a
+	// blocking budget is looked at again (a drain's end or start is noticed so).
+	Wait time.Duration
+}
+
+// held applies the bound to a budget whose desired healthy Pods are desired. A super copy
+// that has allowed no disruption (condition DisruptionAllowed False) for longer than the bound
+// while a drain waits is relaxed to its current healthy Pods less one (never below 0); once
+// relaxed, it keeps that while its one disruption is unused (condition True) and the drain
+// waits. The eviction that uses it sets the condition False again (a new lastTransitionTime),
+// so the next disruption waits the bound again.
+func (d DrainHold) held(desired int32) Held {
+	if d.Bound <= 0 || d.Super == nil {
+		return Held{}
+	}
+	poll := max(d.Bound, minDrainPoll)
+	cond := apimeta.FindStatusCondition(d.Super.Status.Conditions, policyv1.DisruptionAllowedCondition)
+	if cond == nil {
+		return Held{Wait: poll} // no status yet
+	}
+	cur := desired
+	if m := d.Super.Spec.MinAvailable; m != nil && m.Type == intstr.Int {
+		cur = m.IntVal
+	}
+	if cond.Status == metav1.ConditionTrue && d.Super.Status.DisruptionsAllowed > 0 {
+		if cur < desired && d.Draining {
+			return Held{Relaxed: true, MinAvailable: max(cur, 0), Since: cond.LastTransitionTime.Time, Wait: poll}
+		}
+		return Held{} // protects, or a relaxed copy whose drain is over goes back to protecting
+	}
+	if cond.Status != metav1.ConditionFalse {
+		return Held{Wait: poll} // status being updated
+	}
+	if !d.Draining {
+		return Held{Wait: poll}
+	}
+	since := cond.LastTransitionTime.Time
+	if left := since.Add(d.Bound).Sub(d.Now); left > 0 {
+		return Held{Wait: left + time.Second/2}
+	}
+	to := min(max(d.Super.Status.CurrentHealthy-1, 0), desired)
+	if to >= desired {
+		return Held{Wait: poll} // its status does not show a healthy Pod to let go
+	}
+	return Held{Relaxed: true, Report: cur >= desired, Since: since, MinAvailable: to, Wait: poll}
 }
 
 // desiredHealthy returns the number of the budget's Pods that must stay healthy, as the

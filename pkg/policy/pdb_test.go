@@ -48,7 +48,7 @@ func TestSuperBudget(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			pdb := &policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "db", Generation: 1}, Spec: tc.spec, Status: tc.status}
 			pdb.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"app": "db"}}
-			got := SuperBudget(pdb, tc.pods)
+			got, _ := SuperBudget(pdb, tc.pods, DrainHold{})
 			if got.MaxUnavailable != nil || got.MinAvailable == nil || got.MinAvailable.Type != intstr.Int || got.MinAvailable.IntVal != tc.wantMin {
 				t.Errorf("minAvailable %v maxUnavailable %v, want minAvailable %d", got.MinAvailable, got.MaxUnavailable, tc.wantMin)
 			}
@@ -121,6 +121,68 @@ func TestSecondBudget(t *testing.T) {
 				t.Errorf("refused: %v", d)
 			case tc.want != "" && (d == nil || d.Rule != RuleDisruptionBudget || !strings.Contains(d.Message, "PodDisruptionBudget "+tc.want+" (older)")):
 				t.Errorf("denial %v, want a refusal naming %s", d, tc.want)
+			}
+		})
+	}
+}
+
+// disruptionBudgets.maxBlockingSeconds: a super copy that has allowed no disruption for longer
+// than the bound while a drain waits allows one; otherwise (off, not yet, no drain, the one
+// disruption used) it protects as the tenant's budget does.
+func TestSuperBudgetDrainBound(t *testing.T) {
+	now := time.Date(2026, 12, 6, 8, 0, 0, 0, time.UTC)
+	zero := intstr.FromString("0")
+	tenant := &policyv1.PodDisruptionBudget{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "db", Generation: 1},
+		Spec:       policyv1.PodDisruptionBudgetSpec{MaxUnavailable: &zero, Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "db"}}},
+		Status:     policyv1.PodDisruptionBudgetStatus{ObservedGeneration: 1, DesiredHealthy: 3, ExpectedPods: 3},
+	}
+	super := func(minAvailable int32, allowed metav1.ConditionStatus, since time.Duration, healthy int32) *policyv1.PodDisruptionBudget {
+		m := intstr.FromInt32(minAvailable)
+		s := &policyv1.PodDisruptionBudget{Spec: policyv1.PodDisruptionBudgetSpec{MinAvailable: &m}}
+		s.Status.CurrentHealthy = healthy
+		if allowed == metav1.ConditionTrue {
+			s.Status.DisruptionsAllowed = max(healthy-minAvailable, 0)
+		}
+		if allowed != "" {
+			s.Status.Conditions = []metav1.Condition{{Type: policyv1.DisruptionAllowedCondition, Status: allowed, LastTransitionTime: metav1.NewTime(now.Add(-since))}}
+		}
+		return s
+	}
+	bound := 10 * time.Second
+	for name, tc := range map[string]struct {
+		hold       DrainHold
+		wantMin    int32
+		wantReport bool
+		wantWait   bool
+	}{
+		"off":                           {hold: DrainHold{Now: now, Super: super(3, metav1.ConditionFalse, time.Hour, 3), Draining: true}, wantMin: 3},
+		"no super copy yet":             {hold: DrainHold{Bound: bound, Now: now, Draining: true}, wantMin: 3},
+		"no status yet":                 {hold: DrainHold{Bound: bound, Now: now, Super: super(3, "", 0, 3), Draining: true}, wantMin: 3, wantWait: true},
+		"held, no drain":                {hold: DrainHold{Bound: bound, Now: now, Super: super(3, metav1.ConditionFalse, time.Hour, 3)}, wantMin: 3, wantWait: true},
+		"held by a drain, not yet":      {hold: DrainHold{Bound: bound, Now: now, Super: super(3, metav1.ConditionFalse, 4*time.Second, 3), Draining: true}, wantMin: 3, wantWait: true},
+		"held by a drain past it":       {hold: DrainHold{Bound: bound, Now: now, Super: super(3, metav1.ConditionFalse, 11*time.Second, 3), Draining: true}, wantMin: 2, wantReport: true, wantWait: true},
+		"relaxed, status not yet":       {hold: DrainHold{Bound: bound, Now: now, Super: super(2, metav1.ConditionFalse, 11*time.Second, 3), Draining: true}, wantMin: 2, wantWait: true},
+		"relaxed, disruption unused":    {hold: DrainHold{Bound: bound, Now: now, Super: super(2, metav1.ConditionTrue, time.Second, 3), Draining: true}, wantMin: 2, wantWait: true},
+		"relaxed, drain over":           {hold: DrainHold{Bound: bound, Now: now, Super: super(2, metav1.ConditionTrue, time.Second, 3)}, wantMin: 3},
+		"disruption used: bound again":  {hold: DrainHold{Bound: bound, Now: now, Super: super(2, metav1.ConditionFalse, time.Second, 2), Draining: true}, wantMin: 3, wantWait: true},
+		"one Pod left, past it":         {hold: DrainHold{Bound: bound, Now: now, Super: super(3, metav1.ConditionFalse, time.Minute, 1), Draining: true}, wantMin: 0, wantReport: true, wantWait: true},
+		"no healthy Pod to let go":      {hold: DrainHold{Bound: bound, Now: now, Super: super(3, metav1.ConditionFalse, time.Minute, 0), Draining: true}, wantMin: 0, wantReport: true, wantWait: true},
+		"protecting budget that allows": {hold: DrainHold{Bound: bound, Now: now, Super: super(3, metav1.ConditionTrue, time.Minute, 4), Draining: true}, wantMin: 3},
+	} {
+		t.Run(name, func(t *testing.T) {
+			spec, h := SuperBudget(tenant, 3, tc.hold)
+			if spec.MinAvailable == nil || spec.MinAvailable.IntVal != tc.wantMin || h.MinAvailable != tc.wantMin {
+				t.Errorf("minAvailable %v (held %d), want %d", spec.MinAvailable, h.MinAvailable, tc.wantMin)
+			}
+			if h.Relaxed != (tc.wantMin < 3) || h.Report != tc.wantReport || (h.Wait > 0) != tc.wantWait {
+				t.Errorf("held %+v, want relaxed %v report %v wait %v", h, tc.wantMin < 3, tc.wantReport, tc.wantWait)
+			}
+			if tc.wantReport && !h.Since.Equal(tc.hold.Super.Status.Conditions[0].LastTransitionTime.Time) {
+				t.Errorf("since %v, want the condition's lastTransitionTime", h.Since)
+			}
+			if name == "held by a drain, not yet" && (h.Wait < 6*time.Second || h.Wait > 7*time.Second) {
+				t.Errorf("wait %v, want the 6s left", h.Wait)
 			}
 		})
 	}

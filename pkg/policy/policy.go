@@ -195,6 +195,6 @@ func Builtin() tenancyv1alpha1.TenantPolicySpec {
 			MaxObjects:     ptr(int32(20000)),
 			MaxCachedBytes: ptr(resource.MustParse("64Mi")),
 		},
-		DisruptionBudgets: &tenancyv1alpha1.DisruptionBudgetPolicy{AllowBlocking: ptr(false)},
+		DisruptionBudgets: &tenancyv1alpha1.DisruptionBudgetPolicy{AllowBlocking: ptr(false), MaxBlockingSeconds: ptr(int32(0))}, // off: a budget holds drains as in the tenant
 	}
 }

@@ -408,13 +408,25 @@ func (s *Syncer) workWith(ctx context.Context, q *pipelineQueue, down bool, proc
 			continue
 		}
 		pctx, writes := withWriteCounter(ctx)
-		err := s.observeSync(req, down, func() error { return process(pctx, req, down) })
+		var again time.Duration
+		err := s.observeSync(req, down, func() error {
+			err := process(pctx, req, down)
+			var ra resources.RequeueAfter
+			if errors.As(err, &ra) {
+				again = ra.After // a success that must run again later
+				return nil
+			}
+			return err
+		})
 		s.chargeWrites(req.Tenant, writes.n.Load())
 		switch {
 		case err == nil:
 			q.Forget(req)
 			q.retries.succeeded(req)
 			s.recordSync(req.Tenant)
+			if again > 0 {
+				q.AddAfter(req, again)
+			}
 		case ctx.Err() != nil:
 			q.Forget(req)
 		case errors.Is(err, resources.ErrRejected):

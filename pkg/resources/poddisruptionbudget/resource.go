@@ -3,6 +3,7 @@ package poddisruptionbudget
 import (
 	"context"
 	"strconv"
+	"time"
 
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -86,9 +87,69 @@ func (r resource) Downward(ctx context.Context, env *resources.Env, c *tenant.Cl
 			superNS := resources.SuperNamespace(c, ns)
 			return reconcile.DeleteOwnedSuper(ctx, c, s.Super(superNS), s.Client(superNS), name)
 		}
-		resources.Filtered(c, resources.KindPodDisruptionBudget, o, policy.RuleDisruptionBudget, "", nil)
+		superNS := resources.SuperNamespace(c, ns)
+		var sObj *policyv1.PodDisruptionBudget
+		if got, err := s.Super(superNS).Get(name); err == nil && conversion.OwnedByTenant(got, c.UID) {
+			sObj = got
+		}
+		_, h := policy.SuperBudget(o, superPods(env, superNS, o.Spec.Selector), drainHold(env, c, superNS, o, sObj))
+		switch {
+		case h.Report:
+			bound := time.Duration(maxBlockingSeconds(c)) * time.Second
+			resources.Filtered(c, resources.KindPodDisruptionBudget, o, policy.RuleDisruptionBudget, "maxBlocking/"+h.Since.UTC().Format(time.RFC3339),
+				policy.Deny(policy.RuleDisruptionBudget, "PodDisruptionBudget %s/%s has allowed no disruption since %s while a super-cluster node drain waits for its Pods; "+
+					"the provider's bound (TenantPolicy disruptionBudgets.maxBlockingSeconds: %s) lets the drain evict one of its Pods (minAvailable %d in the super cluster)",
+					o.Namespace, o.Name, h.Since.UTC().Format(time.RFC3339), bound, h.MinAvailable))
+		case h.Relaxed: // reported when it was relaxed
+		default:
+			resources.Filtered(c, resources.KindPodDisruptionBudget, o, policy.RuleDisruptionBudget, "", nil)
+		}
+		if err := reconcile.Reconcile(ctx, env, c, ns, name, s); err != nil || h.Wait <= 0 {
+			return err
+		}
+		return resources.RequeueAfter{After: h.Wait} // the bound is derived from the super status: look again then
 	}
 	return reconcile.Reconcile(ctx, env, c, ns, name, s)
+}
+
+// maxBlockingSeconds returns tenant c's TenantPolicy disruptionBudgets.maxBlockingSeconds (0:
+// off).
+func maxBlockingSeconds(c *tenant.Cluster) int32 {
+	if d := c.Policy().DisruptionBudgets(); d != nil && d.MaxBlockingSeconds != nil {
+		return max(*d.MaxBlockingSeconds, 0)
+	}
+	return 0
+}
+
+// drainHold returns the policy.DrainHold of tenant budget o whose super copy in superNS is
+// sObj (or nil): tenant c's bound, and whether one of the super Pods its selector matches is on
+// a cordoned super Node (from env's super Node cache). A zero hold (off) when c's policy sets
+// no bound.
+func drainHold(env *resources.Env, c *tenant.Cluster, superNS string, o, sObj *policyv1.PodDisruptionBudget) policy.DrainHold {
+	secs := maxBlockingSeconds(c)
+	if secs == 0 {
+		return policy.DrainHold{}
+	}
+	h := policy.DrainHold{Bound: time.Duration(secs) * time.Second, Now: time.Now(), Super: sObj}
+	sel, err := metav1.LabelSelectorAsSelector(o.Spec.Selector)
+	if err != nil || sObj == nil {
+		return h
+	}
+	pods, err := podcache.ListerOf(env.SuperInformers.Core().V1().Pods().Informer()).Pods(superNS).List(sel)
+	if err != nil {
+		return h
+	}
+	nodes := env.SuperNodes.Core().V1().Nodes().Lister()
+	for _, p := range pods {
+		if p.Spec.NodeName == "" || p.DeletionTimestamp != nil {
+			continue
+		}
+		if n, err := nodes.Get(p.Spec.NodeName); err == nil && n.Spec.Unschedulable {
+			h.Draining = true
+			break
+		}
+	}
+	return h
 }
 
 // Check implements resources.Checker: a budget refused as a second budget is in sync without
@@ -128,7 +189,11 @@ func secondBudget(c *tenant.Cluster, o *policyv1.PodDisruptionBudget) (string, *
 // current super copy, or nil): its spec translated by policy.SuperBudget for the super Pods in
 // superNS its selector matches (read from env's super Pod cache).
 func Desired(env *resources.Env, c *tenant.Cluster, o *policyv1.PodDisruptionBudget, superNS string, existing metav1.Object) *policyv1.PodDisruptionBudget {
-	spec := policy.SuperBudget(o, superPods(env, superNS, o.Spec.Selector))
+	sObj, _ := existing.(*policyv1.PodDisruptionBudget)
+	if sObj != nil && !conversion.OwnedByTenant(sObj, c.UID) {
+		sObj = nil
+	}
+	spec, _ := policy.SuperBudget(o, superPods(env, superNS, o.Spec.Selector), drainHold(env, c, superNS, o, sObj))
 	return &policyv1.PodDisruptionBudget{ObjectMeta: resources.DesiredMeta(c, o, superNS, existing), Spec: spec}
 }
 

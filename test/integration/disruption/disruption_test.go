@@ -12,14 +12,17 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/vcsyncer/syncer/cmd/vc-syncer/app/options"
+	tenancyv1alpha1 "github.com/vcsyncer/syncer/pkg/apis/tenancy/v1alpha1"
 	"github.com/vcsyncer/syncer/pkg/conversion"
 	"github.com/vcsyncer/syncer/pkg/localcluster"
 	"github.com/vcsyncer/syncer/test/framework"
@@ -40,16 +43,19 @@ func TestDisruption(t *testing.T) {
 		t.Fatal(err)
 	}
 	itest.WaitRunning(t, c, tc.Name)
-	s := &suite{tenant: tc.Client, super: env.Super.Client, superNS: func(ns string) string {
+	s := &suite{c: c, tenant: tc.Client, super: env.Super.Client, superNS: func(ns string) string {
 		return conversion.SuperNamespace(tc.Name, itest.TenantUID(t, c, tc.Name), ns)
 	}}
 	t.Run("a drain stops at the tenant's budget (maxUnavailable 1 of 3)", s.drainStopsAtBudget)
 	t.Run("a budget allowing no disruption refuses super evictions", s.blockingBudgetHolds)
 	t.Run("an evicted super Pod is an eviction in the tenant", s.evictionIsEviction)
 	t.Run("a plain super delete stays SuperPodLost", s.plainDeleteIsLoss)
+	// Last: it sets a TenantPolicy bound that would let the drains above through.
+	t.Run("maxBlockingSeconds lets one eviction of a held drain through", s.boundLetsDrainThrough)
 }
 
 type suite struct {
+	c             client.Client
 	tenant, super kubernetes.Interface
 	superNS       func(ns string) string
 }
@@ -209,6 +215,75 @@ func (s *suite) blockingBudgetHolds(t *testing.T) {
 		}
 		time.Sleep(500 * time.Millisecond)
 	}
+}
+
+// boundLetsDrainThrough: with TenantPolicy disruptionBudgets.maxBlockingSeconds 10, a budget
+// with maxUnavailable 0 refuses a drain's evictions at first (the Nodes cordoned), lets one
+// through once it has allowed no disruption for 10 s (measured from the super copy's
+// DisruptionAllowed condition), refuses the next one right after (the bound starts over), and
+// the tenant budget gets a Warning Event saying the bound let the drain through.
+func (s *suite) boundLetsDrainThrough(t *testing.T) {
+	bound := int32(10)
+	itest.DefaultPolicy(t, s.c, tenancyv1alpha1.TenantPolicySpec{
+		DisruptionBudgets: &tenancyv1alpha1.DisruptionBudgetPolicy{MaxBlockingSeconds: &bound},
+	})
+	t.Cleanup(func() {
+		_ = s.c.Delete(context.Background(), &tenancyv1alpha1.TenantPolicy{ObjectMeta: metav1.ObjectMeta{Name: "default"}})
+	})
+	const ns, app = "bounded", "bounded"
+	itest.MustCreateNS(t, s.tenant, ns)
+	s.deployment(t, ns, app, 2)
+	s.budget(t, ns, app, 0, 0)
+	superNS := s.superNS(ns)
+	victims := s.readyPods(t.Context(), s.super, superNS, app)
+	if len(victims) != 2 {
+		t.Fatalf("super Pods Ready: %v", victims)
+	}
+	sp, err := s.super.PolicyV1().PodDisruptionBudgets(superNS).Get(t.Context(), app, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	held := apimeta.FindStatusCondition(sp.Status.Conditions, policyv1.DisruptionAllowedCondition)
+	if held == nil || held.Status != metav1.ConditionFalse {
+		t.Fatalf("super copy's DisruptionAllowed %+v, want False", held)
+	}
+	s.cordon(t, true)
+	t.Cleanup(func() { s.cordon(t, false) })
+	if err := s.evict(t.Context(), superNS, victims[0]); err == nil {
+		if time.Since(held.LastTransitionTime.Time) < 10*time.Second {
+			t.Fatalf("ATTACK ESCAPED: super Pod %s evicted %v after its budget began to hold, before the bound of 10 s", victims[0], time.Since(held.LastTransitionTime.Time))
+		}
+		t.Skipf("the setup took longer than the bound (%v): the first eviction went through", time.Since(held.LastTransitionTime.Time))
+	} else if !apierrors.IsTooManyRequests(err) {
+		t.Fatalf("first eviction: %v, want 429 TooManyRequests", err)
+	}
+	var evicted, other string
+	itest.Eventually(t, 90*time.Second, "one eviction let through by the bound", func(ctx context.Context) error {
+		for i, v := range victims {
+			if err := s.evict(ctx, superNS, v); err == nil {
+				evicted, other = v, victims[1-i]
+				return nil
+			}
+		}
+		return itest.Errorf("refused")
+	})
+	if d := time.Since(held.LastTransitionTime.Time); d < 9*time.Second {
+		t.Fatalf("ATTACK ESCAPED: %s evicted %v after its budget began to hold, before the bound of 10 s", evicted, d)
+	}
+	t.Logf("%s evicted %v after the budget began to hold", evicted, time.Since(held.LastTransitionTime.Time))
+	// One disruption per bound: the next eviction is refused right after.
+	end := time.Now().Add(4 * time.Second)
+	for time.Now().Before(end) {
+		err := s.evict(t.Context(), superNS, other)
+		if err == nil {
+			t.Fatalf("ATTACK ESCAPED: super Pod %s evicted right after %s: the bound let more than one disruption through", other, evicted)
+		}
+		if !apierrors.IsTooManyRequests(err) {
+			t.Fatalf("second eviction: %v, want 429 TooManyRequests", err)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	itest.WaitEvent(t, s.tenant, ns, app, "PolicyDenied", "maxBlockingSeconds")
 }
 
 // podEvents records the watch events of tenant Pods in a namespace.

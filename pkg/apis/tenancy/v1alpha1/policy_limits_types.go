@@ -124,4 +124,17 @@ type DisruptionBudgetPolicy struct {
 	// as in the tenant. Kept so that existing TenantPolicies stay valid.
 	// +optional
 	AllowBlocking *bool `json:"allowBlocking,omitempty"`
+	// MaxBlockingSeconds bounds how long a tenant budget may hold a super-cluster drain. When
+	// set (over 0), the super copy of a budget that has allowed no disruption (its
+	// DisruptionAllowed condition False, since that condition's lastTransitionTime, as the
+	// super cluster's disruption controller and eviction API set it) for longer than this
+	// while one of its super Pods is on a cordoned (unschedulable) super Node is relaxed to
+	// allow one disruption (minAvailable: its current healthy Pods less one), and the tenant
+	// budget gets a Warning Event (rule disruptionBudget). It protects again as soon as that
+	// disruption is used (the bound then starts over) or no Pod of it is on a cordoned Node:
+	// a drain waits this long for each eviction the budget refuses. Unset or 0 (the default):
+	// off, a budget holds a drain as long as it does in the tenant.
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	MaxBlockingSeconds *int32 `json:"maxBlockingSeconds,omitempty"`
 }
