@@ -4,7 +4,6 @@ import (
 	"context"
 	"log/slog"
 	"math"
-	"runtime/debug"
 	"runtime/metrics"
 	"time"
 
@@ -47,11 +46,11 @@ const releaseThresholdBytes = 4 << 20
 // releaseIdleMemory returns the heap memory freed by a burst to the operating system once the
 // syncer is quiet again: every interval until ctx ends, when fewer than quietSyncs reconciles
 // ran since the last check (processed returns the running total) and the runtime holds more
-// than releaseThresholdBytes of free heap (4 MiB), it calls debug.FreeOSMemory (one garbage
-// collection and a scavenge; tens of milliseconds for a heap of tens of MiB). Without it the
-// Go runtime keeps the heap it grew to during the burst, about twice the live heap, until the
-// background scavenger slowly gives it back. interval 0 turns it off.
-func releaseIdleMemory(ctx context.Context, log logr.Logger, interval time.Duration, quietSyncs int64, processed func() int64) {
+// than releaseThresholdBytes of free heap (4 MiB), it calls release (debug.FreeOSMemory: one
+// garbage collection and a scavenge; tens of milliseconds for a heap of tens of MiB). Without
+// it the Go runtime keeps the heap it grew to during the burst, about twice the live heap, until
+// the background scavenger slowly gives it back. interval 0 turns it off.
+func releaseIdleMemory(ctx context.Context, log logr.Logger, interval time.Duration, quietSyncs int64, processed func() int64, release func()) {
 	if interval <= 0 {
 		return
 	}
@@ -76,7 +75,7 @@ func releaseIdleMemory(ctx context.Context, log logr.Logger, interval time.Durat
 			continue
 		}
 		free := sample[0].Value.Uint64()
-		debug.FreeOSMemory()
+		release()
 		log.V(1).Info("Returned idle heap memory to the operating system", "freeHeapBytes", free)
 	}
 }

@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"runtime"
+	"runtime/debug"
 	"runtime/metrics"
 	"sync/atomic"
 	"testing"
@@ -32,7 +33,7 @@ func makeFreeHeap() {
 // read by each check; while busy it has risen by 1000 (far above 100) at every read, so
 // every check sees a busy syncer whatever the machine's speed.
 func TestReleaseIdleMemory(t *testing.T) {
-	var count, reads atomic.Int64
+	var count, reads, releases atomic.Int64
 	var busy atomic.Bool
 	busy.Store(true)
 	processed := func() int64 {
@@ -46,7 +47,10 @@ func TestReleaseIdleMemory(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		releaseIdleMemory(ctx, logr.Discard(), 100*time.Millisecond, 100, processed)
+		releaseIdleMemory(ctx, logr.Discard(), 100*time.Millisecond, 100, processed, func() {
+			releases.Add(1)
+			debug.FreeOSMemory()
+		})
 	}()
 	defer func() {
 		cancel()
@@ -63,15 +67,17 @@ func TestReleaseIdleMemory(t *testing.T) {
 			t.Fatalf("%d checks in 10 s, want 3 (one every 100 ms)", reads.Load()-n)
 		}
 	}
-	if got := heapFreeBytes(); got < releaseThresholdBytes {
-		t.Errorf("busy: free heap %d → %d bytes; want it kept while reconciles run", before, got)
+	// Released while busy: counted by the release function (the free heap itself is the
+	// process's, which the runtime's scavenger and other tests of the package also change).
+	if n := releases.Load(); n != 0 {
+		t.Errorf("busy: memory released %d times while reconciles ran; want none", n)
 	}
 	busy.Store(false)
 	deadline := time.Now().Add(5 * time.Second)
 	for heapFreeBytes() >= releaseThresholdBytes && time.Now().Before(deadline) {
 		time.Sleep(50 * time.Millisecond)
 	}
-	if got := heapFreeBytes(); got >= releaseThresholdBytes {
-		t.Errorf("quiet: %d bytes of free heap still held after 5 s; want it returned", got)
+	if got := heapFreeBytes(); got >= releaseThresholdBytes || releases.Load() == 0 {
+		t.Errorf("quiet: %d bytes of free heap still held after 5 s (%d releases); want it returned", got, releases.Load())
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"runtime/debug"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -258,7 +259,7 @@ func Run(ctx context.Context, o *options.Options, cfg *rest.Config) error {
 	if err := mgr.Add(s); err != nil {
 		return err
 	}
-	go releaseIdleMemory(ctx, log, o.IdleMemoryRelease, 100, s.Processed)
+	go releaseIdleMemory(ctx, log, o.IdleMemoryRelease, 100, s.Processed, debug.FreeOSMemory)
 	if o.RemediationInterval > 0 {
 		scanner, err := remediation.New(remediation.Options{
 			Interval: o.RemediationInterval, Env: s.Env(), Resources: s.Resources(), Tenants: registry, Queue: s,
