@@ -196,14 +196,7 @@ func (s *suite) drainStopsAtBudget(t *testing.T) {
 // as it does in the tenant.
 func (s *suite) blockingBudgetHolds(t *testing.T) {
 	const ns, app = "frozen", "frozen"
-	itest.MustCreateNS(t, s.tenant, ns)
-	s.deployment(t, ns, app, 2)
-	s.budget(t, ns, app, 0, 0)
-	superNS := s.superNS(ns)
-	victims := s.readyPods(t.Context(), s.super, superNS, app)
-	if len(victims) != 2 {
-		t.Fatalf("super Pods Ready: %v", victims)
-	}
+	superNS, victims := s.frozenPair(t, ns, app)
 	end := time.Now().Add(10 * time.Second)
 	for time.Now().Before(end) {
 		err := s.evict(t.Context(), superNS, victims[0])
@@ -231,14 +224,7 @@ func (s *suite) boundLetsDrainThrough(t *testing.T) {
 		_ = s.c.Delete(context.Background(), &tenancyv1alpha1.TenantPolicy{ObjectMeta: metav1.ObjectMeta{Name: "default"}})
 	})
 	const ns, app = "bounded", "bounded"
-	itest.MustCreateNS(t, s.tenant, ns)
-	s.deployment(t, ns, app, 2)
-	s.budget(t, ns, app, 0, 0)
-	superNS := s.superNS(ns)
-	victims := s.readyPods(t.Context(), s.super, superNS, app)
-	if len(victims) != 2 {
-		t.Fatalf("super Pods Ready: %v", victims)
-	}
+	superNS, victims := s.frozenPair(t, ns, app)
 	sp, err := s.super.PolicyV1().PodDisruptionBudgets(superNS).Get(t.Context(), app, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -415,4 +401,20 @@ func (s *suite) plainDeleteIsLoss(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// frozenPair creates tenant namespace ns with a Deployment app of 2 replicas under a budget
+// with maxUnavailable 0, and returns the super namespace and the names of the 2 Ready super
+// Pods.
+func (s *suite) frozenPair(t *testing.T, ns, app string) (string, []string) {
+	t.Helper()
+	itest.MustCreateNS(t, s.tenant, ns)
+	s.deployment(t, ns, app, 2)
+	s.budget(t, ns, app, 0, 0)
+	superNS := s.superNS(ns)
+	victims := s.readyPods(t.Context(), s.super, superNS, app)
+	if len(victims) != 2 {
+		t.Fatalf("super Pods Ready: %v", victims)
+	}
+	return superNS, victims
 }

@@ -214,21 +214,7 @@ func (s *suite) attackSyncerHeap(t *testing.T) {
 	})
 
 	// Tenant B is unaffected: a new Pod of B syncs to Running.
-	p := basePod("web-during-fill")
-	if _, err := s.b.Client.CoreV1().Pods(bNS).Create(ctx, p, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = s.b.Client.CoreV1().Pods(bNS).Delete(ctx, p.Name, metav1.DeleteOptions{}) }()
-	itest.Eventually(t, 2*time.Minute, "B's new Pod running in the super cluster", func(ctx context.Context) error {
-		sp, err := s.super.CoreV1().Pods(s.bSuperNS).Get(ctx, p.Name, metav1.GetOptions{})
-		if err != nil {
-			return err
-		}
-		if sp.Status.Phase != corev1.PodRunning {
-			return itest.Errorf("phase %s", sp.Status.Phase)
-		}
-		return nil
-	})
+	s.bPodRuns(t, "web-during-fill")
 
 	heapAfter = liveHeap()
 	growth := int64(heapAfter) - int64(h0)
@@ -295,5 +281,27 @@ func deleteAndWaitReadmitted(t *testing.T, what string, synced map[string]bool, 
 			}
 		}
 		return itest.Errorf("none of the %d %s kept out has a super copy", total-len(synced), what)
+	})
+}
+
+// bPodRuns creates Pod name in tenant B (an attack on tenant A must leave B's sync alone) and
+// waits until its super copy is Running; the Pod is deleted when the test ends.
+func (s *suite) bPodRuns(t *testing.T, name string) {
+	t.Helper()
+	ctx := t.Context()
+	p := basePod(name)
+	if _, err := s.b.Client.CoreV1().Pods(bNS).Create(ctx, p, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.b.Client.CoreV1().Pods(bNS).Delete(context.Background(), p.Name, metav1.DeleteOptions{}) })
+	itest.Eventually(t, 2*time.Minute, "B's new Pod running in the super cluster", func(ctx context.Context) error {
+		sp, err := s.super.CoreV1().Pods(s.bSuperNS).Get(ctx, p.Name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if sp.Status.Phase != corev1.PodRunning {
+			return itest.Errorf("phase %s", sp.Status.Phase)
+		}
+		return nil
 	})
 }

@@ -301,21 +301,7 @@ func (s *suite) attackMemoryOtherKinds(t *testing.T) {
 	})
 
 	// Tenant B is unaffected: a new Pod of B syncs to Running.
-	p := basePod("web-during-membound")
-	if _, err := s.b.Client.CoreV1().Pods(bNS).Create(ctx, p, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-		t.Fatal(err)
-	}
-	defer func() { _ = s.b.Client.CoreV1().Pods(bNS).Delete(ctx, p.Name, metav1.DeleteOptions{}) }()
-	itest.Eventually(t, 2*time.Minute, "B's new Pod running in the super cluster", func(ctx context.Context) error {
-		sp, err := s.super.CoreV1().Pods(s.bSuperNS).Get(ctx, p.Name, metav1.GetOptions{})
-		if err != nil {
-			return err
-		}
-		if sp.Status.Phase != corev1.PodRunning {
-			return itest.Errorf("phase %s", sp.Status.Phase)
-		}
-		return nil
-	})
+	s.bPodRuns(t, "web-during-membound")
 
 	// Room again: A deletes the synced fill ServiceAccounts; the ones kept out are synced.
 	synced, err := superFills(ctx)
