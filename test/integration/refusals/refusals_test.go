@@ -187,13 +187,16 @@ func (s *suite) ownerGetsOneEvent(t *testing.T) {
 // show PodScheduled=False with reason QuotaExceeded.
 func (s *suite) scaleAndWaitRefused(t *testing.T, replicas int32, refused int) {
 	t.Helper()
-	ctx := t.Context()
-	scale, err := s.tenant.AppsV1().Deployments(ns).GetScale(ctx, deployment, metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	scale.Spec.Replicas = replicas
-	itest.Created(t)(s.tenant.AppsV1().Deployments(ns).UpdateScale(ctx, deployment, scale, metav1.UpdateOptions{}))
+	// The Deployment controller writes the Deployment too: read and write again on a conflict.
+	itest.Eventually(t, time.Minute, fmt.Sprintf("Deployment %s scaled to %d", deployment, replicas), func(ctx context.Context) error {
+		scale, err := s.tenant.AppsV1().Deployments(ns).GetScale(ctx, deployment, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		scale.Spec.Replicas = replicas
+		_, err = s.tenant.AppsV1().Deployments(ns).UpdateScale(ctx, deployment, scale, metav1.UpdateOptions{})
+		return err
+	})
 	itest.Eventually(t, maxWait, fmt.Sprintf("%d refused Pods", refused), func(ctx context.Context) error {
 		pods, err := s.tenant.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app=" + deployment})
 		if err != nil {
