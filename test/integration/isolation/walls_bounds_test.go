@@ -143,17 +143,7 @@ func (s *suite) attackSyncerHeap(t *testing.T) {
 		t.Fatal(err)
 	}
 	superCopies := func(ctx context.Context) (map[string]bool, error) {
-		l, err := mc.Resource(corev1.SchemeGroupVersion.WithResource("configmaps")).Namespace(s.aSuperNS).List(ctx, metav1.ListOptions{})
-		if err != nil {
-			return nil, err
-		}
-		out := map[string]bool{}
-		for _, cm := range l.Items {
-			if strings.HasPrefix(cm.Name, fillPrefix) {
-				out[cm.Name] = true
-			}
-		}
-		return out, nil
+		return superNamesWithPrefix(ctx, mc, "configmaps", s.aSuperNS, fillPrefix)
 	}
 	defer func() {
 		// Clean up for the subtests after this one.
@@ -304,4 +294,20 @@ func (s *suite) bPodRuns(t *testing.T, name string) {
 		}
 		return nil
 	})
+}
+
+// superNamesWithPrefix lists, by metadata only, the names of the super objects of core resource
+// in super namespace ns that start with prefix.
+func superNamesWithPrefix(ctx context.Context, mc metadata.Interface, resource, ns, prefix string) (map[string]bool, error) {
+	l, err := mc.Resource(corev1.SchemeGroupVersion.WithResource(resource)).Namespace(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]bool{}
+	for _, o := range l.Items {
+		if strings.HasPrefix(o.Name, prefix) {
+			out[o.Name] = true
+		}
+	}
+	return out, nil
 }

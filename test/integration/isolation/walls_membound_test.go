@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/metadata"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
@@ -200,18 +201,12 @@ func (s *suite) attackMemoryOtherKinds(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	mc, err := metadata.NewForConfig(s.env.Super.RESTConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
 	superFills := func(ctx context.Context) (map[string]bool, error) {
-		l, err := s.super.CoreV1().ServiceAccounts(s.aSuperNS).List(ctx, metav1.ListOptions{})
-		if err != nil {
-			return nil, err
-		}
-		out := map[string]bool{}
-		for _, sa := range l.Items {
-			if strings.HasPrefix(sa.Name, memFillPrefix) {
-				out[sa.Name] = true
-			}
-		}
-		return out, nil
+		return superNamesWithPrefix(ctx, mc, "serviceaccounts", s.aSuperNS, memFillPrefix)
 	}
 	escaped := func(ctx context.Context) error {
 		var errs []error
