@@ -168,6 +168,37 @@ func desiredHealthy(pdb *policyv1.PodDisruptionBudget, pods int32) int32 {
 	return expected // neither set: the disruption controller allows nothing
 }
 
+// ReservedSelector returns the refusal (rule disruptionBudget) of tenant PodDisruptionBudget
+// pdb when its selector names a label key in domain (the prefix of the label keys the syncer
+// writes on super objects, e.g. "tenancy.vcsyncer.io", or a subdomain of it), or nil. Such a
+// requirement means one thing among the tenant's Pods and another among their super copies,
+// which carry the syncer's labels: a budget selecting no tenant Pod (so not a second budget
+// there, see SecondBudget) would select every super Pod of its namespace, and the eviction
+// API refuses to evict a Pod under two budgets, so it would hold every drain of them for good.
+func ReservedSelector(pdb *policyv1.PodDisruptionBudget, domain string) *Denial {
+	sel := pdb.Spec.Selector
+	if sel == nil {
+		return nil
+	}
+	keys := make([]string, 0, len(sel.MatchLabels)+len(sel.MatchExpressions))
+	for k := range sel.MatchLabels {
+		keys = append(keys, k)
+	}
+	for _, r := range sel.MatchExpressions {
+		keys = append(keys, r.Key)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		prefix, _, ok := strings.Cut(k, "/")
+		if ok && (prefix == domain || strings.HasSuffix(prefix, "."+domain)) {
+			return Deny(RuleDisruptionBudget, "PodDisruptionBudget %s/%s selects on label key %s, which the syncer sets on super-cluster Pods: "+
+				"its super copy would select other Pods than it does here and could hold the super cluster's drains, so it is not synced; "+
+				"select on the Pods' own labels", pdb.Namespace, pdb.Name, k)
+		}
+	}
+	return nil
+}
+
 // SecondBudget returns the refusal (rule disruptionBudget) of tenant PodDisruptionBudget pdb
 // when a Pod among pods (the tenant Pods of its namespace) that pdb selects is selected by an
 // older budget among others (the budgets of its namespace; pdb itself and budgets being

@@ -187,3 +187,31 @@ func TestSuperBudgetDrainBound(t *testing.T) {
 		})
 	}
 }
+
+func TestReservedSelector(t *testing.T) {
+	const domain = "tenancy.vcsyncer.io"
+	for _, tc := range []struct {
+		name   string
+		sel    *metav1.LabelSelector
+		refuse bool
+	}{
+		{"no selector", nil, false},
+		{"own labels", &metav1.LabelSelector{MatchLabels: map[string]string{"app": "a", "example.com/tier": "db"}}, false},
+		{"look-alike domain", &metav1.LabelSelector{MatchLabels: map[string]string{"nottenancy.vcsyncer.io/x": "1"}}, false},
+		{"unprefixed key named like the domain", &metav1.LabelSelector{MatchLabels: map[string]string{domain: "1"}}, false},
+		{"matchLabels on the syncer's key", &metav1.LabelSelector{MatchLabels: map[string]string{"app": "a", domain + "/managed-by": "vc-syncer"}}, true},
+		{"Exists on the syncer's key", &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: domain + "/tenant-uid", Operator: metav1.LabelSelectorOpExists}}}, true},
+		{"DoesNotExist on a subdomain", &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "x." + domain + "/y", Operator: metav1.LabelSelectorOpDoesNotExist}}}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pdb := &policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "b"}, Spec: policyv1.PodDisruptionBudgetSpec{Selector: tc.sel}}
+			d := ReservedSelector(pdb, domain)
+			if (d != nil) != tc.refuse {
+				t.Fatalf("ReservedSelector = %v, want refused %v", d, tc.refuse)
+			}
+			if d != nil && d.Rule != RuleDisruptionBudget {
+				t.Fatalf("rule %s, want %s", d.Rule, RuleDisruptionBudget)
+			}
+		})
+	}
+}

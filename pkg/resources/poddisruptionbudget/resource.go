@@ -168,9 +168,14 @@ func (r resource) Check(env *resources.Env, c *tenant.Cluster, t, s metav1.Objec
 	return r.Descriptor.Check(env, c, t, s)
 }
 
-// secondBudget returns policy.SecondBudget of tenant budget o over the tenant Pods and budgets
-// of its namespace (from tenant c's caches).
+// secondBudget returns the refusal of tenant budget o that keeps it from a super copy, with a
+// key naming its cause for the Event's once-per-cause record: policy.ReservedSelector
+// ("reserved"), or policy.SecondBudget over the tenant Pods and budgets of its namespace (from
+// tenant c's caches; the older budget's name).
 func secondBudget(c *tenant.Cluster, o *policyv1.PodDisruptionBudget) (string, *policy.Denial) {
+	if d := policy.ReservedSelector(o, conversion.Domain); d != nil {
+		return "reserved", d
+	}
 	others, err := c.Informers.Policy().V1().PodDisruptionBudgets().Lister().PodDisruptionBudgets(o.Namespace).List(labels.Everything())
 	if err != nil || len(others) < 2 {
 		return "", nil

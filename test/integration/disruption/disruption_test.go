@@ -50,6 +50,7 @@ func TestDisruption(t *testing.T) {
 	t.Run("a budget allowing no disruption refuses super evictions", s.blockingBudgetHolds)
 	t.Run("an evicted super Pod is an eviction in the tenant", s.evictionIsEviction)
 	t.Run("a plain super delete stays SuperPodLost", s.plainDeleteIsLoss)
+	t.Run("a budget selecting on the syncer's labels gets no super copy", s.reservedSelectorRefused)
 	// Last: it sets a TenantPolicy bound that would let the drains above through.
 	t.Run("maxBlockingSeconds lets one eviction of a held drain through", s.boundLetsDrainThrough)
 }
@@ -410,6 +411,38 @@ func (s *suite) plainDeleteIsLoss(t *testing.T) {
 			return itest.Errorf("DisruptionTarget %+v", c)
 		}
 		return nil
+	})
+}
+
+// reservedSelectorRefused: a tenant budget whose selector names a label key the syncer writes
+// on super Pods (tenancy.vcsyncer.io/managed-by Exists) selects no tenant Pod, so it is not a
+// second budget in the tenant, but its super copy would select every super Pod of the
+// namespace; the eviction API refuses to evict a Pod under two budgets, so that copy would
+// hold every drain of the namespace's Pods for good. It gets no super copy (a PolicyDenied
+// Warning Event) and the namespace's own budget decides evictions.
+func (s *suite) reservedSelectorRefused(t *testing.T) {
+	const ns, app = "reserved", "reserved"
+	itest.MustCreateNS(t, s.tenant, ns)
+	s.deployment(t, ns, app, 2)
+	s.budget(t, ns, app, 1, 1)
+	zero := intstr.FromInt32(0)
+	itest.Created(t)(s.tenant.PolicyV1().PodDisruptionBudgets(ns).Create(t.Context(), &policyv1.PodDisruptionBudget{
+		ObjectMeta: metav1.ObjectMeta{Name: "sneaky"},
+		Spec: policyv1.PodDisruptionBudgetSpec{MaxUnavailable: &zero, Selector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{
+			{Key: conversion.LabelManagedBy, Operator: metav1.LabelSelectorOpExists},
+		}}},
+	}, metav1.CreateOptions{}))
+	itest.WaitEvent(t, s.tenant, ns, "sneaky", "PolicyDenied", conversion.LabelManagedBy)
+	superNS := s.superNS(ns)
+	if _, err := s.super.PolicyV1().PodDisruptionBudgets(superNS).Get(t.Context(), "sneaky", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Fatalf("ATTACK ESCAPED: super copy of budget sneaky (selecting on %s): %v", conversion.LabelManagedBy, err)
+	}
+	victims := s.readyPods(t.Context(), s.super, superNS, app)
+	if len(victims) != 2 {
+		t.Fatalf("super Pods Ready: %v", victims)
+	}
+	itest.Eventually(t, 30*time.Second, "one eviction allowed by budget "+app, func(ctx context.Context) error {
+		return s.evict(ctx, superNS, victims[0])
 	})
 }
 
