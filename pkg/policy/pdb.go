@@ -168,14 +168,15 @@ func desiredHealthy(pdb *policyv1.PodDisruptionBudget, pods int32) int32 {
 	return expected // neither set: the disruption controller allows nothing
 }
 
-// ReservedSelector returns the refusal (rule disruptionBudget) of tenant PodDisruptionBudget
-// pdb when its selector names a label key in domain (the prefix of the label keys the syncer
-// writes on super objects, e.g. "tenancy.vcsyncer.io", or a subdomain of it), or nil. Such a
-// requirement means one thing among the tenant's Pods and another among their super copies,
-// which carry the syncer's labels: a budget selecting no tenant Pod (so not a second budget
-// there, see SecondBudget) would select every super Pod of its namespace, and the eviction
-// API refuses to evict a Pod under two budgets, so it would hold every drain of them for good.
-func ReservedSelector(pdb *policyv1.PodDisruptionBudget, domain string) *Denial {
+// SelectorNotCopied returns the refusal (rule disruptionBudget) of tenant PodDisruptionBudget
+// pdb when its selector names a label key that copied reports false for (a key the syncer does
+// not copy from tenant Pods to their super copies as it is: its own domain, which it writes
+// itself, and keys outside the metadata allowlist, which it drops), or nil. Such a requirement
+// selects one set among the tenant's Pods and another among their super copies: a budget that
+// selects no tenant Pod (so not a second budget there, see SecondBudget) could select every
+// super Pod of its namespace, and the eviction API refuses to evict a Pod under two budgets,
+// so it would hold every drain of them for good.
+func SelectorNotCopied(pdb *policyv1.PodDisruptionBudget, copied func(key string) bool) *Denial {
 	sel := pdb.Spec.Selector
 	if sel == nil {
 		return nil
@@ -189,11 +190,10 @@ func ReservedSelector(pdb *policyv1.PodDisruptionBudget, domain string) *Denial 
 	}
 	slices.Sort(keys)
 	for _, k := range keys {
-		prefix, _, ok := strings.Cut(k, "/")
-		if ok && (prefix == domain || strings.HasSuffix(prefix, "."+domain)) {
-			return Deny(RuleDisruptionBudget, "PodDisruptionBudget %s/%s selects on label key %s, which the syncer sets on super-cluster Pods: "+
-				"its super copy would select other Pods than it does here and could hold the super cluster's drains, so it is not synced; "+
-				"select on the Pods' own labels", pdb.Namespace, pdb.Name, k)
+		if !copied(k) {
+			return Deny(RuleDisruptionBudget, "PodDisruptionBudget %s/%s selects on label key %s, which the syncer does not copy to super-cluster Pods as it is "+
+				"(its own keys, and keys outside the TenantPolicy's metadata.allowedLabelPrefixes): its super copy would select other Pods than it does here "+
+				"and could hold the super cluster's drains, so it is not synced; select on labels the Pods carry in both clusters", pdb.Namespace, pdb.Name, k)
 		}
 	}
 	return nil

@@ -188,26 +188,27 @@ func TestSuperBudgetDrainBound(t *testing.T) {
 	}
 }
 
-func TestReservedSelector(t *testing.T) {
-	const domain = "tenancy.vcsyncer.io"
+func TestSelectorNotCopied(t *testing.T) {
+	// copied: plain keys and example.com/ are copied; tenancy.vcsyncer.io/ is the syncer's own.
+	copied := func(k string) bool {
+		return !strings.HasPrefix(k, "tenancy.vcsyncer.io/") && KeyAllowed([]string{"", "example.com/"}, k)
+	}
 	for _, tc := range []struct {
 		name   string
 		sel    *metav1.LabelSelector
 		refuse bool
 	}{
 		{"no selector", nil, false},
-		{"own labels", &metav1.LabelSelector{MatchLabels: map[string]string{"app": "a", "example.com/tier": "db"}}, false},
-		{"look-alike domain", &metav1.LabelSelector{MatchLabels: map[string]string{"nottenancy.vcsyncer.io/x": "1"}}, false},
-		{"unprefixed key named like the domain", &metav1.LabelSelector{MatchLabels: map[string]string{domain: "1"}}, false},
-		{"matchLabels on the syncer's key", &metav1.LabelSelector{MatchLabels: map[string]string{"app": "a", domain + "/managed-by": "vc-syncer"}}, true},
-		{"Exists on the syncer's key", &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: domain + "/tenant-uid", Operator: metav1.LabelSelectorOpExists}}}, true},
-		{"DoesNotExist on a subdomain", &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "x." + domain + "/y", Operator: metav1.LabelSelectorOpDoesNotExist}}}, true},
+		{"copied keys", &metav1.LabelSelector{MatchLabels: map[string]string{"app": "a", "example.com/tier": "db"}}, false},
+		{"matchLabels on the syncer's key", &metav1.LabelSelector{MatchLabels: map[string]string{"app": "a", "tenancy.vcsyncer.io/managed-by": "vc-syncer"}}, true},
+		{"Exists on the syncer's key", &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "tenancy.vcsyncer.io/tenant-uid", Operator: metav1.LabelSelectorOpExists}}}, true},
+		{"DoesNotExist on a dropped key", &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "other.io/x", Operator: metav1.LabelSelectorOpDoesNotExist}}}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			pdb := &policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "b"}, Spec: policyv1.PodDisruptionBudgetSpec{Selector: tc.sel}}
-			d := ReservedSelector(pdb, domain)
+			d := SelectorNotCopied(pdb, copied)
 			if (d != nil) != tc.refuse {
-				t.Fatalf("ReservedSelector = %v, want refused %v", d, tc.refuse)
+				t.Fatalf("SelectorNotCopied = %v, want refused %v", d, tc.refuse)
 			}
 			if d != nil && d.Rule != RuleDisruptionBudget {
 				t.Fatalf("rule %s, want %s", d.Rule, RuleDisruptionBudget)

@@ -169,12 +169,13 @@ func (r resource) Check(env *resources.Env, c *tenant.Cluster, t, s metav1.Objec
 }
 
 // secondBudget returns the refusal of tenant budget o that keeps it from a super copy, with a
-// key naming its cause for the Event's once-per-cause record: policy.ReservedSelector
-// ("reserved"), or policy.SecondBudget over the tenant Pods and budgets of its namespace (from
+// key naming its cause for the Event's once-per-cause record: policy.SelectorNotCopied
+// ("selector"), or policy.SecondBudget over the tenant Pods and budgets of its namespace (from
 // tenant c's caches; the older budget's name).
 func secondBudget(c *tenant.Cluster, o *policyv1.PodDisruptionBudget) (string, *policy.Denial) {
-	if d := policy.ReservedSelector(o, conversion.Domain); d != nil {
-		return "reserved", d
+	allowed := c.Policy().Metadata().AllowedLabelPrefixes
+	if d := policy.SelectorNotCopied(o, func(k string) bool { return !resources.IsSilentKey(k) && policy.KeyAllowed(allowed, k) }); d != nil {
+		return "selector", d
 	}
 	others, err := c.Informers.Policy().V1().PodDisruptionBudgets().Lister().PodDisruptionBudgets(o.Namespace).List(labels.Everything())
 	if err != nil || len(others) < 2 {
