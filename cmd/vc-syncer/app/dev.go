@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -102,6 +103,13 @@ func runDev(ctx context.Context, cmd *cobra.Command, o *options.Options, dir str
 	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		holder, _ := os.ReadFile(lock.Name())
 		return fmt.Errorf("another vc-syncer dev (pid %s) is using %s: stop it, or pass a different --dir", strings.TrimSpace(string(holder)), dir)
+	}
+	if err := devPortsFree([]boundFlag{
+		{"metrics-bind-address", o.MetricsBindAddress},
+		{"health-probe-bind-address", o.HealthProbeBindAddress},
+		{"kubelet-bind-address", o.KubeletBindAddress},
+	}); err != nil {
+		return err
 	}
 	_ = lock.Truncate(0)
 	_, _ = lock.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
@@ -239,4 +247,26 @@ func startDevTenantDNS(ctx context.Context, env *localcluster.Environment, progr
 	}
 	b.WriteString("\n")
 	return b.String(), nil
+}
+
+// boundFlag is a listen address and the flag that sets it.
+type boundFlag struct{ flag, addr string }
+
+// devPortsFree returns an error naming the first of addrs (skipping "0" and "", which turn a
+// listener off) that cannot be listened on now, with the flag that moves it, so that a second
+// dev environment on one machine stops before it starts any control plane rather than after.
+// A port freed between this check and the syncer's own listen is not a problem; one taken in
+// between still fails there.
+func devPortsFree(addrs []boundFlag) error {
+	for _, b := range addrs {
+		if b.addr == "0" || b.addr == "" {
+			continue
+		}
+		l, err := net.Listen("tcp", b.addr)
+		if err != nil {
+			return fmt.Errorf("%s is in use (another vc-syncer dev?): stop it, or pass --%s with a free address (\"0\" turns it off): %w", b.addr, b.flag, err)
+		}
+		_ = l.Close()
+	}
+	return nil
 }
