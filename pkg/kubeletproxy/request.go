@@ -25,6 +25,8 @@ const (
 	reasonNotOwned     = "not_owned"
 	reasonBadMethod    = "bad_method"
 	reasonNotConnected = "tenant_not_synced"
+	// reasonTooManyStreams: the tenant already has Options.MaxStreamsPerTenant open (429).
+	reasonTooManyStreams = "too_many_streams"
 )
 
 // target is a parsed kubelet API request: endpoint, tenant namespace, Pod and container

@@ -1,6 +1,7 @@
 package kubeletproxy
 
 import (
+	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -95,7 +96,12 @@ func (f *fixture) seen() []*http.Request {
 	return append([]*http.Request(nil), f.superSaw...)
 }
 
-func newFixture(t *testing.T) *fixture {
+func newFixture(t *testing.T) *fixture { return newFixtureWith(t, nil) }
+
+// newFixtureWith is newFixture with its server Options changed by mutate. Its super
+// apiserver answers a follow=true log request with one line, then holds the stream open
+// until the client goes.
+func newFixtureWith(t *testing.T, mutate func(*Options)) *fixture {
 	f := &fixture{caA: newCA(t, "a"), caB: newCA(t, "b"), caX: newCA(t, "x"), superPods: map[string]*corev1.Pod{}}
 	f.certA, f.certB = f.caA.client(t, x509.ExtKeyUsageClientAuth), f.caB.client(t, x509.ExtKeyUsageClientAuth)
 	super := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -103,6 +109,10 @@ func newFixture(t *testing.T) *fixture {
 		f.superSaw = append(f.superSaw, r.Clone(r.Context()))
 		f.mu.Unlock()
 		_, _ = io.WriteString(w, "hello from the super Pod\n")
+		if r.URL.Query().Get("follow") == "true" {
+			w.(http.Flusher).Flush()
+			<-r.Context().Done()
+		}
 	}))
 	t.Cleanup(super.Close)
 	f.aPod, f.aPod2 = pod("web", "frontend", "uid-a1", "app"), pod("other", "frontend", "uid-a2", "app")
@@ -122,14 +132,18 @@ func newFixture(t *testing.T) *fixture {
 	for _, sp := range []*corev1.Pod{superCopy("tenant-a", "tuid-a", f.aPod), superCopy("tenant-b", "tuid-b", f.bPod)} {
 		f.superPods[sp.Namespace+"/"+sp.Name] = sp
 	}
-	srv, err := New(Options{
+	o := Options{
 		Tenants: func() []Tenant { return f.tenants },
 		SuperPod: func(ns, name string) (metav1.Object, bool) {
 			p, ok := f.superPods[ns+"/"+name]
 			return p, ok
 		},
 		Super: &rest.Config{Host: super.URL, BearerToken: "super-token", TLSClientConfig: rest.TLSClientConfig{Insecure: true}},
-	})
+	}
+	if mutate != nil {
+		mutate(&o)
+	}
+	srv, err := New(o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,7 +152,10 @@ func newFixture(t *testing.T) *fixture {
 }
 
 func (f *fixture) do(target string, cert *x509.Certificate, hdr map[string]string) *httptest.ResponseRecorder {
-	r := httptest.NewRequest(http.MethodGet, target, nil)
+	// A stream the server wrongly forwards ends after 10s instead of hanging the test.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	r := httptest.NewRequest(http.MethodGet, target, nil).WithContext(ctx)
 	if cert != nil {
 		r.TLS = &tls.ConnectionState{PeerCertificates: []*x509.Certificate{cert}}
 	} else {
