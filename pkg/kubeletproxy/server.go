@@ -229,6 +229,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
 		return
 	}
+	if tgt.endpoint == EndpointContainerLogs {
+		if err := checkLogQuery(r.URL.Query()); err != nil {
+			metrics.KubeletRequest(t.Name, tgt.endpoint, reasonBadQuery)
+			http.Error(w, "Bad Request: "+err.Error(), http.StatusBadRequest)
+			return
+		}
+	}
 	superNS, code, reason := s.check(t, tgt)
 	if code != 0 {
 		metrics.KubeletRequest(t.Name, tgt.endpoint, reason)

@@ -280,3 +280,56 @@ func TestRefusals(t *testing.T) {
 		})
 	}
 }
+
+func TestLogQueryAllowlist(t *testing.T) {
+	cases := map[string]struct {
+		query    string
+		wantCode int
+		want     map[string]string // forwarded parameters (all of them, container aside)
+	}{
+		"follow, tail, previous, timestamps, limit, since": {
+			query:    "follow=1&previous=true&tailLines=5&timestamps=true&limitBytes=100&sinceSeconds=10&insecureSkipTLSVerifyBackend=true&pretty=true",
+			wantCode: 200,
+			want:     map[string]string{"follow": "true", "previous": "true", "tailLines": "5", "timestamps": "true", "limitBytes": "100", "sinceSeconds": "10"},
+		},
+		"sinceTime":              {query: "sinceTime=2026-12-06T10:00:00Z", wantCode: 200, want: map[string]string{"sinceTime": "2026-12-06T10:00:00Z"}},
+		"false flags":            {query: "follow=false&previous=0", wantCode: 200, want: map[string]string{"follow": "false", "previous": "false"}},
+		"tailLines not a number": {query: "tailLines=abc", wantCode: 400},
+		"negative limitBytes":    {query: "limitBytes=-1", wantCode: 400},
+		"tailLines twice":        {query: "tailLines=5&tailLines=6", wantCode: 400},
+		"follow not a boolean":   {query: "follow=maybe", wantCode: 400},
+		"sinceTime not RFC 3339": {query: "sinceTime=yesterday", wantCode: 400},
+		"sinceSeconds zero":      {query: "sinceSeconds=0", wantCode: 400},
+		"huge tailLines":         {query: "tailLines=99999999999999999999999", wantCode: 400},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			f := newFixture(t)
+			before := metrics.KubeletRequests("tenant-a", EndpointContainerLogs, reasonBadQuery)
+			w := f.do("/containerLogs/web/frontend/app?"+tc.query, f.certA, nil)
+			if w.Code != tc.wantCode {
+				t.Fatalf("code %d, want %d (body %q)", w.Code, tc.wantCode, w.Body.String())
+			}
+			saw := f.seen()
+			if tc.wantCode != 200 {
+				if len(saw) != 0 {
+					t.Errorf("forwarded %d requests, want none", len(saw))
+				}
+				if d := metrics.KubeletRequests("tenant-a", EndpointContainerLogs, reasonBadQuery) - before; d != 1 {
+					t.Errorf("requests_total{result=%q} rose by %v, want 1", reasonBadQuery, d)
+				}
+				return
+			}
+			q := saw[0].URL.Query()
+			q.Del("container")
+			if len(q) != len(tc.want) {
+				t.Errorf("forwarded query %v, want %v", q, tc.want)
+			}
+			for k, v := range tc.want {
+				if got := q[k]; len(got) != 1 || got[0] != v {
+					t.Errorf("%s = %v, want %q", k, got, v)
+				}
+			}
+		})
+	}
+}
