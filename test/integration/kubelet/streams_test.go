@@ -1,6 +1,7 @@
 package kubelet_test
 
 import (
+	"bufio"
 	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
@@ -271,4 +272,61 @@ func newCAPEM(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}))
+}
+
+// testLogOptions: `kubectl logs -f`, `--tail` and `--previous` through the tenant apiserver.
+func testLogOptions(t *testing.T, super, t1 *localcluster.ControlPlane) {
+	nonce := strconv.FormatInt(time.Now().UnixNano(), 36)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+
+	t.Run("follow", func(t *testing.T) {
+		rc, err := t1.Client.CoreV1().Pods("web").GetLogs("frontend", &corev1.PodLogOptions{Container: "app", Follow: true}).Stream(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rc.Close()
+		want := "followed-" + nonce
+		seen := make(chan struct{})
+		go func() {
+			sc := bufio.NewScanner(rc)
+			for sc.Scan() {
+				if strings.Contains(sc.Text(), want) {
+					close(seen)
+					return
+				}
+			}
+		}()
+		waitOpen(t, t1.Name, 1) // the stream is open before the line is written
+		if err := super.AppendPodLog(want); err != nil {
+			t.Fatal(err)
+		}
+		if !within(seen, 30*time.Second) {
+			t.Errorf("logs -f did not show %q written after it started, within 30s", want)
+		}
+	})
+	t.Run("tail", func(t *testing.T) {
+		a, b := "tail-a-"+nonce, "tail-b-"+nonce
+		if err := super.AppendPodLog(a, b); err != nil {
+			t.Fatal(err)
+		}
+		one := int64(1)
+		out, err := t1.Client.CoreV1().Pods("web").GetLogs("frontend", &corev1.PodLogOptions{Container: "app", TailLines: &one}).DoRaw(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(out), b) || strings.Contains(string(out), a) || strings.Contains(string(out), "hello from the super cluster") {
+			t.Errorf("logs --tail=1: %q, want the last line %q only", out, b)
+		}
+	})
+	t.Run("previous", func(t *testing.T) {
+		// kwok serves the same file as the previous container's log.
+		out, err := t1.Client.CoreV1().Pods("web").GetLogs("frontend", &corev1.PodLogOptions{Container: "app", Previous: true}).DoRaw(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(out), "hello from the super cluster") {
+			t.Errorf("logs --previous: %q", out)
+		}
+	})
 }
