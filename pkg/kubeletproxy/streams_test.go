@@ -16,21 +16,22 @@ import (
 	"github.com/vcsyncer/syncer/pkg/metrics"
 )
 
-// openStream starts a follow=true log request of cert in the background. The returned
+// openStream starts a follow=true log request (logs -f of web/frontend/app) of cert in the background. The returned
 // function cancels it (the caller going away); done is closed when ServeHTTP returned.
-func (f *fixture) openStream(t *testing.T, target string, cert *x509.Certificate) (cancel func(), done <-chan struct{}, w *httptest.ResponseRecorder) {
+func (f *fixture) openStream(t *testing.T, cert *x509.Certificate) (cancel func(), done <-chan struct{}) {
 	t.Helper()
+	const target = "/containerLogs/web/frontend/app?follow=true"
 	ctx, cancelCtx := context.WithCancel(context.Background())
 	r := httptest.NewRequest(http.MethodGet, target, nil).WithContext(ctx)
 	r.TLS = &tls.ConnectionState{PeerCertificates: []*x509.Certificate{cert}}
-	w = httptest.NewRecorder()
+	w := httptest.NewRecorder()
 	ch := make(chan struct{})
 	go func() {
 		defer close(ch)
 		f.srv.ServeHTTP(w, r)
 	}()
 	t.Cleanup(func() { cancelCtx(); <-ch })
-	return cancelCtx, ch, w
+	return cancelCtx, ch
 }
 
 // waitFor polls cond until it holds or the deadline passes.
@@ -57,8 +58,8 @@ func closedWithin(ch <-chan struct{}, d time.Duration) bool {
 func TestStreamLimitPerTenant(t *testing.T) {
 	f := newFixtureWith(t, func(o *Options) { o.MaxStreamsPerTenant = 2 })
 	const follow = "/containerLogs/web/frontend/app?follow=true"
-	cancel1, done1, _ := f.openStream(t, follow, f.certA)
-	_, _, _ = f.openStream(t, follow, f.certA)
+	cancel1, done1 := f.openStream(t, f.certA)
+	_, _ = f.openStream(t, f.certA)
 	waitFor(t, "two open streams of tenant-a", func() bool { return f.srv.OpenStreams("tenant-a") == 2 })
 
 	refused := metrics.KubeletRequests("tenant-a", EndpointContainerLogs, reasonTooManyStreams)
@@ -117,9 +118,8 @@ func TestStreamsRevoked(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			f := newFixture(t)
-			const follow = "/containerLogs/web/frontend/app?follow=true"
-			_, doneA, _ := f.openStream(t, follow, f.certA)
-			_, doneB, _ := f.openStream(t, follow, f.certB)
+			_, doneA := f.openStream(t, f.certA)
+			_, doneB := f.openStream(t, f.certB)
 			waitFor(t, "one open stream per tenant", func() bool {
 				return f.srv.OpenStreams("tenant-a") == 1 && f.srv.OpenStreams("tenant-b") == 1
 			})
@@ -158,7 +158,12 @@ func (f *fixture) serve(t *testing.T) string {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- f.srv.serve(ctx, ln) }()
-	t.Cleanup(func() { cancel(); <-done })
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("serve: %v", err)
+		}
+	})
 	return ln.Addr().String()
 }
 
@@ -173,7 +178,7 @@ func closedByServer(conn net.Conn, d time.Duration) bool {
 			continue
 		}
 		var ne net.Error
-		return !(errors.As(err, &ne) && ne.Timeout())
+		return !errors.As(err, &ne) || !ne.Timeout()
 	}
 }
 

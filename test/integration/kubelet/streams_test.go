@@ -76,11 +76,12 @@ func ended(resp *http.Response) <-chan struct{} {
 	return ch
 }
 
-func within(ch <-chan struct{}, d time.Duration) bool {
+// within30s reports whether ch is closed within 30 seconds.
+func within30s(ch <-chan struct{}) bool {
 	select {
 	case <-ch:
 		return true
-	case <-time.After(d):
+	case <-time.After(30 * time.Second):
 		return false
 	}
 }
@@ -183,10 +184,10 @@ func testStreamsEndOnCAChange(t *testing.T, k *kubeletAPI, c client.Client, t1 *
 	before := metrics.KubeletStreamsRevokedCount(kubeletproxy.RevokedCredentialsChanged)
 	setKubeletCA(t, c, t1.Name, newCAPEM(t))
 	t.Cleanup(func() { setKubeletCA(t, c, t1.Name, string(t1.KubeletClientCA)) })
-	if !within(logsEnded, 30*time.Second) {
+	if !within30s(logsEnded) {
 		t.Error("logs -f still open 30s after the CA changed")
 	}
-	if !within(execEnded, 30*time.Second) {
+	if !within30s(execEnded) {
 		t.Error("exec still open 30s after the CA changed")
 	} else if execErr == nil {
 		t.Log("exec ended without an error")
@@ -216,7 +217,7 @@ func testStreamsEndOnRemoval(t *testing.T, k *kubeletAPI, c client.Client, t2 *l
 	if err := c.Delete(context.Background(), &tenancyv1alpha1.Tenant{ObjectMeta: metav1.ObjectMeta{Name: t2.Name}}); err != nil {
 		t.Fatal(err)
 	}
-	if !within(logsEnded, 30*time.Second) {
+	if !within30s(logsEnded) {
 		t.Error("logs -f still open 30s after the Tenant was deleted")
 	}
 	if d := metrics.KubeletStreamsRevokedCount(kubeletproxy.RevokedTenantRemoved) - before; d != 1 {
@@ -301,7 +302,7 @@ func testLogOptions(t *testing.T, super, t1 *localcluster.ControlPlane) {
 		if err := super.AppendPodLog(want); err != nil {
 			t.Fatal(err)
 		}
-		if !within(seen, 30*time.Second) {
+		if !within30s(seen) {
 			t.Errorf("logs -f did not show %q written after it started, within 30s", want)
 		}
 	})
