@@ -287,10 +287,11 @@ func TestLogQueryAllowlist(t *testing.T) {
 		wantCode int
 		want     map[string]string // forwarded parameters (all of them, container aside)
 	}{
-		"follow, tail, previous, timestamps, limit, since": {
-			query:    "follow=1&previous=true&tailLines=5&timestamps=true&limitBytes=100&sinceSeconds=10&insecureSkipTLSVerifyBackend=true&pretty=true",
+		"flags, tail, limit, since": {
+			// (follow=true is TestStreamLimitPerTenant's: the fixture holds such a stream open.)
+			query:    "follow=f&previous=true&tailLines=5&timestamps=1&limitBytes=100&sinceSeconds=10&insecureSkipTLSVerifyBackend=true&pretty=true",
 			wantCode: 200,
-			want:     map[string]string{"follow": "true", "previous": "true", "tailLines": "5", "timestamps": "true", "limitBytes": "100", "sinceSeconds": "10"},
+			want:     map[string]string{"follow": "false", "previous": "true", "tailLines": "5", "timestamps": "true", "limitBytes": "100", "sinceSeconds": "10"},
 		},
 		"sinceTime":              {query: "sinceTime=2026-12-06T10:00:00Z", wantCode: 200, want: map[string]string{"sinceTime": "2026-12-06T10:00:00Z"}},
 		"false flags":            {query: "follow=false&previous=0", wantCode: 200, want: map[string]string{"follow": "false", "previous": "false"}},

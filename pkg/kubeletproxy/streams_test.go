@@ -60,7 +60,9 @@ func TestStreamLimitPerTenant(t *testing.T) {
 	const follow = "/containerLogs/web/frontend/app?follow=true"
 	cancel1, done1 := f.openStream(t, f.certA)
 	_, _ = f.openStream(t, f.certA)
-	waitFor(t, "two open streams of tenant-a", func() bool { return f.srv.OpenStreams("tenant-a") == 2 })
+	waitFor(t, "two open streams of tenant-a, both at the super apiserver", func() bool {
+		return f.srv.OpenStreams("tenant-a") == 2 && len(f.seen()) == 2
+	})
 
 	refused := metrics.KubeletRequests("tenant-a", EndpointContainerLogs, reasonTooManyStreams)
 	forwarded := len(f.seen())
