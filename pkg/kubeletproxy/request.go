@@ -100,7 +100,9 @@ var queryAllowlist = map[string]map[string]string{
 		"stdin": "stdin", "stdout": "stdout", "stderr": "stderr"},
 	EndpointAttach: {"input": "stdin", "output": "stdout", "error": "stderr", "tty": "tty",
 		"stdin": "stdin", "stdout": "stdout", "stderr": "stderr"},
-	EndpointPortForward: {"port": "port", "ports": "ports"},
+	// A tenant apiserver sends port=<p1>,<p2> (api.PortHeader); the super apiserver reads
+	// ports=<p>, once per port (forwardQuery splits the list).
+	EndpointPortForward: {"port": "ports", "ports": "ports"},
 }
 
 // boolParams are the flags, sent on as "true" or "false".
@@ -110,6 +112,24 @@ var boolParams = map[string]bool{"stdin": true, "stdout": true, "stderr": true, 
 // logParamMin is, for each numeric log parameter, its least valid value (as the apiserver
 // validates PodLogOptions).
 var logParamMin = map[string]int64{"tailLines": 0, "limitBytes": 1, "sinceSeconds": 1}
+
+// portList returns the ports of the port-forward parameters of q (port and ports, each a
+// comma-separated list), each checked to be 1–65535.
+func portList(q url.Values) ([]string, error) {
+	var out []string
+	for _, name := range []string{"port", "ports"} {
+		for _, v := range q[name] {
+			for _, p := range strings.Split(v, ",") {
+				n, err := strconv.ParseUint(p, 10, 16)
+				if err != nil || n == 0 {
+					return nil, fmt.Errorf("%s=%q is not a list of ports 1-65535", name, v)
+				}
+				out = append(out, strconv.FormatUint(n, 10))
+			}
+		}
+	}
+	return out, nil
+}
 
 // checkLogQuery checks the values of the allowlisted log parameters of q: each at most once;
 // follow, previous and timestamps booleans; tailLines, limitBytes and sinceSeconds integers

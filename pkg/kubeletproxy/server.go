@@ -229,8 +229,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
 		return
 	}
-	if tgt.endpoint == EndpointContainerLogs {
-		if err := checkLogQuery(r.URL.Query()); err != nil {
+	if tgt.endpoint == EndpointContainerLogs || tgt.endpoint == EndpointPortForward {
+		check := checkLogQuery
+		if tgt.endpoint == EndpointPortForward {
+			check = func(q url.Values) error { _, err := portList(q); return err }
+		}
+		if err := check(r.URL.Query()); err != nil {
 			metrics.KubeletRequest(t.Name, tgt.endpoint, reasonBadQuery)
 			http.Error(w, "Bad Request: "+err.Error(), http.StatusBadRequest)
 			return
@@ -371,6 +375,12 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, tgt target, sup
 // container.
 func forwardQuery(q url.Values, tgt target) url.Values {
 	out := url.Values{}
+	if tgt.endpoint == EndpointPortForward {
+		if ports, err := portList(q); err == nil && len(ports) > 0 {
+			out["ports"] = ports
+		}
+		return out
+	}
 	for k, vs := range q {
 		name, ok := queryAllowlist[tgt.endpoint][k]
 		if !ok {

@@ -334,3 +334,61 @@ func TestLogQueryAllowlist(t *testing.T) {
 		})
 	}
 }
+
+// A tenant apiserver asks a kubelet for port-forward with port=<p1>,<p2> (api.PortHeader, the
+// ports joined by commas); the super apiserver's pods/portforward reads ports=<p> (one
+// value each, PodPortForwardOptions.Ports).
+func TestPortForwardQueryTranslated(t *testing.T) {
+	cases := map[string]struct {
+		query     string
+		wantCode  int
+		wantPorts []string
+	}{
+		"one port":            {query: "port=8080", wantCode: 200, wantPorts: []string{"8080"}},
+		"two ports":           {query: "port=80,443", wantCode: 200, wantPorts: []string{"80", "443"}},
+		"none (SPDY headers)": {query: "", wantCode: 200},
+		"port zero":           {query: "port=0", wantCode: 400},
+		"port too large":      {query: "port=65536", wantCode: 400},
+		"not a number":        {query: "port=http", wantCode: 400},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			f := newFixture(t)
+			w := f.do("/portForward/web/frontend?"+tc.query, f.certA, nil)
+			if w.Code != tc.wantCode {
+				t.Fatalf("code %d, want %d (body %q)", w.Code, tc.wantCode, w.Body.String())
+			}
+			saw := f.seen()
+			if tc.wantCode != 200 {
+				if len(saw) != 0 {
+					t.Errorf("forwarded %d requests, want none", len(saw))
+				}
+				return
+			}
+			r := saw[0]
+			if want := "/api/v1/namespaces/" + conversion.SuperNamespace("tenant-a", "tuid-a", "web") + "/pods/frontend/portforward"; r.URL.Path != want {
+				t.Errorf("path %q, want %q", r.URL.Path, want)
+			}
+			q := r.URL.Query()
+			if got := q["ports"]; strings.Join(got, " ") != strings.Join(tc.wantPorts, " ") || q.Has("port") || q.Has("container") {
+				t.Errorf("query %v, want ports %v", q, tc.wantPorts)
+			}
+		})
+	}
+}
+
+func TestAttachQueryTranslated(t *testing.T) {
+	f := newFixture(t)
+	w := f.do("/attach/web/frontend/app?input=1&output=1&error=0&tty=1&command=sh", f.certA, nil)
+	if w.Code != http.StatusOK {
+		t.Fatalf("code %d body %q", w.Code, w.Body.String())
+	}
+	r := f.seen()[0]
+	if want := "/api/v1/namespaces/" + conversion.SuperNamespace("tenant-a", "tuid-a", "web") + "/pods/frontend/attach"; r.URL.Path != want {
+		t.Errorf("path %q, want %q", r.URL.Path, want)
+	}
+	q := r.URL.Query()
+	if q.Get("stdin") != "true" || q.Get("stdout") != "true" || q.Get("stderr") != "false" || q.Get("tty") != "true" || q.Get("container") != "app" || q.Has("command") {
+		t.Errorf("query %v", q)
+	}
+}
