@@ -43,10 +43,12 @@ func TestKubeletAPI(t *testing.T) {
 	itest.WaitRunning(t, c, t2.Name)
 	uid1 := itest.TenantUID(t, c, t1.Name)
 
-	for _, tc := range []*localcluster.ControlPlane{t1, t2} {
+	// Tenant 1's web/frontend; tenant 2's web/backend (so that tenant 2's certificate naming
+	// web/frontend names no Pod of its own).
+	for tc, name := range map[*localcluster.ControlPlane]string{t1: "frontend", t2: t2Pod} {
 		itest.MustCreateNS(t, tc.Client, "web")
 		itest.Created(t)(tc.Client.CoreV1().Pods("web").Create(ctx, &corev1.Pod{
-			ObjectMeta: metav1.ObjectMeta{Name: "frontend"},
+			ObjectMeta: metav1.ObjectMeta{Name: name},
 			Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "nginx"}}},
 		}, metav1.CreateOptions{}))
 	}
@@ -69,7 +71,7 @@ func TestKubeletAPI(t *testing.T) {
 		return nil
 	})
 	itest.Eventually(t, 2*time.Minute, "tenant 2's Pod Running", func(ctx context.Context) error {
-		tp, err := t2.Client.CoreV1().Pods("web").Get(ctx, "frontend", metav1.GetOptions{})
+		tp, err := t2.Client.CoreV1().Pods("web").Get(ctx, t2Pod, metav1.GetOptions{})
 		if err != nil {
 			return err
 		}

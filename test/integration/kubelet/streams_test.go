@@ -35,6 +35,9 @@ import (
 // streamLimit is the syncer's --kubelet-max-streams-per-tenant in this suite.
 const streamLimit = 3
 
+// t2Pod is tenant 2's Pod in its namespace web (tenant 1's is frontend).
+const t2Pod = "backend"
+
 // kubeletAPI is the syncer's kubelet API as the tests reach it directly.
 type kubeletAPI struct {
 	url  string
@@ -54,11 +57,11 @@ func streamClient(t *testing.T, tc *localcluster.ControlPlane) *http.Client {
 	return &http.Client{Transport: &http.Transport{TLSClientConfig: cfg, DisableKeepAlives: true}}
 }
 
-// follow opens `logs -f` of web/frontend/app on the kubelet API with hc and returns the
+// follow opens `logs -f` of web/<pod>/app on the kubelet API with hc and returns the
 // response (status checked by the caller; the body is closed at the end of the test).
-func (k *kubeletAPI) follow(t *testing.T, hc *http.Client) *http.Response {
+func (k *kubeletAPI) follow(t *testing.T, hc *http.Client, pod string) *http.Response {
 	t.Helper()
-	resp, err := hc.Get(k.url + "/containerLogs/web/frontend/app?follow=true")
+	resp, err := hc.Get(k.url + "/containerLogs/web/" + pod + "/app?follow=true")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +119,7 @@ func testStreamLimit(t *testing.T, k *kubeletAPI, t1 *localcluster.ControlPlane)
 	hc := streamClient(t, t1)
 	var open []*http.Response
 	for i := 0; i < streamLimit; i++ {
-		resp := k.follow(t, hc)
+		resp := k.follow(t, hc, "frontend")
 		if resp.StatusCode != http.StatusOK {
 			t.Fatalf("stream %d: code %d", i+1, resp.StatusCode)
 		}
@@ -125,7 +128,7 @@ func testStreamLimit(t *testing.T, k *kubeletAPI, t1 *localcluster.ControlPlane)
 	waitOpen(t, t1.Name, streamLimit)
 
 	refused := metrics.KubeletRequests(t1.Name, "containerLogs", "too_many_streams") + metrics.KubeletRequests(t1.Name, "exec", "too_many_streams")
-	resp := k.follow(t, hc)
+	resp := k.follow(t, hc, "frontend")
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
 	if resp.StatusCode != http.StatusTooManyRequests || !strings.Contains(string(body), strconv.Itoa(streamLimit)+" open streams") {
 		t.Errorf("stream %d: code %d body %q, want 429 naming the limit", streamLimit+1, resp.StatusCode, body)
@@ -166,7 +169,7 @@ func testStreamLimit(t *testing.T, k *kubeletAPI, t1 *localcluster.ControlPlane)
 // certificate; then the CA is restored.
 func testStreamsEndOnCAChange(t *testing.T, k *kubeletAPI, c client.Client, t1 *localcluster.ControlPlane) {
 	waitClosed(t, t1.Name)
-	resp := k.follow(t, streamClient(t, t1))
+	resp := k.follow(t, streamClient(t, t1), "frontend")
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("logs -f: code %d", resp.StatusCode)
 	}
@@ -207,7 +210,7 @@ func testStreamsEndOnCAChange(t *testing.T, k *kubeletAPI, c client.Client, t1 *
 // testStreamsEndOnRemoval: a `logs -f` stream of tenant t2 ends when its Tenant is deleted.
 func testStreamsEndOnRemoval(t *testing.T, k *kubeletAPI, c client.Client, t2 *localcluster.ControlPlane) {
 	waitClosed(t, t2.Name)
-	resp := k.follow(t, streamClient(t, t2))
+	resp := k.follow(t, streamClient(t, t2), t2Pod)
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("logs -f: code %d", resp.StatusCode)
 	}
