@@ -37,6 +37,25 @@
 // thus reaches only its own synced Pods, whatever names it sends. Each outcome is counted in
 // vcsyncer_kubelet_requests_total{tenant,endpoint,result}.
 //
+// Query parameters are allowlisted per endpoint and their values checked: the log flags
+// (follow, previous, timestamps) are booleans, tailLines, limitBytes and sinceSeconds
+// integers in range, sinceTime RFC 3339, each at most once; port-forward ports 1–65535 (the
+// tenant apiserver's port=<p1>,<p2> becomes the super apiserver's ports=<p>, once each).
+// Another value is answered 400 (result bad_query), never forwarded.
+//
+// Tenants are hostile, so what one can hold is bounded. Every forwarded request holds one of
+// the tenant's Options.MaxStreamsPerTenant places (default 32) until it ends: a log read,
+// `logs -f`, exec, attach, port-forward. One more is answered 429 with a message naming the
+// limit (result too_many_streams); vcsyncer_kubelet_open_streams{tenant} shows the count.
+// The server closes keep-alive connections idle for IdleTimeout (90s) and connections
+// without a TLS handshake and request headers after ReadHeaderTimeout (10s). Every
+// RevalidateInterval (2s) the client certificate of each open stream is verified again
+// against the current Tenants: a stream whose certificate no longer names its tenant alone
+// (the Tenant was removed or re-created, its spec.kubeletClientCA changed, or another
+// Tenant's CA verifies it too) is ended, its request context cancelled and, for an upgraded
+// stream, its hijacked connection closed (http.Server.Close never closes those), and counted
+// in vcsyncer_kubelet_streams_revoked_total{reason}.
+//
 // # Implementation considerations
 //
 // Forwarding through the super apiserver, not to the super Node's kubelet, needs no kubelet

@@ -1,8 +1,12 @@
 package kubeletproxy
 
 import (
+	"fmt"
 	"net/http"
+	"net/url"
+	"strconv"
 	"strings"
+	"time"
 
 	"k8s.io/apimachinery/pkg/util/validation"
 )
@@ -25,6 +29,11 @@ const (
 	reasonNotOwned     = "not_owned"
 	reasonBadMethod    = "bad_method"
 	reasonNotConnected = "tenant_not_synced"
+	// reasonTooManyStreams: the tenant already has Options.MaxStreamsPerTenant open (429).
+	reasonTooManyStreams = "too_many_streams"
+	// reasonBadQuery: an allowlisted query parameter with a value the kubelet would not
+	// accept (400).
+	reasonBadQuery = "bad_query"
 )
 
 // target is a parsed kubelet API request: endpoint, tenant namespace, Pod and container
@@ -91,11 +100,68 @@ var queryAllowlist = map[string]map[string]string{
 		"stdin": "stdin", "stdout": "stdout", "stderr": "stderr"},
 	EndpointAttach: {"input": "stdin", "output": "stdout", "error": "stderr", "tty": "tty",
 		"stdin": "stdin", "stdout": "stdout", "stderr": "stderr"},
-	EndpointPortForward: {"port": "port", "ports": "ports"},
+	// A tenant apiserver sends port=<p1>,<p2> (api.PortHeader); the super apiserver reads
+	// ports=<p>, once per port (forwardQuery splits the list).
+	EndpointPortForward: {"port": "ports", "ports": "ports"},
 }
 
-// boolParams are the stream flags, sent on as "true" or "false".
-var boolParams = map[string]bool{"stdin": true, "stdout": true, "stderr": true, "tty": true}
+// boolParams are the flags, sent on as "true" or "false".
+var boolParams = map[string]bool{"stdin": true, "stdout": true, "stderr": true, "tty": true,
+	"follow": true, "previous": true, "timestamps": true}
+
+// logParamMin is, for each numeric log parameter, its least valid value (as the apiserver
+// validates PodLogOptions).
+var logParamMin = map[string]int64{"tailLines": 0, "limitBytes": 1, "sinceSeconds": 1}
+
+// portList returns the ports of the port-forward parameters of q (port and ports, each a
+// comma-separated list), each checked to be 1–65535.
+func portList(q url.Values) ([]string, error) {
+	var out []string
+	for _, name := range []string{"port", "ports"} {
+		for _, v := range q[name] {
+			for _, p := range strings.Split(v, ",") {
+				n, err := strconv.ParseUint(p, 10, 16)
+				if err != nil || n == 0 {
+					return nil, fmt.Errorf("%s=%q is not a list of ports 1-65535", name, v)
+				}
+				out = append(out, strconv.FormatUint(n, 10))
+			}
+		}
+	}
+	return out, nil
+}
+
+// checkLogQuery checks the values of the allowlisted log parameters of q: each at most once;
+// follow, previous and timestamps booleans; tailLines, limitBytes and sinceSeconds integers
+// within range; sinceTime RFC 3339. The error names the first invalid one.
+func checkLogQuery(q url.Values) error {
+	for name := range queryAllowlist[EndpointContainerLogs] {
+		vs, ok := q[name]
+		if !ok {
+			continue
+		}
+		if len(vs) != 1 {
+			return fmt.Errorf("%s given %d times", name, len(vs))
+		}
+		v := vs[0]
+		switch {
+		case boolParams[name]:
+			if _, err := strconv.ParseBool(v); err != nil {
+				return fmt.Errorf("%s=%q is not a boolean", name, v)
+			}
+		case name == "sinceTime":
+			if _, err := time.Parse(time.RFC3339, v); err != nil {
+				return fmt.Errorf("sinceTime=%q is not an RFC 3339 time", v)
+			}
+		default:
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil || n < logParamMin[name] {
+				return fmt.Errorf("%s=%q is not an integer of at least %d", name, v, logParamMin[name])
+			}
+		}
+	}
+	return nil
+}
 
 // subresource is the super Pod subresource that serves endpoint.
 var subresource = map[string]string{

@@ -61,7 +61,32 @@ type Options struct {
 	CertFile, KeyFile string
 	// AdvertisedHost is the address the vNodes advertise, put in a generated certificate.
 	AdvertisedHost string
+	// MaxStreamsPerTenant bounds the requests forwarded for one tenant at a time (logs,
+	// exec, attach and port-forward streams); one past it is answered 429. Defaults to
+	// DefaultMaxStreamsPerTenant.
+	MaxStreamsPerTenant int
+	// IdleTimeout closes a keep-alive connection idle this long. Defaults to 90s.
+	IdleTimeout time.Duration
+	// ReadHeaderTimeout closes a connection that has not completed its TLS handshake and
+	// request headers this long after it opened. Defaults to 10s.
+	ReadHeaderTimeout time.Duration
+	// RevalidateInterval is how often open streams are checked against the current Tenants:
+	// a stream whose client certificate no longer names its tenant (Tenant removed,
+	// spec.kubeletClientCA changed) is closed. Defaults to 2s.
+	RevalidateInterval time.Duration
 }
+
+// DefaultMaxStreamsPerTenant is the default of Options.MaxStreamsPerTenant.
+const DefaultMaxStreamsPerTenant = 32
+
+// Reasons of vcsyncer_kubelet_streams_revoked_total.
+const (
+	// RevokedTenantRemoved: no Tenant of the stream's tenant name and UID is registered now.
+	RevokedTenantRemoved = "tenant_removed"
+	// RevokedCredentialsChanged: the stream's client certificate no longer names its tenant
+	// alone (its spec.kubeletClientCA changed, or another Tenant's CA verifies it too).
+	RevokedCredentialsChanged = "credentials_changed"
+)
 
 // Server is the kubelet API of the tenants' virtual Nodes: it attributes each request to one
 // tenant by its TLS client certificate, checks that it names one of that tenant's synced Pods
@@ -72,6 +97,7 @@ type Server struct {
 	transport http.RoundTripper
 	upgrade   proxy.UpgradeRequestRoundTripper
 	log       logr.Logger
+	streams   streams
 }
 
 // New returns a Server. It fails when a required option is missing or the super config
@@ -79,6 +105,18 @@ type Server struct {
 func New(o Options) (*Server, error) {
 	if o.Tenants == nil || o.SuperPod == nil || o.Super == nil {
 		return nil, errors.New("kubeletproxy: Tenants, SuperPod and Super are required")
+	}
+	if o.MaxStreamsPerTenant <= 0 {
+		o.MaxStreamsPerTenant = DefaultMaxStreamsPerTenant
+	}
+	if o.IdleTimeout <= 0 {
+		o.IdleTimeout = 90 * time.Second
+	}
+	if o.ReadHeaderTimeout <= 0 {
+		o.ReadHeaderTimeout = 10 * time.Second
+	}
+	if o.RevalidateInterval <= 0 {
+		o.RevalidateInterval = 2 * time.Second
 	}
 	cfg := rest.CopyConfig(o.Super)
 	u, err := url.Parse(cfg.Host)
@@ -104,23 +142,32 @@ func New(o Options) (*Server, error) {
 	}
 	conn := &http.Transport{TLSClientConfig: tlsCfg, Proxy: http.ProxyFromEnvironment}
 	return &Server{opts: o, superURL: u, transport: rt, upgrade: proxy.NewUpgradeRequestRoundTripper(conn, wrap),
-		log: ctrl.Log.WithName("kubeletproxy")}, nil
+		log: ctrl.Log.WithName("kubeletproxy"), streams: streams{byTenant: map[string]map[*stream]struct{}{}}}, nil
 }
 
 // Start serves the kubelet API on BindAddress over TLS until ctx is done. It implements
 // manager.Runnable.
 func (s *Server) Start(ctx context.Context) error {
-	cert, err := s.servingCertificate()
-	if err != nil {
-		return err
-	}
 	ln, err := net.Listen("tcp", s.opts.BindAddress)
 	if err != nil {
 		return fmt.Errorf("kubeletproxy: failed to listen on %s: %w", s.opts.BindAddress, err)
 	}
+	return s.serve(ctx, ln)
+}
+
+// serve serves the kubelet API on ln until ctx is done.
+func (s *Server) serve(ctx context.Context, ln net.Listener) error {
+	cert, err := s.servingCertificate()
+	if err != nil {
+		_ = ln.Close()
+		return err
+	}
 	srv := &http.Server{
-		Handler:           s,
-		ReadHeaderTimeout: 10 * time.Second,
+		Handler: s,
+		// Bounds the TLS handshake and the request headers; an upgraded stream (hijacked)
+		// and a log stream are bounded by the per-tenant limit and end with their tenant.
+		ReadHeaderTimeout: s.opts.ReadHeaderTimeout,
+		IdleTimeout:       s.opts.IdleTimeout,
 		MaxHeaderBytes:    64 << 10,
 		TLSConfig: &tls.Config{
 			MinVersion:   tls.VersionTLS12,
@@ -134,16 +181,25 @@ func (s *Server) Start(ctx context.Context) error {
 	}
 	done := make(chan error, 1)
 	go func() { done <- srv.ServeTLS(ln, "", "") }()
-	s.log.Info("Serving the kubelet API of the virtual Nodes", "address", ln.Addr().String())
-	select {
-	case <-ctx.Done():
-		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(sctx)
-		_ = srv.Close() // streams (logs -f, exec) do not end by themselves
-		return nil
-	case err := <-done:
-		return fmt.Errorf("kubeletproxy: %w", err)
+	s.log.Info("Serving the kubelet API of the virtual Nodes", "address", ln.Addr().String(),
+		"maxStreamsPerTenant", s.opts.MaxStreamsPerTenant)
+	tick := time.NewTicker(s.opts.RevalidateInterval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-tick.C:
+			s.revalidate()
+		case <-ctx.Done():
+			s.endAll() // streams (logs -f, exec) do not end by themselves; Close skips hijacked ones
+			sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			_ = srv.Shutdown(sctx)
+			_ = srv.Close()
+			return nil
+		case err := <-done:
+			s.endAll()
+			return fmt.Errorf("kubeletproxy: %w", err)
+		}
 	}
 }
 
@@ -173,29 +229,63 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
 		return
 	}
+	if tgt.endpoint == EndpointContainerLogs || tgt.endpoint == EndpointPortForward {
+		check := checkLogQuery
+		if tgt.endpoint == EndpointPortForward {
+			check = func(q url.Values) error { _, err := portList(q); return err }
+		}
+		if err := check(r.URL.Query()); err != nil {
+			metrics.KubeletRequest(t.Name, tgt.endpoint, reasonBadQuery)
+			http.Error(w, "Bad Request: "+err.Error(), http.StatusBadRequest)
+			return
+		}
+	}
 	superNS, code, reason := s.check(t, tgt)
 	if code != 0 {
 		metrics.KubeletRequest(t.Name, tgt.endpoint, reason)
 		http.Error(w, fmt.Sprintf("%s: %s", http.StatusText(code), reason), code)
 		return
 	}
+	st, ctx, open, ok := s.acquire(t, r)
+	if !ok {
+		metrics.KubeletRequest(t.Name, tgt.endpoint, reasonTooManyStreams)
+		http.Error(w, fmt.Sprintf("Too Many Requests: tenant %s has %d open streams through the kubelet API (logs, exec, attach, port-forward), its limit; close one and retry",
+			t.Name, open), http.StatusTooManyRequests)
+		return
+	}
+	defer s.release(st)
 	metrics.KubeletRequest(t.Name, tgt.endpoint, resultForwarded)
-	s.forward(w, r, tgt, superNS)
+	s.forward(streamWriter{ResponseWriter: w, st: st}, r.WithContext(ctx), tgt, superNS)
 }
 
 // authenticate returns the one tenant whose ClientCAs verify the request's client
 // certificate, or nil and why not.
 func (s *Server) authenticate(r *http.Request) (*Tenant, string) {
-	if r.TLS == nil || len(r.TLS.PeerCertificates) == 0 {
+	leaf, inter := peerChain(r)
+	if leaf == nil {
 		return nil, "no_certificate"
 	}
-	leaf := r.TLS.PeerCertificates[0]
+	return identify(leaf, inter, s.opts.Tenants())
+}
+
+// peerChain returns the client certificate of r and the intermediates sent with it (nil: no
+// certificate).
+func peerChain(r *http.Request) (*x509.Certificate, *x509.CertPool) {
+	if r.TLS == nil || len(r.TLS.PeerCertificates) == 0 {
+		return nil, nil
+	}
 	inter := x509.NewCertPool()
 	for _, c := range r.TLS.PeerCertificates[1:] {
 		inter.AddCert(c)
 	}
+	return r.TLS.PeerCertificates[0], inter
+}
+
+// identify returns the one tenant of tenants whose ClientCAs verify leaf (client-auth usage),
+// or nil and why not.
+func identify(leaf *x509.Certificate, inter *x509.CertPool, tenants []Tenant) (*Tenant, string) {
 	var found *Tenant
-	for _, t := range s.opts.Tenants() {
+	for _, t := range tenants {
 		if t.ClientCAs == nil {
 			continue
 		}
@@ -285,6 +375,12 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, tgt target, sup
 // container.
 func forwardQuery(q url.Values, tgt target) url.Values {
 	out := url.Values{}
+	if tgt.endpoint == EndpointPortForward {
+		if ports, err := portList(q); err == nil && len(ports) > 0 {
+			out["ports"] = ports
+		}
+		return out
+	}
 	for k, vs := range q {
 		name, ok := queryAllowlist[tgt.endpoint][k]
 		if !ok {

@@ -1,6 +1,7 @@
 package kubeletproxy
 
 import (
+	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -95,7 +96,12 @@ func (f *fixture) seen() []*http.Request {
 	return append([]*http.Request(nil), f.superSaw...)
 }
 
-func newFixture(t *testing.T) *fixture {
+func newFixture(t *testing.T) *fixture { return newFixtureWith(t, nil) }
+
+// newFixtureWith is newFixture with its server Options changed by mutate. Its super
+// apiserver answers a follow=true log request with one line, then holds the stream open
+// until the client goes.
+func newFixtureWith(t *testing.T, mutate func(*Options)) *fixture {
 	f := &fixture{caA: newCA(t, "a"), caB: newCA(t, "b"), caX: newCA(t, "x"), superPods: map[string]*corev1.Pod{}}
 	f.certA, f.certB = f.caA.client(t, x509.ExtKeyUsageClientAuth), f.caB.client(t, x509.ExtKeyUsageClientAuth)
 	super := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -103,6 +109,10 @@ func newFixture(t *testing.T) *fixture {
 		f.superSaw = append(f.superSaw, r.Clone(r.Context()))
 		f.mu.Unlock()
 		_, _ = io.WriteString(w, "hello from the super Pod\n")
+		if r.URL.Query().Get("follow") == "true" {
+			w.(http.Flusher).Flush()
+			<-r.Context().Done()
+		}
 	}))
 	t.Cleanup(super.Close)
 	f.aPod, f.aPod2 = pod("web", "frontend", "uid-a1", "app"), pod("other", "frontend", "uid-a2", "app")
@@ -122,14 +132,18 @@ func newFixture(t *testing.T) *fixture {
 	for _, sp := range []*corev1.Pod{superCopy("tenant-a", "tuid-a", f.aPod), superCopy("tenant-b", "tuid-b", f.bPod)} {
 		f.superPods[sp.Namespace+"/"+sp.Name] = sp
 	}
-	srv, err := New(Options{
+	o := Options{
 		Tenants: func() []Tenant { return f.tenants },
 		SuperPod: func(ns, name string) (metav1.Object, bool) {
 			p, ok := f.superPods[ns+"/"+name]
 			return p, ok
 		},
 		Super: &rest.Config{Host: super.URL, BearerToken: "super-token", TLSClientConfig: rest.TLSClientConfig{Insecure: true}},
-	})
+	}
+	if mutate != nil {
+		mutate(&o)
+	}
+	srv, err := New(o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,7 +152,10 @@ func newFixture(t *testing.T) *fixture {
 }
 
 func (f *fixture) do(target string, cert *x509.Certificate, hdr map[string]string) *httptest.ResponseRecorder {
-	r := httptest.NewRequest(http.MethodGet, target, nil)
+	// A stream the server wrongly forwards ends after 10s instead of hanging the test.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	r := httptest.NewRequest(http.MethodGet, target, nil).WithContext(ctx)
 	if cert != nil {
 		r.TLS = &tls.ConnectionState{PeerCertificates: []*x509.Certificate{cert}}
 	} else {
@@ -261,5 +278,117 @@ func TestRefusals(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func TestLogQueryAllowlist(t *testing.T) {
+	cases := map[string]struct {
+		query    string
+		wantCode int
+		want     map[string]string // forwarded parameters (all of them, container aside)
+	}{
+		"flags, tail, limit, since": {
+			// (follow=true is TestStreamLimitPerTenant's: the fixture holds such a stream open.)
+			query:    "follow=f&previous=true&tailLines=5&timestamps=1&limitBytes=100&sinceSeconds=10&insecureSkipTLSVerifyBackend=true&pretty=true",
+			wantCode: 200,
+			want:     map[string]string{"follow": "false", "previous": "true", "tailLines": "5", "timestamps": "true", "limitBytes": "100", "sinceSeconds": "10"},
+		},
+		"sinceTime":              {query: "sinceTime=2026-12-06T10:00:00Z", wantCode: 200, want: map[string]string{"sinceTime": "2026-12-06T10:00:00Z"}},
+		"false flags":            {query: "follow=false&previous=0", wantCode: 200, want: map[string]string{"follow": "false", "previous": "false"}},
+		"tailLines not a number": {query: "tailLines=abc", wantCode: 400},
+		"negative limitBytes":    {query: "limitBytes=-1", wantCode: 400},
+		"tailLines twice":        {query: "tailLines=5&tailLines=6", wantCode: 400},
+		"follow not a boolean":   {query: "follow=maybe", wantCode: 400},
+		"sinceTime not RFC 3339": {query: "sinceTime=yesterday", wantCode: 400},
+		"sinceSeconds zero":      {query: "sinceSeconds=0", wantCode: 400},
+		"huge tailLines":         {query: "tailLines=99999999999999999999999", wantCode: 400},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			f := newFixture(t)
+			before := metrics.KubeletRequests("tenant-a", EndpointContainerLogs, reasonBadQuery)
+			w := f.do("/containerLogs/web/frontend/app?"+tc.query, f.certA, nil)
+			if w.Code != tc.wantCode {
+				t.Fatalf("code %d, want %d (body %q)", w.Code, tc.wantCode, w.Body.String())
+			}
+			saw := f.seen()
+			if tc.wantCode != 200 {
+				if len(saw) != 0 {
+					t.Errorf("forwarded %d requests, want none", len(saw))
+				}
+				if d := metrics.KubeletRequests("tenant-a", EndpointContainerLogs, reasonBadQuery) - before; d != 1 {
+					t.Errorf("requests_total{result=%q} rose by %v, want 1", reasonBadQuery, d)
+				}
+				return
+			}
+			q := saw[0].URL.Query()
+			q.Del("container")
+			if len(q) != len(tc.want) {
+				t.Errorf("forwarded query %v, want %v", q, tc.want)
+			}
+			for k, v := range tc.want {
+				if got := q[k]; len(got) != 1 || got[0] != v {
+					t.Errorf("%s = %v, want %q", k, got, v)
+				}
+			}
+		})
+	}
+}
+
+// A tenant apiserver asks a kubelet for port-forward with port=<p1>,<p2> (api.PortHeader, the
+// ports joined by commas); the super apiserver's pods/portforward reads ports=<p> (one
+// value each, PodPortForwardOptions.Ports).
+func TestPortForwardQueryTranslated(t *testing.T) {
+	cases := map[string]struct {
+		query     string
+		wantCode  int
+		wantPorts []string
+	}{
+		"one port":            {query: "port=8080", wantCode: 200, wantPorts: []string{"8080"}},
+		"two ports":           {query: "port=80,443", wantCode: 200, wantPorts: []string{"80", "443"}},
+		"none (SPDY headers)": {query: "", wantCode: 200},
+		"port zero":           {query: "port=0", wantCode: 400},
+		"port too large":      {query: "port=65536", wantCode: 400},
+		"not a number":        {query: "port=http", wantCode: 400},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			f := newFixture(t)
+			w := f.do("/portForward/web/frontend?"+tc.query, f.certA, nil)
+			if w.Code != tc.wantCode {
+				t.Fatalf("code %d, want %d (body %q)", w.Code, tc.wantCode, w.Body.String())
+			}
+			saw := f.seen()
+			if tc.wantCode != 200 {
+				if len(saw) != 0 {
+					t.Errorf("forwarded %d requests, want none", len(saw))
+				}
+				return
+			}
+			r := saw[0]
+			if want := "/api/v1/namespaces/" + conversion.SuperNamespace("tenant-a", "tuid-a", "web") + "/pods/frontend/portforward"; r.URL.Path != want {
+				t.Errorf("path %q, want %q", r.URL.Path, want)
+			}
+			q := r.URL.Query()
+			if got := q["ports"]; strings.Join(got, " ") != strings.Join(tc.wantPorts, " ") || q.Has("port") || q.Has("container") {
+				t.Errorf("query %v, want ports %v", q, tc.wantPorts)
+			}
+		})
+	}
+}
+
+func TestAttachQueryTranslated(t *testing.T) {
+	f := newFixture(t)
+	w := f.do("/attach/web/frontend/app?input=1&output=1&error=0&tty=1&command=sh", f.certA, nil)
+	if w.Code != http.StatusOK {
+		t.Fatalf("code %d body %q", w.Code, w.Body.String())
+	}
+	r := f.seen()[0]
+	if want := "/api/v1/namespaces/" + conversion.SuperNamespace("tenant-a", "tuid-a", "web") + "/pods/frontend/attach"; r.URL.Path != want {
+		t.Errorf("path %q, want %q", r.URL.Path, want)
+	}
+	q := r.URL.Query()
+	if q.Get("stdin") != "true" || q.Get("stdout") != "true" || q.Get("stderr") != "false" || q.Get("tty") != "true" || q.Get("container") != "app" || q.Has("command") {
+		t.Errorf("query %v", q)
 	}
 }

@@ -20,8 +20,52 @@ var kubeletUnauthenticated = prometheus.NewCounterVec(prometheus.CounterOpts{
 	Help: "Requests of the syncer's kubelet API refused with 401 because their TLS client certificate names no single tenant, by reason.",
 }, []string{"reason"})
 
+// kubeletOpenStreams is the number of requests the kubelet API is forwarding for a tenant
+// right now (logs, exec, attach and port-forward streams); a tenant's series is deleted when
+// it has none open.
+var kubeletOpenStreams = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+	Namespace: Namespace, Subsystem: "kubelet", Name: "open_streams",
+	Help: "Requests and streams (logs, exec, attach, port-forward) the syncer's kubelet API is forwarding for a tenant now, by tenant.",
+}, []string{"tenant"})
+
+// kubeletStreamsRevoked counts the open streams the kubelet API closed because their client
+// certificate no longer names their tenant. Label reason: tenant_removed (no Tenant of that
+// name and UID any more), credentials_changed (spec.kubeletClientCA changed so that it no
+// longer verifies the certificate, or another Tenant's CA verifies it too). Bounded.
+var kubeletStreamsRevoked = prometheus.NewCounterVec(prometheus.CounterOpts{
+	Namespace: Namespace, Subsystem: "kubelet", Name: "streams_revoked_total",
+	Help: "Open streams of the syncer's kubelet API closed because their client certificate no longer names their tenant, by reason (tenant_removed, credentials_changed).",
+}, []string{"reason"})
+
 func kubeletCollectors() []prometheus.Collector {
-	return []prometheus.Collector{kubeletRequests, kubeletUnauthenticated}
+	return []prometheus.Collector{kubeletRequests, kubeletUnauthenticated, kubeletOpenStreams, kubeletStreamsRevoked}
+}
+
+// KubeletOpenStreams sets the number of streams open for tenant (0 deletes its series).
+func KubeletOpenStreams(tenant string, n int) {
+	if n == 0 {
+		kubeletOpenStreams.DeleteLabelValues(tenant)
+		return
+	}
+	kubeletOpenStreams.WithLabelValues(tenant).Set(float64(n))
+}
+
+// KubeletOpenStreamsCount returns the number of streams open for tenant now.
+func KubeletOpenStreamsCount(tenant string) float64 {
+	var m dto.Metric
+	if err := kubeletOpenStreams.WithLabelValues(tenant).Write(&m); err != nil {
+		return 0
+	}
+	return m.GetGauge().GetValue()
+}
+
+// KubeletStreamRevoked counts one open stream closed for reason.
+func KubeletStreamRevoked(reason string) { kubeletStreamsRevoked.WithLabelValues(reason).Inc() }
+
+// KubeletStreamsRevokedCount returns the current count of streams closed for reason; tests
+// compare differences.
+func KubeletStreamsRevokedCount(reason string) float64 {
+	return counterValue(kubeletStreamsRevoked.WithLabelValues(reason))
 }
 
 // KubeletRequest counts one request of tenant to endpoint with result.
@@ -51,4 +95,7 @@ func counterValue(c prometheus.Counter) float64 {
 	return m.GetCounter().GetValue()
 }
 
-func forgetKubelet(l prometheus.Labels) { kubeletRequests.DeletePartialMatch(l) }
+func forgetKubelet(l prometheus.Labels) {
+	kubeletRequests.DeletePartialMatch(l)
+	kubeletOpenStreams.DeletePartialMatch(l)
+}

@@ -268,6 +268,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (res 
 }
 
 func (r *Reconciler) reconcileNormal(ctx context.Context, t *tenancyv1alpha1.Tenant) (reconcile.Result, error) {
+	r.kubeletCAStatus(ctx, t)
 	if t.Spec.Paused {
 		r.Registry.remove(t.Name)
 		setCondition(t, tenancyv1alpha1.ConditionSynced, metav1.ConditionFalse, ReasonPaused, "spec.paused is true; super-cluster objects are kept")

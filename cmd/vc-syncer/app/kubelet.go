@@ -32,7 +32,7 @@ func addKubeletAPI(mgr manager.Manager, o *options.Options, cfg *rest.Config, s 
 		},
 		Super:       rest.CopyConfig(cfg),
 		BindAddress: o.KubeletBindAddress, CertFile: o.KubeletTLSCertFile, KeyFile: o.KubeletTLSKeyFile,
-		AdvertisedHost: addr,
+		AdvertisedHost: addr, MaxStreamsPerTenant: o.KubeletMaxStreamsPerTenant,
 	})
 	if err != nil {
 		return err

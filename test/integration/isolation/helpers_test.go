@@ -60,6 +60,8 @@ type suite struct {
 	bPodIP     string // B's super Pod's IP
 	bClaimUID  string // B's bound claim's UID (tenant side)
 	metricsURL string // the syncer's metrics endpoint (http://host:port)
+	// kubeletPort is the port of the syncer's kubelet API on 127.0.0.1.
+	kubeletPort int
 }
 
 // Names of B's workload in its namespace bNS.

@@ -96,6 +96,7 @@ func TestIsolation(t *testing.T) {
 	cases = append(cases, s.boundsWalls()...)
 	cases = append(cases, s.shareWalls()...)
 	cases = append(cases, s.reviewWalls()...)
+	cases = append(cases, s.kubeletWalls()...)
 	for _, tc := range cases {
 		if !t.Run(tc.name, tc.run) {
 			t.Logf("FAILED: %s", tc.name)
@@ -115,13 +116,14 @@ func setUp(t *testing.T) *suite {
 	t.Helper()
 	ctx := context.Background()
 	env := framework.StartT(t, localcluster.SuperOptions{Nodes: 3}, 2)
-	port := itest.FreePort(t)
+	port, kubeletPort := itest.FreePort(t), itest.FreePort(t)
 	c := itest.StartSyncer(t, env.Super.RESTConfig, func(o *options.Options) {
 		o.OptInKinds = []string{"Ingress", "NetworkPolicy", "PodDisruptionBudget"}
 		o.MetricsBindAddress = fmt.Sprintf("127.0.0.1:%d", port)
+		o.KubeletBindAddress = fmt.Sprintf("127.0.0.1:%d", kubeletPort)
 	})
 	s := &suite{env: env, c: c, super: env.Super.Client, a: env.Tenants[0], b: env.Tenants[1],
-		aNS: aNS, metricsURL: fmt.Sprintf("127.0.0.1:%d", port)}
+		aNS: aNS, metricsURL: fmt.Sprintf("127.0.0.1:%d", port), kubeletPort: kubeletPort}
 	s.superQuiet, s.bQuiet = quietClient(t, env.Super.RESTConfig), quietClient(t, s.b.RESTConfig)
 	for _, tc := range []*localcluster.ControlPlane{s.a, s.b} {
 		if err := itest.AddTenant(ctx, c, itest.KubeconfigNS, tc, 1); err != nil {

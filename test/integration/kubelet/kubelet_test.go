@@ -30,6 +30,7 @@ func TestKubeletAPI(t *testing.T) {
 	kubeletURL := "https://127.0.0.1:" + strconv.Itoa(port)
 	c := itest.StartSyncer(t, env.Super.RESTConfig, func(o *options.Options) {
 		o.KubeletBindAddress = "127.0.0.1:" + strconv.Itoa(port)
+		o.KubeletMaxStreamsPerTenant = streamLimit
 	})
 	ctx := context.Background()
 	t1, t2 := env.Tenants[0], env.Tenants[1]
@@ -42,11 +43,15 @@ func TestKubeletAPI(t *testing.T) {
 	itest.WaitRunning(t, c, t2.Name)
 	uid1 := itest.TenantUID(t, c, t1.Name)
 
-	itest.MustCreateNS(t, t1.Client, "web")
-	itest.Created(t)(t1.Client.CoreV1().Pods("web").Create(ctx, &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: "frontend"},
-		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "nginx"}}},
-	}, metav1.CreateOptions{}))
+	// Tenant 1's web/frontend; tenant 2's web/backend (so that tenant 2's certificate naming
+	// web/frontend names no Pod of its own).
+	for tc, name := range map[*localcluster.ControlPlane]string{t1: "frontend", t2: t2Pod} {
+		itest.MustCreateNS(t, tc.Client, "web")
+		itest.Created(t)(tc.Client.CoreV1().Pods("web").Create(ctx, &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: name},
+			Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "nginx"}}},
+		}, metav1.CreateOptions{}))
+	}
 	superNS := conversion.SuperNamespace(t1.Name, uid1, "web")
 	itest.Eventually(t, 2*time.Minute, "tenant Pod Running on a vNode that advertises the kubelet API", func(ctx context.Context) error {
 		tp, err := t1.Client.CoreV1().Pods("web").Get(ctx, "frontend", metav1.GetOptions{})
@@ -62,6 +67,16 @@ func TestKubeletAPI(t *testing.T) {
 		}
 		if n.Status.DaemonEndpoints.KubeletEndpoint.Port != int32(port) || len(n.Status.Addresses) != 1 || n.Status.Addresses[0].Address != "127.0.0.1" {
 			return itest.Errorf("vNode advertises %v port %d", n.Status.Addresses, n.Status.DaemonEndpoints.KubeletEndpoint.Port)
+		}
+		return nil
+	})
+	itest.Eventually(t, 2*time.Minute, "tenant 2's Pod Running", func(ctx context.Context) error {
+		tp, err := t2.Client.CoreV1().Pods("web").Get(ctx, t2Pod, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if tp.Status.Phase != corev1.PodRunning {
+			return itest.Errorf("tenant 2's Pod %s", tp.Status.Phase)
 		}
 		return nil
 	})
@@ -193,6 +208,13 @@ func TestKubeletAPI(t *testing.T) {
 			}
 		})
 	}
+
+	k := &kubeletAPI{url: kubeletURL, port: port}
+	t.Run("logs-follow-tail-previous", func(t *testing.T) { testLogOptions(t, env.Super, t1) })
+	t.Run("stream-limit", func(t *testing.T) { testStreamLimit(t, k, t1) })
+	// These change the Tenants: they run last.
+	t.Run("streams-end-when-kubeletClientCA-changes", func(t *testing.T) { testStreamsEndOnCAChange(t, k, c, t1) })
+	t.Run("streams-end-when-tenant-removed", func(t *testing.T) { testStreamsEndOnRemoval(t, k, c, t2) })
 }
 
 // adminCredentials returns the admin client certificate and key of control plane cp (signed

@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
+	"github.com/vcsyncer/syncer/pkg/kubeletproxy"
 	"github.com/vcsyncer/syncer/pkg/resources"
 	"github.com/vcsyncer/syncer/pkg/sharding"
 	"github.com/vcsyncer/syncer/pkg/syncer"
@@ -92,6 +93,9 @@ type Options struct {
 	// KubeletTLSCertFile and KubeletTLSKeyFile are its serving certificate and key (PEM).
 	// Both empty: a self-signed certificate is generated at start.
 	KubeletTLSCertFile, KubeletTLSKeyFile string
+	// KubeletMaxStreamsPerTenant bounds the kubelet API requests forwarded for one tenant at
+	// a time (logs, exec, attach, port-forward streams); past it: 429. Defaults to 32.
+	KubeletMaxStreamsPerTenant int
 	// OptInKinds are the opt-in kinds to sync (Ingress, NetworkPolicy, PodDisruptionBudget;
 	// Event is accepted and synced by default). Defaults to none.
 	OptInKinds []string
@@ -279,6 +283,7 @@ func NewOptions() *Options {
 
 		VNodeGCGrace:               30 * time.Second,
 		KubeletBindAddress:         "0",
+		KubeletMaxStreamsPerTenant: kubeletproxy.DefaultMaxStreamsPerTenant,
 		VNodeLeaseDuration:         40 * time.Second,
 		VNodeLeaseRenewInterval:    20 * time.Second,
 		VNodeStatusReportFrequency: 5 * time.Minute,
@@ -361,6 +366,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"PEM serving certificate of the kubelet API. Tenant apiservers verify it only when started with --kubelet-certificate-authority (its CA). Empty with --kubelet-tls-private-key-file empty: a self-signed certificate generated at start.")
 	fs.StringVar(&o.KubeletTLSKeyFile, "kubelet-tls-private-key-file", o.KubeletTLSKeyFile,
 		"PEM private key of --kubelet-tls-cert-file.")
+	fs.IntVar(&o.KubeletMaxStreamsPerTenant, "kubelet-max-streams-per-tenant", o.KubeletMaxStreamsPerTenant,
+		"Most kubelet API requests forwarded for one tenant at a time (kubectl logs, logs -f, exec, attach and port-forward each hold one until they end); one more is refused with 429 and counted in vcsyncer_kubelet_requests_total{result=\"too_many_streams\"}. At least 1.")
 	fs.StringSliceVar(&o.OptInKinds, "opt-in-kinds", o.OptInKinds,
 		"Comma-separated opt-in kinds to sync besides the default ones: Ingress, NetworkPolicy, PodDisruptionBudget. Event is accepted too; it is synced by default (see --disabled-kinds). Empty: none.")
 	fs.StringSliceVar(&o.DisabledKinds, "disabled-kinds", o.DisabledKinds,
@@ -434,6 +441,9 @@ func (o *Options) Validate() error {
 	}
 	if _, _, err := o.KubeletEndpoint(); err != nil {
 		errs = append(errs, err)
+	}
+	if o.KubeletMaxStreamsPerTenant < 1 {
+		errs = append(errs, errors.New("--kubelet-max-streams-per-tenant must be at least 1"))
 	}
 	if (o.KubeletTLSCertFile == "") != (o.KubeletTLSKeyFile == "") {
 		errs = append(errs, errors.New("--kubelet-tls-cert-file and --kubelet-tls-private-key-file go together"))

@@ -125,6 +125,12 @@ const (
 	// because they are over the policy's limits.maxObjectBytes or would take the bytes held
 	// over limits.maxCachedBytes: those are not synced (each has a PolicyDenied Event).
 	ConditionWithinMemoryBound = "WithinMemoryBound"
+	// ConditionKubeletClientCAValid is False when spec.kubeletClientCA is not a PEM bundle of
+	// CA certificates (reason InvalidKubeletClientCA) or holds a CA (same public key) that
+	// another Tenant's spec.kubeletClientCA holds too (reason SharedKubeletClientCA): the
+	// kubelet API then attributes no request to this tenant (401), and for a shared CA none
+	// to the other tenant either. True (reason Valid, or NotSet without a CA) otherwise.
+	ConditionKubeletClientCAValid = "KubeletClientCAValid"
 )
 
 // TenantStatus is the observed state of a Tenant.
