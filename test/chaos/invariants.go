@@ -162,7 +162,7 @@ func settledTenant(tn TenantSnap, super []Obj) []Violation {
 			add(InvNotStuck, key, fmt.Sprintf("tenant %s %s still terminating", o.Kind, o.Namespace+"/"+o.Name), describe(tn.Name, o))
 			continue
 		}
-		if o.Kind == "Pod" && (o.Phase != "Running" || o.Ready != "True" || o.NodeName == "") {
+		if o.Kind == "Pod" && !terminal(o) && (o.Phase != "Running" || o.Ready != "True" || o.NodeName == "") {
 			add(InvPodStatus, key, fmt.Sprintf("tenant Pod %s/%s: phase %q, Ready %q, node %q", o.Namespace, o.Name, o.Phase, o.Ready, o.NodeName), describe(tn.Name, o))
 		}
 	}
@@ -216,7 +216,7 @@ func settledTenant(tn TenantSnap, super []Obj) []Violation {
 		}
 	}
 	for _, tk := range sortedKeys(tenant) {
-		if t := tenant[tk]; !t.Deleting {
+		if t := tenant[tk]; !t.Deleting && !terminal(t) {
 			if _, ok := seen[tk]; !ok {
 				add(InvOneCopy, tn.Name+"/"+tk, fmt.Sprintf("tenant %s (uid %s) has no super copy", tk, t.UID), describe(tn.Name, t))
 			}
@@ -224,6 +224,12 @@ func settledTenant(tn TenantSnap, super []Obj) []Violation {
 	}
 	return out
 }
+
+// terminal reports whether o is a Pod in phase Failed or Succeeded: it may have no super copy
+// (a Pod whose super copy was deleted behind the syncer's back is marked Failed with reason
+// SuperPodLost and is not run again, as a kubelet reports a Pod it lost) and is not expected
+// to be Running.
+func terminal(o Obj) bool { return o.Kind == "Pod" && (o.Phase == "Failed" || o.Phase == "Succeeded") }
 
 func sortedKeys[V any](m map[string]V) []string {
 	out := make([]string, 0, len(m))

@@ -54,6 +54,13 @@ func TestSettledHealthy(t *testing.T) {
 	if v := Settled(healthy()); len(v) != 0 {
 		t.Fatalf("a settled snapshot has violations: %v", v)
 	}
+	// A tenant Pod marked Failed (SuperPodLost) after its super copy was deleted needs no copy.
+	s := healthy()
+	s.Tenants[0].Objects[2].Phase, s.Tenants[0].Objects[2].Ready = "Failed", "False"
+	s.Super = s.Super[:2]
+	if v := Settled(s); len(v) != 0 {
+		t.Fatalf("a Failed tenant Pod without a super copy counts as a violation: %v", v)
+	}
 }
 
 // TestInvariantsCatch breaks a settled snapshot in each way an invariant names and checks the
