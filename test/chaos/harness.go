@@ -197,6 +197,10 @@ type Result struct {
 	// last fault (load stopped) to the first check after which it no longer broke an invariant.
 	SettleSecondsP99 float64 `json:"settleSecondsP99"`
 	SettleSecondsMax float64 `json:"settleSecondsMax"`
+	// SettleSeconds is the time from the end of the last fault (load stopped) to the first check
+	// at which every settled invariant held for every object (also those gone by then, like a
+	// deleted churn Namespace that was still terminating); the settle bound when they never did.
+	SettleSeconds float64 `json:"settleSeconds"`
 	// Settled is false when the settled invariants did not hold within the settle bound.
 	Settled bool `json:"settled"`
 	// ObjectsChecked is the number of tenant objects (load objects and Namespaces) in the final check.
@@ -215,7 +219,7 @@ type Result struct {
 // load runs, checks the continuous invariants all along, then stops the load and checks the
 // settled ones and the retry counters. The fault log goes to logPath as the soak runs.
 func (h *Harness) Soak(ctx context.Context, seed uint64, faults []Fault, logPath string) (*Result, error) {
-	res := &Result{Seed: seed, Faults: map[Kind]int{}, FaultLog: logPath}
+	res := &Result{Seed: seed, Faults: map[Kind]int{}, FaultLog: logPath, Violations: []Violation{}}
 	logFile, err := os.Create(logPath)
 	if err != nil {
 		return nil, err
@@ -398,6 +402,7 @@ func (h *Harness) settle(ctx context.Context, res *Result, addV func(...Violatio
 		res.SettleSecondsP99 = times[min(n-1, int(0.99*float64(n)))]
 		res.SettleSecondsMax = times[n-1]
 	}
+	res.SettleSeconds = time.Since(t0).Seconds()
 	h.o.Logf("settled %t after %.1fs: %d tenant objects, settle p99 %.1fs, max %.1fs", res.Settled, time.Since(t0).Seconds(), res.ObjectsChecked, res.SettleSecondsP99, res.SettleSecondsMax)
 	return nil
 }
