@@ -324,6 +324,16 @@ func (h *Harness) Soak(ctx context.Context, seed uint64, faults []Fault, logPath
 	return res, nil
 }
 
+// Check takes a snapshot and returns what the settled invariants find in it (to show that they
+// can fail: with the replicas stopped, a change behind the syncer's back must be reported).
+func (h *Harness) Check(ctx context.Context) ([]Violation, error) {
+	s, err := h.snapshot(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return Settled(s), nil
+}
+
 // snapshot lists every tenant's load objects and the super cluster's managed objects.
 func (h *Harness) snapshot(ctx context.Context) (Snapshot, error) {
 	var s Snapshot

@@ -4,8 +4,11 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/vcsyncer/syncer/pkg/localcluster"
 	"github.com/vcsyncer/syncer/test/chaos"
@@ -67,6 +70,7 @@ func TestChaosSoak(t *testing.T) {
 			t.Errorf("seed %d: fault log %s (replay: go run ./test/bench chaos --replay <file>):\n%s", seed, logPath, log)
 		}
 	}
+	checkTheChecker(t, h, env)
 	if failed || t.Failed() {
 		dest := itest.ArtifactsDir(t)
 		_ = os.MkdirAll(dest, 0o755)
@@ -78,4 +82,31 @@ func TestChaosSoak(t *testing.T) {
 		}
 		t.Logf("syncer logs and fault logs kept in %s", dest)
 	}
+}
+
+// checkTheChecker stops the replicas (they would repair it at once), edits the data of one
+// super ConfigMap copy and checks that the settled invariants report it.
+func checkTheChecker(t *testing.T, h *chaos.Harness, env *localcluster.Environment) {
+	t.Helper()
+	h.Stop()
+	ctx := t.Context()
+	cms, err := env.Super.Client.CoreV1().ConfigMaps("").List(ctx, metav1.ListOptions{LabelSelector: chaos.LabelLoad + "=" + chaos.ValueLoad})
+	if err != nil || len(cms.Items) == 0 {
+		t.Fatalf("no super ConfigMap copy to change (%v)", err)
+	}
+	cm := cms.Items[0]
+	cm.Data = map[string]string{"gen": "changed behind the syncer's back"}
+	if _, err := env.Super.Client.CoreV1().ConfigMaps(cm.Namespace).Update(ctx, &cm, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	vs, err := h.Check(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range vs {
+		if v.Invariant == chaos.InvOneCopy && strings.Contains(v.Message, cm.Namespace+"/"+cm.Name) && strings.Contains(v.Message, "behind the syncer") {
+			return
+		}
+	}
+	t.Errorf("the settled invariants missed the changed data of super ConfigMap %s/%s: %v", cm.Namespace, cm.Name, vs)
 }
