@@ -11,6 +11,8 @@
 // (utime+stime from /proc) and peak RSS (VmHWM), as JSON and a Markdown table, and a PNG
 // histogram of both latency distributions (like the VirtualCluster paper's figures 7, 9, 11).
 //
+// `go run ./test/bench chaos` is the seeded fault-injection soak of package test/chaos.
+//
 // It is a test or tool (floor 9 of the package map in docs/architecture.md): it may import
 // any package of the module, and no package outside test/, e2e/ and hack/ imports it.
 package main

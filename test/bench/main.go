@@ -61,6 +61,10 @@ experiments:
   conformance  the Kubernetes conformance tests (e2e.test) against the super cluster and against a tenant
            of vc-syncer dev; result.json lists the tests that pass on the super cluster only
 
+  chaos    a seeded fault-injection soak (issue 37): load in every tenant, syncer SIGKILL/SIGTERM, tenant
+           apiserver SIGSTOP, super copies deleted or edited, checkpoint Secrets deleted; invariants checked
+           all along and after a bounded settle; --replay <faults.jsonl> reruns a fault log
+
 environment: VC_SYNCER_BENCH_BIN=/path/to/vc-syncer runs that prebuilt syncer (e.g. of an earlier
 commit) instead of building ./cmd/vc-syncer`
 
@@ -89,6 +93,8 @@ func main() {
 		err = runShards(ctx, os.Args[2:])
 	case "conformance":
 		err = runConformance(ctx, os.Args[2:])
+	case "chaos":
+		err = runChaos(ctx, os.Args[2:])
 	default:
 		fmt.Fprintln(os.Stderr, usage)
 		os.Exit(2)

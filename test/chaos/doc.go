@@ -1,0 +1,42 @@
+// Package chaos is the seeded fault-injection soak of issue 37: real control planes (a super
+// cluster and several tenants), vc-syncer replicas run as processes, a load generator that
+// keeps creating, updating and deleting objects in every tenant, a fault schedule drawn only
+// from a seed, and invariants checked while the faults run and after the last one.
+//
+// It is a test or tool (floor 9 of the package map in docs/architecture.md): it may import any
+// package of the module, and no package outside test/, e2e/ and hack/ imports it.
+//
+// # Usage
+//
+// `go run ./test/bench chaos --minutes 3 --seed 1` runs one soak and writes result.json,
+// result.md and the fault log; `--replay <fault log>` reruns a fault log. The integration test
+// test/integration/chaos runs a short soak with a fixed seed and with a random one. In code:
+//
+//	h, err := chaos.Start(ctx, env, bin, chaos.Options{Replicas: 2, Out: dir})
+//	defer h.Stop()
+//	faults := chaos.Schedule(seed, chaos.ScheduleOptions{Duration: 2 * time.Minute, Tenants: len(env.Tenants), Replicas: 2})
+//	res, err := h.Soak(ctx, seed, faults)
+//
+// # Implementation details
+//
+// Schedule draws every fault (the gap before it, its kind, its target, how long it holds and
+// a number that picks the object it touches) from math/rand/v2 seeded with the seed alone, so
+// the same seed gives the same schedule. Each fault kind is one function of Injectors; the
+// faults run one after the other, each restoring what it broke (a killed replica is started
+// again, a stopped apiserver continued) before the next begins. The fault log (one JSON
+// record per fault: the fault and what it did) is written as the soak runs.
+//
+// The invariants are pure functions of snapshots (Snapshot): Continuous (no two super copies
+// of one tenant object, no super object in a namespace of another tenant) runs every few
+// seconds during the soak; Settled (every tenant object has exactly one super copy with the
+// same data, every super Pod's phase in its tenant Pod, no orphan super object, nothing left
+// terminating) is polled after the last fault until it holds or the settle bound passes. After
+// it holds, vcsyncer_sync_retries_total of every replica must stay flat.
+//
+// # Implementation considerations
+//
+// A fault's target object is chosen at injection time from a sorted list by the fault's pick
+// number: the schedule is reproducible, the objects a replay touches depend on the load's
+// timing. The harness uses its own tenant clients with a request timeout so that a stopped
+// tenant apiserver stalls the load for a bounded time only.
+package chaos

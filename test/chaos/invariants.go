@@ -1,0 +1,241 @@
+package chaos
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/vcsyncer/syncer/pkg/conversion"
+)
+
+// Obj is what the invariants read of one object.
+type Obj struct {
+	Kind, Namespace, Name, UID string
+	Labels, Annotations        map[string]string
+	// Content is the part the syncer copies (data, spec) rendered as a string.
+	Content  string
+	Deleting bool
+	// Pods only: the phase, the Ready condition's status ("" when absent) and spec.nodeName.
+	Phase, Ready, NodeName string
+}
+
+// Key is "Kind/namespace/name".
+func (o Obj) Key() string { return o.Kind + "/" + o.Namespace + "/" + o.Name }
+
+func (o Obj) meta() metav1.Object {
+	return &metav1.ObjectMeta{Name: o.Name, Namespace: o.Namespace, Labels: o.Labels, Annotations: o.Annotations}
+}
+
+// TenantSnap is one tenant's load objects (those labelled LabelLoad) and its Namespaces whose
+// names start with NamespacePrefix.
+type TenantSnap struct {
+	Name, UID string
+	Objects   []Obj
+}
+
+// Snapshot is what the invariants check: the tenants' objects and the super cluster's objects
+// managed by the syncer (Namespaces included).
+type Snapshot struct {
+	Tenants []TenantSnap
+	Super   []Obj
+}
+
+// Violation is one broken invariant.
+type Violation struct {
+	Invariant string `json:"invariant"`
+	Message   string `json:"message"`
+	// Key names the tenant object ("<tenant>/Kind/ns/name") or, for a super object no tenant
+	// object explains, the super object ("super/Kind/ns/name").
+	Key string `json:"key"`
+	// Objects are the objects involved, as "cluster Kind ns/name uid".
+	Objects []string `json:"objects,omitempty"`
+}
+
+func (v Violation) String() string {
+	s := v.Invariant + ": " + v.Message
+	if len(v.Objects) > 0 {
+		s += " [" + strings.Join(v.Objects, "; ") + "]"
+	}
+	return s
+}
+
+// The invariants' names.
+const (
+	InvNoDuplicate   = "no-duplicate-super-copy"
+	InvRightTenantNS = "super-object-in-its-tenants-namespace"
+	InvOneCopy       = "one-super-copy-with-the-tenant-content"
+	InvPodStatus     = "super-pod-status-in-tenant-pod"
+	InvNoOrphan      = "no-orphan-super-object"
+	InvNotStuck      = "nothing-stuck-terminating"
+	InvNoCrash       = "no-replica-crash"
+	InvNoHotLoop     = "retries-flat-after-settle"
+)
+
+func describe(cluster string, o Obj) string {
+	return fmt.Sprintf("%s %s %s/%s uid %s", cluster, o.Kind, o.Namespace, o.Name, o.UID)
+}
+
+// Continuous checks the invariants that hold at every moment, whatever the faults: no two super
+// objects are copies of one tenant object (same owner UID), and every super object lies in the
+// super Namespace of its own tenant (the namespace the ownership annotations name, and that
+// Namespace carries the same tenant UID).
+func Continuous(s Snapshot) []Violation {
+	var out []Violation
+	byOwner := map[string][]Obj{}
+	superNS := map[string]Obj{}
+	for _, o := range s.Super {
+		if o.Kind == "Namespace" {
+			superNS[o.Name] = o
+		}
+	}
+	for _, o := range s.Super {
+		own, ok := conversion.OwnerOf(o.meta())
+		if !ok || own.UID == "" {
+			continue
+		}
+		k := o.Kind + "/" + own.TenantUID + "/" + own.UID
+		byOwner[k] = append(byOwner[k], o)
+		if o.Kind == "Namespace" {
+			continue
+		}
+		tkey := own.Tenant + "/" + o.Kind + "/" + own.Namespace + "/" + own.Name
+		if want := conversion.SuperNamespace(own.Tenant, own.TenantUID, own.Namespace); o.Namespace != want {
+			out = append(out, Violation{Invariant: InvRightTenantNS, Key: tkey, Objects: []string{describe("super", o)},
+				Message: fmt.Sprintf("super %s %s/%s, the copy of tenant %s %s, is in namespace %s, want %s", o.Kind, o.Namespace, o.Name, own.Tenant, own.Namespace+"/"+own.Name, o.Namespace, want)})
+		}
+		if ns, ok := superNS[o.Namespace]; ok && ns.Labels[conversion.LabelTenantUID] != own.TenantUID {
+			out = append(out, Violation{Invariant: InvRightTenantNS, Key: tkey, Objects: []string{describe("super", o), describe("super", ns)},
+				Message: fmt.Sprintf("super %s %s/%s of tenant %s (uid %s) is in a namespace of tenant uid %s", o.Kind, o.Namespace, o.Name, own.Tenant, own.TenantUID, ns.Labels[conversion.LabelTenantUID])})
+		}
+	}
+	for _, k := range sortedKeys(byOwner) {
+		objs := byOwner[k]
+		if len(objs) < 2 {
+			continue
+		}
+		own, _ := conversion.OwnerOf(objs[0].meta())
+		v := Violation{Invariant: InvNoDuplicate, Key: own.Tenant + "/" + objs[0].Kind + "/" + own.Namespace + "/" + own.Name,
+			Message: fmt.Sprintf("%d super copies of tenant %s %s %s/%s (uid %s)", len(objs), own.Tenant, objs[0].Kind, own.Namespace, own.Name, own.UID)}
+		for _, o := range objs {
+			v.Objects = append(v.Objects, describe("super", o))
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+// Settled checks the invariants that hold once the faults and the load have stopped and the
+// syncer has caught up: every load object and load Namespace of each tenant has exactly one
+// super copy, at the place its name maps to, with the tenant's labels, note annotation and
+// content; every tenant Pod is Running, Ready and bound, as its super Pod is; no super copy of
+// a tenant object that no longer exists (or has another UID); nothing terminating. It includes
+// Continuous.
+func Settled(s Snapshot) []Violation {
+	out := Continuous(s)
+	superByTenant := map[string][]Obj{}
+	for _, o := range s.Super {
+		own, ok := conversion.OwnerOf(o.meta())
+		if !ok {
+			continue
+		}
+		superByTenant[own.TenantUID] = append(superByTenant[own.TenantUID], o)
+	}
+	for _, tn := range s.Tenants {
+		out = append(out, settledTenant(tn, superByTenant[tn.UID])...)
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Key < out[j].Key })
+	return out
+}
+
+func settledTenant(tn TenantSnap, super []Obj) []Violation {
+	var out []Violation
+	add := func(inv, key, msg string, objs ...string) {
+		out = append(out, Violation{Invariant: inv, Key: key, Message: tn.Name + ": " + msg, Objects: objs})
+	}
+	tenant := map[string]Obj{} // "Kind/ns/name" (Namespaces: "Namespace//name")
+	for _, o := range tn.Objects {
+		tenant[o.Key()] = o
+		key := tn.Name + "/" + o.Key()
+		if o.Deleting {
+			add(InvNotStuck, key, fmt.Sprintf("tenant %s %s still terminating", o.Kind, o.Namespace+"/"+o.Name), describe(tn.Name, o))
+			continue
+		}
+		if o.Kind == "Pod" && !terminal(o) && (o.Phase != "Running" || o.Ready != "True" || o.NodeName == "") {
+			add(InvPodStatus, key, fmt.Sprintf("tenant Pod %s/%s: phase %q, Ready %q, node %q", o.Namespace, o.Name, o.Phase, o.Ready, o.NodeName), describe(tn.Name, o))
+		}
+	}
+	seen := map[string]Obj{}
+	for _, s := range super {
+		own, _ := conversion.OwnerOf(s.meta())
+		if s.Kind == "Namespace" && !strings.HasPrefix(own.Namespace, NamespacePrefix) {
+			continue
+		}
+		if s.Kind != "Namespace" && (!strings.HasPrefix(own.Namespace, NamespacePrefix) || s.Labels[LabelLoad] != ValueLoad) {
+			continue
+		}
+		tk := s.Kind + "/" + own.Namespace + "/" + own.Name
+		if s.Kind == "Namespace" {
+			tk = "Namespace//" + own.Namespace
+		}
+		key := tn.Name + "/" + tk
+		seen[tk] = s
+		t, ok := tenant[tk]
+		switch {
+		case !ok:
+			add(InvNoOrphan, "super/"+s.Key(), fmt.Sprintf("super %s %s/%s left for tenant %s that does not exist (deleting: %t)", s.Kind, s.Namespace, s.Name, tk, s.Deleting), describe("super", s))
+			continue
+		case string(t.UID) != own.UID:
+			add(InvNoOrphan, key, fmt.Sprintf("super %s %s/%s is the copy of uid %s, the tenant's %s has uid %s", s.Kind, s.Namespace, s.Name, own.UID, tk, t.UID), describe("super", s), describe(tn.Name, t))
+			continue
+		case s.Deleting && !t.Deleting:
+			add(InvNotStuck, key, fmt.Sprintf("super %s %s/%s terminating while tenant %s exists", s.Kind, s.Namespace, s.Name, tk), describe("super", s), describe(tn.Name, t))
+			continue
+		}
+		if s.Kind == "Namespace" {
+			continue
+		}
+		var diffs []string
+		for lk, lv := range t.Labels {
+			if s.Labels[lk] != lv {
+				diffs = append(diffs, fmt.Sprintf("label %s=%q, tenant has %q", lk, s.Labels[lk], lv))
+			}
+		}
+		if s.Annotations[AnnotationNote] != t.Annotations[AnnotationNote] {
+			diffs = append(diffs, fmt.Sprintf("annotation %s=%q, tenant has %q", AnnotationNote, s.Annotations[AnnotationNote], t.Annotations[AnnotationNote]))
+		}
+		if s.Content != t.Content {
+			diffs = append(diffs, fmt.Sprintf("content %s, tenant has %s", s.Content, t.Content))
+		}
+		if len(diffs) > 0 {
+			add(InvOneCopy, key, fmt.Sprintf("super %s %s/%s differs from tenant %s: %s", s.Kind, s.Namespace, s.Name, tk, strings.Join(diffs, "; ")), describe("super", s), describe(tn.Name, t))
+		}
+		if s.Kind == "Pod" && (s.Phase != t.Phase || s.Ready != t.Ready) {
+			add(InvPodStatus, key, fmt.Sprintf("super Pod %s/%s phase %q Ready %q, tenant Pod %s phase %q Ready %q", s.Namespace, s.Name, s.Phase, s.Ready, tk, t.Phase, t.Ready), describe("super", s), describe(tn.Name, t))
+		}
+	}
+	for _, tk := range sortedKeys(tenant) {
+		if t := tenant[tk]; !t.Deleting && !terminal(t) {
+			if _, ok := seen[tk]; !ok {
+				add(InvOneCopy, tn.Name+"/"+tk, fmt.Sprintf("tenant %s (uid %s) has no super copy", tk, t.UID), describe(tn.Name, t))
+			}
+		}
+	}
+	return out
+}
+
+// terminal reports whether o is a Pod in phase Failed or Succeeded: it may have no super copy
+// (a Pod whose super copy was deleted behind the syncer's back is marked Failed with reason
+// SuperPodLost and is not run again, as a kubelet reports a Pod it lost) and is not expected
+// to be Running.
+func terminal(o Obj) bool { return o.Kind == "Pod" && (o.Phase == "Failed" || o.Phase == "Succeeded") }
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

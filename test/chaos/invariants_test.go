@@ -1,0 +1,110 @@
+package chaos
+
+import (
+	"strings"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/vcsyncer/syncer/pkg/conversion"
+)
+
+const tUID = "22222222-2222-2222-2222-222222222222"
+
+func tenantObj(kind, ns, name, uid, gen string) Obj {
+	return Obj{Kind: kind, Namespace: ns, Name: name, UID: uid, Labels: map[string]string{LabelLoad: ValueLoad, LabelGen: gen},
+		Annotations: map[string]string{AnnotationNote: "generation " + gen}, Content: "data " + gen}
+}
+
+// superCopy returns the super copy of t as the syncer writes it, in super namespace sns.
+func superCopy(t Obj, sns string) Obj {
+	s := t
+	s.Namespace = sns
+	s.UID = "s-" + t.UID
+	s.Labels = map[string]string{LabelLoad: ValueLoad, LabelGen: t.Labels[LabelGen]}
+	s.Annotations = map[string]string{AnnotationNote: t.Annotations[AnnotationNote]}
+	om := metaOf(&s)
+	conversion.Stamp(om, conversion.Owner{Tenant: "tenant-1", TenantUID: tUID, Namespace: t.Namespace, Name: t.Name, UID: t.UID})
+	s.Labels, s.Annotations = om.Labels, om.Annotations
+	return s
+}
+
+func superNSFor(tenantNS, uid, owner string) Obj {
+	ns := Obj{Kind: "Namespace", Name: conversion.SuperNamespace("tenant-1", owner, tenantNS), UID: "sns-" + uid}
+	om := metaOf(&ns)
+	conversion.Stamp(om, conversion.Owner{Tenant: "tenant-1", TenantUID: owner, Namespace: tenantNS, Name: tenantNS, UID: uid})
+	ns.Labels, ns.Annotations = om.Labels, om.Annotations
+	return ns
+}
+
+// healthy is a settled snapshot: one Namespace, a ConfigMap and a Running Pod, each with its copy.
+func healthy() Snapshot {
+	sns := conversion.SuperNamespace("tenant-1", tUID, "chaos-a")
+	tns := Obj{Kind: "Namespace", Name: "chaos-a", UID: "ns-uid"}
+	cm := tenantObj("ConfigMap", "chaos-a", "cm-1", "cm-uid", "3")
+	pod := tenantObj("Pod", "chaos-a", "pod-1", "pod-uid", "4")
+	pod.Phase, pod.Ready, pod.NodeName = "Running", "True", "vnode-1"
+	return Snapshot{
+		Tenants: []TenantSnap{{Name: "tenant-1", UID: tUID, Objects: []Obj{tns, cm, pod}}},
+		Super:   []Obj{superNSFor("chaos-a", "ns-uid", tUID), superCopy(cm, sns), superCopy(pod, sns)},
+	}
+}
+
+func TestSettledHealthy(t *testing.T) {
+	if v := Settled(healthy()); len(v) != 0 {
+		t.Fatalf("a settled snapshot has violations: %v", v)
+	}
+	// A tenant Pod marked Failed (SuperPodLost) after its super copy was deleted needs no copy.
+	s := healthy()
+	s.Tenants[0].Objects[2].Phase, s.Tenants[0].Objects[2].Ready = "Failed", "False"
+	s.Super = s.Super[:2]
+	if v := Settled(s); len(v) != 0 {
+		t.Fatalf("a Failed tenant Pod without a super copy counts as a violation: %v", v)
+	}
+}
+
+// TestInvariantsCatch breaks a settled snapshot in each way an invariant names and checks the
+// invariant reports it.
+func TestInvariantsCatch(t *testing.T) {
+	cases := map[string]struct {
+		breakIt func(s *Snapshot)
+		wantInv string
+		wantMsg string
+	}{
+		"duplicate copy": {func(s *Snapshot) {
+			d := s.Super[1]
+			d.Namespace = "elsewhere"
+			s.Super = append(s.Super, d)
+		}, InvNoDuplicate, "2 super copies"},
+		"copy in another tenant's namespace": {func(s *Snapshot) {
+			s.Super[0].Labels = map[string]string{conversion.LabelManagedBy: conversion.ManagedByValue, conversion.LabelTenantUID: "other"}
+		}, InvRightTenantNS, "in a namespace of tenant uid other"},
+		"copy at the wrong place": {func(s *Snapshot) { s.Super[1].Namespace = "x" }, InvRightTenantNS, "want"},
+		"missing copy":            {func(s *Snapshot) { s.Super = s.Super[:2] }, InvOneCopy, "has no super copy"},
+		"stale content":           {func(s *Snapshot) { s.Super[1].Content = "data 2" }, InvOneCopy, "content"},
+		"stale label":             {func(s *Snapshot) { s.Super[1].Labels[LabelGen] = "tampered-1" }, InvOneCopy, "label chaos-gen"},
+		"orphan":                  {func(s *Snapshot) { s.Tenants[0].Objects = s.Tenants[0].Objects[:2] }, InvNoOrphan, "left for tenant"},
+		"tenant Pod pending":      {func(s *Snapshot) { s.Tenants[0].Objects[2].Phase = "Pending" }, InvPodStatus, "phase \"Pending\""},
+		"status not up":           {func(s *Snapshot) { s.Super[2].Ready = "False" }, InvPodStatus, "Ready \"False\""},
+		"stuck terminating":       {func(s *Snapshot) { s.Tenants[0].Objects[1].Deleting = true }, InvNotStuck, "still terminating"},
+		"super namespace missing": {func(s *Snapshot) { s.Super = s.Super[1:] }, InvOneCopy, "Namespace//chaos-a"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			s := healthy()
+			tc.breakIt(&s)
+			var got []string
+			for _, v := range Settled(s) {
+				got = append(got, v.String())
+				if v.Invariant == tc.wantInv && strings.Contains(v.Message, tc.wantMsg) {
+					return
+				}
+			}
+			t.Fatalf("no %s violation containing %q; got %v", tc.wantInv, tc.wantMsg, got)
+		})
+	}
+}
+
+func metaOf(o *Obj) *metav1.ObjectMeta {
+	return &metav1.ObjectMeta{Labels: o.Labels, Annotations: o.Annotations}
+}

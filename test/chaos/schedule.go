@@ -1,0 +1,199 @@
+package chaos
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"time"
+)
+
+// Kind names one kind of fault.
+type Kind string
+
+// The fault kinds. Each has one function in Injectors.
+const (
+	// SyncerKill SIGKILLs a syncer replica and starts it again after the hold.
+	SyncerKill Kind = "syncer-sigkill"
+	// SyncerTerm SIGTERMs a syncer replica (graceful: final checkpoint, tenants released) and
+	// starts it again after the hold.
+	SyncerTerm Kind = "syncer-sigterm"
+	// TenantPause SIGSTOPs a tenant's kube-apiserver (it hangs) and SIGCONTs it after the hold.
+	TenantPause Kind = "tenant-apiserver-sigstop"
+	// SuperCopyDelete deletes a super copy of a tenant object behind the syncer's back.
+	SuperCopyDelete Kind = "super-copy-delete"
+	// SuperCopyEdit edits a super copy's labels (and a ConfigMap's data) behind the syncer's back.
+	SuperCopyEdit Kind = "super-copy-edit"
+	// CheckpointDelete deletes one of the syncer's checkpoint Secrets.
+	CheckpointDelete Kind = "checkpoint-secret-delete"
+)
+
+// AllKinds lists every fault kind, in a fixed order (the schedule draws from it by index).
+var AllKinds = []Kind{SyncerKill, SyncerTerm, TenantPause, SuperCopyDelete, SuperCopyEdit, CheckpointDelete}
+
+// Fault is one scheduled fault.
+type Fault struct {
+	// Seq numbers the faults of a schedule from 1.
+	Seq int `json:"seq"`
+	// GapMillis is the time to wait after the previous fault ended before this one starts.
+	GapMillis int64 `json:"gapMillis"`
+	Kind      Kind  `json:"kind"`
+	// Target is the replica index (syncer faults) or the tenant index (tenant faults).
+	Target int `json:"target"`
+	// HoldMillis is how long the fault lasts (replica down, apiserver stopped); 0 for faults
+	// that are one write.
+	HoldMillis int64 `json:"holdMillis"`
+	// Pick chooses the object a fault touches: index Pick mod n in the sorted candidates.
+	Pick uint64 `json:"pick"`
+}
+
+// Gap is the wait before the fault.
+func (f Fault) Gap() time.Duration { return time.Duration(f.GapMillis) * time.Millisecond }
+
+// Hold is how long the fault lasts.
+func (f Fault) Hold() time.Duration { return time.Duration(f.HoldMillis) * time.Millisecond }
+
+func (f Fault) String() string {
+	return fmt.Sprintf("#%d %s target=%d hold=%s pick=%d (after %s)", f.Seq, f.Kind, f.Target, f.Hold(), f.Pick, f.Gap())
+}
+
+// ScheduleOptions shape a schedule.
+type ScheduleOptions struct {
+	// Duration is the planned length of the fault phase: faults are drawn until the sum of
+	// their gaps and holds reaches it.
+	Duration time.Duration
+	// Tenants and Replicas bound the targets.
+	Tenants, Replicas int
+	// Kinds are the fault kinds to draw from. Defaults to AllKinds.
+	Kinds []Kind
+	// MinGap and MaxGap bound the wait before each fault. Default to 1 s and 4 s.
+	MinGap, MaxGap time.Duration
+	// MaxHold bounds a fault's hold. Defaults to 3 s.
+	MaxHold time.Duration
+}
+
+func (o ScheduleOptions) withDefaults() ScheduleOptions {
+	if len(o.Kinds) == 0 {
+		o.Kinds = AllKinds
+	}
+	if o.MinGap <= 0 {
+		o.MinGap = time.Second
+	}
+	if o.MaxGap < o.MinGap {
+		o.MaxGap = max(o.MinGap, 4*time.Second)
+	}
+	if o.MaxHold <= 0 {
+		o.MaxHold = 3 * time.Second
+	}
+	o.Tenants, o.Replicas = max(1, o.Tenants), max(1, o.Replicas)
+	return o
+}
+
+// Schedule returns the faults seed gives for o: everything is drawn from math/rand/v2 seeded
+// with seed alone, so the same seed and options give the same schedule.
+func Schedule(seed uint64, o ScheduleOptions) []Fault {
+	o = o.withDefaults()
+	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+	var out []Fault
+	var total time.Duration
+	for total < o.Duration {
+		f := Fault{Seq: len(out) + 1, Kind: o.Kinds[rng.IntN(len(o.Kinds))]}
+		f.GapMillis = (o.MinGap + time.Duration(rng.Int64N(int64(o.MaxGap-o.MinGap)+1))).Milliseconds()
+		hold := time.Duration(rng.Int64N(int64(o.MaxHold))) + 100*time.Millisecond
+		switch f.Kind {
+		case SyncerKill, SyncerTerm:
+			f.Target = rng.IntN(o.Replicas)
+			f.HoldMillis = hold.Milliseconds()
+		case TenantPause:
+			f.Target = rng.IntN(o.Tenants)
+			f.HoldMillis = hold.Milliseconds()
+		default:
+			f.Target = rng.IntN(o.Tenants)
+		}
+		f.Pick = rng.Uint64()
+		total += f.Gap() + f.Hold()
+		out = append(out, f)
+	}
+	return out
+}
+
+// CountByKind returns how many faults of each kind faults holds.
+func CountByKind(faults []Fault) map[Kind]int {
+	out := map[Kind]int{}
+	for _, f := range faults {
+		out[f.Kind]++
+	}
+	return out
+}
+
+// ParseKinds parses a comma-separated list of kinds ("" = AllKinds).
+func ParseKinds(s []string) ([]Kind, error) {
+	var out []Kind
+	for _, k := range s {
+		if !slices.Contains(AllKinds, Kind(k)) {
+			return nil, fmt.Errorf("unknown fault kind %q (known: %v)", k, AllKinds)
+		}
+		out = append(out, Kind(k))
+	}
+	return out, nil
+}
+
+// Record is one line of the fault log: the fault and what its injection did.
+type Record struct {
+	Fault
+	// Seed is the seed of the schedule the fault came from.
+	Seed uint64 `json:"seed"`
+	// Start is when the fault began (RFC 3339, UTC, milliseconds).
+	Start string `json:"start,omitempty"`
+	// Detail says what the injection did ("SIGKILL shard-1 (pid 123), started again as pid 456").
+	Detail string `json:"detail,omitempty"`
+	// Error is the injection's error, when it could not inject (no candidate object).
+	Error string `json:"error,omitempty"`
+}
+
+// WriteLog writes records, one JSON object a line, to path.
+func WriteLog(path string, records []Record) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	enc := json.NewEncoder(f)
+	for _, r := range records {
+		if err := enc.Encode(r); err != nil {
+			f.Close()
+			return err
+		}
+	}
+	return f.Close()
+}
+
+// ReadLog reads a fault log written by WriteLog (or by a soak) and returns its seed and faults,
+// in order.
+func ReadLog(path string) (uint64, []Fault, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer f.Close()
+	var seed uint64
+	var out []Fault
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		if len(sc.Bytes()) == 0 {
+			continue
+		}
+		var r Record
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			return 0, nil, fmt.Errorf("%s line %d: %w", path, len(out)+1, err)
+		}
+		if !slices.Contains(AllKinds, r.Kind) {
+			return 0, nil, fmt.Errorf("%s line %d: unknown fault kind %q", path, len(out)+1, r.Kind)
+		}
+		seed = r.Seed
+		out = append(out, r.Fault)
+	}
+	return seed, out, sc.Err()
+}

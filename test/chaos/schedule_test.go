@@ -1,0 +1,95 @@
+package chaos
+
+import (
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestScheduleSameSeedSameFaults(t *testing.T) {
+	o := ScheduleOptions{Duration: 5 * time.Minute, Tenants: 4, Replicas: 3}
+	a, b := Schedule(42, o), Schedule(42, o)
+	if diff := cmp.Diff(a, b); diff != "" {
+		t.Fatalf("the same seed gave two schedules (-first +second):\n%s", diff)
+	}
+	if c := Schedule(43, o); cmp.Equal(a, c) {
+		t.Fatal("seeds 42 and 43 gave the same schedule")
+	}
+}
+
+func TestScheduleShape(t *testing.T) {
+	o := ScheduleOptions{Duration: 20 * time.Minute, Tenants: 4, Replicas: 3}
+	faults := Schedule(1, o)
+	var total time.Duration
+	for i, f := range faults {
+		if f.Seq != i+1 {
+			t.Errorf("fault %d has seq %d", i, f.Seq)
+		}
+		if f.Gap() < time.Second || f.Gap() > 4*time.Second {
+			t.Errorf("%s: gap out of [1s, 4s]", f)
+		}
+		switch f.Kind {
+		case SyncerKill, SyncerTerm:
+			if f.Target >= 3 || f.Hold() <= 0 {
+				t.Errorf("%s: replica target ≥ 3 or no hold", f)
+			}
+		case TenantPause:
+			if f.Target >= 4 || f.Hold() <= 0 {
+				t.Errorf("%s: tenant target ≥ 4 or no hold", f)
+			}
+		default:
+			if f.Hold() != 0 {
+				t.Errorf("%s: a one-write fault with a hold", f)
+			}
+		}
+		total += f.Gap() + f.Hold()
+	}
+	if total < o.Duration || total > o.Duration+10*time.Second {
+		t.Errorf("the schedule lasts %s, want %s (+ one fault)", total, o.Duration)
+	}
+	counts := CountByKind(faults)
+	for _, k := range AllKinds {
+		if counts[k] < 10 {
+			t.Errorf("%d faults of kind %s in 20 minutes, want ≥ 10 (%v)", counts[k], k, counts)
+		}
+	}
+	if len(faults) < 200 {
+		t.Errorf("%d faults in 20 minutes, want ≥ 200 (issue 37's target)", len(faults))
+	}
+}
+
+func TestScheduleKinds(t *testing.T) {
+	faults := Schedule(7, ScheduleOptions{Duration: time.Minute, Tenants: 2, Replicas: 1, Kinds: []Kind{TenantPause}})
+	for _, f := range faults {
+		if f.Kind != TenantPause {
+			t.Fatalf("%s drawn, only %s asked for", f, TenantPause)
+		}
+	}
+	if _, err := ParseKinds([]string{"syncer-sigkill", "nope"}); err == nil {
+		t.Fatal("ParseKinds accepted an unknown kind")
+	}
+}
+
+func TestLogRoundTrip(t *testing.T) {
+	faults := Schedule(9, ScheduleOptions{Duration: 2 * time.Minute, Tenants: 2, Replicas: 2})
+	var recs []Record
+	for _, f := range faults {
+		recs = append(recs, Record{Fault: f, Seed: 9, Detail: "did " + string(f.Kind)})
+	}
+	path := filepath.Join(t.TempDir(), "faults.jsonl")
+	if err := WriteLog(path, recs); err != nil {
+		t.Fatal(err)
+	}
+	seed, got, err := ReadLog(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if seed != 9 {
+		t.Errorf("seed %d, want 9", seed)
+	}
+	if diff := cmp.Diff(faults, got); diff != "" {
+		t.Errorf("replayed faults differ (-written +read):\n%s", diff)
+	}
+}
