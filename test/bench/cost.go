@@ -153,15 +153,42 @@ func storedBytesPerPod(pods []corev1.Pod) float64 {
 	return float64(total) / float64(len(pods))
 }
 
+// bytesByPart returns the mean protobuf bytes of pods' parts: "metadata.annotations",
+// "metadata.managedFields", "metadata (other)", "spec" and "status" (each part's encoded size,
+// without the few bytes of field tags); nil for no Pods.
+func bytesByPart(pods []corev1.Pod) map[string]float64 {
+	if len(pods) == 0 {
+		return nil
+	}
+	out := map[string]float64{}
+	n := float64(len(pods))
+	for i := range pods {
+		p := &pods[i]
+		ann, mf := 0, 0
+		for k, v := range p.Annotations {
+			ann += len(k) + len(v) + 6 // a map entry's key, value, tags and lengths
+		}
+		for j := range p.ManagedFields {
+			mf += p.ManagedFields[j].Size() + 2
+		}
+		out["metadata.annotations"] += float64(ann) / n
+		out["metadata.managedFields"] += float64(mf) / n
+		out["metadata (other)"] += float64(p.ObjectMeta.Size()-ann-mf) / n
+		out["spec"] += float64(p.Spec.Size()) / n
+		out["status"] += float64(p.Status.Size()) / n
+	}
+	return out
+}
+
 // superPodBytes lists the super cluster's Pods matching opts in namespace ns ("" for all) and
-// returns storedBytesPerPod of them (0 when the list fails, logged).
-func superPodBytes(ctx context.Context, cs kubernetes.Interface, ns string, opts metav1.ListOptions) float64 {
+// returns storedBytesPerPod of them and bytesByPart (0 and nil when the list fails, logged).
+func superPodBytes(ctx context.Context, cs kubernetes.Interface, ns string, opts metav1.ListOptions) (float64, map[string]float64) {
 	l, err := cs.CoreV1().Pods(ns).List(ctx, opts)
 	if err != nil {
 		logf("super Pods' size: %v", err)
-		return 0
+		return 0, nil
 	}
-	return storedBytesPerPod(l.Items)
+	return storedBytesPerPod(l.Items), bytesByPart(l.Items)
 }
 
 // scrapeFile saves the Prometheus text at url into path and returns its samples.
@@ -187,6 +214,9 @@ func costTable(r result) string {
 	md += fmt.Sprintf("| syncer CPU per Pod (ms) | | %.2f | |\n", 1000*r.SyncerCPUSecondsPerPod)
 	md += fmt.Sprintf("| bytes stored per super Pod | %.0f | %.0f | %.2f |\n",
 		r.BytesStoredPerSuperPod["baseline"], r.BytesStoredPerSuperPod["syncer"], ratio(r.BytesStoredPerSuperPod["syncer"], r.BytesStoredPerSuperPod["baseline"]))
+	for _, part := range []string{"metadata.annotations", "metadata.managedFields", "metadata (other)", "spec", "status"} {
+		md += fmt.Sprintf("| … of which %s | %.0f | %.0f | |\n", part, r.SuperPodBytesByPart["baseline"][part], r.SuperPodBytesByPart["syncer"][part])
+	}
 	if h := r.HeldRun; h != nil {
 		md += fmt.Sprintf("| time inside the syncer p50 / p99 (s), %d × %d Pods open loop at %.1f Pods/s (%.2f × ceiling) | | %.3f / %.3f | |\n",
 			r.Tenants, h.PodsPerTenant, h.Rate, h.Fraction, h.Held.P50, h.Held.P99)

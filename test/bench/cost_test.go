@@ -113,3 +113,17 @@ func TestStoredBytesPerPod(t *testing.T) {
 		t.Error("no Pods: want 0")
 	}
 }
+
+func TestBytesByPart(t *testing.T) {
+	p := corev1.Pod{}
+	p.Name = "a"
+	p.Annotations = map[string]string{"k": string(make([]byte, 100))}
+	p.Spec.NodeName = "n"
+	got := bytesByPart([]corev1.Pod{p, p})
+	if got["metadata.annotations"] != 107 || got["spec"] != float64(p.Spec.Size()) || got["metadata (other)"] != float64(p.ObjectMeta.Size()-107) {
+		t.Errorf("bytesByPart = %v", got)
+	}
+	if bytesByPart(nil) != nil {
+		t.Error("no Pods: want nil")
+	}
+}

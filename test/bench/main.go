@@ -176,10 +176,8 @@ func run(ctx context.Context, c config) error {
 	if err != nil {
 		return fmt.Errorf("baseline: %w", err)
 	}
-	baseBytes := 0.0
-	for _, ns := range baseNS {
-		baseBytes += superPodBytes(ctx, env.Super.Client, ns, metav1.ListOptions{}) / float64(len(baseNS))
-	}
+	// The baseline Pods are alike in every namespace: the first one's stand for all.
+	baseBytes, baseParts := superPodBytes(ctx, env.Super.Client, baseNS[0], metav1.ListOptions{})
 	for _, ns := range baseNS {
 		_ = env.Super.Client.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{})
 	}
@@ -277,8 +275,9 @@ func run(ctx context.Context, c config) error {
 		// Per Pod of that tenant: every tenant created c.pods.
 		res.TenantRequestsPerPodByTenant[t] = requestsPerPod(tenantReqEachA[t], after, c.pods)
 	}
-	res.BytesStoredPerSuperPod = map[string]float64{"baseline": baseBytes,
-		"syncer": superPodBytes(ctx, env.Super.Client, "", metav1.ListOptions{LabelSelector: "tenancy.vcsyncer.io/managed-by=vc-syncer"})}
+	syncBytes, syncParts := superPodBytes(ctx, env.Super.Client, "", metav1.ListOptions{LabelSelector: "tenancy.vcsyncer.io/managed-by=vc-syncer"})
+	res.BytesStoredPerSuperPod = map[string]float64{"baseline": baseBytes, "syncer": syncBytes}
+	res.SuperPodBytesByPart = map[string]map[string]float64{"baseline": baseParts, "syncer": syncParts}
 	cost := costPerPod(cpuBase, cpuSync, len(base), len(synced))
 	res.SuperCPUPerPodRatio, res.SuperCPUSecondsPerPod = cost.SuperCPUPerPodRatio, cost.SuperCPUSecondsPerPod
 	res.SyncerCPUSecondsPerPod, res.TenantAPIServerCPUSecondsPerPod = cost.SyncerCPUSecondsPerPod, cost.TenantAPIServerCPUSecondsPerPod
@@ -659,6 +658,8 @@ type result struct {
 	// the envelope), after the burst, "baseline" (the Pods created straight) and "syncer" (the
 	// syncer's super Pods).
 	BytesStoredPerSuperPod map[string]float64 `json:"bytesStoredPerSuperPod"`
+	// SuperPodBytesByPart splits those bytes (bytesByPart), "baseline" and "syncer".
+	SuperPodBytesByPart map[string]map[string]float64 `json:"superPodBytesByPart"`
 	// SyncerHeldSecondsP99 is the p99 of the time a new Pod spent inside the syncer
 	// (vcsyncer_pod_creation_syncer_held_seconds: both directions' queues and processing,
 	// admission wait included) in HeldRun, the open-loop run at half the ceiling.
