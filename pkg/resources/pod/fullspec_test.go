@@ -96,3 +96,30 @@ func TestTrimmedPodIsReadFromTheTenant(t *testing.T) {
 		t.Error("a plain Pod (no transform) passed for a whole cached spec")
 	}
 }
+
+// A new Pod cached whole that the policy refuses gets no tenant token: its TokenRequests are
+// made only after the policy has decided (docs/security.md's "tokens asked for before the
+// policy has decided" is left to Pods the cache holds trimmed).
+func TestRefusedWholePodGetsNoToken(t *testing.T) {
+	ctx := context.Background()
+	f := newPodBounds(t)
+	_ = reconcileDownward(ctx, f.env, f.c, "app", "web")
+	f.syncCaches(t, "0")
+	f.cacheAsInformer(t, func(p *corev1.Pod) {
+		p.Spec.Volumes = []corev1.Volume{
+			{Name: "token", VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{Sources: []corev1.VolumeProjection{
+				{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{Path: "token"}}}}}},
+			{Name: "host", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/var/lib/kubelet"}}},
+		}
+	})
+	f.tenant.ClearActions()
+	_ = reconcileDownward(ctx, f.env, f.c, "app", "web")
+	for _, a := range f.tenant.Actions() {
+		if a.GetVerb() == "create" && a.GetResource().Resource == "serviceaccounts" && a.GetSubresource() == "token" {
+			t.Errorf("TokenRequest for a Pod the policy refuses: %v", a)
+		}
+	}
+	if got := f.superCreates(); len(got) > 0 && got[len(got)-1] == "pods" {
+		t.Error("super Pod created for a refused Pod")
+	}
+}
