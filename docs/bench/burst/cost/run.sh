@@ -9,7 +9,7 @@
 set -euo pipefail
 out=${OUT:-docs/bench/burst/cost}
 cmd=(go run ./test/bench burst --cpu-profile 15s)   # 2 tenants × 200 Pods, 50 creators, then 2 × 100 open loop at half the ceiling
-for run in before-1 after-1 before-2 after-2 after-3 before-3; do
+for run in before-1 after-1 before-2 after-2; do
   bin=${AFTER:-}; [[ $run == before-* ]] && bin=${BEFORE:-}
   VC_SYNCER_BENCH_BIN=$bin "${cmd[@]}" --out "$out/$run"
 done
