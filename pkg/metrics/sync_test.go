@@ -40,6 +40,7 @@ func populate(tenant string) {
 		PodPhase(tenant, p, time.Millisecond)
 	}
 	PodCreated(tenant, time.Second)
+	PodHeld(tenant, time.Millisecond)
 	PolicyDenied(tenant, "Pod", "volumeType")
 	AdmissionAdmitted(tenant, time.Second)
 	EventQueued(tenant, "Warning")
@@ -118,8 +119,8 @@ func TestForgetTenantDeletesSyncSeries(t *testing.T) {
 	populate("keep")
 	populate("gone")
 	defer ForgetTenant("keep")
-	cs := []prometheus.Collector{syncDuration, syncLag, podPhase, podCreation}
-	if got := series(t, cs...); got["gone"] != 2+1+len(Phases)+1 || got["keep"] != got["gone"] {
+	cs := []prometheus.Collector{syncDuration, syncLag, podPhase, podCreation, podHeld}
+	if got := series(t, cs...); got["gone"] != 2+1+len(Phases)+1+1 || got["keep"] != got["gone"] {
 		t.Fatalf("series before = %v", got)
 	}
 	ForgetTenant("gone")

@@ -3,7 +3,9 @@
 //
 // # Usage
 //
-// An informer transform returns New(trimmed) for each Pod it caches. Code that reads a Pod
+// An informer transform returns New(trimmed) for each Pod it caches, or NewFull(pod) for a Pod
+// whose whole spec it keeps (the tenant transform, for a Pod not yet bound: Full reports it,
+// and the syncer makes the super Pod from it without reading the tenant Pod again). Code that reads a Pod
 // cache goes through From (one object from an event handler or a store) or NewLister (a
 // lister over an informer's indexer); both accept plain *corev1.Pod objects too, so unit
 // tests may fill stores with ordinary Pods.

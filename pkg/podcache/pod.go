@@ -18,6 +18,7 @@ import (
 type Pod struct {
 	metav1.ObjectMeta
 	spec, status []byte
+	full         bool // the spec is whole, not trimmed (NewFull)
 }
 
 var (
@@ -39,6 +40,20 @@ func New(p *corev1.Pod) (*Pod, error) {
 	}
 	return &Pod{ObjectMeta: p.ObjectMeta, spec: spec, status: status}, nil
 }
+
+// NewFull is New for a Pod whose spec the caller did not trim: Full reports it, so a reader
+// that needs the whole spec may take it from the cache instead of the apiserver.
+func NewFull(p *corev1.Pod) (*Pod, error) {
+	c, err := New(p)
+	if err != nil {
+		return nil, err
+	}
+	c.full = true
+	return c, nil
+}
+
+// Full reports whether the cached Pod was made by NewFull (its spec is whole).
+func (p *Pod) Full() bool { return p.full }
 
 // Pod decodes the cached Pod into a new *corev1.Pod that shares the metadata's maps and
 // slices with the cache (read-only, as any cached object). Its TypeMeta is empty, as that of
@@ -89,7 +104,7 @@ func (podKind) GroupVersionKind() schema.GroupVersionKind {
 
 // DeepCopyObject implements runtime.Object.
 func (p *Pod) DeepCopyObject() runtime.Object {
-	out := &Pod{spec: bytes.Clone(p.spec), status: bytes.Clone(p.status)}
+	out := &Pod{spec: bytes.Clone(p.spec), status: bytes.Clone(p.status), full: p.full}
 	p.DeepCopyInto(&out.ObjectMeta)
 	return out
 }

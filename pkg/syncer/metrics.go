@@ -314,6 +314,8 @@ func (t *tracker) podBound(k podKey, now time.Time) {
 	}
 	metrics.PodPhase(k.tenant, metrics.PhaseUpwardProcess, now.Sub(p.t4))
 	metrics.PodCreated(k.tenant, now.Sub(p.t0))
+	// Inside the syncer: everything but the super scheduling (t2 → t3).
+	metrics.PodHeld(k.tenant, now.Sub(p.t0)-p.t3.Sub(p.t2))
 }
 
 // podGone stops tracking a deleted tenant Pod.

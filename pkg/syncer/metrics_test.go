@@ -72,6 +72,7 @@ func TestTrackerPodCreationPhases(t *testing.T) {
 	req := resources.Request{Tenant: tn, Kind: resources.KindPod, Namespace: "app", Name: "web"}
 	phases := histogramRise(t, "vcsyncer_pod_creation_phase_duration_seconds", tn, "phase")
 	creation := histogramRise(t, "vcsyncer_pod_creation_duration_seconds", tn, "")
+	held := histogramRise(t, "vcsyncer_pod_creation_syncer_held_seconds", tn, "")
 
 	tr.podAdded(tn, pod, at(0))
 	tr.popped(directionDownward, req, at(10)) // downward_queue 10ms
@@ -96,6 +97,10 @@ func TestTrackerPodCreationPhases(t *testing.T) {
 	total, n := creation()
 	if n[""] != 1 || !near(total[""], 0.125) {
 		t.Errorf("creation: %d samples summing %vs, want 1 of 0.125s", n[""], total[""])
+	}
+	// Inside the syncer: the creation less the super scheduling (125 − 60 ms).
+	if h, n := held(); n[""] != 1 || !near(h[""], 0.065) {
+		t.Errorf("syncer held: %d samples summing %vs, want 1 of 0.065s", n[""], h[""])
 	}
 	if len(tr.pods) != 0 {
 		t.Errorf("tracker still holds %d Pods after the binding", len(tr.pods))

@@ -213,8 +213,10 @@ var ErrDuplicateControlPlane = errors.New("duplicate control plane")
 
 // TrimTenantObject is the tenant informers' transform: it drops managedFields and kubectl's
 // last-applied-configuration annotation from cached objects, and interns their repeating
-// strings (conversion.InternObject); Pods, their specs trimmed (conversion.TrimPodSpec), are
-// cached in their compact form (podcache.Pod), and Events (the syncer's copies) in theirs
+// strings (conversion.InternObject); Pods, their specs trimmed (conversion.TrimPodSpec) once
+// they are bound or deleted (a Pod not yet bound keeps its whole spec, podcache.NewFull, from
+// which its super Pod is made), are cached in their compact form (podcache.Pod), and Events
+// (the syncer's copies) in theirs
 // (eventcache.Event). The syncer never reads either
 // (super copies never carry the annotation), and the annotation repeats the whole object, so
 // for kubectl-applied objects it is often the largest part of the cache. The syncer writes
@@ -226,8 +228,14 @@ func TrimTenantObject(obj any) (any, error) {
 		return obj, nil
 	}
 	m.SetManagedFields(nil)
+	whole := false // a Pod cached with its whole spec
 	if p, ok := obj.(*corev1.Pod); ok {
-		conversion.TrimPodSpec(p) // the full spec is read from the tenant once, on super Pod creation
+		// A Pod not yet bound keeps its whole spec: its super Pod is made from the cache,
+		// without a read of the tenant Pod. Bound (by the syncer, or preset) or deleted, it is
+		// trimmed; its next version (the binding) replaces the whole one.
+		if whole = p.Spec.NodeName == "" && p.DeletionTimestamp == nil; !whole {
+			conversion.TrimPodSpec(p)
+		}
 	}
 	if ann := m.GetAnnotations(); ann != nil {
 		if _, ok := ann[lastApplied]; ok {
@@ -238,6 +246,9 @@ func TrimTenantObject(obj any) (any, error) {
 	conversion.InternObject(obj)
 	switch o := obj.(type) {
 	case *corev1.Pod:
+		if whole {
+			return podcache.NewFull(o)
+		}
 		return podcache.New(o)
 	case *corev1.Event:
 		return eventcache.New(o) // the syncer's copies of super Events

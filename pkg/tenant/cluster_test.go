@@ -93,3 +93,35 @@ func TestReasonOf(t *testing.T) {
 		t.Errorf("forbidden: %q", got)
 	}
 }
+
+// A Pod not yet bound is cached with its whole spec (its super Pod is made from it); bound or
+// deleted, it is trimmed.
+func TestTenantPodWholeUntilBound(t *testing.T) {
+	spec := func() corev1.PodSpec {
+		return corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "nginx", Command: []string{"x"}}}}
+	}
+	pending := &corev1.Pod{Spec: spec()}
+	out, _ := TrimTenantObject(pending)
+	cp, ok := out.(*podcache.Pod)
+	if !ok || !cp.Full() {
+		t.Fatalf("unbound Pod cached as %T (whole %t), want a whole cached Pod", out, ok && cp.Full())
+	}
+	if got, _ := podcache.From(cp); len(got.Spec.Containers[0].Command) != 1 {
+		t.Errorf("unbound Pod's spec trimmed: %+v", got.Spec)
+	}
+	if !cp.DeepCopyObject().(*podcache.Pod).Full() {
+		t.Error("a copy of a whole cached Pod is not whole")
+	}
+	bound := &corev1.Pod{Spec: spec()}
+	bound.Spec.NodeName = "n1"
+	deleted := &corev1.Pod{Spec: spec()}
+	deleted.DeletionTimestamp = &metav1.Time{}
+	for name, p := range map[string]*corev1.Pod{"bound": bound, "deleted": deleted} {
+		out, _ := TrimTenantObject(p)
+		cp := out.(*podcache.Pod)
+		got, _ := podcache.From(cp)
+		if cp.Full() || got.Spec.Containers[0].Command != nil {
+			t.Errorf("%s Pod: whole %t, spec %+v; want it trimmed", name, cp.Full(), got.Spec)
+		}
+	}
+}

@@ -43,6 +43,8 @@ type config struct {
 	syncerFlags                       []string      // extra vc-syncer flags (--syncer-flag)
 	profile                           time.Duration // syncer CPU profile length from the burst's start; 0 = none
 	eventsSettle                      time.Duration // after the burst, wait this long for tenant Events (counted by reason)
+	heldPods                          int           // Pods per tenant of the open-loop run at heldFraction of the ceiling; 0 = no such run
+	heldFraction                      float64       // that run's rate as a fraction of the throughput the CPUs allow through the syncer
 }
 
 const usage = `usage: go run ./test/bench EXPERIMENT [flags]   (EXPERIMENT -h lists its flags)
@@ -122,6 +124,8 @@ func runBurst(ctx context.Context, args []string) error {
 	})
 	fs.DurationVar(&c.profile, "cpu-profile", 0, "record a CPU profile of the syncer for this long from the start of its burst (syncer-cpu.pprof in --out; read with go tool pprof); 0 = none")
 	fs.DurationVar(&c.eventsSettle, "events-settle", 5*time.Second, "after the burst through the syncer, wait this long, then count the tenants' Events by type and reason (result.json tenantEvents) and save the syncer's /metrics (metrics.txt)")
+	fs.IntVar(&c.heldPods, "held-pods", 100, "after the saturated bursts, Pods per tenant created open loop at --held-fraction of the throughput the machine's CPUs allow through the syncer (namespace bench-held), for syncerHeldSecondsP99; fewer when the Nodes would not hold them; 0 = skip")
+	fs.Float64Var(&c.heldFraction, "held-fraction", 0.5, "the rate of the --held-pods run as a fraction of the measured ceiling")
 	_ = fs.Parse(args)
 	return run(ctx, c)
 }
@@ -178,8 +182,16 @@ func run(ctx context.Context, c config) error {
 	if err != nil {
 		return fmt.Errorf("baseline: %w", err)
 	}
+	// The baseline Pods are alike in every namespace: the first one's stand for all.
+	baseBytes, baseParts := superPodBytes(ctx, env.Super.Client, baseNS[0], metav1.ListOptions{})
 	for _, ns := range baseNS {
 		_ = env.Super.Client.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{})
+	}
+	// The baseline's Pods are deleted before the run through the syncer starts: their
+	// deletion (0.24 super DELETEs per Pod, and the work of every super component) would
+	// otherwise be counted as the syncer run's.
+	if err := waitNamespacesGone(ctx, env.Super.Client, baseNS); err != nil {
+		return fmt.Errorf("baseline namespaces: %w", err)
 	}
 
 	// Then through the syncer.
@@ -222,6 +234,7 @@ func run(ctx context.Context, c config) error {
 	cpuSync0, tSync0 := componentCPU(env), time.Now()
 	syncReqA, _ := apiserverRequests(ctx, env.Super)
 	tenantReqA := tenantRequests(ctx, env)
+	tenantReqEachA := tenantRequestsEach(ctx, env)
 	profDone := make(chan error, 1)
 	if c.profile > 0 {
 		go func() {
@@ -232,6 +245,7 @@ func run(ctx context.Context, c config) error {
 	cpuSync, syncCPUWall := diffCPU(componentCPU(env), cpuSync0), time.Since(tSync0).Seconds()
 	syncReqB, _ := apiserverRequests(ctx, env.Super)
 	tenantReqB := tenantRequests(ctx, env)
+	tenantReqEachB := tenantRequestsEach(ctx, env)
 	if err != nil {
 		return fmt.Errorf("through the syncer: %w", err)
 	}
@@ -268,6 +282,18 @@ func run(ctx context.Context, c config) error {
 		"syncer":   requestsPerPod(syncReqA, syncReqB, len(synced)),
 	}
 	res.TenantRequestsPerPod = requestsPerPod(tenantReqA, tenantReqB, len(synced))
+	res.TenantRequestsPerPodByTenant = map[string]map[string]float64{}
+	for t, after := range tenantReqEachB {
+		// Per Pod of that tenant: every tenant created c.pods.
+		res.TenantRequestsPerPodByTenant[t] = requestsPerPod(tenantReqEachA[t], after, c.pods)
+	}
+	syncBytes, syncParts := superPodBytes(ctx, env.Super.Client, "", metav1.ListOptions{LabelSelector: "tenancy.vcsyncer.io/managed-by=vc-syncer"})
+	res.BytesStoredPerSuperPod = map[string]float64{"baseline": baseBytes, "syncer": syncBytes}
+	res.SuperPodBytesByPart = map[string]map[string]float64{"baseline": baseParts, "syncer": syncParts}
+	cost := costPerPod(cpuBase, cpuSync, len(base), len(synced))
+	res.SuperCPUPerPodRatio, res.SuperCPUSecondsPerPod = cost.SuperCPUPerPodRatio, cost.SuperCPUSecondsPerPod
+	res.SyncerCPUSecondsPerPod, res.TenantAPIServerCPUSecondsPerPod = cost.SyncerCPUSecondsPerPod, cost.TenantAPIServerCPUSecondsPerPod
+	res.SuperAPIServerCPUSecondsPerPod, res.SuperAPIServerCPUSecondsPerPodDirect = cost.SuperAPIServerCPUSecondsPerPod, cost.SuperAPIServerCPUSecondsPerPodDirect
 	// Cores over the whole measured window (informers' start to the last Pod Running), the
 	// interval the CPU seconds were taken over.
 	res.CPU = map[string][]cpuUse{"baseline": busiest(cpuBase, baseCPUWall), "syncer": busiest(cpuSync, syncCPUWall)}
@@ -278,6 +304,13 @@ func run(ctx context.Context, c config) error {
 	res.ThroughputRatio = res.Syncer.Throughput / res.Baseline.Throughput
 	res.CPUPerPod = map[string]float64{"baseline": cpuPerPodMillis(cpuBase, len(base)), "syncer": cpuPerPodMillis(cpuSync, len(synced))}
 	res.ThroughputCeilingRatio = throughputCeiling(res.CPUPerPod["syncer"], runtime.NumCPU()) / res.Baseline.Throughput
+	if c.heldPods > 0 {
+		h, err := heldPhase(ctx, c, env, metricsAddr, throughputCeiling(res.CPUPerPod["syncer"], runtime.NumCPU()))
+		if err != nil {
+			return fmt.Errorf("held run: %w", err)
+		}
+		res.HeldRun, res.SyncerHeldSecondsP99 = &h, h.Held.P99
+	}
 	if err := writeResults(c.out, res, base, synced); err != nil {
 		return err
 	}
@@ -336,6 +369,18 @@ func createNamespace(ctx context.Context, cs kubernetes.Interface, ns string) er
 	return wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
 		_, err := cs.CoreV1().ServiceAccounts(ns).Get(ctx, "default", metav1.GetOptions{})
 		return err == nil, nil
+	})
+}
+
+// waitNamespacesGone waits (up to 2 minutes) until none of the namespaces nss exists.
+func waitNamespacesGone(ctx context.Context, cs kubernetes.Interface, nss []string) error {
+	return wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+		for _, ns := range nss {
+			if _, err := cs.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{}); err == nil {
+				return false, nil
+			}
+		}
+		return true, nil
 	})
 }
 
@@ -620,6 +665,30 @@ type result struct {
 	// baseline's throughput. A throughputRatio close to it means the machine, not waiting,
 	// limited the run; only less work per Pod raises it.
 	ThroughputCeilingRatio float64 `json:"throughputCeilingRatio"`
+
+	// What one Pod costs (costPerPod), CPU from componentCPUSeconds over the Pods of each burst.
+	// SuperCPUPerPodRatio: the super cluster's processes (not the syncer) per Pod through the
+	// syncer ÷ straight. SuperCPUSecondsPerPod: that CPU per Pod, "baseline" and "syncer".
+	SuperCPUPerPodRatio                  float64            `json:"superCPUPerPodRatio"`
+	SuperCPUSecondsPerPod                map[string]float64 `json:"superCPUSecondsPerPod"`
+	SyncerCPUSecondsPerPod               float64            `json:"syncerCPUSecondsPerPod"`
+	TenantAPIServerCPUSecondsPerPod      float64            `json:"tenantAPIServerCPUSecondsPerPod"`
+	SuperAPIServerCPUSecondsPerPod       float64            `json:"superAPIServerCPUSecondsPerPod"`
+	SuperAPIServerCPUSecondsPerPodDirect float64            `json:"superAPIServerCPUSecondsPerPodDirect"`
+	// TenantRequestsPerPodByTenant is each tenant apiserver's requests during the burst through
+	// the syncer per Pod of that tenant, keyed as SuperRequestsPerPod.
+	TenantRequestsPerPodByTenant map[string]map[string]float64 `json:"tenantRequestsPerPodByTenant"`
+	// BytesStoredPerSuperPod is the mean protobuf size of a super Pod (what etcd stores, less
+	// the envelope), after the burst, "baseline" (the Pods created straight) and "syncer" (the
+	// syncer's super Pods).
+	BytesStoredPerSuperPod map[string]float64 `json:"bytesStoredPerSuperPod"`
+	// SuperPodBytesByPart splits those bytes (bytesByPart), "baseline" and "syncer".
+	SuperPodBytesByPart map[string]map[string]float64 `json:"superPodBytesByPart"`
+	// SyncerHeldSecondsP99 is the p99 of the time a new Pod spent inside the syncer
+	// (vcsyncer_pod_creation_syncer_held_seconds: both directions' queues and processing,
+	// admission wait included) in HeldRun, the open-loop run at half the ceiling.
+	SyncerHeldSecondsP99 float64  `json:"syncerHeldSecondsP99"`
+	HeldRun              *heldRun `json:"heldRun,omitempty"`
 }
 
 // cpuPerPodMillis returns the CPU seconds summed over cpu (process → seconds) per Pod, in
@@ -643,6 +712,56 @@ func throughputCeiling(millisPerPod float64, cores int) float64 {
 		return 0
 	}
 	return 1000 * float64(cores) / millisPerPod
+}
+
+// tenantRequestsEach returns apiserverRequests of each of env's tenants, by tenant name (a
+// tenant whose /metrics cannot be read is left out).
+func tenantRequestsEach(ctx context.Context, env *localcluster.Environment) map[string]map[string]float64 {
+	out := map[string]map[string]float64{}
+	for _, t := range env.Tenants {
+		if m, err := apiserverRequests(ctx, t); err == nil {
+			out[t.Name] = m
+		}
+	}
+	return out
+}
+
+// heldPhase runs, after the saturated burst, c.heldPods Pods per tenant (heldPodsPerTenant)
+// open loop at c.heldFraction of ceiling (Pods/s over all tenants) into each tenant's namespace
+// bench-held, and returns the syncer's held-time histogram over that run (scrapes of its
+// /metrics at addr before and after: metrics.txt, then metrics-held.txt in c.out).
+func heldPhase(ctx context.Context, c config, env *localcluster.Environment, addr string, ceiling float64) (heldRun, error) {
+	h := heldRun{Fraction: c.heldFraction, Rate: c.heldFraction * ceiling,
+		PodsPerTenant: heldPodsPerTenant(c.heldPods, c.nodes, c.tenants, c.pods)}
+	if h.Rate <= 0 {
+		return h, fmt.Errorf("no ceiling measured")
+	}
+	var clients []kubernetes.Interface
+	var nss []string
+	for _, t := range env.Tenants {
+		if err := createNamespace(ctx, t.Client, "bench-held"); err != nil {
+			return h, err
+		}
+		clients, nss = append(clients, t.Client), append(nss, "bench-held")
+	}
+	before, err := scrapeFile(ctx, "http://"+addr+"/metrics", filepath.Join(c.out, "metrics-before-held.txt"))
+	if err != nil {
+		return h, err
+	}
+	logf("held: %d tenants × %d Pods through vc-syncer, open loop at %.1f Pods/s (%.2f × the ceiling %.1f)", c.tenants, h.PodsPerTenant, h.Rate, c.heldFraction, ceiling)
+	hc := c
+	hc.pods, hc.rate = h.PodsPerTenant, h.Rate
+	samples, err := burst(ctx, hc, clients, nss)
+	if err != nil {
+		return h, err
+	}
+	after, err := scrapeFile(ctx, "http://"+addr+"/metrics", filepath.Join(c.out, "metrics-held.txt"))
+	if err != nil {
+		return h, err
+	}
+	h.Held, h.EndToEnd = heldStats(before, after), summarize(samples)
+	logf("held: syncer-held p50 %.3fs p99 %.3fs over %.0f Pods; end to end p99 %.2fs", h.Held.P50, h.Held.P99, h.Held.Count, h.EndToEnd.P99)
+	return h, nil
 }
 
 // tenantRequests returns the sum over env's tenants of apiserverRequests; a tenant whose
@@ -776,6 +895,7 @@ func writeResults(dir string, r result, base, synced []sample) error {
 	md += fmt.Sprintf("| CPU per Pod, all processes (ms) | %.1f | %.1f | %.2f |\n", r.CPUPerPod["baseline"], r.CPUPerPod["syncer"], r.CPUPerPod["syncer"]/r.CPUPerPod["baseline"])
 	md += fmt.Sprintf("| throughput the CPUs allow at that cost (Pods/s) | %.1f | %.1f | %.2f |\n",
 		throughputCeiling(r.CPUPerPod["baseline"], runtime.NumCPU()), throughputCeiling(r.CPUPerPod["syncer"], runtime.NumCPU()), r.ThroughputCeilingRatio)
+	md += costTable(r)
 	for _, side := range []string{"baseline", "syncer"} {
 		var top []string
 		for i, u := range r.CPU[side] {

@@ -188,25 +188,30 @@ func reconcileDownward(ctx context.Context, env *resources.Env, c *tenant.Cluste
 				}()
 			}
 		}
-		// The tokens are requested from the cached Pod while its full spec is read and the
-		// super Pod is prepared; they are used only if the full spec asks for the same tokens.
-		// Not for a Pod that will wait for its ServiceAccount's super copy (checked below):
-		// each of its retries would ask again.
-		limit := -1
-		if m := c.Policy().Pods().MaxServiceAccountTokens; m != nil {
-			limit = int(*m)
-		}
+		// The tenant cache holds a Pod not yet bound with its whole spec: the super Pod is made
+		// from it, and its tokens are requested once the policy has decided (below). Else (a
+		// trimmed Pod: bound, e.g. a preset spec.nodeName, or one restored from a checkpoint)
+		// the full spec is read once, at least as new as the cached copy (served from the
+		// tenant apiserver's watch cache), and the tokens are requested from the cached Pod
+		// meanwhile; they are used only if the full spec asks for the same tokens. Not for a
+		// Pod that will wait for its ServiceAccount's super copy (checked below): each of its
+		// retries would ask again.
+		obj, _, _ := c.Informers.Core().V1().Pods().Informer().GetIndexer().GetByKey(ns + "/" + name)
+		full, cached := cachedFullPod(obj)
 		prefetchCtx, cancelPrefetch := context.WithCancel(ctx)
 		defer cancelPrefetch()
 		var prefetch *tokenPrefetch
-		if serviceAccountCopied(env, superNS, t.Spec.ServiceAccountName) {
+		if !cached && serviceAccountCopied(env, superNS, t.Spec.ServiceAccountName) {
+			limit := -1
+			if m := c.Policy().Pods().MaxServiceAccountTokens; m != nil {
+				limit = int(*m)
+			}
 			prefetch = prefetchTokens(prefetchCtx, c, t, limit)
 		}
-		// The tenant cache holds trimmed Pods: read the full spec once, at least as new as the
-		// cached copy (served from the tenant apiserver's watch cache).
-		full, err := c.Client.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{ResourceVersion: t.ResourceVersion})
-		if err != nil {
-			return fmt.Errorf("failed to read tenant Pod %s/%s: %w", ns, name, err)
+		if !cached {
+			if full, err = c.Client.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{ResourceVersion: t.ResourceVersion}); err != nil {
+				return fmt.Errorf("failed to read tenant Pod %s/%s: %w", ns, name, err)
+			}
 		}
 		if full.UID != t.UID {
 			return fmt.Errorf("tenant Pod %s/%s was recreated; will retry", ns, name)
@@ -554,4 +559,20 @@ func serviceAccountCopied(env *resources.Env, superNS, sa string) bool {
 	}
 	_, err := env.SuperInformers.Core().V1().ServiceAccounts().Lister().ServiceAccounts(superNS).Get(sa)
 	return err == nil
+}
+
+// cachedFullPod returns a copy of the tenant Pod cached as obj when the cache holds its whole
+// spec (podcache.Pod.Full: the tenant transform keeps the spec of a Pod not yet bound), which
+// the caller may modify; false for a trimmed cached Pod or anything else (a plain *corev1.Pod
+// included: only the transform's form says whether the spec is whole).
+func cachedFullPod(obj any) (*corev1.Pod, bool) {
+	cp, ok := obj.(*podcache.Pod)
+	if !ok || !cp.Full() {
+		return nil, false
+	}
+	p, err := cp.Pod()
+	if err != nil {
+		return nil, false
+	}
+	return p.DeepCopy(), true
 }

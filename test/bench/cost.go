@@ -1,0 +1,233 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"os"
+	"strconv"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+)
+
+// perPodCost is what one Pod costs, from the CPU seconds of every process during the baseline
+// burst (straight into the super cluster) and during the burst through the syncer (process
+// names as componentCPU gives them, "super/kube-apiserver", "tenant-1/kube-apiserver", ...,
+// and "vc-syncer").
+type perPodCost struct {
+	// SuperCPUPerPodRatio is the CPU of the super cluster's processes (every "super/..."
+	// process: apiserver, etcd, scheduler, controller manager, kwok; not the syncer) per Pod
+	// through the syncer over the same per Pod straight.
+	SuperCPUPerPodRatio float64
+	// SuperCPUSecondsPerPod is that CPU per Pod, by "baseline" and "syncer".
+	SuperCPUSecondsPerPod map[string]float64
+	// SyncerCPUSecondsPerPod is the syncer's CPU per Pod through it.
+	SyncerCPUSecondsPerPod float64
+	// TenantAPIServerCPUSecondsPerPod is every tenant kube-apiserver's CPU together per Pod
+	// through the syncer.
+	TenantAPIServerCPUSecondsPerPod float64
+	// SuperAPIServerCPUSecondsPerPod and ...Direct are the super kube-apiserver's CPU per Pod
+	// through the syncer and straight.
+	SuperAPIServerCPUSecondsPerPod, SuperAPIServerCPUSecondsPerPodDirect float64
+}
+
+// costPerPod computes perPodCost from the baseline's and the syncer run's CPU seconds by
+// process and their numbers of Pods; a side without Pods gives zeros (and a ratio of 0).
+func costPerPod(base, synced map[string]float64, basePods, syncedPods int) perPodCost {
+	per := func(v float64, pods int) float64 {
+		if pods <= 0 {
+			return 0
+		}
+		return v / float64(pods)
+	}
+	super := func(cpu map[string]float64) float64 {
+		s := 0.0
+		for p, v := range cpu {
+			if strings.HasPrefix(p, "super/") {
+				s += v
+			}
+		}
+		return s
+	}
+	tenantAPIServers := 0.0
+	for p, v := range synced {
+		if strings.HasPrefix(p, "tenant-") && strings.HasSuffix(p, "/kube-apiserver") {
+			tenantAPIServers += v
+		}
+	}
+	c := perPodCost{
+		SuperCPUSecondsPerPod:                map[string]float64{"baseline": per(super(base), basePods), "syncer": per(super(synced), syncedPods)},
+		SyncerCPUSecondsPerPod:               per(synced["vc-syncer"], syncedPods),
+		TenantAPIServerCPUSecondsPerPod:      per(tenantAPIServers, syncedPods),
+		SuperAPIServerCPUSecondsPerPod:       per(synced["super/kube-apiserver"], syncedPods),
+		SuperAPIServerCPUSecondsPerPodDirect: per(base["super/kube-apiserver"], basePods),
+	}
+	if b := c.SuperCPUSecondsPerPod["baseline"]; b > 0 {
+		c.SuperCPUPerPodRatio = c.SuperCPUSecondsPerPod["syncer"] / b
+	}
+	return c
+}
+
+// heldMetric is the syncer's histogram of the time a new Pod spent inside it.
+const heldMetric = "vcsyncer_pod_creation_syncer_held_seconds"
+
+// heldStats returns the count, mean and p50/p99 (bucketQuantile) of the observations of
+// heldMetric, over every tenant, made between the scrapes before and after; the zero value
+// when there were none.
+func heldStats(before, after []metricSample) phaseStats {
+	type acc struct {
+		sum, count float64
+		buckets    map[float64]float64
+	}
+	read := func(samples []metricSample) acc {
+		a := acc{buckets: map[float64]float64{}}
+		for _, s := range samples {
+			switch s.name {
+			case heldMetric + "_sum":
+				a.sum += s.value
+			case heldMetric + "_count":
+				a.count += s.value
+			case heldMetric + "_bucket":
+				le, err := strconv.ParseFloat(s.labels["le"], 64)
+				if s.labels["le"] == "+Inf" {
+					le, err = math.Inf(1), nil
+				}
+				if err == nil {
+					a.buckets[le] += s.value
+				}
+			}
+		}
+		return a
+	}
+	b, a := read(before), read(after)
+	n := a.count - b.count
+	if n <= 0 {
+		return phaseStats{}
+	}
+	d := map[float64]float64{}
+	for le, v := range a.buckets {
+		d[le] = v - b.buckets[le]
+	}
+	return phaseStats{Count: n, Mean: (a.sum - b.sum) / n, P50: bucketQuantile(0.5, d, n), P99: bucketQuantile(0.99, d, n)}
+}
+
+// heldRun is the open-loop run at a fraction of the measured ceiling through the syncer, where
+// the syncer's own latency is measured on a machine that is not saturated.
+type heldRun struct {
+	// Rate is the creation rate over all tenants, Pods/s: Fraction × the throughput the
+	// machine's CPUs allow at the saturated run's CPU per Pod through the syncer.
+	Rate     float64 `json:"ratePodsPerSecond"`
+	Fraction float64 `json:"fractionOfCeiling"`
+	// PodsPerTenant Pods were created in each tenant's namespace bench-held.
+	PodsPerTenant int `json:"podsPerTenant"`
+	// Held is the syncer's heldMetric over the run.
+	Held phaseStats `json:"syncerHeld"`
+	// EndToEnd is each Pod's latency from its scheduled arrival to Running in its tenant.
+	EndToEnd stats `json:"endToEnd"`
+}
+
+// heldPodsPerTenant returns how many Pods each tenant creates in the held run: want, fewer
+// when the kwok Nodes (110 Pods each) would not hold them beside the saturated run's Pods and a
+// margin of 10 per Node for the system's own; at least 1.
+func heldPodsPerTenant(want, nodes, tenants, podsPerTenant int) int {
+	if tenants <= 0 {
+		return 0
+	}
+	room := (nodes*100 - tenants*podsPerTenant) / tenants
+	return max(1, min(want, room))
+}
+
+// storedBytesPerPod returns the mean protobuf size (what the apiserver stores in etcd, less
+// a few bytes of envelope) of pods, 0 for none.
+func storedBytesPerPod(pods []corev1.Pod) float64 {
+	if len(pods) == 0 {
+		return 0
+	}
+	total := 0
+	for i := range pods {
+		total += pods[i].Size()
+	}
+	return float64(total) / float64(len(pods))
+}
+
+// bytesByPart returns the mean protobuf bytes of pods' parts: "metadata.annotations",
+// "metadata.managedFields", "metadata (other)", "spec" and "status" (each part's encoded size,
+// without the few bytes of field tags); nil for no Pods.
+func bytesByPart(pods []corev1.Pod) map[string]float64 {
+	if len(pods) == 0 {
+		return nil
+	}
+	out := map[string]float64{}
+	n := float64(len(pods))
+	for i := range pods {
+		p := &pods[i]
+		ann, mf := 0, 0
+		for k, v := range p.Annotations {
+			ann += len(k) + len(v) + 6 // a map entry's key, value, tags and lengths
+		}
+		for j := range p.ManagedFields {
+			mf += p.ManagedFields[j].Size() + 2
+		}
+		out["metadata.annotations"] += float64(ann) / n
+		out["metadata.managedFields"] += float64(mf) / n
+		out["metadata (other)"] += float64(p.ObjectMeta.Size()-ann-mf) / n
+		out["spec"] += float64(p.Spec.Size()) / n
+		out["status"] += float64(p.Status.Size()) / n
+	}
+	return out
+}
+
+// superPodBytes lists the super cluster's Pods matching opts in namespace ns ("" for all) and
+// returns storedBytesPerPod of them and bytesByPart (0 and nil when the list fails, logged).
+func superPodBytes(ctx context.Context, cs kubernetes.Interface, ns string, opts metav1.ListOptions) (float64, map[string]float64) {
+	l, err := cs.CoreV1().Pods(ns).List(ctx, opts)
+	if err != nil {
+		logf("super Pods' size: %v", err)
+		return 0, nil
+	}
+	return storedBytesPerPod(l.Items), bytesByPart(l.Items)
+}
+
+// scrapeFile saves the Prometheus text at url into path and returns its samples.
+func scrapeFile(ctx context.Context, url, path string) ([]metricSample, error) {
+	if err := saveURL(ctx, url, path); err != nil {
+		return nil, err
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return parseMetrics(string(b)), nil
+}
+
+// costTable returns result.md's rows of what a Pod costs (the cost keys of result.json).
+func costTable(r result) string {
+	md := fmt.Sprintf("| super cluster CPU per Pod, syncer excluded (ms) | %.2f | %.2f | %.2f (superCPUPerPodRatio) |\n",
+		1000*r.SuperCPUSecondsPerPod["baseline"], 1000*r.SuperCPUSecondsPerPod["syncer"], r.SuperCPUPerPodRatio)
+	md += fmt.Sprintf("| super kube-apiserver CPU per Pod (ms) | %.2f | %.2f | %.2f |\n",
+		1000*r.SuperAPIServerCPUSecondsPerPodDirect, 1000*r.SuperAPIServerCPUSecondsPerPod, ratio(r.SuperAPIServerCPUSecondsPerPod, r.SuperAPIServerCPUSecondsPerPodDirect))
+	md += fmt.Sprintf("| tenant kube-apiservers' CPU per Pod (ms) | | %.2f | %.2f of the super apiserver's straight |\n",
+		1000*r.TenantAPIServerCPUSecondsPerPod, ratio(r.TenantAPIServerCPUSecondsPerPod, r.SuperAPIServerCPUSecondsPerPodDirect))
+	md += fmt.Sprintf("| syncer CPU per Pod (ms) | | %.2f | |\n", 1000*r.SyncerCPUSecondsPerPod)
+	md += fmt.Sprintf("| bytes stored per super Pod | %.0f | %.0f | %.2f |\n",
+		r.BytesStoredPerSuperPod["baseline"], r.BytesStoredPerSuperPod["syncer"], ratio(r.BytesStoredPerSuperPod["syncer"], r.BytesStoredPerSuperPod["baseline"]))
+	for _, part := range []string{"metadata.annotations", "metadata.managedFields", "metadata (other)", "spec", "status"} {
+		md += fmt.Sprintf("| … of which %s | %.0f | %.0f | |\n", part, r.SuperPodBytesByPart["baseline"][part], r.SuperPodBytesByPart["syncer"][part])
+	}
+	if h := r.HeldRun; h != nil {
+		md += fmt.Sprintf("| time inside the syncer p50 / p99 (s), %d × %d Pods open loop at %.1f Pods/s (%.2f × ceiling) | | %.3f / %.3f | |\n",
+			r.Tenants, h.PodsPerTenant, h.Rate, h.Fraction, h.Held.P50, h.Held.P99)
+		md += fmt.Sprintf("| end to end p50 / p99 (s) at that rate | | %.3f / %.3f | |\n", h.EndToEnd.P50, h.EndToEnd.P99)
+	}
+	return md
+}
+
+func ratio(a, b float64) float64 {
+	if b == 0 {
+		return 0
+	}
+	return a / b
+}

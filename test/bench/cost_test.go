@@ -1,0 +1,129 @@
+package main
+
+import (
+	"encoding/json"
+	"math"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+func TestCostPerPod(t *testing.T) {
+	base := map[string]float64{"super/kube-apiserver": 4, "super/etcd": 1, "super/kwok": 1, "tenant-1/kube-apiserver": 0.1}
+	synced := map[string]float64{"super/kube-apiserver": 6, "super/etcd": 1, "super/kwok": 2,
+		"tenant-1/kube-apiserver": 3, "tenant-2/kube-apiserver": 1, "tenant-1/etcd": 0.5, "vc-syncer": 2}
+	got := costPerPod(base, synced, 400, 200)
+	want := perPodCost{
+		// super/*: 6 s over 400 Pods straight, 9 s over 200 through the syncer (the syncer's 2 s not in it).
+		SuperCPUPerPodRatio:                  (9.0 / 200) / (6.0 / 400),
+		SuperCPUSecondsPerPod:                map[string]float64{"baseline": 6.0 / 400, "syncer": 9.0 / 200},
+		SyncerCPUSecondsPerPod:               2.0 / 200,
+		TenantAPIServerCPUSecondsPerPod:      4.0 / 200, // both tenants' apiservers, not their etcd
+		SuperAPIServerCPUSecondsPerPod:       6.0 / 200,
+		SuperAPIServerCPUSecondsPerPodDirect: 4.0 / 400,
+	}
+	near := func(a, b float64) bool { return math.Abs(a-b) < 1e-12 }
+	if !near(got.SuperCPUPerPodRatio, want.SuperCPUPerPodRatio) || !near(got.SyncerCPUSecondsPerPod, want.SyncerCPUSecondsPerPod) ||
+		!near(got.TenantAPIServerCPUSecondsPerPod, want.TenantAPIServerCPUSecondsPerPod) ||
+		!near(got.SuperAPIServerCPUSecondsPerPod, want.SuperAPIServerCPUSecondsPerPod) ||
+		!near(got.SuperAPIServerCPUSecondsPerPodDirect, want.SuperAPIServerCPUSecondsPerPodDirect) ||
+		!near(got.SuperCPUSecondsPerPod["baseline"], want.SuperCPUSecondsPerPod["baseline"]) ||
+		!near(got.SuperCPUSecondsPerPod["syncer"], want.SuperCPUSecondsPerPod["syncer"]) {
+		t.Errorf("costPerPod = %+v, want %+v", got, want)
+	}
+	if z := costPerPod(base, synced, 0, 0); z.SuperCPUPerPodRatio != 0 || z.SyncerCPUSecondsPerPod != 0 {
+		t.Errorf("no Pods: %+v, want zeros", z)
+	}
+}
+
+// The key names are a contract (issue 36): other tools read them from result.json.
+func TestResultCostKeys(t *testing.T) {
+	j, err := json.Marshal(result{HeldRun: &heldRun{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(j, &m); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"superCPUPerPodRatio", "syncerCPUSecondsPerPod", "tenantAPIServerCPUSecondsPerPod",
+		"superAPIServerCPUSecondsPerPodDirect", "syncerHeldSecondsP99", "throughputCeilingRatio", "p99Ratio", "throughputRatio",
+		"superRequestsPerPod", "tenantRequestsPerPod", "tenantRequestsPerPodByTenant", "bytesStoredPerSuperPod", "heldRun"} {
+		if _, ok := m[k]; !ok {
+			t.Errorf("result.json has no key %q", k)
+		}
+	}
+}
+
+func TestHeldStats(t *testing.T) {
+	before := parseMetrics(`vcsyncer_pod_creation_syncer_held_seconds_bucket{tenant="a",le="0.01"} 5
+vcsyncer_pod_creation_syncer_held_seconds_bucket{tenant="a",le="0.1"} 5
+vcsyncer_pod_creation_syncer_held_seconds_bucket{tenant="a",le="+Inf"} 5
+vcsyncer_pod_creation_syncer_held_seconds_sum{tenant="a"} 100
+vcsyncer_pod_creation_syncer_held_seconds_count{tenant="a"} 5
+`)
+	// Between the scrapes: tenant a 10 Pods in (0, 10 ms], tenant b (new) 10 in (10, 100 ms].
+	after := parseMetrics(`vcsyncer_pod_creation_syncer_held_seconds_bucket{tenant="a",le="0.01"} 15
+vcsyncer_pod_creation_syncer_held_seconds_bucket{tenant="a",le="0.1"} 15
+vcsyncer_pod_creation_syncer_held_seconds_bucket{tenant="a",le="+Inf"} 15
+vcsyncer_pod_creation_syncer_held_seconds_sum{tenant="a"} 100.05
+vcsyncer_pod_creation_syncer_held_seconds_count{tenant="a"} 15
+vcsyncer_pod_creation_syncer_held_seconds_bucket{tenant="b",le="0.01"} 0
+vcsyncer_pod_creation_syncer_held_seconds_bucket{tenant="b",le="0.1"} 10
+vcsyncer_pod_creation_syncer_held_seconds_bucket{tenant="b",le="+Inf"} 10
+vcsyncer_pod_creation_syncer_held_seconds_sum{tenant="b"} 0.55
+vcsyncer_pod_creation_syncer_held_seconds_count{tenant="b"} 10
+vcsyncer_pod_creation_duration_seconds_count{tenant="b"} 99
+`)
+	got := heldStats(before, after)
+	near := func(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
+	if got.Count != 20 || !near(got.Mean, 0.6/20) || !near(got.P50, 0.01) || !near(got.P99, 0.01+0.09*(19.8-10)/10) {
+		t.Errorf("heldStats = %+v, want 20 Pods, mean 30 ms, p50 at 10 ms, p99 inside (10, 100 ms]", got)
+	}
+	if z := heldStats(after, after); z.Count != 0 || z.P99 != 0 {
+		t.Errorf("no new observations: %+v", z)
+	}
+}
+
+func TestHeldPodsPerTenant(t *testing.T) {
+	cases := map[string]struct{ want, nodes, tenants, pods, wantGot int }{
+		"room":     {100, 10, 2, 200, 100},
+		"crowded":  {100, 10, 4, 250, 1},
+		"tight":    {100, 10, 4, 200, 50},
+		"none set": {100, 10, 0, 200, 0},
+	}
+	for name, tc := range cases {
+		if got := heldPodsPerTenant(tc.want, tc.nodes, tc.tenants, tc.pods); got != tc.wantGot {
+			t.Errorf("%s: %d, want %d", name, got, tc.wantGot)
+		}
+	}
+}
+
+func TestStoredBytesPerPod(t *testing.T) {
+	small := corev1.Pod{}
+	small.Name = "a"
+	big := corev1.Pod{}
+	big.Name = "a"
+	big.Annotations = map[string]string{"token": string(make([]byte, 1000))}
+	got := storedBytesPerPod([]corev1.Pod{small, big})
+	if want := float64(small.Size()+big.Size()) / 2; got != want || big.Size()-small.Size() < 1000 {
+		t.Errorf("storedBytesPerPod = %v, want %v (the annotation's 1000 bytes counted)", got, want)
+	}
+	if storedBytesPerPod(nil) != 0 {
+		t.Error("no Pods: want 0")
+	}
+}
+
+func TestBytesByPart(t *testing.T) {
+	p := corev1.Pod{}
+	p.Name = "a"
+	p.Annotations = map[string]string{"k": string(make([]byte, 100))}
+	p.Spec.NodeName = "n"
+	got := bytesByPart([]corev1.Pod{p, p})
+	if got["metadata.annotations"] != 107 || got["spec"] != float64(p.Spec.Size()) || got["metadata (other)"] != float64(p.ObjectMeta.Size()-107) {
+		t.Errorf("bytesByPart = %v", got)
+	}
+	if bytesByPart(nil) != nil {
+		t.Error("no Pods: want nil")
+	}
+}
