@@ -1,0 +1,139 @@
+package fairqueue
+
+import (
+	"sort"
+	"testing"
+	"time"
+)
+
+// simTenant is one tenant of a simulation: items arriving from start, one every every (all at
+// once when every is 0), each holding a worker for hold(i).
+type simTenant struct {
+	name  string
+	start time.Duration
+	every time.Duration
+	n     int
+	hold  func(i int) time.Duration
+}
+
+// simulate runs workers that Wait, Pop, hold each item for its tenant's hold time and call
+// Done, against q on clock c, from c's time until every item of tenants is Done, and returns
+// each tenant's items' times in queue (by arrival) and the most items of each tenant in flight
+// at once. Events at one instant: Done first, then arrivals, then idle workers take items.
+func simulate(t *testing.T, q *Queue[item], c *fakeClock, workers int, tenants []simTenant, waits map[string][]time.Duration) map[string]int {
+	t.Helper()
+	type busy struct {
+		it    item
+		until time.Time
+	}
+	t0 := c.Now()
+	var running []busy
+	next := make([]int, len(tenants)) // next item to arrive, per tenant
+	holdOf := map[string]func(int) time.Duration{}
+	total := 0
+	for _, st := range tenants {
+		holdOf[st.name] = st.hold
+		total += st.n
+	}
+	peak := map[string]int{}
+	for done := 0; done < total; {
+		now := c.Now()
+		// Done of the items whose hold is over.
+		kept := running[:0]
+		for _, b := range running {
+			if !b.until.After(now) {
+				q.Done(b.it)
+				done++
+				continue
+			}
+			kept = append(kept, b)
+		}
+		running = kept
+		// Arrivals.
+		for k, st := range tenants {
+			for next[k] < st.n && !t0.Add(st.start+time.Duration(next[k])*st.every).After(now) {
+				q.Push(item{st.name, next[k]})
+				next[k]++
+			}
+		}
+		// Idle workers take what they may.
+		for len(running) < workers && q.waitNow() {
+			it := q.Pop()
+			running = append(running, busy{it, now.Add(holdOf[it.Tenant](it.N))})
+		}
+		inFlight := map[string]int{}
+		for _, b := range running {
+			inFlight[b.it.Tenant]++
+		}
+		for k, v := range inFlight {
+			peak[k] = max(peak[k], v)
+		}
+		// Advance to the next event: a Done or an arrival (timers fire on the way).
+		var at time.Time
+		for _, b := range running {
+			if at.IsZero() || b.until.Before(at) {
+				at = b.until
+			}
+		}
+		for k, st := range tenants {
+			if next[k] < st.n {
+				if a := t0.Add(st.start + time.Duration(next[k])*st.every); at.IsZero() || a.Before(at) {
+					at = a
+				}
+			}
+		}
+		if at.IsZero() {
+			if done < total {
+				t.Fatalf("simulation stalled at %v: %d of %d items done, none running, Len %d", now.Sub(t0), done, total, q.Len())
+			}
+			break
+		}
+		c.Advance(at.Sub(now))
+	}
+	return peak
+}
+
+// TestSlowNeighbourHoldsNoWorkerANeighbourNeeds: 10 workers with the default reserve of 10% (1
+// worker); tenant "slow" has 300 items queued, each holding a worker for 15–25 s (a webhook or
+// an apiserver answering at the edge of --tenant-request-timeout); tenant "regular" arrives
+// 30 s later with an item every 100 ms, each holding a worker for 150 ms, so it needs 1.5
+// workers on average. Once the slow items that were in flight when the regular tenant came have
+// finished (one slow hold, 25 s: nothing can take back a worker an item already holds), each
+// regular item must wait for a worker at most about one regular hold, not for one of the slow
+// tenant's items to finish. With a cap that counts only the tenants with items queued, the
+// slow tenant takes back every worker the regular one frees whenever its queue is empty for a
+// moment, and the regular tenant is left with the one reserved worker between slow items.
+func TestSlowNeighbourHoldsNoWorkerANeighbourNeeds(t *testing.T) {
+	c := newFakeClock()
+	waits := map[string][]time.Duration{}
+	const workers = 10
+	q := New(Options[item]{TenantOf: tenantOf, Workers: workers, Reserve: 1, Now: c.Now, AfterFunc: c.AfterFunc,
+		Observe: func(tenant string, d time.Duration) { waits[tenant] = append(waits[tenant], d) }})
+	regularHold := 150 * time.Millisecond
+	regularStart, slowHoldMax := 30*time.Second, 25*time.Second
+	tenants := []simTenant{
+		{name: "slow", n: 300, hold: func(i int) time.Duration { return 15*time.Second + time.Duration(i*7919%1000)*10*time.Millisecond }},
+		{name: "regular", start: regularStart, every: 100 * time.Millisecond, n: 600, hold: func(int) time.Duration { return regularHold }},
+	}
+	simulate(t, q, c, workers, tenants, waits)
+
+	// Regular items arriving after the transient (one slow hold after the regular tenant came).
+	skip := int(slowHoldMax / (100 * time.Millisecond))
+	steady := waits["regular"][skip:]
+	s := append([]time.Duration(nil), steady...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	var sum time.Duration
+	for _, d := range s {
+		sum += d
+	}
+	mean, p99, worst := sum/time.Duration(len(s)), s[len(s)*99/100], s[len(s)-1]
+	t.Logf("regular items after the transient: %d, wait mean %v, p99 %v, max %v (regular hold %v)", len(s), mean, p99, worst, regularHold)
+	if worst > regularHold {
+		t.Errorf("a regular item waited %v for a worker beside the slow tenant (mean %v, p99 %v), want at most one regular hold (%v)",
+			worst, mean, p99, regularHold)
+	}
+	if q.OverCap() != 0 {
+		t.Errorf("OverCap = %d, want 0", q.OverCap())
+	}
+}
+
