@@ -58,7 +58,31 @@ type Options[T comparable] struct {
 	// Delayed, if set, is called when a tenant delayed by the Limiter comes back to the ring,
 	// with the time its items waited for the Limiter.
 	Delayed func(tenant string, d time.Duration)
+	// SlowAfter turns on the slow-tenant cap (used only with Workers > 1): a tenant whose items
+	// hold a worker for SlowAfter or longer on average (a moving average of its items' times from
+	// Pop to Done) holds at most its weighted share of the workers among the active tenants,
+	// ceil(Workers × weight ÷ Σ weights of the tenants with items queued, items in flight, or an
+	// item Done less than ActiveFor ago), even while the others have nothing queued. A tenant
+	// whose calls are slow (a webhook, an apiserver answering slowly) then leaves the workers a
+	// neighbour with sparse work needs free for it, instead of taking back each one it frees.
+	// A slow tenant alone (no other tenant active) still uses every worker but Reserve. 0 (the
+	// default) turns the slow-tenant cap off. With it, callers of Pop wait in Wait first.
+	SlowAfter time.Duration
+	// ActiveFor is how long a tenant with nothing queued or in flight still counts as active
+	// after its last item was Done, for the slow-tenant cap. Defaults to DefaultActiveFor.
+	ActiveFor time.Duration
 }
+
+// DefaultActiveFor is the default of Options.ActiveFor.
+const DefaultActiveFor = time.Second
+
+// holdAverageWeight is the weight of the newest item in a tenant's moving average of hold
+// times (Options.SlowAfter): about the last 8 items count.
+const holdAverageWeight = 0.125
+
+// forgetAfter is how long the queue remembers the hold time of a tenant with nothing queued
+// or in flight (a slow tenant pausing for less keeps its slow-tenant cap when it comes back).
+const forgetAfter = time.Minute
 
 // Limiter tells when a tenant may have its next item popped.
 type Limiter interface {
@@ -137,6 +161,15 @@ type Queue[T comparable] struct {
 	overCap   uint64         // Pops that found every queued tenant at its cap
 	ringLen   int            // tenants in the ring (queued and not parked)
 
+	// The slow-tenant cap (Options.SlowAfter): what the queue remembers of each tenant between its
+	// items, the weights of the active tenants without a sub-queue, the pop time of each item in
+	// flight, and the pending wake-up of the waiters when an active tenant expires.
+	known      map[string]*tenantState
+	idleWeight int
+	poppedAt   map[T]time.Time
+	swept      time.Time
+	wakeAt     time.Time
+
 	// The gate (Wait): waiters wait on ready for an item they may pop; passes counts the
 	// callers of Wait that returned true and have not popped yet.
 	ready  *sync.Cond
@@ -169,18 +202,26 @@ func New[T comparable](o Options[T]) *Queue[T] {
 	if o.Reserve >= o.Workers && o.Workers > 0 {
 		o.Reserve = o.Workers - 1
 	}
+	if o.Workers < 2 || o.SlowAfter < 0 {
+		o.SlowAfter = 0
+	}
+	if o.ActiveFor <= 0 {
+		o.ActiveFor = DefaultActiveFor
+	}
 	if o.AfterFunc == nil {
 		o.AfterFunc = func(d time.Duration, f func()) func() bool { return time.AfterFunc(d, f).Stop }
 	}
 	q := &Queue[T]{opts: o, tenants: map[string]*subqueue[T]{}, queued: map[T]where{}, wantLow: map[T]bool{},
-		inFlight: map[string]int{}, popped: map[T]struct{}{}}
+		inFlight: map[string]int{}, popped: map[T]struct{}{}, known: map[string]*tenantState{}, poppedAt: map[T]time.Time{}}
 	q.ready = sync.NewCond(&q.mu)
 	return q
 }
 
-// gated reports whether Pop may refuse every queued item (a Reserve or a Limiter), so that
-// callers must wait in Wait.
-func (q *Queue[T]) gated() bool { return q.opts.Reserve > 0 || q.opts.Limiter != nil }
+// gated reports whether Pop may refuse every queued item (a Reserve, a Limiter or the
+// slow-tenant cap), so that callers must wait in Wait.
+func (q *Queue[T]) gated() bool {
+	return q.opts.Reserve > 0 || q.opts.Limiter != nil || q.opts.SlowAfter > 0
+}
 
 // Wait blocks until an item can be popped within the rules (each tenant under its cap and
 // not delayed by the Limiter) for this caller and every other caller that Wait let through and
@@ -199,6 +240,7 @@ func (q *Queue[T]) Wait() bool {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	for !q.closed && !q.readyLocked(q.passes) {
+		q.armExpiryLocked()
 		q.ready.Wait()
 	}
 	if q.closed {
@@ -268,6 +310,7 @@ func (q *Queue[T]) Push(item T) {
 		s = &subqueue[T]{tenant: tenant, credit: w, weight: w}
 		q.tenants[tenant] = s
 		q.joinLocked(s)
+		q.activeLocked(tenant)
 	}
 	q.seq++
 	q.queued[item] = where{seq: q.seq, prio: prio, added: q.opts.Now()}
@@ -335,6 +378,9 @@ func (q *Queue[T]) Pop() T {
 	if q.opts.Workers > 0 {
 		q.inFlight[s.tenant]++
 		q.popped[item] = struct{}{}
+		if q.opts.SlowAfter > 0 {
+			q.poppedAt[item] = q.opts.Now()
+		}
 	}
 	if q.opts.Observe != nil {
 		q.opts.Observe(s.tenant, q.opts.Now().Sub(w.added))
@@ -351,6 +397,7 @@ func (q *Queue[T]) Pop() T {
 			}
 		}
 		delete(q.tenants, s.tenant)
+		q.idleLocked(s)
 	case s.credit <= 0:
 		nw := q.weight(s.tenant)
 		if !s.parked {
@@ -461,8 +508,15 @@ func (q *Queue[T]) anyParkedLocked() *subqueue[T] {
 // capLocked returns the most items of s's tenant that may be in flight while s has items
 // queued: ceil(Workers × weight ÷ Σ weights of the tenants in the ring), which is Workers when
 // s is alone in the ring, and at most Workers-Reserve.
+//
+// With Options.SlowAfter, a slow tenant's share counts the weights of every active tenant, not
+// only of those in the ring (slow.go).
 func (q *Queue[T]) capLocked(s *subqueue[T]) int {
-	c := (q.opts.Workers*s.weight + q.weightSum - 1) / q.weightSum
+	sum := q.weightSum
+	if q.slowLocked(s.tenant) {
+		sum += q.idleWeightLocked()
+	}
+	c := (q.opts.Workers*s.weight + sum - 1) / sum
 	if q.opts.Reserve > 0 {
 		c = min(c, q.opts.Workers-q.opts.Reserve)
 	}
@@ -486,6 +540,7 @@ func (q *Queue[T]) Done(item T) {
 	}
 	delete(q.popped, item)
 	t := q.opts.TenantOf(item)
+	q.heldLocked(t, item)
 	if q.inFlight[t] <= 1 {
 		delete(q.inFlight, t)
 	} else {

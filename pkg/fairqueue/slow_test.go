@@ -107,7 +107,7 @@ func TestSlowNeighbourHoldsNoWorkerANeighbourNeeds(t *testing.T) {
 	c := newFakeClock()
 	waits := map[string][]time.Duration{}
 	const workers = 10
-	q := New(Options[item]{TenantOf: tenantOf, Workers: workers, Reserve: 1, Now: c.Now, AfterFunc: c.AfterFunc,
+	q := New(Options[item]{TenantOf: tenantOf, Workers: workers, Reserve: 1, SlowAfter: 500 * time.Millisecond, Now: c.Now, AfterFunc: c.AfterFunc,
 		Observe: func(tenant string, d time.Duration) { waits[tenant] = append(waits[tenant], d) }})
 	regularHold := 150 * time.Millisecond
 	regularStart, slowHoldMax := 30*time.Second, 25*time.Second
@@ -137,3 +137,96 @@ func TestSlowNeighbourHoldsNoWorkerANeighbourNeeds(t *testing.T) {
 	}
 }
 
+
+// slowQueue returns a queue with 10 workers, a reserve of 1 and the slow-tenant cap at 500 ms,
+// on clock c, with tenant "slow" made slow: one of its items held 2 s.
+func slowQueue(t *testing.T, c *fakeClock) *Queue[item] {
+	t.Helper()
+	q := New(Options[item]{TenantOf: tenantOf, Workers: 10, Reserve: 1, SlowAfter: 500 * time.Millisecond,
+		Now: c.Now, AfterFunc: c.AfterFunc})
+	q.Push(item{"slow", -1})
+	q.waitNow()
+	it := q.Pop()
+	c.Advance(2 * time.Second)
+	q.Done(it)
+	return q
+}
+
+// takeAll pops from q while a worker may (up to n pops) and returns what it popped.
+func takeAll(q *Queue[item], n int) []item {
+	var out []item
+	for len(out) < n && q.waitNow() {
+		out = append(out, q.Pop())
+	}
+	return out
+}
+
+// TestSlowTenantAloneUsesEveryWorker: the slow-tenant cap keeps the queue work-conserving when
+// no other tenant is active: a slow tenant alone holds every worker but the reserve; the same
+// tenant beside a neighbour active less than ActiveFor ago holds its share (5 of 10), and
+// a worker waiting in Wait is woken when the neighbour stops counting as active.
+func TestSlowTenantAloneUsesEveryWorker(t *testing.T) {
+	c := newFakeClock()
+	q := slowQueue(t, c)
+	for i := range 50 {
+		q.Push(item{"slow", i})
+	}
+	held := takeAll(q, 20)
+	if len(held) != 9 {
+		t.Fatalf("slow tenant alone took %d workers, want 9 (10 - reserve 1)", len(held))
+	}
+
+	// A neighbour's item comes and goes; slow finishes its items meanwhile.
+	q.Push(item{"regular", 0})
+	if got := takeAll(q, 1); len(got) != 1 || got[0].Tenant != "regular" {
+		t.Fatalf("pop = %v, want regular's item from the reserve", got)
+	}
+	c.Advance(10 * time.Millisecond)
+	q.Done(item{"regular", 0})
+	for _, it := range held {
+		q.Done(it)
+	}
+	held = takeAll(q, 20)
+	if len(held) != 5 {
+		t.Fatalf("slow tenant beside a neighbour active %v ago took %d workers, want its share 5 of 10", 10*time.Millisecond, len(held))
+	}
+
+	got := make(chan bool)
+	go func() { got <- q.Wait() }()
+	assertBlocked(t, got)
+	c.Advance(DefaultActiveFor)
+	if !<-got {
+		t.Fatal("Wait returned false when the neighbour stopped counting as active")
+	}
+	if it := q.Pop(); it.Tenant != "slow" {
+		t.Fatalf("pop = %v, want slow", it)
+	}
+	if more := takeAll(q, 20); len(more) != 3 {
+		t.Fatalf("slow tenant took %d more workers once alone again, want 3 (up to 9 in flight)", len(more))
+	}
+	if q.OverCap() != 0 {
+		t.Fatalf("OverCap = %d, want 0", q.OverCap())
+	}
+}
+
+// TestFastTenantKeepsWorkConservingCap: a tenant whose items are quick (below SlowAfter) takes
+// every worker but the reserve whenever its neighbours have nothing queued, active or not: its
+// workers come back within one of its own short items.
+func TestFastTenantKeepsWorkConservingCap(t *testing.T) {
+	c := newFakeClock()
+	q := New(Options[item]{TenantOf: tenantOf, Workers: 10, Reserve: 1, SlowAfter: 500 * time.Millisecond,
+		Now: c.Now, AfterFunc: c.AfterFunc})
+	q.Push(item{"regular", 0})
+	q.Push(item{"greedy", -1})
+	first := takeAll(q, 2)
+	c.Advance(10 * time.Millisecond)
+	for _, it := range first {
+		q.Done(it)
+	}
+	for i := range 50 {
+		q.Push(item{"greedy", i})
+	}
+	if held := takeAll(q, 20); len(held) != 9 {
+		t.Fatalf("quick greedy tenant beside an idle active neighbour took %d workers, want 9", len(held))
+	}
+}
