@@ -137,7 +137,6 @@ func TestSlowNeighbourHoldsNoWorkerANeighbourNeeds(t *testing.T) {
 	}
 }
 
-
 // slowQueue returns a queue with 10 workers, a reserve of 1 and the slow-tenant cap at 500 ms,
 // on clock c, with tenant "slow" made slow: one of its items held 2 s.
 func slowQueue(t *testing.T, c *fakeClock) *Queue[item] {
