@@ -17,10 +17,10 @@ type simTenant struct {
 }
 
 // simulate runs workers that Wait, Pop, hold each item for its tenant's hold time and call
-// Done, against q on clock c, from c's time until every item of tenants is Done, and returns
-// each tenant's items' times in queue (by arrival) and the most items of each tenant in flight
-// at once. Events at one instant: Done first, then arrivals, then idle workers take items.
-func simulate(t *testing.T, q *Queue[item], c *fakeClock, workers int, tenants []simTenant, waits map[string][]time.Duration) map[string]int {
+// Done, against q on clock c, from c's time until every item of tenants is Done (q's Observe
+// records the times in queue). Events at one instant: Done first, then arrivals, then idle
+// workers take items.
+func simulate(t *testing.T, q *Queue[item], c *fakeClock, workers int, tenants []simTenant) {
 	t.Helper()
 	type busy struct {
 		it    item
@@ -35,7 +35,6 @@ func simulate(t *testing.T, q *Queue[item], c *fakeClock, workers int, tenants [
 		holdOf[st.name] = st.hold
 		total += st.n
 	}
-	peak := map[string]int{}
 	for done := 0; done < total; {
 		now := c.Now()
 		// Done of the items whose hold is over.
@@ -61,13 +60,6 @@ func simulate(t *testing.T, q *Queue[item], c *fakeClock, workers int, tenants [
 			it := q.Pop()
 			running = append(running, busy{it, now.Add(holdOf[it.Tenant](it.N))})
 		}
-		inFlight := map[string]int{}
-		for _, b := range running {
-			inFlight[b.it.Tenant]++
-		}
-		for k, v := range inFlight {
-			peak[k] = max(peak[k], v)
-		}
 		// Advance to the next event: a Done or an arrival (timers fire on the way).
 		var at time.Time
 		for _, b := range running {
@@ -90,7 +82,6 @@ func simulate(t *testing.T, q *Queue[item], c *fakeClock, workers int, tenants [
 		}
 		c.Advance(at.Sub(now))
 	}
-	return peak
 }
 
 // TestSlowNeighbourHoldsNoWorkerANeighbourNeeds: 10 workers with the default reserve of 10% (1
@@ -115,7 +106,7 @@ func TestSlowNeighbourHoldsNoWorkerANeighbourNeeds(t *testing.T) {
 		{name: "slow", n: 300, hold: func(i int) time.Duration { return 15*time.Second + time.Duration(i*7919%1000)*10*time.Millisecond }},
 		{name: "regular", start: regularStart, every: 100 * time.Millisecond, n: 600, hold: func(int) time.Duration { return regularHold }},
 	}
-	simulate(t, q, c, workers, tenants, waits)
+	simulate(t, q, c, workers, tenants)
 
 	// Regular items arriving after the transient (one slow hold after the regular tenant came).
 	skip := int(slowHoldMax / (100 * time.Millisecond))
