@@ -641,9 +641,16 @@ type TenantStats struct {
 	InFlight int
 	// Delayed: the Limiter holds the tenant's queued items back now.
 	Delayed bool
+	// Hold is the moving average of the time the tenant's items held a worker (Pop to Done);
+	// tracked only with Options.SlowAfter, 0 before its first Done.
+	Hold time.Duration
+	// Slow: Hold is at or above Options.SlowAfter, so the tenant is held to its share among the
+	// active tenants.
+	Slow bool
 }
 
-// Stats returns the queue state of every tenant with queued items or items in flight. It costs O(tenants +
+// Stats returns the queue state of every tenant with queued items or items in flight, and, with
+// Options.SlowAfter, of every tenant whose hold time the queue remembers. It costs O(tenants +
 // stale entries at the lane fronts) and is meant for metrics scrapes.
 func (q *Queue[T]) Stats() map[string]TenantStats {
 	q.mu.Lock()
@@ -668,6 +675,13 @@ func (q *Queue[T]) Stats() map[string]TenantStats {
 	for name, n := range q.inFlight {
 		if _, ok := out[name]; !ok {
 			out[name] = TenantStats{InFlight: n}
+		}
+	}
+	for name, k := range q.known {
+		if k.hold > 0 {
+			st := out[name]
+			st.Hold, st.Slow = k.hold, q.slowLocked(name)
+			out[name] = st
 		}
 	}
 	return out

@@ -176,6 +176,10 @@ func TestSlowTenantAloneUsesEveryWorker(t *testing.T) {
 	for _, it := range held {
 		q.Done(it)
 	}
+	// slow's average: 2 s, then 9 items of 10 ms (weight 1/8 each): 2 s × (7/8)^9 + ... ≈ 0.61 s.
+	if st := q.Stats(); !st["slow"].Slow || st["slow"].Hold < 500*time.Millisecond || st["regular"].Slow || st["regular"].Hold != 10*time.Millisecond {
+		t.Fatalf("Stats slow %+v, regular %+v; want slow Slow with Hold at least 500ms, regular quick with Hold 10ms", st["slow"], st["regular"])
+	}
 	held = takeAll(q, 20)
 	if len(held) != 5 {
 		t.Fatalf("slow tenant beside a neighbour active %v ago took %d workers, want its share 5 of 10", 10*time.Millisecond, len(held))
