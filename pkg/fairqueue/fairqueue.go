@@ -60,13 +60,14 @@ type Options[T comparable] struct {
 	Delayed func(tenant string, d time.Duration)
 	// SlowAfter turns on the slow-tenant cap (used only with Workers > 1): a tenant whose items
 	// hold a worker for SlowAfter or longer on average (a moving average of its items' times from
-	// Pop to Done) holds at most its weighted share of the workers among the active tenants,
-	// ceil(Workers × weight ÷ Σ weights of the tenants with items queued, items in flight, or an
-	// item Done less than ActiveFor ago), even while the others have nothing queued. A tenant
-	// whose calls are slow (a webhook, an apiserver answering slowly) then leaves the workers a
-	// neighbour with sparse work needs free for it, instead of taking back each one it frees.
-	// A slow tenant alone (no other tenant active) still uses every worker but Reserve. 0 (the
-	// default) turns the slow-tenant cap off. With it, callers of Pop wait in Wait first.
+	// Pop to Done) leaves each other active tenant (items queued, items in flight, or an item
+	// Done less than ActiveFor ago) the most items it had in flight at once lately plus one, at
+	// most that tenant's weighted share among the active tenants, even while the others have
+	// nothing queued; it is never held below its own share among them. A tenant whose calls are
+	// slow (a webhook, an apiserver answering slowly) then leaves the workers a neighbour with
+	// sparse work needs free for it, instead of taking back each one it frees. A slow tenant
+	// alone (no other tenant active) still uses every worker but Reserve. 0 (the default) turns
+	// the slow-tenant cap off. With it, callers of Pop wait in Wait first.
 	SlowAfter time.Duration
 	// ActiveFor is how long a tenant with nothing queued or in flight still counts as active
 	// after its last item was Done, for the slow-tenant cap. Defaults to DefaultActiveFor.
@@ -165,6 +166,7 @@ type Queue[T comparable] struct {
 	// items, the weights of the active tenants without a sub-queue, the pop time of each item in
 	// flight, and the pending wake-up of the waiters when an active tenant expires.
 	known      map[string]*tenantState
+	idle       map[string]*tenantState // the tenants of known with idle set
 	idleWeight int
 	poppedAt   map[T]time.Time
 	swept      time.Time
@@ -212,7 +214,7 @@ func New[T comparable](o Options[T]) *Queue[T] {
 		o.AfterFunc = func(d time.Duration, f func()) func() bool { return time.AfterFunc(d, f).Stop }
 	}
 	q := &Queue[T]{opts: o, tenants: map[string]*subqueue[T]{}, queued: map[T]where{}, wantLow: map[T]bool{},
-		inFlight: map[string]int{}, popped: map[T]struct{}{}, known: map[string]*tenantState{}, poppedAt: map[T]time.Time{}}
+		inFlight: map[string]int{}, popped: map[T]struct{}{}, known: map[string]*tenantState{}, idle: map[string]*tenantState{}, poppedAt: map[T]time.Time{}}
 	q.ready = sync.NewCond(&q.mu)
 	return q
 }
@@ -380,6 +382,7 @@ func (q *Queue[T]) Pop() T {
 		q.popped[item] = struct{}{}
 		if q.opts.SlowAfter > 0 {
 			q.poppedAt[item] = q.opts.Now()
+			q.inFlightLocked(s.tenant, q.inFlight[s.tenant])
 		}
 	}
 	if q.opts.Observe != nil {
@@ -509,16 +512,15 @@ func (q *Queue[T]) anyParkedLocked() *subqueue[T] {
 // queued: ceil(Workers × weight ÷ Σ weights of the tenants in the ring), which is Workers when
 // s is alone in the ring, and at most Workers-Reserve.
 //
-// With Options.SlowAfter, a slow tenant's share counts the weights of every active tenant, not
-// only of those in the ring (slow.go).
+// With Options.SlowAfter, a slow tenant also leaves the other active tenants (in the ring or
+// not) their recent demand, within their shares (slowCapLocked).
 func (q *Queue[T]) capLocked(s *subqueue[T]) int {
-	sum := q.weightSum
-	if q.slowLocked(s.tenant) {
-		sum += q.idleWeightLocked()
-	}
-	c := (q.opts.Workers*s.weight + sum - 1) / sum
+	c := (q.opts.Workers*s.weight + q.weightSum - 1) / q.weightSum
 	if q.opts.Reserve > 0 {
 		c = min(c, q.opts.Workers-q.opts.Reserve)
+	}
+	if q.slowLocked(s.tenant) {
+		c = min(c, q.slowCapLocked(s))
 	}
 	return c
 }
@@ -541,6 +543,7 @@ func (q *Queue[T]) Done(item T) {
 	delete(q.popped, item)
 	t := q.opts.TenantOf(item)
 	q.heldLocked(t, item)
+	q.inFlightLocked(t, q.inFlight[t])
 	if q.inFlight[t] <= 1 {
 		delete(q.inFlight, t)
 	} else {

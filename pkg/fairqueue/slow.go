@@ -14,6 +14,10 @@ type tenantState struct {
 	// than ActiveFor ago); its weight is counted in Queue.idleWeight.
 	idle   bool
 	weight int
+	// peak and peakBefore are the most items of the tenant in flight at once since peakSince and
+	// in the ActiveFor before it: its recent demand (demandLocked).
+	peak, peakBefore int
+	peakSince        time.Time
 }
 
 // stateLocked returns tenant's state, creating it.
@@ -36,6 +40,7 @@ func (q *Queue[T]) activeLocked(tenant string) {
 	if st.idle {
 		st.idle = false
 		q.idleWeight -= st.weight
+		delete(q.idle, tenant)
 	}
 	st.last = q.opts.Now()
 }
@@ -50,6 +55,7 @@ func (q *Queue[T]) idleLocked(s *subqueue[T]) {
 	if !st.idle {
 		st.idle, st.weight = true, s.weight
 		q.idleWeight += st.weight
+		q.idle[s.tenant] = st
 	}
 	st.last = q.opts.Now()
 }
@@ -85,6 +91,63 @@ func (q *Queue[T]) slowLocked(tenant string) bool {
 	return ok && st.hold >= q.opts.SlowAfter
 }
 
+// inFlightLocked records that tenant has n items in flight (after a Pop, or before a Done), for
+// its recent demand.
+func (q *Queue[T]) inFlightLocked(tenant string, n int) {
+	if q.opts.SlowAfter <= 0 {
+		return
+	}
+	st := q.stateLocked(tenant)
+	q.rotatePeakLocked(tenant, st)
+	st.peak = max(st.peak, n)
+}
+
+// rotatePeakLocked starts a new period of st's peak every ActiveFor; a new period starts from
+// the items in flight now.
+func (q *Queue[T]) rotatePeakLocked(tenant string, st *tenantState) {
+	now := q.opts.Now()
+	switch since := now.Sub(st.peakSince); {
+	case since >= 2*q.opts.ActiveFor:
+		st.peak, st.peakBefore, st.peakSince = q.inFlight[tenant], 0, now
+	case since >= q.opts.ActiveFor:
+		st.peak, st.peakBefore, st.peakSince = q.inFlight[tenant], st.peak, now
+	}
+}
+
+// demandLocked returns the most items of tenant in flight at once in the last ActiveFor to
+// 2×ActiveFor (as seen at its Pops and Dones and at the start of each period).
+func (q *Queue[T]) demandLocked(tenant string) int {
+	st, ok := q.known[tenant]
+	if !ok {
+		return 0
+	}
+	q.rotatePeakLocked(tenant, st)
+	return max(st.peak, st.peakBefore)
+}
+
+// slowCapLocked returns the most items a slow tenant s (in the ring) may have in flight: the
+// workers the other active tenants do not keep, or its weighted share among the active tenants
+// if that is more. Each other active tenant keeps its recent demand plus one (the next item it
+// gets finds a free worker), at most its own weighted share among the active tenants. So a
+// slow tenant leaves room for what its neighbours used in the last ActiveFor or so, and no more
+// than their shares: a neighbour with a few quick items costs it a few workers, not a share.
+func (q *Queue[T]) slowCapLocked(s *subqueue[T]) int {
+	w := q.opts.Workers
+	sum := q.weightSum + q.idleWeightLocked()
+	share := func(weight int) int { return (w*weight + sum - 1) / sum }
+	room := w
+	keep := func(tenant string, weight int) { room -= min(share(weight), q.demandLocked(tenant)+1) }
+	if s.next != nil {
+		for t := s.next; t != s; t = t.next {
+			keep(t.tenant, t.weight)
+		}
+	}
+	for t, st := range q.idle {
+		keep(t, st.weight)
+	}
+	return max(share(s.weight), room)
+}
+
 // idleWeightLocked returns Σ weights of the active tenants without a sub-queue, after dropping
 // those no longer active (at most every ActiveFor/10).
 func (q *Queue[T]) idleWeightLocked() int {
@@ -111,6 +174,7 @@ func (q *Queue[T]) sweepLocked(force bool) {
 		if st.idle && idleFor >= q.opts.ActiveFor {
 			st.idle = false
 			q.idleWeight -= st.weight
+			delete(q.idle, t)
 		}
 		if _, queued := q.tenants[t]; !queued && !st.idle && idleFor >= max(forgetAfter, q.opts.ActiveFor) {
 			delete(q.known, t)
@@ -125,8 +189,8 @@ func (q *Queue[T]) armExpiryLocked() {
 		return
 	}
 	var at time.Time
-	for t, st := range q.known {
-		if st.idle && q.inFlight[t] == 0 {
+	for t, st := range q.idle {
+		if q.inFlight[t] == 0 {
 			if end := st.last.Add(q.opts.ActiveFor); at.IsZero() || end.Before(at) {
 				at = end
 			}

@@ -1,6 +1,7 @@
 package fairqueue
 
 import (
+	"slices"
 	"sort"
 	"testing"
 	"time"
@@ -153,8 +154,9 @@ func takeAll(q *Queue[item], n int) []item {
 
 // TestSlowTenantAloneUsesEveryWorker: the slow-tenant cap keeps the queue work-conserving when
 // no other tenant is active: a slow tenant alone holds every worker but the reserve; the same
-// tenant beside a neighbour active less than ActiveFor ago holds its share (5 of 10), and
-// a worker waiting in Wait is woken when the neighbour stops counting as active.
+// tenant beside a neighbour active less than ActiveFor ago, that had one item in flight at
+// most, leaves it 2 workers (its demand plus one) and holds 8, and a worker waiting in Wait is
+// woken when the neighbour stops counting as active.
 func TestSlowTenantAloneUsesEveryWorker(t *testing.T) {
 	c := newFakeClock()
 	q := slowQueue(t, c)
@@ -181,8 +183,8 @@ func TestSlowTenantAloneUsesEveryWorker(t *testing.T) {
 		t.Fatalf("Stats slow %+v, regular %+v; want slow Slow with Hold at least 500ms, regular quick with Hold 10ms", st["slow"], st["regular"])
 	}
 	held = takeAll(q, 20)
-	if len(held) != 5 {
-		t.Fatalf("slow tenant beside a neighbour active %v ago took %d workers, want its share 5 of 10", 10*time.Millisecond, len(held))
+	if len(held) != 8 {
+		t.Fatalf("slow tenant beside a neighbour active %v ago (at most 1 item in flight) took %d workers, want 8 of 10", 10*time.Millisecond, len(held))
 	}
 
 	got := make(chan bool)
@@ -195,8 +197,42 @@ func TestSlowTenantAloneUsesEveryWorker(t *testing.T) {
 	if it := q.Pop(); it.Tenant != "slow" {
 		t.Fatalf("pop = %v, want slow", it)
 	}
-	if more := takeAll(q, 20); len(more) != 3 {
-		t.Fatalf("slow tenant took %d more workers once alone again, want 3 (up to 9 in flight)", len(more))
+	if more := takeAll(q, 20); len(more) != 0 {
+		t.Fatalf("slow tenant took %d more workers once alone again, want 0 (9 in flight: all but the reserve)", len(more))
+	}
+	if q.OverCap() != 0 {
+		t.Fatalf("OverCap = %d, want 0", q.OverCap())
+	}
+}
+
+// TestSlowTenantLeavesNeighboursTheirDemand: beside neighbours that are active but use few
+// workers, a slow tenant is held to what they leave, not to its weighted share. With 20
+// workers and active tenants of weights 1 (slow), 3 (big) and 1 (small), whose shares are 4, 12
+// and 4: big, which had 1 item in flight until a moment ago, keeps its demand plus one, 2;
+// small, which had 8, keeps its share, 4; the slow tenant holds 20-2-4 = 14.
+func TestSlowTenantLeavesNeighboursTheirDemand(t *testing.T) {
+	c := newFakeClock()
+	weights := map[string]int{"big": 3}
+	q := New(Options[item]{TenantOf: tenantOf, Workers: 20, SlowAfter: 500 * time.Millisecond,
+		Weight: func(s string) int { return max(weights[s], 1) }, Now: c.Now, AfterFunc: c.AfterFunc})
+	q.Push(item{"slow", -1})
+	q.Push(item{"big", 0})
+	for i := range 8 {
+		q.Push(item{"small", i})
+	}
+	first := takeAll(q, 20) // slow 1, big 1, small 8 in flight
+	if len(first) != 10 {
+		t.Fatalf("took %d items, want 10", len(first))
+	}
+	c.Advance(2 * time.Second)
+	for _, it := range first {
+		q.Done(it)
+	}
+	for i := range 50 {
+		q.Push(item{"slow", i})
+	}
+	if held := takeAll(q, 30); len(held) != 14 {
+		t.Fatalf("slow tenant took %d workers beside neighbours that held 1 (weight 3) and 8 (weight 1), want 20-2-4 = 14", len(held))
 	}
 	if q.OverCap() != 0 {
 		t.Fatalf("OverCap = %d, want 0", q.OverCap())
@@ -222,5 +258,41 @@ func TestFastTenantKeepsWorkConservingCap(t *testing.T) {
 	}
 	if held := takeAll(q, 20); len(held) != 9 {
 		t.Fatalf("quick greedy tenant beside an idle active neighbour took %d workers, want 9", len(held))
+	}
+}
+
+// TestSlowCapWhenEveryTenantIsSlow: on a starved syncer every tenant's items can hold a worker
+// past SlowAfter. As in the fairness bench's case (d) on a loaded machine: 20 workers, a
+// reserve of 2, a slow tenant (15 items/s of 3–3.6 s), two regular tenants (5 items/s each of
+// 0.5–1.5 s: above SlowAfter too) and an idle tenant of weight 3 with a quick item every 0.7 s
+// (active, but using one worker at most). The regular items wait at most half a regular hold,
+// and the slow tenant's items are all done within 5% of the time they take with the slow-tenant
+// cap off (it keeps using the workers its neighbours leave).
+func TestSlowCapWhenEveryTenantIsSlow(t *testing.T) {
+	run := func(slowAfter time.Duration) (regular []time.Duration, took time.Duration) {
+		c := newFakeClock()
+		waits := map[string][]time.Duration{}
+		q := New(Options[item]{TenantOf: tenantOf, Workers: 20, Reserve: 2, SlowAfter: slowAfter, Now: c.Now, AfterFunc: c.AfterFunc,
+			Weight:  func(s string) int { return map[string]int{"idle": 3}[s] },
+			Observe: func(tenant string, d time.Duration) { waits[tenant] = append(waits[tenant], d) }})
+		regularHold := func(i int) time.Duration { return time.Second * time.Duration(1+i%3) / 2 }
+		t0 := c.Now()
+		simulate(t, q, c, 20, []simTenant{
+			{name: "slow", every: time.Second / 15, n: 600, hold: func(i int) time.Duration { return 3*time.Second + time.Duration(i%7)*100*time.Millisecond }},
+			{name: "r1", start: 3 * time.Second, every: 200 * time.Millisecond, n: 100, hold: regularHold},
+			{name: "r2", start: 3*time.Second + 77*time.Millisecond, every: 200 * time.Millisecond, n: 100, hold: regularHold},
+			{name: "idle", every: 700 * time.Millisecond, n: 60, hold: func(int) time.Duration { return 5 * time.Millisecond }},
+		})
+		return append(waits["r1"], waits["r2"]...), c.Now().Sub(t0)
+	}
+	waits, took := run(500 * time.Millisecond)
+	_, tookOff := run(0)
+	worst := slices.Max(waits)
+	t.Logf("regular worst wait %v; all done after %v (%v with the slow-tenant cap off)", worst, took, tookOff)
+	if worst > 500*time.Millisecond {
+		t.Errorf("a regular item waited %v, want at most half a regular hold (500ms)", worst)
+	}
+	if took > tookOff*105/100 {
+		t.Errorf("all items done after %v, more than 5%% over %v with the slow-tenant cap off", took, tookOff)
 	}
 }

@@ -27,9 +27,10 @@ type ShareOptions struct {
 	// the reserve off (the cap is then work-conserving).
 	WorkerReservePercent int
 	// SlowTenantThreshold: a tenant whose requests hold a worker this long or longer on average
-	// holds at most its weighted share of each pipeline's workers among the active tenants
-	// (those with requests queued or in flight, or one finished less than a second ago), even
-	// while the others have nothing queued (fairqueue.Options.SlowAfter). 0 turns it off.
+	// leaves each other active tenant (requests queued or in flight, or one finished less than a
+	// second ago) the most workers it used at once lately plus one, within that tenant's
+	// weighted share, even while the others have nothing queued (fairqueue.Options.SlowAfter).
+	// 0 turns it off.
 	SlowTenantThreshold time.Duration
 }
 
