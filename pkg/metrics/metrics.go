@@ -40,7 +40,7 @@ var (
 	holdDesc = prometheus.NewDesc(prometheus.BuildFQName(Namespace, "queue", "worker_hold_seconds"),
 		"Moving average of the time a tenant's requests hold a worker of a pipeline, in seconds, by tenant and direction (0 before the first, or with --slow-tenant-threshold=0 or --fair-queuing=false).", []string{"tenant", "direction"}, nil)
 	slowDesc = prometheus.NewDesc(prometheus.BuildFQName(Namespace, "queue", "slow_tenant"),
-		"1 while a tenant's requests hold a pipeline's workers for --slow-tenant-threshold or longer on average, so that it holds at most its weighted share of the workers among the tenants active in the last second; else 0.", []string{"tenant", "direction"}, nil)
+		"1 while a tenant's requests hold a pipeline's workers for --slow-tenant-threshold or longer on average, so that it leaves each tenant active in the last second the workers that tenant used lately plus one (within its weighted share); else 0.", []string{"tenant", "direction"}, nil)
 )
 
 // QueueStat is one tenant's queue state in one direction.

@@ -86,8 +86,9 @@ func TestSlowTenantLeavesReserve(t *testing.T) {
 // TestSlowTenantHeldToShareAmongActive: with 4 downward workers, no reserve and
 // --slow-tenant-threshold 20ms, a tenant whose last reconcile held a worker 50 ms is slow: while
 // another tenant has one request in flight (and nothing queued), the slow tenant's 40 blocking
-// requests take 2 workers (its share among the 2 active tenants), not the 3 that are idle, and the
-// other tenant's next request is reconciled at once. With the threshold off the slow tenant takes
+// requests take 2 workers (the other keeps its 1 in flight plus one; 2 is also the slow
+// tenant's share), not the 3 that are idle, and the other tenant's next request is reconciled
+// at once. With the threshold off the slow tenant takes
 // every idle worker and that request waits.
 func TestSlowTenantHeldToShareAmongActive(t *testing.T) {
 	const workers = 4
