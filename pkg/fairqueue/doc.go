@@ -38,6 +38,26 @@
 // calls Wait first: it blocks on the queue's own condition until an item it may take exists,
 // counting the workers let through and not popped yet.
 //
+// Options.SlowAfter (the slow-tenant cap, slow.go) closes what the reserve leaves open: with the
+// cap counting only the tenants with items queued, a tenant whose items are slow takes back
+// every worker a neighbour frees whenever the neighbour's queue is empty for a moment, so a
+// neighbour with sparse work (a few Pods a second) is left with the reserve between two of the
+// slow tenant's items. The queue keeps a moving average of each tenant's hold time (Pop to
+// Done); a tenant at or above SlowAfter leaves every other active tenant (in the ring, with
+// items in flight, or with an item Done less than ActiveFor ago) its recent demand plus one
+// worker, at most that tenant's weighted share among the active tenants, and is never held
+// below its own share among them. The demand is the most items in flight at once in the last
+// one to two ActiveFor. So a neighbour with a few quick items costs the slow tenant a few
+// workers, not a whole share, and the next item of each neighbour finds a free worker. A quick
+// tenant keeps the work-conserving cap (its workers come back within one of its short items),
+// and a slow tenant alone still uses every worker but Reserve: the cap gives up work only for
+// ActiveFor after a neighbour's last item, by that neighbour's recent demand plus one. When
+// every tenant is slow (a starved syncer), each leaves the others their demand, which keeps
+// the queue close to work-conserving (TestSlowCapWhenEveryTenantIsSlow). Weights of idle
+// active tenants are kept in idleWeight as their sub-queues are reclaimed, and swept out after
+// ActiveFor; a timer wakes the waiters when one stops counting. A slow tenant's first items,
+// before any of them is Done, are not known to be slow: the reserve covers them.
+//
 // Inside a tenant, the high lane is served first, but while the low lane is not empty at
 // least one item in every LowEvery pops comes from it, so low-priority work is never starved
 // (controller-runtime's priority queue gives its initial list low priority in the same way).

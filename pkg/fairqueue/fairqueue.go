@@ -58,7 +58,32 @@ type Options[T comparable] struct {
 	// Delayed, if set, is called when a tenant delayed by the Limiter comes back to the ring,
 	// with the time its items waited for the Limiter.
 	Delayed func(tenant string, d time.Duration)
+	// SlowAfter turns on the slow-tenant cap (used only with Workers > 1): a tenant whose items
+	// hold a worker for SlowAfter or longer on average (a moving average of its items' times from
+	// Pop to Done) leaves each other active tenant (items queued, items in flight, or an item
+	// Done less than ActiveFor ago) the most items it had in flight at once lately plus one, at
+	// most that tenant's weighted share among the active tenants, even while the others have
+	// nothing queued; it is never held below its own share among them. A tenant whose calls are
+	// slow (a webhook, an apiserver answering slowly) then leaves the workers a neighbour with
+	// sparse work needs free for it, instead of taking back each one it frees. A slow tenant
+	// alone (no other tenant active) still uses every worker but Reserve. 0 (the default) turns
+	// the slow-tenant cap off. With it, callers of Pop wait in Wait first.
+	SlowAfter time.Duration
+	// ActiveFor is how long a tenant with nothing queued or in flight still counts as active
+	// after its last item was Done, for the slow-tenant cap. Defaults to DefaultActiveFor.
+	ActiveFor time.Duration
 }
+
+// DefaultActiveFor is the default of Options.ActiveFor.
+const DefaultActiveFor = time.Second
+
+// holdAverageWeight is the weight of the newest item in a tenant's moving average of hold
+// times (Options.SlowAfter): about the last 8 items count.
+const holdAverageWeight = 0.125
+
+// forgetAfter is how long the queue remembers the hold time of a tenant with nothing queued
+// or in flight (a slow tenant pausing for less keeps its slow-tenant cap when it comes back).
+const forgetAfter = time.Minute
 
 // Limiter tells when a tenant may have its next item popped.
 type Limiter interface {
@@ -137,6 +162,16 @@ type Queue[T comparable] struct {
 	overCap   uint64         // Pops that found every queued tenant at its cap
 	ringLen   int            // tenants in the ring (queued and not parked)
 
+	// The slow-tenant cap (Options.SlowAfter): what the queue remembers of each tenant between its
+	// items, the weights of the active tenants without a sub-queue, the pop time of each item in
+	// flight, and the pending wake-up of the waiters when an active tenant expires.
+	known      map[string]*tenantState
+	idle       map[string]*tenantState // the tenants of known with idle set
+	idleWeight int
+	poppedAt   map[T]time.Time
+	swept      time.Time
+	wakeAt     time.Time
+
 	// The gate (Wait): waiters wait on ready for an item they may pop; passes counts the
 	// callers of Wait that returned true and have not popped yet.
 	ready  *sync.Cond
@@ -169,18 +204,26 @@ func New[T comparable](o Options[T]) *Queue[T] {
 	if o.Reserve >= o.Workers && o.Workers > 0 {
 		o.Reserve = o.Workers - 1
 	}
+	if o.Workers < 2 || o.SlowAfter < 0 {
+		o.SlowAfter = 0
+	}
+	if o.ActiveFor <= 0 {
+		o.ActiveFor = DefaultActiveFor
+	}
 	if o.AfterFunc == nil {
 		o.AfterFunc = func(d time.Duration, f func()) func() bool { return time.AfterFunc(d, f).Stop }
 	}
 	q := &Queue[T]{opts: o, tenants: map[string]*subqueue[T]{}, queued: map[T]where{}, wantLow: map[T]bool{},
-		inFlight: map[string]int{}, popped: map[T]struct{}{}}
+		inFlight: map[string]int{}, popped: map[T]struct{}{}, known: map[string]*tenantState{}, idle: map[string]*tenantState{}, poppedAt: map[T]time.Time{}}
 	q.ready = sync.NewCond(&q.mu)
 	return q
 }
 
-// gated reports whether Pop may refuse every queued item (a Reserve or a Limiter), so that
-// callers must wait in Wait.
-func (q *Queue[T]) gated() bool { return q.opts.Reserve > 0 || q.opts.Limiter != nil }
+// gated reports whether Pop may refuse every queued item (a Reserve, a Limiter or the
+// slow-tenant cap), so that callers must wait in Wait.
+func (q *Queue[T]) gated() bool {
+	return q.opts.Reserve > 0 || q.opts.Limiter != nil || q.opts.SlowAfter > 0
+}
 
 // Wait blocks until an item can be popped within the rules (each tenant under its cap and
 // not delayed by the Limiter) for this caller and every other caller that Wait let through and
@@ -199,6 +242,7 @@ func (q *Queue[T]) Wait() bool {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	for !q.closed && !q.readyLocked(q.passes) {
+		q.armExpiryLocked()
 		q.ready.Wait()
 	}
 	if q.closed {
@@ -268,6 +312,7 @@ func (q *Queue[T]) Push(item T) {
 		s = &subqueue[T]{tenant: tenant, credit: w, weight: w}
 		q.tenants[tenant] = s
 		q.joinLocked(s)
+		q.activeLocked(tenant)
 	}
 	q.seq++
 	q.queued[item] = where{seq: q.seq, prio: prio, added: q.opts.Now()}
@@ -335,6 +380,10 @@ func (q *Queue[T]) Pop() T {
 	if q.opts.Workers > 0 {
 		q.inFlight[s.tenant]++
 		q.popped[item] = struct{}{}
+		if q.opts.SlowAfter > 0 {
+			q.poppedAt[item] = q.opts.Now()
+			q.inFlightLocked(s.tenant, q.inFlight[s.tenant])
+		}
 	}
 	if q.opts.Observe != nil {
 		q.opts.Observe(s.tenant, q.opts.Now().Sub(w.added))
@@ -351,6 +400,7 @@ func (q *Queue[T]) Pop() T {
 			}
 		}
 		delete(q.tenants, s.tenant)
+		q.idleLocked(s)
 	case s.credit <= 0:
 		nw := q.weight(s.tenant)
 		if !s.parked {
@@ -461,10 +511,16 @@ func (q *Queue[T]) anyParkedLocked() *subqueue[T] {
 // capLocked returns the most items of s's tenant that may be in flight while s has items
 // queued: ceil(Workers × weight ÷ Σ weights of the tenants in the ring), which is Workers when
 // s is alone in the ring, and at most Workers-Reserve.
+//
+// With Options.SlowAfter, a slow tenant also leaves the other active tenants (in the ring or
+// not) their recent demand, within their shares (slowCapLocked).
 func (q *Queue[T]) capLocked(s *subqueue[T]) int {
 	c := (q.opts.Workers*s.weight + q.weightSum - 1) / q.weightSum
 	if q.opts.Reserve > 0 {
 		c = min(c, q.opts.Workers-q.opts.Reserve)
+	}
+	if q.slowLocked(s.tenant) {
+		c = min(c, q.slowCapLocked(s))
 	}
 	return c
 }
@@ -486,6 +542,8 @@ func (q *Queue[T]) Done(item T) {
 	}
 	delete(q.popped, item)
 	t := q.opts.TenantOf(item)
+	q.heldLocked(t, item)
+	q.inFlightLocked(t, q.inFlight[t])
 	if q.inFlight[t] <= 1 {
 		delete(q.inFlight, t)
 	} else {
@@ -586,9 +644,16 @@ type TenantStats struct {
 	InFlight int
 	// Delayed: the Limiter holds the tenant's queued items back now.
 	Delayed bool
+	// Hold is the moving average of the time the tenant's items held a worker (Pop to Done);
+	// tracked only with Options.SlowAfter, 0 before its first Done.
+	Hold time.Duration
+	// Slow: Hold is at or above Options.SlowAfter, so the tenant is held to its share among the
+	// active tenants.
+	Slow bool
 }
 
-// Stats returns the queue state of every tenant with queued items or items in flight. It costs O(tenants +
+// Stats returns the queue state of every tenant with queued items or items in flight, and, with
+// Options.SlowAfter, of every tenant whose hold time the queue remembers. It costs O(tenants +
 // stale entries at the lane fronts) and is meant for metrics scrapes.
 func (q *Queue[T]) Stats() map[string]TenantStats {
 	q.mu.Lock()
@@ -613,6 +678,13 @@ func (q *Queue[T]) Stats() map[string]TenantStats {
 	for name, n := range q.inFlight {
 		if _, ok := out[name]; !ok {
 			out[name] = TenantStats{InFlight: n}
+		}
+	}
+	for name, k := range q.known {
+		if k.hold > 0 {
+			st := out[name]
+			st.Hold, st.Slow = k.hold, q.slowLocked(name)
+			out[name] = st
 		}
 	}
 	return out

@@ -249,13 +249,19 @@ func TestBudgetShares(t *testing.T) {
 // pushes, gated pops, Dones, charges and clock moves, and checks: every pop follows a Wait
 // that let it through and is within the rules (no OverCap), no tenant ever holds more than
 // Workers-Reserve, no item of a tenant in debt is popped, and every item is served in the end.
+//
+// With SlowAfter drawn too, the tenants whose items were held across "advance" steps become
+// slow and are held to their share among the active tenants; Wait and Pop still agree (OverCap
+// stays 0) and every item is served.
 func TestProperty_ReserveAndLimiter(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
 		clk := newFakeClock()
 		workers := rapid.IntRange(2, 6).Draw(rt, "workers")
 		reserve := rapid.IntRange(1, workers-1).Draw(rt, "reserve")
 		b := NewBudget(BudgetOptions{Rate: 20, Burst: 3, Now: clk.Now})
-		q := New(Options[item]{TenantOf: tenantOf, Workers: workers, Reserve: reserve, Limiter: b, Now: clk.Now, AfterFunc: clk.AfterFunc})
+		slowAfter := time.Duration(rapid.SampledFrom([]int{0, 100, 400}).Draw(rt, "slowAfterMs")) * time.Millisecond
+		q := New(Options[item]{TenantOf: tenantOf, Workers: workers, Reserve: reserve, Limiter: b, SlowAfter: slowAfter,
+			Now: clk.Now, AfterFunc: clk.AfterFunc})
 		tenants := []string{"a", "b", "c"}
 		queued := map[item]bool{}
 		var inFlight []item

@@ -37,6 +37,10 @@ var (
 		"Age of the oldest request waiting in a pipeline queue, in seconds (the tenant's queue lag).", []string{"tenant", "direction"}, nil)
 	inFlightDesc = prometheus.NewDesc(prometheus.BuildFQName(Namespace, "queue", "in_flight"),
 		"Requests a pipeline's workers are processing, by tenant and direction. While other tenants have requests waiting, a tenant holds at most its weighted share of the pipeline's workers (0 with --fair-queuing=false).", []string{"tenant", "direction"}, nil)
+	holdDesc = prometheus.NewDesc(prometheus.BuildFQName(Namespace, "queue", "worker_hold_seconds"),
+		"Moving average of the time a tenant's requests hold a worker of a pipeline, in seconds, by tenant and direction (0 before the first, or with --slow-tenant-threshold=0 or --fair-queuing=false).", []string{"tenant", "direction"}, nil)
+	slowDesc = prometheus.NewDesc(prometheus.BuildFQName(Namespace, "queue", "slow_tenant"),
+		"1 while a tenant's requests hold a pipeline's workers for --slow-tenant-threshold or longer on average, so that it leaves each tenant active in the last second the workers that tenant used lately plus one (within its weighted share); else 0.", []string{"tenant", "direction"}, nil)
 )
 
 // QueueStat is one tenant's queue state in one direction.
@@ -44,6 +48,10 @@ type QueueStat struct {
 	Depth    int
 	Oldest   time.Duration
 	InFlight int // requests being processed by a worker
+	// Hold is the moving average of the time the tenant's requests hold a worker; Slow reports
+	// that it is at or above --slow-tenant-threshold.
+	Hold time.Duration
+	Slow bool
 }
 
 // QueueStats returns, per direction, per tenant, the queue state; tenants lists every
@@ -56,7 +64,7 @@ var (
 )
 
 var queueStatsCollector = scrapeCollector[QueueStats]{
-	descs: []*prometheus.Desc{depthDesc, oldestDesc, inFlightDesc},
+	descs: []*prometheus.Desc{depthDesc, oldestDesc, inFlightDesc, holdDesc, slowDesc},
 	src:   &statsSource,
 	collect: func(src QueueStats, ch chan<- prometheus.Metric) {
 		tenants, stats := src()
@@ -66,6 +74,12 @@ var queueStatsCollector = scrapeCollector[QueueStats]{
 				ch <- gauge(depthDesc, float64(st.Depth), t, dir)
 				ch <- gauge(oldestDesc, st.Oldest.Seconds(), t, dir)
 				ch <- gauge(inFlightDesc, float64(st.InFlight), t, dir)
+				ch <- gauge(holdDesc, st.Hold.Seconds(), t, dir)
+				slow := 0.0
+				if st.Slow {
+					slow = 1
+				}
+				ch <- gauge(slowDesc, slow, t, dir)
 			}
 		}
 	},

@@ -39,8 +39,12 @@
 // --super-write-burst each); a tenant below zero has its downward requests held in its
 // sub-queue, holding no worker, until it is back at zero. --worker-reserve-percent of each
 // pipeline's workers are kept from any tenant beyond its weighted share, so a tenant whose
-// requests are slow cannot hold every worker when another tenant's request arrives. Workers
-// wait for a request they may take in the fair queue (pipelineQueue.Get, fairqueue.Queue.Wait).
+// requests are slow cannot hold every worker when another tenant's request arrives, and with
+// --slow-tenant-threshold a tenant whose requests hold a worker that long on average leaves
+// each tenant active in the last second the workers it used lately plus one, within its
+// weighted share (fairqueue Options.SlowAfter), so it does not take back each worker a
+// neighbour with sparse requests frees. Workers wait for a request they may take in the fair queue (pipelineQueue.Get,
+// fairqueue.Queue.Wait).
 //
 // It sits on floor 7 of the package map in docs/architecture.md and may import packages on floors
 // 0–7 only (today: pkg/admission, pkg/checkpoint, pkg/checkpoint/source,

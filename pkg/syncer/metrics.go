@@ -51,7 +51,7 @@ func (s *Syncer) queueStats() ([]string, map[string]map[string]metrics.QueueStat
 	for dir, q := range map[string]*pipelineQueue{directionDownward: s.down, directionUpward: s.up} {
 		m := map[string]metrics.QueueStat{}
 		for t, st := range q.stats() {
-			m[t] = metrics.QueueStat{Depth: st.Depth, Oldest: st.Oldest, InFlight: st.InFlight}
+			m[t] = metrics.QueueStat{Depth: st.Depth, Oldest: st.Oldest, InFlight: st.InFlight, Hold: st.Hold, Slow: st.Slow}
 		}
 		out[dir] = m
 	}

@@ -24,10 +24,13 @@ type pipelineQueue struct {
 // workers draining it (a tenant holds at most its weighted share of them while other tenants
 // have requests queued: fairqueue.Options.Workers), reserve how many of them no tenant may take
 // beyond its share (fairqueue.Options.Reserve), limiter (may be nil) what holds a tenant's
-// requests back (the super write share: fairqueue.Options.Limiter).
+// requests back (the super write share: fairqueue.Options.Limiter), slowAfter the mean time a
+// tenant's requests hold a worker from which it is held to its share among the active tenants
+// (fairqueue.Options.SlowAfter; 0: off).
 type queueShare struct {
 	workers, reserve int
 	limiter          fairqueue.Limiter
+	slowAfter        time.Duration
 }
 
 // newPipelineQueue builds the queue stack rate limiting → delaying → tracking → client-go Typed
@@ -52,13 +55,14 @@ func newPipelineQueueWith(name string, fair bool, share queueShare, weight func(
 	var ordering workqueue.Queue[resources.Request]
 	if fair {
 		pq.fair = fairqueue.New(fairqueue.Options[resources.Request]{
-			TenantOf: func(r resources.Request) string { return r.Tenant },
-			Weight:   weight,
-			Observe:  observe,
-			Workers:  share.workers,
-			Reserve:  share.reserve,
-			Limiter:  share.limiter,
-			Delayed:  writeShareDelayed,
+			TenantOf:  func(r resources.Request) string { return r.Tenant },
+			Weight:    weight,
+			Observe:   observe,
+			Workers:   share.workers,
+			Reserve:   share.reserve,
+			Limiter:   share.limiter,
+			SlowAfter: share.slowAfter,
+			Delayed:   writeShareDelayed,
 		})
 		ordering = pq.fair
 	} else {

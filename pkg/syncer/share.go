@@ -26,6 +26,12 @@ type ShareOptions struct {
 	// tenants' first requests find a free worker at once (fairqueue.Options.Reserve). 0 turns
 	// the reserve off (the cap is then work-conserving).
 	WorkerReservePercent int
+	// SlowTenantThreshold: a tenant whose requests hold a worker this long or longer on average
+	// leaves each other active tenant (requests queued or in flight, or one finished less than a
+	// second ago) the most workers it used at once lately plus one, within that tenant's
+	// weighted share, even while the others have nothing queued (fairqueue.Options.SlowAfter).
+	// 0 turns it off.
+	SlowTenantThreshold time.Duration
 }
 
 // reserveOf returns the workers kept in reserve out of workers for percent.

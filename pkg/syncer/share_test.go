@@ -83,6 +83,72 @@ func TestSlowTenantLeavesReserve(t *testing.T) {
 	}
 }
 
+// TestSlowTenantHeldToShareAmongActive: with 4 downward workers, no reserve and
+// --slow-tenant-threshold 20ms, a tenant whose last reconcile held a worker 50 ms is slow: while
+// another tenant has one request in flight (and nothing queued), the slow tenant's 40 blocking
+// requests take 2 workers (the other keeps its 1 in flight plus one; 2 is also the slow
+// tenant's share), not the 3 that are idle, and the other tenant's next request is reconciled
+// at once. With the threshold off the slow tenant takes
+// every idle worker and that request waits.
+func TestSlowTenantHeldToShareAmongActive(t *testing.T) {
+	const workers = 4
+	s := shareSyncer(t, workers, ShareOptions{SlowTenantThreshold: 20 * time.Millisecond})
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	release := make(chan struct{})
+	var slowIn, otherIn atomic.Int32
+	warmDone, otherDone := make(chan struct{}, 1), make(chan struct{}, 1)
+	process := func(ctx context.Context, req resources.Request, _ bool) error {
+		switch {
+		case req.Name == "warm":
+			time.Sleep(50 * time.Millisecond) // the slow tenant's first request: a slow call
+			warmDone <- struct{}{}
+		case req.Tenant == "slow":
+			slowIn.Add(1)
+			<-release
+		case req.Name == "held":
+			otherIn.Add(1)
+			<-release
+		default:
+			otherDone <- struct{}{}
+		}
+		return ctx.Err()
+	}
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() { s.workWith(ctx, s.down, true, process) })
+	}
+	defer func() { close(release); s.down.ShutDown(); wg.Wait() }()
+	req := func(tenant, name string) resources.Request {
+		return resources.Request{Tenant: tenant, Kind: resources.KindPod, Namespace: "ns", Name: name}
+	}
+	waitFor := func(what string, cond func() bool) {
+		t.Helper()
+		for deadline := time.Now().Add(5 * time.Second); !cond(); time.Sleep(time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("timed out waiting for %s (slow tenant holds %d workers)", what, slowIn.Load())
+			}
+		}
+	}
+	s.down.addHigh(req("slow", "warm"))
+	<-warmDone
+	s.down.addHigh(req("other", "held"))
+	waitFor("the other tenant's first request in flight", func() bool { return otherIn.Load() == 1 })
+	for i := range 40 {
+		s.down.addHigh(req("slow", fmt.Sprint(i)))
+	}
+	waitFor("the slow tenant at its share", func() bool { return slowIn.Load() >= 2 })
+	s.down.addHigh(req("other", "next"))
+	select {
+	case <-otherDone:
+	case <-time.After(5 * time.Second):
+		t.Fatalf("the other tenant's request was not reconciled within 5 s while the slow tenant holds %d of %d workers", slowIn.Load(), workers)
+	}
+	if n := slowIn.Load(); n != 2 {
+		t.Fatalf("slow tenant holds %d workers beside an active tenant, want its share 2 of %d", n, workers)
+	}
+}
+
 // okTransport answers every request with 200.
 type okTransport struct{}
 

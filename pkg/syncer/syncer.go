@@ -185,7 +185,8 @@ func New(o Options) (*Syncer, error) {
 	}
 	s.sources, s.parked, s.scope = sources, map[string]*parkedWork{}, scope
 	s.keepTenantState = s.keepTenantStateFunc(time.Now())
-	downShare := queueShare{workers: o.DownwardWorkers, reserve: reserveOf(o.DownwardWorkers, o.Share.WorkerReservePercent)}
+	downShare := queueShare{workers: o.DownwardWorkers, reserve: reserveOf(o.DownwardWorkers, o.Share.WorkerReservePercent),
+		slowAfter: o.Share.SlowTenantThreshold}
 	if !o.DisableFairQueuing {
 		if s.writes = newWriteBudget(o.Share, s.weight); s.writes != nil {
 			downShare.limiter = s.writes
@@ -193,7 +194,7 @@ func New(o Options) (*Syncer, error) {
 	}
 	s.down = newPipelineQueue("downward", !o.DisableFairQueuing, downShare, s.weight, s.observer(directionDownward))
 	s.up = newPipelineQueue("upward", !o.DisableFairQueuing, queueShare{workers: o.UpwardWorkers,
-		reserve: reserveOf(o.UpwardWorkers, o.Share.WorkerReservePercent)}, s.weight, s.observer(directionUpward))
+		reserve: reserveOf(o.UpwardWorkers, o.Share.WorkerReservePercent), slowAfter: o.Share.SlowTenantThreshold}, s.weight, s.observer(directionUpward))
 	env.SuperObject = s.superObject
 	env.ReservedServiceIP = s.reservedServiceIP
 	env.AdmitObject = func(c *tenant.Cluster, kind resources.Kind, obj metav1.Object) bool {

@@ -211,8 +211,9 @@ func Run(ctx context.Context, o *options.Options, cfg *rest.Config) error {
 	}
 	s, err := syncer.New(syncer.Options{
 		Super: superCS, DownwardWorkers: o.DownwardWorkers, UpwardWorkers: o.UpwardWorkers, DisableFairQueuing: !o.FairQueuing,
-		Admission:          syncer.AdmissionOptions{MaxWindow: o.AdmissionWindowMax, MinWindow: o.AdmissionWindowMin},
-		Share:              syncer.ShareOptions{SuperWriteQPS: o.SuperWriteQPS, SuperWriteBurst: o.SuperWriteBurst, WorkerReservePercent: o.WorkerReservePercent},
+		Admission: syncer.AdmissionOptions{MaxWindow: o.AdmissionWindowMax, MinWindow: o.AdmissionWindowMin},
+		Share: syncer.ShareOptions{SuperWriteQPS: o.SuperWriteQPS, SuperWriteBurst: o.SuperWriteBurst, WorkerReservePercent: o.WorkerReservePercent,
+			SlowTenantThreshold: o.SlowTenantThreshold},
 		PodSecurityEnforce: o.PodSecurityEnforce,
 		TenantDNS:          o.TenantDNS, ClusterDomain: o.TenantClusterDomain,
 		VNode: vnode.Options{GCGrace: o.VNodeGCGrace, LeaseDuration: o.VNodeLeaseDuration, LeaseRenewInterval: o.VNodeLeaseRenewInterval,

@@ -129,6 +129,11 @@ type Options struct {
 	// WorkerReservePercent is the percentage of each pipeline's workers no tenant may take
 	// beyond its weighted share; 0: none. Defaults to DefaultWorkerReservePercent.
 	WorkerReservePercent int
+	// SlowTenantThreshold: a tenant whose requests hold a worker this long or longer on average
+	// leaves each other tenant active in the last second the workers it used lately plus one
+	// (within its weighted share), even while the others have nothing queued; 0 turns this off.
+	// Defaults to DefaultSlowTenantThreshold.
+	SlowTenantThreshold time.Duration
 	// AdmissionWindowMax and AdmissionWindowMin bound the admission window for new super Pods
 	// (Pods created and not yet bound); 0 max turns it off. Defaults 200 and 32.
 	AdmissionWindowMax, AdmissionWindowMin int
@@ -161,6 +166,11 @@ const (
 	DefaultSuperWriteBurst      = 50
 	DefaultWorkerReservePercent = 10
 )
+
+// DefaultSlowTenantThreshold is --slow-tenant-threshold's default: about ten times what a
+// regular Pod's downward reconcile takes on a loaded syncer (30 ms alone, up to 0.4 s beside
+// greedy tenants in docs/bench/fairness), well below a slow webhook's seconds.
+const DefaultSlowTenantThreshold = 500 * time.Millisecond
 
 // DefaultTenantRequestTimeout is --tenant-request-timeout's default: the longest timeout an
 // admission webhook may have (admissionregistration.k8s.io/v1 timeoutSeconds is at most 30),
@@ -273,6 +283,7 @@ func NewOptions() *Options {
 		SuperWriteQPS:           DefaultSuperWriteQPS,
 		SuperWriteBurst:         DefaultSuperWriteBurst,
 		WorkerReservePercent:    DefaultWorkerReservePercent,
+		SlowTenantThreshold:     DefaultSlowTenantThreshold,
 		AdmissionWindowMax:      200,
 		AdmissionWindowMin:      32,
 		MemoryLimitRatio:        0.9,
@@ -306,6 +317,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"Super writes a tenant may make at once above its share of --super-write-qps (the size of its token bucket, in writes).")
 	fs.IntVar(&o.WorkerReservePercent, "worker-reserve-percent", o.WorkerReservePercent,
 		"Percentage of each pipeline's workers (rounded up, at least 1, at most all but one) that no tenant may take beyond its weighted share, even when it is alone: a tenant whose requests are slow (its own webhooks, up to --tenant-request-timeout) then leaves them free for the first requests of the other tenants. 0 lets a tenant alone take every worker; it has no effect with --fair-queuing=false.")
+	fs.DurationVar(&o.SlowTenantThreshold, "slow-tenant-threshold", o.SlowTenantThreshold,
+		"A tenant whose requests hold a worker this long or longer on average (duration; a moving average of its last requests, e.g. slow admission webhooks of its own, up to --tenant-request-timeout) leaves each other tenant active in the last second the most workers that tenant used at once lately plus one (at most its weighted share among the active tenants), even while they have nothing queued, so it cannot take back every worker a neighbour with sparse requests frees; it is never held below its own weighted share, and alone it still uses every worker but the reserve. 0 turns this off (a slow tenant then takes every idle worker but the reserve whenever the others' queues are empty); it has no effect with --fair-queuing=false.")
 	fs.IntVar(&o.AdmissionWindowMax, "admission-window-max", o.AdmissionWindowMax,
 		"Upper bound of the admission window: new super Pods created and not yet bound by the super scheduler at once, shared among the tenants with Pods waiting in proportion to their weights (a tenant alone may use all of it). Pods beyond it wait in the syncer, where tenants take turns, instead of in the super scheduler's first-come-first-served queue. The window adapts between --admission-window-min and this bound to the super scheduler's create-to-bind latency, so at low load nothing waits. 0 turns the window off; it is off too with --fair-queuing=false.")
 	fs.IntVar(&o.AdmissionWindowMin, "admission-window-min", o.AdmissionWindowMin,
@@ -417,6 +430,9 @@ func (o *Options) Validate() error {
 	}
 	if o.WorkerReservePercent < 0 || o.WorkerReservePercent > 100 {
 		errs = append(errs, errors.New("--worker-reserve-percent must be between 0 and 100"))
+	}
+	if o.SlowTenantThreshold < 0 {
+		errs = append(errs, errors.New("--slow-tenant-threshold must not be negative"))
 	}
 	if o.MemoryLimitRatio < 0 || o.MemoryLimitRatio > 1 {
 		errs = append(errs, errors.New("--memory-limit-ratio must be between 0 and 1"))

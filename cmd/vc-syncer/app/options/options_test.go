@@ -109,6 +109,13 @@ func TestInClusterDefaults(t *testing.T) {
 	if err := o.Validate(); err == nil || !strings.Contains(err.Error(), "--tenant-request-timeout must not be negative") {
 		t.Errorf("Validate() = %v, want the negative tenant request timeout refused", err)
 	}
+	if got := NewOptions().SlowTenantThreshold; got != 500*time.Millisecond {
+		t.Errorf("--slow-tenant-threshold defaults to %v, want 500ms", got)
+	}
+	o = parseFlags(t, "--slow-tenant-threshold=-1s")
+	if err := o.Validate(); err == nil || !strings.Contains(err.Error(), "--slow-tenant-threshold must not be negative") {
+		t.Errorf("Validate() = %v, want the negative slow-tenant threshold refused", err)
+	}
 }
 
 func TestMetricsSecureFlags(t *testing.T) {
