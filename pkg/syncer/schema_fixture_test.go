@@ -86,8 +86,8 @@ func fxObjects(ns, uidPrefix string) []runtime.Object {
 		&corev1.Pod{ObjectMeta: m(true, "pod"), Spec: corev1.PodSpec{
 			NodeName: "node-1", ServiceAccountName: "sa", PriorityClassName: "pc", RuntimeClassName: ptrTo("rc"),
 			Containers: []corev1.Container{{Name: "c", Image: "img:1", Command: []string{"run"},
-				Env:       []corev1.EnvVar{{Name: "K", Value: "V"}},
-				Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m")}},
+				Env:          []corev1.EnvVar{{Name: "K", Value: "V"}},
+				Resources:    corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m")}},
 				VolumeMounts: []corev1.VolumeMount{{Name: "cfg", MountPath: "/cfg"}}}},
 			InitContainers: []corev1.Container{{Name: "init", Image: "init:1"}},
 			Volumes: []corev1.Volume{{Name: "cfg", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
@@ -121,7 +121,7 @@ func fxObjects(ns, uidPrefix string) []runtime.Object {
 			Status: corev1.PersistentVolumeStatus{Phase: corev1.VolumeBound}},
 		&corev1.Node{ObjectMeta: m(false, "node-1"), Spec: corev1.NodeSpec{PodCIDR: "10.0.0.0/24"},
 			Status: corev1.NodeStatus{Capacity: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("4")},
-				Addresses: []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: "192.168.0.1"}},
+				Addresses:  []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: "192.168.0.1"}},
 				Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}},
 				NodeInfo:   corev1.NodeSystemInfo{KubeletVersion: "v1.37.0"}}},
 		&networkingv1.Ingress{ObjectMeta: m(true, "ing"), Spec: networkingv1.IngressSpec{Rules: []networkingv1.IngressRule{{Host: "fx.example"}}}},
