@@ -64,7 +64,7 @@ func fxMeta(namespace, name, uid string) metav1.ObjectMeta {
 		CreationTimestamp: metav1.NewTime(fxTime), Labels: map[string]string{"app": "fx"},
 		Annotations: map[string]string{"note": "kept", "kubectl.kubernetes.io/last-applied-configuration": `{"big":"yes"}`},
 		ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "kubectl", Operation: metav1.ManagedFieldsOperationApply,
-			APIVersion: "v1", FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:metadata":{}}`)}}},
+			APIVersion: "v1", FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(`{"f:metadata":{}}`)}},
 	}
 }
 
@@ -102,9 +102,9 @@ func fxObjects(ns, uidPrefix string) []runtime.Object {
 		&corev1.Service{ObjectMeta: m(true, "svc"), Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeClusterIP, ClusterIP: "10.96.0.10",
 			ClusterIPs: []string{"10.96.0.10"}, Selector: map[string]string{"app": "fx"},
 			Ports: []corev1.ServicePort{{Name: "http", Port: 80, TargetPort: intstr.FromInt32(8080), Protocol: proto}}}},
-		&corev1.Endpoints{ObjectMeta: m(true, "svc"), Subsets: []corev1.EndpointSubset{{ //nolint:staticcheck // Endpoints is a synced kind
-			Addresses: []corev1.EndpointAddress{{IP: "10.0.0.5", NodeName: ptrTo("node-1")}}, //nolint:staticcheck // as above
-			Ports:     []corev1.EndpointPort{{Name: "http", Port: 8080, Protocol: proto}}}}}, //nolint:staticcheck // as above
+		&corev1.Endpoints{ObjectMeta: m(true, "svc"), Subsets: []corev1.EndpointSubset{{
+			Addresses: []corev1.EndpointAddress{{IP: "10.0.0.5", NodeName: ptrTo("node-1")}},
+			Ports:     []corev1.EndpointPort{{Name: "http", Port: 8080, Protocol: proto}}}}},
 		&discoveryv1.EndpointSlice{ObjectMeta: m(true, "svc-abc"), AddressType: discoveryv1.AddressTypeIPv4,
 			Endpoints: []discoveryv1.Endpoint{{Addresses: []string{"10.0.0.5"}, NodeName: ptrTo("node-1")}},
 			Ports:     []discoveryv1.EndpointPort{{Name: ptrTo("http"), Port: &port, Protocol: &proto}}},
@@ -315,7 +315,7 @@ var fxNewObjects = map[string]func() runtime.Object{
 	"Pod": func() runtime.Object { return &corev1.Pod{} }, "ConfigMap": func() runtime.Object { return &corev1.ConfigMap{} },
 	"Secret": func() runtime.Object { return &corev1.Secret{} }, "ServiceAccount": func() runtime.Object { return &corev1.ServiceAccount{} },
 	"Service":   func() runtime.Object { return &corev1.Service{} },
-	"Endpoints": func() runtime.Object { return &corev1.Endpoints{} }, //nolint:staticcheck // Endpoints is a synced kind
+	"Endpoints": func() runtime.Object { return &corev1.Endpoints{} },
 	"Namespace": func() runtime.Object { return &corev1.Namespace{} }, "Node": func() runtime.Object { return &corev1.Node{} },
 	"PersistentVolumeClaim": func() runtime.Object { return &corev1.PersistentVolumeClaim{} },
 	"PersistentVolume":      func() runtime.Object { return &corev1.PersistentVolume{} },
