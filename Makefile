@@ -49,6 +49,11 @@ test-unit: ## Fast loop: unit tests (twice each, in a random order; SHUFFLE=<see
 	@echo "unit tests: -shuffle=$(SHUFFLE) (replay this order: make test-unit SHUFFLE=$(SHUFFLE))"
 	$(GO) test -race -count=2 -shuffle=$(SHUFFLE) ./pkg/... ./cmd/... ./test/layering/
 
+.PHONY: checkpoint-fixtures
+checkpoint-fixtures: ## Write the checkpoint fixtures of the running schema (pkg/syncer/testdata/checkpoint/schema-<CheckpointSchema>.{ckpt,golden}) after a deliberate CheckpointSchema bump; earlier schemas' fixtures are kept. Refused when that schema's golden exists and differs (CHECKPOINT_FIXTURES_SAME_SCHEMA=1 overrides).
+	$(GO) test -count=1 -run '^TestCheckpointSchemaGuard$$' ./pkg/syncer/ -args -update-checkpoint-fixtures
+	$(GO) test -count=1 -run '^(TestCheckpointSchemaGuard|TestCheckpointFixturesResume)$$' ./pkg/syncer/
+
 .PHONY: test-integration
 test-integration: tools e2e-tools prometheus chromium ## Integration suites against real local control planes.
 	$(GO) test -count=1 -p $(TEST_P) -timeout $(TEST_TIMEOUT) ./test/...

@@ -42,7 +42,7 @@ func main() {
 	if err != nil {
 		panic(err)
 	}
-	fmt.Printf("taken %s by %s (code %s), %d queue items, %d bytes\n", ck.TakenAt, ck.Holder, ck.CodeVersion, ck.QueueItems, len(b))
+	fmt.Printf("taken %s by %s (schema %d, config %s), %d queue items, %d bytes\n", ck.TakenAt, ck.Holder, ck.Schema, ck.Config, ck.QueueItems, len(b))
 	for _, s := range ck.Sources {
 		fmt.Printf("%-40s position=%q objects=%d acked=%d cluster=%q\n", s.ID, s.Position, len(s.Objects), len(s.Acked), s.Identity)
 	}

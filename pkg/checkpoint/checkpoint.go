@@ -11,15 +11,22 @@ import (
 	"github.com/vcsyncer/syncer/pkg/checkpoint/source"
 )
 
-// Format is the schema version of Checkpoint. A checkpoint of another format is discarded.
+// Format is the version of the Checkpoint struct's own encoding (the envelope). A checkpoint of
+// another format cannot be decoded and is discarded. What the checkpoint holds (objects, ack
+// maps, queue items, extra state) is versioned by Checkpoint.Schema, which the writer sets.
 const Format = 1
 
 // Checkpoint is what one save writes.
 type Checkpoint struct {
 	// Format is the schema version (Format).
 	Format int
-	// CodeVersion identifies the code and configuration that wrote it; see Options.CodeVersion.
-	CodeVersion string
+	// Schema is the version of what the checkpoint holds (Options.Schema of the writer): the
+	// cached forms of objects, the ack map and queue item keys, the extra state. 0 for a
+	// checkpoint written before checkpoints had a schema (its writer identified its build
+	// instead, in a field this version ignores): no version can read it.
+	Schema int
+	// Config identifies the options that shape the saved state (Options.Config of the writer).
+	Config string
 	// Holder is the identity of the process (leader) that wrote it.
 	Holder string
 	// TakenAt is when the checkpoint was taken.
@@ -48,7 +55,7 @@ func Encode(cp *Checkpoint) ([]byte, error) {
 }
 
 // Decode parses data written by Encode. It returns an error for data it cannot parse or of
-// another Format.
+// another Format. It does not look at Schema (see Checkpointer.Load).
 func Decode(data []byte) (*Checkpoint, error) {
 	cp := &Checkpoint{}
 	if err := gob.NewDecoder(bytes.NewReader(data)).Decode(cp); err != nil {

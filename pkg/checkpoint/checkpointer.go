@@ -44,9 +44,19 @@ type Options struct {
 	// objects). The total is then not limited, so one tenant's backlog never stops the
 	// checkpoints of the others.
 	Budget func(maxItems int) (leftOut []string)
-	// CodeVersion identifies the code and configuration; a checkpoint with another one is
-	// discarded on Load (the saved queues and filters may mean something else now).
-	CodeVersion string
+	// Schema is the version of what this process's checkpoints hold (their objects' cached
+	// forms, ack map and queue item keys, extra state), at least 1. A checkpoint of this schema
+	// is used as it is; one of an older schema only through Migrations; one of a newer schema
+	// (written by a later version, before a rollback) is discarded. Required.
+	Schema int
+	// Migrations upgrade checkpoints of older schemas: Migrations[n] turns a checkpoint of
+	// schema n into one of schema n+1 (it may change anything in it). A checkpoint of schema
+	// s < Schema is used when Migrations holds every step from s to Schema; otherwise it is
+	// discarded. A step that fails discards the checkpoint whole.
+	Migrations map[int]func(*Checkpoint) error
+	// Config identifies the options that shape the saved state (the kinds synced, the trims
+	// they imply); a checkpoint with another one is discarded on Load.
+	Config string
 	// Holder identifies this process (recorded in the checkpoint).
 	Holder string
 	// Sources are the informers' resumable states. Required.
@@ -77,6 +87,9 @@ func New(o Options) (*Checkpointer, error) {
 	if o.Store == nil || o.Sources == nil || o.Queues == nil {
 		return nil, fmt.Errorf("checkpoint: Options.Store, Sources and Queues are required")
 	}
+	if o.Schema < 1 {
+		return nil, fmt.Errorf("checkpoint: Options.Schema must be at least 1, not %d", o.Schema)
+	}
 	if o.Interval <= 0 {
 		o.Interval = DefaultInterval
 	}
@@ -86,10 +99,13 @@ func New(o Options) (*Checkpointer, error) {
 	return &Checkpointer{o: o}, nil
 }
 
-// Load reads the saved checkpoint. It returns (nil, nil) — cold start — when there is none, when
-// it cannot be read or decoded, or when it was written by other code or configuration; the
-// reason is logged and counted (vcsyncer_checkpoint_load_total{result}). Load never fails the
-// syncer: an unusable checkpoint only costs a cold start.
+// Load reads the saved checkpoint. It returns nil — cold start — when there is none, when it
+// cannot be read or decoded, when its schema is one this version cannot read (older than its
+// Migrations reach, or newer: a rollback), when a migration fails, or when it was written with
+// other options (Config); the reason is logged, with both schemas, and counted
+// (vcsyncer_checkpoint_loads_total{result}, vcsyncer_checkpoint_discarded_total{reason}). A
+// checkpoint is used whole or not at all. Load never fails the syncer: an unusable checkpoint
+// only costs a cold start.
 func (c *Checkpointer) Load(ctx context.Context) *Checkpoint {
 	cp := c.load(ctx, c.o.Store, false)
 	if cp != nil {
@@ -114,6 +130,7 @@ func (c *Checkpointer) load(ctx context.Context, st Store, other bool) *Checkpoi
 	case err != nil:
 		log.Error(err, "Cannot read the checkpoint; starting cold", "store", st.String())
 		metrics.CheckpointLoaded("unreadable")
+		metrics.CheckpointDiscarded("unreadable")
 		return nil
 	case data == nil && other:
 		log.V(1).Info("No checkpoint in the store", "store", st.String())
@@ -127,19 +144,84 @@ func (c *Checkpointer) load(ctx context.Context, st Store, other bool) *Checkpoi
 	if err != nil {
 		log.Error(err, "Cannot decode the checkpoint; starting cold", "store", st.String())
 		metrics.CheckpointLoaded("undecodable")
+		metrics.CheckpointDiscarded("undecodable")
 		return nil
 	}
-	if cp.CodeVersion != c.o.CodeVersion {
-		log.Info("Checkpoint was written by other code or configuration; starting cold",
-			"written", cp.CodeVersion, "running", c.o.CodeVersion, "holder", cp.Holder)
-		metrics.CheckpointLoaded("version_mismatch")
+	written := cp.Schema
+	if reason, err := c.migrate(cp); err != nil {
+		log.Info("Checkpoint schema cannot be read by this version; starting cold", "store", st.String(),
+			"checkpointSchema", written, "runningSchema", c.o.Schema, "oldestReadable", c.oldestReadable(),
+			"reason", err.Error(), "holder", cp.Holder, "takenAt", cp.TakenAt)
+		metrics.CheckpointLoaded("discarded")
+		metrics.CheckpointDiscarded(reason)
+		return nil
+	}
+	if cp.Config != c.o.Config {
+		log.Info("Checkpoint was written with other options; starting cold", "store", st.String(),
+			"written", cp.Config, "running", c.o.Config, "checkpointSchema", written, "runningSchema", c.o.Schema,
+			"holder", cp.Holder)
+		metrics.CheckpointLoaded("discarded")
+		metrics.CheckpointDiscarded("config_changed")
 		return nil
 	}
 	log.Info("Resuming from checkpoint", "store", st.String(), "takenAt", cp.TakenAt,
 		"age", time.Since(cp.TakenAt).Round(time.Millisecond), "holder", cp.Holder,
+		"checkpointSchema", written, "runningSchema", c.o.Schema,
 		"sources", len(cp.Sources), "queueItems", cp.QueueItems, "bytes", len(data))
-	metrics.CheckpointLoaded("resumed")
+	if written != c.o.Schema {
+		metrics.CheckpointLoaded("migrated")
+	} else {
+		metrics.CheckpointLoaded("resumed")
+	}
 	return cp
+}
+
+// Discard reasons of a checkpoint whose schema this version cannot use
+// (vcsyncer_checkpoint_discarded_total{reason}).
+const (
+	// ReasonSchemaTooOld: written by a version older than Migrations reach (or before
+	// checkpoints had a schema).
+	ReasonSchemaTooOld = "schema_too_old"
+	// ReasonSchemaNewer: written by a newer version (this one was rolled back to).
+	ReasonSchemaNewer = "schema_newer"
+	// ReasonMigrationFailed: a migration step returned an error.
+	ReasonMigrationFailed = "migration_failed"
+)
+
+// migrate brings cp to Options.Schema through Options.Migrations. On failure it returns the
+// discard reason and the error; cp may then be half-migrated and must not be used.
+func (c *Checkpointer) migrate(cp *Checkpoint) (string, error) {
+	switch {
+	case cp.Schema > c.o.Schema:
+		return ReasonSchemaNewer, fmt.Errorf("checkpoint schema %d is newer than this version's %d", cp.Schema, c.o.Schema)
+	case cp.Schema < c.oldestReadable():
+		return ReasonSchemaTooOld, fmt.Errorf("checkpoint schema %d is older than the oldest this version reads, %d", cp.Schema, c.oldestReadable())
+	}
+	for cp.Schema < c.o.Schema {
+		from := cp.Schema
+		if err := c.o.Migrations[from](cp); err != nil {
+			return ReasonMigrationFailed, fmt.Errorf("migrating checkpoint schema %d to %d: %w", from, from+1, err)
+		}
+		cp.Schema = from + 1
+	}
+	return "", nil
+}
+
+// oldestReadable returns the oldest schema Load reads: the lowest s such that Migrations holds
+// every step from s to Options.Schema.
+func (c *Checkpointer) oldestReadable() int {
+	s := c.o.Schema
+	for s > 0 && c.o.Migrations[s-1] != nil {
+		s--
+	}
+	return s
+}
+
+// NewCheckpoint returns an empty checkpoint taken at takenAt, stamped with this Checkpointer's
+// Format, Schema, Config and Holder (for checkpoints written outside Save, such as a tenant's
+// hand-over checkpoint).
+func (c *Checkpointer) NewCheckpoint(takenAt time.Time) *Checkpoint {
+	return &Checkpoint{Format: Format, Schema: c.o.Schema, Config: c.o.Config, Holder: c.o.Holder, TakenAt: takenAt}
 }
 
 // Save takes one checkpoint and writes it: Sources, then Queues, then Extras, then the store.
@@ -157,7 +239,8 @@ func (c *Checkpointer) Save(ctx context.Context) error {
 		metrics.CheckpointSkipped("queue_over_budget")
 		return fmt.Errorf("%w (%d > %d)", ErrSkipped, n, c.o.MaxItems)
 	}
-	cp := &Checkpoint{Format: Format, CodeVersion: c.o.CodeVersion, Holder: c.o.Holder, TakenAt: start, LeftOut: leftOut}
+	cp := c.NewCheckpoint(start)
+	cp.LeftOut = leftOut
 	var err error
 	// 0. whether the stored checkpoint holds this state already (then keeping it is as good
 	// as writing one now). Keeping an earlier checkpoint is always safe: it is consistent in

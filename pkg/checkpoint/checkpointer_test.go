@@ -68,9 +68,9 @@ func (x *fakeExtra) Restore(_ context.Context, b []byte) error {
 	return nil
 }
 
-func newTestCheckpointer(t *testing.T, st Store, q Queues, x Checkpointable, version string, reg *source.Registry) *Checkpointer {
+func newTestCheckpointer(t *testing.T, st Store, q Queues, x Checkpointable, config string, reg *source.Registry) *Checkpointer {
 	t.Helper()
-	c, err := New(Options{Store: st, Sources: reg, Queues: q, Extras: []Checkpointable{x}, CodeVersion: version, MaxItems: 10})
+	c, err := New(Options{Store: st, Sources: reg, Queues: q, Extras: []Checkpointable{x}, Schema: 1, Config: config, MaxItems: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,8 +142,8 @@ func TestSkipOverBudget(t *testing.T) {
 	}
 }
 
-// TestLoadDiscards checks that a checkpoint of other code or configuration, or an undecodable
-// one, leads to a cold start.
+// TestLoadDiscards checks that a checkpoint of other options, or an undecodable one, leads
+// to a cold start.
 func TestLoadDiscards(t *testing.T) {
 	var log []string
 	st := &memStore{}
@@ -152,7 +152,7 @@ func TestLoadDiscards(t *testing.T) {
 		t.Fatal(err)
 	}
 	if cp := newTestCheckpointer(t, st, q, &fakeExtra{log: &log}, "v2", source.NewRegistry()).Load(context.Background()); cp != nil {
-		t.Error("a checkpoint of another code version was used")
+		t.Error("a checkpoint of other options was used")
 	}
 	st.data = []byte("garbage")
 	if cp := newTestCheckpointer(t, st, q, &fakeExtra{log: &log}, "v1", source.NewRegistry()).Load(context.Background()); cp != nil {

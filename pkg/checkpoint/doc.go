@@ -17,8 +17,13 @@
 // is why a checkpoint is skipped, and the previous one kept, when the queues hold more than
 // Options.MaxItems (section 4.6).
 //
-// A checkpoint written by other code or configuration (Checkpoint.CodeVersion differs) is
-// discarded and the syncer cold-starts.
+// Compatibility is decided by a schema version, not by the build (Options.Schema, set by the
+// syncer: syncer.CheckpointSchema). A checkpoint of the running schema is used; one of an older
+// schema is migrated (Options.Migrations) when the migrations reach it; any other (older than
+// they reach, or newer: written before a rollback), one whose migration fails, and one written
+// with other options (Checkpoint.Config differs) is discarded whole, logged with both schemas
+// and counted (vcsyncer_checkpoint_discarded_total{reason}), and the syncer cold-starts.
+// Nothing is ever half-resumed.
 //
 // It sits on floor 2 of the package map in docs/architecture.md and may import packages on floors
 // 0–2 only (today: pkg/checkpoint/source, pkg/metrics); test/layering checks it.

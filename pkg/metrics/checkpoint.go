@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 )
 
@@ -43,8 +44,12 @@ var (
 	})
 	checkpointLoads = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: Namespace, Subsystem: "checkpoint", Name: "loads_total",
-		Help: "Checkpoint loads at start-up, by result (resumed, none, unreadable, undecodable, version_mismatch).",
+		Help: "Checkpoint loads at start-up, by result (resumed; migrated: of an older schema, migrated; none; unreadable; undecodable; discarded: of a schema this version cannot read, or of other options, see discarded_total).",
 	}, []string{"result"})
+	checkpointDiscards = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: Namespace, Subsystem: "checkpoint", Name: "discarded_total",
+		Help: "Checkpoints found but not resumed from (a cold start instead), by reason (unreadable, undecodable, schema_too_old: written by a version older than this one reads; schema_newer: written by a newer version, after a rollback; migration_failed; config_changed: written with other options).",
+	}, []string{"reason"})
 	sourceResumeMode = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Namespace: Namespace, Subsystem: "source", Name: "resume_mode",
 		Help: "How each informer started (1 for its mode): watch (resumed from the checkpoint's position, no LIST), relist-diff (listed, enqueued only changes) or cold; by tenant (\"_super\" for the super cluster) and kind.",
@@ -62,8 +67,11 @@ var (
 func init() {
 	checkpointSkips.WithLabelValues("queue_over_budget") // known reasons are exported at 0
 	checkpointSkips.WithLabelValues("unchanged")
+	for _, r := range []string{"unreadable", "undecodable", "schema_too_old", "schema_newer", "migration_failed", "config_changed"} {
+		checkpointDiscards.WithLabelValues(r)
+	}
 	ctrlmetrics.Registry.MustRegister(checkpointDuration, checkpointSize, checkpointItems, checkpointObjects,
-		checkpointLastSuccess, checkpointSkips, checkpointFailures, checkpointLoads, sourceResumeMode, checkpointLeftOut, listsAvoided)
+		checkpointLastSuccess, checkpointSkips, checkpointFailures, checkpointLoads, checkpointDiscards, sourceResumeMode, checkpointLeftOut, listsAvoided)
 }
 
 // CheckpointSaved records a saved checkpoint: how long it took, its encoded size in bytes, its
@@ -92,6 +100,19 @@ func CheckpointFailed() { checkpointFailures.Inc() }
 
 // CheckpointLoaded counts a start-up load by result.
 func CheckpointLoaded(result string) { checkpointLoads.WithLabelValues(result).Inc() }
+
+// CheckpointDiscarded counts a checkpoint found but not resumed from, by reason.
+func CheckpointDiscarded(reason string) { checkpointDiscards.WithLabelValues(reason).Inc() }
+
+// CheckpointDiscards returns vcsyncer_checkpoint_discarded_total{reason} (for tests: compare
+// differences).
+func CheckpointDiscards(reason string) float64 {
+	var m dto.Metric
+	if err := checkpointDiscards.WithLabelValues(reason).Write(&m); err != nil {
+		return 0
+	}
+	return m.GetCounter().GetValue()
+}
 
 // SuperSource is the tenant label value of the super cluster's sources.
 const SuperSource = "_super"

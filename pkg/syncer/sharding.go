@@ -157,7 +157,7 @@ func (s *Syncer) Drain(ctx context.Context, tenantName string, save bool) (err e
 // requests; and whether the budget leaves it out.
 func (s *Syncer) handoverCheckpoint(c *tenant.Cluster) (*checkpoint.Checkpoint, error) {
 	prefix := tenantSourcePrefix + c.Name + "/"
-	cp := &checkpoint.Checkpoint{Format: checkpoint.Format, CodeVersion: codeVersion(s.opts), Holder: s.opts.Checkpoint.Holder, TakenAt: time.Now()}
+	cp := s.ckpt.NewCheckpoint(time.Now())
 	states, err := s.sources.Checkpoint(func(id string) bool {
 		return strings.HasPrefix(id, prefix) || strings.HasPrefix(id, superSourcePrefix+"/")
 	})

@@ -31,7 +31,7 @@ func TestAdoptPrefersTheHandoverCheckpointOfAReleasedTenant(t *testing.T) {
 	s.SetRegistry(tenant.NewRegistry(t.Context(), s))
 	write := func(st *memStore, at time.Time, super map[string]source.ObjectVersion) {
 		t.Helper()
-		cp := &checkpoint.Checkpoint{Format: checkpoint.Format, CodeVersion: codeVersion(s.opts), TakenAt: at,
+		cp := &checkpoint.Checkpoint{Format: checkpoint.Format, Schema: CheckpointSchema, Config: configDigest(s.opts), TakenAt: at,
 			Sources: []source.State{{ID: superSourcePrefix + "/ConfigMap", Acked: super}, tenantState}}
 		data, err := checkpoint.Encode(cp)
 		if err != nil {

@@ -56,6 +56,55 @@ func BuildSyncer(t testing.TB) string {
 	return bin
 }
 
+// BuildSyncerVersion builds ./cmd/vc-syncer of the repository's working tree like BuildSyncer,
+// but as another build: without VCS stamping and with pkg/version.Version set to version, so
+// its executable differs from BuildSyncer's (versions that identified checkpoints by their
+// build treated it as other code).
+func BuildSyncerVersion(t testing.TB, version string) string {
+	t.Helper()
+	return buildSyncerIn(t, RepoRoot(t), "-buildvcs=false", "-ldflags", "-X "+ModulePath+"/pkg/version.Version="+version)
+}
+
+// BuildSyncerAt builds ./cmd/vc-syncer as of commit (a git worktree of the repository in a
+// temporary directory, removed after the test) and returns the binary's path.
+func BuildSyncerAt(t testing.TB, commit string) string {
+	t.Helper()
+	root := RepoRoot(t)
+	dir := filepath.Join(t.TempDir(), "src")
+	git := func(args ...string) {
+		t.Helper()
+		cmd := exec.Command("git", args...)
+		cmd.Dir = root
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+	}
+	git("worktree", "add", "--detach", dir, commit)
+	t.Cleanup(func() {
+		cmd := exec.Command("git", "worktree", "remove", "--force", dir)
+		cmd.Dir = root
+		_ = cmd.Run()
+	})
+	// -trimpath: the packages the commit shares with the working tree come from the build
+	// cache (without it, every package of the worktree's directory is compiled again).
+	return buildSyncerIn(t, dir, "-trimpath")
+}
+
+func buildSyncerIn(t testing.TB, dir string, flags ...string) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "vc-syncer")
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	start := time.Now()
+	cmd := exec.CommandContext(ctx, "go", append(append([]string{"build", "-o", bin}, flags...), "./cmd/vc-syncer")...)
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("failed to build vc-syncer in %s: %v\n%s", dir, err, out)
+	}
+	t.Logf("built %s from %s in %s", bin, dir, time.Since(start).Round(100*time.Millisecond))
+	return bin
+}
+
 // Unreachable returns kubeconfig kc with every cluster's server set to https://127.0.0.1:1, a
 // valid address where nothing listens (a tenant that is down).
 func Unreachable(t testing.TB, kc []byte) []byte {

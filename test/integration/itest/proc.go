@@ -47,6 +47,9 @@ func NewSyncerProc(t *testing.T, bin string, args []string) *SyncerProc {
 	return p
 }
 
+// SetBinary makes the next incarnations run bin (an upgrade or a rollback between two builds).
+func (p *SyncerProc) SetBinary(bin string) { p.bin = bin }
+
 // Start starts a new incarnation; the previous one must have exited.
 func (p *SyncerProc) Start(t *testing.T) {
 	t.Helper()

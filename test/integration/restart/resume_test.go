@@ -46,7 +46,14 @@ func TestResumeAfterWatchExpired(t *testing.T) {
 var watchedResources = []string{"configmaps", "pods", "services", "serviceaccounts", "namespaces", "endpoints"}
 
 func testResume(t *testing.T, apiserverArgs []string, wantMode string) {
-	o := startOneTenant(t, apiserverArgs, "1s")
+	testResumeFrom(t, apiserverArgs, wantMode, "", "")
+}
+
+// testResumeFrom is testResume where the first process runs binary from (built by the
+// caller) and the restarted one binary to: an upgrade (or, swapped, a rollback). Empty: both
+// run the repository's build.
+func testResumeFrom(t *testing.T, apiserverArgs []string, wantMode, from, to string) {
+	o := startOneTenantBin(t, apiserverArgs, "1s", from)
 	env, tc, p, c, port, ckpt := o.env, o.tc, o.p, o.c, o.port, o.ckpt
 	ctx := t.Context()
 	superNS := conversion.SuperNamespace(tc.Name, itest.TenantUID(t, c, tc.Name), "app")
@@ -102,6 +109,9 @@ func testResume(t *testing.T, apiserverArgs []string, wantMode string) {
 	tenantLists := apiserverLists(t, tc.Client)
 	superLists := apiserverLists(t, env.Super.Client)
 
+	if to != "" {
+		p.SetBinary(to)
+	}
 	p.Start(t)
 	itest.Eventually(t, 2*time.Minute, "changes made while down converged", func(ctx context.Context) error {
 		if err := p.Exited(); err != nil {
@@ -150,6 +160,11 @@ func testResume(t *testing.T, apiserverArgs []string, wantMode string) {
 		t.Logf("LIST %s during the restart: tenant %.0f, super %.0f", r, dt, ds)
 		if wantMode == "watch" && (dt != 0 || ds != 0) {
 			t.Errorf("LIST %s during a resume within the watch window: tenant %.0f, super %.0f; want 0", r, dt, ds)
+		}
+	}
+	if to != "" {
+		if d := itest.ScrapeSum(t, port, "vcsyncer_checkpoint_discarded_total", nil); d != 0 {
+			t.Errorf("the upgraded syncer discarded %.0f checkpoints, want 0", d)
 		}
 	}
 	if wantMode == "watch" {
@@ -241,6 +256,15 @@ type oneTenant struct {
 // registers the tenant and waits until it is Running (failing at once if the syncer exits).
 func startOneTenant(t *testing.T, apiserverArgs []string, interval string) *oneTenant {
 	t.Helper()
+	return startOneTenantBin(t, apiserverArgs, interval, "")
+}
+
+// startOneTenantBin is startOneTenant running binary bin ("": the repository's, built here).
+func startOneTenantBin(t *testing.T, apiserverArgs []string, interval, bin string) *oneTenant {
+	t.Helper()
+	if bin == "" {
+		bin = itest.BuildSyncer(t)
+	}
 	var logPath string
 	itest.KeepLog(t, &logPath)
 	env := framework.StartT(t, localcluster.SuperOptions{Nodes: 1, Options: localcluster.Options{APIServerArgs: apiserverArgs}}, 1)
@@ -249,7 +273,7 @@ func startOneTenant(t *testing.T, apiserverArgs []string, interval string) *oneT
 		"--metrics-bind-address", "127.0.0.1:" + strconv.Itoa(o.port), "--metrics-secure=false", "--health-probe-bind-address", "0",
 		"--leader-elect=false", "--remediation-interval", "0",
 		"--checkpoint-store", "file:" + o.ckpt, "--checkpoint-interval", interval}
-	o.p = itest.NewSyncerProc(t, itest.BuildSyncer(t), args)
+	o.p = itest.NewSyncerProc(t, bin, args)
 	logPath = o.p.LogPath
 	o.p.Start(t)
 	ctx := t.Context()
