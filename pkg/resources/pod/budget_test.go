@@ -17,12 +17,13 @@ import (
 	"github.com/vcsyncer/syncer/pkg/resources/restest"
 )
 
-// testBudget adapts an admission.Budget to resources.PodBudget, as pkg/syncer does.
+// testBudget adapts an admission.Budget to resources.Budget, as pkg/syncer does, with keys
+// superNamespace/name (the tests' Pods alone).
 type testBudget struct {
 	b *admission.Budget[string]
 }
 
-func (a testBudget) Reserve(tenant, namespace, name, superNamespace string, need, hard corev1.ResourceList) (bool, []policy.BudgetExceeded, error) {
+func (a testBudget) Reserve(tenant string, _ resources.Kind, namespace, name, superNamespace string, need, hard corev1.ResourceList) (bool, []policy.BudgetExceeded, error) {
 	ok, over, err := a.b.Reserve(tenant, namespace+"/"+name, superNamespace+"/"+name, need, hard)
 	out := make([]policy.BudgetExceeded, len(over))
 	for i, o := range over {
@@ -30,9 +31,15 @@ func (a testBudget) Reserve(tenant, namespace, name, superNamespace string, need
 	}
 	return ok, out, err
 }
-func (a testBudget) Created(tenant, sns, name string) { a.b.Created(tenant, sns+"/"+name) }
-func (a testBudget) Release(tenant, sns, name string) { a.b.Release(tenant, sns+"/"+name) }
-func (a testBudget) Leave(tenant, sns, name string)   { a.b.Leave(tenant, sns+"/"+name) }
+func (a testBudget) Created(tenant string, _ resources.Kind, sns, name string) {
+	a.b.Created(tenant, sns+"/"+name)
+}
+func (a testBudget) Release(tenant string, _ resources.Kind, sns, name string) {
+	a.b.Release(tenant, sns+"/"+name)
+}
+func (a testBudget) Leave(tenant string, _ resources.Kind, sns, name string) {
+	a.b.Leave(tenant, sns+"/"+name)
+}
 
 // A Pod over its tenant's budget (pods=1, taken by a Pod of another namespace) waits: from the
 // syncer's counts alone, nothing is asked of the super apiserver or of the tenant (no full
@@ -46,7 +53,7 @@ func TestPodOverTenantBudgetWaitsWithoutCost(t *testing.T) {
 		Quota: corev1.ResourceList{corev1.ResourcePods: resource.MustParse("1"), corev1.ResourceRequestsCPU: resource.MustParse("4")}}}))
 	var woken []string
 	b := admission.NewBudget(admission.BudgetOptions[string]{Wake: func(k string) { woken = append(woken, k) }})
-	f.env.PodBudget = testBudget{b: b}
+	f.env.Budget = testBudget{b: b}
 	_ = reconcileDownward(ctx, f.env, f.c, "app", "web") // the namespace and its quota
 	f.syncCaches(t, "0")
 	// A Pod of the tenant in another super namespace takes the budget.
