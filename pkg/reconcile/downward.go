@@ -230,12 +230,15 @@ func Reconcile[T Object](ctx context.Context, env *resources.Env, c *tenant.Clus
 
 // waitForBudget reports that tenant object tObj waits for room in its tenant's budget (d,
 // rule tenantQuota): a Warning Event with reason d.Reason() (QuotaExceeded) and one count of
-// vcsyncer_policy_denials_total per object version and policy generation (resources.Deny),
-// and s.Waits (a condition, for a kind with a status). It returns nil, so the request is not
-// retried: the object is parked until room appears (resources.AdmitBudget), or the error of
-// s.Waits.
+// vcsyncer_policy_denials_total per object version and policy generation
+// (resources.DenyQuota: kept apart from the policy's refusals, which an object that passes
+// the policy forgets on each run), and s.Waits (a condition, for a kind with a status). The
+// object counts as refused (resources.KeepRefused), so remediation scans skip it. It returns
+// nil, so the request is not retried: the object is parked until room appears
+// (resources.AdmitBudget), or the error of s.Waits.
 func waitForBudget[T Object](c *tenant.Cluster, s Spec[T], tObj T, hasCopy bool, d *policy.Denial) error {
-	resources.Deny(c, s.Kind, tObj, d)
+	resources.DenyQuota(c, s.Kind, tObj, d)
+	resources.KeepRefused(c, s.Kind, tObj, d.Rule)
 	if s.Waits != nil {
 		return s.Waits(tObj, hasCopy, d)
 	}
