@@ -7,9 +7,49 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/vcsyncer/syncer/pkg/admission"
 	"github.com/vcsyncer/syncer/pkg/policy"
 	"github.com/vcsyncer/syncer/pkg/tenant"
 )
+
+// BudgetOf adapts b, whose items are T, to Budget: a super object is keyed
+// <kind>/<super namespace>/<name>, and the item parked for a tenant object is item(tenant,
+// kind, namespace, name) (what b's Wake gets back).
+func BudgetOf[T comparable](b *admission.Budget[T], item func(tenant string, kind Kind, namespace, name string) T) Budget {
+	return budgetOf[T]{b: b, item: item}
+}
+
+type budgetOf[T comparable] struct {
+	b    *admission.Budget[T]
+	item func(tenant string, kind Kind, namespace, name string) T
+}
+
+// BudgetKey is the key of super object superNamespace/name of kind in the budgets BudgetOf
+// adapts (what an informer handler Observes).
+func BudgetKey(kind Kind, superNamespace, name string) string {
+	return string(kind) + "/" + superNamespace + "/" + name
+}
+
+func (a budgetOf[T]) Reserve(tenant string, kind Kind, namespace, name, superNamespace string, need, hard corev1.ResourceList) (bool, []policy.BudgetExceeded, error) {
+	ok, over, err := a.b.Reserve(tenant, a.item(tenant, kind, namespace, name), BudgetKey(kind, superNamespace, name), need, hard)
+	out := make([]policy.BudgetExceeded, len(over))
+	for i, o := range over {
+		out[i] = policy.BudgetExceeded{Name: o.Name, Requested: o.Requested, Used: o.Used, Hard: o.Hard}
+	}
+	return ok, out, err
+}
+
+func (a budgetOf[T]) Created(tenant string, kind Kind, superNamespace, name string) {
+	a.b.Created(tenant, BudgetKey(kind, superNamespace, name))
+}
+
+func (a budgetOf[T]) Release(tenant string, kind Kind, superNamespace, name string) {
+	a.b.Release(tenant, BudgetKey(kind, superNamespace, name))
+}
+
+func (a budgetOf[T]) Leave(tenant string, kind Kind, superNamespace, name string) {
+	a.b.Leave(tenant, BudgetKey(kind, superNamespace, name))
+}
 
 // BudgetHold is a tenant object's place in its tenant's budget (limits.quota counted over all
 // of the tenant's namespaces, Env.Budget) between its admission and the write of its super

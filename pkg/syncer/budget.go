@@ -16,40 +16,6 @@ import (
 	"github.com/vcsyncer/syncer/pkg/resources"
 )
 
-// tenantBudget adapts an admission.Budget to resources.Budget: the tenant-wide budgets
-// (limits.quota over all of a tenant's namespaces), keyed by kind and super namespace/name
-// (budgetKey).
-type tenantBudget struct {
-	b *admission.Budget[resources.Request]
-}
-
-// budgetKey is the key of super object superNamespace/name of kind in the budgets.
-func budgetKey(kind resources.Kind, superNamespace, name string) string {
-	return string(kind) + "/" + superNamespace + "/" + name
-}
-
-func (a tenantBudget) Reserve(tenant string, kind resources.Kind, namespace, name, superNamespace string, need, hard corev1.ResourceList) (bool, []policy.BudgetExceeded, error) {
-	req := resources.Request{Tenant: tenant, Kind: kind, Namespace: namespace, Name: name}
-	ok, over, err := a.b.Reserve(tenant, req, budgetKey(kind, superNamespace, name), need, hard)
-	out := make([]policy.BudgetExceeded, len(over))
-	for i, o := range over {
-		out[i] = policy.BudgetExceeded{Name: o.Name, Requested: o.Requested, Used: o.Used, Hard: o.Hard}
-	}
-	return ok, out, err
-}
-
-func (a tenantBudget) Created(tenant string, kind resources.Kind, superNamespace, name string) {
-	a.b.Created(tenant, budgetKey(kind, superNamespace, name))
-}
-
-func (a tenantBudget) Release(tenant string, kind resources.Kind, superNamespace, name string) {
-	a.b.Release(tenant, budgetKey(kind, superNamespace, name))
-}
-
-func (a tenantBudget) Leave(tenant string, kind resources.Kind, superNamespace, name string) {
-	a.b.Leave(tenant, budgetKey(kind, superNamespace, name))
-}
-
 // newBudget builds the tenants' budgets, kept from the super informers' events of Pods and of
 // every synced kind the budget charges (policy.ChargedKind): each owned super object counts
 // its charge (superCharge) until it ends or is deleted; an object parked for room is enqueued
@@ -79,7 +45,7 @@ func (s *Syncer) newBudget() (*admission.Budget[resources.Request], error) {
 				return
 			}
 			if o, owned := conversion.OwnerOf(m); owned {
-				b.Observe(o.Tenant, budgetKey(kind, m.GetNamespace(), m.GetName()), charge)
+				b.Observe(o.Tenant, resources.BudgetKey(kind, m.GetNamespace(), m.GetName()), charge)
 			}
 		}
 		gone := func(obj any) {
@@ -88,7 +54,7 @@ func (s *Syncer) newBudget() (*admission.Budget[resources.Request], error) {
 			}
 			if m, ok := obj.(metav1.Object); ok {
 				if o, owned := conversion.OwnerOf(m); owned {
-					b.Observe(o.Tenant, budgetKey(kind, m.GetNamespace(), m.GetName()), nil)
+					b.Observe(o.Tenant, resources.BudgetKey(kind, m.GetNamespace(), m.GetName()), nil)
 				}
 			}
 		}

@@ -235,7 +235,9 @@ func New(o Options) (*Syncer, error) {
 	if s.tenantBudgets, err = s.newBudget(); err != nil {
 		return nil, err
 	}
-	env.Budget = tenantBudget{b: s.tenantBudgets}
+	env.Budget = resources.BudgetOf(s.tenantBudgets, func(tenant string, kind resources.Kind, namespace, name string) resources.Request {
+		return resources.Request{Tenant: tenant, Kind: kind, Namespace: namespace, Name: name}
+	})
 	vm, err := vnode.New(env, o.VNode)
 	if err != nil {
 		return nil, err

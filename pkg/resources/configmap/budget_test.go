@@ -26,7 +26,7 @@ func TestConfigMapOverTenantBudgetWaitsWithoutCost(t *testing.T) {
 		Quota: corev1.ResourceList{corev1.ResourceConfigMaps: resource.MustParse("1")}}})
 	var woken []string
 	b := admission.NewBudget(admission.BudgetOptions[string]{Wake: func(k string) { woken = append(woken, k) }})
-	h.Env.Budget = restest.Budget{B: b}
+	h.Env.Budget = restest.Budget(b)
 	b.Observe("t1", "ConfigMap/t1-other/taken", policy.ObjectCharge(&corev1.ConfigMap{}))
 	h.Tenant(h.C.Informers.Core().V1().ConfigMaps().Informer(),
 		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "cfg", Namespace: "shop", UID: "cm-uid", ResourceVersion: "1"}})

@@ -23,7 +23,7 @@ func TestPodMarkedFinishedByItsTenantIsChargedItsSpec(t *testing.T) {
 	f.c.SetPolicy(policy.Resolve(nil, &tenancyv1alpha1.TenantPolicySpec{Limits: &tenancyv1alpha1.LimitsPolicy{
 		Quota: corev1.ResourceList{corev1.ResourcePods: resource.MustParse("1"), corev1.ResourceRequestsCPU: resource.MustParse("4")}}}))
 	b := admission.NewBudget(admission.BudgetOptions[string]{Wake: func(string) {}})
-	f.env.Budget = restest.Budget{B: b}
+	f.env.Budget = restest.Budget(b)
 	_ = reconcileDownward(ctx, f.env, f.c, "app", "web") // the namespace and its quota
 	f.syncCaches(t, "0")
 	// The budget is full: another Pod of the tenant takes pods=1.

@@ -29,7 +29,7 @@ func TestPodOverTenantBudgetWaitsWithoutCost(t *testing.T) {
 		Quota: corev1.ResourceList{corev1.ResourcePods: resource.MustParse("1"), corev1.ResourceRequestsCPU: resource.MustParse("4")}}}))
 	var woken []string
 	b := admission.NewBudget(admission.BudgetOptions[string]{Wake: func(k string) { woken = append(woken, k) }})
-	f.env.Budget = restest.Budget{B: b}
+	f.env.Budget = restest.Budget(b)
 	_ = reconcileDownward(ctx, f.env, f.c, "app", "web") // the namespace and its quota
 	f.syncCaches(t, "0")
 	// A Pod of the tenant in another super namespace takes the budget.

@@ -228,40 +228,9 @@ func CollidingNamespaces(t testing.TB, c *tenant.Cluster) (long, short, superNS 
 	return long, short, superNS
 }
 
-// Budget adapts an admission.Budget to resources.Budget as pkg/syncer does: objects are
+// Budget adapts b to resources.Budget as pkg/syncer does (resources.BudgetOf): objects are
 // keyed <kind>/<super namespace>/<name> (what a test Observes), and a parked object is woken
 // as <namespace>/<name> of its tenant object.
-type Budget struct {
-	B *admission.Budget[string]
-}
-
-var _ resources.Budget = Budget{}
-
-func budgetKey(kind resources.Kind, superNS, name string) string {
-	return string(kind) + "/" + superNS + "/" + name
-}
-
-// Reserve implements resources.Budget.
-func (a Budget) Reserve(tenant string, kind resources.Kind, namespace, name, superNamespace string, need, hard corev1.ResourceList) (bool, []policy.BudgetExceeded, error) {
-	ok, over, err := a.B.Reserve(tenant, namespace+"/"+name, budgetKey(kind, superNamespace, name), need, hard)
-	out := make([]policy.BudgetExceeded, len(over))
-	for i, o := range over {
-		out[i] = policy.BudgetExceeded{Name: o.Name, Requested: o.Requested, Used: o.Used, Hard: o.Hard}
-	}
-	return ok, out, err
-}
-
-// Created implements resources.Budget.
-func (a Budget) Created(tenant string, kind resources.Kind, sns, name string) {
-	a.B.Created(tenant, budgetKey(kind, sns, name))
-}
-
-// Release implements resources.Budget.
-func (a Budget) Release(tenant string, kind resources.Kind, sns, name string) {
-	a.B.Release(tenant, budgetKey(kind, sns, name))
-}
-
-// Leave implements resources.Budget.
-func (a Budget) Leave(tenant string, kind resources.Kind, sns, name string) {
-	a.B.Leave(tenant, budgetKey(kind, sns, name))
+func Budget(b *admission.Budget[string]) resources.Budget {
+	return resources.BudgetOf(b, func(_ string, _ resources.Kind, namespace, name string) string { return namespace + "/" + name })
 }
