@@ -195,7 +195,9 @@ func TestBudgetUpdateThatCostsMore(t *testing.T) {
 		t.Fatalf("used %s after a's update failed, want 2Gi (a's observed 1Gi counts again)", got)
 	}
 	// Again, and this time it is done: the informer's 2Gi replaces the reservation.
-	b.Reserve("t1", "a", "PVC/ns1/a", res("requests.storage", "2Gi"), hard)
+	if ok, _, _ := b.Reserve("t1", "a", "PVC/ns1/a", res("requests.storage", "2Gi"), hard); !ok {
+		t.Fatal("Reserve(a, 2Gi) refused")
+	}
 	b.Created("t1", "PVC/ns1/a")
 	b.Observe("t1", "PVC/ns1/a", res("requests.storage", "2Gi"))
 	b.Release("t1", "PVC/ns1/a") // a no-op once observed
@@ -204,7 +206,9 @@ func TestBudgetUpdateThatCostsMore(t *testing.T) {
 	}
 	// b grows while it is deleted: its update fails, nothing is given back.
 	b.Observe("t1", "PVC/ns2/b", res("requests.storage", "500Mi"))
-	b.Reserve("t1", "b", "PVC/ns2/b", res("requests.storage", "1Gi"), hard)
+	if ok, _, _ := b.Reserve("t1", "b", "PVC/ns2/b", res("requests.storage", "1Gi"), hard); !ok {
+		t.Fatal("Reserve(b, 1Gi) refused")
+	}
 	b.Observe("t1", "PVC/ns2/b", nil)
 	b.Release("t1", "PVC/ns2/b")
 	if got := qty(b.Used("t1"), "requests.storage"); got != "2Gi" {

@@ -26,9 +26,6 @@ const RuleTenantQuota Rule = "tenantQuota"
 // never passes the metadata allowlist).
 const AnnotationCharge = "tenancy.vcsyncer.io/budget-charge"
 
-// budgetPodKeys are the keys a Pod is counted under besides requests.*/limits.*.
-var budgetPodKeys = map[corev1.ResourceName]bool{corev1.ResourcePods: true, "count/pods": true}
-
 // isStorageKey reports whether k counts claims' storage or claims of a StorageClass
 // (requests.storage, <class>.storageclass.storage.k8s.io/requests.storage or
 // /persistentvolumeclaims).
