@@ -9,19 +9,21 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 )
 
-// ErrBudgetNotSynced is returned by Budget.Reserve until the super Pods that existed when the
-// syncer started have all been observed: before that, the tenants' use is not known.
-var ErrBudgetNotSynced = errors.New("the tenants' budgets are not counted yet (super Pod cache not observed)")
+// ErrBudgetNotSynced is returned by Budget.Reserve until the super objects that existed when
+// the syncer started have all been observed: before that, the tenants' use is not known.
+var ErrBudgetNotSynced = errors.New("the tenants' budgets are not counted yet (super caches not observed)")
 
-// DefaultReservationTTL is how long a reservation whose super Pod was created is kept while
-// the super Pod informer has not delivered that Pod (Budget.Observe replaces it then).
+// DefaultReservationTTL is how long a reservation whose super object was written is kept
+// while the super informer has not delivered that write (Budget.Observe replaces it then).
 const DefaultReservationTTL = 2 * time.Minute
 
 // BudgetOptions configures a Budget.
 type BudgetOptions[T comparable] struct {
-	// Wake runs a parked item again (a Pod that waited for room, now likely to fit). Required.
+	// Wake runs a parked item again (an object that waited for room, now likely to fit).
+	// Required.
 	Wake func(T)
-	// Synced reports whether every super Pod present at start has been observed; nil: always.
+	// Synced reports whether every super object present at start has been observed; nil:
+	// always.
 	Synced func() bool
 	// Now is the clock; nil: time.Now.
 	Now func() time.Time
@@ -36,15 +38,17 @@ type Exceeded struct {
 }
 
 // Budget counts each tenant's use of a tenant-wide budget (a ResourceList of hard limits
-// over all of the tenant's Pods, whatever their namespace) and parks the items that do not fit
-// until room appears.
+// over all of the tenant's super objects, Pods, claims, Services and the other counted kinds,
+// whatever their namespace) and parks the items that do not fit until room appears.
 //
-// A Pod's charge is counted from the moment it is reserved (Reserve, before its super Pod is
-// created) and, once the super Pod informer delivers the super Pod, from the informer
-// (Observe: the charge recorded on the Pod itself), until the Pod ends or is deleted
-// (Observe with a nil charge). A reservation whose create failed is returned (Release). So
-// two workers admitting two Pods of one tenant at once cannot both take the last room, and a
-// restarted syncer counts the same as before from its super cache alone.
+// An object's charge is counted from the moment it is reserved (Reserve, before its super
+// object is created, or updated to cost more) and, once the super informer delivers the
+// super object, from the informer (Observe: the charge of the object itself), until it ends
+// or is deleted (Observe with a nil charge). A reservation whose write failed is returned
+// (Release), and the charge it replaced counts again. So two workers admitting two objects of
+// one tenant at once cannot both take the last room, and a restarted syncer counts the same
+// as before from its super caches alone. Keys are the callers' (kind, namespace and name of
+// the super object).
 //
 // It is safe for concurrent use.
 type Budget[T comparable] struct {
@@ -55,8 +59,12 @@ type Budget[T comparable] struct {
 
 type budgetEntry struct {
 	charge   corev1.ResourceList
-	reserved bool      // a reservation, not (yet) an observed super Pod
-	created  time.Time // for a reservation: when its super Pod was created (zero: not yet)
+	reserved bool      // a reservation, not (yet) an observed super object
+	created  time.Time // for a reservation: when its super object was written (zero: not yet)
+	// prev is, for a reservation that replaced an observed super object's charge (the object
+	// is being updated to cost more), that observed entry: restored by Release or when the
+	// reservation expires.
+	prev *budgetEntry
 }
 
 type budgetWaiter[T comparable] struct {
@@ -92,7 +100,7 @@ func (b *Budget[T]) tenantLocked(tenant string) *budgetTenant[T] {
 	return ts
 }
 
-// Reserve takes charge need for key (the super Pod's namespace/name) in tenant's budget hard
+// Reserve takes charge need for key (the super object's kind/namespace/name) in tenant's budget hard
 // when it fits, and reports ok. A key counted already (reserved or observed) has its charge
 // replaced. When need does not fit, item is parked (once per key) and woken by Wake when room
 // appears, and over says which keys of hard it would exceed; the caller returns without a
@@ -128,13 +136,19 @@ func (b *Budget[T]) Reserve(tenant string, item T, key string, need, hard corev1
 		ts.parkLocked(budgetWaiter[T]{item: item, key: key, need: need})
 		return false, over, nil
 	}
-	ts.setLocked(key, &budgetEntry{charge: need, reserved: true})
+	e := &budgetEntry{charge: need, reserved: true}
+	if old != nil && !old.reserved {
+		e.prev = old
+	} else if old != nil {
+		e.prev = old.prev
+	}
+	ts.setLocked(key, e)
 	ts.unparkLocked(key)
 	return true, nil, nil
 }
 
-// Created records that the super Pod of a reservation was created: the reservation is kept
-// until Observe replaces it, or for the ReservationTTL.
+// Created records that the super object of a reservation was written: the reservation is
+// kept until Observe replaces it, or for the ReservationTTL.
 func (b *Budget[T]) Created(tenant, key string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -145,7 +159,7 @@ func (b *Budget[T]) Created(tenant, key string) {
 	}
 }
 
-// Leave forgets key's place in line (its Pod is gone or no longer waits).
+// Leave forgets key's place in line (its object is gone or no longer waits).
 func (b *Budget[T]) Leave(tenant, key string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -154,15 +168,16 @@ func (b *Budget[T]) Leave(tenant, key string) {
 	}
 }
 
-// Release returns the reservation of key (its super Pod was not created); an observed super
-// Pod's charge is not touched, nor key's place in line.
+// Release returns the reservation of key (its super object was not created or updated): the
+// observed charge it replaced, if any, counts again; an observed super object's charge is not
+// touched, nor key's place in line.
 func (b *Budget[T]) Release(tenant, key string) {
 	b.mu.Lock()
 	ts := b.tenants[tenant]
 	var wake []T
 	if ts != nil {
 		if e := ts.pods[key]; e != nil && e.reserved {
-			ts.setLocked(key, nil)
+			ts.setLocked(key, e.prev)
 			wake = ts.wakeLocked()
 		}
 	}
@@ -170,11 +185,11 @@ func (b *Budget[T]) Release(tenant, key string) {
 	b.wakeAll(wake)
 }
 
-// Observe records super Pod key of tenant as the super Pod informer has it: charge is what
-// the Pod is counted (nil for a Pod that ended, or was deleted, which counts nothing). It
-// replaces a reservation of the same key. A nil charge does not remove a reservation whose
-// create has not been reported (Created): that is a newer Pod at the same name, whose create
-// is under way. When the tenant's use goes
+// Observe records super object key of tenant as the super informer has it: charge is what
+// the object is counted (nil for a Pod that ended, or an object that was deleted, which
+// counts nothing). It replaces a reservation of the same key. A nil charge does not remove a
+// reservation whose write has not been reported (Created): that is a newer object at the same
+// name, whose create is under way. When the tenant's use goes
 // down, the parked items that now fit are woken, first come first.
 func (b *Budget[T]) Observe(tenant, key string, charge corev1.ResourceList) {
 	b.mu.Lock()
@@ -187,7 +202,9 @@ func (b *Budget[T]) Observe(tenant, key string, charge corev1.ResourceList) {
 	var wake []T
 	e := ts.pods[key]
 	switch {
-	case charge == nil && (e == nil || e.reserved && e.created.IsZero()):
+	case charge == nil && e != nil && e.reserved && e.created.IsZero():
+		e.prev = nil // the object it would have updated is gone: nothing to restore
+	case charge == nil && e == nil:
 	case charge == nil:
 		ts.setLocked(key, nil)
 		wake = ts.wakeLocked()
@@ -240,13 +257,14 @@ func (b *Budget[T]) wakeAll(items []T) {
 	}
 }
 
-// expireLocked drops reservations whose super Pod was created more than ReservationTTL ago and
-// never observed (the informer missed it, e.g. deleted at once).
+// expireLocked drops reservations whose super object was written more than ReservationTTL
+// ago and never observed (the informer missed it, e.g. deleted at once), restoring the
+// observed charge a reservation replaced.
 func (b *Budget[T]) expireLocked(ts *budgetTenant[T]) {
 	now := b.o.Now()
 	for key, e := range ts.pods {
 		if e.reserved && !e.created.IsZero() && now.Sub(e.created) > b.o.ReservationTTL {
-			ts.setLocked(key, nil)
+			ts.setLocked(key, e.prev)
 		}
 	}
 }

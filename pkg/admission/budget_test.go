@@ -164,3 +164,54 @@ func TestBudgetNotSyncedAndExpiry(t *testing.T) {
 		t.Fatal("a created reservation never observed did not expire")
 	}
 }
+
+// TestBudgetUpdateThatCostsMore: a super object being updated to cost more (a claim resized)
+// reserves the new charge in place of its observed one; a failed update gives the observed
+// charge back (Release), a done one is replaced by what the informer sees (Observe), and an
+// object deleted meanwhile leaves nothing to give back.
+func TestBudgetUpdateThatCostsMore(t *testing.T) {
+	w := &wakes{}
+	b := NewBudget(BudgetOptions[string]{Wake: w.wake})
+	hard := res("requests.storage", "3Gi")
+	b.Observe("t1", "PVC/ns1/a", res("requests.storage", "1Gi"))
+	b.Observe("t1", "PVC/ns2/b", res("requests.storage", "1Gi"))
+	// a grows to 3Gi: 3Gi + 1Gi of b is over.
+	if ok, over, _ := b.Reserve("t1", "a", "PVC/ns1/a", res("requests.storage", "3Gi"), hard); ok || len(over) != 1 || over[0].Used.String() != "1Gi" {
+		t.Fatalf("Reserve(a, 3Gi) = %v %+v, want refused with used 1Gi (b's; a's own 1Gi replaced)", ok, over)
+	}
+	if got := qty(b.Used("t1"), "requests.storage"); got != "2Gi" {
+		t.Fatalf("used %s after a refused update, want 2Gi (a keeps its observed 1Gi)", got)
+	}
+	b.Leave("t1", "PVC/ns1/a")
+	// a grows to 2Gi: fits; its update fails; 1Gi again.
+	if ok, _, _ := b.Reserve("t1", "a", "PVC/ns1/a", res("requests.storage", "2Gi"), hard); !ok {
+		t.Fatal("Reserve(a, 2Gi) refused")
+	}
+	if got := qty(b.Used("t1"), "requests.storage"); got != "3Gi" {
+		t.Fatalf("used %s while a's update is under way, want 3Gi", got)
+	}
+	b.Release("t1", "PVC/ns1/a")
+	if got := qty(b.Used("t1"), "requests.storage"); got != "2Gi" {
+		t.Fatalf("used %s after a's update failed, want 2Gi (a's observed 1Gi counts again)", got)
+	}
+	// Again, and this time it is done: the informer's 2Gi replaces the reservation.
+	if ok, _, _ := b.Reserve("t1", "a", "PVC/ns1/a", res("requests.storage", "2Gi"), hard); !ok {
+		t.Fatal("Reserve(a, 2Gi) refused")
+	}
+	b.Created("t1", "PVC/ns1/a")
+	b.Observe("t1", "PVC/ns1/a", res("requests.storage", "2Gi"))
+	b.Release("t1", "PVC/ns1/a") // a no-op once observed
+	if got := qty(b.Used("t1"), "requests.storage"); got != "3Gi" {
+		t.Fatalf("used %s after a's update, want 3Gi", got)
+	}
+	// b grows while it is deleted: its update fails, nothing is given back.
+	b.Observe("t1", "PVC/ns2/b", res("requests.storage", "500Mi"))
+	if ok, _, _ := b.Reserve("t1", "b", "PVC/ns2/b", res("requests.storage", "1Gi"), hard); !ok {
+		t.Fatal("Reserve(b, 1Gi) refused")
+	}
+	b.Observe("t1", "PVC/ns2/b", nil)
+	b.Release("t1", "PVC/ns2/b")
+	if got := qty(b.Used("t1"), "requests.storage"); got != "2Gi" {
+		t.Fatalf("used %s after b was deleted during its update, want 2Gi (a's alone)", got)
+	}
+}

@@ -8,14 +8,15 @@
 // the scheduler's create-to-bind latency, so that at low load nothing waits.
 //
 // Budget counts each tenant's use of its tenant-wide budget (limits.quota over all of its
-// namespaces): Pods' charges reserved before their super Pods are created and then observed
-// from the super Pod informer, and the Pods parked for room, woken (first come, first served,
-// those that fit) when a Pod of the tenant ends or is deleted:
+// namespaces): the charges of Pods, claims, Services and the other counted kinds, reserved
+// before their super copies are created (or updated to cost more) and then observed from the
+// super informers, and the objects parked for room, woken (first come, first served, those
+// that fit) when an object of the tenant ends, is deleted or costs less:
 //
-//	b := admission.NewBudget(admission.BudgetOptions[Req]{Wake: requeue, Synced: handlerSynced})
-//	ok, over, err := b.Reserve(tenant, req, "ns/name", charge, hard) // !ok: parked, report over
-//	... create the Pod: b.Created(tenant, "ns/name"), or on failure b.Release(tenant, "ns/name")
-//	b.Observe(tenant, "ns/name", chargeOrNil)                    // from the super Pod informer
+//	b := admission.NewBudget(admission.BudgetOptions[Req]{Wake: requeue, Synced: handlersSynced})
+//	ok, over, err := b.Reserve(tenant, req, "Kind/ns/name", charge, hard) // !ok: parked, report over
+//	... write the copy: b.Created(tenant, "Kind/ns/name"), or on failure b.Release(tenant, "Kind/ns/name")
+//	b.Observe(tenant, "Kind/ns/name", chargeOrNil)                         // from the super informers
 //
 // # Usage
 //

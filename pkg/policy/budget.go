@@ -10,9 +10,10 @@ import (
 )
 
 // The tenant-wide budget (limits.quota counted over all of a tenant's namespaces): what one
-// Pod costs (PodCharge), which keys of the budget Pods are counted under (BudgetHard), and the
-// refusal of a Pod the budget has no room for (BudgetDenial). Pure functions; the counting
-// itself is pkg/admission's Budget.
+// Pod costs (PodCharge) and what a super copy of another kind costs (ObjectCharge,
+// budget_objects.go), which keys of limits.quota the budget counts (BudgetHard), and the
+// refusal of an object the budget has no room for (BudgetDenial). Pure functions; the
+// counting itself is pkg/admission's Budget.
 
 // RuleTenantQuota refuses, until there is room, a Pod that would take its tenant over the
 // tenant-wide budget (limits.quota counted over all of the tenant's namespaces).
@@ -25,31 +26,56 @@ const RuleTenantQuota Rule = "tenantQuota"
 // never passes the metadata allowlist).
 const AnnotationCharge = "tenancy.vcsyncer.io/budget-charge"
 
-// budgetPodKeys are the keys a Pod is counted under besides requests.*/limits.*.
-var budgetPodKeys = map[corev1.ResourceName]bool{corev1.ResourcePods: true, "count/pods": true}
+// isStorageKey reports whether k counts claims' storage or claims of a StorageClass
+// (requests.storage, <class>.storageclass.storage.k8s.io/requests.storage or
+// /persistentvolumeclaims).
+func isStorageKey(k corev1.ResourceName) bool {
+	s := string(k)
+	return s == string(corev1.ResourceRequestsStorage) || strings.Contains(s, storageClassSuffix)
+}
 
-// normalizeBudgetKey returns the canonical key of budget key k for Pods (the bare cpu, memory,
+// isCountKey reports whether k counts objects: count/<resource>[.<group>], a legacy bare name
+// (pods, services, secrets, configmaps, persistentvolumeclaims, replicationcontrollers,
+// resourcequotas) or services.loadbalancers / services.nodeports.
+func isCountKey(k corev1.ResourceName) bool {
+	s := string(k)
+	switch {
+	case strings.HasPrefix(s, "count/"):
+		return true
+	case k == corev1.ResourceServicesNodePorts || k == corev1.ResourceServicesLoadBalancers:
+		return true
+	case strings.ContainsAny(s, "./"):
+		return false
+	}
+	return !isBareCompute(k)
+}
+
+// isBareCompute reports the bare compute names that mean requests in a ResourceQuota.
+func isBareCompute(k corev1.ResourceName) bool {
+	return k == corev1.ResourceCPU || k == corev1.ResourceMemory || k == corev1.ResourceEphemeralStorage ||
+		strings.HasPrefix(string(k), corev1.ResourceHugePagesPrefix)
+}
+
+// normalizeBudgetKey returns the canonical key of budget key k (the bare cpu, memory,
 // ephemeral-storage and hugepages-* names mean requests, as in a ResourceQuota), and whether
-// Pods are counted under it at all.
+// the budget counts anything under it: Pods' compute keys, object counts and claims' storage.
 func normalizeBudgetKey(k corev1.ResourceName) (corev1.ResourceName, bool) {
 	s := string(k)
 	switch {
-	case budgetPodKeys[k]:
+	case isStorageKey(k), isCountKey(k):
 		return k, true
-	case s == "requests.storage" || strings.Contains(s, ".storageclass.storage.k8s.io/"):
-		return "", false // claims' storage: the super namespace's ResourceQuota counts it
 	case strings.HasPrefix(s, "requests.") || strings.HasPrefix(s, "limits."):
 		return k, true
-	case k == corev1.ResourceCPU || k == corev1.ResourceMemory || k == corev1.ResourceEphemeralStorage ||
-		strings.HasPrefix(s, corev1.ResourceHugePagesPrefix):
+	case isBareCompute(k):
 		return corev1.ResourceName("requests." + s), true
 	}
 	return "", false
 }
 
-// BudgetHard returns the keys of limits.quota (hard) that Pods are counted under, with the
-// bare names (cpu, memory, ephemeral-storage, hugepages-*) under their requests.* names (the
-// smaller hard when both are set), or nil when none is.
+// BudgetHard returns the keys of limits.quota (hard) that the budget counts, over all of a
+// tenant's namespaces: Pods' keys (PodCharge), with the bare names (cpu, memory,
+// ephemeral-storage, hugepages-*) under their requests.* names (the smaller hard when both are
+// set), the object counts and claims' storage (ObjectCharge); nil when none is set.
 func BudgetHard(hard corev1.ResourceList) corev1.ResourceList {
 	var out corev1.ResourceList
 	for k, v := range hard {
@@ -75,19 +101,7 @@ func BudgetHard(hard corev1.ResourceList) corev1.ResourceList {
 // other than storage) are the budget's alone: a ResourceQuota with requests.cpu or limits.*
 // refuses every Pod with a container that does not set them.
 func BackstopKey(k corev1.ResourceName) bool {
-	s := string(k)
-	if s == "requests.storage" || strings.Contains(s, ".storageclass.storage.k8s.io/") {
-		return true
-	}
-	if strings.HasPrefix(s, "count/") || !strings.Contains(s, ".") && !strings.Contains(s, "/") {
-		_, compute := normalizeBudgetKey(k)
-		return !compute || budgetPodKeys[k]
-	}
-	switch k {
-	case corev1.ResourceServicesNodePorts, corev1.ResourceServicesLoadBalancers:
-		return true
-	}
-	return false
+	return isStorageKey(k) || isCountKey(k)
 }
 
 // PodCharge returns what Pod p costs in its tenant's budget, under the canonical keys of
@@ -230,22 +244,22 @@ func ParseCharge(s string) (corev1.ResourceList, bool) {
 	return out, true
 }
 
-// BudgetExceeded is one key of the budget a Pod does not fit under.
+// BudgetExceeded is one key of the budget an object does not fit under.
 type BudgetExceeded struct {
 	Name                  corev1.ResourceName
 	Requested, Used, Hard resource.Quantity
 }
 
-// BudgetDenial returns the refusal (RuleTenantQuota) of Pod what (Pod ns/name), whose charge
-// does not fit in its tenant's budget under the keys of over: "exceeded tenant budget:
-// requested pods=1, used 3, limited 3", one clause per key. The Pod waits; nothing is asked of
-// any apiserver for it meanwhile.
+// BudgetDenial returns the refusal (RuleTenantQuota) of object what (its kind and ns/name),
+// whose charge does not fit in its tenant's budget under the keys of over: "exceeded tenant
+// budget: requested pods=1, used 3, limited 3", one clause per key. The object waits; nothing
+// is asked of any apiserver for it meanwhile.
 func BudgetDenial(what string, over []BudgetExceeded) *Denial {
 	clauses := make([]string, len(over))
 	for i, o := range over {
 		clauses[i] = fmt.Sprintf("requested %s=%s, used %s, limited %s", o.Name, o.Requested.String(), o.Used.String(), o.Hard.String())
 	}
 	sort.Strings(clauses)
-	return Deny(RuleTenantQuota, "%s waits: exceeded tenant budget (all of the tenant's namespaces together): %s; it is synced as soon as the tenant's other Pods leave room; a TenantPolicy's limits.quota allows more",
+	return Deny(RuleTenantQuota, "%s waits: exceeded tenant budget (all of the tenant's namespaces together): %s; it is synced as soon as the tenant's other objects leave room; a TenantPolicy's limits.quota allows more",
 		what, strings.Join(clauses, "; "))
 }

@@ -103,7 +103,11 @@ func TestBudgetHardAndBackstop(t *testing.T) {
 	quota["requests.nvidia.com/gpu"] = resource.MustParse("4")
 	quota["count/deployments.apps"] = resource.MustParse("10")
 	quota["gold.storageclass.storage.k8s.io/requests.storage"] = resource.MustParse("1Ti")
-	want := rl("pods", "1000", "requests.cpu", "32", "requests.memory", "256Gi", "limits.cpu", "128", "limits.memory", "512Gi", "requests.nvidia.com/gpu", "4")
+	want := rl("pods", "1000", "requests.cpu", "32", "requests.memory", "256Gi", "limits.cpu", "128", "limits.memory", "512Gi", "requests.nvidia.com/gpu", "4",
+		// Object counts and claims' storage are the tenant's too, not each namespace's.
+		"services", "200", "services.nodeports", "0", "services.loadbalancers", "0", "persistentvolumeclaims", "200",
+		"requests.storage", "10Ti", "secrets", "2000", "configmaps", "2000", "count/deployments.apps", "10",
+		"gold.storageclass.storage.k8s.io/requests.storage", "1Ti")
 	if diff := cmp.Diff(want, BudgetHard(quota), quantities); diff != "" {
 		t.Errorf("BudgetHard (-want +got):\n%s", diff)
 	}

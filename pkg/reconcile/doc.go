@@ -22,8 +22,11 @@
 // Reconcile reads both caches, never the apiservers: tenant object refused by the tenant's
 // policy (Spec.Refuse) → report it, delete any super copy; tenant object missing or being deleted
 // → delete the super copy (with a UID precondition, and only if the tenant owns it); super copy
-// missing → ensure the super namespace, create; otherwise update only when Spec.Equal says the
-// owned fields differ. A super object at the mapped name that the tenant does not own is never
+// missing → the tenant's budget (resources.AdmitBudget with policy.ObjectCharge of the
+// desired copy: an object without room is reported once per version, QuotaExceeded, and
+// parked, not retried; Spec.Waits adds a condition), ensure the super namespace, create;
+// otherwise update only when Spec.Equal says the owned fields differ, after the budget when
+// the update costs more (resources.AdmitBudgetChange). A super object at the mapped name that the tenant does not own is never
 // touched: Reconcile returns resources.ErrNotOwned and records a Warning Event on the tenant
 // object. Nor is a super namespace that holds another tenant namespace of the same tenant (the
 // two names collide): resources.ErrNamespaceCollision, reported on the tenant Namespace.

@@ -60,6 +60,12 @@ type Spec[T Object] struct {
 	Desired func(tenantObj T, superNS string, existing T, hasExisting bool) T
 	// Equal reports whether existing already matches desired in every field the syncer owns.
 	Equal func(desired, existing T) bool
+	// Waits reports, besides the Warning Event Reconcile records (resources.Deny), that
+	// tenantObj waits for room in its tenant's budget (d, rule tenantQuota) to get a super
+	// copy, or, when hasCopy, to update its super copy to one that costs more (the copy stays
+	// as it is): for a kind with a status, a condition with d.Reason(). nil: the Event alone.
+	// Its error is retried.
+	Waits func(tenantObj T, hasCopy bool, d *policy.Denial) error
 }
 
 // Reconcile makes the super copy of tenant object ns/name match it. It returns nil when the
@@ -121,6 +127,7 @@ func Reconcile[T Object](ctx context.Context, env *resources.Env, c *tenant.Clus
 	if tFound && tObj.GetDeletionTimestamp().IsZero() && s.Refuse != nil {
 		if d := s.Refuse(tObj); d != nil {
 			resources.Deny(c, s.Kind, tObj, d)
+			resources.LeaveBudget(env, c, s.Kind, superNS, name)
 			if sFound {
 				// A copy synced under an earlier policy: keeping it would keep what the policy
 				// now refuses.
@@ -132,6 +139,7 @@ func Reconcile[T Object](ctx context.Context, env *resources.Env, c *tenant.Clus
 	}
 	if !tFound || !tObj.GetDeletionTimestamp().IsZero() {
 		resources.QuotaAdmitted(c, s.Kind, ns, name)
+		resources.LeaveBudget(env, c, s.Kind, superNS, name)
 		if !tFound {
 			resources.Gone(c, s.Kind, ns, name)
 		}
@@ -161,6 +169,17 @@ func Reconcile[T Object](ctx context.Context, env *resources.Env, c *tenant.Clus
 		if s.Equal(want, sObj) {
 			return nil
 		}
+		// An update that costs more (a claim resized, a Service given node ports) takes the
+		// difference from the tenant's budget first, as a create does; the super copy stays
+		// as it is while it waits.
+		hold, d, err := resources.AdmitBudgetChange(env, c, s.Kind, tObj, superNS, policy.ObjectCharge(sObj), policy.ObjectCharge(want))
+		if err != nil {
+			return err
+		}
+		if d != nil {
+			return waitForBudget(c, s, tObj, true, d)
+		}
+		defer hold.Done()
 		want.SetResourceVersion(sObj.GetResourceVersion())
 		// Finalizers and owner references on a super object are the super cluster's (for
 		// example kubernetes.io/pvc-protection, a load-balancer cleanup finalizer): the syncer
@@ -170,13 +189,26 @@ func Reconcile[T Object](ctx context.Context, env *resources.Env, c *tenant.Clus
 		if _, err := s.Client(superNS).Update(ctx, want, metav1.UpdateOptions{FieldManager: FieldManager}); err != nil {
 			return Report(c, tObj, s.Kind, "update", err)
 		}
+		hold.Written()
+		resources.Admitted(c, s.Kind, ns, name) // a budget refusal of an earlier run is over
 		return nil
-	}
-	if _, err := resources.EnsureSuperNamespace(ctx, env, c, ns); err != nil {
-		return err
 	}
 	var zero T
 	want := s.Desired(tObj, superNS, zero, false)
+	// The tenant's budget (limits.quota over all of its namespaces), from the syncer's counts,
+	// before anything is written for the object (its super namespace included): an object
+	// without room waits, parked until room appears, at no cost to either apiserver.
+	hold, d, err := resources.AdmitBudget(env, c, s.Kind, tObj, superNS, policy.ObjectCharge(want))
+	if err != nil {
+		return err
+	}
+	if d != nil {
+		return waitForBudget(c, s, tObj, false, d)
+	}
+	defer hold.Done()
+	if _, err := resources.EnsureSuperNamespace(ctx, env, c, ns); err != nil {
+		return err
+	}
 	// Checked in the cache first: an object the quota has no room for is retried without
 	// writing to the super cluster each time.
 	if d := resources.CheckQuota(env, c, s.Kind, ns, want); d != nil {
@@ -190,7 +222,26 @@ func Reconcile[T Object](ctx context.Context, env *resources.Env, c *tenant.Clus
 		}
 		return Report(c, tObj, s.Kind, "create", err)
 	}
+	hold.Written()
 	resources.QuotaAdmitted(c, s.Kind, ns, name)
+	resources.Admitted(c, s.Kind, ns, name) // a budget refusal of an earlier run is over
+	return nil
+}
+
+// waitForBudget reports that tenant object tObj waits for room in its tenant's budget (d,
+// rule tenantQuota): a Warning Event with reason d.Reason() (QuotaExceeded) and one count of
+// vcsyncer_policy_denials_total per object version and policy generation
+// (resources.DenyQuota: kept apart from the policy's refusals, which an object that passes
+// the policy forgets on each run), and s.Waits (a condition, for a kind with a status). The
+// object counts as refused (resources.KeepRefused), so remediation scans skip it. It returns
+// nil, so the request is not retried: the object is parked until room appears
+// (resources.AdmitBudget), or the error of s.Waits.
+func waitForBudget[T Object](c *tenant.Cluster, s Spec[T], tObj T, hasCopy bool, d *policy.Denial) error {
+	resources.DenyQuota(c, s.Kind, tObj, d)
+	resources.KeepRefused(c, s.Kind, tObj, d.Rule)
+	if s.Waits != nil {
+		return s.Waits(tObj, hasCopy, d)
+	}
 	return nil
 }
 

@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
@@ -20,48 +19,19 @@ import (
 // nor the policy sees.
 var ErrNoQuotaRoom = errors.New("no room in the super namespace's ResourceQuota; retrying with backoff")
 
-// quotaCountNames are the object-count resource names of the ResourceQuota for each kind: the
-// generic count/<resource>[.<group>] and, for the core kinds that have one, the older name.
-var quotaCountNames = map[Kind][]corev1.ResourceName{
-	KindPod:                   {corev1.ResourcePods, "count/pods"},
-	KindConfigMap:             {corev1.ResourceConfigMaps, "count/configmaps"},
-	KindSecret:                {corev1.ResourceSecrets, "count/secrets"},
-	KindService:               {corev1.ResourceServices, "count/services"},
-	KindPersistentVolumeClaim: {corev1.ResourcePersistentVolumeClaims, "count/persistentvolumeclaims"},
-	KindServiceAccount:        {"count/serviceaccounts"},
-	KindEndpoints:             {"count/endpoints"},
-	KindEndpointSlice:         {"count/endpointslices.discovery.k8s.io"},
-	KindIngress:               {"count/ingresses.networking.k8s.io"},
-	KindNetworkPolicy:         {"count/networkpolicies.networking.k8s.io"},
-	KindPodDisruptionBudget:   {"count/poddisruptionbudgets.policy"},
-}
-
-// QuotaNeed returns a lower bound of what the super cluster's quota admission counts for
-// creating obj, the super object of kind: one of each count name of the kind; for a Pod its
-// declared cpu and memory (policy.PodQuotaNeed); for a Service of type NodePort its node
-// ports, of type LoadBalancer one load balancer; for a claim its storage request.
+// QuotaNeed returns what the super cluster's quota admission counts for creating obj, the
+// super object of kind: for a Pod a lower bound, one of pods and count/pods and its declared
+// cpu and memory (policy.PodQuotaNeed); for the other kinds what the tenant's budget charges
+// it (policy.ObjectCharge: its object counts, a Service's node ports and load balancer, a
+// claim's storage).
 func QuotaNeed(kind Kind, obj metav1.Object) corev1.ResourceList {
-	need := corev1.ResourceList{}
 	if p, ok := obj.(*corev1.Pod); ok {
-		need = policy.PodQuotaNeed(p)
+		return policy.PodQuotaNeed(p)
 	}
-	for _, n := range quotaCountNames[kind] {
-		need[n] = resource.MustParse("1")
+	if ro, ok := obj.(runtime.Object); ok {
+		return policy.ObjectCharge(ro)
 	}
-	switch o := obj.(type) {
-	case *corev1.Service:
-		switch o.Spec.Type {
-		case corev1.ServiceTypeNodePort:
-			need[corev1.ResourceServicesNodePorts] = *resource.NewQuantity(int64(len(o.Spec.Ports)), resource.DecimalSI)
-		case corev1.ServiceTypeLoadBalancer:
-			need[corev1.ResourceServicesLoadBalancers] = resource.MustParse("1")
-		}
-	case *corev1.PersistentVolumeClaim:
-		if q, ok := o.Spec.Resources.Requests[corev1.ResourceStorage]; ok {
-			need[corev1.ResourceRequestsStorage] = q.DeepCopy()
-		}
-	}
-	return need
+	return nil
 }
 
 // CheckQuota returns a denial (policy.RuleQuota) when the syncer's ResourceQuota in the super

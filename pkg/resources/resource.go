@@ -114,29 +114,31 @@ type Env struct {
 	ReservedServiceIP func(c *tenant.Cluster, ip netip.Addr) bool
 	// PodAdmission paces the creation of super Pods (pkg/admission); nil admits every Pod.
 	PodAdmission PodAdmission
-	// PodBudget counts the tenants' budgets (limits.quota over all of a tenant's namespaces);
-	// nil bounds nothing. Set by the syncer.
-	PodBudget PodBudget
+	// Budget counts the tenants' budgets (limits.quota over all of a tenant's namespaces,
+	// budget.go); nil bounds nothing. Set by the syncer.
+	Budget Budget
 	// Disruptions remembers why deleted super Pods went away (their DisruptionTarget
 	// condition), filled by the syncer's super Pod handler; nil remembers nothing.
 	Disruptions *Disruptions
 }
 
-// PodBudget is the tenants' budgets as the Pod reconciler sees them: a tenant's use is the sum
-// of the charges of its super Pods (policy.PodCharge, recorded on each super Pod) and of the
-// reservations of Pods being created.
-type PodBudget interface {
-	// Reserve takes need for tenant Pod namespace/name (super Pod superNamespace/name) in
-	// tenant's budget hard (policy.BudgetHard) and reports ok; when need does not fit, the Pod
-	// is parked (run again once room appears, not retried) and over says where it does not
-	// fit. err is not nil while the budgets are not counted yet (retry).
-	Reserve(tenant, namespace, name, superNamespace string, need, hard corev1.ResourceList) (ok bool, over []policy.BudgetExceeded, err error)
-	// Created reports that the reserved Pod's super Pod was created.
-	Created(tenant, superNamespace, name string)
-	// Release returns the reservation of a Pod whose super Pod was not created.
-	Release(tenant, superNamespace, name string)
-	// Leave forgets a parked Pod (it is gone).
-	Leave(tenant, superNamespace, name string)
+// Budget is the tenants' budgets as the reconcilers see them: a tenant's use is the sum of the
+// charges of its super objects (policy.PodCharge, recorded on each super Pod;
+// policy.ObjectCharge for the other kinds) and of the reservations of objects being created
+// or updated to cost more. An object is named by its kind and its super namespace and name.
+type Budget interface {
+	// Reserve takes need for tenant object namespace/name of kind (super copy
+	// superNamespace/name) in tenant's budget hard (policy.BudgetHard) and reports ok; when
+	// need does not fit, the object is parked (run again once room appears, not retried) and
+	// over says where it does not fit. err is not nil while the budgets are not counted yet
+	// (retry).
+	Reserve(tenant string, kind Kind, namespace, name, superNamespace string, need, hard corev1.ResourceList) (ok bool, over []policy.BudgetExceeded, err error)
+	// Created reports that the reserved object's super copy was written.
+	Created(tenant string, kind Kind, superNamespace, name string)
+	// Release returns the reservation of an object whose super copy was not written.
+	Release(tenant string, kind Kind, superNamespace, name string)
+	// Leave forgets a parked object (it is gone).
+	Leave(tenant string, kind Kind, superNamespace, name string)
 }
 
 // PodAdmission is the super-Pod admission window as the Pod reconciler sees it.

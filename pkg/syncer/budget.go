@@ -1,8 +1,12 @@
 package syncer
 
 import (
+	"sync"
+
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/vcsyncer/syncer/pkg/admission"
@@ -12,74 +16,105 @@ import (
 	"github.com/vcsyncer/syncer/pkg/resources"
 )
 
-// podBudget adapts an admission.Budget to resources.PodBudget: the tenant-wide budgets
-// (limits.quota over all of a tenant's namespaces), keyed by super Pod namespace/name.
-type podBudget struct {
-	b *admission.Budget[resources.Request]
-}
-
-func (a podBudget) Reserve(tenant, namespace, name, superNamespace string, need, hard corev1.ResourceList) (bool, []policy.BudgetExceeded, error) {
-	req := resources.Request{Tenant: tenant, Kind: resources.KindPod, Namespace: namespace, Name: name}
-	ok, over, err := a.b.Reserve(tenant, req, superNamespace+"/"+name, need, hard)
-	out := make([]policy.BudgetExceeded, len(over))
-	for i, o := range over {
-		out[i] = policy.BudgetExceeded{Name: o.Name, Requested: o.Requested, Used: o.Used, Hard: o.Hard}
-	}
-	return ok, out, err
-}
-
-func (a podBudget) Created(tenant, superNamespace, name string) {
-	a.b.Created(tenant, superNamespace+"/"+name)
-}
-
-func (a podBudget) Release(tenant, superNamespace, name string) {
-	a.b.Release(tenant, superNamespace+"/"+name)
-}
-
-func (a podBudget) Leave(tenant, superNamespace, name string) {
-	a.b.Leave(tenant, superNamespace+"/"+name)
-}
-
-// newBudget builds the tenants' budgets, kept from the super Pod informer's events: each
-// owned super Pod counts its recorded charge (superPodCharge) until it ends or is deleted; a
-// Pod parked for room is enqueued again as a live event. Reservations are refused
-// (ErrBudgetNotSynced, retried) until the handler has been given every super Pod present at
-// start, so a restarted syncer never admits on a partial count.
+// newBudget builds the tenants' budgets, kept from the super informers' events of Pods and of
+// every synced kind the budget charges (policy.ChargedKind): each owned super object counts
+// its charge (superCharge) until it ends or is deleted; an object parked for room is enqueued
+// again as a live event. Reservations are refused (ErrBudgetNotSynced, retried) until the
+// handlers have been given every super object present at start, so a restarted syncer never
+// admits on a partial count. Call it once s.resources is complete.
 func (s *Syncer) newBudget() (*admission.Budget[resources.Request], error) {
-	var reg cache.ResourceEventHandlerRegistration
+	var regs []cache.ResourceEventHandlerRegistration
 	b := admission.NewBudget(admission.BudgetOptions[resources.Request]{
-		Wake:   func(req resources.Request) { s.enqueue(s.down, req, true) },
-		Synced: func() bool { return reg != nil && reg.HasSynced() },
+		Wake: func(req resources.Request) { s.enqueue(s.down, req, true) },
+		Synced: func() bool {
+			for _, r := range regs {
+				if !r.HasSynced() {
+					return false
+				}
+			}
+			return regs != nil
+		},
 	})
-	observe := func(obj any) {
-		p, ok := podcache.From(obj)
-		if !ok {
-			return
+	for kind, r := range s.resources {
+		if kind != resources.KindPod && !policy.ChargedKind(string(kind)) {
+			continue
 		}
-		if o, owned := conversion.OwnerOf(p); owned {
-			b.Observe(o.Tenant, p.Namespace+"/"+p.Name, superPodCharge(p))
-		}
-	}
-	gone := func(obj any) {
-		if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-			obj = d.Obj
-		}
-		if m, ok := obj.(metav1.Object); ok {
+		observe := func(obj any) {
+			m, charge, ok := superCharge(kind, obj)
+			if !ok {
+				return
+			}
 			if o, owned := conversion.OwnerOf(m); owned {
-				b.Observe(o.Tenant, m.GetNamespace()+"/"+m.GetName(), nil)
+				b.Observe(o.Tenant, resources.BudgetKey(kind, m.GetNamespace(), m.GetName()), charge)
 			}
 		}
-	}
-	var err error
-	reg, err = s.env.SuperInformers.Core().V1().Pods().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    observe,
-		UpdateFunc: func(_, n any) { observe(n) },
-		DeleteFunc: gone,
-	})
-	if err != nil {
-		return nil, err
+		gone := func(obj any) {
+			if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+				obj = d.Obj
+			}
+			if m, ok := obj.(metav1.Object); ok {
+				if o, owned := conversion.OwnerOf(m); owned {
+					b.Observe(o.Tenant, resources.BudgetKey(kind, m.GetNamespace(), m.GetName()), nil)
+				}
+			}
+		}
+		reg, err := r.SuperInformer(s.env).AddEventHandler(cache.ResourceEventHandlerFuncs{
+			AddFunc:    observe,
+			UpdateFunc: func(_, n any) { observe(n) },
+			DeleteFunc: gone,
+		})
+		if err != nil {
+			return nil, err
+		}
+		regs = append(regs, reg)
 	}
 	return b, nil
+}
+
+// superCharge returns super object obj of kind (as its informer has it) and what it counts in
+// its tenant's budget: a Pod's recorded charge (superPodCharge), another kind's
+// policy.ObjectCharge, shared between the objects of a kind that cost the same object counts
+// (most of them), so a tenant's thousands of Secrets and ConfigMaps do not each hold a copy.
+func superCharge(kind resources.Kind, obj any) (metav1.Object, corev1.ResourceList, bool) {
+	if kind == resources.KindPod {
+		p, ok := podcache.From(obj)
+		if !ok {
+			return nil, nil, false
+		}
+		return p, superPodCharge(p), true
+	}
+	ro, ok := obj.(runtime.Object)
+	if !ok {
+		return nil, nil, false
+	}
+	m, ok := obj.(metav1.Object)
+	if !ok {
+		return nil, nil, false
+	}
+	return m, plainCharges.intern(kind, policy.ObjectCharge(ro)), true
+}
+
+// chargeInterner keeps, per kind, the first charge of that kind seen, and hands it out in
+// place of an equal one. Charges are never changed once made (admission.Budget reads them).
+type chargeInterner struct {
+	mu sync.Mutex
+	m  map[resources.Kind]corev1.ResourceList
+}
+
+var plainCharges = &chargeInterner{m: map[resources.Kind]corev1.ResourceList{}}
+
+func (ci *chargeInterner) intern(kind resources.Kind, charge corev1.ResourceList) corev1.ResourceList {
+	ci.mu.Lock()
+	defer ci.mu.Unlock()
+	have, ok := ci.m[kind]
+	if !ok {
+		ci.m[kind] = charge
+		return charge
+	}
+	if equality.Semantic.DeepEqual(have, charge) {
+		return have
+	}
+	return charge
 }
 
 // superPodCharge returns what super Pod p counts in its tenant's budget: nothing once it ended;

@@ -246,8 +246,8 @@ func (s *Syncer) ClusterStopped(c *tenant.Cluster) {
 		if s.admission != nil {
 			s.admission.Forget(c.Name)
 		}
-		if s.podBudget != nil {
-			s.podBudget.Forget(c.Name)
+		if s.tenantBudgets != nil {
+			s.tenantBudgets.Forget(c.Name)
 		}
 		s.sources.Forget(tenantSourcePrefix + c.Name + "/")
 		for _, r := range s.resources {

@@ -108,8 +108,8 @@ type Syncer struct {
 	writes *fairqueue.Budget
 	// admission paces new super Pods (admission.go); nil when off.
 	admission *admission.Window[resources.Request]
-	// podBudget counts the tenants' budgets (budget.go).
-	podBudget *admission.Budget[resources.Request]
+	// tenantBudgets counts the tenants' budgets (budget.go).
+	tenantBudgets *admission.Budget[resources.Request]
 	// events copies super Events into tenants (events.go); nil when Event is not synced.
 	events *eventPipeline
 	// retryLog rate-limits the "Retrying sync" log lines (retries.go).
@@ -233,10 +233,12 @@ func New(o Options) (*Syncer, error) {
 	if s.admission != nil {
 		env.PodAdmission = podAdmission{w: s.admission}
 	}
-	if s.podBudget, err = s.newBudget(); err != nil {
+	if s.tenantBudgets, err = s.newBudget(); err != nil {
 		return nil, err
 	}
-	env.PodBudget = podBudget{b: s.podBudget}
+	env.Budget = resources.BudgetOf(s.tenantBudgets, func(tenant string, kind resources.Kind, namespace, name string) resources.Request {
+		return resources.Request{Tenant: tenant, Kind: kind, Namespace: namespace, Name: name}
+	})
 	vm, err := vnode.New(env, o.VNode)
 	if err != nil {
 		return nil, err

@@ -11,6 +11,7 @@ import (
 	"github.com/vcsyncer/syncer/pkg/admission"
 	tenancyv1alpha1 "github.com/vcsyncer/syncer/pkg/apis/tenancy/v1alpha1"
 	"github.com/vcsyncer/syncer/pkg/policy"
+	"github.com/vcsyncer/syncer/pkg/resources/restest"
 )
 
 // TestPodMarkedFinishedByItsTenantIsChargedItsSpec: a tenant writes its own Pods' status, so a
@@ -22,11 +23,11 @@ func TestPodMarkedFinishedByItsTenantIsChargedItsSpec(t *testing.T) {
 	f.c.SetPolicy(policy.Resolve(nil, &tenancyv1alpha1.TenantPolicySpec{Limits: &tenancyv1alpha1.LimitsPolicy{
 		Quota: corev1.ResourceList{corev1.ResourcePods: resource.MustParse("1"), corev1.ResourceRequestsCPU: resource.MustParse("4")}}}))
 	b := admission.NewBudget(admission.BudgetOptions[string]{Wake: func(string) {}})
-	f.env.PodBudget = testBudget{b: b}
+	f.env.Budget = restest.Budget(b)
 	_ = reconcileDownward(ctx, f.env, f.c, "app", "web") // the namespace and its quota
 	f.syncCaches(t, "0")
 	// The budget is full: another Pod of the tenant takes pods=1.
-	b.Observe("t1", "t1-other/db", corev1.ResourceList{corev1.ResourcePods: resource.MustParse("1")})
+	b.Observe("t1", "Pod/t1-other/db", corev1.ResourceList{corev1.ResourcePods: resource.MustParse("1")})
 
 	live, err := f.tenant.CoreV1().Pods("app").Get(ctx, "web", metav1.GetOptions{})
 	if err != nil {

@@ -17,23 +17,6 @@ import (
 	"github.com/vcsyncer/syncer/pkg/resources/restest"
 )
 
-// testBudget adapts an admission.Budget to resources.PodBudget, as pkg/syncer does.
-type testBudget struct {
-	b *admission.Budget[string]
-}
-
-func (a testBudget) Reserve(tenant, namespace, name, superNamespace string, need, hard corev1.ResourceList) (bool, []policy.BudgetExceeded, error) {
-	ok, over, err := a.b.Reserve(tenant, namespace+"/"+name, superNamespace+"/"+name, need, hard)
-	out := make([]policy.BudgetExceeded, len(over))
-	for i, o := range over {
-		out[i] = policy.BudgetExceeded{Name: o.Name, Requested: o.Requested, Used: o.Used, Hard: o.Hard}
-	}
-	return ok, out, err
-}
-func (a testBudget) Created(tenant, sns, name string) { a.b.Created(tenant, sns+"/"+name) }
-func (a testBudget) Release(tenant, sns, name string) { a.b.Release(tenant, sns+"/"+name) }
-func (a testBudget) Leave(tenant, sns, name string)   { a.b.Leave(tenant, sns+"/"+name) }
-
 // A Pod over its tenant's budget (pods=1, taken by a Pod of another namespace) waits: from the
 // syncer's counts alone, nothing is asked of the super apiserver or of the tenant (no full
 // read, no TokenRequest) however often it is run; it gets PodScheduled=False QuotaExceeded once
@@ -46,11 +29,11 @@ func TestPodOverTenantBudgetWaitsWithoutCost(t *testing.T) {
 		Quota: corev1.ResourceList{corev1.ResourcePods: resource.MustParse("1"), corev1.ResourceRequestsCPU: resource.MustParse("4")}}}))
 	var woken []string
 	b := admission.NewBudget(admission.BudgetOptions[string]{Wake: func(k string) { woken = append(woken, k) }})
-	f.env.PodBudget = testBudget{b: b}
+	f.env.Budget = restest.Budget(b)
 	_ = reconcileDownward(ctx, f.env, f.c, "app", "web") // the namespace and its quota
 	f.syncCaches(t, "0")
 	// A Pod of the tenant in another super namespace takes the budget.
-	b.Observe("t1", "t1-other/db", corev1.ResourceList{corev1.ResourcePods: resource.MustParse("1")})
+	b.Observe("t1", "Pod/t1-other/db", corev1.ResourceList{corev1.ResourcePods: resource.MustParse("1")})
 	f.tenant.ClearActions()
 	f.super.ClearActions()
 	denials := restest.DenialsRise("t1", resources.KindPod, policy.RuleTenantQuota)
@@ -93,7 +76,7 @@ func TestPodOverTenantBudgetWaitsWithoutCost(t *testing.T) {
 	if len(woken) != 0 {
 		t.Fatalf("woken %v before room appeared", woken)
 	}
-	b.Observe("t1", "t1-other/db", nil)
+	b.Observe("t1", "Pod/t1-other/db", nil)
 	if len(woken) != 1 || woken[0] != "app/web" {
 		t.Fatalf("woken %v, want [app/web]", woken)
 	}

@@ -81,14 +81,15 @@
 // tenant's: the syncer keeps no LimitRange by default. The tenant's budget (limits.quota over
 // all of its namespaces together) is decided first, from the syncer's counts and the cached
 // Pod (whose resources the cache keeps), before anything is asked of an apiserver for the Pod
-// (budget.go): a Pod that fits reserves its charge (policy.PodCharge: its requests and limits,
+// (budget.go, on resources.BudgetHold, which the other kinds' reconciler shares): a Pod that fits reserves its charge (policy.PodCharge: its requests and limits,
 // with limits.defaultCharge for containers that request nothing, counted and never written
 // into the Pod) and the super Pod records it (annotation tenancy.vcsyncer.io/budget-charge),
 // so the use is counted from the super Pod informer, across restarts too. A Pod without room
-// waits: PodScheduled=False with reason PolicyDenied and a message naming the budget, its use
+// waits: PodScheduled=False with reason QuotaExceeded and a message naming the budget, its use
 // and the Pod's request, one Warning Event with the same reason and one count (rule
 // tenantQuota) per Pod version; it is parked, not retried (no TokenRequest, no super create),
-// and runs again when a Pod of the tenant ends or is deleted, or the policy changes.
+// and runs again when an object of the tenant ends, is deleted or costs less, or the policy
+// changes.
 //
 // A Pod the super cluster refuses to create for a reason that does not change by itself (Pod
 // Security admission, a validating webhook or ValidatingAdmissionPolicy, a LimitRange, an

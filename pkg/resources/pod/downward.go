@@ -88,7 +88,7 @@ func reconcileDownward(ctx context.Context, env *resources.Env, c *tenant.Cluste
 	case !tFound:
 		resources.QuotaAdmitted(c, resources.KindPod, ns, name)
 		resources.Gone(c, resources.KindPod, ns, name)
-		leaveBudget(env, c, superNS, name)
+		resources.LeaveBudget(env, c, resources.KindPod, superNS, name)
 		if sFound && s.DeletionTimestamp.IsZero() {
 			// Deleting a running super Pod cannot be undone: confirm with the apiserver that
 			// the tenant Pod is gone (the tenant cache can lag, e.g. right after a resume from
@@ -165,7 +165,7 @@ func reconcileDownward(ctx context.Context, env *resources.Env, c *tenant.Cluste
 		if err != nil || wait {
 			return err
 		}
-		defer budget.done()
+		defer budget.Done()
 		// The quota's Pod count, from the super cache, before any apiserver is asked (a Pod the
 		// quota has no room for is retried with backoff; each retry stays this cheap). Checked
 		// again below once the namespace and its quota surely exist.
@@ -221,7 +221,7 @@ func reconcileDownward(ctx context.Context, env *resources.Env, c *tenant.Cluste
 			// the preset-node check above ran on the cached copy, so wait for the cache.
 			return fmt.Errorf("tenant Pod %s/%s: spec.nodeName changed to %q since it was cached; will retry", ns, name, full.Spec.NodeName)
 		}
-		if wait, err := budget.recheck(ctx, full); err != nil || wait {
+		if wait, err := recheckBudget(ctx, c, budget, full); err != nil || wait {
 			return err
 		}
 		// The policy decides before anything is written for the Pod (its super namespace,
@@ -310,12 +310,12 @@ func reconcileDownward(ctx context.Context, env *resources.Env, c *tenant.Cluste
 			}
 			maps.Copy(want.Annotations, ann)
 		}
-		budget.annotate(want)
+		annotateCharge(budget, want)
 		_, err = superPods.Create(ctx, want, metav1.CreateOptions{FieldManager: reconcile.FieldManager})
 		// The slot stays taken by the new Pod until it is bound.
 		holdSlot = err == nil
 		if err == nil {
-			budget.createdSuper()
+			budget.Written()
 		}
 		if holdSlot && env.PodAdmission != nil && want.Spec.NodeName == "" {
 			env.PodAdmission.Created(superNS, name)

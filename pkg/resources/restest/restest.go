@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 
+	"github.com/vcsyncer/syncer/pkg/admission"
 	tenancyv1alpha1 "github.com/vcsyncer/syncer/pkg/apis/tenancy/v1alpha1"
 	"github.com/vcsyncer/syncer/pkg/conversion"
 	"github.com/vcsyncer/syncer/pkg/metrics"
@@ -225,4 +226,11 @@ func CollidingNamespaces(t testing.TB, c *tenant.Cluster) (long, short, superNS 
 		t.Fatalf("%q and %q do not collide", long, short)
 	}
 	return long, short, superNS
+}
+
+// Budget adapts b to resources.Budget as pkg/syncer does (resources.BudgetOf): objects are
+// keyed <kind>/<super namespace>/<name> (what a test Observes), and a parked object is woken
+// as <namespace>/<name> of its tenant object.
+func Budget(b *admission.Budget[string]) resources.Budget {
+	return resources.BudgetOf(b, func(_ string, _ resources.Kind, namespace, name string) string { return namespace + "/" + name })
 }

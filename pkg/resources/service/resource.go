@@ -70,6 +70,7 @@ func reconcileDownward(ctx context.Context, env *resources.Env, c *tenant.Cluste
 	// super cluster's shared range the tenant holds (services.maxSharedClusterIPs), checked
 	// before a super copy that would take one is created.
 	var reservedKey string
+	waits := false // parked for room in the tenant's budget (Spec.Waits)
 	// A stub (tenant.IsHeldOut) is refused by reconcile.Reconcile; nothing is checked on it.
 	stub := tObj != nil && tenant.IsHeldOut(tObj)
 	if tObj != nil && !stub && tObj.DeletionTimestamp.IsZero() && policy.CheckService(c.Policy().Services(), tObj) == nil {
@@ -104,6 +105,19 @@ func reconcileDownward(ctx context.Context, env *resources.Env, c *tenant.Cluste
 			}}
 		},
 		Refuse: func(o *corev1.Service) *policy.Denial { return policy.CheckService(c.Policy().Services(), o) },
+		// Waiting for room in the tenant's budget: no shared address is held meanwhile, and
+		// the tenant sees why on the Service itself.
+		Waits: func(o *corev1.Service, hasCopy bool, d *policy.Denial) error {
+			waits = true
+			if hasCopy {
+				return nil // an update waits: the super copy serves as it is, the Event says why
+			}
+			if reservedKey != "" {
+				shared.release(c, reservedKey)
+				reservedKey = ""
+			}
+			return markRefused(ctx, c, o, d.Reason(), d.Error())
+		},
 		Desired: func(o *corev1.Service, superNS string, existing *corev1.Service, has bool) *corev1.Service {
 			if !has {
 				existing = nil
@@ -132,7 +146,7 @@ func reconcileDownward(ctx context.Context, env *resources.Env, c *tenant.Cluste
 		}
 		return err
 	}
-	if err == nil && tObj != nil && !stub && tObj.DeletionTimestamp.IsZero() {
+	if err == nil && !waits && tObj != nil && !stub && tObj.DeletionTimestamp.IsZero() {
 		// Synced: what it asked for and did not get is reported once per spec.
 		resources.Filtered(c, resources.KindService, tObj, policy.RuleExternalIPs, specVersion(tObj), policy.ExternalIPsDenial(tObj))
 	}

@@ -14,6 +14,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -58,6 +59,8 @@ func TestBudget(t *testing.T) {
 		{"resources-and-qos-as-the-tenant-wrote-them", s.resourcesAsWritten},
 		{"tenant-limitrange-default-reaches-super", s.tenantLimitRange},
 		{"budget-bounds-the-tenant-across-namespaces", s.budgetAcrossNamespaces},
+		{"budget-bounds-claims-storage-across-namespaces", s.claimsAcrossNamespaces},
+		{"budget-bounds-services-across-namespaces", s.servicesAcrossNamespaces},
 	} {
 		if !t.Run(tc.name, tc.run) {
 			t.Logf("FAILED: %s", tc.name)
@@ -301,4 +304,218 @@ func (s *suite) budgetAcrossNamespaces(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// budgetPolicy sets the default TenantPolicy's limits.quota to quota, with room for the
+// earlier subtests' Pods (pods 100, requests.cpu 64), creating the policy if need be.
+func (s *suite) budgetPolicy(t *testing.T, quota corev1.ResourceList) {
+	t.Helper()
+	quota[corev1.ResourcePods] = resource.MustParse("100")
+	quota[corev1.ResourceRequestsCPU] = resource.MustParse("64")
+	itest.Eventually(t, maxWait, "TenantPolicy default with limits.quota "+fmt.Sprint(quota), func(ctx context.Context) error {
+		var p tenancyv1alpha1.TenantPolicy
+		err := s.c.Get(ctx, client.ObjectKey{Name: "default"}, &p)
+		if apierrors.IsNotFound(err) {
+			p = tenancyv1alpha1.TenantPolicy{ObjectMeta: metav1.ObjectMeta{Name: "default"}}
+			p.Spec.Limits = &tenancyv1alpha1.LimitsPolicy{Quota: quota}
+			return s.c.Create(ctx, &p)
+		}
+		if err != nil {
+			return err
+		}
+		if p.Spec.Limits == nil {
+			p.Spec.Limits = &tenancyv1alpha1.LimitsPolicy{}
+		}
+		p.Spec.Limits.Quota = quota
+		return s.c.Update(ctx, &p)
+	})
+}
+
+// waitsForBudget checks, for tenant object ns/name of kind (plural resource res), that it gets
+// no super copy while the tenant's budget has no room: a Warning Event QuotaExceeded that
+// names the tenant budget and what, one count of vcsyncer_policy_denials_total, and no
+// create of res reaching the super apiserver for 4 s (no retry with backoff). exists reports
+// whether the super copy exists; denied0 and creates0 are the counts taken before the object
+// was created; says are what the Event's message must name.
+func (s *suite) waitsForBudget(t *testing.T, kind, res, ns, name string, denied0, creates0 float64, exists func(ctx context.Context) bool, says ...string) {
+	t.Helper()
+	itest.Eventually(t, maxWait, name+" refused by the tenant budget", func(ctx context.Context) error {
+		if exists(ctx) {
+			return itest.Errorf("%s %s was created in the super cluster: the quota bounds each namespace, not the tenant", kind, name)
+		}
+		evs, err := s.tc.Client.CoreV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=" + name})
+		if err != nil {
+			return err
+		}
+		for _, e := range evs.Items {
+			if e.Reason == "QuotaExceeded" && strings.Contains(e.Message, "tenant budget") {
+				t.Logf("%s: %s", name, e.Message)
+				for _, want := range says {
+					if !strings.Contains(e.Message, want) {
+						t.Errorf("refusal %q does not say %q", e.Message, want)
+					}
+				}
+				return nil
+			}
+		}
+		return itest.Errorf("%s %s: no super copy and no QuotaExceeded Event naming the tenant budget (%d Events)", kind, name, len(evs.Items))
+	})
+	itest.Consistently(t, 4*time.Second, name+" waits without cost", func(ctx context.Context) error {
+		if exists(ctx) {
+			return itest.Errorf("%s %s was created in the super cluster while the budget is full", kind, name)
+		}
+		if d := apiserverCount(t, s.super, res, "") - creates0; d != 0 {
+			return itest.Errorf("%v creates of %s reached the super apiserver while %s waits", d, res, name)
+		}
+		return nil
+	})
+	if d := itest.ScrapeSum(t, s.metricPort, "vcsyncer_policy_denials_total", map[string]string{"tenant": s.tc.Name, "kind": kind, "rule": "tenantQuota"}) - denied0; d != 1 {
+		t.Errorf("vcsyncer_policy_denials_total{kind=%s,rule=tenantQuota} rose by %v for %s, want 1", kind, d, name)
+	}
+}
+
+// denials returns vcsyncer_policy_denials_total{rule=tenantQuota} of the tenant's kind.
+func (s *suite) denials(t *testing.T, kind string) float64 {
+	return itest.ScrapeSum(t, s.metricPort, "vcsyncer_policy_denials_total", map[string]string{"tenant": s.tc.Name, "kind": kind, "rule": "tenantQuota"})
+}
+
+func claim(name, size string) *corev1.PersistentVolumeClaim {
+	return &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: corev1.PersistentVolumeClaimSpec{
+		AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+		Resources:   corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse(size)}},
+	}}
+}
+
+// claimsAcrossNamespaces: limits.quota requests.storage=2Gi bounds the tenant's claims over
+// all of its namespaces: with two 1Gi claims in two namespaces, a third waits (no super copy,
+// a QuotaExceeded Event, one count, no super create while it waits) and is synced once one of
+// the others is deleted.
+func (s *suite) claimsAcrossNamespaces(t *testing.T) {
+	ctx := context.Background()
+	s.budgetPolicy(t, corev1.ResourceList{corev1.ResourceRequestsStorage: resource.MustParse("2Gi"),
+		corev1.ResourcePersistentVolumeClaims: resource.MustParse("10")})
+	itest.MustCreateNS(t, s.tc.Client, "st1")
+	itest.MustCreateNS(t, s.tc.Client, "st2")
+	superClaim := func(ns, name string) func(ctx context.Context) bool {
+		return func(ctx context.Context) bool {
+			_, err := s.super.CoreV1().PersistentVolumeClaims(s.superNS(ns)).Get(ctx, name, metav1.GetOptions{})
+			return err == nil
+		}
+	}
+	for _, c := range []struct{ ns, name string }{{"st1", "c1"}, {"st2", "c2"}} {
+		if _, err := s.tc.Client.CoreV1().PersistentVolumeClaims(c.ns).Create(ctx, claim(c.name, "1Gi"), metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		itest.Eventually(t, maxWait, "super claim "+c.name, func(ctx context.Context) error {
+			if !superClaim(c.ns, c.name)(ctx) {
+				return itest.Errorf("no super copy of claim %s/%s", c.ns, c.name)
+			}
+			return nil
+		})
+	}
+	denied0 := s.denials(t, "PersistentVolumeClaim")
+	creates0 := apiserverCount(t, s.super, "persistentvolumeclaims", "")
+	if _, err := s.tc.Client.CoreV1().PersistentVolumeClaims("st2").Create(ctx, claim("c3", "1Gi"), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	s.waitsForBudget(t, "PersistentVolumeClaim", "persistentvolumeclaims", "st2", "c3", denied0, creates0, superClaim("st2", "c3"),
+		"requests.storage=1Gi", "used 2Gi", "limited 2Gi")
+	if err := s.tc.Client.CoreV1().PersistentVolumeClaims("st1").Delete(ctx, "c1", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	itest.Eventually(t, maxWait, "c3 synced once c1 is gone", func(ctx context.Context) error {
+		if !superClaim("st2", "c3")(ctx) {
+			return itest.Errorf("no super copy of claim st2/c3")
+		}
+		return nil
+	})
+	if d := apiserverCount(t, s.super, "persistentvolumeclaims", "") - creates0; d != 1 {
+		t.Errorf("%v claim creates reached the super apiserver for c3, want 1", d)
+	}
+}
+
+// syncedServices returns the number of the tenant's Services that have a super copy.
+func (s *suite) syncedServices(t *testing.T) int {
+	t.Helper()
+	ctx := t.Context()
+	l, err := s.tc.Client.CoreV1().Services("").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, svc := range l.Items {
+		if _, err := s.super.CoreV1().Services(s.superNS(svc.Namespace)).Get(ctx, svc.Name, metav1.GetOptions{}); err == nil {
+			n++
+		}
+	}
+	return n
+}
+
+func service(name string) *corev1.Service {
+	return &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: corev1.ServiceSpec{
+		Selector: map[string]string{"app": name}, Ports: []corev1.ServicePort{{Port: 80}}}}
+}
+
+// servicesAcrossNamespaces: limits.quota services bounds the tenant's Services over all of its
+// namespaces: with the budget full after one Service in each of two namespaces, a third
+// waits (no super copy, condition tenancy.vcsyncer.io/Synced=False and a Warning Event with
+// the same reason QuotaExceeded, one count, no super create while it waits) and is synced once
+// one of the others is deleted.
+func (s *suite) servicesAcrossNamespaces(t *testing.T) {
+	ctx := context.Background()
+	base := s.syncedServices(t) // the tenant's own (kube-dns and the like)
+	s.budgetPolicy(t, corev1.ResourceList{corev1.ResourceServices: resource.MustParse(fmt.Sprint(base + 2))})
+	itest.MustCreateNS(t, s.tc.Client, "sv1")
+	itest.MustCreateNS(t, s.tc.Client, "sv2")
+	superSvc := func(ns, name string) func(ctx context.Context) bool {
+		return func(ctx context.Context) bool {
+			_, err := s.super.CoreV1().Services(s.superNS(ns)).Get(ctx, name, metav1.GetOptions{})
+			return err == nil
+		}
+	}
+	for _, c := range []struct{ ns, name string }{{"sv1", "a"}, {"sv2", "b"}} {
+		if _, err := s.tc.Client.CoreV1().Services(c.ns).Create(ctx, service(c.name), metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		itest.Eventually(t, maxWait, "super Service "+c.name, func(ctx context.Context) error {
+			if !superSvc(c.ns, c.name)(ctx) {
+				return itest.Errorf("no super copy of Service %s/%s", c.ns, c.name)
+			}
+			return nil
+		})
+	}
+	denied0 := s.denials(t, "Service")
+	creates0 := apiserverCount(t, s.super, "services", "")
+	if _, err := s.tc.Client.CoreV1().Services("sv2").Create(ctx, service("c"), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	s.waitsForBudget(t, "Service", "services", "sv2", "c", denied0, creates0, superSvc("sv2", "c"),
+		"services=1", fmt.Sprintf("used %d", base+2), fmt.Sprintf("limited %d", base+2))
+	itest.Eventually(t, maxWait, "Service c marked refused", func(ctx context.Context) error {
+		svc, err := s.tc.Client.CoreV1().Services("sv2").Get(ctx, "c", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		for _, c := range svc.Status.Conditions {
+			if c.Type == "tenancy.vcsyncer.io/Synced" && c.Status == metav1.ConditionFalse && strings.Contains(c.Message, "tenant budget") {
+				if c.Reason != "QuotaExceeded" {
+					return itest.Errorf("condition reason %s, want QuotaExceeded (the Event's)", c.Reason)
+				}
+				return nil
+			}
+		}
+		return itest.Errorf("conditions %+v", svc.Status.Conditions)
+	})
+	if err := s.tc.Client.CoreV1().Services("sv1").Delete(ctx, "a", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	itest.Eventually(t, maxWait, "c synced once a is gone", func(ctx context.Context) error {
+		if !superSvc("sv2", "c")(ctx) {
+			return itest.Errorf("no super copy of Service sv2/c")
+		}
+		return nil
+	})
+	if d := apiserverCount(t, s.super, "services", "") - creates0; d != 1 {
+		t.Errorf("%v Service creates reached the super apiserver for c, want 1", d)
+	}
 }

@@ -42,15 +42,27 @@ type LimitsPolicy struct {
 	// synced as soon as room appears: a Pod of the tenant ends or is deleted, or the policy
 	// changes. A RuntimeClass overhead the super cluster adds is not counted.
 	//
+	// The object counts and claims' storage are counted over all of the tenant's namespaces
+	// too, from the super copies the syncer made, as the super cluster's quota counts them:
+	// count/<resource> and the legacy names (services, services.nodeports,
+	// services.loadbalancers, persistentvolumeclaims, secrets, configmaps) for the kinds the
+	// syncer copies down (ConfigMaps, Secrets, ServiceAccounts, Services, claims, Endpoints,
+	// EndpointSlices, and the opt-in Ingresses, NetworkPolicies and PodDisruptionBudgets);
+	// requests.storage and <class>.storageclass.storage.k8s.io/requests.storage and
+	// /persistentvolumeclaims from each claim's request and class. An object the budget has no
+	// room for (or a claim resized, a Service retyped, beyond it) gets no super copy (its
+	// super copy stays as it was) and waits, with a QuotaExceeded Warning Event (a Service
+	// also condition tenancy.vcsyncer.io/Synced=False), until room appears.
+	//
 	// The syncer also keeps a ResourceQuota (name vc-syncer-quota) in every super namespace of
 	// the tenant as a backstop, with only the keys of this map that never refuse a Pod the
 	// budget admitted and never require a field the tenant did not set: object counts (pods,
 	// services, services.nodeports, services.loadbalancers, persistentvolumeclaims, secrets,
 	// configmaps, count/*) and claims' storage (requests.storage, per StorageClass). Not
 	// requests.cpu, requests.memory or limits.*: a ResourceQuota with those refuses every Pod
-	// with a container that does not set them. Keys other than Pods' are counted per super
-	// namespace by that ResourceQuota (objects it has no room for are refused, rule quota, and
-	// retried with backoff).
+	// with a container that does not set them. It also counts what the budget does not: the
+	// claims of generic ephemeral volumes, which the super cluster makes from super Pods
+	// (objects it has no room for are refused, rule quota, and retried with backoff).
 	//
 	// Built-in default: pods 1000, requests.cpu 64, requests.memory 256Gi, limits.cpu 128,
 	// limits.memory 512Gi, services 200, services.nodeports 0, services.loadbalancers 0,
