@@ -12,6 +12,9 @@ const (
 	// RuleCachedBytes refuses a tenant object that would take the bytes of the tenant's
 	// objects held in the syncer's caches over limits.maxCachedBytes.
 	RuleCachedBytes Rule = "cachedBytes"
+	// RuleCachedObjects suspends the sync of a tenant that has more objects in the syncer's
+	// caches than limits.maxCachedObjects (tenant.HeldBytes counts them).
+	RuleCachedObjects Rule = "cachedObjects"
 )
 
 // sizer is an object that knows its protobuf-encoded size (every generated Kubernetes type).
@@ -63,6 +66,15 @@ func MaxCachedBytes(l *tenancyv1alpha1.LimitsPolicy) int64 {
 		return -1
 	}
 	return l.MaxCachedBytes.Value()
+}
+
+// MaxCachedObjects returns the policy's limits.maxCachedObjects, -1 when it sets none or a
+// negative value (no cap).
+func MaxCachedObjects(l *tenancyv1alpha1.LimitsPolicy) int64 {
+	if l == nil || l.MaxCachedObjects == nil || *l.MaxCachedObjects < 0 {
+		return -1
+	}
+	return int64(*l.MaxCachedObjects)
 }
 
 // MaxObjectBytes returns the policy's limits.maxObjectBytes in bytes, -1 when it sets none.

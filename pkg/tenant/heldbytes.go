@@ -11,7 +11,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	networkingv1 "k8s.io/api/networking/v1"
+	nodev1 "k8s.io/api/node/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -100,16 +103,28 @@ func heldKind(obj any) (string, bool) {
 		return "Namespace", true
 	case *podcache.Pod:
 		return "Pod", true
+	case *corev1.Node:
+		return "Node", true
+	case *corev1.PersistentVolume:
+		return "PersistentVolume", true
+	case *storagev1.StorageClass:
+		return "StorageClass", true
+	case *schedulingv1.PriorityClass:
+		return "PriorityClass", true
+	case *nodev1.RuntimeClass:
+		return "RuntimeClass", true
 	}
 	return "", false
 }
 
 // HeldKinds are the kinds (resources.Kind names) whose tenant objects HeldBytes bounds: the
-// kinds the syncer caches from a tenant and copies down. Not bounded: the cluster-scoped
-// kinds the syncer copies up into the tenant (Nodes, PersistentVolumes, StorageClasses,
-// PriorityClasses, RuntimeClasses) and its own Event copies (see the package documentation).
+// kinds the syncer caches from a tenant and copies down, and the cluster-scoped kinds it
+// watches in every tenant to keep its own objects there (Nodes: its vNodes; PersistentVolumes,
+// StorageClasses, PriorityClasses, RuntimeClasses: its upward copies), which a tenant can
+// create too. Not bounded: its own Event copies (see the package documentation).
 var HeldKinds = []string{"ConfigMap", "Secret", "Service", "ServiceAccount", "Endpoints", "EndpointSlice",
-	"PersistentVolumeClaim", "PodDisruptionBudget", "Ingress", "NetworkPolicy", "Namespace", "Pod"}
+	"PersistentVolumeClaim", "PodDisruptionBudget", "Ingress", "NetworkPolicy", "Namespace", "Pod",
+	"Node", "PersistentVolume", "StorageClass", "PriorityClass", "RuntimeClass"}
 
 // IsHeldKind reports whether HeldBytes bounds tenant objects of kind (HeldKinds).
 func IsHeldKind(kind string) bool { return slices.Contains(HeldKinds, kind) }
@@ -342,6 +357,17 @@ func isStub(obj any) bool {
 		m, bare = o, o.Bare()
 	case *corev1.Pod: // a cached Pod decoded (podcache.From)
 		m, bare = o, len(o.Spec.Containers) == 0 && len(o.Spec.InitContainers) == 0 && equality.Semantic.DeepEqual(o.Status, corev1.PodStatus{})
+	case *corev1.Node:
+		m, bare = o, equality.Semantic.DeepEqual(o.Spec, corev1.NodeSpec{}) && equality.Semantic.DeepEqual(o.Status, corev1.NodeStatus{})
+	case *corev1.PersistentVolume:
+		m, bare = o, equality.Semantic.DeepEqual(o.Spec, corev1.PersistentVolumeSpec{}) && equality.Semantic.DeepEqual(o.Status, corev1.PersistentVolumeStatus{})
+	case *storagev1.StorageClass:
+		m, bare = o, o.Provisioner == "" && len(o.Parameters) == 0 && o.ReclaimPolicy == nil && len(o.MountOptions) == 0 &&
+			o.AllowVolumeExpansion == nil && o.VolumeBindingMode == nil && len(o.AllowedTopologies) == 0
+	case *schedulingv1.PriorityClass:
+		m, bare = o, o.Value == 0 && !o.GlobalDefault && o.Description == "" && o.PreemptionPolicy == nil
+	case *nodev1.RuntimeClass:
+		m, bare = o, o.Handler == "" && o.Overhead == nil && o.Scheduling == nil
 	default:
 		return false
 	}
@@ -400,6 +426,16 @@ func stub(obj any, rule policy.Rule, size int64) any {
 			nodeName = p.Spec.NodeName
 		}
 		return podcache.NewBare(meta, nodeName)
+	case *corev1.Node:
+		return &corev1.Node{TypeMeta: o.TypeMeta, ObjectMeta: meta}
+	case *corev1.PersistentVolume:
+		return &corev1.PersistentVolume{TypeMeta: o.TypeMeta, ObjectMeta: meta}
+	case *storagev1.StorageClass:
+		return &storagev1.StorageClass{TypeMeta: o.TypeMeta, ObjectMeta: meta}
+	case *schedulingv1.PriorityClass:
+		return &schedulingv1.PriorityClass{TypeMeta: o.TypeMeta, ObjectMeta: meta}
+	case *nodev1.RuntimeClass:
+		return &nodev1.RuntimeClass{TypeMeta: o.TypeMeta, ObjectMeta: meta}
 	}
 	return obj
 }
