@@ -93,3 +93,11 @@ func CachedBytesDenial(l *tenancyv1alpha1.LimitsPolicy, what string, size, held 
 	return Deny(RuleCachedBytes, "%s (%d bytes) is not synced: the syncer holds %d bytes of the tenant's objects already and may hold %s (%d bytes); it is synced when others are deleted or shrink; a TenantPolicy's limits.maxCachedBytes allows more",
 		what, size, held, resource.NewQuantity(limit, resource.BinarySI).String(), limit)
 }
+
+// CachedObjectsDenial returns the denial (RuleCachedObjects) of an object that arrived while
+// the syncer held entries of the tenant's objects, limits.maxCachedObjects or more: the
+// syncer stops syncing the tenant until it has few enough.
+func CachedObjectsDenial(l *tenancyv1alpha1.LimitsPolicy, what string, entries int) *Denial {
+	return Deny(RuleCachedObjects, "%s is not synced: the syncer holds %d of the tenant's objects in its caches already and may hold %d (limits.maxCachedObjects); it stops syncing the tenant until it has at most that many objects; a TenantPolicy's limits.maxCachedObjects allows more",
+		what, entries, MaxCachedObjects(l))
+}

@@ -57,6 +57,9 @@ type HeldBytes struct {
 	held  map[HeldKey]heldEntry
 	total int64
 	out   map[HeldKey]HeldOut
+	// over is set once a new object would have taken the entries past
+	// limits.maxCachedObjects (Overflowed); it stays set: the Cluster is replaced.
+	over bool
 	// notify, when set, is called (without the lock) when objects start or stop being held
 	// out (the Tenant's WithinMemoryBound condition follows).
 	notify func()
@@ -67,6 +70,23 @@ func (h *HeldBytes) changed(outBefore, outAfter int) {
 	if h.notify != nil && (outBefore == 0) != (outAfter == 0) {
 		h.notify()
 	}
+}
+
+// Entries returns the number of the tenant's objects in the caches (HeldKinds), held in full
+// or as stubs: what limits.maxCachedObjects bounds.
+func (h *HeldBytes) Entries() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.held) + len(h.out)
+}
+
+// Overflowed reports whether an object arrived while the caches held limits.maxCachedObjects
+// of the tenant's objects already: the tenant's informers must be stopped (the Tenant
+// controller replaces the Cluster with one that waits until the tenant has few enough).
+func (h *HeldBytes) Overflowed() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.over
 }
 
 type heldEntry struct {
@@ -146,6 +166,9 @@ func (h *HeldBytes) Admit(l *tenancyv1alpha1.LimitsPolicy, obj any) any {
 	}
 	m := obj.(metav1.Object)
 	key := HeldKey{Kind: kind, Namespace: m.GetNamespace(), Name: m.GetName()}
+	if h.admitEntry(l, key, m) {
+		return stub(obj, policy.RuleCachedObjects, policy.ObjectBytes(obj))
+	}
 	if rule, size, ok := heldOutOf(m); ok && isStub(obj) {
 		h.mu.Lock()
 		before := len(h.out)
@@ -190,6 +213,33 @@ func (h *HeldBytes) Admit(l *tenancyv1alpha1.LimitsPolicy, obj any) any {
 	h.dropHeld(key)
 	h.recordOut(HeldOut{HeldKey: key, UID: m.GetUID(), ResourceVersion: m.GetResourceVersion(), Bytes: size, Rule: rule})
 	return stub(obj, rule, size)
+}
+
+// admitEntry applies limits.maxCachedObjects to the object m at key: it reports true (the
+// object is then recorded as held out, rule cachedObjects, and the caller caches a stub) when
+// m is a new entry and the caches hold the cap's number of the tenant's objects already; it
+// then marks the HeldBytes overflowed and notifies (once). An object already in the caches,
+// held or held out, keeps its entry.
+func (h *HeldBytes) admitEntry(l *tenancyv1alpha1.LimitsPolicy, key HeldKey, m metav1.Object) bool {
+	limit := policy.MaxCachedObjects(l)
+	h.mu.Lock()
+	_, held := h.held[key]
+	o, out := h.out[key]
+	if held || (out && o.Rule != policy.RuleCachedObjects) || limit < 0 || int64(len(h.held)+len(h.out)) < limit && !out {
+		h.mu.Unlock()
+		return false
+	}
+	first := !h.over
+	h.over = true
+	before := len(h.out)
+	h.recordOut(HeldOut{HeldKey: key, UID: m.GetUID(), ResourceVersion: m.GetResourceVersion(), Rule: policy.RuleCachedObjects})
+	after := len(h.out)
+	h.mu.Unlock()
+	h.changed(before, after)
+	if first && h.notify != nil && (before == 0) == (after == 0) {
+		h.notify()
+	}
+	return true
 }
 
 // dropHeld forgets key's held bytes. Call with the lock held.
@@ -299,6 +349,9 @@ func (h *HeldBytes) HeldOutDenial(l *tenancyv1alpha1.LimitsPolicy, obj metav1.Ob
 			return d
 		}
 	}
+	if rule == policy.RuleCachedObjects {
+		return policy.CachedObjectsDenial(l, what, h.Entries())
+	}
 	held, _ := h.Totals()
 	return policy.CachedBytesDenial(l, what, size, held)
 }
@@ -313,7 +366,7 @@ func heldOutOf(m metav1.Object) (policy.Rule, int64, bool) {
 	size, _ := strconv.ParseInt(n, 10, 64)
 	size = max(size, 0) // a tenant's forged value never lowers the bytes counted
 	switch policy.Rule(rule) {
-	case policy.RuleObjectSize, policy.RuleCachedBytes:
+	case policy.RuleObjectSize, policy.RuleCachedBytes, policy.RuleCachedObjects:
 		return policy.Rule(rule), size, true
 	}
 	return policy.RuleCachedBytes, size, true
