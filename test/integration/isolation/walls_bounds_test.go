@@ -31,6 +31,7 @@ func (s *suite) boundsWalls() []attackCase {
 		{"bounds-many-large-configmaps-syncer-heap", s.attackSyncerHeap},
 		{"bounds-other-kinds-syncer-memory", s.attackMemoryOtherKinds},
 		{"bounds-cluster-kinds-syncer-memory", s.attackMemoryClusterKinds},
+		{"bounds-many-tiny-objects-suspend-tenant", s.attackManyTinyObjects},
 	}
 }
 

@@ -10,7 +10,9 @@ import (
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	tenancyv1alpha1 "github.com/vcsyncer/syncer/pkg/apis/tenancy/v1alpha1"
@@ -115,4 +117,73 @@ func (s *suite) attackMemoryClusterKinds(t *testing.T) {
 		t.Errorf("the syncer holds %.0f bytes for tenant A, over its limits.maxCachedBytes %d", held, memCachedCap)
 	}
 	s.bPodRuns(t, "web-during-memkinds")
+}
+
+// attackManyTinyObjects: tenant A creates many tiny ConfigMaps, each far under every byte
+// cap, past limits.maxCachedObjects. The syncer stops watching A (Synced=False, reason
+// TooManyObjects; vcsyncer_tenant_suspended 1) instead of caching an entry for each; B's new
+// Pod still syncs; once A deletes them and its policy changes, A is synced again.
+func (s *suite) attackManyTinyObjects(t *testing.T) {
+	ctx := context.Background()
+	base := tenantGauge(cachedObjects, s.a.Name)
+	if base < 0 {
+		t.Fatalf("no %s for tenant A", cachedObjects)
+	}
+	limit := int32(base) + 100
+	tp := &tenancyv1alpha1.TenantPolicy{ObjectMeta: metav1.ObjectMeta{Name: "tenant-a-entries"},
+		Spec: tenancyv1alpha1.TenantPolicySpec{Limits: &tenancyv1alpha1.LimitsPolicy{MaxCachedObjects: &limit}}}
+	if err := s.c.Create(ctx, tp); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	s.setPolicyName(t, s.a.Name, tp.Name)
+	s.waitPolicy(t, s.a.Name, tp.Name)
+	const tiny = 300
+	defer func() {
+		for i := range tiny {
+			_ = s.a.Client.CoreV1().ConfigMaps(aNS).Delete(ctx, fmt.Sprintf("tiny-%03d", i), metav1.DeleteOptions{})
+		}
+		s.setPolicyName(t, s.a.Name, "")
+		_ = s.c.Delete(ctx, tp)
+		s.waitSynced(t, s.a.Name)
+	}()
+	for i := range tiny {
+		if _, err := s.a.Client.CoreV1().ConfigMaps(aNS).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("tiny-%03d", i)}},
+			metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			t.Fatal(err)
+		}
+	}
+	itest.Eventually(t, 2*maxWait, "tenant A suspended (Synced=False, TooManyObjects)", func(ctx context.Context) error {
+		var tn tenancyv1alpha1.Tenant
+		if err := s.c.Get(ctx, client.ObjectKey{Name: s.a.Name}, &tn); err != nil {
+			return err
+		}
+		c := meta.FindStatusCondition(tn.Status.Conditions, tenancyv1alpha1.ConditionSynced)
+		if c == nil || c.Reason != "TooManyObjects" {
+			return itest.Errorf("ATTACK ESCAPED: tenant A with %d more tiny ConfigMaps than its limits.maxCachedObjects %d: Synced %+v; %s %.0f",
+				tiny-100, limit, c, cachedObjects, tenantGauge(cachedObjects, s.a.Name))
+		}
+		if g := tenantGauge("vcsyncer_tenant_suspended", s.a.Name); g != 1 {
+			return itest.Errorf("vcsyncer_tenant_suspended = %v", g)
+		}
+		return nil
+	})
+	if got := tenantGauge(cachedObjects, s.a.Name); got > float64(limit) {
+		t.Errorf("the syncer holds %.0f entries for suspended tenant A, over limits.maxCachedObjects %d", got, limit)
+	}
+	s.bPodRuns(t, "web-during-entries")
+}
+
+// waitSynced waits until Tenant name has Synced=True.
+func (s *suite) waitSynced(t *testing.T, name string) {
+	t.Helper()
+	itest.Eventually(t, 3*maxWait, "Tenant "+name+" synced again", func(ctx context.Context) error {
+		var tn tenancyv1alpha1.Tenant
+		if err := s.c.Get(ctx, client.ObjectKey{Name: name}, &tn); err != nil {
+			return err
+		}
+		if c := meta.FindStatusCondition(tn.Status.Conditions, tenancyv1alpha1.ConditionSynced); c == nil || c.Status != metav1.ConditionTrue {
+			return itest.Errorf("Synced %+v", c)
+		}
+		return nil
+	})
 }
