@@ -16,7 +16,9 @@ import (
 
 // Wiring of the bound on the bytes the syncer holds per tenant (limits.maxObjectBytes over the
 // whole object, limits.maxCachedBytes in all; tenant.HeldBytes applies both in the tenant
-// informers' transform) for every kind in tenant.HeldKinds, all counted together. An object
+// informers' transform) for every kind in tenant.HeldKinds, all counted together (the
+// cluster-scoped kinds watched in every tenant included; Nodes are no synced kind: their
+// bytes are released by releaseNodesHandler and a readmitted vNode is left to pkg/vnode). An object
 // kept out is a stub in the tenant cache: its reconcile refuses it (PolicyDenied Event and
 // count, once per version; a Pod also gets PodScheduled=False), and it gets no super copy (one
 // synced before it grew is left as it was). Deleting a held object (releaseHeld) or a policy change

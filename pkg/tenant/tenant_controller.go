@@ -478,7 +478,7 @@ func setMemoryBoundStatus(t *tenancyv1alpha1.Tenant, h *HeldBytes, s State) {
 		return
 	}
 	setCondition(t, tenancyv1alpha1.ConditionWithinMemoryBound, metav1.ConditionTrue, ReasonWithinBound,
-		"the syncer holds every Secret and ConfigMap of the tenant")
+		"the syncer holds every object of the tenant it caches")
 }
 
 // isSuspended reports whether t's Synced condition says its sync is suspended.
