@@ -79,6 +79,10 @@ var (
 		"Bytes of the tenant's objects the syncer holds in its caches (every synced kind) (bounded by the TenantPolicy's limits.maxCachedBytes), by tenant.", []string{"tenant"}, nil)
 	tenantHeldOutDesc = prometheus.NewDesc(prometheus.BuildFQName(Namespace, "tenant", "held_out_objects"),
 		"The tenant's objects the syncer keeps out of its caches and does not sync (over limits.maxObjectBytes or limits.maxCachedBytes), by tenant; above 0 the tenant has reached its bound.", []string{"tenant"}, nil)
+	tenantCachedObjectsDesc = prometheus.NewDesc(prometheus.BuildFQName(Namespace, "tenant", "cached_objects"),
+		"The tenant's objects in the syncer's caches, held in full or as stubs (bounded by the TenantPolicy's limits.maxCachedObjects), by tenant.", []string{"tenant"}, nil)
+	tenantSuspendedDesc = prometheus.NewDesc(prometheus.BuildFQName(Namespace, "tenant", "suspended"),
+		"1 while the tenant's sync is suspended because it has more objects than limits.maxCachedObjects (the syncer does not watch it and counts again with backoff), 0 otherwise, by tenant.", []string{"tenant"}, nil)
 )
 
 func syncCollectors() []prometheus.Collector {
@@ -138,6 +142,10 @@ type TenantHealth struct {
 	// the number of them it keeps out (tenant.HeldBytes).
 	CachedBytes int64
 	HeldOut     int
+	// CachedObjects is the number of its objects in the syncer's caches (tenant.HeldBytes
+	// entries); Suspended is true while it has more than limits.maxCachedObjects.
+	CachedObjects int
+	Suspended     bool
 }
 
 // TenantHealthStats returns every registered tenant's health, by tenant name. Tenants it does
@@ -147,7 +155,8 @@ type TenantHealthStats func() map[string]TenantHealth
 var healthSource scrapeSource[TenantHealthStats]
 
 // RegisterTenantHealth sets the source of vcsyncer_tenant_connected, vcsyncer_tenant_synced,
-// vcsyncer_tenant_cached_bytes and vcsyncer_tenant_held_out_objects,
+// vcsyncer_tenant_cached_bytes, vcsyncer_tenant_held_out_objects,
+// vcsyncer_tenant_cached_objects and vcsyncer_tenant_suspended,
 // computed at scrape time (the last call wins).
 func RegisterTenantHealth(src TenantHealthStats) {
 	Register()
@@ -155,7 +164,7 @@ func RegisterTenantHealth(src TenantHealthStats) {
 }
 
 var tenantCollector = scrapeCollector[TenantHealthStats]{
-	descs: []*prometheus.Desc{tenantConnectedDesc, tenantSyncedDesc, tenantCachedBytesDesc, tenantHeldOutDesc},
+	descs: []*prometheus.Desc{tenantConnectedDesc, tenantSyncedDesc, tenantCachedBytesDesc, tenantHeldOutDesc, tenantCachedObjectsDesc, tenantSuspendedDesc},
 	src:   &healthSource,
 	collect: func(src TenantHealthStats, ch chan<- prometheus.Metric) {
 		for t, h := range src() {
@@ -163,6 +172,8 @@ var tenantCollector = scrapeCollector[TenantHealthStats]{
 			ch <- gauge(tenantSyncedDesc, b2f(h.Synced), t)
 			ch <- gauge(tenantCachedBytesDesc, float64(h.CachedBytes), t)
 			ch <- gauge(tenantHeldOutDesc, float64(h.HeldOut), t)
+			ch <- gauge(tenantCachedObjectsDesc, float64(h.CachedObjects), t)
+			ch <- gauge(tenantSuspendedDesc, b2f(h.Suspended), t)
 		}
 	},
 }

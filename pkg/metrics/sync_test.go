@@ -170,7 +170,7 @@ func TestBuildInfo(t *testing.T) {
 
 func TestTenantHealthFollowsSource(t *testing.T) {
 	healthSource.Set(func() map[string]TenantHealth {
-		return map[string]TenantHealth{"up": {Connected: true, Synced: true, CachedBytes: 1234, HeldOut: 2}, "down": {}}
+		return map[string]TenantHealth{"up": {Connected: true, Synced: true, CachedBytes: 1234, HeldOut: 2, CachedObjects: 7}, "down": {Suspended: true}}
 	})
 	values := map[string]float64{}
 	for _, mf := range gather(t, tenantCollector) {
@@ -179,6 +179,8 @@ func TestTenantHealthFollowsSource(t *testing.T) {
 		}
 	}
 	want := map[string]float64{
+		"vcsyncer_tenant_cached_objects/up": 7, "vcsyncer_tenant_cached_objects/down": 0,
+		"vcsyncer_tenant_suspended/up": 0, "vcsyncer_tenant_suspended/down": 1,
 		"vcsyncer_tenant_connected/up": 1, "vcsyncer_tenant_synced/up": 1,
 		"vcsyncer_tenant_connected/down": 0, "vcsyncer_tenant_synced/down": 0,
 		"vcsyncer_tenant_cached_bytes/up": 1234, "vcsyncer_tenant_held_out_objects/up": 2,

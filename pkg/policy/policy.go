@@ -194,6 +194,9 @@ func Builtin() tenancyv1alpha1.TenantPolicySpec {
 			MaxObjectBytes: ptr(resource.MustParse("512Ki")),
 			MaxObjects:     ptr(int32(20000)),
 			MaxCachedBytes: ptr(resource.MustParse("64Mi")),
+			// About 40 MB of stubs and cache bookkeeping beside maxCachedBytes; an ordinary
+			// large tenant has about 10000 objects (LimitsPolicy.MaxCachedObjects).
+			MaxCachedObjects: ptr(int32(40000)),
 		},
 		DisruptionBudgets: &tenancyv1alpha1.DisruptionBudgetPolicy{AllowBlocking: ptr(false), MaxBlockingSeconds: ptr(int32(0))}, // off: a budget holds drains as in the tenant
 	}

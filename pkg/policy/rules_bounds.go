@@ -12,6 +12,9 @@ const (
 	// RuleCachedBytes refuses a tenant object that would take the bytes of the tenant's
 	// objects held in the syncer's caches over limits.maxCachedBytes.
 	RuleCachedBytes Rule = "cachedBytes"
+	// RuleCachedObjects suspends the sync of a tenant that has more objects in the syncer's
+	// caches than limits.maxCachedObjects (tenant.HeldBytes counts them).
+	RuleCachedObjects Rule = "cachedObjects"
 )
 
 // sizer is an object that knows its protobuf-encoded size (every generated Kubernetes type).
@@ -65,6 +68,15 @@ func MaxCachedBytes(l *tenancyv1alpha1.LimitsPolicy) int64 {
 	return l.MaxCachedBytes.Value()
 }
 
+// MaxCachedObjects returns the policy's limits.maxCachedObjects, -1 when it sets none or a
+// negative value (no cap).
+func MaxCachedObjects(l *tenancyv1alpha1.LimitsPolicy) int64 {
+	if l == nil || l.MaxCachedObjects == nil || *l.MaxCachedObjects < 0 {
+		return -1
+	}
+	return int64(*l.MaxCachedObjects)
+}
+
 // MaxObjectBytes returns the policy's limits.maxObjectBytes in bytes, -1 when it sets none.
 func MaxObjectBytes(l *tenancyv1alpha1.LimitsPolicy) int64 {
 	if l == nil || l.MaxObjectBytes == nil {
@@ -80,4 +92,12 @@ func CachedBytesDenial(l *tenancyv1alpha1.LimitsPolicy, what string, size, held 
 	limit := MaxCachedBytes(l)
 	return Deny(RuleCachedBytes, "%s (%d bytes) is not synced: the syncer holds %d bytes of the tenant's objects already and may hold %s (%d bytes); it is synced when others are deleted or shrink; a TenantPolicy's limits.maxCachedBytes allows more",
 		what, size, held, resource.NewQuantity(limit, resource.BinarySI).String(), limit)
+}
+
+// CachedObjectsDenial returns the denial (RuleCachedObjects) of an object that arrived while
+// the syncer held entries of the tenant's objects, limits.maxCachedObjects or more: the
+// syncer stops syncing the tenant until it has few enough.
+func CachedObjectsDenial(l *tenancyv1alpha1.LimitsPolicy, what string, entries int) *Denial {
+	return Deny(RuleCachedObjects, "%s is not synced: the syncer holds %d of the tenant's objects in its caches already and may hold %d (limits.maxCachedObjects); it stops syncing the tenant until it has at most that many objects; a TenantPolicy's limits.maxCachedObjects allows more",
+		what, entries, MaxCachedObjects(l))
 }

@@ -32,6 +32,11 @@ func (s *Syncer) ClusterStarting(c *tenant.Cluster) {
 		// An error means the informer has stopped, i.e. the Cluster is stopping already.
 		_ = c.AddEventHandler(inf, s.tenantHandler(c, kind))
 	}
+	if _, ok := s.resources[resources.KindPod]; ok {
+		// The Pod kind caches the tenant's Nodes (vNodes are looked up there); their bytes are
+		// held like a synced kind's (tenant.HeldKinds) and released on deletion here.
+		_, _ = c.Informers.Core().V1().Nodes().Informer().AddEventHandler(s.releaseNodesHandler(c))
+	}
 	s.vnodes.ClusterStarting(c)
 	s.trackPods(c) // Pod-creation phase metrics
 	// Last, when every informer of the tenant exists (they start after this hook): the

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/cache"
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/vcsyncer/syncer/pkg/resources"
@@ -15,7 +16,9 @@ import (
 
 // Wiring of the bound on the bytes the syncer holds per tenant (limits.maxObjectBytes over the
 // whole object, limits.maxCachedBytes in all; tenant.HeldBytes applies both in the tenant
-// informers' transform) for every kind in tenant.HeldKinds, all counted together. An object
+// informers' transform) for every kind in tenant.HeldKinds, all counted together (the
+// cluster-scoped kinds watched in every tenant included; Nodes are no synced kind: their
+// bytes are released by releaseNodesHandler and a readmitted vNode is left to pkg/vnode). An object
 // kept out is a stub in the tenant cache: its reconcile refuses it (PolicyDenied Event and
 // count, once per version; a Pod also gets PodScheduled=False), and it gets no super copy (one
 // synced before it grew is left as it was). Deleting a held object (releaseHeld) or a policy change
@@ -95,7 +98,7 @@ func (s *Syncer) readmitOnce(c *tenant.Cluster) bool {
 			return false
 		}
 		kind := resources.Kind(o.Kind)
-		r, ok := s.resources[kind]
+		inf, ok := s.tenantHeldInformer(c, kind)
 		if !ok {
 			continue
 		}
@@ -108,11 +111,14 @@ func (s *Syncer) readmitOnce(c *tenant.Cluster) bool {
 			}
 			continue // gone (its delete event releases it), or re-created (its events handle it)
 		}
-		idx := r.TenantInformer(c).GetIndexer()
+		idx := inf.GetIndexer()
 		if !c.ReadmitHeldOut(o, full, idx.Update) {
 			continue // a newer version is in the cache or on its way, or no room after all
 		}
 		done++
+		if kind == kindNode {
+			continue // the tenant's vNode loop reads its vNodes from the cache on every tick
+		}
 		resources.Admitted(c, kind, o.Namespace, o.Name)
 		req := resources.Request{Tenant: c.Name, Kind: kind, Namespace: o.Namespace, Name: o.Name}
 		s.enqueue(s.down, req, true)
@@ -124,6 +130,37 @@ func (s *Syncer) readmitOnce(c *tenant.Cluster) bool {
 		}
 	}
 	return len(fitting) == readmitBatch && done > 0
+}
+
+// kindNode is the name tenant.HeldBytes gives tenant Nodes (the syncer's vNodes, and any the
+// tenant creates): not a synced kind, but cached (pkg/vnode) and bounded like one.
+const kindNode resources.Kind = "Node"
+
+// tenantHeldInformer returns tenant c's informer of kind (one of tenant.HeldKinds), false when
+// the syncer does not watch kind.
+func (s *Syncer) tenantHeldInformer(c *tenant.Cluster, kind resources.Kind) (cache.SharedIndexInformer, bool) {
+	if kind == kindNode {
+		if _, ok := s.resources[resources.KindPod]; !ok {
+			return nil, false
+		}
+		return c.Informers.Core().V1().Nodes().Informer(), true
+	}
+	r, ok := s.resources[kind]
+	if !ok {
+		return nil, false
+	}
+	return r.TenantInformer(c), true
+}
+
+// releaseNodesHandler releases the bytes held for tenant c's deleted Nodes (the syncer's
+// vNodes and the tenant's own): Nodes are no synced kind, so no tenantHandler does it.
+func (s *Syncer) releaseNodesHandler(c *tenant.Cluster) cache.ResourceEventHandler {
+	return cache.ResourceEventHandlerFuncs{DeleteFunc: func(obj any) {
+		if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+			obj = d.Obj
+		}
+		s.releaseHeld(c, kindNode, obj)
+	}}
 }
 
 // readTenantObject reads tenant object ns/name of kind (one of tenant.HeldKinds) from tenant
@@ -157,6 +194,16 @@ func readTenantObject(ctx context.Context, c *tenant.Cluster, kind resources.Kin
 		obj, err = cs.CoreV1().Namespaces().Get(ctx, name, opts)
 	case resources.KindPod:
 		obj, err = cs.CoreV1().Pods(ns).Get(ctx, name, opts)
+	case kindNode:
+		obj, err = cs.CoreV1().Nodes().Get(ctx, name, opts)
+	case resources.KindPersistentVolume:
+		obj, err = cs.CoreV1().PersistentVolumes().Get(ctx, name, opts)
+	case resources.KindStorageClass:
+		obj, err = cs.StorageV1().StorageClasses().Get(ctx, name, opts)
+	case resources.KindPriorityClass:
+		obj, err = cs.SchedulingV1().PriorityClasses().Get(ctx, name, opts)
+	case resources.KindRuntimeClass:
+		obj, err = cs.NodeV1().RuntimeClasses().Get(ctx, name, opts)
 	default:
 		return nil, fmt.Errorf("kind %s is not bounded by the bytes held", kind)
 	}

@@ -86,7 +86,8 @@ func (s *Syncer) tenantHealth() map[string]metrics.TenantHealth {
 		if c, ok := s.registry.Get(name); ok {
 			st := c.State()
 			held, heldOut := c.Held.Totals()
-			out[name] = metrics.TenantHealth{Connected: st.Connected, Synced: st.Synced, CachedBytes: held, HeldOut: heldOut}
+			out[name] = metrics.TenantHealth{Connected: st.Connected, Synced: st.Synced, CachedBytes: held, HeldOut: heldOut,
+				CachedObjects: c.Held.Entries(), Suspended: st.Suspended}
 		}
 	}
 	return out

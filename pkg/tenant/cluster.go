@@ -50,6 +50,12 @@ type State struct {
 	LastReason string
 	// Stopped is true after Stop.
 	Stopped bool
+	// Suspended is true while the tenant has more objects than limits.maxCachedObjects: its
+	// informers do not run (see waitWithinObjectBound). Objects is the last count, ObjectLimit
+	// the cap it was over.
+	Suspended   bool
+	Objects     int64
+	ObjectLimit int64
 }
 
 // Cluster is the syncer's live connection to one tenant control plane.
@@ -79,6 +85,11 @@ type Cluster struct {
 	Held HeldBytes
 	// transformMu serialises the informers' transform with ReadmitHeldOut's cache writes.
 	transformMu sync.Mutex
+	// suspend, when its delay is set, makes the Cluster wait before it counts the tenant's
+	// objects (it replaces one whose caches overflowed limits.maxCachedObjects).
+	suspend suspension
+	// recount wakes a suspended Cluster to count the tenant's objects again (a policy change).
+	recount chan struct{}
 
 	kubeconfigHash string
 	probeInterval  time.Duration
@@ -201,6 +212,7 @@ func newCluster(name, uid string, cfg *rest.Config, hash string, weight int32, r
 	c.Name, c.UID, c.Client, c.Informers, c.APIServerHost, c.APIServerPort = name, uid, cs, f, host, port
 	c.Recorder, c.events = rec, rec
 	c.kubeconfigHash, c.probeInterval, c.notify, c.weight, c.done = hash, 10*time.Second, notify, weight, make(chan struct{})
+	c.recount = make(chan struct{}, 1)
 	if notify != nil {
 		c.Held.notify = func() { notify(name) }
 	}
@@ -422,6 +434,11 @@ func (c *Cluster) run(ctx context.Context, hooks Hooks) {
 		}
 	}
 	c.update(func(s *State) { s.Connected, s.LastError, s.LastReason = true, "", "" })
+	// Before any informer lists: a tenant with more objects than limits.maxCachedObjects
+	// waits here, and its objects never reach the syncer's memory.
+	if !c.waitWithinObjectBound(ctx) {
+		return
+	}
 	hooks.ClusterStarting(c)
 	c.Informers.StartWithContext(ctx)
 	if !c.waitForSync(ctx) {
@@ -577,8 +594,15 @@ func parseServiceCIDRs(cidrs []string) ([]netip.Prefix, error) {
 // from the previous one.
 func (c *Cluster) SetPolicy(p *policy.Effective) bool {
 	old := c.pol.Swap(p)
+	changed := old != nil // the first policy, set before the Cluster starts, is no change
 	if old == nil {
 		old = policy.Default()
+	}
+	if changed && old.Generation != p.Generation && c.recount != nil {
+		select { // a suspended tenant is counted again at once (the cap may have been raised)
+		case c.recount <- struct{}{}:
+		default:
+		}
 	}
 	return old.Generation != p.Generation
 }

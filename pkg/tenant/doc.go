@@ -23,15 +23,38 @@
 // memory is bounded there: their transform (Cluster.transform: TrimTenantObject, then
 // HeldBytes.Admit) caches an object of a synced kind (HeldKinds: Secrets, ConfigMaps,
 // Services, ServiceAccounts, Endpoints, EndpointSlices, claims, PodDisruptionBudgets,
-// Ingresses, NetworkPolicies, Namespaces and Pods, a Pod in its compact form) in full only
+// Ingresses, NetworkPolicies, Namespaces and Pods, a Pod in its compact form, and the
+// cluster-scoped kinds the syncer watches in every tenant to keep its own objects there:
+// Nodes, PersistentVolumes, StorageClasses, PriorityClasses, RuntimeClasses) in full only
 // while its whole size fits the policy's limits.maxObjectBytes and the sum held for all those
 // kinds together fits limits.maxCachedBytes; any other is cached as a stub of the same type
 // (name, UID, resourceVersion, timestamps, AnnotationHeldOut; a Pod's spec.nodeName) that its
 // reconcile refuses. The checkpoints copy these caches, stubs included. The Tenant's
-// WithinMemoryBound condition is False while stubs exist. Not bounded: the cluster-scoped
-// kinds the syncer copies up into the tenant (vNodes, PersistentVolumes, StorageClasses,
-// PriorityClasses, RuntimeClasses: their upward writers read the cached objects) and the
-// syncer's own Event copies.
+// WithinMemoryBound condition is False while stubs exist. A stub of a cluster-scoped kind is
+// treated as an object the syncer does not own (a vNode stub gets no heartbeat and binds no
+// Pod; a class stub is never replaced; a PV stub refuses nothing): the harm of reaching the
+// bound stays with the tenant that reached it. Not bounded by bytes: the syncer's own Event
+// copies.
+//
+// The number of entries is bounded too (limits.maxCachedObjects; objectbound.go): a stub is
+// about 200 bytes, so beyond the byte caps a tenant could still add entries by the million.
+// HeldBytes counts the entries of every kind above, held or stubs. Past the cap an informer
+// cannot leave an object out (it would lose track of its updates and deletes), so the tenant
+// is not watched at all: before a Cluster starts its informers it counts the tenant's objects
+// with one LIST ?limit=1 per kind (items plus the apiserver's remainingItemCount: no object is
+// decoded beyond the first of each kind) and, while they are over the cap, stays Suspended
+// (Tenant Synced=False and WithinMemoryBound=False with reason TooManyObjects, phase
+// Suspended, a Warning Event, gauge vcsyncer_tenant_suspended), counting again after 30 s
+// doubling to 10 min, or at once when its policy changes. A running Cluster whose caches take
+// a new object at the cap caches it as a stub and marks HeldBytes overflowed; the Tenant
+// controller then replaces the Cluster (the old caches are dropped) with one that waits the
+// tenant's next delay before it counts (Registry.nextSuspendDelay: 30 s doubling to 10 min,
+// forgotten when the Tenant is removed), so a tenant hovering at the cap costs one full list
+// per delay at most. Other tenants are untouched: each Cluster waits in its own goroutine and
+// the super-cluster objects of the suspended tenant are kept. What is left: between the count
+// and the informers' first list a tenant can still create objects, and that first list is
+// held in memory whole before the transform sees it; the count skips kinds the syncer may not
+// list and, where the apiserver gives no remainingItemCount, counts the returned item only.
 //
 // # Implementation considerations
 //

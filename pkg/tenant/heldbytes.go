@@ -11,7 +11,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	networkingv1 "k8s.io/api/networking/v1"
+	nodev1 "k8s.io/api/node/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -54,6 +57,9 @@ type HeldBytes struct {
 	held  map[HeldKey]heldEntry
 	total int64
 	out   map[HeldKey]HeldOut
+	// over is set once a new object would have taken the entries past
+	// limits.maxCachedObjects (Overflowed); it stays set: the Cluster is replaced.
+	over bool
 	// notify, when set, is called (without the lock) when objects start or stop being held
 	// out (the Tenant's WithinMemoryBound condition follows).
 	notify func()
@@ -64,6 +70,23 @@ func (h *HeldBytes) changed(outBefore, outAfter int) {
 	if h.notify != nil && (outBefore == 0) != (outAfter == 0) {
 		h.notify()
 	}
+}
+
+// Entries returns the number of the tenant's objects in the caches (HeldKinds), held in full
+// or as stubs: what limits.maxCachedObjects bounds.
+func (h *HeldBytes) Entries() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.held) + len(h.out)
+}
+
+// Overflowed reports whether an object arrived while the caches held limits.maxCachedObjects
+// of the tenant's objects already: the tenant's informers must be stopped (the Tenant
+// controller replaces the Cluster with one that waits until the tenant has few enough).
+func (h *HeldBytes) Overflowed() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.over
 }
 
 type heldEntry struct {
@@ -100,16 +123,28 @@ func heldKind(obj any) (string, bool) {
 		return "Namespace", true
 	case *podcache.Pod:
 		return "Pod", true
+	case *corev1.Node:
+		return "Node", true
+	case *corev1.PersistentVolume:
+		return "PersistentVolume", true
+	case *storagev1.StorageClass:
+		return "StorageClass", true
+	case *schedulingv1.PriorityClass:
+		return "PriorityClass", true
+	case *nodev1.RuntimeClass:
+		return "RuntimeClass", true
 	}
 	return "", false
 }
 
 // HeldKinds are the kinds (resources.Kind names) whose tenant objects HeldBytes bounds: the
-// kinds the syncer caches from a tenant and copies down. Not bounded: the cluster-scoped
-// kinds the syncer copies up into the tenant (Nodes, PersistentVolumes, StorageClasses,
-// PriorityClasses, RuntimeClasses) and its own Event copies (see the package documentation).
+// kinds the syncer caches from a tenant and copies down, and the cluster-scoped kinds it
+// watches in every tenant to keep its own objects there (Nodes: its vNodes; PersistentVolumes,
+// StorageClasses, PriorityClasses, RuntimeClasses: its upward copies), which a tenant can
+// create too. Not bounded: its own Event copies (see the package documentation).
 var HeldKinds = []string{"ConfigMap", "Secret", "Service", "ServiceAccount", "Endpoints", "EndpointSlice",
-	"PersistentVolumeClaim", "PodDisruptionBudget", "Ingress", "NetworkPolicy", "Namespace", "Pod"}
+	"PersistentVolumeClaim", "PodDisruptionBudget", "Ingress", "NetworkPolicy", "Namespace", "Pod",
+	"Node", "PersistentVolume", "StorageClass", "PriorityClass", "RuntimeClass"}
 
 // IsHeldKind reports whether HeldBytes bounds tenant objects of kind (HeldKinds).
 func IsHeldKind(kind string) bool { return slices.Contains(HeldKinds, kind) }
@@ -131,6 +166,9 @@ func (h *HeldBytes) Admit(l *tenancyv1alpha1.LimitsPolicy, obj any) any {
 	}
 	m := obj.(metav1.Object)
 	key := HeldKey{Kind: kind, Namespace: m.GetNamespace(), Name: m.GetName()}
+	if h.admitEntry(l, key, m) {
+		return stub(obj, policy.RuleCachedObjects, policy.ObjectBytes(obj))
+	}
 	if rule, size, ok := heldOutOf(m); ok && isStub(obj) {
 		h.mu.Lock()
 		before := len(h.out)
@@ -175,6 +213,33 @@ func (h *HeldBytes) Admit(l *tenancyv1alpha1.LimitsPolicy, obj any) any {
 	h.dropHeld(key)
 	h.recordOut(HeldOut{HeldKey: key, UID: m.GetUID(), ResourceVersion: m.GetResourceVersion(), Bytes: size, Rule: rule})
 	return stub(obj, rule, size)
+}
+
+// admitEntry applies limits.maxCachedObjects to the object m at key: it reports true (the
+// object is then recorded as held out, rule cachedObjects, and the caller caches a stub) when
+// m is a new entry and the caches hold the cap's number of the tenant's objects already; it
+// then marks the HeldBytes overflowed and notifies (once). An object already in the caches,
+// held or held out, keeps its entry.
+func (h *HeldBytes) admitEntry(l *tenancyv1alpha1.LimitsPolicy, key HeldKey, m metav1.Object) bool {
+	limit := policy.MaxCachedObjects(l)
+	h.mu.Lock()
+	_, held := h.held[key]
+	o, out := h.out[key]
+	if held || (out && o.Rule != policy.RuleCachedObjects) || limit < 0 || int64(len(h.held)+len(h.out)) < limit && !out {
+		h.mu.Unlock()
+		return false
+	}
+	first := !h.over
+	h.over = true
+	before := len(h.out)
+	h.recordOut(HeldOut{HeldKey: key, UID: m.GetUID(), ResourceVersion: m.GetResourceVersion(), Rule: policy.RuleCachedObjects})
+	after := len(h.out)
+	h.mu.Unlock()
+	h.changed(before, after)
+	if first && h.notify != nil && (before == 0) == (after == 0) {
+		h.notify()
+	}
+	return true
 }
 
 // dropHeld forgets key's held bytes. Call with the lock held.
@@ -284,6 +349,9 @@ func (h *HeldBytes) HeldOutDenial(l *tenancyv1alpha1.LimitsPolicy, obj metav1.Ob
 			return d
 		}
 	}
+	if rule == policy.RuleCachedObjects {
+		return policy.CachedObjectsDenial(l, what, h.Entries())
+	}
 	held, _ := h.Totals()
 	return policy.CachedBytesDenial(l, what, size, held)
 }
@@ -298,7 +366,7 @@ func heldOutOf(m metav1.Object) (policy.Rule, int64, bool) {
 	size, _ := strconv.ParseInt(n, 10, 64)
 	size = max(size, 0) // a tenant's forged value never lowers the bytes counted
 	switch policy.Rule(rule) {
-	case policy.RuleObjectSize, policy.RuleCachedBytes:
+	case policy.RuleObjectSize, policy.RuleCachedBytes, policy.RuleCachedObjects:
 		return policy.Rule(rule), size, true
 	}
 	return policy.RuleCachedBytes, size, true
@@ -342,6 +410,17 @@ func isStub(obj any) bool {
 		m, bare = o, o.Bare()
 	case *corev1.Pod: // a cached Pod decoded (podcache.From)
 		m, bare = o, len(o.Spec.Containers) == 0 && len(o.Spec.InitContainers) == 0 && equality.Semantic.DeepEqual(o.Status, corev1.PodStatus{})
+	case *corev1.Node:
+		m, bare = o, equality.Semantic.DeepEqual(o.Spec, corev1.NodeSpec{}) && equality.Semantic.DeepEqual(o.Status, corev1.NodeStatus{})
+	case *corev1.PersistentVolume:
+		m, bare = o, equality.Semantic.DeepEqual(o.Spec, corev1.PersistentVolumeSpec{}) && equality.Semantic.DeepEqual(o.Status, corev1.PersistentVolumeStatus{})
+	case *storagev1.StorageClass:
+		m, bare = o, o.Provisioner == "" && len(o.Parameters) == 0 && o.ReclaimPolicy == nil && len(o.MountOptions) == 0 &&
+			o.AllowVolumeExpansion == nil && o.VolumeBindingMode == nil && len(o.AllowedTopologies) == 0
+	case *schedulingv1.PriorityClass:
+		m, bare = o, o.Value == 0 && !o.GlobalDefault && o.Description == "" && o.PreemptionPolicy == nil
+	case *nodev1.RuntimeClass:
+		m, bare = o, o.Handler == "" && o.Overhead == nil && o.Scheduling == nil
 	default:
 		return false
 	}
@@ -400,6 +479,16 @@ func stub(obj any, rule policy.Rule, size int64) any {
 			nodeName = p.Spec.NodeName
 		}
 		return podcache.NewBare(meta, nodeName)
+	case *corev1.Node:
+		return &corev1.Node{TypeMeta: o.TypeMeta, ObjectMeta: meta}
+	case *corev1.PersistentVolume:
+		return &corev1.PersistentVolume{TypeMeta: o.TypeMeta, ObjectMeta: meta}
+	case *storagev1.StorageClass:
+		return &storagev1.StorageClass{TypeMeta: o.TypeMeta, ObjectMeta: meta}
+	case *schedulingv1.PriorityClass:
+		return &schedulingv1.PriorityClass{TypeMeta: o.TypeMeta, ObjectMeta: meta}
+	case *nodev1.RuntimeClass:
+		return &nodev1.RuntimeClass{TypeMeta: o.TypeMeta, ObjectMeta: meta}
 	}
 	return obj
 }

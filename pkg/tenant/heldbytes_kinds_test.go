@@ -7,7 +7,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	networkingv1 "k8s.io/api/networking/v1"
+	nodev1 "k8s.io/api/node/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -35,7 +38,22 @@ func kindObjects(t *testing.T, name string, n int) map[string]any {
 	}
 	nsMeta := meta()
 	nsMeta.Namespace = ""
+	cluster := func() metav1.ObjectMeta { m := meta(); m.Namespace = ""; return m }
+	retain, immediate, lower := corev1.PersistentVolumeReclaimRetain, storagev1.VolumeBindingImmediate, corev1.PreemptLowerPriority
 	return map[string]any{
+		// The cluster-scoped kinds the syncer watches in every tenant, which a tenant can
+		// create too.
+		"Node": &corev1.Node{ObjectMeta: cluster(), Spec: corev1.NodeSpec{Unschedulable: true},
+			Status: corev1.NodeStatus{Capacity: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("4")}}},
+		"PersistentVolume": &corev1.PersistentVolume{ObjectMeta: cluster(), Spec: corev1.PersistentVolumeSpec{
+			Capacity:               corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")},
+			AccessModes:            []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+			PersistentVolumeSource: corev1.PersistentVolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/x"}},
+		}, Status: corev1.PersistentVolumeStatus{Phase: corev1.VolumeAvailable}},
+		"StorageClass":  &storagev1.StorageClass{ObjectMeta: cluster(), Provisioner: "example.com/p", ReclaimPolicy: &retain, VolumeBindingMode: &immediate},
+		"PriorityClass": &schedulingv1.PriorityClass{ObjectMeta: cluster(), Value: 0, PreemptionPolicy: &lower},
+		"RuntimeClass":  &nodev1.RuntimeClass{ObjectMeta: cluster(), Handler: "runc"},
+
 		"ConfigMap":      &corev1.ConfigMap{ObjectMeta: meta(), Data: map[string]string{"a": "b"}},
 		"Secret":         &corev1.Secret{ObjectMeta: meta(), Type: corev1.SecretTypeOpaque, Data: map[string][]byte{"a": []byte("b")}},
 		"Service":        &corev1.Service{ObjectMeta: meta(), Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeClusterIP, Ports: []corev1.ServicePort{{Port: 80}}}},
@@ -147,7 +165,8 @@ func TestHeldBytesCountsEveryKindTogether(t *testing.T) {
 // and they are held in full).
 func TestStubShapeIsNotAFullObject(t *testing.T) {
 	l := heldLimits("1Mi")
-	for _, kind := range []string{"Service", "EndpointSlice", "PersistentVolumeClaim", "Ingress", "NetworkPolicy", "Namespace", "Pod"} {
+	for _, kind := range []string{"Service", "EndpointSlice", "PersistentVolumeClaim", "Ingress", "NetworkPolicy", "Namespace", "Pod",
+		"PersistentVolume", "StorageClass", "PriorityClass", "RuntimeClass"} {
 		obj := kindObjects(t, "forged", 10)[kind]
 		m := obj.(metav1.Object)
 		m.SetLabels(nil)

@@ -121,7 +121,7 @@ func TestMemoryBoundCondition(t *testing.T) {
 	notified := 0
 	h := HeldBytes{notify: func() { notified++ }}
 	tn := &tenancyv1alpha1.Tenant{}
-	setMemoryBoundStatus(tn, &h)
+	setMemoryBoundStatus(tn, &h, State{})
 	if c := meta.FindStatusCondition(tn.Status.Conditions, tenancyv1alpha1.ConditionWithinMemoryBound); c == nil || c.Status != metav1.ConditionTrue {
 		t.Fatalf("condition %+v, want True", c)
 	}
@@ -132,7 +132,7 @@ func TestMemoryBoundCondition(t *testing.T) {
 	if notified != 1 {
 		t.Errorf("%d notifications after objects were held out, want 1", notified)
 	}
-	setMemoryBoundStatus(tn, &h)
+	setMemoryBoundStatus(tn, &h, State{})
 	if c := meta.FindStatusCondition(tn.Status.Conditions, tenancyv1alpha1.ConditionWithinMemoryBound); c == nil || c.Status != metav1.ConditionFalse || c.Reason != ReasonMemoryBoundReached {
 		t.Fatalf("condition %+v, want False MemoryBoundReached", c)
 	}
@@ -141,7 +141,7 @@ func TestMemoryBoundCondition(t *testing.T) {
 	if notified != 2 {
 		t.Errorf("%d notifications after none is held out, want 2", notified)
 	}
-	setMemoryBoundStatus(tn, &h)
+	setMemoryBoundStatus(tn, &h, State{})
 	if c := meta.FindStatusCondition(tn.Status.Conditions, tenancyv1alpha1.ConditionWithinMemoryBound); c == nil || c.Status != metav1.ConditionTrue {
 		t.Fatalf("condition %+v, want True again", c)
 	}

@@ -48,6 +48,27 @@ type Registry struct {
 	// ranges are every known Tenant's spec.serviceCIDRs, whether it runs here or not (with
 	// sharding, on another replica).
 	ranges map[string][]netip.Prefix
+	// suspendDelays are, per tenant, the wait before the objects of a tenant whose caches
+	// overflowed limits.maxCachedObjects are counted again (nextSuspendDelay).
+	suspendDelays map[string]time.Duration
+}
+
+// nextSuspendDelay returns how long the Cluster replacing the named tenant's overflowed one
+// waits before it counts the tenant's objects again: suspendBackoff's first step, then twice
+// the previous wait, up to its cap. It is forgotten when the tenant is removed, so a tenant
+// whose object count keeps crossing the cap costs one full list of its objects per wait at most.
+func (r *Registry) nextSuspendDelay(name string) time.Duration {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.suspendDelays == nil {
+		r.suspendDelays = map[string]time.Duration{}
+	}
+	d := suspendBackoff.Duration
+	if prev, ok := r.suspendDelays[name]; ok {
+		d = min(time.Duration(float64(prev)*suspendBackoff.Factor), suspendBackoff.Cap)
+	}
+	r.suspendDelays[name] = d
+	return d
 }
 
 // NewRegistry returns an empty Registry. Clusters started by it live until ctx is done or
@@ -147,6 +168,7 @@ func (r *Registry) remove(name string) {
 	r.mu.Lock()
 	c, ok := r.clusters[name]
 	delete(r.clusters, name)
+	delete(r.suspendDelays, name)
 	r.mu.Unlock()
 	if ok {
 		c.stop()

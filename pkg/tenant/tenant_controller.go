@@ -60,6 +60,9 @@ const (
 	// syncer's memory (HeldBytes); ReasonWithinBound: none are.
 	ReasonMemoryBoundReached = "MemoryBoundReached"
 	ReasonWithinBound        = "WithinBound"
+	// ReasonTooManyObjects: the tenant has more objects than limits.maxCachedObjects; its
+	// sync is suspended (Synced=False, WithinMemoryBound=False, a Warning Event).
+	ReasonTooManyObjects = "TooManyObjects"
 )
 
 // ReasonInlineCredentialsRequired is the KubeconfigValid=False reason (and Warning Event
@@ -295,7 +298,8 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, t *tenancyv1alpha1.Ten
 		return reconcile.Result{}, err
 	}
 	c, running := r.Registry.Get(t.Name)
-	if !running || c.kubeconfigHash != hash || c.UID != string(t.UID) {
+	overflowed := running && c.Held.Overflowed()
+	if !running || c.kubeconfigHash != hash || c.UID != string(t.UID) || overflowed {
 		nc, err := newCluster(t.Name, string(t.UID), cfg, hash, t.EffectiveWeight(), r.Registry.RequestTimeout, r.Notify, r.Registry.NewInformers)
 		if err != nil {
 			setCondition(t, tenancyv1alpha1.ConditionKubeconfigValid, metav1.ConditionFalse, ReasonInvalidKubeconfig, err.Error())
@@ -305,7 +309,13 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, t *tenancyv1alpha1.Ten
 		nc.SetPolicy(pol)                           // before it starts: its first sync already follows the policy
 		_ = nc.SetServiceCIDRs(t.Spec.ServiceCIDRs) // likewise; an error is logged below
 		_ = nc.SetKubeletClientCA(t.Spec.KubeletClientCA)
-		if running {
+		switch {
+		case overflowed:
+			// The caches took more of the tenant's objects than limits.maxCachedObjects: they
+			// are dropped with the old Cluster, and the new one waits before it counts again.
+			nc.suspend = suspension{delay: r.Registry.nextSuspendDelay(t.Name), objects: int64(c.Held.Entries())}
+			ctrl.LoggerFrom(ctx).Info("Restarting tenant connection", "reason", "too many objects", "objects", nc.suspend.objects)
+		case running:
 			ctrl.LoggerFrom(ctx).Info("Restarting tenant connection", "reason", "kubeconfig changed")
 		}
 		r.Registry.put(nc)
@@ -323,8 +333,12 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, t *tenancyv1alpha1.Ten
 		r.Registry.policyChanged(c)
 	}
 
+	wasSuspended := isSuspended(t)
 	setConnectionStatus(t, c.State())
-	setMemoryBoundStatus(t, &c.Held)
+	setMemoryBoundStatus(t, &c.Held, c.State())
+	if s := c.State(); s.Suspended && !wasSuspended {
+		r.Recorder.Event(t, corev1.EventTypeWarning, ReasonTooManyObjects, suspendedMessage(s))
+	}
 	// Clusters notify on change; this periodic requeue is a safety net for missed notifications.
 	return reconcile.Result{RequeueAfter: time.Minute}, nil
 }
@@ -440,6 +454,8 @@ func setConnectionStatus(t *tenancyv1alpha1.Tenant, s State) {
 	switch {
 	case failed:
 		setCondition(t, tenancyv1alpha1.ConditionSynced, metav1.ConditionFalse, reason, notSyncingMessage(reason, s.Synced))
+	case s.Suspended:
+		setCondition(t, tenancyv1alpha1.ConditionSynced, metav1.ConditionFalse, ReasonTooManyObjects, suspendedMessage(s))
 	case s.Synced:
 		setCondition(t, tenancyv1alpha1.ConditionSynced, metav1.ConditionTrue, ReasonCachesSynced, "caches synced; objects are being synced")
 	default:
@@ -452,14 +468,30 @@ func setConnectionStatus(t *tenancyv1alpha1.Tenant, s State) {
 // (reason MemoryBoundReached) while objects are held out. The message names no live counts, so
 // the status is written only when the condition changes; vcsyncer_tenant_cached_bytes and
 // vcsyncer_tenant_held_out_objects give the figures.
-func setMemoryBoundStatus(t *tenancyv1alpha1.Tenant, h *HeldBytes) {
+func setMemoryBoundStatus(t *tenancyv1alpha1.Tenant, h *HeldBytes, s State) {
+	if s.Suspended {
+		setCondition(t, tenancyv1alpha1.ConditionWithinMemoryBound, metav1.ConditionFalse, ReasonTooManyObjects, suspendedMessage(s))
+		return
+	}
 	if _, out := h.Totals(); out > 0 {
 		setCondition(t, tenancyv1alpha1.ConditionWithinMemoryBound, metav1.ConditionFalse, ReasonMemoryBoundReached,
 			"some of the tenant's objects are kept out of the syncer's memory and not synced (over the policy's limits.maxObjectBytes, or beyond limits.maxCachedBytes in all); each has a PolicyDenied Event; they are synced when others are deleted or the policy allows more")
 		return
 	}
 	setCondition(t, tenancyv1alpha1.ConditionWithinMemoryBound, metav1.ConditionTrue, ReasonWithinBound,
-		"the syncer holds every Secret and ConfigMap of the tenant")
+		"the syncer holds every object of the tenant it caches")
+}
+
+// isSuspended reports whether t's Synced condition says its sync is suspended.
+func isSuspended(t *tenancyv1alpha1.Tenant) bool {
+	c := meta.FindStatusCondition(t.Status.Conditions, tenancyv1alpha1.ConditionSynced)
+	return c != nil && c.Reason == ReasonTooManyObjects
+}
+
+// suspendedMessage is the message of a suspended tenant's conditions and Event (State.Suspended).
+func suspendedMessage(s State) string {
+	return fmt.Sprintf("not syncing: the tenant has %d objects of the kinds the syncer caches, more than the policy's limits.maxCachedObjects (%d); the syncer does not watch it (its super-cluster objects are kept) and counts again with backoff (30s doubling to 10m) or when the policy changes; syncing resumes once it has at most that many",
+		s.Objects, s.ObjectLimit)
 }
 
 // notSyncingMessage is the Synced=False message for a failed connection with reason.
@@ -491,6 +523,8 @@ func PhaseOf(s State) tenancyv1alpha1.TenantPhase {
 			return tenancyv1alpha1.TenantUnauthorized
 		}
 		return tenancyv1alpha1.TenantUnreachable
+	case s.Suspended:
+		return tenancyv1alpha1.TenantSuspended
 	case s.Synced:
 		return tenancyv1alpha1.TenantRunning
 	default:

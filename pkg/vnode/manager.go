@@ -170,6 +170,10 @@ func (m *Manager) Ensure(ctx context.Context, c *tenant.Cluster, name string) er
 	defer l.nodeMu.Unlock()
 	vn, err := c.Informers.Core().V1().Nodes().Lister().Get(name)
 	if err == nil && vn.UID != l.deleted[name] {
+		if tenant.IsHeldOut(vn) {
+			// Held out of the syncer's memory (the tenant is over its limits): the Pod waits.
+			return fmt.Errorf("tenant Node %s is held out of the syncer's memory (the tenant's limits.maxObjectBytes or limits.maxCachedBytes)", name)
+		}
 		if !IsVNode(vn) {
 			return fmt.Errorf("tenant Node %s: %w", name, resources.ErrNotOwned)
 		}

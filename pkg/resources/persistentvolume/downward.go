@@ -22,8 +22,8 @@ const ReasonVolumeNotSynced = "VolumeNotSynced"
 // RefuseClaim), also when the claim was synced before the PV appeared.
 func reconcileDownward(ctx context.Context, env *resources.Env, c *tenant.Cluster, _, name string) error {
 	pv, err := c.Informers.Core().V1().PersistentVolumes().Lister().Get(name)
-	if err != nil || IsSyncerVolume(pv) {
-		return nil
+	if err != nil || IsSyncerVolume(pv) || tenant.IsHeldOut(pv) {
+		return nil // a stub (held out of the syncer's memory) may be the syncer's own PV
 	}
 	claims, err := c.Informers.Core().V1().PersistentVolumeClaims().Lister().List(labels.Everything())
 	if err != nil {

@@ -96,6 +96,8 @@ func Ensure(ctx context.Context, c *tenant.Cluster, want *corev1.PersistentVolum
 		return setPhase(ctx, c, created, corev1.VolumeBound)
 	case err != nil:
 		return err
+	case tenant.IsHeldOut(have):
+		return fmt.Errorf("tenant PersistentVolume %s is held out of the syncer's memory (the tenant's limits.maxObjectBytes or limits.maxCachedBytes), will retry", want.Name)
 	case !IsSyncerVolume(have):
 		return fmt.Errorf("PersistentVolume %s: %w", want.Name, ErrConflict)
 	case !have.DeletionTimestamp.IsZero():

@@ -32,7 +32,8 @@ func reconcileDownward(ctx context.Context, env *resources.Env, c *tenant.Cluste
 		return nil // the super cluster's ephemeral-volume controller makes the super claim
 	}
 	if err == nil && !stub && t.DeletionTimestamp.IsZero() && t.Spec.VolumeName != "" {
-		if pv, err := pvl.Get(t.Spec.VolumeName); err == nil && !persistentvolume.IsSyncerVolume(pv) {
+		// A PV held out of the syncer's memory (a stub) may be the syncer's own: not refused.
+		if pv, err := pvl.Get(t.Spec.VolumeName); err == nil && !persistentvolume.IsSyncerVolume(pv) && !tenant.IsHeldOut(pv) {
 			return persistentvolume.RefuseClaim(ctx, env, c, t, pv)
 		}
 	}

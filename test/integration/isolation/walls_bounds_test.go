@@ -30,6 +30,8 @@ func (s *suite) boundsWalls() []attackCase {
 		{"bounds-secret-keys-over-size-cap", s.attackWholeObjectSize("secret-keys")},
 		{"bounds-many-large-configmaps-syncer-heap", s.attackSyncerHeap},
 		{"bounds-other-kinds-syncer-memory", s.attackMemoryOtherKinds},
+		{"bounds-cluster-kinds-syncer-memory", s.attackMemoryClusterKinds},
+		{"bounds-many-tiny-objects-suspend-tenant", s.attackManyTinyObjects},
 	}
 }
 

@@ -120,6 +120,25 @@ type LimitsPolicy struct {
 	// already synced. Built-in default: 20000.
 	// +optional
 	MaxObjects *int32 `json:"maxObjects,omitempty"`
+	// MaxCachedObjects caps the number of the tenant's objects the syncer keeps in its caches
+	// of the tenant: every object of the kinds MaxObjectBytes lists and of the cluster-scoped
+	// kinds it watches in the tenant (Nodes, PersistentVolumes, StorageClasses,
+	// PriorityClasses, RuntimeClasses), all kinds counted together, stubs included (rule
+	// cachedObjects). MaxCachedBytes bounds the bytes of the objects held in full, but an
+	// informer keeps an entry, a stub of about 200 bytes, for every object beyond it; this
+	// bounds their number. When the tenant has more, the syncer stops watching it (its caches
+	// are dropped and nothing of it is synced, its super objects are kept): the Tenant shows
+	// Synced=False and WithinMemoryBound=False with reason TooManyObjects, a Warning Event and
+	// vcsyncer_tenant_suspended 1; the syncer counts the tenant's objects again (one LIST
+	// with limit=1 per kind, remainingItemCount) after 30 s, doubling up to 10 min, and
+	// resumes once they are at most this many. Other tenants are not affected. Built-in
+	// default: 40000, for an ordinary large tenant with room to spare: 2000 Secrets, 2000
+	// ConfigMaps, 1000 Pods, 500 Services with their Endpoints and EndpointSlices, and a few
+	// thousand ServiceAccounts, claims and namespaces are about 10000 objects; 40000 stubs
+	// with the caches' own bookkeeping (about 1 KB each) take about 40 MB beside
+	// MaxCachedBytes. Negative: no cap.
+	// +optional
+	MaxCachedObjects *int32 `json:"maxCachedObjects,omitempty"`
 }
 
 // DisruptionBudgetPolicy is what a tenant PodDisruptionBudget may do to super-cluster drains.

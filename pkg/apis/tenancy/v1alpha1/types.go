@@ -99,6 +99,10 @@ const (
 	// syncs the same control plane (same kube-system namespace UID); this one is refused until
 	// one of the two is removed.
 	TenantDuplicateControlPlane TenantPhase = "DuplicateControlPlane"
+	// TenantSuspended: the tenant has more objects than its policy's
+	// limits.maxCachedObjects; the syncer does not watch it (nothing of it is synced, its
+	// super objects are kept) and counts its objects again with backoff.
+	TenantSuspended TenantPhase = "Suspended"
 	// TenantPaused: spec.paused is true.
 	TenantPaused TenantPhase = "Paused"
 	// TenantTerminating: the Tenant is being deleted and its super-cluster objects cleaned up.
@@ -123,7 +127,9 @@ const (
 	// ConditionWithinMemoryBound is True while the syncer holds every Secret and ConfigMap of
 	// the tenant in its caches, and False (reason MemoryBoundReached) while some are kept out
 	// because they are over the policy's limits.maxObjectBytes or would take the bytes held
-	// over limits.maxCachedBytes: those are not synced (each has a PolicyDenied Event).
+	// over limits.maxCachedBytes: those are not synced (each has a PolicyDenied Event). It is
+	// False with reason TooManyObjects while the tenant has more objects than
+	// limits.maxCachedObjects and its sync is suspended.
 	ConditionWithinMemoryBound = "WithinMemoryBound"
 	// ConditionKubeletClientCAValid is False when spec.kubeletClientCA is not a PEM bundle of
 	// CA certificates (reason InvalidKubeletClientCA) or holds a CA (same public key) that

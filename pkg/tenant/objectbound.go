@@ -1,0 +1,165 @@
+package tenant
+
+import (
+	"context"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/vcsyncer/syncer/pkg/policy"
+)
+
+// The bound on the number of a tenant's objects in the syncer's caches
+// (limits.maxCachedObjects). HeldBytes counts the entries of the tenant caches; a new object
+// past the cap is cached as a stub and marks the HeldBytes overflowed, and the Tenant
+// controller then replaces the Cluster (its informers stop, its caches are dropped) with one
+// that waits (suspend) before it starts its informers. Every Cluster, before its informers
+// start, counts the tenant's objects with one LIST ?limit=1 per kind (the apiserver's
+// remainingItemCount) and waits while they are more than the cap, counting again with backoff
+// (suspendBackoff) or when the policy changes. A suspended tenant's state says so
+// (State.Suspended): the Tenant gets Synced=False, reason TooManyObjects, and an Event.
+
+// suspendBackoff is the wait between two counts of a suspended tenant's objects: 30 s,
+// doubling up to 10 min. A variable for tests.
+var suspendBackoff = wait.Backoff{Duration: 30 * time.Second, Factor: 2, Jitter: 0.1, Steps: 100, Cap: 10 * time.Minute}
+
+// suspension is how a Cluster that replaces an overflowed one starts: it waits delay, with
+// objects (the entries the overflowed one held) as its last count, before it counts again.
+type suspension struct {
+	delay   time.Duration
+	objects int64
+}
+
+// counters list, for each kind in HeldKinds, its objects with the given options (cluster-wide).
+var counters = map[string]func(context.Context, kubernetes.Interface, metav1.ListOptions) (runtime.Object, error){
+	"ConfigMap": func(ctx context.Context, cs kubernetes.Interface, o metav1.ListOptions) (runtime.Object, error) {
+		return cs.CoreV1().ConfigMaps("").List(ctx, o)
+	},
+	"Secret": func(ctx context.Context, cs kubernetes.Interface, o metav1.ListOptions) (runtime.Object, error) {
+		return cs.CoreV1().Secrets("").List(ctx, o)
+	},
+	"Service": func(ctx context.Context, cs kubernetes.Interface, o metav1.ListOptions) (runtime.Object, error) {
+		return cs.CoreV1().Services("").List(ctx, o)
+	},
+	"ServiceAccount": func(ctx context.Context, cs kubernetes.Interface, o metav1.ListOptions) (runtime.Object, error) {
+		return cs.CoreV1().ServiceAccounts("").List(ctx, o)
+	},
+	"Endpoints": func(ctx context.Context, cs kubernetes.Interface, o metav1.ListOptions) (runtime.Object, error) {
+		return cs.CoreV1().Endpoints("").List(ctx, o)
+	},
+	"EndpointSlice": func(ctx context.Context, cs kubernetes.Interface, o metav1.ListOptions) (runtime.Object, error) {
+		return cs.DiscoveryV1().EndpointSlices("").List(ctx, o)
+	},
+	"PersistentVolumeClaim": func(ctx context.Context, cs kubernetes.Interface, o metav1.ListOptions) (runtime.Object, error) {
+		return cs.CoreV1().PersistentVolumeClaims("").List(ctx, o)
+	},
+	"PodDisruptionBudget": func(ctx context.Context, cs kubernetes.Interface, o metav1.ListOptions) (runtime.Object, error) {
+		return cs.PolicyV1().PodDisruptionBudgets("").List(ctx, o)
+	},
+	"Ingress": func(ctx context.Context, cs kubernetes.Interface, o metav1.ListOptions) (runtime.Object, error) {
+		return cs.NetworkingV1().Ingresses("").List(ctx, o)
+	},
+	"NetworkPolicy": func(ctx context.Context, cs kubernetes.Interface, o metav1.ListOptions) (runtime.Object, error) {
+		return cs.NetworkingV1().NetworkPolicies("").List(ctx, o)
+	},
+	"Namespace": func(ctx context.Context, cs kubernetes.Interface, o metav1.ListOptions) (runtime.Object, error) {
+		return cs.CoreV1().Namespaces().List(ctx, o)
+	},
+	"Pod": func(ctx context.Context, cs kubernetes.Interface, o metav1.ListOptions) (runtime.Object, error) {
+		return cs.CoreV1().Pods("").List(ctx, o)
+	},
+	"Node": func(ctx context.Context, cs kubernetes.Interface, o metav1.ListOptions) (runtime.Object, error) {
+		return cs.CoreV1().Nodes().List(ctx, o)
+	},
+	"PersistentVolume": func(ctx context.Context, cs kubernetes.Interface, o metav1.ListOptions) (runtime.Object, error) {
+		return cs.CoreV1().PersistentVolumes().List(ctx, o)
+	},
+	"StorageClass": func(ctx context.Context, cs kubernetes.Interface, o metav1.ListOptions) (runtime.Object, error) {
+		return cs.StorageV1().StorageClasses().List(ctx, o)
+	},
+	"PriorityClass": func(ctx context.Context, cs kubernetes.Interface, o metav1.ListOptions) (runtime.Object, error) {
+		return cs.SchedulingV1().PriorityClasses().List(ctx, o)
+	},
+	"RuntimeClass": func(ctx context.Context, cs kubernetes.Interface, o metav1.ListOptions) (runtime.Object, error) {
+		return cs.NodeV1().RuntimeClasses().List(ctx, o)
+	},
+}
+
+// CountObjects counts the tenant's objects of every kind in HeldKinds with one LIST ?limit=1
+// per kind (the items it returns plus the apiserver's remainingItemCount), stopping once the
+// count is over limit (limit < 0: never). A kind the apiserver does not serve or lets the
+// syncer list is skipped (its informer caches nothing either). A list with more items whose
+// remaining count the apiserver does not give counts its returned items only.
+func CountObjects(ctx context.Context, cs kubernetes.Interface, limit int64) (int64, error) {
+	var n int64
+	for _, kind := range HeldKinds {
+		list, ok := counters[kind]
+		if !ok {
+			continue
+		}
+		lctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		obj, err := list(lctx, cs, metav1.ListOptions{Limit: 1})
+		cancel()
+		switch {
+		case apierrors.IsNotFound(err) || apierrors.IsForbidden(err) || apierrors.IsMethodNotSupported(err):
+			continue
+		case err != nil:
+			return n, err
+		}
+		n += int64(meta.LenList(obj))
+		if l, ok := obj.(metav1.ListInterface); ok && l.GetRemainingItemCount() != nil {
+			n += max(*l.GetRemainingItemCount(), 0)
+		}
+		if limit >= 0 && n > limit {
+			return n, nil
+		}
+	}
+	return n, nil
+}
+
+// waitWithinObjectBound returns once the tenant has at most limits.maxCachedObjects objects
+// (CountObjects; a count that fails lets the Cluster start: the bound in its caches still
+// holds), true, or false when ctx ends first. A Cluster that replaces an overflowed one
+// (c.suspend) first waits its delay. While it waits, the Cluster's state is Suspended.
+func (c *Cluster) waitWithinObjectBound(ctx context.Context) bool {
+	log := ctrl.LoggerFrom(ctx).WithValues("tenant", c.Name)
+	backoff := suspendBackoff
+	delay, objects := c.suspend.delay, c.suspend.objects
+	for {
+		if delay > 0 {
+			limit := policy.MaxCachedObjects(c.Policy().Limits())
+			c.update(func(s *State) { s.Suspended, s.Objects, s.ObjectLimit = true, objects, limit })
+			log.Info("Suspending tenant sync: too many objects", "objects", objects, "limit", limit, "recount", delay.String())
+			select {
+			case <-ctx.Done():
+				return false
+			case <-time.After(delay):
+			case <-c.recount:
+			}
+		}
+		limit := policy.MaxCachedObjects(c.Policy().Limits())
+		if limit < 0 {
+			break
+		}
+		n, err := CountObjects(ctx, c.Client, limit)
+		if ctx.Err() != nil {
+			return false
+		}
+		if err != nil {
+			log.V(1).Info("Counting the tenant's objects failed; starting its informers", "error", err.Error())
+			break
+		}
+		if n <= limit {
+			break
+		}
+		objects, delay = n, backoff.Step()
+	}
+	c.update(func(s *State) { s.Suspended, s.Objects, s.ObjectLimit = false, 0, 0 })
+	return true
+}
