@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
@@ -62,7 +61,7 @@ type Harness struct {
 	env     *localcluster.Environment
 	target  *Target
 	tenants []kubernetes.Interface // with a request timeout
-	loads   []*tenantLoad
+	loads   []*Load
 	names   []string
 }
 
@@ -167,8 +166,8 @@ func Start(ctx context.Context, env *localcluster.Environment, bin string, o Opt
 			return nil, err
 		}
 		h.tenants = append(h.tenants, cs)
-		h.loads = append(h.loads, &tenantLoad{cs: cs, stats: &LoadStats{}, period: period, rng: rand.New(rand.NewPCG(uint64(i), 1))})
-		for _, ns := range stableNamespaces {
+		h.loads = append(h.loads, NewLoad(cs, uint64(i), period, &LoadStats{}))
+		for _, ns := range StableNamespaces {
 			if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 				h.Stop()
 				return nil, err

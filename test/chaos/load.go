@@ -15,9 +15,9 @@ import (
 	"k8s.io/client-go/kubernetes"
 )
 
-// stableNamespaces live for the whole soak; churn namespaces (NamespacePrefix+"churn-<n>")
-// come and go.
-var stableNamespaces = []string{NamespacePrefix + "a", NamespacePrefix + "b"}
+// StableNamespaces live for the whole load; churn namespaces (NamespacePrefix+"churn-<n>")
+// come and go. The caller creates them before the load starts.
+var StableNamespaces = []string{NamespacePrefix + "a", NamespacePrefix + "b"}
 
 // pools are the object names per kind: a name is created, updated, deleted and created again
 // (with a new UID) over the soak.
@@ -55,8 +55,10 @@ func (s *LoadStats) String() string {
 		s.Creates.Load(), s.Updates.Load(), s.Deletes.Load(), s.NamespaceCreates.Load(), s.NamespaceDeletes.Load(), s.Errors.Load())
 }
 
-// tenantLoad creates, updates and deletes objects in one tenant.
-type tenantLoad struct {
+// Load creates, updates and deletes Pods, ConfigMaps, Secrets, Services and Namespaces in one
+// tenant (NewLoad, Run). Every object it creates carries LabelLoad=ValueLoad, LabelGen and
+// AnnotationNote, and lives in a namespace named NamespacePrefix*.
+type Load struct {
 	cs      kubernetes.Interface
 	rng     *rand.Rand
 	stats   *LoadStats
@@ -66,9 +68,18 @@ type tenantLoad struct {
 	period  time.Duration // mean time between two operations
 }
 
+// NewLoad returns the load of one tenant through cs, drawn from seed, with one operation about
+// every period (uniform in [period/2, 3·period/2]), counted in stats (shared by several loads).
+func NewLoad(cs kubernetes.Interface, seed uint64, period time.Duration, stats *LoadStats) *Load {
+	return &Load{cs: cs, stats: stats, period: period, rng: rand.New(rand.NewPCG(seed, 1))}
+}
+
+// Run runs the load until ctx ends (see run).
+func (l *Load) Run(ctx context.Context) { l.run(ctx) }
+
 // run alternates object operations with namespace churn (a new churn namespace with a
 // ConfigMap and a Pod about every 8 s, the one before it deleted) until ctx ends.
-func (l *tenantLoad) run(ctx context.Context) {
+func (l *Load) run(ctx context.Context) {
 	nextChurn := time.Now().Add(3 * time.Second)
 	for ctx.Err() == nil {
 		if time.Now().After(nextChurn) {
@@ -80,7 +91,7 @@ func (l *tenantLoad) run(ctx context.Context) {
 	}
 }
 
-func (l *tenantLoad) churnStep(ctx context.Context) {
+func (l *Load) churnStep(ctx context.Context) {
 	l.churn++
 	ns := fmt.Sprintf("%schurn-%d", NamespacePrefix, l.churn)
 	if _, err := l.cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{
@@ -106,9 +117,9 @@ func (l *tenantLoad) churnStep(ctx context.Context) {
 
 // step picks a kind, a stable namespace and a name from the pool: a missing object is created,
 // an existing one is updated (75%) or deleted (25%).
-func (l *tenantLoad) step(ctx context.Context) {
+func (l *Load) step(ctx context.Context) {
 	kind := poolKinds[l.rng.IntN(len(poolKinds))]
-	ns := stableNamespaces[l.rng.IntN(len(stableNamespaces))]
+	ns := StableNamespaces[l.rng.IntN(len(StableNamespaces))]
 	name := fmt.Sprintf("%s-%d", namePrefix[kind], l.rng.IntN(pools[kind]))
 	l.gen++
 	err := l.update(ctx, kind, ns, name)
@@ -120,24 +131,24 @@ func (l *tenantLoad) step(ctx context.Context) {
 	}
 }
 
-func (l *tenantLoad) fail(ctx context.Context, err error) {
+func (l *Load) fail(ctx context.Context, err error) {
 	if ctx.Err() == nil && !apierrors.IsConflict(err) && !apierrors.IsAlreadyExists(err) {
 		l.stats.err(err)
 	}
 }
 
-func (l *tenantLoad) meta(ns, name string) metav1.ObjectMeta {
+func (l *Load) meta(ns, name string) metav1.ObjectMeta {
 	return metav1.ObjectMeta{Name: name, Namespace: ns,
 		Labels:      map[string]string{LabelLoad: ValueLoad, LabelGen: fmt.Sprint(l.gen)},
 		Annotations: map[string]string{AnnotationNote: fmt.Sprintf("generation %d", l.gen)}}
 }
 
-func (l *tenantLoad) servicePorts() []corev1.ServicePort {
+func (l *Load) servicePorts() []corev1.ServicePort {
 	return []corev1.ServicePort{{Name: "http", Port: int32(80 + l.gen%5), TargetPort: intstr.FromInt32(8080), Protocol: corev1.ProtocolTCP}}
 }
 
 // create creates kind ns/name at the current generation.
-func (l *tenantLoad) create(ctx context.Context, kind, ns, name string) {
+func (l *Load) create(ctx context.Context, kind, ns, name string) {
 	om := l.meta(ns, name)
 	var err error
 	c := l.cs.CoreV1()
@@ -164,7 +175,7 @@ func (l *tenantLoad) create(ctx context.Context, kind, ns, name string) {
 
 // update updates (75%) or deletes (25%) kind ns/name; it returns the NotFound error when the
 // object does not exist.
-func (l *tenantLoad) update(ctx context.Context, kind, ns, name string) error {
+func (l *Load) update(ctx context.Context, kind, ns, name string) error {
 	del := l.rng.IntN(4) == 0
 	c := l.cs.CoreV1()
 	om := l.meta(ns, name)

@@ -23,6 +23,7 @@ import (
 	"github.com/vcsyncer/syncer/pkg/conversion"
 	"github.com/vcsyncer/syncer/pkg/localcluster"
 	"github.com/vcsyncer/syncer/test/framework"
+	"github.com/vcsyncer/syncer/test/chaos"
 	"github.com/vcsyncer/syncer/test/integration/itest"
 )
 
@@ -102,13 +103,13 @@ func TestKillRestart(t *testing.T) {
 	}
 
 	// The load: one goroutine per tenant, each with its own seeded generator.
-	stats := &loadStats{}
+	stats := &chaos.LoadStats{}
 	loadCtx, stopLoad := context.WithCancel(ctx)
 	defer stopLoad()
 	var wg sync.WaitGroup
 	for i, tn := range tenants {
-		l := &tenantLoad{cs: tn.cs, rng: rand.New(rand.NewSource(seed + int64(i) + 1)), stats: stats}
-		wg.Go(func() { l.run(loadCtx) })
+		l := chaos.NewLoad(tn.cs, uint64(seed)+uint64(i)+1, loadPeriod, stats)
+		wg.Go(func() { l.Run(loadCtx) })
 	}
 	time.Sleep(5 * time.Second) // the first Pods become Ready before the first kill
 
@@ -135,11 +136,11 @@ func TestKillRestart(t *testing.T) {
 	stopLoad()
 	wg.Wait()
 	t.Logf("load stopped after %s: %s", time.Since(begin).Round(time.Second), stats)
-	if stats.creates.Load() == 0 || stats.updates.Load() == 0 || stats.deletes.Load() == 0 {
-		t.Fatalf("the load did not create, update and delete (%s); errors: %v", stats, stats.lastErrs)
+	if stats.Creates.Load() == 0 || stats.Updates.Load() == 0 || stats.Deletes.Load() == 0 {
+		t.Fatalf("the load did not create, update and delete (%s); errors: %v", stats, stats.FirstErrors())
 	}
-	if n := stats.errors.Load(); n > 0 {
-		t.Logf("%d load calls failed (expected a few: Namespace terminating, races), first ones: %v", n, stats.lastErrs)
+	if n := stats.Errors.Load(); n > 0 {
+		t.Logf("%d load calls failed (expected a few: Namespace terminating, races), first ones: %v", n, stats.FirstErrors())
 	}
 
 	// Convergence.
