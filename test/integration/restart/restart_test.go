@@ -22,8 +22,8 @@ import (
 	tenancyv1alpha1 "github.com/vcsyncer/syncer/pkg/apis/tenancy/v1alpha1"
 	"github.com/vcsyncer/syncer/pkg/conversion"
 	"github.com/vcsyncer/syncer/pkg/localcluster"
-	"github.com/vcsyncer/syncer/test/framework"
 	"github.com/vcsyncer/syncer/test/chaos"
+	"github.com/vcsyncer/syncer/test/framework"
 	"github.com/vcsyncer/syncer/test/integration/itest"
 )
 
