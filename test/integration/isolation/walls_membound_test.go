@@ -16,7 +16,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/metadata"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	tenancyv1alpha1 "github.com/vcsyncer/syncer/pkg/apis/tenancy/v1alpha1"
 	"github.com/vcsyncer/syncer/pkg/policy"
@@ -41,25 +40,7 @@ const (
 
 // cachedBytes returns vcsyncer_tenant_cached_bytes{tenant} from the in-process registry (-1
 // when it is not there).
-func cachedBytes(tenant string) float64 {
-	mfs, err := ctrlmetrics.Registry.Gather()
-	if err != nil {
-		return -1
-	}
-	for _, mf := range mfs {
-		if mf.GetName() != memCachedGauge {
-			continue
-		}
-		for _, m := range mf.GetMetric() {
-			for _, lp := range m.GetLabel() {
-				if lp.GetName() == "tenant" && lp.GetValue() == tenant {
-					return m.GetGauge().GetValue()
-				}
-			}
-		}
-	}
-	return -1
-}
+func cachedBytes(tenant string) float64 { return tenantGauge(memCachedGauge, tenant) }
 
 // attackMemoryOtherKinds: tenant A grows the syncer's heap with kinds other than Secrets and
 // ConfigMaps, carrying big annotations: a Service, a ServiceAccount, a Pod, a Namespace (with
