@@ -261,12 +261,28 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // authenticate returns the one tenant whose ClientCAs verify the request's client
 // certificate, or nil and why not.
 func (s *Server) authenticate(r *http.Request) (*Tenant, string) {
+	if r.TLS != nil && len(r.TLS.PeerCertificates) > 1+maxIntermediates {
+		return nil, reasonLongChain
+	}
 	leaf, inter := peerChain(r)
 	if leaf == nil {
 		return nil, "no_certificate"
 	}
 	return identify(leaf, inter, s.opts.Tenants())
 }
+
+// maxIntermediates is the most intermediate certificates a client may send with its
+// certificate. A tenant apiserver's kubelet client certificate is signed by the tenant's CA
+// or one intermediate below it; each intermediate sent costs signature checks against every
+// Tenant's CA (crypto/x509 tries up to 100 per verification), so a long chain of junk would
+// let anyone who reaches the port spend the syncer's CPU before its 401, and slow the
+// periodic re-check of every open stream. Longer chains are refused (reasonLongChain) before
+// any verification.
+const maxIntermediates = 3
+
+// reasonLongChain is the unauthenticated reason of a client certificate sent with more than
+// maxIntermediates intermediates.
+const reasonLongChain = "too_many_certificates"
 
 // peerChain returns the client certificate of r and the intermediates sent with it (nil: no
 // certificate).
