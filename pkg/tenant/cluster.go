@@ -56,6 +56,9 @@ type State struct {
 	Suspended   bool
 	Objects     int64
 	ObjectLimit int64
+	// CountError is why the last count failed while Suspended ("": it succeeded); a tenant
+	// whose objects cannot be counted is not watched either.
+	CountError string
 }
 
 // Cluster is the syncer's live connection to one tenant control plane.

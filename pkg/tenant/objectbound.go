@@ -124,18 +124,19 @@ func CountObjects(ctx context.Context, cs kubernetes.Interface, limit int64) (in
 }
 
 // waitWithinObjectBound returns once the tenant has at most limits.maxCachedObjects objects
-// (CountObjects; a count that fails lets the Cluster start: the bound in its caches still
-// holds), true, or false when ctx ends first. A Cluster that replaces an overflowed one
+// (CountObjects; a count that fails keeps it waiting, State.CountError, and is tried again with
+// the same backoff), true, or false when ctx ends first. A Cluster that replaces an overflowed one
 // (c.suspend) first waits its delay. While it waits, the Cluster's state is Suspended.
 func (c *Cluster) waitWithinObjectBound(ctx context.Context) bool {
 	log := ctrl.LoggerFrom(ctx).WithValues("tenant", c.Name)
 	backoff := suspendBackoff
 	delay, objects := c.suspend.delay, c.suspend.objects
+	countErr := ""
 	for {
 		if delay > 0 {
 			limit := policy.MaxCachedObjects(c.Policy().Limits())
-			c.update(func(s *State) { s.Suspended, s.Objects, s.ObjectLimit = true, objects, limit })
-			log.Info("Suspending tenant sync: too many objects", "objects", objects, "limit", limit, "recount", delay.String())
+			c.update(func(s *State) { s.Suspended, s.Objects, s.ObjectLimit, s.CountError = true, objects, limit, countErr })
+			log.Info("Suspending tenant sync: too many objects, or they could not be counted", "objects", objects, "limit", limit, "countError", countErr, "recount", delay.String())
 			select {
 			case <-ctx.Done():
 				return false
@@ -152,14 +153,17 @@ func (c *Cluster) waitWithinObjectBound(ctx context.Context) bool {
 			return false
 		}
 		if err != nil {
-			log.V(1).Info("Counting the tenant's objects failed; starting its informers", "error", err.Error())
-			break
+			// Not watched until a count succeeds: the tenant can make a count fail on purpose
+			// (its own flow schema rejecting the syncer's list of one kind) while a later kind
+			// holds more objects than the cap, which the informers would list whole.
+			objects, countErr, delay = n, err.Error(), backoff.Step()
+			continue
 		}
 		if n <= limit {
 			break
 		}
-		objects, delay = n, backoff.Step()
+		objects, countErr, delay = n, "", backoff.Step()
 	}
-	c.update(func(s *State) { s.Suspended, s.Objects, s.ObjectLimit = false, 0, 0 })
+	c.update(func(s *State) { s.Suspended, s.Objects, s.ObjectLimit, s.CountError = false, 0, 0, "" })
 	return true
 }
