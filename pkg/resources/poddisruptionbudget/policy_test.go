@@ -17,6 +17,7 @@ import (
 	"github.com/vcsyncer/syncer/pkg/resources"
 	"github.com/vcsyncer/syncer/pkg/resources/poddisruptionbudget"
 	"github.com/vcsyncer/syncer/pkg/resources/restest"
+	"github.com/vcsyncer/syncer/pkg/tenant"
 )
 
 func intOrStr(s string) *intstr.IntOrString {
@@ -215,3 +216,50 @@ func containsKind(ks []resources.Kind, k resources.Kind) bool {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// A budget is not synced while a budget or a Pod of its namespace is held out of the syncer's
+// memory (a stub: no selector, no labels): SecondBudget cannot see what the stub selects or
+// carries, and the stub's super copy is left as it was, so a second budget over the same
+// super Pods would get a super copy and the eviction API would answer 500 for them. It is
+// refused (naming the held-out object) and synced once that object is readmitted.
+func TestBudgetBesideAHeldOutObjectWaits(t *testing.T) {
+	h := restest.New(t, "pdb-stub", "shop")
+	superNS := resources.SuperNamespace(h.C, "shop")
+	sel := &metav1.LabelSelector{MatchLabels: map[string]string{"app": "db"}}
+	t0 := metav1.NewTime(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	// The older budget db, cached as a stub after it grew past the tenant's memory bound.
+	stub := &policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Name: "db", Namespace: "shop", UID: "u1", ResourceVersion: "2", CreationTimestamp: t0,
+		Annotations: map[string]string{tenant.AnnotationHeldOut: "cachedBytes 9000"}}}
+	if !tenant.IsHeldOut(stub) {
+		t.Fatal("setup: the stub is not recognised as one")
+	}
+	second := &policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Name: "db-strict", Namespace: "shop", UID: "u2", ResourceVersion: "3", Generation: 1,
+		CreationTimestamp: metav1.NewTime(t0.Add(time.Minute))}, Spec: policyv1.PodDisruptionBudgetSpec{MaxUnavailable: intOrStr("0"), Selector: sel}}
+	pdbs := h.C.Informers.Policy().V1().PodDisruptionBudgets().Informer()
+	h.Tenant(pdbs, stub)
+	h.Tenant(h.C.Informers.Core().V1().Pods().Informer(), &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "db-0", Namespace: "shop", Labels: map[string]string{"app": "db"}}})
+	h.Tenant(pdbs, second)
+	r := poddisruptionbudget.Resource
+	if err := r.Downward(h.Ctx(), h.Env, h.C, "shop", "db-strict"); err != nil {
+		t.Fatalf("Downward = %v", err)
+	}
+	if _, err := h.SuperCS.PolicyV1().PodDisruptionBudgets(superNS).Get(h.Ctx(), "db-strict", metav1.GetOptions{}); err == nil {
+		t.Fatal("ATTACK ESCAPED: budget db-strict got a super copy while the older budget db is held out (its super copy still selects app=db)")
+	}
+	if ev := h.Events(); len(ev) != 1 || !strings.Contains(ev[0], "PolicyDenied") || !strings.Contains(ev[0], "db") {
+		t.Errorf("events %q, want one refusal naming db", ev)
+	}
+	// db is readmitted (in full, a selector disjoint from db-strict's): db-strict is synced.
+	full := stub.DeepCopy()
+	full.Annotations, full.ResourceVersion = nil, "4"
+	full.Spec = policyv1.PodDisruptionBudgetSpec{MinAvailable: intOrStr("1"), Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "other"}}}
+	if err := pdbs.GetStore().Update(full); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Downward(h.Ctx(), h.Env, h.C, "shop", "db-strict"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.SuperCS.PolicyV1().PodDisruptionBudgets(superNS).Get(h.Ctx(), "db-strict", metav1.GetOptions{}); err != nil {
+		t.Errorf("db-strict not synced once db is readmitted: %v", err)
+	}
+}

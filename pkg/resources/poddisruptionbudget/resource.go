@@ -171,7 +171,8 @@ func (r resource) Check(env *resources.Env, c *tenant.Cluster, t, s metav1.Objec
 // secondBudget returns the refusal of tenant budget o that keeps it from a super copy, with a
 // key naming its cause for the Event's once-per-cause record: policy.SelectorNotCopied
 // ("selector"), or policy.SecondBudget over the tenant Pods and budgets of its namespace (from
-// tenant c's caches; the older budget's name).
+// tenant c's caches; the older budget's name), or a budget or Pod of the namespace held out
+// of the syncer's memory ("held-out/<name>": SecondBudget cannot see what a stub selects).
 func secondBudget(c *tenant.Cluster, o *policyv1.PodDisruptionBudget) (string, *policy.Denial) {
 	allowed := c.Policy().Metadata().AllowedLabelPrefixes
 	if d := policy.SelectorNotCopied(o, func(k string) bool { return !resources.IsSilentKey(k) && policy.KeyAllowed(allowed, k) }); d != nil {
@@ -185,11 +186,28 @@ func secondBudget(c *tenant.Cluster, o *policyv1.PodDisruptionBudget) (string, *
 	if err != nil {
 		return "", nil
 	}
+	// A stub (held out of the syncer's memory) shows no selector or labels, while its super
+	// copy, left as it was, still selects or carries them: the check waits for it.
+	for _, b := range others {
+		if b.Name != o.Name && tenant.IsHeldOut(b) {
+			return "held-out/" + b.Name, heldOutNeighbour(o, "PodDisruptionBudget", b.Name)
+		}
+	}
 	objs := make([]metav1.Object, len(pods))
 	for i, p := range pods {
+		if tenant.IsHeldOut(p) {
+			return "held-out/" + p.Name, heldOutNeighbour(o, "Pod", p.Name)
+		}
 		objs[i] = p
 	}
 	return policy.SecondBudget(o, others, objs)
+}
+
+// heldOutNeighbour is the refusal (rule disruptionBudget) of tenant budget o while the kind
+// name of its namespace is held out of the syncer's memory.
+func heldOutNeighbour(o *policyv1.PodDisruptionBudget, kind, name string) *policy.Denial {
+	return policy.Deny(policy.RuleDisruptionBudget, "PodDisruptionBudget %s/%s cannot be checked against %s %s, which the syncer keeps out of its memory (the tenant's limits.maxObjectBytes or maxCachedBytes): "+
+		"a budget over the same Pods as another would hold the super cluster's drains, so it is synced once %s is", o.Namespace, o.Name, kind, name, name)
 }
 
 // Desired returns the super copy of tenant PodDisruptionBudget o in superNS (existing: the
