@@ -188,8 +188,8 @@ func (b *Budget[T]) Release(tenant, key string) {
 // Observe records super object key of tenant as the super informer has it: charge is what
 // the object is counted (nil for a Pod that ended, or an object that was deleted, which
 // counts nothing). It replaces a reservation of the same key. A nil charge does not remove a
-// reservation whose write has not been reported (Created): that is a newer object at the same
-// name, whose create is under way. When the tenant's use goes
+// reservation, written (Created) or not: that is a newer object at the same name, whose ADD
+// the informer delivers after the older one's DELETE. When the tenant's use goes
 // down, the parked items that now fit are woken, first come first.
 func (b *Budget[T]) Observe(tenant, key string, charge corev1.ResourceList) {
 	b.mu.Lock()
@@ -202,8 +202,12 @@ func (b *Budget[T]) Observe(tenant, key string, charge corev1.ResourceList) {
 	var wake []T
 	e := ts.pods[key]
 	switch {
-	case charge == nil && e != nil && e.reserved && e.created.IsZero():
-		e.prev = nil // the object it would have updated is gone: nothing to restore
+	case charge == nil && e != nil && e.reserved:
+		// The deletion of an older object at this name (the informer delivers a reserved
+		// object's ADD before its DELETE): the reservation is the newer object's, and stays
+		// until its ADD replaces it, Release, or the ReservationTTL. The object it would have
+		// updated is gone: nothing to restore.
+		e.prev = nil
 	case charge == nil && e == nil:
 	case charge == nil:
 		ts.setLocked(key, nil)
