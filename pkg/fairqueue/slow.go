@@ -82,13 +82,28 @@ func (q *Queue[T]) heldLocked(tenant string, item T) {
 	st.last = now
 }
 
-// slowLocked reports whether tenant's items hold a worker for SlowAfter or longer on average.
+// slowLocked reports whether tenant's items hold a worker for SlowAfter or longer on average,
+// or one of its items in flight has held one that long already. The second test keeps a
+// tenant from hiding slow items among many quick ones (no-op changes) that pull its average
+// down, and counts a tenant as slow from its first slow item on, before that item is Done.
+// It walks the items in flight (at most Workers).
 func (q *Queue[T]) slowLocked(tenant string) bool {
 	if q.opts.SlowAfter <= 0 {
 		return false
 	}
-	st, ok := q.known[tenant]
-	return ok && st.hold >= q.opts.SlowAfter
+	if st, ok := q.known[tenant]; ok && st.hold >= q.opts.SlowAfter {
+		return true
+	}
+	if q.inFlight[tenant] == 0 {
+		return false
+	}
+	now := q.opts.Now()
+	for item, at := range q.poppedAt {
+		if now.Sub(at) >= q.opts.SlowAfter && q.opts.TenantOf(item) == tenant {
+			return true
+		}
+	}
+	return false
 }
 
 // inFlightLocked records that tenant has n items in flight (after a Pop, or before a Done), for
