@@ -29,6 +29,11 @@ import (
 // doubling up to 10 min. A variable for tests.
 var suspendBackoff = wait.Backoff{Duration: 30 * time.Second, Factor: 2, Jitter: 0.1, Steps: 100, Cap: 10 * time.Minute}
 
+// countRetryBackoff is the wait before a failed count is tried again: 2 s, doubling up to
+// suspendBackoff's cap (a transient error costs seconds; a tenant that makes every count fail
+// is counted at most every 10 min). A variable for tests.
+var countRetryBackoff = wait.Backoff{Duration: 2 * time.Second, Factor: 2, Jitter: 0.1, Steps: 100, Cap: 10 * time.Minute}
+
 // suspension is how a Cluster that replaces an overflowed one starts: it waits delay, with
 // objects (the entries the overflowed one held) as its last count, before it counts again.
 type suspension struct {
@@ -129,7 +134,7 @@ func CountObjects(ctx context.Context, cs kubernetes.Interface, limit int64) (in
 // (c.suspend) first waits its delay. While it waits, the Cluster's state is Suspended.
 func (c *Cluster) waitWithinObjectBound(ctx context.Context) bool {
 	log := ctrl.LoggerFrom(ctx).WithValues("tenant", c.Name)
-	backoff := suspendBackoff
+	backoff, countErrBackoff := suspendBackoff, countRetryBackoff
 	delay, objects := c.suspend.delay, c.suspend.objects
 	countErr := ""
 	for {
@@ -156,7 +161,7 @@ func (c *Cluster) waitWithinObjectBound(ctx context.Context) bool {
 			// Not watched until a count succeeds: the tenant can make a count fail on purpose
 			// (its own flow schema rejecting the syncer's list of one kind) while a later kind
 			// holds more objects than the cap, which the informers would list whole.
-			objects, countErr, delay = n, err.Error(), backoff.Step()
+			objects, countErr, delay = n, err.Error(), countErrBackoff.Step()
 			continue
 		}
 		if n <= limit {

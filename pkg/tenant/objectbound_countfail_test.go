@@ -20,9 +20,10 @@ import (
 // syncer's list of the first kind counted) while it keeps a million objects of a later kind,
 // which the informers would then list whole into the syncer's memory.
 func TestObjectCountFailureKeepsTenantSuspended(t *testing.T) {
-	saved := suspendBackoff
+	saved, savedErr := suspendBackoff, countRetryBackoff
 	suspendBackoff.Duration, suspendBackoff.Cap = time.Hour, time.Hour // only a policy change recounts
-	t.Cleanup(func() { suspendBackoff = saved })
+	countRetryBackoff.Duration, countRetryBackoff.Cap = time.Hour, time.Hour
+	t.Cleanup(func() { suspendBackoff, countRetryBackoff = saved, savedErr })
 	var reject atomic.Bool
 	reject.Store(true)
 	cs := fake.NewClientset()

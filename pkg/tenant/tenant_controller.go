@@ -491,7 +491,7 @@ func isSuspended(t *tenancyv1alpha1.Tenant) bool {
 // suspendedMessage is the message of a suspended tenant's conditions and Event (State.Suspended).
 func suspendedMessage(s State) string {
 	if s.CountError != "" {
-		return fmt.Sprintf("not syncing: the syncer could not count the tenant's objects (%s), so it does not watch it (its super-cluster objects are kept); it counts again with backoff (30s doubling to 10m) or when the policy changes, and syncing resumes once a count finds at most limits.maxCachedObjects (%d)",
+		return fmt.Sprintf("not syncing: the syncer could not count the tenant's objects (%s), so it does not watch it (its super-cluster objects are kept); it counts again with backoff (2s doubling to 10m) or when the policy changes, and syncing resumes once a count finds at most limits.maxCachedObjects (%d)",
 			s.CountError, s.ObjectLimit)
 	}
 	return fmt.Sprintf("not syncing: the tenant has %d objects of the kinds the syncer caches, more than the policy's limits.maxCachedObjects (%d); the syncer does not watch it (its super-cluster objects are kept) and counts again with backoff (30s doubling to 10m) or when the policy changes; syncing resumes once it has at most that many",
