@@ -268,6 +268,10 @@ func New(o Options) (*Syncer, error) {
 func (s *Syncer) SetRegistry(r *tenant.Registry) {
 	s.registry = r
 	r.NewInformers = s.tenantInformers
+	r.Restored = func(tenantName, kind string) (int64, bool) {
+		n, ok := s.sources.Pending(tenantSourceID(tenantName, resources.Kind(kind)))
+		return int64(n), ok
+	}
 }
 
 // Start runs the Syncer until ctx is done: it starts the super informers, waits for them to

@@ -116,6 +116,8 @@ type Cluster struct {
 	done   chan struct{}
 	events *lazyRecorder // Recorder, to shut down
 
+	// restored is Registry.Restored (nil: every kind is counted with a LIST).
+	restored func(tenant, kind string) (int64, bool)
 	// handlersSynced are the HasSynced of the handlers added with AddEventHandler: Synced
 	// waits for them.
 	handlersSynced []cache.InformerSynced

@@ -100,13 +100,23 @@ var counters = map[string]func(context.Context, kubernetes.Interface, metav1.Lis
 // per kind (the items it returns plus the apiserver's remainingItemCount), stopping once the
 // count is over limit (limit < 0: never). A kind the apiserver does not serve or lets the
 // syncer list is skipped (its informer caches nothing either). A list with more items whose
-// remaining count the apiserver does not give counts its returned items only.
-func CountObjects(ctx context.Context, cs kubernetes.Interface, limit int64) (int64, error) {
+// remaining count the apiserver does not give counts its returned items only. A kind that
+// restored (nil: none) reports is counted from it, without a LIST: the objects a checkpoint
+// will answer its informer's first List with.
+func CountObjects(ctx context.Context, cs kubernetes.Interface, limit int64, restored func(kind string) (int64, bool)) (int64, error) {
 	var n int64
 	for _, kind := range HeldKinds {
 		list, ok := counters[kind]
 		if !ok {
 			continue
+		}
+		if restored != nil {
+			if m, ok := restored(kind); ok {
+				if n += m; limit >= 0 && n > limit {
+					return n, nil
+				}
+				continue
+			}
 		}
 		lctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		obj, err := list(lctx, cs, metav1.ListOptions{Limit: 1})
@@ -153,7 +163,11 @@ func (c *Cluster) waitWithinObjectBound(ctx context.Context) bool {
 		if limit < 0 {
 			break
 		}
-		n, err := CountObjects(ctx, c.Client, limit)
+		var restored func(kind string) (int64, bool)
+		if c.restored != nil {
+			restored = func(kind string) (int64, bool) { return c.restored(c.Name, kind) }
+		}
+		n, err := CountObjects(ctx, c.Client, limit, restored)
 		if ctx.Err() != nil {
 			return false
 		}

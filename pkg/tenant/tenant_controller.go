@@ -306,6 +306,7 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, t *tenancyv1alpha1.Ten
 			t.Status.Phase = tenancyv1alpha1.TenantPending
 			return reconcile.Result{}, nil
 		}
+		nc.restored = r.Registry.Restored
 		nc.SetPolicy(pol)                           // before it starts: its first sync already follows the policy
 		_ = nc.SetServiceCIDRs(t.Spec.ServiceCIDRs) // likewise; an error is logged below
 		_ = nc.SetKubeletClientCA(t.Spec.KubeletClientCA)

@@ -379,6 +379,22 @@ func (r *Registry) Lookup(id string) (*Source, bool) {
 	return s, ok
 }
 
+// Pending returns the number of objects the restored state of Source id holds for its
+// informer's first List, and true when that List will be answered from it (a position and
+// objects were saved, and no List has been served yet); 0 and false otherwise.
+func (r *Registry) Pending(id string) (int, bool) {
+	s, ok := r.Lookup(id)
+	if !ok {
+		return 0, false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if p := s.pending; p != nil && p.Position != "" && p.HasObjects && !s.served {
+		return len(p.Objects), true
+	}
+	return 0, false
+}
+
 // Restore loads checkpointed states. Call it before the informers start: each state's objects
 // answer its informer's first List, and its ack map becomes the Source's.
 func (r *Registry) Restore(states []State) {
