@@ -29,9 +29,6 @@ import (
 func TestTenantLifecycle(t *testing.T) {
 	env := framework.StartT(t, localcluster.SuperOptions{Nodes: 1}, 2)
 	c := itest.StartSyncer(t, env.Super.RESTConfig, nil)
-	// Two Secrets per super namespace: the tenant's third Secret waits for quota room.
-	itest.DefaultPolicy(t, c, tenancyv1alpha1.TenantPolicySpec{Limits: &tenancyv1alpha1.LimitsPolicy{
-		Quota: corev1.ResourceList{corev1.ResourceSecrets: resource.MustParse("2")}}})
 	ctx := context.Background()
 	super := env.Super.Client
 	t1, t2 := env.Tenants[0], env.Tenants[1]
@@ -64,7 +61,25 @@ func TestTenantLifecycle(t *testing.T) {
 		uid := itest.TenantUID(t, c, t1.Name)
 		itest.MustCreateNS(t, t1.Client, "lag")
 		superNS := conversion.SuperNamespace(t1.Name, uid, "lag")
-		// Two of the three fit the quota (whichever the workers create first); the third waits.
+		// A provider's own ResourceQuota in the super namespace (not the tenant's budget, whose
+		// refusals wait parked and are no lag): two Secrets fit (whichever the workers create
+		// first); the super apiserver refuses the third, which waits with retries.
+		itest.Eventually(t, time.Minute, "super namespace "+superNS, func(ctx context.Context) error {
+			_, err := super.CoreV1().Namespaces().Get(ctx, superNS, metav1.GetOptions{})
+			return err
+		})
+		itest.Created(t)(super.CoreV1().ResourceQuotas(superNS).Create(ctx, &corev1.ResourceQuota{ObjectMeta: metav1.ObjectMeta{Name: "provider-secrets"},
+			Spec: corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{corev1.ResourceSecrets: resource.MustParse("2")}}}, metav1.CreateOptions{}))
+		itest.Eventually(t, time.Minute, "provider quota computed", func(ctx context.Context) error {
+			q, err := super.CoreV1().ResourceQuotas(superNS).Get(ctx, "provider-secrets", metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			if _, ok := q.Status.Used[corev1.ResourceSecrets]; !ok {
+				return itest.Errorf("status %+v", q.Status)
+			}
+			return nil
+		})
 		names := []string{"a", "b", "c"}
 		for _, name := range names {
 			itest.Created(t)(t1.Client.CoreV1().Secrets("lag").Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{}))
