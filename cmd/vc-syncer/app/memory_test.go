@@ -73,11 +73,14 @@ func TestReleaseIdleMemory(t *testing.T) {
 		t.Errorf("busy: memory released %d times while reconciles ran; want none", n)
 	}
 	busy.Store(false)
+	// Quiet: released within a few checks. The runtime's scavenger may have returned the free
+	// heap first, and then there is rightly nothing to release: only a quiet syncer that holds
+	// the free heap and never releases it fails.
 	deadline := time.Now().Add(5 * time.Second)
-	for heapFreeBytes() >= releaseThresholdBytes && time.Now().Before(deadline) {
+	for releases.Load() == 0 && time.Now().Before(deadline) {
 		time.Sleep(50 * time.Millisecond)
 	}
-	if got := heapFreeBytes(); got >= releaseThresholdBytes || releases.Load() == 0 {
-		t.Errorf("quiet: %d bytes of free heap still held after 5 s (%d releases); want it returned", got, releases.Load())
+	if got := heapFreeBytes(); releases.Load() == 0 && got >= releaseThresholdBytes {
+		t.Errorf("quiet: %d bytes of free heap still held after 5 s (0 releases); want it returned", got)
 	}
 }
