@@ -139,8 +139,8 @@ func CountObjects(ctx context.Context, cs kubernetes.Interface, limit int64, res
 }
 
 // waitWithinObjectBound returns once the tenant has at most limits.maxCachedObjects objects
-// (CountObjects; a count that fails keeps it waiting, State.CountError, and is tried again with
-// the same backoff), true, or false when ctx ends first. A Cluster that replaces an overflowed one
+// (CountObjects; a count that fails keeps it waiting, State.CountError, and is tried again
+// after countRetryBackoff), true, or false when ctx ends first. A Cluster that replaces an overflowed one
 // (c.suspend) first waits its delay. While it waits, the Cluster's state is Suspended.
 func (c *Cluster) waitWithinObjectBound(ctx context.Context) bool {
 	log := ctrl.LoggerFrom(ctx).WithValues("tenant", c.Name)
