@@ -48,11 +48,16 @@ func TestObjectCountFailureKeepsTenantSuspended(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go func() { done <- c.waitWithinObjectBound(ctx) }()
-	select {
-	case <-done:
-		t.Fatalf("the tenant's informers may start after a failed count (state %+v): a million Secrets would be listed whole", c.State())
-	case <-time.After(300 * time.Millisecond):
-	}
+	// Either the wait returns (the informers would start) or the Cluster reports the failed
+	// count: no sleep decides which.
+	waitFor(t, "the wait to return or the Cluster to report the failed count", func() bool {
+		select {
+		case ok := <-done:
+			t.Fatalf("the tenant's informers may start after a failed count (%v, state %+v): a million Secrets would be listed whole", ok, c.State())
+		default:
+		}
+		return c.State().CountError != ""
+	})
 	s := c.State()
 	if !s.Suspended || !strings.Contains(s.CountError, "flow schema") {
 		t.Fatalf("state %+v, want Suspended with the count's error", s)
