@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/vcsyncer/syncer/pkg/conversion"
@@ -57,7 +58,7 @@ func reconcileDownward(ctx context.Context, env *resources.Env, c *tenant.Cluste
 	}
 	if tFound && tns.DeletionTimestamp.IsZero() {
 		if d := resources.HeldOut(c, resources.KindNamespace, tns); d != nil {
-			if o, _ := conversion.OwnerOf(sns); !sFound || o.UID == string(tns.UID) {
+			if !sFound || ownedByNamespace(sns, tns.UID) {
 				// A stub (kept out of the syncer's memory): no super namespace is created for
 				// it (its objects wait: resources.ErrNamespaceRefused), and an existing one is
 				// left as it was, its objects still synced. Readmission enqueues it again.
@@ -147,4 +148,11 @@ func confirmGone(ctx context.Context, c *tenant.Cluster, name string, sns *corev
 		return fmt.Errorf("tenant namespace %s: not in the cache yet but present in the tenant; retrying", name)
 	}
 	return nil
+}
+
+// ownedByNamespace reports whether the super namespace sns is the copy of the tenant namespace
+// whose UID is uid (its owner annotation names it).
+func ownedByNamespace(sns *corev1.Namespace, uid types.UID) bool {
+	o, _ := conversion.OwnerOf(sns)
+	return o.UID == string(uid)
 }
