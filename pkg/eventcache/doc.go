@@ -1,10 +1,12 @@
-// Package eventcache is the compact form in which the syncer's informers cache Events (the
-// super cluster's, and the syncer's copies in each tenant), and the readers that hand callers
-// ordinary *corev1.Event values from such caches.
+// Package eventcache is the compact form in which the syncer's informers cache Events: the
+// super cluster's (Event, with readers that hand callers ordinary *corev1.Event values), and
+// the syncer's copies in each tenant (Copy: a record of what a copy shows, of bounded size).
 //
 // # Usage
 //
-// An informer transform returns New(trimmed) for each Event it caches. Code that reads an
+// The super Event informer's transform returns New(trimmed) for each Event; the tenant Event
+// informer's returns NewCopy(e), and the copier compares a Copy's Digest with ShownDigest of
+// the copy it would write (GetCopy reads one from the cache). Code that reads an
 // Event cache goes through From (one object from an event handler or a store) or NewLister (a
 // lister over an informer's indexer); both accept plain *corev1.Event objects too, so unit
 // tests may fill stores with ordinary Events.
@@ -16,8 +18,10 @@
 // source, timestamps, count, series, reporting fields) as the protobuf encoding of an Event
 // without metadata, one allocation, decoded on each read. A decoded *corev1.Event is a 640-byte
 // struct plus a separate allocation for each of its dozen strings; with Event sync on, the
-// syncer caches two Events per synced Pod (the super cluster's Scheduled Event and the
-// tenant's copy of it), so their form is part of the memory each synced Pod costs.
+// syncer caches two Events per synced Pod (the super cluster's Scheduled Event and a record of
+// the tenant's copy of it), so their form is part of the memory each synced Pod costs. A Copy
+// keeps no labels, annotations or message: a tenant can label Events of its own as the
+// syncer's copies, and whatever they carry must not reach the syncer's memory.
 //
 // # Implementation considerations
 //

@@ -27,7 +27,10 @@ func (s *Syncer) ClusterStarting(c *tenant.Cluster) {
 	for kind, r := range s.resources {
 		inf := r.TenantInformer(c)
 		if !hasDownward(kind) {
-			continue // the syncer's own copies (Events): cached to compare, nothing to enqueue
+			// The syncer's own copies (Events): cached to compare, nothing to enqueue; their
+			// bytes are held (tenant.HeldKinds) and released on deletion.
+			_, _ = inf.AddEventHandler(s.releaseEventsHandler(c))
+			continue
 		}
 		// An error means the informer has stopped, i.e. the Cluster is stopping already.
 		_ = c.AddEventHandler(inf, s.tenantHandler(c, kind))

@@ -116,8 +116,10 @@ func (s *Syncer) readmitOnce(c *tenant.Cluster) bool {
 			continue // a newer version is in the cache or on its way, or no room after all
 		}
 		done++
-		if kind == kindNode {
-			continue // the tenant's vNode loop reads its vNodes from the cache on every tick
+		if kind == kindNode || kind == resources.KindEvent {
+			// The tenant's vNode loop reads its vNodes from the cache on every tick; the Event
+			// pipeline compares a copy's record on its super Event's next change.
+			continue
 		}
 		resources.Admitted(c, kind, o.Namespace, o.Name)
 		req := resources.Request{Tenant: c.Name, Kind: kind, Namespace: o.Namespace, Name: o.Name}
@@ -163,6 +165,17 @@ func (s *Syncer) releaseNodesHandler(c *tenant.Cluster) cache.ResourceEventHandl
 	}}
 }
 
+// releaseEventsHandler releases the bytes held for tenant c's deleted Event copies (the
+// tenant's --event-ttl deletes them): the Event kind has no tenantHandler.
+func (s *Syncer) releaseEventsHandler(c *tenant.Cluster) cache.ResourceEventHandler {
+	return cache.ResourceEventHandlerFuncs{DeleteFunc: func(obj any) {
+		if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+			obj = d.Obj
+		}
+		s.releaseHeld(c, resources.KindEvent, obj)
+	}}
+}
+
 // readTenantObject reads tenant object ns/name of kind (one of tenant.HeldKinds) from tenant
 // c's apiserver.
 func readTenantObject(ctx context.Context, c *tenant.Cluster, kind resources.Kind, ns, name string) (metav1.Object, error) {
@@ -204,6 +217,8 @@ func readTenantObject(ctx context.Context, c *tenant.Cluster, kind resources.Kin
 		obj, err = cs.SchedulingV1().PriorityClasses().Get(ctx, name, opts)
 	case resources.KindRuntimeClass:
 		obj, err = cs.NodeV1().RuntimeClasses().Get(ctx, name, opts)
+	case resources.KindEvent:
+		obj, err = cs.CoreV1().Events(ns).Get(ctx, name, opts)
 	default:
 		return nil, fmt.Errorf("kind %s is not bounded by the bytes held", kind)
 	}

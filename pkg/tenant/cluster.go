@@ -233,8 +233,8 @@ var ErrDuplicateControlPlane = errors.New("duplicate control plane")
 // strings (conversion.InternObject); Pods, their specs trimmed (conversion.TrimPodSpec) once
 // they are bound or deleted (a Pod not yet bound keeps its whole spec, podcache.NewFull, from
 // which its super Pod is made), are cached in their compact form (podcache.Pod), and Events
-// (the syncer's copies) in theirs
-// (eventcache.Event). The syncer never reads either
+// (the syncer's copies, which a tenant can forge) as a bounded record of what they show
+// (eventcache.Copy). The syncer never reads either
 // (super copies never carry the annotation), and the annotation repeats the whole object, so
 // for kubectl-applied objects it is often the largest part of the cache. The syncer writes
 // tenant objects only through status subresources, which ignore metadata, so cached objects
@@ -268,7 +268,7 @@ func TrimTenantObject(obj any) (any, error) {
 		}
 		return podcache.New(o)
 	case *corev1.Event:
-		return eventcache.New(o) // the syncer's copies of super Events
+		return eventcache.NewCopy(o), nil // the syncer's copies of super Events
 	}
 	return obj, nil
 }

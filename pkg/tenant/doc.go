@@ -33,8 +33,9 @@
 // WithinMemoryBound condition is False while stubs exist. A stub of a cluster-scoped kind is
 // treated as an object the syncer does not own (a vNode stub gets no heartbeat and binds no
 // Pod; a class stub is never replaced; a PV stub refuses nothing): the harm of reaching the
-// bound stays with the tenant that reached it. Not bounded by bytes: the syncer's own Event
-// copies.
+// bound stays with the tenant that reached it. The syncer's own Event copies (the tenant
+// Events its informer selects by a label a tenant can put on its own) are cached as
+// eventcache.Copy records of a bounded size and counted like the kinds above.
 //
 // The number of entries is bounded too (limits.maxCachedObjects; objectbound.go): a stub is
 // about 200 bytes, so beyond the byte caps a tenant could still add entries by the million.
@@ -42,7 +43,9 @@
 // cannot leave an object out (it would lose track of its updates and deletes), so the tenant
 // is not watched at all: before a Cluster starts its informers it counts the tenant's objects
 // with one LIST ?limit=1 per kind (items plus the apiserver's remainingItemCount: no object is
-// decoded beyond the first of each kind) and, while they are over the cap, stays Suspended
+// decoded beyond the first of each kind; Event copies, selected by a label, by pages of 100
+// and only when all the tenant's Events could take the count over the cap) and, while they are
+// over the cap, stays Suspended
 // (Tenant Synced=False and WithinMemoryBound=False with reason TooManyObjects, phase
 // Suspended, a Warning Event, gauge vcsyncer_tenant_suspended), counting again after 30 s
 // doubling to 10 min, or at once when its policy changes. A running Cluster whose caches take

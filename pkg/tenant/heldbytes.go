@@ -21,6 +21,7 @@ import (
 
 	tenancyv1alpha1 "github.com/vcsyncer/syncer/pkg/apis/tenancy/v1alpha1"
 	"github.com/vcsyncer/syncer/pkg/conversion"
+	"github.com/vcsyncer/syncer/pkg/eventcache"
 	"github.com/vcsyncer/syncer/pkg/podcache"
 	"github.com/vcsyncer/syncer/pkg/policy"
 )
@@ -133,6 +134,8 @@ func heldKind(obj any) (string, bool) {
 		return "PriorityClass", true
 	case *nodev1.RuntimeClass:
 		return "RuntimeClass", true
+	case *eventcache.Copy:
+		return "Event", true
 	}
 	return "", false
 }
@@ -141,10 +144,11 @@ func heldKind(obj any) (string, bool) {
 // kinds the syncer caches from a tenant and copies down, and the cluster-scoped kinds it
 // watches in every tenant to keep its own objects there (Nodes: its vNodes; PersistentVolumes,
 // StorageClasses, PriorityClasses, RuntimeClasses: its upward copies), which a tenant can
-// create too. Not bounded: its own Event copies (see the package documentation).
+// create too, and its Event copies (the tenant's Events labelled as the syncer's, cached as
+// eventcache.Copy records of a bounded size).
 var HeldKinds = []string{"ConfigMap", "Secret", "Service", "ServiceAccount", "Endpoints", "EndpointSlice",
 	"PersistentVolumeClaim", "PodDisruptionBudget", "Ingress", "NetworkPolicy", "Namespace", "Pod",
-	"Node", "PersistentVolume", "StorageClass", "PriorityClass", "RuntimeClass"}
+	"Node", "PersistentVolume", "StorageClass", "PriorityClass", "RuntimeClass", "Event"}
 
 // IsHeldKind reports whether HeldBytes bounds tenant objects of kind (HeldKinds).
 func IsHeldKind(kind string) bool { return slices.Contains(HeldKinds, kind) }
@@ -421,6 +425,8 @@ func isStub(obj any) bool {
 		m, bare = o, o.Value == 0 && !o.GlobalDefault && o.Description == "" && o.PreemptionPolicy == nil
 	case *nodev1.RuntimeClass:
 		m, bare = o, o.Handler == "" && o.Overhead == nil && o.Scheduling == nil
+	case *eventcache.Copy:
+		m, bare = o, o.Digest == [len(o.Digest)]byte{}
 	default:
 		return false
 	}
@@ -489,6 +495,8 @@ func stub(obj any, rule policy.Rule, size int64) any {
 		return &schedulingv1.PriorityClass{TypeMeta: o.TypeMeta, ObjectMeta: meta}
 	case *nodev1.RuntimeClass:
 		return &nodev1.RuntimeClass{TypeMeta: o.TypeMeta, ObjectMeta: meta}
+	case *eventcache.Copy:
+		return &eventcache.Copy{ObjectMeta: meta}
 	}
 	return obj
 }

@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
+	"github.com/vcsyncer/syncer/pkg/eventcache"
 	"github.com/vcsyncer/syncer/pkg/podcache"
 	"github.com/vcsyncer/syncer/pkg/policy"
 )
@@ -70,6 +71,9 @@ func kindObjects(t *testing.T, name string, n int) map[string]any {
 		"Namespace": &corev1.Namespace{ObjectMeta: nsMeta, Spec: corev1.NamespaceSpec{Finalizers: []corev1.FinalizerName{corev1.FinalizerKubernetes}},
 			Status: corev1.NamespaceStatus{Phase: corev1.NamespaceActive}},
 		"Pod": cached,
+		// An Event copy's cached record (annotations are set here only to make one over the
+		// cap: NewCopy drops them, so a real record never is).
+		"Event": &eventcache.Copy{ObjectMeta: meta(), Digest: eventcache.ShownDigest(&corev1.Event{Reason: "Scheduled"})},
 	}
 }
 

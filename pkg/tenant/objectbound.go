@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	ctrl "sigs.k8s.io/controller-runtime"
 
+	"github.com/vcsyncer/syncer/pkg/conversion"
 	"github.com/vcsyncer/syncer/pkg/policy"
 )
 
@@ -94,7 +95,16 @@ var counters = map[string]func(context.Context, kubernetes.Interface, metav1.Lis
 	"RuntimeClass": func(ctx context.Context, cs kubernetes.Interface, o metav1.ListOptions) (runtime.Object, error) {
 		return cs.NodeV1().RuntimeClasses().List(ctx, o)
 	},
+	// All the tenant's Events: an upper bound of the syncer's copies (countEventCopies).
+	"Event": func(ctx context.Context, cs kubernetes.Interface, o metav1.ListOptions) (runtime.Object, error) {
+		return cs.CoreV1().Events("").List(ctx, o)
+	},
 }
+
+// EventCopySelector selects, in a tenant, the Events that are the syncer's copies of super
+// Events: the tenant Event informer lists and watches these (a tenant can label its own Events
+// so too; they are cached and counted the same way).
+var EventCopySelector = conversion.LabelManagedBy + "=" + conversion.ManagedByValue
 
 // CountObjects counts the tenant's objects of every kind in HeldKinds with one LIST ?limit=1
 // per kind (the items it returns plus the apiserver's remainingItemCount), stopping once the
@@ -118,24 +128,69 @@ func CountObjects(ctx context.Context, cs kubernetes.Interface, limit int64, res
 				continue
 			}
 		}
-		lctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		obj, err := list(lctx, cs, metav1.ListOptions{Limit: 1})
-		cancel()
+		m, err := countKind(ctx, list, cs, metav1.ListOptions{})
 		switch {
 		case apierrors.IsNotFound(err) || apierrors.IsForbidden(err) || apierrors.IsMethodNotSupported(err):
 			continue
 		case err != nil:
 			return n, err
 		}
-		n += int64(meta.LenList(obj))
-		if l, ok := obj.(metav1.ListInterface); ok && l.GetRemainingItemCount() != nil {
-			n += max(*l.GetRemainingItemCount(), 0)
+		if kind == "Event" && limit >= 0 && n+m > limit {
+			// All the tenant's Events may take the count over the cap: count the syncer's
+			// copies alone, the ones its informer caches.
+			if m, err = countEventCopies(ctx, cs, limit-n); err != nil {
+				return n, err
+			}
 		}
-		if limit >= 0 && n > limit {
+		if n += m; limit >= 0 && n > limit {
 			return n, nil
 		}
 	}
 	return n, nil
+}
+
+// countKind counts the objects list returns for opts with one LIST ?limit=1: the item it
+// returns plus the apiserver's remainingItemCount (the returned item only when there is none).
+func countKind(ctx context.Context, list func(context.Context, kubernetes.Interface, metav1.ListOptions) (runtime.Object, error),
+	cs kubernetes.Interface, opts metav1.ListOptions) (int64, error) {
+	lctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	opts.Limit = 1
+	obj, err := list(lctx, cs, opts)
+	if err != nil {
+		return 0, err
+	}
+	n := int64(meta.LenList(obj))
+	if l, ok := obj.(metav1.ListInterface); ok && l.GetRemainingItemCount() != nil {
+		n += max(*l.GetRemainingItemCount(), 0)
+	}
+	return n, nil
+}
+
+// eventCountPage is how many Events one page of countEventCopies decodes: an Event a tenant
+// writes can be large, so a page is kept small.
+const eventCountPage = 100
+
+// countEventCopies counts the tenant's Events labelled as the syncer's copies (the tenant
+// Event informer's selector) by pages of eventCountPage, stopping once the count is over
+// limit (limit < 0: never): the apiserver gives no remainingItemCount for a list with a label
+// selector.
+func countEventCopies(ctx context.Context, cs kubernetes.Interface, limit int64) (int64, error) {
+	var n int64
+	opts := metav1.ListOptions{LabelSelector: EventCopySelector, Limit: eventCountPage}
+	for {
+		lctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		l, err := cs.CoreV1().Events("").List(lctx, opts)
+		cancel()
+		if err != nil {
+			return n, err
+		}
+		n += int64(len(l.Items))
+		if l.Continue == "" || (limit >= 0 && n > limit) {
+			return n, nil
+		}
+		opts.Continue = l.Continue
+	}
 }
 
 // waitWithinObjectBound returns once the tenant has at most limits.maxCachedObjects objects

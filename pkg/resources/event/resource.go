@@ -7,7 +7,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -31,9 +30,7 @@ var Resource = Copier{resources.Funcs{
 		return c.Informers.InformerFor(&corev1.Event{}, func(cs kubernetes.Interface, resync time.Duration) cache.SharedIndexInformer {
 			return coreinformers.NewFilteredEventInformer(cs, metav1.NamespaceAll, resync,
 				cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
-				func(lo *metav1.ListOptions) {
-					lo.LabelSelector = conversion.LabelManagedBy + "=" + conversion.ManagedByValue
-				})
+				func(lo *metav1.ListOptions) { lo.LabelSelector = tenant.EventCopySelector })
 		})
 	},
 	// Super: every super Event (Env.SuperEvents).
@@ -98,11 +95,11 @@ func (r Copier) Upward(ctx context.Context, env *resources.Env, c *tenant.Cluste
 		return nil
 	}
 	want := Desired(se, ns, involved)
-	have, err := eventcache.Get(r.TenantInformer(c).GetIndexer(), ns, name)
+	have, err := eventcache.GetCopy(r.TenantInformer(c).GetIndexer(), ns, name)
 	if err != nil && !apierrors.IsNotFound(err) {
 		return err
 	}
-	if err == nil && Equal(want, have) {
+	if err == nil && have.Digest == eventcache.ShownDigest(want) {
 		return nil
 	}
 	events := c.Client.CoreV1().Events(ns)
@@ -115,9 +112,10 @@ func (r Copier) Upward(ctx context.Context, env *resources.Env, c *tenant.Cluste
 		}
 		return nil
 	}
-	u := have.DeepCopy()
-	u.InvolvedObject, u.Reason, u.Message, u.Type = want.InvolvedObject, want.Reason, want.Message, want.Type
-	u.Count, u.FirstTimestamp, u.LastTimestamp, u.Series = want.Count, want.FirstTimestamp, want.LastTimestamp, want.Series
+	// The cache keeps a record of the copy (eventcache.Copy), not the copy: the update writes
+	// the whole desired copy at the cached resourceVersion (a Conflict is retried).
+	u := want
+	u.UID, u.ResourceVersion = have.UID, have.ResourceVersion
 	if _, err := events.Update(ctx, u, metav1.UpdateOptions{FieldManager: reconcile.FieldManager}); err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("failed to update Event %s/%s in tenant %s: %w", ns, name, c.Name, err)
 	}
@@ -141,8 +139,8 @@ func (r Copier) NeedsWrite(env *resources.Env, c *tenant.Cluster, se *corev1.Eve
 	if !ok {
 		return false
 	}
-	have, err := eventcache.Get(r.TenantInformer(c).GetIndexer(), ns, se.Name)
-	return err != nil || !Equal(Desired(se, ns, involved), have)
+	have, err := eventcache.GetCopy(r.TenantInformer(c).GetIndexer(), ns, se.Name)
+	return err != nil || have.Digest != eventcache.ShownDigest(Desired(se, ns, involved))
 }
 
 // TenantObject returns the tenant object that super Event se is about: ok only when se is in a
@@ -192,12 +190,10 @@ func Desired(se *corev1.Event, ns string, involved conversion.Owner) *corev1.Eve
 	}
 }
 
-// Equal reports whether tenant copy have shows what want shows.
+// Equal reports whether tenant copy have shows what want shows (the same
+// eventcache.ShownDigest: the cache keeps only that digest of each copy).
 func Equal(want, have *corev1.Event) bool {
-	return want.InvolvedObject == have.InvolvedObject && want.Reason == have.Reason &&
-		want.Message == have.Message && want.Type == have.Type && want.Count == have.Count &&
-		want.FirstTimestamp.Equal(&have.FirstTimestamp) && want.LastTimestamp.Equal(&have.LastTimestamp) &&
-		equality.Semantic.DeepEqual(want.Series, have.Series)
+	return eventcache.ShownDigest(want) == eventcache.ShownDigest(have)
 }
 
 // Trim is the super Event informer's transform: it drops managedFields, annotations and

@@ -16,6 +16,7 @@ import (
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	tenancyv1alpha1 "github.com/vcsyncer/syncer/pkg/apis/tenancy/v1alpha1"
+	"github.com/vcsyncer/syncer/pkg/conversion"
 	"github.com/vcsyncer/syncer/test/integration/itest"
 )
 
@@ -171,6 +172,69 @@ func (s *suite) attackManyTinyObjects(t *testing.T) {
 		t.Errorf("the syncer holds %.0f entries for suspended tenant A, over limits.maxCachedObjects %d", got, limit)
 	}
 	s.bPodRuns(t, "web-during-entries")
+}
+
+// Shape of the forged Event copies attack: forgedEventCount Events of forgedEventBytes of
+// annotations each (40 MB in all), labelled as the syncer's copies.
+const (
+	forgedEventCount = 200
+	forgedEventBytes = 200 * 1000
+)
+
+// attackForgedEventCopies: tenant A labels its own Events as the syncer's copies of super
+// Events, each with 200 KB of annotations, to make the syncer's tenant Event informer hold
+// them. Each must take a bounded record in the syncer's memory and be counted like any other
+// cached object (vcsyncer_tenant_cached_objects, within limits.maxCachedBytes), so the live
+// heap grows by far less than what A wrote; B's new Pod still syncs.
+func (s *suite) attackForgedEventCopies(t *testing.T) {
+	ctx := context.Background()
+	var names []string
+	for i := range forgedEventCount {
+		names = append(names, fmt.Sprintf("forged-copy.%03d", i))
+	}
+	entries0, held0 := tenantGauge(cachedObjects, s.a.Name), cachedBytes(s.a.Name)
+	defer func() {
+		for _, n := range names {
+			_ = s.a.Client.CoreV1().Events(aNS).Delete(ctx, n, metav1.DeleteOptions{})
+		}
+		// The next subtests count entries from the gauge: the deletions are released first.
+		itest.Eventually(t, maxWait, "the forged Event copies released", func(context.Context) error {
+			if got := tenantGauge(cachedObjects, s.a.Name) - entries0; got > 0 {
+				return itest.Errorf("%.0f entries left", got)
+			}
+			return nil
+		})
+	}()
+	h0 := liveHeap()
+	pad := map[string]string{"pad": strings.Repeat("e", forgedEventBytes)}
+	for _, n := range names {
+		if _, err := s.a.Client.CoreV1().Events(aNS).Create(ctx, &corev1.Event{
+			ObjectMeta:     metav1.ObjectMeta{Name: n, Labels: map[string]string{conversion.LabelManagedBy: conversion.ManagedByValue}, Annotations: pad},
+			InvolvedObject: corev1.ObjectReference{Kind: "Pod", Namespace: aNS, Name: "forged"},
+			Reason:         "Forged", Message: "a copy the syncer never wrote", Type: corev1.EventTypeNormal,
+		}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			t.Fatal(err)
+		}
+	}
+	itest.Eventually(t, maxWait, "tenant A's forged Event copies counted in the syncer's caches", func(context.Context) error {
+		if got := tenantGauge(cachedObjects, s.a.Name) - entries0; got < forgedEventCount {
+			return itest.Errorf("ATTACK ESCAPED: %.0f of %d Events labelled as the syncer's copies counted in %s; the others are cached uncounted",
+				got, forgedEventCount, cachedObjects)
+		}
+		return nil
+	})
+	held := cachedBytes(s.a.Name) - held0
+	growth := int64(liveHeap()) - int64(h0)
+	t.Logf("tenant A wrote %d MB of forged Event copies: %.0f bytes counted held for them, syncer live heap growth %d MB",
+		(forgedEventCount*forgedEventBytes)>>20, held, growth>>20)
+	if limit := float64(forgedEventCount * 1024); held > limit {
+		t.Errorf("the syncer counts %.0f bytes for %d forged Event copies, more than 1 KiB each", held, forgedEventCount)
+	}
+	if limit := int64(16 << 20); growth > limit {
+		t.Errorf("the syncer's live heap grew by %d MB for %d MB of forged Event copies, more than %d MB: their annotations are held",
+			growth>>20, (forgedEventCount*forgedEventBytes)>>20, limit>>20)
+	}
+	s.bPodRuns(t, "web-during-forged-events")
 }
 
 // waitSynced waits until Tenant name has Synced=True.
