@@ -54,10 +54,14 @@
 // tenant's next delay before it counts (Registry.nextSuspendDelay: 30 s doubling to 10 min,
 // forgotten when the Tenant is removed), so a tenant hovering at the cap costs one full list
 // per delay at most. Other tenants are untouched: each Cluster waits in its own goroutine and
-// the super-cluster objects of the suspended tenant are kept. What is left: between the count
-// and the informers' first list a tenant can still create objects, and that first list is
-// held in memory whole before the transform sees it; the count skips kinds the syncer may not
-// list and, where the apiserver gives no remainingItemCount, counts the returned item only.
+// the super-cluster objects of the suspended tenant are kept. A tenant can still create
+// objects between the count and the informers' first list; that list is a stream (client-go's
+// watch-list, checkpoint/source.Factory), each object through the transform as it arrives, so
+// the bytes it holds are bounded as they come and the entries past the cap overflow as above.
+// What is left: an informer resumed from a checkpoint relists with LIST requests (held whole
+// once), as does any informer whose tenant apiserver does not serve watch-lists; the count
+// skips kinds the syncer may not list and, where the apiserver gives no remainingItemCount,
+// counts the returned item only.
 //
 // # Implementation considerations
 //

@@ -30,6 +30,7 @@ import (
 	"k8s.io/client-go/informers/storage"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/watchlist"
 )
 
 // kindInfo describes one resumable kind: how to list and watch it through the typed clientset
@@ -145,9 +146,11 @@ type FactoryOptions struct {
 // scheduling, storage, node, coordination) route through it; other groups behave as the embedded
 // factory's.
 //
-// Its informers always list with LIST requests, never with streaming watch-lists (KEP-3157):
-// a resumed informer's first List must be answered from the checkpoint, which the reflector
-// only asks for when watch-list semantics are off (checkpointing.md 3.1).
+// Its informers list with streaming watch-lists (KEP-3157), each object through the
+// informer's transform as it arrives, except a resumed informer (its first List must be
+// answered from the checkpoint, which the reflector only asks for when watch-list semantics are
+// off: checkpointing.md 3.1; it then lists with LIST requests for its whole life) and a scoped
+// one (resumeLW.IsWatchListSemanticsUnSupported).
 type Factory struct {
 	informers.SharedInformerFactory
 	reg    *Registry
@@ -265,9 +268,19 @@ var (
 	_ cache.ListerWatcherWithContext = (*resumeLW)(nil)
 )
 
-// IsWatchListSemanticsUnSupported turns streaming watch-lists off for this informer
-// (client-go util/watchlist.DoesClientNotSupportWatchListSemantics).
-func (l *resumeLW) IsWatchListSemanticsUnSupported() bool { return true }
+// IsWatchListSemanticsUnSupported reports whether this informer's reflector must list with
+// LIST requests instead of streaming watch-lists (client-go
+// util/watchlist.DoesClientNotSupportWatchListSemantics, asked once when the reflector is
+// built): when its client cannot stream (none, or a fake clientset), when a restored state
+// waits to answer its first List (a resume lists nothing), and for a scoped informer (its
+// lists follow the Scope). Otherwise its lists are streams
+// (KEP-3157: a watch with sendInitialEvents; client-go falls back to a LIST when the apiserver
+// does not serve one), each object passing the informer's transform as it arrives, so a
+// tenant's first list is never held whole before the transform bounds it.
+func (l *resumeLW) IsWatchListSemanticsUnSupported() bool {
+	return l.client == nil || watchlist.DoesClientNotSupportWatchListSemantics(l.client) ||
+		l.scope != nil || l.src.awaitsResume()
+}
 
 func (l *resumeLW) List(opts metav1.ListOptions) (runtime.Object, error) {
 	return l.ListWithContext(context.Background(), opts)
@@ -300,6 +313,9 @@ func (l *resumeLW) Watch(opts metav1.ListOptions) (watch.Interface, error) {
 func (l *resumeLW) WatchWithContext(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
 	if l.scope != nil {
 		return l.scopedWatchStart(ctx, opts)
+	}
+	if opts.SendInitialEvents != nil && *opts.SendInitialEvents {
+		l.src.streamedList() // a list by a stream: its resume mode, as a List records it
 	}
 	return l.real.WatchWithContext(ctx, opts)
 }

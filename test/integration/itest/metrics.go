@@ -1,6 +1,7 @@
 package itest
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"net"
@@ -12,6 +13,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+	"k8s.io/client-go/kubernetes"
 )
 
 // FreePort returns a TCP port on 127.0.0.1 that was free a moment ago.
@@ -125,4 +127,29 @@ func sum(values map[string]float64) float64 {
 		s += v
 	}
 	return s
+}
+
+// APIServerRequests returns apiserver_request_total{verb=verb} of the apiserver cs talks to,
+// by resource (scraped from its /metrics).
+func APIServerRequests(t *testing.T, cs kubernetes.Interface, verb string) map[string]float64 {
+	t.Helper()
+	raw, err := cs.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(t.Context())
+	if err != nil {
+		t.Fatalf("scraping the apiserver: %v", err)
+	}
+	out := map[string]float64{}
+	fam := ParseMetrics(t, bytes.NewReader(raw))["apiserver_request_total"]
+	if fam == nil {
+		t.Fatal("apiserver has no apiserver_request_total")
+	}
+	for _, m := range fam.Metric {
+		labels := map[string]string{}
+		for _, l := range m.Label {
+			labels[l.GetName()] = l.GetValue()
+		}
+		if labels["verb"] == verb {
+			out[labels["resource"]] += m.Counter.GetValue()
+		}
+	}
+	return out
 }

@@ -1,7 +1,6 @@
 package restart_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -218,26 +217,7 @@ func readyTransition(t *testing.T, cs kubernetes.Interface, name string) metav1.
 
 // apiserverLists returns apiserver_request_total{verb="LIST"} of an apiserver by resource.
 func apiserverLists(t *testing.T, cs kubernetes.Interface) map[string]float64 {
-	t.Helper()
-	raw, err := cs.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(t.Context())
-	if err != nil {
-		t.Fatalf("scraping the apiserver: %v", err)
-	}
-	out := map[string]float64{}
-	fam := itest.ParseMetrics(t, bytes.NewReader(raw))["apiserver_request_total"]
-	if fam == nil {
-		t.Fatal("apiserver has no apiserver_request_total")
-	}
-	for _, m := range fam.Metric {
-		labels := map[string]string{}
-		for _, l := range m.Label {
-			labels[l.GetName()] = l.GetValue()
-		}
-		if labels["verb"] == "LIST" {
-			out[labels["resource"]] += m.Counter.GetValue()
-		}
-	}
-	return out
+	return itest.APIServerRequests(t, cs, "LIST")
 }
 
 // oneTenant is a super cluster with one tenant and a `vc-syncer run` process on it.
