@@ -96,6 +96,8 @@ type Cluster struct {
 
 	kubeconfigHash string
 	probeInterval  time.Duration
+	// apiNotLocal is set when a running check found a watched API served elsewhere.
+	apiNotLocal atomic.Bool
 	// claim registers the control plane's identity; false with the other tenant's name when taken.
 	claim    func(c *Cluster, identity string) (string, bool)
 	identity string
@@ -455,7 +457,7 @@ func (c *Cluster) run(ctx context.Context, hooks Hooks) {
 
 	t := time.NewTicker(c.probeInterval)
 	defer t.Stop()
-	for {
+	for probes := 1; ; probes++ {
 		select {
 		case <-ctx.Done():
 			return
@@ -464,6 +466,9 @@ func (c *Cluster) run(ctx context.Context, hooks Hooks) {
 		err := c.probe(ctx)
 		if ctx.Err() != nil {
 			return
+		}
+		if probes%apiServiceCheckEvery == 0 {
+			c.checkAPIServicesRunning(ctx)
 		}
 		c.update(func(s *State) {
 			s.Connected = err == nil
@@ -474,6 +479,29 @@ func (c *Cluster) run(ctx context.Context, hooks Hooks) {
 		})
 	}
 }
+
+// checkAPIServicesRunning checks, while the Cluster runs, that the tenant's watched APIs are
+// still served by its kube-apiserver (CheckAPIServices). When one is not, or the syncer may no
+// longer read them, it marks the Cluster (APIServicesNotLocal) and notifies: the Tenant
+// controller replaces it with one that waits until the check passes. Other errors (the
+// apiserver unreachable) are the probe's to report.
+func (c *Cluster) checkAPIServicesRunning(ctx context.Context) {
+	err := CheckAPIServices(ctx, c.Client)
+	if err == nil || !(errors.Is(err, ErrAPIServiceNotLocal) || apierrors.IsForbidden(err)) {
+		return
+	}
+	if c.apiNotLocal.Swap(true) {
+		return
+	}
+	ctrl.LoggerFrom(ctx).Info("Stopping tenant sync: a watched API is not served by the tenant's kube-apiserver", "tenant", c.Name, "reason", err.Error())
+	if c.notify != nil {
+		c.notify(c.Name)
+	}
+}
+
+// APIServicesNotLocal reports whether a running check found a watched API of the tenant served
+// elsewhere (or unreadable): the Cluster must be replaced.
+func (c *Cluster) APIServicesNotLocal() bool { return c.apiNotLocal.Load() }
 
 // claimIdentity reads the UID of the tenant's kube-system namespace (its cluster identity)
 // and registers it, failing when another running Cluster already has it.

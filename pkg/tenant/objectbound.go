@@ -193,9 +193,10 @@ func countEventCopies(ctx context.Context, cs kubernetes.Interface, limit int64)
 	}
 }
 
-// waitWithinObjectBound returns once the tenant has at most limits.maxCachedObjects objects
-// (CountObjects; a count that fails keeps it waiting, State.CountError, and is tried again
-// after countRetryBackoff), true, or false when ctx ends first. A Cluster that replaces an overflowed one
+// waitWithinObjectBound returns once the tenant's watched APIs are served by its own
+// kube-apiserver (CheckAPIServices) and it has at most limits.maxCachedObjects objects
+// (CountObjects; a check or count that fails keeps it waiting, State.CountError, and is tried
+// again after countRetryBackoff), true, or false when ctx ends first. A Cluster that replaces an overflowed one
 // (c.suspend) first waits its delay. While it waits, the Cluster's state is Suspended.
 func (c *Cluster) waitWithinObjectBound(ctx context.Context) bool {
 	log := ctrl.LoggerFrom(ctx).WithValues("tenant", c.Name)
@@ -215,14 +216,20 @@ func (c *Cluster) waitWithinObjectBound(ctx context.Context) bool {
 			}
 		}
 		limit := policy.MaxCachedObjects(c.Policy().Limits())
-		if limit < 0 {
+		// A tenant API served by another server could answer the count and the lists as it
+		// likes: checked first, whatever the cap.
+		err := CheckAPIServices(ctx, c.Client)
+		var n int64
+		if err == nil && limit < 0 {
 			break
 		}
-		var restored func(kind string) (int64, bool)
-		if c.restored != nil {
-			restored = func(kind string) (int64, bool) { return c.restored(c.Name, kind) }
+		if err == nil {
+			var restored func(kind string) (int64, bool)
+			if c.restored != nil {
+				restored = func(kind string) (int64, bool) { return c.restored(c.Name, kind) }
+			}
+			n, err = CountObjects(ctx, c.Client, limit, restored)
 		}
-		n, err := CountObjects(ctx, c.Client, limit, restored)
 		if ctx.Err() != nil {
 			return false
 		}

@@ -298,7 +298,7 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, t *tenancyv1alpha1.Ten
 		return reconcile.Result{}, err
 	}
 	c, running := r.Registry.Get(t.Name)
-	overflowed := running && c.Held.Overflowed()
+	overflowed := running && (c.Held.Overflowed() || c.APIServicesNotLocal())
 	if !running || c.kubeconfigHash != hash || c.UID != string(t.UID) || overflowed {
 		nc, err := newCluster(t.Name, string(t.UID), cfg, hash, t.EffectiveWeight(), r.Registry.RequestTimeout, r.Notify, r.Registry.NewInformers)
 		if err != nil {
@@ -314,8 +314,10 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, t *tenancyv1alpha1.Ten
 		case overflowed:
 			// The caches took more of the tenant's objects than limits.maxCachedObjects: they
 			// are dropped with the old Cluster, and the new one waits before it counts again.
+			// Or a watched API is served elsewhere: the new one checks again before it lists.
 			nc.suspend = suspension{delay: r.Registry.nextSuspendDelay(t.Name), objects: int64(c.Held.Entries())}
-			ctrl.LoggerFrom(ctx).Info("Restarting tenant connection", "reason", "too many objects", "objects", nc.suspend.objects)
+			ctrl.LoggerFrom(ctx).Info("Restarting tenant connection", "reason", "too many objects or an API served elsewhere",
+				"objects", nc.suspend.objects, "apiServicesNotLocal", c.APIServicesNotLocal())
 		case running:
 			ctrl.LoggerFrom(ctx).Info("Restarting tenant connection", "reason", "kubeconfig changed")
 		}

@@ -34,6 +34,7 @@ func (s *suite) boundsWalls() []attackCase {
 		{"bounds-cluster-kinds-syncer-memory", s.attackMemoryClusterKinds},
 		{"bounds-forged-event-copies-syncer-memory", s.attackForgedEventCopies},
 		{"bounds-many-tiny-objects-suspend-tenant", s.attackManyTinyObjects},
+		{"bounds-repointed-api-not-watched", s.attackRepointedAPI},
 	}
 }
 

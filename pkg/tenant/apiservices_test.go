@@ -1,0 +1,106 @@
+package tenant
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"testing"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+)
+
+// apiServer answers GET /apis/apiregistration.k8s.io/v1/apiservices/<name> with the JSON in
+// bodies (404 for a name not there; status for a name in statuses), and with protobuf unless
+// JSON is asked for, as a kube-apiserver answers a client configured for protobuf.
+func apiServer(t *testing.T, bodies map[string]string, statuses map[string]int) kubernetes.Interface {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		name := strings.TrimPrefix(r.URL.Path, "/apis/apiregistration.k8s.io/v1/apiservices/")
+		if code, ok := statuses[name]; ok {
+			w.WriteHeader(code)
+			_, _ = w.Write([]byte(`{"kind":"Status","apiVersion":"v1","status":"Failure","code":403,"reason":"Forbidden"}`))
+			return
+		}
+		if a := r.Header.Get("Accept"); a != "application/json" {
+			w.Header().Set("Content-Type", "application/vnd.kubernetes.protobuf")
+			_, _ = w.Write([]byte("k8s\x00 protobuf"))
+			return
+		}
+		b, ok := bodies[name]
+		if !ok {
+			w.WriteHeader(http.StatusNotFound)
+			_, _ = w.Write([]byte(`{"kind":"Status","apiVersion":"v1","status":"Failure","code":404,"reason":"NotFound"}`))
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(b))
+	}))
+	t.Cleanup(srv.Close)
+	cs, err := kubernetes.NewForConfig(&rest.Config{Host: srv.URL, ContentConfig: rest.ContentConfig{
+		AcceptContentTypes: "application/vnd.kubernetes.protobuf,application/json", ContentType: "application/vnd.kubernetes.protobuf"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cs
+}
+
+// CheckAPIServices passes a tenant whose watched APIs are served locally (or not at all), and
+// refuses one whose APIService names a service (ErrAPIServiceNotLocal) or that it may not read.
+func TestCheckAPIServices(t *testing.T) {
+	local := `{"kind":"APIService","apiVersion":"apiregistration.k8s.io/v1","metadata":{"name":"x"},"spec":{"group":"g","version":"v1","groupPriorityMinimum":1,"versionPriority":1}}`
+	repointed := `{"kind":"APIService","apiVersion":"apiregistration.k8s.io/v1","metadata":{"name":"x"},"spec":{"service":{"namespace":"default","name":"hostile-api","port":443},"group":"discovery.k8s.io","version":"v1","insecureSkipTLSVerify":true,"groupPriorityMinimum":1,"versionPriority":1}}`
+	all := map[string]string{}
+	for _, n := range WatchedAPIServices {
+		all[n] = local
+	}
+	ctx := context.Background()
+	if err := CheckAPIServices(ctx, apiServer(t, all, nil)); err != nil {
+		t.Errorf("all served locally: %v", err)
+	}
+	some := map[string]string{"v1.discovery.k8s.io": local} // the others not served at all
+	if err := CheckAPIServices(ctx, apiServer(t, some, nil)); err != nil {
+		t.Errorf("groups not served: %v", err)
+	}
+	bad := map[string]string{}
+	for k, v := range all {
+		bad[k] = v
+	}
+	bad["v1.discovery.k8s.io"] = repointed
+	err := CheckAPIServices(ctx, apiServer(t, bad, nil))
+	if !errors.Is(err, ErrAPIServiceNotLocal) || !strings.Contains(err.Error(), "default/hostile-api") {
+		t.Errorf("v1.discovery.k8s.io repointed: %v, want ErrAPIServiceNotLocal naming the Service", err)
+	}
+	err = CheckAPIServices(ctx, apiServer(t, all, map[string]int{"v1.policy": http.StatusForbidden}))
+	if !apierrors.IsForbidden(err) {
+		t.Errorf("APIService unreadable: %v, want the Forbidden error", err)
+	}
+}
+
+// WatchedAPIServices names the group version of every non-core kind the syncer caches from a
+// tenant (HeldKinds), and of Leases (its vNode heartbeats).
+func TestWatchedAPIServicesCoverHeldKinds(t *testing.T) {
+	objs := kindObjects(t, "x", 1)
+	for kind, obj := range objs {
+		gvks, _, err := scheme.Scheme.ObjectKinds(obj.(runtime.Object))
+		if err != nil {
+			continue // a cached form (Pod, Event copy): core kinds
+		}
+		gv := gvks[0].GroupVersion()
+		if gv.Group == "" {
+			continue
+		}
+		if name := gv.Version + "." + gv.Group; !slices.Contains(WatchedAPIServices, name) {
+			t.Errorf("%s (%s) is cached from tenants but APIService %s is not checked", kind, gv, name)
+		}
+	}
+	if !slices.Contains(WatchedAPIServices, "v1.coordination.k8s.io") {
+		t.Error("Leases (vNode heartbeats) are not checked")
+	}
+}
