@@ -487,7 +487,7 @@ func (c *Cluster) run(ctx context.Context, hooks Hooks) {
 // apiserver unreachable) are the probe's to report.
 func (c *Cluster) checkAPIServicesRunning(ctx context.Context) {
 	err := CheckAPIServices(ctx, c.Client)
-	if err == nil || !(errors.Is(err, ErrAPIServiceNotLocal) || apierrors.IsForbidden(err)) {
+	if err == nil || !errors.Is(err, ErrAPIServiceNotLocal) && !apierrors.IsForbidden(err) {
 		return
 	}
 	if c.apiNotLocal.Swap(true) {
