@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -99,8 +100,8 @@ func (r Copier) Upward(ctx context.Context, env *resources.Env, c *tenant.Cluste
 	if err != nil && !apierrors.IsNotFound(err) {
 		return err
 	}
-	if err == nil && have.Digest == eventcache.ShownDigest(want) {
-		return nil
+	if err == nil && (have.Digest == eventcache.ShownDigest(want) || tenant.IsHeldOut(have)) {
+		return nil // shows it already, or held out of the caches: nothing is copied into it
 	}
 	events := c.Client.CoreV1().Events(ns)
 	if err != nil { // not found in the cache of our copies
@@ -140,6 +141,9 @@ func (r Copier) NeedsWrite(env *resources.Env, c *tenant.Cluster, se *corev1.Eve
 		return false
 	}
 	have, err := eventcache.GetCopy(r.TenantInformer(c).GetIndexer(), ns, se.Name)
+	if err == nil && tenant.IsHeldOut(have) {
+		return false
+	}
 	return err != nil || have.Digest != eventcache.ShownDigest(Desired(se, ns, involved))
 }
 
@@ -196,9 +200,15 @@ func Equal(want, have *corev1.Event) bool {
 	return eventcache.ShownDigest(want) == eventcache.ShownDigest(have)
 }
 
+// maxMessageBytes is the longest super Event message the syncer caches and copies (bytes):
+// the events.k8s.io API's limit on an Event's note. The kubelet puts text a tenant's Pods
+// choose (probe output) into Event messages, and the syncer caches every super Event.
+const maxMessageBytes = 1024
+
 // Trim is the super Event informer's transform: it drops managedFields, annotations and
-// related, which the syncer never reads, and caches the Event in its compact form
-// (eventcache.New). Other objects are returned unchanged.
+// related, which the syncer never reads, cuts the message to maxMessageBytes (on a character
+// boundary, ending in "…"), and caches the Event in its compact form (eventcache.New). Other
+// objects are returned unchanged.
 func Trim(obj any) (any, error) {
 	e, ok := obj.(*corev1.Event)
 	if !ok {
@@ -207,5 +217,13 @@ func Trim(obj any) (any, error) {
 	e.ManagedFields = nil
 	e.Annotations = nil
 	e.Related = nil
+	if len(e.Message) > maxMessageBytes {
+		const ellipsis = "…"
+		cut := maxMessageBytes - len(ellipsis)
+		for cut > 0 && !utf8.RuneStart(e.Message[cut]) {
+			cut--
+		}
+		e.Message = e.Message[:cut] + ellipsis
+	}
 	return eventcache.New(e)
 }
