@@ -3,6 +3,7 @@ package tenant
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -24,8 +25,10 @@ func apiServer(t *testing.T, bodies map[string]string, statuses map[string]int) 
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		name := strings.TrimPrefix(r.URL.Path, "/apis/apiregistration.k8s.io/v1/apiservices/")
 		if code, ok := statuses[name]; ok {
+			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(code)
-			_, _ = w.Write([]byte(`{"kind":"Status","apiVersion":"v1","status":"Failure","code":403,"reason":"Forbidden"}`))
+			_, _ = fmt.Fprintf(w, `{"kind":"Status","apiVersion":"v1","status":"Failure","code":%d,"reason":%q}`, code,
+				map[int]string{http.StatusForbidden: "Forbidden", http.StatusInternalServerError: "InternalError"}[code])
 			return
 		}
 		if a := r.Header.Get("Accept"); a != "application/json" {
@@ -102,5 +105,31 @@ func TestWatchedAPIServicesCoverHeldKinds(t *testing.T) {
 	}
 	if !slices.Contains(WatchedAPIServices, "v1.coordination.k8s.io") {
 		t.Error("Leases (vNode heartbeats) are not checked")
+	}
+}
+
+// A running Cluster whose watched API becomes served elsewhere (or unreadable) is marked once
+// and its Tenant notified (the controller replaces it); a transient error marks nothing.
+func TestRunningCheckMarksTheCluster(t *testing.T) {
+	repointed := `{"kind":"APIService","apiVersion":"apiregistration.k8s.io/v1","metadata":{"name":"v1.policy"},"spec":{"service":{"namespace":"x","name":"y"}}}`
+	for name, tc := range map[string]struct {
+		bodies   map[string]string
+		statuses map[string]int
+		want     bool
+	}{
+		"served locally": {bodies: map[string]string{}, want: false},
+		"repointed":      {bodies: map[string]string{"v1.policy": repointed}, want: true},
+		"forbidden":      {statuses: map[string]int{"v1.policy": http.StatusForbidden}, want: true},
+		"server error":   {statuses: map[string]int{"v1.policy": http.StatusInternalServerError}, want: false},
+	} {
+		t.Run(name, func(t *testing.T) {
+			notified := 0
+			c := &Cluster{Name: "t", Client: apiServer(t, tc.bodies, tc.statuses), notify: func(string) { notified++ }}
+			c.checkAPIServicesRunning(context.Background())
+			c.checkAPIServicesRunning(context.Background())
+			if c.APIServicesNotLocal() != tc.want || notified != map[bool]int{true: 1}[tc.want] {
+				t.Errorf("marked %v, notified %d times; want marked %v, notified once if marked", c.APIServicesNotLocal(), notified, tc.want)
+			}
+		})
 	}
 }

@@ -62,7 +62,7 @@ func TestObjectCountFailureKeepsTenantSuspended(t *testing.T) {
 	if !s.Suspended || !strings.Contains(s.CountError, "flow schema") {
 		t.Fatalf("state %+v, want Suspended with the count's error", s)
 	}
-	if msg := suspendedMessage(s); !strings.Contains(msg, "could not count") {
+	if msg := suspendedMessage(s); !strings.Contains(msg, "count its objects (rejected by the tenant's own flow schema)") {
 		t.Fatalf("suspended message %q does not say the count failed", msg)
 	}
 	// The count succeeds after a policy change: the tenant is watched.

@@ -298,8 +298,9 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, t *tenancyv1alpha1.Ten
 		return reconcile.Result{}, err
 	}
 	c, running := r.Registry.Get(t.Name)
-	overflowed := running && (c.Held.Overflowed() || c.APIServicesNotLocal())
-	if !running || c.kubeconfigHash != hash || c.UID != string(t.UID) || overflowed {
+	overflowed := running && c.Held.Overflowed()
+	notLocal := running && c.APIServicesNotLocal()
+	if !running || c.kubeconfigHash != hash || c.UID != string(t.UID) || overflowed || notLocal {
 		nc, err := newCluster(t.Name, string(t.UID), cfg, hash, t.EffectiveWeight(), r.Registry.RequestTimeout, r.Notify, r.Registry.NewInformers)
 		if err != nil {
 			setCondition(t, tenancyv1alpha1.ConditionKubeconfigValid, metav1.ConditionFalse, ReasonInvalidKubeconfig, err.Error())
@@ -314,10 +315,12 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, t *tenancyv1alpha1.Ten
 		case overflowed:
 			// The caches took more of the tenant's objects than limits.maxCachedObjects: they
 			// are dropped with the old Cluster, and the new one waits before it counts again.
-			// Or a watched API is served elsewhere: the new one checks again before it lists.
 			nc.suspend = suspension{delay: r.Registry.nextSuspendDelay(t.Name), objects: int64(c.Held.Entries())}
-			ctrl.LoggerFrom(ctx).Info("Restarting tenant connection", "reason", "too many objects or an API served elsewhere",
-				"objects", nc.suspend.objects, "apiServicesNotLocal", c.APIServicesNotLocal())
+			ctrl.LoggerFrom(ctx).Info("Restarting tenant connection", "reason", "too many objects", "objects", nc.suspend.objects)
+		case notLocal:
+			// A watched API is served by another server: the caches are dropped, and the new
+			// Cluster checks again (CheckAPIServices) before it lists, with backoff.
+			ctrl.LoggerFrom(ctx).Info("Restarting tenant connection", "reason", "a watched API is served by another server")
 		case running:
 			ctrl.LoggerFrom(ctx).Info("Restarting tenant connection", "reason", "kubeconfig changed")
 		}
@@ -494,7 +497,7 @@ func isSuspended(t *tenancyv1alpha1.Tenant) bool {
 // suspendedMessage is the message of a suspended tenant's conditions and Event (State.Suspended).
 func suspendedMessage(s State) string {
 	if s.CountError != "" {
-		return fmt.Sprintf("not syncing: the syncer could not count the tenant's objects (%s), so it does not watch it (its super-cluster objects are kept); it counts again with backoff (2s doubling to 10m) or when the policy changes, and syncing resumes once a count finds at most limits.maxCachedObjects (%d)",
+		return fmt.Sprintf("not syncing: the syncer could not check the tenant's APIs or count its objects (%s), so it does not watch it (its super-cluster objects are kept); it counts again with backoff (2s doubling to 10m) or when the policy changes, and syncing resumes once a count finds at most limits.maxCachedObjects (%d)",
 			s.CountError, s.ObjectLimit)
 	}
 	return fmt.Sprintf("not syncing: the tenant has %d objects of the kinds the syncer caches, more than the policy's limits.maxCachedObjects (%d); the syncer does not watch it (its super-cluster objects are kept) and counts again with backoff (30s doubling to 10m) or when the policy changes; syncing resumes once it has at most that many",
