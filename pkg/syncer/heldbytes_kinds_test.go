@@ -77,11 +77,11 @@ func TestHeldOutServiceAndPodAreReadmitted(t *testing.T) {
 // a newer stub), ReadmitHeldOut writes nothing.
 func TestReadmissionNeverReplacesANewerVersion(t *testing.T) {
 	_, c := capFixture(t, "held-race", 100)
-	heldPolicy(c, "1Ki")
-	_ = c.Readmit(bigService("a", "1", 700))     // held
+	heldPolicy(c, "2Ki")
+	_ = c.Readmit(bigService("a", "1", 700))     // held (about 1.5 KB on the heap)
 	stub := c.Readmit(bigService("b", "1", 700)) // held out at version 1
 	if !tenant.IsHeldOut(stub) {
-		t.Fatal("b fits beside a in 1Ki: the fixture is wrong")
+		t.Fatal("b fits beside a in 2Ki: the fixture is wrong")
 	}
 	out := c.Held.Fitting(nil, -1)
 	if len(out) != 1 {

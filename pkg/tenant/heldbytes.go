@@ -42,9 +42,19 @@ type HeldOut struct {
 	HeldKey
 	UID             types.UID
 	ResourceVersion string
-	Bytes           int64
-	Rule            policy.Rule
+	// Bytes is the object's encoded size (policy.ObjectBytes); Charge what it would count in
+	// limits.maxCachedBytes (charge; 0: unknown, Bytes is used).
+	Bytes, Charge int64
+	Rule          policy.Rule
 }
+
+// charge is what o would count in limits.maxCachedBytes once cached in full.
+func (o HeldOut) charge() int64 { return max(o.Bytes, o.Charge) }
+
+// charge returns what the cached object obj counts in limits.maxCachedBytes: the larger of its
+// encoded size (size, policy.ObjectBytes) and its estimated size on the heap
+// (policy.HeapBytes), which for a small object is several times its encoded size.
+func charge(obj any, size int64) int64 { return max(size, policy.HeapBytes(obj)) }
 
 // HeldBytes is the syncer's account of the bytes it holds in the tenant caches for one tenant's
 // objects of every kind in HeldKinds (all counted together; a Pod as its compact cached
@@ -190,6 +200,10 @@ func (h *HeldBytes) Admit(l *tenancyv1alpha1.LimitsPolicy, obj any) any {
 		}
 	}
 	size := policy.ObjectBytes(obj)
+	var cost int64
+	if mo := policy.MaxObjectBytes(l); mo < 0 || size <= mo {
+		cost = charge(obj, size) // not walked for an object refused on its size alone
+	}
 	h.mu.Lock()
 	before := len(h.out)
 	defer func() {
@@ -202,20 +216,20 @@ func (h *HeldBytes) Admit(l *tenancyv1alpha1.LimitsPolicy, obj any) any {
 	switch {
 	case policy.MaxObjectBytes(l) >= 0 && size > policy.MaxObjectBytes(l):
 		rule = policy.RuleObjectSize
-	case policy.MaxCachedBytes(l) >= 0 && h.total-prev.bytes+size > policy.MaxCachedBytes(l) && size > prev.bytes:
+	case policy.MaxCachedBytes(l) >= 0 && h.total-prev.bytes+cost > policy.MaxCachedBytes(l) && cost > prev.bytes:
 		rule = policy.RuleCachedBytes
 	}
 	if rule == "" {
 		if h.held == nil {
 			h.held = map[HeldKey]heldEntry{}
 		}
-		h.total += size - prev.bytes
-		h.held[key] = heldEntry{uid: m.GetUID(), bytes: size}
+		h.total += cost - prev.bytes
+		h.held[key] = heldEntry{uid: m.GetUID(), bytes: cost}
 		delete(h.out, key)
 		return obj
 	}
 	h.dropHeld(key)
-	h.recordOut(HeldOut{HeldKey: key, UID: m.GetUID(), ResourceVersion: m.GetResourceVersion(), Bytes: size, Rule: rule})
+	h.recordOut(HeldOut{HeldKey: key, UID: m.GetUID(), ResourceVersion: m.GetResourceVersion(), Bytes: size, Charge: cost, Rule: rule})
 	return stub(obj, rule, size)
 }
 
@@ -331,10 +345,10 @@ func (h *HeldBytes) Fitting(l *tenancyv1alpha1.LimitsPolicy, maxN int) []HeldOut
 		if maxN >= 0 && len(out) >= maxN {
 			break
 		}
-		if (mo >= 0 && o.Bytes > mo) || (mc >= 0 && total+o.Bytes > mc) {
+		if (mo >= 0 && o.Bytes > mo) || (mc >= 0 && total+o.charge() > mc) {
 			continue
 		}
-		total += o.Bytes
+		total += o.charge()
 		out = append(out, o)
 	}
 	return out

@@ -94,8 +94,10 @@ func TestHeldBytesBoundsEveryKind(t *testing.T) {
 			if got := h.Admit(l, small[kind]); got != small[kind] || IsHeldOut(got) {
 				t.Fatalf("a small %s was not cached as it is (stub: %v)", kind, IsHeldOut(got))
 			}
-			if held, _ := h.Totals(); held <= 0 || held != policy.ObjectBytes(small[kind]) {
-				t.Errorf("held %d bytes for a small %s, want its size %d", held, kind, policy.ObjectBytes(small[kind]))
+			charged := max(policy.ObjectBytes(small[kind]), policy.HeapBytes(small[kind]))
+			if held, _ := h.Totals(); held <= 0 || held != charged || held < policy.ObjectBytes(small[kind]) {
+				t.Errorf("held %d bytes for a small %s, want its charge %d (encoded %d, heap %d)",
+					held, kind, charged, policy.ObjectBytes(small[kind]), policy.HeapBytes(small[kind]))
 			}
 			got := h.Admit(l, big[kind])
 			if !IsHeldOut(got) {
