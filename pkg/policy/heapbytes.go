@@ -112,4 +112,3 @@ func flat(t reflect.Type) bool {
 	}
 	return false
 }
-
