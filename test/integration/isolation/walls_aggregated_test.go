@@ -34,7 +34,8 @@ const (
 )
 
 // fakeDiscoveryServer is a discovery.k8s.io/v1 server of tenant A's own: it answers a count
-// with no EndpointSlices, a list with aggItems large ones, and holds watches open. lists
+// with no EndpointSlices, a list with aggItems large ones, and holds watches open until the
+// test ends. lists
 // counts the full lists it served to the syncer.
 func fakeDiscoveryServer(t *testing.T, lists *atomic.Int64) *httptest.Server {
 	t.Helper()
@@ -53,6 +54,7 @@ func fakeDiscoveryServer(t *testing.T, lists *atomic.Int64) *httptest.Server {
 	if err != nil {
 		t.Fatal(err)
 	}
+	stop := make(chan struct{}) // ends the watches it holds open, so Close does not wait on them
 	mux := http.NewServeMux()
 	mux.HandleFunc("/apis/discovery.k8s.io/v1", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
@@ -69,7 +71,10 @@ func fakeDiscoveryServer(t *testing.T, lists *atomic.Int64) *httptest.Server {
 		if q.Get("watch") == "true" || q.Get("watch") == "1" {
 			w.WriteHeader(http.StatusOK)
 			w.(http.Flusher).Flush()
-			<-r.Context().Done()
+			select {
+			case <-r.Context().Done():
+			case <-stop:
+			}
 			return
 		}
 		n := 0
@@ -90,7 +95,13 @@ func fakeDiscoveryServer(t *testing.T, lists *atomic.Int64) *httptest.Server {
 	mux.HandleFunc("/apis/discovery.k8s.io/v1/endpointslices", list)
 	mux.HandleFunc("/apis/discovery.k8s.io/v1/namespaces/", list)
 	srv := httptest.NewTLSServer(mux)
-	t.Cleanup(srv.Close)
+	t.Cleanup(func() {
+		// Watches through the tenant apiserver (its own controllers' too) stay open: end
+		// them first, or Close waits for them.
+		close(stop)
+		srv.CloseClientConnections()
+		srv.Close()
+	})
 	return srv
 }
 
