@@ -76,6 +76,7 @@ func (s *suite) attackMemoryClusterKinds(t *testing.T) {
 		pcs = append(pcs, fmt.Sprintf("%spc-%03d", kindPrefix, i))
 		nodes = append(nodes, fmt.Sprintf("%snode-%03d", kindPrefix, i))
 	}
+	entries0 := tenantGauge(cachedObjects, s.a.Name)
 	defer func() {
 		for _, n := range pcs {
 			_ = s.a.Client.SchedulingV1().PriorityClasses().Delete(ctx, n, metav1.DeleteOptions{})
@@ -85,6 +86,13 @@ func (s *suite) attackMemoryClusterKinds(t *testing.T) {
 		}
 		s.setPolicyName(t, s.a.Name, "")
 		_ = s.c.Delete(ctx, tp)
+		// The next subtests count entries from the gauge: the deletions are released first.
+		itest.Eventually(t, maxWait, "tenant A's Nodes and PriorityClasses released", func(context.Context) error {
+			if got := tenantGauge(cachedObjects, s.a.Name) - entries0; got > 0 {
+				return itest.Errorf("%.0f entries left", got)
+			}
+			return nil
+		})
 	}()
 
 	out0 := tenantGauge(heldOutGauge, s.a.Name)
