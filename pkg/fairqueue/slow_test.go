@@ -97,10 +97,8 @@ func simulate(t *testing.T, q *Queue[item], c *fakeClock, workers int, tenants [
 // moment, and the regular tenant is left with the one reserved worker between slow items.
 func TestSlowNeighbourHoldsNoWorkerANeighbourNeeds(t *testing.T) {
 	c := newFakeClock()
-	waits := map[string][]time.Duration{}
 	const workers = 10
-	q := New(Options[item]{TenantOf: tenantOf, Workers: workers, Reserve: 1, SlowAfter: 500 * time.Millisecond, Now: c.Now, AfterFunc: c.AfterFunc,
-		Observe: func(tenant string, d time.Duration) { waits[tenant] = append(waits[tenant], d) }})
+	q, waits := neighbourQueue(c, workers)
 	regularHold := 150 * time.Millisecond
 	regularStart, slowHoldMax := 30*time.Second, 25*time.Second
 	tenants := []simTenant{
@@ -112,14 +110,8 @@ func TestSlowNeighbourHoldsNoWorkerANeighbourNeeds(t *testing.T) {
 	// Regular items arriving after the transient (one slow hold after the regular tenant came).
 	skip := int(slowHoldMax / (100 * time.Millisecond))
 	steady := waits["regular"][skip:]
-	s := append([]time.Duration(nil), steady...)
-	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
-	var sum time.Duration
-	for _, d := range s {
-		sum += d
-	}
-	mean, p99, worst := sum/time.Duration(len(s)), s[len(s)*99/100], s[len(s)-1]
-	t.Logf("regular items after the transient: %d, wait mean %v, p99 %v, max %v (regular hold %v)", len(s), mean, p99, worst, regularHold)
+	mean, p99, worst := waitStats(steady)
+	t.Logf("regular items after the transient: %d, wait mean %v, p99 %v, max %v (regular hold %v)", len(steady), mean, p99, worst, regularHold)
 	if worst > regularHold {
 		t.Errorf("a regular item waited %v for a worker beside the slow tenant (mean %v, p99 %v), want at most one regular hold (%v)",
 			worst, mean, p99, regularHold)
@@ -127,6 +119,26 @@ func TestSlowNeighbourHoldsNoWorkerANeighbourNeeds(t *testing.T) {
 	if q.OverCap() != 0 {
 		t.Errorf("OverCap = %d, want 0", q.OverCap())
 	}
+}
+
+// neighbourQueue returns a queue on clock c with workers workers, a reserve of 1 and the
+// slow-tenant cap at 500 ms, and the waits for a worker it observes, per tenant.
+func neighbourQueue(c *fakeClock, workers int) (*Queue[item], map[string][]time.Duration) {
+	waits := map[string][]time.Duration{}
+	q := New(Options[item]{TenantOf: tenantOf, Workers: workers, Reserve: 1, SlowAfter: 500 * time.Millisecond, Now: c.Now, AfterFunc: c.AfterFunc,
+		Observe: func(tenant string, d time.Duration) { waits[tenant] = append(waits[tenant], d) }})
+	return q, waits
+}
+
+// waitStats returns the mean, the 99th percentile and the largest of waits (not empty).
+func waitStats(waits []time.Duration) (mean, p99, worst time.Duration) {
+	s := append([]time.Duration(nil), waits...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	var sum time.Duration
+	for _, d := range s {
+		sum += d
+	}
+	return sum / time.Duration(len(s)), s[len(s)*99/100], s[len(s)-1]
 }
 
 // slowQueue returns a queue with 10 workers, a reserve of 1 and the slow-tenant cap at 500 ms,

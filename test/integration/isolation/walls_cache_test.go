@@ -86,13 +86,7 @@ func (s *suite) attackMemoryClusterKinds(t *testing.T) {
 		}
 		s.setPolicyName(t, s.a.Name, "")
 		_ = s.c.Delete(ctx, tp)
-		// The next subtests count entries from the gauge: the deletions are released first.
-		itest.Eventually(t, maxWait, "tenant A's Nodes and PriorityClasses released", func(context.Context) error {
-			if got := tenantGauge(cachedObjects, s.a.Name) - entries0; got > 0 {
-				return itest.Errorf("%.0f entries left", got)
-			}
-			return nil
-		})
+		s.waitEntriesReleased(t, entries0, "tenant A's Nodes and PriorityClasses")
 	}()
 
 	out0 := tenantGauge(heldOutGauge, s.a.Name)
@@ -205,13 +199,7 @@ func (s *suite) attackForgedEventCopies(t *testing.T) {
 		for _, n := range names {
 			_ = s.a.Client.CoreV1().Events(aNS).Delete(ctx, n, metav1.DeleteOptions{})
 		}
-		// The next subtests count entries from the gauge: the deletions are released first.
-		itest.Eventually(t, maxWait, "the forged Event copies released", func(context.Context) error {
-			if got := tenantGauge(cachedObjects, s.a.Name) - entries0; got > 0 {
-				return itest.Errorf("%.0f entries left", got)
-			}
-			return nil
-		})
+		s.waitEntriesReleased(t, entries0, "the forged Event copies")
 	}()
 	h0 := liveHeap()
 	pad := map[string]string{"pad": strings.Repeat("e", forgedEventBytes)}
@@ -243,6 +231,19 @@ func (s *suite) attackForgedEventCopies(t *testing.T) {
 			growth>>20, (forgedEventCount*forgedEventBytes)>>20, limit>>20)
 	}
 	s.bPodRuns(t, "web-during-forged-events")
+}
+
+// waitEntriesReleased waits until tenant A's entries in the syncer's caches
+// (vcsyncer_tenant_cached_objects) are back to at most entries0, what deleted objects took
+// (named by what) released: the next subtests count entries from the gauge.
+func (s *suite) waitEntriesReleased(t *testing.T, entries0 float64, what string) {
+	t.Helper()
+	itest.Eventually(t, maxWait, what+" released", func(context.Context) error {
+		if got := tenantGauge(cachedObjects, s.a.Name) - entries0; got > 0 {
+			return itest.Errorf("%.0f entries left", got)
+		}
+		return nil
+	})
 }
 
 // waitSynced waits until Tenant name has Synced=True.
