@@ -38,7 +38,8 @@
 // eventcache.Copy records of a bounded size and counted like the kinds above.
 //
 // The number of entries is bounded too (limits.maxCachedObjects; objectbound.go): a stub is
-// about 200 bytes, so beyond the byte caps a tenant could still add entries by the million.
+// about 1.5 KB with the caches' bookkeeping (measured for Service and Node stubs), so beyond
+// the byte caps a tenant could still add entries by the million.
 // HeldBytes counts the entries of every kind above, held or stubs. Past the cap an informer
 // cannot leave an object out (it would lose track of its updates and deletes), so the tenant
 // is not watched at all: before a Cluster starts its informers it counts the tenant's objects
