@@ -1,6 +1,8 @@
 package policy
 
 import (
+	"fmt"
+
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -85,13 +87,19 @@ func MaxObjectBytes(l *tenancyv1alpha1.LimitsPolicy) int64 {
 	return l.MaxObjectBytes.Value()
 }
 
-// CachedBytesDenial returns the denial (RuleCachedBytes) of an object of size bytes that does
-// not fit in the policy's limits.maxCachedBytes beside the held bytes already held for the
-// tenant. what names the object ("ConfigMap app/settings").
-func CachedBytesDenial(l *tenancyv1alpha1.LimitsPolicy, what string, size, held int64) *Denial {
+// CachedBytesDenial returns the denial (RuleCachedBytes) of an object of size bytes encoded
+// (ObjectBytes) that would count charge bytes (what the cap compares: the larger of its
+// encoded size and its estimated size in the syncer's memory, HeapBytes) and does not fit in
+// the policy's limits.maxCachedBytes beside the held bytes already held for the tenant. what
+// names the object ("ConfigMap app/settings"). A charge at or under size is not named apart.
+func CachedBytesDenial(l *tenancyv1alpha1.LimitsPolicy, what string, size, charge, held int64) *Denial {
 	limit := MaxCachedBytes(l)
-	return Deny(RuleCachedBytes, "%s (%d bytes) is not synced: the syncer holds %d bytes of the tenant's objects already and may hold %s (%d bytes); it is synced when others are deleted or shrink; a TenantPolicy's limits.maxCachedBytes allows more",
-		what, size, held, resource.NewQuantity(limit, resource.BinarySI).String(), limit)
+	counted := fmt.Sprintf("%d bytes", size)
+	if charge > size {
+		counted = fmt.Sprintf("%d bytes encoded, %d bytes in the syncer's memory", size, charge)
+	}
+	return Deny(RuleCachedBytes, "%s (%s) is not synced: the syncer holds %d bytes of the tenant's objects already and may hold %s (%d bytes); it is synced when others are deleted or shrink; a TenantPolicy's limits.maxCachedBytes allows more",
+		what, counted, held, resource.NewQuantity(limit, resource.BinarySI).String(), limit)
 }
 
 // CachedObjectsDenial returns the denial (RuleCachedObjects) of an object that arrived while

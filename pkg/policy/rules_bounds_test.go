@@ -50,8 +50,13 @@ func TestCachedBytesLimits(t *testing.T) {
 		t.Errorf("built-in limits.maxObjectBytes = %d, want 512Ki", got)
 	}
 	q := resource.MustParse("1Mi")
-	d := CachedBytesDenial(&tenancyv1alpha1.LimitsPolicy{MaxCachedBytes: &q}, "ConfigMap app/big", 2000, 1<<20)
+	d := CachedBytesDenial(&tenancyv1alpha1.LimitsPolicy{MaxCachedBytes: &q}, "ConfigMap app/big", 2000, 2000, 1<<20)
 	if d.Rule != RuleCachedBytes || !strings.Contains(d.Message, "ConfigMap app/big") || !strings.Contains(d.Message, "limits.maxCachedBytes") || !strings.Contains(d.Message, "1Mi") {
 		t.Errorf("denial %q lacks the rule, the object, the cap or the remedy", d.Error())
+	}
+	// The cap compares the charge: a message that names only the encoded size would not add up.
+	d = CachedBytesDenial(&tenancyv1alpha1.LimitsPolicy{MaxCachedBytes: &q}, "ConfigMap app/big", 800, 1500, 1<<20)
+	if !strings.Contains(d.Message, "800 bytes encoded, 1500 bytes in the syncer's memory") {
+		t.Errorf("denial %q does not name the charge beside the encoded size", d.Message)
 	}
 }

@@ -5,6 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -56,21 +60,109 @@ func CheckAPIServices(ctx context.Context, cs kubernetes.Interface) error {
 		case err != nil:
 			return fmt.Errorf("reading APIService %s (the syncer checks that the tenant's kube-apiserver serves it; grant get on apiservices.apiregistration.k8s.io): %w", name, err)
 		}
-		var svc struct {
-			Spec struct {
-				Service *struct {
-					Namespace string `json:"namespace"`
-					Name      string `json:"name"`
-				} `json:"service"`
-			} `json:"spec"`
-		}
-		if err := json.Unmarshal(raw, &svc); err != nil {
-			return fmt.Errorf("decoding APIService %s: %w", name, err)
-		}
-		if s := svc.Spec.Service; s != nil {
-			return fmt.Errorf("%w: APIService %s is served by Service %s/%s; the syncer does not watch a tenant whose built-in APIs another server answers (restore the APIService to be served locally: no spec.service)",
-				ErrAPIServiceNotLocal, name, s.Namespace, s.Name)
+		if err := checkAPIService(name, raw); err != nil {
+			return err
 		}
 	}
 	return nil
+}
+
+// checkAPIService decodes the APIService name (JSON) and returns an error wrapping
+// ErrAPIServiceNotLocal when it names a service.
+func checkAPIService(name string, raw []byte) error {
+	var svc struct {
+		Spec struct {
+			Service *struct {
+				Namespace string `json:"namespace"`
+				Name      string `json:"name"`
+			} `json:"service"`
+		} `json:"spec"`
+	}
+	if err := json.Unmarshal(raw, &svc); err != nil {
+		return fmt.Errorf("decoding APIService %s: %w", name, err)
+	}
+	if s := svc.Spec.Service; s != nil {
+		return fmt.Errorf("%w: APIService %s is served by Service %s/%s; the syncer does not watch a tenant whose built-in APIs another server answers (restore the APIService to be served locally: no spec.service)",
+			ErrAPIServiceNotLocal, name, s.Namespace, s.Name)
+	}
+	return nil
+}
+
+// watchedAPIServiceOf returns the name of the APIService in WatchedAPIServices that serves a
+// resource request to path ("[prefix]/apis/<group>/<version>/<resource...>"), and the path's
+// prefix before "/apis/"; "" for any other path (the core group, discovery documents).
+func watchedAPIServiceOf(path string) (name, prefix string) {
+	i := strings.Index(path, "/apis/")
+	if i < 0 {
+		return "", ""
+	}
+	parts := strings.SplitN(path[i+len("/apis/"):], "/", 3)
+	if len(parts) < 3 || parts[2] == "" {
+		return "", ""
+	}
+	name = parts[1] + "." + parts[0]
+	if !slices.Contains(WatchedAPIServices, name) {
+		return "", ""
+	}
+	return name, path[:i]
+}
+
+// maxAPIServiceBytes bounds the body of an APIService read by apiServiceGuard (an APIService
+// is small; its caBundle is the largest part).
+const maxAPIServiceBytes = 1 << 20
+
+// apiServiceGuard is the transport of a tenant's informers (their lists and watches): before a
+// GET of a resource in a group version of WatchedAPIServices it reads that APIService from the
+// same apiserver (through next) and refuses the request when the APIService names a service
+// (ErrAPIServiceNotLocal, after calling notLocal with the error) or cannot be read (a status
+// other than 200 or 404: the syncer cannot tell). So a list or watch of a built-in kind never
+// reaches a server the tenant pointed the group at, whenever the informer opens it; the
+// periodic check (CheckAPIServices, every 30 s) only reports the state. What is left is the
+// moment between the read and the request. The reflector retries a refused request with its
+// own backoff. One GET per list or watch opened (each watch lasts 5 to 10 minutes).
+type apiServiceGuard struct {
+	next     http.RoundTripper
+	notLocal func(error)
+}
+
+// RoundTrip checks req's APIService (see apiServiceGuard) and passes req to next.
+func (g *apiServiceGuard) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.Method != http.MethodGet {
+		return g.next.RoundTrip(req)
+	}
+	name, prefix := watchedAPIServiceOf(req.URL.Path)
+	if name == "" {
+		return g.next.RoundTrip(req)
+	}
+	u := *req.URL
+	u.Path, u.RawPath, u.RawQuery = prefix+"/apis/apiregistration.k8s.io/v1/apiservices/"+name, "", ""
+	check, err := http.NewRequestWithContext(req.Context(), http.MethodGet, u.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+	check.Header.Set("Accept", "application/json")
+	if ua := req.Header.Get("User-Agent"); ua != "" {
+		check.Header.Set("User-Agent", ua)
+	}
+	resp, err := g.next.RoundTrip(check)
+	if err != nil {
+		return nil, fmt.Errorf("reading APIService %s before a request to its group: %w", name, err)
+	}
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxAPIServiceBytes))
+	_ = resp.Body.Close()
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("reading APIService %s before a request to its group: %w", name, err)
+	case resp.StatusCode == http.StatusNotFound:
+		return g.next.RoundTrip(req) // the group is not served: the apiserver answers itself
+	case resp.StatusCode != http.StatusOK:
+		return nil, fmt.Errorf("reading APIService %s before a request to its group: HTTP %d (grant get on apiservices.apiregistration.k8s.io)", name, resp.StatusCode)
+	}
+	if err := checkAPIService(name, raw); err != nil {
+		if errors.Is(err, ErrAPIServiceNotLocal) && g.notLocal != nil {
+			g.notLocal(err)
+		}
+		return nil, err
+	}
+	return g.next.RoundTrip(req)
 }

@@ -133,3 +133,63 @@ func TestRunningCheckMarksTheCluster(t *testing.T) {
 		})
 	}
 }
+
+// The informers' transport reads the APIService of a watched group version before each GET of
+// its resources, and refuses the GET, which then never reaches the apiserver, when the
+// APIService names a service (notLocal called) or cannot be read; other requests pass
+// unchecked.
+func TestAPIServiceGuard(t *testing.T) {
+	repointed := `{"kind":"APIService","apiVersion":"apiregistration.k8s.io/v1","metadata":{"name":"v1.discovery.k8s.io"},"spec":{"service":{"namespace":"default","name":"hostile-api"}}}`
+	local := `{"kind":"APIService","apiVersion":"apiregistration.k8s.io/v1","metadata":{"name":"v1.discovery.k8s.io"},"spec":{}}`
+	for name, tc := range map[string]struct {
+		method, path string
+		body         string // the APIService v1.discovery.k8s.io; "" answers 404
+		status       int    // the APIService read's status when not 0
+		wantChecks   int
+		wantPassed   bool
+		wantNotLocal bool
+	}{
+		"local":                {method: "GET", path: "/apis/discovery.k8s.io/v1/endpointslices", body: local, wantChecks: 1, wantPassed: true},
+		"repointed":            {method: "GET", path: "/apis/discovery.k8s.io/v1/endpointslices", body: repointed, wantChecks: 1, wantNotLocal: true},
+		"repointed, namespace": {method: "GET", path: "/prefix/apis/discovery.k8s.io/v1/namespaces/a/endpointslices", body: repointed, wantChecks: 1, wantNotLocal: true},
+		"not served":           {method: "GET", path: "/apis/discovery.k8s.io/v1/endpointslices", wantChecks: 1, wantPassed: true},
+		"forbidden":            {method: "GET", path: "/apis/discovery.k8s.io/v1/endpointslices", status: http.StatusForbidden, wantChecks: 1},
+		"core group":           {method: "GET", path: "/api/v1/pods", body: repointed, wantPassed: true},
+		"discovery document":   {method: "GET", path: "/apis/discovery.k8s.io/v1", body: repointed, wantPassed: true},
+		"other group":          {method: "GET", path: "/apis/apps/v1/deployments", body: repointed, wantPassed: true},
+		"a write":              {method: "POST", path: "/apis/discovery.k8s.io/v1/namespaces/a/endpointslices", body: repointed, wantPassed: true},
+	} {
+		t.Run(name, func(t *testing.T) {
+			var checks, passed int
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if strings.HasSuffix(r.URL.Path, "/apis/apiregistration.k8s.io/v1/apiservices/v1.discovery.k8s.io") {
+					checks++
+					switch {
+					case tc.status != 0:
+						w.WriteHeader(tc.status)
+					case tc.body == "":
+						w.WriteHeader(http.StatusNotFound)
+					default:
+						_, _ = w.Write([]byte(tc.body))
+					}
+					return
+				}
+				passed++
+			}))
+			t.Cleanup(srv.Close)
+			var notLocal error
+			c := &http.Client{Transport: &apiServiceGuard{next: http.DefaultTransport, notLocal: func(err error) { notLocal = err }}}
+			req, _ := http.NewRequest(tc.method, srv.URL+tc.path, nil)
+			resp, err := c.Do(req)
+			if err == nil {
+				_ = resp.Body.Close()
+			}
+			if checks != tc.wantChecks || (passed == 1) != tc.wantPassed || (err == nil) != tc.wantPassed {
+				t.Errorf("APIService reads %d, request passed %v (err %v); want %d, %v", checks, passed == 1, err, tc.wantChecks, tc.wantPassed)
+			}
+			if (notLocal != nil) != tc.wantNotLocal || tc.wantNotLocal && !errors.Is(err, ErrAPIServiceNotLocal) {
+				t.Errorf("notLocal %v, error %v; want notLocal %v", notLocal, err, tc.wantNotLocal)
+			}
+		})
+	}
+}

@@ -191,7 +191,11 @@ func newCluster(name, uid string, cfg *rest.Config, hash string, weight int32, r
 	if err != nil {
 		return nil, fmt.Errorf("failed to build client for tenant %s: %w", name, err)
 	}
-	watchCS, err := kubernetes.NewForConfigAndClient(watchCfg, watchHTTP)
+	c := &Cluster{}
+	// The informers' requests pass the APIService guard; Client's (gets, writes) do not
+	// need it: the periodic check stops the Cluster whose watched API is served elsewhere.
+	guarded := &http.Client{Transport: &apiServiceGuard{next: watchHTTP.Transport, notLocal: c.markAPINotLocal}}
+	watchCS, err := kubernetes.NewForConfigAndClient(watchCfg, guarded)
 	if err != nil {
 		return nil, fmt.Errorf("failed to build client for tenant %s: %w", name, err)
 	}
@@ -204,7 +208,6 @@ func newCluster(name, uid string, cfg *rest.Config, hash string, weight int32, r
 	if err != nil {
 		return nil, fmt.Errorf("tenant %s: kubeconfig server %q: %w", name, cfg.Host, err)
 	}
-	c := &Cluster{}
 	var f informers.SharedInformerFactory
 	if newInformers != nil {
 		f = newInformers(name, watchCS, c.transform)
@@ -490,10 +493,16 @@ func (c *Cluster) checkAPIServicesRunning(ctx context.Context) {
 	if err == nil || !errors.Is(err, ErrAPIServiceNotLocal) && !apierrors.IsForbidden(err) {
 		return
 	}
+	c.markAPINotLocal(err)
+}
+
+// markAPINotLocal marks the Cluster (APIServicesNotLocal) for err, a watched API served
+// elsewhere or unreadable, and notifies once.
+func (c *Cluster) markAPINotLocal(err error) {
 	if c.apiNotLocal.Swap(true) {
 		return
 	}
-	ctrl.LoggerFrom(ctx).Info("Stopping tenant sync: a watched API is not served by the tenant's kube-apiserver", "tenant", c.Name, "reason", err.Error())
+	ctrl.Log.Info("Stopping tenant sync: a watched API is not served by the tenant's kube-apiserver", "tenant", c.Name, "reason", err.Error())
 	if c.notify != nil {
 		c.notify(c.Name)
 	}

@@ -59,8 +59,9 @@
 // objects between the count and the informers' first list; that list is a stream (client-go's
 // watch-list, checkpoint/source.Factory), each object through the transform as it arrives, so
 // the bytes it holds are bounded as they come and the entries past the cap overflow as above.
-// What is left: an informer resumed from a checkpoint relists with LIST requests (held whole
-// once), as does any informer whose tenant apiserver does not serve watch-lists; the count
+// A resumed informer's first list comes from the checkpoint and any later one is a stream too.
+// What is left: an informer whose tenant apiserver does not serve watch-lists falls back to a
+// LIST (held whole once); the count
 // skips kinds the syncer may not list and, where the apiserver gives no remainingItemCount,
 // counts the returned item only.
 //

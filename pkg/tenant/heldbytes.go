@@ -383,8 +383,16 @@ func (h *HeldBytes) HeldOutDenial(l *tenancyv1alpha1.LimitsPolicy, obj metav1.Ob
 	if rule == policy.RuleCachedObjects {
 		return policy.CachedObjectsDenial(l, what, h.Entries())
 	}
+	charge := size
+	if kind, ok := heldKind(obj); ok {
+		h.mu.Lock()
+		if o, ok := h.out[HeldKey{Kind: kind, Namespace: obj.GetNamespace(), Name: obj.GetName()}]; ok {
+			charge = max(charge, o.Charge)
+		}
+		h.mu.Unlock()
+	}
 	held, _ := h.Totals()
-	return policy.CachedBytesDenial(l, what, size, held)
+	return policy.CachedBytesDenial(l, what, size, charge, held)
 }
 
 // heldOutOf parses the AnnotationHeldOut of m.

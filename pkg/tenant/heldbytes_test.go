@@ -1,6 +1,7 @@
 package tenant
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -44,8 +45,14 @@ func TestHeldBytesBoundsTheCache(t *testing.T) {
 			if len(cm.Data) != 0 || cm.UID != o.UID || cm.ResourceVersion != "1" {
 				t.Errorf("stub of %s keeps data or loses its identity: %+v", o.Name, cm.ObjectMeta)
 			}
-			if d := h.HeldOutDenial(l, cm, "ConfigMap ns/"+o.Name); d == nil || d.Rule != policy.RuleCachedBytes {
-				t.Errorf("stub of %s: denial %v, want rule cachedBytes", o.Name, d)
+			d := h.HeldOutDenial(l, cm, "ConfigMap ns/"+o.Name)
+			if d == nil || d.Rule != policy.RuleCachedBytes {
+				t.Fatalf("stub of %s: denial %v, want rule cachedBytes", o.Name, d)
+			}
+			// The message names what the cap compared (the charge), not only the encoded size.
+			charge := h.out[HeldKey{Kind: "ConfigMap", Namespace: "ns", Name: o.Name}].Charge
+			if want := fmt.Sprintf("%d bytes in the syncer's memory", charge); charge <= policy.ObjectBytes(o) || !strings.Contains(d.Message, want) {
+				t.Errorf("stub of %s: denial %q does not name its charge %d (encoded %d)", o.Name, d.Message, charge, policy.ObjectBytes(o))
 			}
 		} else if got != any(o) {
 			t.Errorf("%s fits but was not cached as is", o.Name)

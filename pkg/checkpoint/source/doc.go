@@ -22,11 +22,15 @@
 // else. Positions are taken before objects and objects before the ack map, which with the
 // synchronous ack-after-enqueue gives at-least-once delivery (checkpointing.md section 4.6).
 //
-// Resuming by position: the first List of a resumed informer is answered from the checkpoint
+// Resuming by position: the first list of a resumed informer is answered from the checkpoint
 // (resourceVersion = position, no request to the apiserver), then the reflector watches from the
-// position. If the apiserver no longer has that history (410 Gone / "too old resource
-// version"), the reflector relists once and the diff against the ack map still enqueues only
-// what changed (checkpointing.md sections 3.1, 3.2).
+// position. An informer that streams its lists (client-go's watch-list, KEP-3157) is answered
+// with a stream of the checkpointed objects and the initial-events-end bookmark at the
+// position, followed by the apiserver's watch from there (resumedStream); one that lists with
+// LIST requests (a scoped informer, a fake clientset) with a list. If the apiserver no longer
+// has that history (410 Gone / "too old resource version"), the reflector lists once more, by
+// a stream where it streams, and the diff against the ack map still enqueues only what changed
+// (checkpointing.md sections 3.1, 3.2).
 //
 // It sits on floor 0 of the package map in docs/architecture.md and may import packages on floors
 // 0–0 only (today: none of the module's packages); test/layering checks it.

@@ -147,10 +147,11 @@ type FactoryOptions struct {
 // factory's.
 //
 // Its informers list with streaming watch-lists (KEP-3157), each object through the
-// informer's transform as it arrives, except a resumed informer (its first List must be
-// answered from the checkpoint, which the reflector only asks for when watch-list semantics are
-// off: checkpointing.md 3.1; it then lists with LIST requests for its whole life) and a scoped
-// one (resumeLW.IsWatchListSemanticsUnSupported).
+// informer's transform as it arrives, except a scoped one
+// (resumeLW.IsWatchListSemanticsUnSupported). A resumed informer's first list is answered from
+// the checkpoint (checkpointing.md 3.1): as a stream of the checkpointed objects followed by
+// the watch from the checkpoint's position (resumedStream), or, where the reflector lists with
+// LIST requests, as a list.
 type Factory struct {
 	informers.SharedInformerFactory
 	reg    *Registry
@@ -271,15 +272,14 @@ var (
 // IsWatchListSemanticsUnSupported reports whether this informer's reflector must list with
 // LIST requests instead of streaming watch-lists (client-go
 // util/watchlist.DoesClientNotSupportWatchListSemantics, asked once when the reflector is
-// built): when its client cannot stream (none, or a fake clientset), when a restored state
-// waits to answer its first List (a resume lists nothing), and for a scoped informer (its
-// lists follow the Scope). Otherwise its lists are streams
+// built): when its client cannot stream (none, or a fake clientset), and for a scoped
+// informer (its lists follow the Scope). Otherwise its lists are streams, a resumed one's
+// first answered from the checkpoint (resumedStream)
 // (KEP-3157: a watch with sendInitialEvents; client-go falls back to a LIST when the apiserver
 // does not serve one), each object passing the informer's transform as it arrives, so a
 // tenant's first list is never held whole before the transform bounds it.
 func (l *resumeLW) IsWatchListSemanticsUnSupported() bool {
-	return l.client == nil || watchlist.DoesClientNotSupportWatchListSemantics(l.client) ||
-		l.scope != nil || l.src.awaitsResume()
+	return l.client == nil || watchlist.DoesClientNotSupportWatchListSemantics(l.client) || l.scope != nil
 }
 
 func (l *resumeLW) List(opts metav1.ListOptions) (runtime.Object, error) {
@@ -315,13 +315,24 @@ func (l *resumeLW) WatchWithContext(ctx context.Context, opts metav1.ListOptions
 		return l.scopedWatchStart(ctx, opts)
 	}
 	if opts.SendInitialEvents != nil && *opts.SendInitialEvents {
-		l.src.streamedList() // a list by a stream: its resume mode, as a List records it
+		// A list by a stream: answered from the checkpoint on a resume, as a List would be
+		// (takePending records the resume mode either way).
+		if st := l.src.takePending(); st != nil {
+			objs, err := l.decode(st)
+			if err == nil {
+				return l.resumedWatch(ctx, st, objs, opts), nil
+			}
+			// A checkpoint this code cannot decode is not fatal: stream from the apiserver.
+			l.src.mu.Lock()
+			l.src.setMode(ModeRelistDiff)
+			l.src.mu.Unlock()
+		}
 	}
 	return l.real.WatchWithContext(ctx, opts)
 }
 
-// synthetic builds the list object of st's objects at st.Position.
-func (l *resumeLW) synthetic(st *State) (runtime.Object, error) {
+// decode returns st's checkpointed objects.
+func (l *resumeLW) decode(st *State) ([]runtime.Object, error) {
 	items := make([]runtime.Object, 0, len(st.Objects))
 	for _, b := range st.Objects {
 		o := l.kind.newObj()
@@ -329,6 +340,15 @@ func (l *resumeLW) synthetic(st *State) (runtime.Object, error) {
 			return nil, fmt.Errorf("source %s: %w", l.src.ID, err)
 		}
 		items = append(items, o)
+	}
+	return items, nil
+}
+
+// synthetic builds the list object of st's objects at st.Position.
+func (l *resumeLW) synthetic(st *State) (runtime.Object, error) {
+	items, err := l.decode(st)
+	if err != nil {
+		return nil, err
 	}
 	list := l.kind.newList()
 	if err := meta.SetList(list, items); err != nil {

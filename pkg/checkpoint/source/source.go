@@ -203,28 +203,6 @@ func (s *Source) takePending() *State {
 	return nil
 }
 
-// awaitsResume reports whether a restored state waits to answer the informer's first List.
-func (s *Source) awaitsResume() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	p := s.pending
-	return p != nil && p.Position != "" && p.HasObjects && !s.served
-}
-
-// streamedList records the resume mode of a list the informer streams from the apiserver (a
-// watch-list): ModeRelistDiff after a restore or an earlier list (a restored state not served
-// yet is dropped: the stream replaces it), ModeCold otherwise.
-func (s *Source) streamedList() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.served || s.restored || len(s.acked) > 0 {
-		s.pending = nil
-		s.setMode(ModeRelistDiff)
-		return
-	}
-	s.setMode(ModeCold)
-}
-
 func (s *Source) setMode(m string) {
 	if s.mode == m {
 		return
