@@ -43,10 +43,15 @@
 // tenant apiserver's port=<p1>,<p2> becomes the super apiserver's ports=<p>, once each).
 // Another value is answered 400 (result bad_query), never forwarded.
 //
+// A tenant's TenantPolicy can switch exec, attach and port-forward off (kubelet.allowExec,
+// allowAttach, allowPortForward; Tenant.Forbidden): such a request is answered 403 naming the
+// field (result policy_forbidden), before its Pod is looked up. Logs are always served.
+//
 // Tenants are hostile, so what one can hold is bounded. Every forwarded request holds one of
-// the tenant's Options.MaxStreamsPerTenant places (default 32) until it ends: a log read,
-// `logs -f`, exec, attach, port-forward. One more is answered 429 with a message naming the
-// limit (result too_many_streams); vcsyncer_kubelet_open_streams{tenant} shows the count.
+// the tenant's places until it ends (its TenantPolicy's kubelet.maxStreams, at most and by
+// default Options.MaxStreamsPerTenant, 32): a log read, `logs -f`, exec, attach,
+// port-forward. One more is answered 429 with a message naming the limit (result
+// too_many_streams); vcsyncer_kubelet_open_streams{tenant} shows the count.
 // The server closes keep-alive connections idle for IdleTimeout (90s) and connections
 // without a TLS handshake and request headers after ReadHeaderTimeout (10s). Every
 // RevalidateInterval (2s) the client certificate of each open stream is verified again

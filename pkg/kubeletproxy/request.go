@@ -34,7 +34,15 @@ const (
 	// reasonBadQuery: an allowlisted query parameter with a value the kubelet would not
 	// accept (400).
 	reasonBadQuery = "bad_query"
+	// reasonPolicyForbidden: the tenant's TenantPolicy switches the endpoint off
+	// (kubelet.allowExec, allowAttach, allowPortForward; 403).
+	reasonPolicyForbidden = "policy_forbidden"
 )
+
+// policyField names the TenantPolicy field that switches endpoint off.
+var policyField = map[string]string{
+	EndpointExec: "kubelet.allowExec", EndpointAttach: "kubelet.allowAttach", EndpointPortForward: "kubelet.allowPortForward",
+}
 
 // target is a parsed kubelet API request: endpoint, tenant namespace, Pod and container
 // (empty for portForward).

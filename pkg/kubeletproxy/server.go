@@ -39,6 +39,13 @@ type Tenant struct {
 	// Pod returns the tenant Pod namespace/name from the syncer's tenant cache, or a NotFound
 	// error.
 	Pod func(namespace, name string) (*corev1.Pod, error)
+	// Forbidden lists the endpoints (EndpointExec, EndpointAttach, EndpointPortForward) the
+	// tenant's TenantPolicy switches off (kubelet.allowExec, allowAttach, allowPortForward):
+	// refused with 403 before anything is looked up.
+	Forbidden []string
+	// MaxStreams bounds the tenant's open streams (TenantPolicy kubelet.maxStreams); 0:
+	// Options.MaxStreamsPerTenant, which also caps it.
+	MaxStreams int
 }
 
 // Tenants lists the registered tenants; it is called once per request.
@@ -229,6 +236,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
 		return
 	}
+	if slices.Contains(t.Forbidden, tgt.endpoint) {
+		metrics.KubeletRequest(t.Name, tgt.endpoint, reasonPolicyForbidden)
+		http.Error(w, fmt.Sprintf("Forbidden: the TenantPolicy of tenant %s switches %s off (%s: false); ask the provider of the virtual cluster",
+			t.Name, tgt.endpoint, policyField[tgt.endpoint]), http.StatusForbidden)
+		return
+	}
 	if tgt.endpoint == EndpointContainerLogs || tgt.endpoint == EndpointPortForward {
 		check := checkLogQuery
 		if tgt.endpoint == EndpointPortForward {
@@ -249,7 +262,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	st, ctx, open, ok := s.acquire(t, r)
 	if !ok {
 		metrics.KubeletRequest(t.Name, tgt.endpoint, reasonTooManyStreams)
-		http.Error(w, fmt.Sprintf("Too Many Requests: tenant %s has %d open streams through the kubelet API (logs, exec, attach, port-forward), its limit; close one and retry",
+		http.Error(w, fmt.Sprintf("Too Many Requests: tenant %s has %d open streams through the kubelet API (logs, exec, attach, port-forward), its limit (TenantPolicy kubelet.maxStreams, or the syncer's --kubelet-max-streams-per-tenant); close one and retry",
 			t.Name, open), http.StatusTooManyRequests)
 		return
 	}

@@ -281,6 +281,37 @@ func TestRefusals(t *testing.T) {
 	}
 }
 
+// Exec, attach and port-forward switched off by the tenant's TenantPolicy are refused with
+// 403 naming the field, counted, and never forwarded; logs stay served, and another tenant
+// keeps them.
+func TestPolicyForbiddenEndpoints(t *testing.T) {
+	f := newFixture(t)
+	f.tenants[0].Forbidden = []string{EndpointExec, EndpointAttach, EndpointPortForward}
+	for target, field := range map[string]string{
+		"/exec/web/frontend/app?command=ls&output=1": "kubelet.allowExec",
+		"/attach/web/frontend/app?output=1":          "kubelet.allowAttach",
+		"/portForward/web/frontend?port=80":          "kubelet.allowPortForward",
+	} {
+		endpoint := strings.Split(target, "/")[1]
+		before := metrics.KubeletRequests("tenant-a", endpoint, reasonPolicyForbidden)
+		if w := f.do(target, f.certA, nil); w.Code != http.StatusForbidden || !strings.Contains(w.Body.String(), field) {
+			t.Errorf("%s switched off: code %d body %q, want 403 naming %s", target, w.Code, w.Body.String(), field)
+		}
+		if d := metrics.KubeletRequests("tenant-a", endpoint, reasonPolicyForbidden) - before; d != 1 {
+			t.Errorf("%s: requests_total{result=%q} rose by %v, want 1", target, reasonPolicyForbidden, d)
+		}
+	}
+	if n := len(f.seen()); n != 0 {
+		t.Errorf("forwarded %d requests the policy switches off", n)
+	}
+	if w := f.do("/containerLogs/web/frontend/app", f.certA, nil); w.Code != http.StatusOK {
+		t.Errorf("logs with exec switched off: code %d body %q, want 200", w.Code, w.Body.String())
+	}
+	if w := f.do("/exec/web/frontend/app?command=ls&output=1", f.certB, nil); w.Code != http.StatusOK {
+		t.Errorf("tenant-b's exec: code %d body %q, want 200", w.Code, w.Body.String())
+	}
+}
+
 func TestLogQueryAllowlist(t *testing.T) {
 	cases := map[string]struct {
 		query    string

@@ -49,12 +49,17 @@ type streams struct {
 }
 
 // acquire registers a stream for tenant t with the client certificate of r, unless t already
-// has limit open; ctx is r's context, ended by st.end.
+// has its limit open (t.MaxStreams, at most Options.MaxStreamsPerTenant); ctx is r's context,
+// ended by st.end.
 func (s *Server) acquire(t *Tenant, r *http.Request) (st *stream, ctx context.Context, open int, ok bool) {
+	limit := s.opts.MaxStreamsPerTenant
+	if t.MaxStreams > 0 {
+		limit = min(limit, t.MaxStreams)
+	}
 	s.streams.mu.Lock()
 	defer s.streams.mu.Unlock()
 	set := s.streams.byTenant[t.Name]
-	if len(set) >= s.opts.MaxStreamsPerTenant {
+	if len(set) >= limit {
 		return nil, nil, len(set), false
 	}
 	if set == nil {

@@ -244,3 +244,23 @@ func TestServerTimeoutDefaults(t *testing.T) {
 			f.srv.opts.IdleTimeout, f.srv.opts.ReadHeaderTimeout, f.srv.opts.RevalidateInterval)
 	}
 }
+
+// A tenant's TenantPolicy kubelet.maxStreams bounds its streams below the server's limit; it
+// never raises it, and another tenant keeps the server's.
+func TestStreamLimitFromPolicy(t *testing.T) {
+	f := newFixtureWith(t, func(o *Options) { o.MaxStreamsPerTenant = 3 })
+	f.tenants[0].MaxStreams = 1
+	f.tenants[1].MaxStreams = 100 // above the server's: capped at 3
+	_, _ = f.openStream(t, f.certA)
+	waitFor(t, "one open stream of tenant-a", func() bool { return f.srv.OpenStreams("tenant-a") == 1 })
+	if w := f.do("/containerLogs/web/frontend/app", f.certA, nil); w.Code != http.StatusTooManyRequests || !strings.Contains(w.Body.String(), "kubelet.maxStreams") {
+		t.Errorf("tenant-a past its policy's limit of 1: code %d body %q, want 429 naming kubelet.maxStreams", w.Code, w.Body.String())
+	}
+	for range 3 {
+		_, _ = f.openStream(t, f.certB)
+	}
+	waitFor(t, "three open streams of tenant-b", func() bool { return f.srv.OpenStreams("tenant-b") == 3 })
+	if w := f.do("/containerLogs/web/frontend/app", f.certB, nil); w.Code != http.StatusTooManyRequests {
+		t.Errorf("tenant-b whose policy asks for 100 streams, at the server's limit of 3: code %d, want 429", w.Code)
+	}
+}

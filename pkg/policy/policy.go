@@ -44,6 +44,9 @@ func (e *Effective) DisruptionBudgets() *tenancyv1alpha1.DisruptionBudgetPolicy 
 	return e.Spec.DisruptionBudgets
 }
 
+// Kubelet returns the resolved kubelet API rules.
+func (e *Effective) Kubelet() *tenancyv1alpha1.KubeletPolicy { return e.Spec.Kubelet }
+
 // defaultEffective is Resolve(nil, nil), computed once.
 var defaultEffective = Resolve(nil, nil)
 
@@ -199,5 +202,8 @@ func Builtin() tenancyv1alpha1.TenantPolicySpec {
 			MaxCachedObjects: ptr(int32(40000)),
 		},
 		DisruptionBudgets: &tenancyv1alpha1.DisruptionBudgetPolicy{AllowBlocking: ptr(false), MaxBlockingSeconds: ptr(int32(0))}, // off: a budget holds drains as in the tenant
+		// A tenant's users debug their own Pods as on a real cluster; the stream bound is
+		// the syncer's flag (0).
+		Kubelet: &tenancyv1alpha1.KubeletPolicy{AllowExec: ptr(true), AllowAttach: ptr(true), AllowPortForward: ptr(true), MaxStreams: ptr(int32(0))},
 	}
 }

@@ -54,6 +54,16 @@ func kubeletTenants(registry *tenant.Registry) []kubeletproxy.Tenant {
 			continue
 		}
 		t := kubeletproxy.Tenant{Name: c.Name, UID: c.UID, ClientCAs: c.KubeletClientCAs(), Synced: c.Synced()}
+		kp := c.Policy().Kubelet()
+		for endpoint, allowed := range map[string]*bool{kubeletproxy.EndpointExec: kp.AllowExec,
+			kubeletproxy.EndpointAttach: kp.AllowAttach, kubeletproxy.EndpointPortForward: kp.AllowPortForward} {
+			if allowed != nil && !*allowed {
+				t.Forbidden = append(t.Forbidden, endpoint)
+			}
+		}
+		if kp.MaxStreams != nil {
+			t.MaxStreams = int(*kp.MaxStreams)
+		}
 		if t.Synced {
 			lister := podcache.ListerOf(c.Informers.Core().V1().Pods().Informer())
 			t.Pod = func(ns, name string) (*corev1.Pod, error) { return lister.Pods(ns).Get(name) }

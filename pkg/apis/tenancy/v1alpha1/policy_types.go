@@ -35,6 +35,37 @@ type TenantPolicySpec struct {
 	// DisruptionBudgets: whether a PodDisruptionBudget may block every eviction.
 	// +optional
 	DisruptionBudgets *DisruptionBudgetPolicy `json:"disruptionBudgets,omitempty"`
+	// Kubelet: what the tenant's users may do through the kubelet API of its virtual Nodes
+	// (kubectl exec, attach, port-forward; logs are always served) and how many streams
+	// they may hold open.
+	// +optional
+	Kubelet *KubeletPolicy `json:"kubelet,omitempty"`
+}
+
+// KubeletPolicy is what a tenant's apiserver may ask of vc-syncer's kubelet API (the address
+// the tenant's virtual Nodes advertise) for the tenant's own synced Pods. Container logs are
+// always served.
+type KubeletPolicy struct {
+	// AllowExec lets the tenant's users run commands in their Pods' containers (kubectl exec,
+	// cp, the exec probes of kubectl debug). False: every exec is refused with 403, rule
+	// kubeletEndpoint. Built-in default: true.
+	// +optional
+	AllowExec *bool `json:"allowExec,omitempty"`
+	// AllowAttach lets the tenant's users attach to their containers' standard streams
+	// (kubectl attach, run -i). False: refused with 403. Built-in default: true.
+	// +optional
+	AllowAttach *bool `json:"allowAttach,omitempty"`
+	// AllowPortForward lets the tenant's users forward ports of their Pods (kubectl
+	// port-forward). False: refused with 403. Built-in default: true.
+	// +optional
+	AllowPortForward *bool `json:"allowPortForward,omitempty"`
+	// MaxStreams bounds the requests the kubelet API forwards for the tenant at a time (log
+	// reads, logs -f, exec, attach and port-forward sessions); one more is answered 429 with
+	// a message naming the limit. 0 or unset: the syncer's --kubelet-max-streams-per-tenant
+	// (default 32), which also caps this value.
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	MaxStreams *int32 `json:"maxStreams,omitempty"`
 }
 
 // TenantPolicy is a cluster-scoped set of rules for what Tenants may pass to the super cluster.
