@@ -1,0 +1,74 @@
+package kubelet_test
+
+import (
+	"context"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	tenancyv1alpha1 "github.com/vcsyncer/syncer/pkg/apis/tenancy/v1alpha1"
+	"github.com/vcsyncer/syncer/pkg/localcluster"
+	"github.com/vcsyncer/syncer/pkg/metrics"
+	"github.com/vcsyncer/syncer/test/integration/itest"
+)
+
+// setPolicyName sets Tenant name's spec.policyName.
+func setPolicyName(t *testing.T, c client.Client, name, policy string) {
+	t.Helper()
+	itest.Eventually(t, 30*time.Second, "Tenant spec.policyName updated", func(ctx context.Context) error {
+		var tn tenancyv1alpha1.Tenant
+		if err := c.Get(ctx, types.NamespacedName{Name: name}, &tn); err != nil {
+			return err
+		}
+		tn.Spec.PolicyName = policy
+		return c.Update(ctx, &tn)
+	})
+}
+
+// testExecSwitchedOffByPolicy: a TenantPolicy with kubelet.allowExec false makes a tenant
+// user's `kubectl exec` fail (403 from the kubelet API, result policy_forbidden, nothing
+// forwarded) while `kubectl logs` still works; the tenant's exec works again once its Tenant
+// no longer names that policy.
+func testExecSwitchedOffByPolicy(t *testing.T, c client.Client, t1 *localcluster.ControlPlane) {
+	ctx := context.Background()
+	pol := &tenancyv1alpha1.TenantPolicy{ObjectMeta: metav1.ObjectMeta{Name: "no-exec"},
+		Spec: tenancyv1alpha1.TenantPolicySpec{Kubelet: &tenancyv1alpha1.KubeletPolicy{AllowExec: new(false)}}}
+	if err := c.Create(ctx, pol); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Delete(context.Background(), pol) })
+	setPolicyName(t, c, t1.Name, "no-exec")
+	refused := metrics.KubeletRequests(t1.Name, "exec", "policy_forbidden")
+	forwarded := metrics.KubeletRequests(t1.Name, "exec", "forwarded")
+	itest.Eventually(t, time.Minute, "kubectl exec refused by the tenant's policy", func(ctx context.Context) error {
+		var stderr strings.Builder
+		err := execIn(ctx, t1, []string{"echo", "exec-refused"}, io.Discard, &stderr)
+		if err == nil {
+			return itest.Errorf("kubectl exec succeeded with kubelet.allowExec false")
+		}
+		if metrics.KubeletRequests(t1.Name, "exec", "policy_forbidden") == refused {
+			return itest.Errorf("exec failed (%v) but not by the policy", err)
+		}
+		t.Logf("kubectl exec with kubelet.allowExec false: %v", err)
+		return nil
+	})
+	if d := metrics.KubeletRequests(t1.Name, "exec", "forwarded") - forwarded; d != 0 {
+		t.Errorf("%v exec requests forwarded while the policy switches exec off", d)
+	}
+	lctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if _, err := t1.Client.CoreV1().Pods("web").GetLogs("frontend", &corev1.PodLogOptions{Container: "app"}).DoRaw(lctx); err != nil {
+		t.Errorf("kubectl logs with exec switched off: %v", err)
+	}
+
+	setPolicyName(t, c, t1.Name, "")
+	itest.Eventually(t, time.Minute, "kubectl exec allowed again", func(ctx context.Context) error {
+		return execIn(ctx, t1, []string{"echo", "exec-ok"}, io.Discard, io.Discard)
+	})
+}
