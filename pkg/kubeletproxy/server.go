@@ -268,7 +268,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	defer s.release(st)
 	metrics.KubeletRequest(t.Name, tgt.endpoint, resultForwarded)
-	s.forward(streamWriter{ResponseWriter: w, st: st}, r.WithContext(ctx), tgt, superNS)
+	s.forward(streamWriter{ResponseWriter: w, st: st,
+		toTenant:   metrics.KubeletBytes(t.Name, tgt.endpoint, metrics.KubeletToTenant),
+		fromTenant: metrics.KubeletBytes(t.Name, tgt.endpoint, metrics.KubeletFromTenant)},
+		r.WithContext(ctx), tgt, superNS)
 }
 
 // authenticate returns the one tenant whose ClientCAs verify the request's client

@@ -172,6 +172,7 @@ func (f *fixture) do(target string, cert *x509.Certificate, hdr map[string]strin
 func TestLogsForwardedWithSyncerCredentialsOnly(t *testing.T) {
 	f := newFixture(t)
 	before := metrics.KubeletRequests("tenant-a", EndpointContainerLogs, resultForwarded)
+	bytesBefore := metrics.KubeletBytesCount("tenant-a", EndpointContainerLogs, metrics.KubeletToTenant)
 	w := f.do("/containerLogs/web/frontend/app?follow=true&tailLines=10&insecureSkipTLSVerifyBackend=true&container=evil",
 		f.certA, map[string]string{"Authorization": "Bearer tenant-user-token", "Impersonate-User": "system:admin", "Cookie": "x=y"})
 	if w.Code != http.StatusOK || !strings.Contains(w.Body.String(), "hello from the super Pod") {
@@ -197,6 +198,9 @@ func TestLogsForwardedWithSyncerCredentialsOnly(t *testing.T) {
 	}
 	if d := metrics.KubeletRequests("tenant-a", EndpointContainerLogs, resultForwarded) - before; d != 1 {
 		t.Errorf("forwarded counter rose by %v, want 1", d)
+	}
+	if d := metrics.KubeletBytesCount("tenant-a", EndpointContainerLogs, metrics.KubeletToTenant) - bytesBefore; d != float64(w.Body.Len()) {
+		t.Errorf("bytes_total{direction=to_tenant} rose by %v, want the body's %d", d, w.Body.Len())
 	}
 }
 

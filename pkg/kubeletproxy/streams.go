@@ -147,14 +147,23 @@ func (s *Server) endAll() {
 }
 
 // streamWriter is the ResponseWriter of a forwarded request: it records the connection an
-// upgrade hijacks so that the stream can be ended.
+// upgrade hijacks so that the stream can be ended, and counts the bytes written to the tenant
+// apiserver (toTenant) and, on a hijacked connection, read from it (fromTenant).
 type streamWriter struct {
 	http.ResponseWriter
-	st *stream
+	st                   *stream
+	toTenant, fromTenant func(n int)
+}
+
+// Write writes a response body chunk and counts it.
+func (w streamWriter) Write(p []byte) (int, error) {
+	n, err := w.ResponseWriter.Write(p)
+	w.toTenant(n)
+	return n, err
 }
 
 // Hijack hijacks the client connection and records it in the stream; a stream ended
-// meanwhile has its connection closed at once.
+// meanwhile has its connection closed at once. The connection returned counts its bytes.
 func (w streamWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	h, ok := w.ResponseWriter.(http.Hijacker)
 	if !ok {
@@ -171,7 +180,25 @@ func (w streamWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	if ended {
 		_ = c.Close()
 	}
-	return c, rw, nil
+	return countingConn{Conn: c, read: w.fromTenant, written: w.toTenant}, rw, nil
+}
+
+// countingConn is a hijacked connection that counts the bytes read and written.
+type countingConn struct {
+	net.Conn
+	read, written func(n int)
+}
+
+func (c countingConn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	c.read(n)
+	return n, err
+}
+
+func (c countingConn) Write(p []byte) (int, error) {
+	n, err := c.Conn.Write(p)
+	c.written(n)
+	return n, err
 }
 
 // Flush flushes the response (logs -f).

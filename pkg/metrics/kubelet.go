@@ -37,8 +37,40 @@ var kubeletStreamsRevoked = prometheus.NewCounterVec(prometheus.CounterOpts{
 	Help: "Open streams of the syncer's kubelet API closed because their client certificate no longer names their tenant, by reason (tenant_removed, credentials_changed).",
 }, []string{"reason"})
 
+// kubeletBytes counts the bytes of forwarded kubelet API requests by tenant, endpoint and
+// direction: to_tenant (responses and stream data the tenant apiserver receives: logs, exec
+// output, port-forward data from the Pod), from_tenant (stream data it sends: exec and attach
+// stdin, port-forward data to the Pod). HTTP headers are not counted. Bounded.
+var kubeletBytes = prometheus.NewCounterVec(prometheus.CounterOpts{
+	Namespace: Namespace, Subsystem: "kubelet", Name: "bytes_total",
+	Help: "Bytes of the syncer's kubelet API streams by tenant, endpoint and direction (to_tenant: logs, output and port-forward data toward the tenant apiserver; from_tenant: stdin and port-forward data from it).",
+}, []string{"tenant", "endpoint", "direction"})
+
+// Directions of vcsyncer_kubelet_bytes_total.
+const (
+	KubeletToTenant   = "to_tenant"
+	KubeletFromTenant = "from_tenant"
+)
+
 func kubeletCollectors() []prometheus.Collector {
-	return []prometheus.Collector{kubeletRequests, kubeletUnauthenticated, kubeletOpenStreams, kubeletStreamsRevoked}
+	return []prometheus.Collector{kubeletRequests, kubeletUnauthenticated, kubeletOpenStreams, kubeletStreamsRevoked, kubeletBytes}
+}
+
+// KubeletBytes returns the adder of vcsyncer_kubelet_bytes_total for (tenant, endpoint,
+// direction): resolve it once per stream, call it per write.
+func KubeletBytes(tenant, endpoint, direction string) func(n int) {
+	c := kubeletBytes.WithLabelValues(tenant, endpoint, direction)
+	return func(n int) {
+		if n > 0 {
+			c.Add(float64(n))
+		}
+	}
+}
+
+// KubeletBytesCount returns the current count of (tenant, endpoint, direction); tests compare
+// differences.
+func KubeletBytesCount(tenant, endpoint, direction string) float64 {
+	return counterValue(kubeletBytes.WithLabelValues(tenant, endpoint, direction))
 }
 
 // KubeletOpenStreams sets the number of streams open for tenant (0 deletes its series).
@@ -97,5 +129,6 @@ func counterValue(c prometheus.Counter) float64 {
 
 func forgetKubelet(l prometheus.Labels) {
 	kubeletRequests.DeletePartialMatch(l)
+	kubeletBytes.DeletePartialMatch(l)
 	kubeletOpenStreams.DeletePartialMatch(l)
 }

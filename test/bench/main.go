@@ -67,6 +67,10 @@ experiments:
            apiserver SIGSTOP, super copies deleted or edited, checkpoint Secrets deleted; invariants checked
            all along and after a bounded settle; --replay <faults.jsonl> reruns a fault log
 
+  upgrade  the syncer of an earlier commit (--from; default the first with HEAD's CheckpointSchema)
+           replaced by HEAD, beside a same-version restart, a rollback and a cold start: LISTs per
+           tenant, reconciles, seconds until every tenant is synced
+
 environment: VC_SYNCER_BENCH_BIN=/path/to/vc-syncer runs that prebuilt syncer (e.g. of an earlier
 commit) instead of building ./cmd/vc-syncer`
 
@@ -97,6 +101,8 @@ func main() {
 		err = runConformance(ctx, os.Args[2:])
 	case "chaos":
 		err = runChaos(ctx, os.Args[2:])
+	case "upgrade":
+		err = runUpgrade(ctx, os.Args[2:])
 	default:
 		fmt.Fprintln(os.Stderr, usage)
 		os.Exit(2)

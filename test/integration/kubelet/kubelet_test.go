@@ -119,11 +119,16 @@ func TestKubeletAPI(t *testing.T) {
 		var stdout, stderr bytes.Buffer
 		sctx, cancel := context.WithTimeout(ctx, time.Minute)
 		defer cancel()
+		sent := metrics.KubeletBytesCount(t1.Name, "exec", metrics.KubeletToTenant)
 		if err := exec.StreamWithContext(sctx, remotecommand.StreamOptions{Stdout: &stdout, Stderr: &stderr}); err != nil {
 			t.Fatalf("exec: %v (stderr %q)", err, stderr.String())
 		}
 		if strings.TrimSpace(stdout.String()) != "exec-ok" {
 			t.Errorf("stdout %q stderr %q", stdout.String(), stderr.String())
+		}
+		// The upgraded stream's bytes (the output and the protocol's framing) are counted.
+		if d := metrics.KubeletBytesCount(t1.Name, "exec", metrics.KubeletToTenant) - sent; d < float64(len("exec-ok")) {
+			t.Errorf("vcsyncer_kubelet_bytes_total{endpoint=exec,direction=to_tenant} rose by %v, want at least the output's %d bytes", d, len("exec-ok"))
 		}
 	})
 
