@@ -229,6 +229,7 @@ func allCollectors() []prometheus.Collector {
 	cs = append(cs, policyCollectors()...)
 	cs = append(cs, eventCollectors()...)
 	cs = append(cs, admissionCollectors()...)
+	cs = append(cs, kubeletCollectors()...)
 	return append(cs, syncCollectors()...)
 }
 

@@ -19,6 +19,7 @@ import (
 var boundedLabels = map[string]bool{
 	"tenant": true, "kind": true, "direction": true, "result": true, "phase": true,
 	"reason": true, "rule": true, "type": true, "version": true, "revision": true, "goversion": true,
+	"endpoint": true, // the kubelet API's four endpoints, or "other"
 }
 
 // populate gives every vector at least one series, so the linter sees every family.
@@ -45,6 +46,11 @@ func populate(tenant string) {
 	AdmissionAdmitted(tenant, time.Second)
 	EventQueued(tenant, "Warning")
 	EventDropped(tenant, "Normal", "queueFull")
+	KubeletRequest(tenant, "exec", "forwarded")
+	KubeletUnauthenticated("no_certificate")
+	KubeletOpenStreams(tenant, 1)
+	KubeletStreamRevoked("tenant_removed")
+	KubeletBytes(tenant, "exec", KubeletToTenant)(1)
 }
 
 func TestMetricsPassPromlint(t *testing.T) {

@@ -155,6 +155,17 @@ func rows() []row {
 			ts("Admission wait p99 by tenant", "s", "99th percentile time a new super Pod waited in the window, by tenant (vcsyncer_admission_wait_seconds).",
 				q(quantile("0.99", `sum by (tenant, le) (rate(vcsyncer_admission_wait_seconds_bucket`+sel+rate+`))`), "{{tenant}}")),
 		}},
+		{Title: "Kubelet API: tenant users' logs, exec, attach, port-forward", Panels: []panel{
+			ts("Kubelet API requests by tenant", "ops", "Requests of the vNodes' kubelet API forwarded to the super cluster, per tenant and endpoint (vcsyncer_kubelet_requests_total{result=\"forwarded\"}).",
+				q(`sum by (tenant, endpoint) (rate(vcsyncer_kubelet_requests_total{tenant=~"$tenant",result="forwarded"}`+rate+`))`, "{{tenant}} {{endpoint}}")),
+			ts("Kubelet API refusals", "ops", "Requests refused, per tenant and reason (vcsyncer_kubelet_requests_total: pod_not_found, not_owned, policy_forbidden, too_many_streams, bad_query, ...), and those attributed to no tenant (401, vcsyncer_kubelet_unauthenticated_total, by reason).",
+				q(`sum by (tenant, result) (rate(vcsyncer_kubelet_requests_total{tenant=~"$tenant",result!="forwarded"}`+rate+`))`, "{{tenant}} {{result}}"),
+				q(`sum by (reason) (rate(vcsyncer_kubelet_unauthenticated_total`+rate+`))`, "401 {{reason}}")),
+			ts("Kubelet API bytes by tenant", "Bps", "Bytes of the kubelet API's streams per tenant and direction: to_tenant (logs, exec output, port-forward data from the Pod), from_tenant (stdin, port-forward data to the Pod) (vcsyncer_kubelet_bytes_total).",
+				q(`sum by (tenant, direction) (rate(vcsyncer_kubelet_bytes_total{tenant=~"$tenant"}`+rate+`))`, "{{tenant}} {{direction}}")),
+			ts("Kubelet API open streams by tenant", "short", "Requests and streams (logs -f, exec, attach, port-forward) held open per tenant; past its limit (TenantPolicy kubelet.maxStreams, --kubelet-max-streams-per-tenant) a tenant gets 429 (vcsyncer_kubelet_open_streams).",
+				q(`sum by (tenant) (vcsyncer_kubelet_open_streams{tenant=~"$tenant"})`, "{{tenant}}")),
+		}},
 		{Title: "Checkpoints", Panels: []panel{
 			stat("Since last checkpoint", "s", "Seconds since the last successful checkpoint (vcsyncer_checkpoint_last_success_timestamp_seconds).",
 				q(`time() - max(vcsyncer_checkpoint_last_success_timestamp_seconds)`, "age")),

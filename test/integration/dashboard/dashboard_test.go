@@ -2,6 +2,7 @@ package dashboard_test
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -59,8 +60,9 @@ func TestDashboardPanelsReturnData(t *testing.T) {
 	}
 	promBin := prometheusBinary(t)
 	env := framework.StartT(t, localcluster.SuperOptions{Nodes: 2}, 3)
-	metricsAddr := freeAddr(t)
+	metricsAddr, kubeletAddr := freeAddr(t), freeAddr(t)
 	c := itest.StartSyncer(t, env.Super.RESTConfig, func(o *options.Options) {
+		o.KubeletBindAddress = kubeletAddr
 		o.MetricsBindAddress = metricsAddr
 		o.MetricsSecure = false // Prometheus scrapes plain HTTP on loopback
 		o.RemediationInterval = time.Second
@@ -95,6 +97,7 @@ func TestDashboardPanelsReturnData(t *testing.T) {
 	if t.Failed() {
 		t.FailNow()
 	}
+	kubeletTraffic(t, env, "https://"+kubeletAddr)
 	churnCtx, stopChurn := context.WithTimeout(ctx, 10*time.Minute)
 	for _, tc := range env.Tenants {
 		wg.Go(func() { churn(churnCtx, tc.Client) })
@@ -503,6 +506,55 @@ func poll(timeout time.Duration, f func() error) error {
 			return err
 		}
 		time.Sleep(250 * time.Millisecond)
+	}
+}
+
+// kubeletTraffic gives the kubelet API panels data for every tenant: a tenant user's `kubectl
+// logs` through the tenant apiserver (forwarded, bytes), a request for a container the Pod does
+// not declare (refused), a `logs -f` held open until the test ends (open streams), and a
+// request without a client certificate (401).
+func kubeletTraffic(t *testing.T, env *localcluster.Environment, kubeletURL string) {
+	t.Helper()
+	if err := env.Super.AppendPodLog("hello from the super cluster"); err != nil {
+		t.Fatal(err)
+	}
+	get := func(hc *http.Client, path string) *http.Response {
+		t.Helper()
+		resp, err := hc.Get(kubeletURL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp
+	}
+	for _, tc := range env.Tenants {
+		itest.Eventually(t, time.Minute, tc.Name+": kubectl logs through the tenant apiserver", func(ctx context.Context) error {
+			_, err := tc.Client.CoreV1().Pods("load").GetLogs("web-0", &corev1.PodLogOptions{Container: "web"}).DoRaw(ctx)
+			return err
+		})
+		pair, err := tls.X509KeyPair(tc.KubeletClientCert, tc.KubeletClientKey)
+		if err != nil {
+			t.Fatal(err)
+		}
+		//nolint:gosec // the test trusts the syncer's self-signed serving certificate
+		hc := &http.Client{Transport: &http.Transport{DisableKeepAlives: true,
+			TLSClientConfig: &tls.Config{InsecureSkipVerify: true, Certificates: []tls.Certificate{pair}}}}
+		refused := get(hc, "/containerLogs/load/web-0/not-declared")
+		_ = refused.Body.Close()
+		if refused.StatusCode != http.StatusNotFound {
+			t.Fatalf("%s: a container the Pod does not declare: %d, want 404", tc.Name, refused.StatusCode)
+		}
+		follow := get(hc, "/containerLogs/load/web-0/web?follow=true")
+		t.Cleanup(func() { _ = follow.Body.Close() })
+		if follow.StatusCode != http.StatusOK {
+			t.Fatalf("%s: logs -f: %d", tc.Name, follow.StatusCode)
+		}
+	}
+	//nolint:gosec // as above
+	anon := &http.Client{Transport: &http.Transport{DisableKeepAlives: true, TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
+	if resp := get(anon, "/containerLogs/load/web-0/web"); resp.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("no client certificate: %d, want 401", resp.StatusCode)
+	} else {
+		_ = resp.Body.Close()
 	}
 }
 
