@@ -129,17 +129,9 @@ func runRestart(ctx context.Context, args []string) error {
 
 	r := &restarter{c: c, env: env, bin: bin}
 	// Initial sync, writing checkpoints when the binary can.
-	if err := r.start(ctx, "initial", withCkpt); err != nil {
-		return err
-	}
-	defer func() { r.p.stop() }()
-	if err := registerTenants(ctx, env); err != nil {
-		return err
-	}
-	if err := r.populate(ctx); err != nil {
-		return err
-	}
-	if _, _, err := r.drain(ctx, time.Now()); err != nil {
+	err = r.initialSync(ctx, "initial", withCkpt)
+	defer r.stop()
+	if err != nil {
 		return err
 	}
 	idleLists, err := r.idleLists(ctx, 10*time.Second)
@@ -209,6 +201,30 @@ func (r *restarter) start(ctx context.Context, name string, extra []string) erro
 	}
 	r.p, r.started = p, time.Now()
 	return nil
+}
+
+// initialSync starts the first process (start, with name and extra flags), registers the
+// tenants, populates them (populate) and waits until its queues are drained. Call stop after
+// it, whatever it returns.
+func (r *restarter) initialSync(ctx context.Context, name string, extra []string) error {
+	if err := r.start(ctx, name, extra); err != nil {
+		return err
+	}
+	if err := registerTenants(ctx, r.env); err != nil {
+		return err
+	}
+	if err := r.populate(ctx); err != nil {
+		return err
+	}
+	_, _, err := r.drain(ctx, time.Now())
+	return err
+}
+
+// stop stops the current process, if one was started.
+func (r *restarter) stop() {
+	if r.p != nil {
+		r.p.stop()
+	}
 }
 
 // populate creates c.objects objects per tenant in namespace "bench" (ConfigMaps and Pods) and

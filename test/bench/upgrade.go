@@ -86,17 +86,9 @@ func runUpgrade(ctx context.Context, args []string) error {
 
 	r := &restarter{c: c, env: env, bin: fromBin}
 	logf("initial sync by the earlier build (%s)", short)
-	if err := r.start(ctx, "initial-"+short, withCkpt); err != nil {
-		return err
-	}
-	defer func() { r.p.stop() }()
-	if err := registerTenants(ctx, env); err != nil {
-		return err
-	}
-	if err := r.populate(ctx); err != nil {
-		return err
-	}
-	if _, _, err := r.drain(ctx, time.Now()); err != nil {
+	err = r.initialSync(ctx, "initial-"+short, withCkpt)
+	defer r.stop()
+	if err != nil {
 		return err
 	}
 	steps := []struct {

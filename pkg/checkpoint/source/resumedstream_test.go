@@ -83,15 +83,7 @@ func startStreamingInformer(t *testing.T, src *Source, api *streamingLW) cache.S
 	if lw.IsWatchListSemanticsUnSupported() {
 		t.Fatal("an unscoped informer with a real client lists with LIST requests")
 	}
-	inf := cache.NewSharedIndexInformer(lw, &corev1.ConfigMap{}, 0, cache.Indexers{})
-	src.setInformer(inf, lw)
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	go inf.RunWithContext(ctx)
-	if !cache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
-		t.Fatal("informer did not sync")
-	}
-	return inf
+	return runInformer(t, src, lw, lw)
 }
 
 // TestResumeByStreamWithoutList: an informer that streams its lists (watch-list) is resumed

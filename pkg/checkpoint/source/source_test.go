@@ -71,8 +71,15 @@ func (l *countingLW) lw() *cache.ListWatch {
 func startInformer(t *testing.T, src *Source, api *countingLW) cache.SharedIndexInformer {
 	t.Helper()
 	k := kinds[reflect.TypeOf(&corev1.ConfigMap{})]
-	inf := cache.NewSharedIndexInformer(&resumeLW{real: api.lw(), src: src, kind: k}, &corev1.ConfigMap{}, 0, cache.Indexers{})
-	src.setInformer(inf, nil)
+	return runInformer(t, src, &resumeLW{real: api.lw(), src: src, kind: k}, nil)
+}
+
+// runInformer runs a ConfigMap informer over lw as src's (attached with record as its
+// list-watch) until the test ends, and waits until it has synced.
+func runInformer(t *testing.T, src *Source, lw *resumeLW, record *resumeLW) cache.SharedIndexInformer {
+	t.Helper()
+	inf := cache.NewSharedIndexInformer(lw, &corev1.ConfigMap{}, 0, cache.Indexers{})
+	src.setInformer(inf, record)
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	go inf.RunWithContext(ctx)

@@ -9,7 +9,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	tenancyv1alpha1 "github.com/vcsyncer/syncer/pkg/apis/tenancy/v1alpha1"
@@ -21,14 +20,7 @@ import (
 // setPolicyName sets Tenant name's spec.policyName.
 func setPolicyName(t *testing.T, c client.Client, name, policy string) {
 	t.Helper()
-	itest.Eventually(t, 30*time.Second, "Tenant spec.policyName updated", func(ctx context.Context) error {
-		var tn tenancyv1alpha1.Tenant
-		if err := c.Get(ctx, types.NamespacedName{Name: name}, &tn); err != nil {
-			return err
-		}
-		tn.Spec.PolicyName = policy
-		return c.Update(ctx, &tn)
-	})
+	updateTenant(t, c, name, "spec.policyName", func(s *tenancyv1alpha1.TenantSpec) { s.PolicyName = policy })
 }
 
 // testExecSwitchedOffByPolicy: a TenantPolicy with kubelet.allowExec false makes a tenant

@@ -251,12 +251,18 @@ func execIn(ctx context.Context, tc *localcluster.ControlPlane, cmd []string, st
 // setKubeletCA sets Tenant name's spec.kubeletClientCA.
 func setKubeletCA(t *testing.T, c client.Client, name, pemCA string) {
 	t.Helper()
-	itest.Eventually(t, 30*time.Second, "Tenant spec.kubeletClientCA updated", func(ctx context.Context) error {
+	updateTenant(t, c, name, "spec.kubeletClientCA", func(s *tenancyv1alpha1.TenantSpec) { s.KubeletClientCA = pemCA })
+}
+
+// updateTenant applies mutate to Tenant name's spec and updates it (field names what changes).
+func updateTenant(t *testing.T, c client.Client, name, field string, mutate func(*tenancyv1alpha1.TenantSpec)) {
+	t.Helper()
+	itest.Eventually(t, 30*time.Second, "Tenant "+field+" updated", func(ctx context.Context) error {
 		var tn tenancyv1alpha1.Tenant
 		if err := c.Get(ctx, types.NamespacedName{Name: name}, &tn); err != nil {
 			return err
 		}
-		tn.Spec.KubeletClientCA = pemCA
+		mutate(&tn.Spec)
 		return c.Update(ctx, &tn)
 	})
 }
