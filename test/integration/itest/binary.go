@@ -146,3 +146,52 @@ func Tail(path string, n int) string {
 	}
 	return strings.Join(lines, "\n")
 }
+
+// EarlierSyncer builds the earlier syncer of an upgrade test and returns its path: by
+// default the repository as of the first commit with the working tree's CheckpointSchema
+// (pkg/syncer/checkpoint.go), built from a git worktree (BuildSyncerAt); $VCSYNCER_UPGRADE_FROM
+// names another commit. When the first commit with the schema is HEAD itself (or git cannot
+// tell), it is the working tree built as another executable (BuildSyncerVersion).
+func EarlierSyncer(t testing.TB) string {
+	t.Helper()
+	root := RepoRoot(t)
+	commit := os.Getenv("VCSYNCER_UPGRADE_FROM")
+	if commit == "" {
+		commit = firstCommitOfSchema(t, root)
+	}
+	if commit == "" {
+		t.Log("upgrading from the working tree built as another executable (no commit with the running checkpoint schema before HEAD)")
+		return BuildSyncerVersion(t, "v0.0.0-upgrade-from")
+	}
+	t.Logf("upgrading from commit %s", commit)
+	return BuildSyncerAt(t, commit)
+}
+
+// firstCommitOfSchema returns the first commit whose pkg/syncer/checkpoint.go declares the
+// CheckpointSchema of the working tree, or "" when it is HEAD itself or git cannot tell.
+func firstCommitOfSchema(t testing.TB, root string) string {
+	t.Helper()
+	src, err := os.ReadFile(filepath.Join(root, "pkg", "syncer", "checkpoint.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	decl := regexp.MustCompile(`(?m)^const CheckpointSchema = \d+$`).Find(src)
+	if decl == nil {
+		t.Fatal("pkg/syncer/checkpoint.go declares no CheckpointSchema")
+	}
+	git := func(args ...string) string {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = root
+		out, err := cmd.Output()
+		if err != nil {
+			t.Logf("git %s: %v", strings.Join(args, " "), err)
+			return ""
+		}
+		return strings.TrimSpace(string(out))
+	}
+	first, _, _ := strings.Cut(git("log", "--reverse", "--format=%H", "-S"+string(decl), "--", "pkg/syncer/checkpoint.go"), "\n")
+	if first == "" || first == git("rev-parse", "HEAD") {
+		return ""
+	}
+	return first
+}

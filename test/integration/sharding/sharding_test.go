@@ -68,12 +68,12 @@ func (r *replica) registered(t *testing.T) []string {
 
 var tenantLabel = regexp.MustCompile(`tenant="([^"]*)"`)
 
-func TestSharding(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts real control planes")
-	}
-	dir := t.TempDir()
-	auditLog := filepath.Join(dir, "audit.log")
+// auditedSuper writes, in dir, the audit policy the overlap check reads (the replicas' claims
+// with their bodies, every write's metadata) and returns the super apiserver's audit flags
+// and the audit log's path.
+func auditedSuper(t *testing.T, dir string) (args []string, auditLog string) {
+	t.Helper()
+	auditLog = filepath.Join(dir, "audit.log")
 	policy := filepath.Join(dir, "audit-policy.yaml")
 	if err := os.WriteFile(policy, []byte(`apiVersion: audit.k8s.io/v1
 kind: Policy
@@ -88,24 +88,76 @@ rules:
 `), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	return []string{"--audit-policy-file=" + policy, "--audit-log-path=" + auditLog, "--audit-log-maxsize=0"}, auditLog
+}
+
+// newReplica returns (not started) the replica id of binary bin, checkpointing to a file in
+// dir that every replica shares.
+func newReplica(t *testing.T, env *localcluster.Environment, bin, id, dir string) *replica {
+	r := &replica{id: id, port: itest.FreePort(t)}
+	r.p = itest.NewSyncerProc(t, bin, []string{"run", "--super-kubeconfig", env.Super.KubeconfigPath,
+		"--metrics-bind-address", "127.0.0.1:" + strconv.Itoa(r.port), "--metrics-secure=false", "--health-probe-bind-address", "0",
+		"--sharding", "--shard-id", id, "--shard-lease-duration", leaseDuration.String(), "--shard-lease-renew-interval", "2s",
+		"--checkpoint-store", "file:" + filepath.Join(dir, "ckpt"), "--checkpoint-interval", "2s",
+		"--remediation-interval", "0"})
+	return r
+}
+
+// waitOnRing waits until every tenant is Running on the replica of live that the ring of
+// live's ids gives it, and registered there only; it fails the test when a replica exited.
+func waitOnRing(t *testing.T, c client.Client, env *localcluster.Environment, live []*replica) {
+	t.Helper()
+	ids := make([]string, len(live))
+	for i, r := range live {
+		ids[i] = r.id
+	}
+	ring := sharding.NewRing(ids, 0)
+	itest.Eventually(t, 3*time.Minute, fmt.Sprintf("every tenant Running on the shard the ring %v gives it, and registered there only", ids), func(ctx context.Context) error {
+		for _, r := range live {
+			if err := r.p.Exited(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		want := map[string][]string{}
+		for _, tc := range env.Tenants {
+			tn := &tenancyv1alpha1.Tenant{}
+			if err := c.Get(ctx, client.ObjectKey{Name: tc.Name}, tn); err != nil {
+				return err
+			}
+			owner := ring.Owner(tc.Name)
+			if tn.Status.Shard != owner || tn.Status.Phase != tenancyv1alpha1.TenantRunning {
+				return fmt.Errorf("tenant %s: shard %q phase %q, want %s Running", tc.Name, tn.Status.Shard, tn.Status.Phase, owner)
+			}
+			want[owner] = append(want[owner], tc.Name)
+		}
+		for _, r := range live {
+			got := r.registered(t)
+			sort.Strings(want[r.id])
+			if !slices.Equal(got, want[r.id]) {
+				return fmt.Errorf("shard %s syncs %v, want %v", r.id, got, want[r.id])
+			}
+		}
+		return nil
+	})
+}
+
+func TestSharding(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts real control planes")
+	}
+	dir := t.TempDir()
+	auditArgs, auditLog := auditedSuper(t, dir)
 	logs := make([]string, len(shards))
 	for i := range shards {
 		itest.KeepLogAs(t, &logs[i], "vc-syncer-"+shards[i]+".log")
 	}
-	env := framework.StartT(t, localcluster.SuperOptions{Nodes: 2,
-		SuperAPIServerArgs: []string{"--audit-policy-file=" + policy, "--audit-log-path=" + auditLog, "--audit-log-maxsize=0"}}, tenantCount)
+	env := framework.StartT(t, localcluster.SuperOptions{Nodes: 2, SuperAPIServerArgs: auditArgs}, tenantCount)
 	bin := itest.BuildSyncer(t)
 	ctx := t.Context()
 	replicas := make([]*replica, len(shards))
 	for i, id := range shards {
-		r := &replica{id: id, port: itest.FreePort(t)}
-		r.p = itest.NewSyncerProc(t, bin, []string{"run", "--super-kubeconfig", env.Super.KubeconfigPath,
-			"--metrics-bind-address", "127.0.0.1:" + strconv.Itoa(r.port), "--metrics-secure=false", "--health-probe-bind-address", "0",
-			"--sharding", "--shard-id", id, "--shard-lease-duration", leaseDuration.String(), "--shard-lease-renew-interval", "2s",
-			"--checkpoint-store", "file:" + filepath.Join(dir, "ckpt"), "--checkpoint-interval", "2s",
-			"--remediation-interval", "0"})
-		logs[i] = r.p.LogPath
-		replicas[i] = r
+		replicas[i] = newReplica(t, env, bin, id, dir)
+		logs[i] = replicas[i].p.LogPath
 	}
 	replicas[0].p.Start(t)
 	replicas[1].p.Start(t)
@@ -123,38 +175,7 @@ rules:
 	}
 	running := func(live []*replica) {
 		t.Helper()
-		ids := make([]string, len(live))
-		for i, r := range live {
-			ids[i] = r.id
-		}
-		ring := sharding.NewRing(ids, 0)
-		itest.Eventually(t, 3*time.Minute, fmt.Sprintf("every tenant Running on the shard the ring %v gives it, and registered there only", ids), func(ctx context.Context) error {
-			for _, r := range live {
-				if err := r.p.Exited(); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want := map[string][]string{}
-			for _, tc := range env.Tenants {
-				tn := &tenancyv1alpha1.Tenant{}
-				if err := c.Get(ctx, client.ObjectKey{Name: tc.Name}, tn); err != nil {
-					return err
-				}
-				owner := ring.Owner(tc.Name)
-				if tn.Status.Shard != owner || tn.Status.Phase != tenancyv1alpha1.TenantRunning {
-					return fmt.Errorf("tenant %s: shard %q phase %q, want %s Running", tc.Name, tn.Status.Shard, tn.Status.Phase, owner)
-				}
-				want[owner] = append(want[owner], tc.Name)
-			}
-			for _, r := range live {
-				got := r.registered(t)
-				sort.Strings(want[r.id])
-				if !slices.Equal(got, want[r.id]) {
-					return fmt.Errorf("shard %s syncs %v, want %v", r.id, got, want[r.id])
-				}
-			}
-			return nil
-		})
+		waitOnRing(t, c, env, live)
 	}
 	// scoped checks that each live replica's super caches hold the super objects of the tenants
 	// it syncs, and no other tenant's: per kind, its vcsyncer_super_cache_objects equals the
