@@ -41,8 +41,9 @@ const (
 )
 
 // resumedWatch returns the stream answering a watch-list request opts with st's objects (see
-// resumedStream). objs are st's decoded objects; open opens the apiserver's watch from a
-// position (a plain watch: no initial events, bookmarks allowed).
+// resumedStream). objs are st's decoded objects; the apiserver's watch from st.Position is
+// opened through l.real with opts less its initial-events fields (bookmarks allowed). ctx
+// bounds that watch.
 func (l *resumeLW) resumedWatch(ctx context.Context, st *State, objs []runtime.Object, opts metav1.ListOptions) watch.Interface {
 	s := &resumedStream{result: make(chan watch.Event), done: make(chan struct{})}
 	go s.run(ctx, l, st.Position, objs, opts)
