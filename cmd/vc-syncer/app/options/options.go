@@ -381,7 +381,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.KubeletTLSKeyFile, "kubelet-tls-private-key-file", o.KubeletTLSKeyFile,
 		"PEM private key of --kubelet-tls-cert-file.")
 	fs.IntVar(&o.KubeletMaxStreamsPerTenant, "kubelet-max-streams-per-tenant", o.KubeletMaxStreamsPerTenant,
-		"Most kubelet API requests forwarded for one tenant at a time (kubectl logs, logs -f, exec, attach and port-forward each hold one until they end); one more is refused with 429 and counted in vcsyncer_kubelet_requests_total{result=\"too_many_streams\"}. At least 1.")
+		"Most kubelet API requests forwarded for one tenant at a time (kubectl logs, logs -f, exec, attach and port-forward each hold one until they end); one more is refused with 429 and counted in vcsyncer_kubelet_requests_total{result=\"too_many_streams\"}; a TenantPolicy's kubelet.maxStreams lowers it for its tenants. At least 1.")
 	fs.StringSliceVar(&o.OptInKinds, "opt-in-kinds", o.OptInKinds,
 		"Comma-separated opt-in kinds to sync besides the default ones: Ingress, NetworkPolicy, PodDisruptionBudget. Event is accepted too; it is synced by default (see --disabled-kinds). Empty: none.")
 	fs.StringSliceVar(&o.DisabledKinds, "disabled-kinds", o.DisabledKinds,
