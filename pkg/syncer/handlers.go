@@ -23,6 +23,7 @@ import (
 // handler that enqueues downward requests (and those of dependent objects, such as Endpoints
 // waiting for their Service) once the tenant's caches have synced.
 func (s *Syncer) ClusterStarting(c *tenant.Cluster) {
+	s.awaitRestore()   // its informers resume from the checkpoint's state, not before it is read
 	s.limits.forget(c) // admission starts over with the new informers
 	for kind, r := range s.resources {
 		inf := r.TenantInformer(c)

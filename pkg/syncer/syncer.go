@@ -269,9 +269,25 @@ func (s *Syncer) SetRegistry(r *tenant.Registry) {
 	s.registry = r
 	r.NewInformers = s.tenantInformers
 	r.Restored = func(tenantName, kind string) (int64, bool) {
+		if s.skipsKind(resources.Kind(kind)) {
+			return 0, true // not cached at all: nothing to count
+		}
+		s.awaitRestore()
 		n, ok := s.sources.Pending(tenantSourceID(tenantName, resources.Kind(kind)))
 		return int64(n), ok
 	}
+}
+
+// skipsKind reports whether kind is one the syncer could sync (an opt-in kind, or one that
+// --disabled-kinds may turn off) and does not: it caches nothing of it in tenants.
+func (s *Syncer) skipsKind(kind resources.Kind) bool {
+	for _, r := range append(OptInResources(), OptionalResources()...) {
+		if r.Kind() == kind {
+			_, synced := s.resources[kind]
+			return !synced
+		}
+	}
+	return false
 }
 
 // Start runs the Syncer until ctx is done: it starts the super informers, waits for them to

@@ -37,9 +37,11 @@ type Registry struct {
 	// first Cluster is added.
 	NewInformers InformerFactoryFunc
 	// Restored, if set, returns the number of tenant's objects of kind (one of HeldKinds) that
-	// its informer's first List will be answered with from a checkpoint, and true when it
-	// will: the count before a Cluster's informers start (limits.maxCachedObjects) then uses
-	// it instead of a LIST, so a resume lists nothing. Set it before the first Cluster is added.
+	// the syncer will hold without listing them, and true when it knows: the objects its
+	// informer's first List will be answered with from a checkpoint, or 0 for a kind it does
+	// not cache (an opt-in kind not opted in, a disabled kind). The count before a Cluster's
+	// informers start (limits.maxCachedObjects) then uses it instead of a LIST, so a resume
+	// lists nothing. Set it before the first Cluster is added.
 	Restored func(tenant, kind string) (int64, bool)
 	// RequestTimeout bounds every request of a Cluster's tenant client except its informers'
 	// lists and watches (newCluster); 0 means no bound. Set it before the first Cluster is added.

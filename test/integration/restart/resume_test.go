@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -155,6 +156,16 @@ func testResumeFrom(t *testing.T, apiserverArgs []string, wantMode, from, to str
 		t.Errorf("web-0's Ready condition changed across the restart: lastTransitionTime %s, then %s", before, after)
 	}
 	tl, sl := apiserverLists(t, tc.Client), apiserverLists(t, env.Super.Client)
+	for r, n := range tl {
+		if d := n - tenantLists[r]; d != 0 && !slices.Contains(watchedResources, r) {
+			t.Logf("LIST %s during the restart: tenant %.0f (not a synced kind)", r, d)
+			// Within the watch window only the Event count lists (?limit=1): kinds the
+			// syncer does not sync (opt-in kinds not opted in) are not counted.
+			if wantMode == "watch" && r != "events" {
+				t.Errorf("LIST %s during a resume within the watch window: tenant %.0f; want 0", r, d)
+			}
+		}
+	}
 	for _, r := range watchedResources {
 		dt, ds := tl[r]-tenantLists[r], sl[r]-superLists[r]
 		t.Logf("LIST %s during the restart: tenant %.0f, super %.0f", r, dt, ds)
