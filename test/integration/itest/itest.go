@@ -199,6 +199,27 @@ func DefaultPolicy(t *testing.T, c client.Client, spec tenancyv1alpha1.TenantPol
 	})
 }
 
+// RegisterTenants installs the Tenant CRD in env's super cluster and registers every tenant
+// of env there (AddTenant, weight 1), as a provider does for a syncer running as a process,
+// and returns a client of the super cluster. It fails the test on an error.
+func RegisterTenants(t *testing.T, env *localcluster.Environment) client.Client {
+	t.Helper()
+	ctx := t.Context()
+	if err := app.InstallCRD(ctx, env.Super.RESTConfig); err != nil {
+		t.Fatal(err)
+	}
+	c, err := client.New(env.Super.RESTConfig, client.Options{Scheme: app.Scheme()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range env.Tenants {
+		if err := AddTenant(ctx, c, KubeconfigNS, tc, 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return c
+}
+
 // AddTenant registers tenant control plane tc in the super cluster (app.AddTenantWithOptions)
 // with the given weight, the CA of its apiserver's kubelet client certificate (Tenant
 // spec.kubeletClientCA) and, when tc has one, its Service range (Tenant spec.serviceCIDRs), so

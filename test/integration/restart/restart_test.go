@@ -18,7 +18,6 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/vcsyncer/syncer/cmd/vc-syncer/app"
 	tenancyv1alpha1 "github.com/vcsyncer/syncer/pkg/apis/tenancy/v1alpha1"
 	"github.com/vcsyncer/syncer/pkg/conversion"
 	"github.com/vcsyncer/syncer/pkg/localcluster"
@@ -70,18 +69,7 @@ func TestKillRestart(t *testing.T) {
 	p.Start(t)
 
 	ctx := t.Context()
-	if err := app.InstallCRD(ctx, env.Super.RESTConfig); err != nil {
-		t.Fatal(err)
-	}
-	c, err := client.New(env.Super.RESTConfig, client.Options{Scheme: app.Scheme()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, tc := range env.Tenants {
-		if err := itest.AddTenant(ctx, c, itest.KubeconfigNS, tc, 1); err != nil {
-			t.Fatal(err)
-		}
-	}
+	c := itest.RegisterTenants(t, env)
 	var tenants []tenantRef
 	watches := make([]*readyWatch, len(env.Tenants))
 	for i, tc := range env.Tenants {
@@ -146,7 +134,7 @@ func TestKillRestart(t *testing.T) {
 	// Convergence.
 	converged := time.Now()
 	var problems []string
-	err = wait(ctx, 3*time.Minute, func(ctx context.Context) bool {
+	err := wait(ctx, 3*time.Minute, func(ctx context.Context) bool {
 		if err := p.Exited(); err != nil {
 			t.Fatal(err)
 		}

@@ -21,7 +21,6 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/vcsyncer/syncer/cmd/vc-syncer/app"
 	tenancyv1alpha1 "github.com/vcsyncer/syncer/pkg/apis/tenancy/v1alpha1"
 	"github.com/vcsyncer/syncer/pkg/conversion"
 	"github.com/vcsyncer/syncer/pkg/localcluster"
@@ -161,18 +160,7 @@ func TestSharding(t *testing.T) {
 	}
 	replicas[0].p.Start(t)
 	replicas[1].p.Start(t)
-	if err := app.InstallCRD(ctx, env.Super.RESTConfig); err != nil {
-		t.Fatal(err)
-	}
-	c, err := client.New(env.Super.RESTConfig, client.Options{Scheme: app.Scheme()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, tc := range env.Tenants {
-		if err := itest.AddTenant(ctx, c, itest.KubeconfigNS, tc, 1); err != nil {
-			t.Fatal(err)
-		}
-	}
+	c := itest.RegisterTenants(t, env)
 	running := func(live []*replica) {
 		t.Helper()
 		waitOnRing(t, c, env, live)
@@ -222,29 +210,10 @@ func TestSharding(t *testing.T) {
 	running(replicas[:2])
 
 	// Every tenant's objects, synced by its shard.
-	for _, tc := range env.Tenants {
-		itest.MustCreateNS(t, tc.Client, "app")
-		for i := range configMaps {
-			itest.Created(t)(tc.Client.CoreV1().ConfigMaps("app").Create(ctx, &corev1.ConfigMap{
-				ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("cm-%d", i), Labels: map[string]string{"sharding-test": "1"}},
-				Data:       map[string]string{"v": "1"}}, metav1.CreateOptions{}))
-		}
-		for i := range pods {
-			itest.Created(t)(tc.Client.CoreV1().Pods("app").Create(ctx, &corev1.Pod{
-				ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("web-%d", i)},
-				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "web", Image: "registry.k8s.io/pause:3.10"}}}}, metav1.CreateOptions{}))
-		}
-	}
+	populate(t, env)
 	converged := func(what string) {
 		t.Helper()
-		itest.Eventually(t, 3*time.Minute, what, func(ctx context.Context) error {
-			for _, tc := range env.Tenants {
-				if err := sameObjects(ctx, c, env, tc); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
+		waitConverged(t, c, env, what)
 	}
 	converged("every tenant's ConfigMaps and Running Pods in the super cluster, exactly")
 	// A periodic checkpoint on each replica, taken after the convergence, with everything acked.
@@ -479,6 +448,40 @@ func TestSharding(t *testing.T) {
 	if len(claimed) != tenantCount {
 		t.Errorf("ShardAssigned Events for %d tenants, want %d: %v", len(claimed), tenantCount, claimed)
 	}
+}
+
+// populate creates, in every tenant of env, namespace app with configMaps ConfigMaps
+// (labelled sharding-test) and pods Pods.
+func populate(t *testing.T, env *localcluster.Environment) {
+	t.Helper()
+	ctx := t.Context()
+	for _, tc := range env.Tenants {
+		itest.MustCreateNS(t, tc.Client, "app")
+		for i := range configMaps {
+			itest.Created(t)(tc.Client.CoreV1().ConfigMaps("app").Create(ctx, &corev1.ConfigMap{
+				ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("cm-%d", i), Labels: map[string]string{"sharding-test": "1"}},
+				Data:       map[string]string{"v": "1"}}, metav1.CreateOptions{}))
+		}
+		for i := range pods {
+			itest.Created(t)(tc.Client.CoreV1().Pods("app").Create(ctx, &corev1.Pod{
+				ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("web-%d", i)},
+				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "web", Image: "registry.k8s.io/pause:3.10"}}}}, metav1.CreateOptions{}))
+		}
+	}
+}
+
+// waitConverged waits (3 minutes at most) until every tenant's objects have exactly their
+// super copies (sameObjects); what names the moment in the failure.
+func waitConverged(t *testing.T, c client.Client, env *localcluster.Environment, what string) {
+	t.Helper()
+	itest.Eventually(t, 3*time.Minute, what, func(ctx context.Context) error {
+		for _, tc := range env.Tenants {
+			if err := sameObjects(ctx, c, env, tc); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }
 
 // countOf returns how many tenants holders gives shard.

@@ -1,16 +1,12 @@
 package sharding_test
 
 import (
-	"context"
-	"fmt"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/vcsyncer/syncer/cmd/vc-syncer/app"
 	"github.com/vcsyncer/syncer/pkg/localcluster"
 	"github.com/vcsyncer/syncer/test/framework"
 	"github.com/vcsyncer/syncer/test/integration/itest"
@@ -48,42 +44,12 @@ func TestRollingUpgrade(t *testing.T) {
 		logs[i] = r.p.LogPath
 		r.p.Start(t)
 	}
-	if err := app.InstallCRD(ctx, env.Super.RESTConfig); err != nil {
-		t.Fatal(err)
-	}
-	c, err := client.New(env.Super.RESTConfig, client.Options{Scheme: app.Scheme()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, tc := range env.Tenants {
-		if err := itest.AddTenant(ctx, c, itest.KubeconfigNS, tc, 1); err != nil {
-			t.Fatal(err)
-		}
-	}
+	c := itest.RegisterTenants(t, env)
 	waitOnRing(t, c, env, replicas)
-	for _, tc := range env.Tenants {
-		itest.MustCreateNS(t, tc.Client, "app")
-		for i := range configMaps {
-			itest.Created(t)(tc.Client.CoreV1().ConfigMaps("app").Create(ctx, &corev1.ConfigMap{
-				ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("cm-%d", i), Labels: map[string]string{"sharding-test": "1"}},
-				Data:       map[string]string{"v": "1"}}, metav1.CreateOptions{}))
-		}
-		for i := range pods {
-			itest.Created(t)(tc.Client.CoreV1().Pods("app").Create(ctx, &corev1.Pod{
-				ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("web-%d", i)},
-				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "web", Image: "registry.k8s.io/pause:3.10"}}}}, metav1.CreateOptions{}))
-		}
-	}
+	populate(t, env)
 	converged := func(what string) {
 		t.Helper()
-		itest.Eventually(t, 3*time.Minute, what, func(ctx context.Context) error {
-			for _, tc := range env.Tenants {
-				if err := sameObjects(ctx, c, env, tc); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
+		waitConverged(t, c, env, what)
 	}
 	converged("every tenant's objects synced by the earlier build")
 	// (Each graceful stop below writes the replica's final checkpoint: the hand-over's.)
