@@ -65,7 +65,7 @@ func TestTenantsWaitForTheRestore(t *testing.T) {
 		t.Fatal("a tenant still waits after the checkpoint was restored")
 	}
 	cancel()
-	<-warmDone
+	t.Logf("warm-up ended by the cancel: %v", <-warmDone)
 
 	off, err := New(Options{Super: fake.NewClientset(), DownwardWorkers: 1, UpwardWorkers: 1})
 	if err != nil {
