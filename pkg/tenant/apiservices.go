@@ -24,10 +24,11 @@ import (
 // The core group (/api/v1) cannot be repointed.
 
 // WatchedAPIServices are the APIServices (one per group version) of the non-core kinds the
-// syncer lists, watches or writes in a tenant: they must be served locally (no spec.service).
+// syncer lists, watches, reads or writes in a tenant: they must be served locally (no
+// spec.service). apps and batch are read for the owners of refused Pods.
 var WatchedAPIServices = []string{
 	"v1.discovery.k8s.io", "v1.networking.k8s.io", "v1.policy", "v1.scheduling.k8s.io",
-	"v1.storage.k8s.io", "v1.node.k8s.io", "v1.coordination.k8s.io",
+	"v1.storage.k8s.io", "v1.node.k8s.io", "v1.coordination.k8s.io", "v1.apps", "v1.batch",
 }
 
 // ErrAPIServiceNotLocal is returned (wrapped) by CheckAPIServices for a watched group version
@@ -108,8 +109,9 @@ func watchedAPIServiceOf(path string) (name, prefix string) {
 }
 
 // maxAPIServiceBytes bounds the body of an APIService read by apiServiceGuard (an APIService
-// is small; its caBundle is the largest part).
-const maxAPIServiceBytes = 1 << 20
+// is small; its caBundle, a few KB, is the largest part). A larger one fails to decode and the
+// request it guards is refused.
+const maxAPIServiceBytes = 64 << 10
 
 // apiServiceGuard is the transport of a tenant's informers (their lists and watches): before a
 // GET of a resource in a group version of WatchedAPIServices it reads that APIService from the

@@ -156,7 +156,7 @@ func TestAPIServiceGuard(t *testing.T) {
 		"forbidden":            {method: "GET", path: "/apis/discovery.k8s.io/v1/endpointslices", status: http.StatusForbidden, wantChecks: 1},
 		"core group":           {method: "GET", path: "/api/v1/pods", body: repointed, wantPassed: true},
 		"discovery document":   {method: "GET", path: "/apis/discovery.k8s.io/v1", body: repointed, wantPassed: true},
-		"other group":          {method: "GET", path: "/apis/apps/v1/deployments", body: repointed, wantPassed: true},
+		"other group":          {method: "GET", path: "/apis/rbac.authorization.k8s.io/v1/roles", body: repointed, wantPassed: true},
 		"a write":              {method: "POST", path: "/apis/discovery.k8s.io/v1/namespaces/a/endpointslices", body: repointed, wantPassed: true},
 	} {
 		t.Run(name, func(t *testing.T) {

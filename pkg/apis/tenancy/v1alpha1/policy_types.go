@@ -47,8 +47,11 @@ type TenantPolicySpec struct {
 // always served.
 type KubeletPolicy struct {
 	// AllowExec lets the tenant's users run commands in their Pods' containers (kubectl exec,
-	// cp, the exec probes of kubectl debug). False: every exec is refused with 403, rule
-	// kubeletEndpoint. Built-in default: true.
+	// cp, the exec probes of kubectl debug). False: every exec is refused with 403. A tenant
+	// writes its own Pod specs, so a shell as a container's entrypoint gives the same through
+	// attach, and a shell server through port-forward: switch those off too to keep users out
+	// of the containers. Sessions open when the policy changes run until they end. Built-in
+	// default: true.
 	// +optional
 	AllowExec *bool `json:"allowExec,omitempty"`
 	// AllowAttach lets the tenant's users attach to their containers' standard streams
