@@ -200,7 +200,7 @@ func newCluster(name, uid string, cfg *rest.Config, hash string, weight int32, r
 		return nil, fmt.Errorf("failed to build client for tenant %s: %w", name, err)
 	}
 	cfg.Timeout = requestTimeout
-	cs, err := kubernetes.NewForConfigAndClient(cfg, &http.Client{Transport: watchHTTP.Transport, Timeout: requestTimeout})
+	cs, err := kubernetes.NewForConfigAndClient(cfg, &http.Client{Transport: bodyLimit{next: watchHTTP.Transport}, Timeout: requestTimeout})
 	if err != nil {
 		return nil, fmt.Errorf("failed to build client for tenant %s: %w", name, err)
 	}
