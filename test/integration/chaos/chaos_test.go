@@ -39,6 +39,17 @@ func TestChaosSoak(t *testing.T) {
 	env := framework.StartT(t, localcluster.SuperOptions{Nodes: 2}, tenants)
 	bin := itest.BuildSyncer(t)
 	out := t.TempDir()
+	t.Cleanup(func() {
+		// The replicas' logs and the fault logs of a failed run, beside the components' logs.
+		if t.Failed() {
+			dst := filepath.Join(itest.ArtifactsDir(t), "replicas")
+			if err := os.CopyFS(dst, os.DirFS(out)); err != nil {
+				t.Logf("keeping the replicas' logs: %v", err)
+			} else {
+				t.Logf("replicas' logs and fault logs kept in %s", dst)
+			}
+		}
+	})
 	h, err := chaos.Start(t.Context(), env, bin, chaos.Options{Replicas: replicas, Out: out, OpsPerSecond: 2,
 		SettleTimeout: 90 * time.Second, QuietWindow: 10 * time.Second, Logf: t.Logf})
 	if err != nil {
