@@ -542,24 +542,11 @@ type warmState struct {
 	err     error
 	resumed time.Time // TakenAt of the checkpoint the warm-up resumed from; zero if none
 
-	// begun is set when the warm-up starts; restored is closed once it has restored the
-	// checkpoint's state (or found none), before the super informers sync.
-	begun        atomic.Bool
-	restoredInit sync.Once
-	restored     chan struct{}
-	restoredDone sync.Once
-}
-
-// restoredCh returns the channel closed once the checkpoint's state is restored.
-func (w *warmState) restoredCh() chan struct{} {
-	w.restoredInit.Do(func() { w.restored = make(chan struct{}) })
-	return w.restored
-}
-
-// markRestored closes restoredCh (once).
-func (w *warmState) markRestored() {
-	ch := w.restoredCh()
-	w.restoredDone.Do(func() { close(ch) })
+	// begun is set when the warm-up starts; restored (made by New) is closed once it has
+	// restored the checkpoint's state (or found none), before the super informers sync. The
+	// warm-up runs once, so it is closed once.
+	begun    atomic.Bool
+	restored chan struct{}
 }
 
 // restoreWait bounds how long a tenant's Cluster waits for the warm-up to restore the
@@ -577,7 +564,7 @@ func (s *Syncer) awaitRestore() {
 		return
 	}
 	select {
-	case <-s.warmth.restoredCh():
+	case <-s.warmth.restored:
 	case <-time.After(restoreWait):
 		ctrl.Log.WithName("checkpoint").Info("The checkpoint was not restored in time; a tenant starts without it", "waited", restoreWait)
 	}
@@ -626,7 +613,7 @@ func (s *Syncer) doWarm(ctx context.Context) error {
 			}
 		}
 	}
-	s.warmth.markRestored() // tenants waiting in awaitRestore go on
+	close(s.warmth.restored) // tenants waiting in awaitRestore go on
 	s.checkSuperIdentity(ctx)
 	s.env.SuperInformers.StartWithContext(ctx)
 	s.env.SuperNodes.StartWithContext(ctx)

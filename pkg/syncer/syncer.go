@@ -184,6 +184,7 @@ func New(o Options) (*Syncer, error) {
 		retryLog:   newRetryLog(time.Now),
 	}
 	s.sources, s.parked, s.scope = sources, map[string]*parkedWork{}, scope
+	s.warmth.restored = make(chan struct{})
 	s.keepTenantState = s.keepTenantStateFunc(time.Now())
 	downShare := queueShare{workers: o.DownwardWorkers, reserve: reserveOf(o.DownwardWorkers, o.Share.WorkerReservePercent),
 		slowAfter: o.Share.SlowTenantThreshold}

@@ -55,12 +55,14 @@ func kubeletTenants(registry *tenant.Registry) []kubeletproxy.Tenant {
 		}
 		t := kubeletproxy.Tenant{Name: c.Name, UID: c.UID, ClientCAs: c.KubeletClientCAs(), Synced: c.Synced()}
 		kp := c.Policy().Kubelet()
-		for endpoint, allowed := range map[string]*bool{kubeletproxy.EndpointExec: kp.AllowExec,
-			kubeletproxy.EndpointAttach: kp.AllowAttach, kubeletproxy.EndpointPortForward: kp.AllowPortForward} {
+		switchedOff := func(endpoint string, allowed *bool) {
 			if allowed != nil && !*allowed {
 				t.Forbidden = append(t.Forbidden, endpoint)
 			}
 		}
+		switchedOff(kubeletproxy.EndpointExec, kp.AllowExec)
+		switchedOff(kubeletproxy.EndpointAttach, kp.AllowAttach)
+		switchedOff(kubeletproxy.EndpointPortForward, kp.AllowPortForward)
 		if kp.MaxStreams != nil {
 			t.MaxStreams = int(*kp.MaxStreams)
 		}
