@@ -2,17 +2,19 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"time"
 
 	"github.com/go-logr/logr"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/vcsyncer/syncer/test/integration/itest"
 )
 
 // upgradeVariant is what one restart of the upgrade experiment measured: restartResult plus
@@ -59,8 +61,11 @@ func runUpgrade(ctx context.Context, args []string) error {
 		return err
 	}
 	if from == "" {
-		if from, err = firstCommitOfSchema(root); err != nil {
+		if from, err = itest.FirstCommitOfSchema(root); err != nil {
 			return err
+		}
+		if from == "" {
+			return errors.New("no commit before HEAD has the working tree's CheckpointSchema: pass --from")
 		}
 	}
 	fromBin, cleanup, err := buildSyncerAt(ctx, root, from)
@@ -116,36 +121,6 @@ func runUpgrade(ctx context.Context, args []string) error {
 		results = append(results, v)
 	}
 	return writeUpgradeResults(c, from, results)
-}
-
-// firstCommitOfSchema returns the first commit whose pkg/syncer/checkpoint.go declares the
-// working tree's CheckpointSchema (the oldest build whose checkpoints HEAD reads as its own).
-// It fails when that commit is HEAD itself (no earlier build of this schema: pass --from).
-func firstCommitOfSchema(root string) (string, error) {
-	src, err := os.ReadFile(filepath.Join(root, "pkg", "syncer", "checkpoint.go"))
-	if err != nil {
-		return "", fmt.Errorf("run from the repository root: %w", err)
-	}
-	decl := regexp.MustCompile(`(?m)^const CheckpointSchema = \d+$`).Find(src)
-	if decl == nil {
-		return "", fmt.Errorf("pkg/syncer/checkpoint.go declares no CheckpointSchema")
-	}
-	git := func(args ...string) (string, error) {
-		cmd := exec.Command("git", args...)
-		cmd.Dir = root
-		out, err := cmd.Output()
-		return strings.TrimSpace(string(out)), err
-	}
-	log, err := git("log", "--reverse", "--format=%H", "-S"+string(decl), "--", "pkg/syncer/checkpoint.go")
-	if err != nil {
-		return "", fmt.Errorf("git log: %w", err)
-	}
-	first, _, _ := strings.Cut(log, "\n")
-	head, _ := git("rev-parse", "HEAD")
-	if first == "" || first == head {
-		return "", fmt.Errorf("no commit before HEAD declares %q: pass --from", decl)
-	}
-	return first, nil
 }
 
 // buildSyncerAt builds ./cmd/vc-syncer of commit in a temporary git worktree of root and

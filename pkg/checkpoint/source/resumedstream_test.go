@@ -105,10 +105,7 @@ func TestResumeByStreamWithoutList(t *testing.T) {
 	if l, s := api.lists.Load(), api.streams.Load(); l != 0 || s != 1 || src.Mode() != ModeCold {
 		t.Fatalf("cold start: %d lists, %d streams, mode %q; want 0, 1, cold", l, s, src.Mode())
 	}
-	for _, o := range inf.GetStore().List() {
-		m := o.(metav1.Object)
-		src.Ack(Key(m), VersionOf(m))
-	}
+	ackAll(src, inf)
 	states, err := r.Checkpoint(nil)
 	if err != nil {
 		t.Fatal(err)

@@ -74,6 +74,15 @@ func startInformer(t *testing.T, src *Source, api *countingLW) cache.SharedIndex
 	return runInformer(t, src, &resumeLW{real: api.lw(), src: src, kind: k}, nil)
 }
 
+// ackAll acks every object in inf's cache in src, as the syncer's handlers do once they have
+// enqueued them.
+func ackAll(src *Source, inf cache.SharedIndexInformer) {
+	for _, o := range inf.GetStore().List() {
+		m := o.(metav1.Object)
+		src.Ack(Key(m), VersionOf(m))
+	}
+}
+
 // runInformer runs a ConfigMap informer over lw as src's (attached with record as its
 // list-watch) until the test ends, and waits until it has synced.
 func runInformer(t *testing.T, src *Source, lw *resumeLW, record *resumeLW) cache.SharedIndexInformer {
@@ -106,10 +115,7 @@ func TestResumeFromCheckpointWithoutList(t *testing.T) {
 	if got := api.lists.Load(); got != 1 || src.Mode() != ModeCold {
 		t.Fatalf("cold start: %d lists, mode %q; want 1, cold", got, src.Mode())
 	}
-	for _, o := range inf.GetStore().List() {
-		m := o.(metav1.Object)
-		src.Ack(Key(m), VersionOf(m))
-	}
+	ackAll(src, inf)
 	states, err := r.Checkpoint(nil)
 	if err != nil {
 		t.Fatal(err)

@@ -2,6 +2,8 @@ package itest
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -157,7 +159,10 @@ func EarlierSyncer(t testing.TB) string {
 	root := RepoRoot(t)
 	commit := os.Getenv("VCSYNCER_UPGRADE_FROM")
 	if commit == "" {
-		commit = firstCommitOfSchema(t, root)
+		var err error
+		if commit, err = FirstCommitOfSchema(root); err != nil {
+			t.Log(err) // git cannot tell: the fallback below
+		}
 	}
 	if commit == "" {
 		t.Log("upgrading from the working tree built as another executable (no commit with the running checkpoint schema before HEAD)")
@@ -167,31 +172,38 @@ func EarlierSyncer(t testing.TB) string {
 	return BuildSyncerAt(t, commit)
 }
 
-// firstCommitOfSchema returns the first commit whose pkg/syncer/checkpoint.go declares the
-// CheckpointSchema of the working tree, or "" when it is HEAD itself or git cannot tell.
-func firstCommitOfSchema(t testing.TB, root string) string {
-	t.Helper()
+// FirstCommitOfSchema returns the first commit whose pkg/syncer/checkpoint.go (under the
+// repository root) declares the working tree's CheckpointSchema: the oldest build whose
+// checkpoints HEAD reads as its own. It returns "" when that commit is HEAD itself, and an
+// error when the file or its declaration is missing or git fails.
+func FirstCommitOfSchema(root string) (string, error) {
 	src, err := os.ReadFile(filepath.Join(root, "pkg", "syncer", "checkpoint.go"))
 	if err != nil {
-		t.Fatal(err)
+		return "", err
 	}
 	decl := regexp.MustCompile(`(?m)^const CheckpointSchema = \d+$`).Find(src)
 	if decl == nil {
-		t.Fatal("pkg/syncer/checkpoint.go declares no CheckpointSchema")
+		return "", errors.New("pkg/syncer/checkpoint.go declares no CheckpointSchema")
 	}
-	git := func(args ...string) string {
+	git := func(args ...string) (string, error) {
 		cmd := exec.Command("git", args...)
 		cmd.Dir = root
 		out, err := cmd.Output()
 		if err != nil {
-			t.Logf("git %s: %v", strings.Join(args, " "), err)
-			return ""
+			return "", fmt.Errorf("git %s: %w", strings.Join(args, " "), err)
 		}
-		return strings.TrimSpace(string(out))
+		return strings.TrimSpace(string(out)), nil
 	}
-	first, _, _ := strings.Cut(git("log", "--reverse", "--format=%H", "-S"+string(decl), "--", "pkg/syncer/checkpoint.go"), "\n")
-	if first == "" || first == git("rev-parse", "HEAD") {
-		return ""
+	log, err := git("log", "--reverse", "--format=%H", "-S"+string(decl), "--", "pkg/syncer/checkpoint.go")
+	if err != nil {
+		return "", err
 	}
-	return first
+	head, err := git("rev-parse", "HEAD")
+	if err != nil {
+		return "", err
+	}
+	if first, _, _ := strings.Cut(log, "\n"); first != head {
+		return first, nil
+	}
+	return "", nil
 }
