@@ -28,7 +28,6 @@ import (
 
 	"github.com/vcsyncer/syncer/pkg/localcluster"
 	"github.com/vcsyncer/syncer/pkg/metrics"
-	"github.com/vcsyncer/syncer/test/integration/itest"
 )
 
 // startEchoServer starts a TCP server on loopback that writes back every byte it reads, the
@@ -79,53 +78,73 @@ func (l *lockedBuffer) String() string {
 // apiserver's pods/attach, over SPDY and over WebSocket) shows the container's output written
 // while it is attached (kwok follows the super Pod's log file from its end).
 func testAttach(t *testing.T, super, t1 *localcluster.ControlPlane) {
-	req := t1.Client.CoreV1().RESTClient().Post().Resource("pods").Namespace("web").Name("frontend").SubResource("attach").
-		VersionedParams(&corev1.PodAttachOptions{Container: "app", Stdout: true, Stderr: true}, scheme.ParameterCodec)
-	spdyExec, err := remotecommand.NewSPDYExecutor(t1.RESTConfig, http.MethodPost, req.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	wsExec, err := remotecommand.NewWebSocketExecutor(t1.RESTConfig, http.MethodGet, req.URL().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	for name, e := range map[string]remotecommand.Executor{"spdy": spdyExec, "websocket": wsExec} {
+	for name, e := range attachExecutors(t, t1) {
 		t.Run(name, func(t *testing.T) {
 			before := metrics.KubeletRequests(t1.Name, "attach", "forwarded")
+			received := metrics.KubeletBytesCount(t1.Name, "attach", metrics.KubeletToTenant)
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
-			var stdout, stderr lockedBuffer
-			var streamErr error
-			done := make(chan struct{})
-			go func() {
-				defer close(done)
-				streamErr = e.StreamWithContext(ctx, remotecommand.StreamOptions{Stdout: &stdout, Stderr: &stderr})
-			}()
 			want := "attached-" + name + "-" + strconv.FormatInt(time.Now().UnixNano(), 36)
-			// kwok follows the log from wherever its end is when the attach reaches it: the
-			// line is written again until the attached user sees it.
-			itest.Eventually(t, 45*time.Second, "attach shows a line written while attached", func(context.Context) error {
-				select {
-				case <-done:
-					t.Fatalf("attach ended before showing %q: %v (stdout %q stderr %q)", want, streamErr, stdout.String(), stderr.String())
-				default:
-				}
-				if strings.Contains(stdout.String(), want) {
-					return nil
-				}
-				if err := super.AppendPodLog(want); err != nil {
-					return err
-				}
-				return itest.Errorf("attach stdout %q stderr %q", stdout.String(), stderr.String())
-			})
-			cancel()
-			<-done // the attach ends with the context's cancellation
+			if err := attachSees(ctx, e, super, want); err != nil {
+				t.Fatal(err)
+			}
 			if d := metrics.KubeletRequests(t1.Name, "attach", "forwarded") - before; d < 1 {
 				t.Errorf("vcsyncer_kubelet_requests_total{endpoint=attach,result=forwarded} rose by %v", d)
+			}
+			if d := metrics.KubeletBytesCount(t1.Name, "attach", metrics.KubeletToTenant) - received; d < float64(len(want)) {
+				t.Errorf("vcsyncer_kubelet_bytes_total{endpoint=attach,direction=to_tenant} rose by %v, want at least the line's %d bytes", d, len(want))
 			}
 			waitClosed(t, t1.Name)
 		})
 	}
+}
+
+// attachExecutors returns the SPDY and WebSocket executors of an attach to web/frontend's
+// container app (stdout and stderr) through tenant tc's apiserver.
+func attachExecutors(t *testing.T, tc *localcluster.ControlPlane) map[string]remotecommand.Executor {
+	t.Helper()
+	req := tc.Client.CoreV1().RESTClient().Post().Resource("pods").Namespace("web").Name("frontend").SubResource("attach").
+		VersionedParams(&corev1.PodAttachOptions{Container: "app", Stdout: true, Stderr: true}, scheme.ParameterCodec)
+	spdyExec, err := remotecommand.NewSPDYExecutor(tc.RESTConfig, http.MethodPost, req.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	wsExec, err := remotecommand.NewWebSocketExecutor(tc.RESTConfig, http.MethodGet, req.URL().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return map[string]remotecommand.Executor{"spdy": spdyExec, "websocket": wsExec}
+}
+
+// attachSees attaches with e and returns nil once the attached stdout shows want, which it
+// appends to the super cluster's Pod log every 200 ms meanwhile (kwok follows the log from
+// wherever its end is when the attach reaches it), or an error when the attach ends first or
+// ctx is done. It detaches before it returns.
+func attachSees(ctx context.Context, e remotecommand.Executor, super *localcluster.ControlPlane, want string) error {
+	ctx, cancel := context.WithCancel(ctx)
+	var stdout, stderr lockedBuffer
+	var streamErr error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		streamErr = e.StreamWithContext(ctx, remotecommand.StreamOptions{Stdout: &stdout, Stderr: &stderr})
+	}()
+	defer func() { cancel(); <-done }()
+	tick := time.NewTicker(200 * time.Millisecond)
+	defer tick.Stop()
+	for !strings.Contains(stdout.String(), want) {
+		select {
+		case <-done:
+			return fmt.Errorf("attach ended before showing %q: %w (stdout %q stderr %q)", want, streamErr, stdout.String(), stderr.String())
+		case <-ctx.Done():
+			return fmt.Errorf("attach did not show %q: %w (stdout %q stderr %q)", want, ctx.Err(), stdout.String(), stderr.String())
+		case <-tick.C:
+			if err := super.AppendPodLog(want); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // testPortForward: a tenant user's `kubectl port-forward` (client-go tools/portforward against
@@ -133,17 +152,7 @@ func testAttach(t *testing.T, super, t1 *localcluster.ControlPlane) {
 // 1 MiB on each of two ports of the super Pod (kwok connects them to the echo server) and back,
 // byte for byte; so does the real kubectl.
 func testPortForward(t *testing.T, t1 *localcluster.ControlPlane) {
-	u := t1.Client.CoreV1().RESTClient().Post().Resource("pods").Namespace("web").Name("frontend").SubResource("portforward").URL()
-	rt, upgrader, err := spdy.RoundTripperFor(t1.RESTConfig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	spdyDialer := spdy.NewDialerForStreaming(upgrader, &http.Client{Transport: rt}, http.MethodPost, u)
-	wsDialer, err := portforward.NewSPDYOverWebsocketDialerForStreaming(u, t1.RESTConfig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for name, d := range map[string]httpstream.Dialer{"spdy": spdyDialer, "websocket": wsDialer} {
+	for name, d := range portForwardDialers(t, t1) {
 		t.Run(name, func(t *testing.T) {
 			before := metrics.KubeletRequests(t1.Name, "portForward", "forwarded")
 			sent := metrics.KubeletBytesCount(t1.Name, "portForward", metrics.KubeletFromTenant)
@@ -165,6 +174,22 @@ func testPortForward(t *testing.T, t1 *localcluster.ControlPlane) {
 		testKubectlPortForward(t, t1)
 		waitClosed(t, t1.Name)
 	})
+}
+
+// portForwardDialers returns the SPDY and WebSocket-tunnel dialers of a port-forward to
+// web/frontend through tenant tc's apiserver.
+func portForwardDialers(t *testing.T, tc *localcluster.ControlPlane) map[string]httpstream.Dialer {
+	t.Helper()
+	u := tc.Client.CoreV1().RESTClient().Post().Resource("pods").Namespace("web").Name("frontend").SubResource("portforward").URL()
+	rt, upgrader, err := spdy.RoundTripperFor(tc.RESTConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws, err := portforward.NewSPDYOverWebsocketDialerForStreaming(u, tc.RESTConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return map[string]httpstream.Dialer{"spdy": spdy.NewDialerForStreaming(upgrader, &http.Client{Transport: rt}, http.MethodPost, u), "websocket": ws}
 }
 
 // echoThroughPortForward forwards two local ports to ports 8080 and 9090 of web/frontend

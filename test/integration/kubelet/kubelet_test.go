@@ -228,6 +228,7 @@ func TestKubeletAPI(t *testing.T) {
 	t.Run("logs-follow-tail-previous", func(t *testing.T) { testLogOptions(t, env.Super, t1) })
 	t.Run("stream-limit", func(t *testing.T) { testStreamLimit(t, k, t1) })
 	t.Run("exec-switched-off-by-policy", func(t *testing.T) { testExecSwitchedOffByPolicy(t, c, t1) })
+	t.Run("attach-and-port-forward-switched-off-by-policy", func(t *testing.T) { testAttachPortForwardSwitchedOffByPolicy(t, c, env.Super, t1) })
 	// These change the Tenants: they run last.
 	t.Run("streams-end-when-kubeletClientCA-changes", func(t *testing.T) { testStreamsEndOnCAChange(t, k, c, t1) })
 	t.Run("streams-end-when-tenant-removed", func(t *testing.T) { testStreamsEndOnRemoval(t, k, c, t2) })
