@@ -10,6 +10,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,6 +22,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/portforward"
 	"k8s.io/client-go/tools/remotecommand"
 	"k8s.io/client-go/transport/spdy"
@@ -342,4 +344,47 @@ func testCopy(t *testing.T, super, t1 *localcluster.ControlPlane) {
 		t.Fatalf("kubectl cp out of the Pod: %d bytes (err %v), want the %d bytes copied in", len(got), err, len(content))
 	}
 	waitClosed(t, t1.Name)
+}
+
+// testUpgradeAttacks sends, with attacker's kubelet client certificate, SPDY attach and
+// port-forward upgrades for web/frontend (a Pod of another tenant) straight to the kubelet
+// API: each is refused with 404 before any upgrade, and nothing is forwarded for tenants.
+func testUpgradeAttacks(t *testing.T, kubeletURL string, attacker *localcluster.ControlPlane, tenants ...string) {
+	cfg := &rest.Config{Host: kubeletURL, TLSClientConfig: rest.TLSClientConfig{
+		CertData: attacker.KubeletClientCert, KeyData: attacker.KubeletClientKey,
+		Insecure: true, // the test trusts the syncer's self-signed serving certificate
+	}}
+	forwarded := forwardedCount(tenants...)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+
+	u, err := url.Parse(kubeletURL + "/attach/web/frontend/app?output=1&error=1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := remotecommand.NewSPDYExecutor(cfg, http.MethodPost, u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stdout bytes.Buffer
+	err = e.StreamWithContext(ctx, remotecommand.StreamOptions{Stdout: &stdout, Stderr: &stdout})
+	if err == nil || !strings.Contains(err.Error(), "Not Found: pod_not_found") {
+		t.Errorf("SPDY attach with another tenant's certificate: %v, want refused with 404 pod_not_found (output %q)", err, stdout.String())
+	}
+
+	rt, upgrader, err := spdy.RoundTripperFor(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, err = url.Parse(kubeletURL + "/portForward/web/frontend")
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = echoThroughPortForward(ctx, spdy.NewDialerForStreaming(upgrader, &http.Client{Transport: rt}, http.MethodPost, u), 1)
+	if err == nil || !strings.Contains(err.Error(), "Not Found: pod_not_found") {
+		t.Errorf("SPDY port-forward with another tenant's certificate: %v, want refused with 404 pod_not_found", err)
+	}
+	if d := forwardedCount(tenants...) - forwarded; d != 0 {
+		t.Errorf("forwarded %v requests to the super cluster, want none", d)
+	}
 }

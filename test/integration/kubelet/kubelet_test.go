@@ -224,6 +224,12 @@ func TestKubeletAPI(t *testing.T) {
 		})
 	}
 
+	// The same attacks as real stream upgrades, as a hostile tenant apiserver would send them:
+	// tenant 2's kubelet client certificate, tenant 1's Pod.
+	t.Run("attack/other-tenant-spdy-upgrades-into-this-tenants-pod", func(t *testing.T) {
+		testUpgradeAttacks(t, kubeletURL, t2, t1.Name, t2.Name)
+	})
+
 	k := &kubeletAPI{url: kubeletURL, port: port}
 	t.Run("logs-follow-tail-previous", func(t *testing.T) { testLogOptions(t, env.Super, t1) })
 	t.Run("stream-limit", func(t *testing.T) { testStreamLimit(t, k, t1) })
