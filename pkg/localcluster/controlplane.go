@@ -95,18 +95,18 @@ type ControlPlane struct {
 	// cluster.
 	ServiceCIDR string
 
-	toolsDir    string
-	pki         *pki
-	progress    func(string)
-	removeDir   string // parent dir created by us (Options.Dir was empty); removed by a clean Stop
-	superPlane  bool
-	kubeletExec bool
-	execDir     string // ExecDir
-	// portForwardTarget is SuperOptions.KubeletPortForwardTarget.
-	portForwardTarget string
-	apiserverArgs     []string
+	toolsDir      string
+	pki           *pki
+	progress      func(string)
+	removeDir     string // parent dir created by us (Options.Dir was empty); removed by a clean Stop
+	superPlane    bool
+	kubeletExec   bool
+	execDir       string // ExecDir
+	apiserverArgs []string
 	// stopProvisioner stops the super cluster's volume provisioner (see runProvisioner).
 	stopProvisioner context.CancelFunc
+	// portForwardTarget is SuperOptions.KubeletPortForwardTarget.
+	portForwardTarget string
 
 	mu       sync.Mutex
 	procs    []*process // in start order
