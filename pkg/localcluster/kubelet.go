@@ -65,7 +65,8 @@ func errorsJoin(a, b error) error {
 }
 
 // writeKwokDebugConfig writes the kwok configuration of the super cluster's kubelet API: a
-// ClusterLogs serving PodLogFile for every Pod and container and, with KubeletExec, a
+// ClusterLogs serving PodLogFile for every Pod and container, resource metrics
+// (kwokMetricsConfig) and, with KubeletExec, a
 // ClusterExec running commands in ExecDir (as nobody when running as root). It returns the
 // file's path.
 func (c *ControlPlane) writeKwokDebugConfig() (string, error) {
@@ -85,7 +86,7 @@ spec:
   logs:
   - logsFile: %q
     previousLogsFile: %q
-`, c.PodLogFile(), c.PodLogFile())
+`, c.PodLogFile(), c.PodLogFile()) + kwokMetricsConfig()
 	if c.kubeletExec {
 		d, err := os.MkdirTemp("", "vc-syncer-kwok-exec-")
 		if err != nil {
