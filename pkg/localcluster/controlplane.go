@@ -106,6 +106,8 @@ type ControlPlane struct {
 	apiserverArgs []string
 	// stopProvisioner stops the super cluster's volume provisioner (see runProvisioner).
 	stopProvisioner context.CancelFunc
+	// portForwardTarget is SuperOptions.KubeletPortForwardTarget.
+	portForwardTarget string
 
 	mu       sync.Mutex
 	procs    []*process // in start order
@@ -147,12 +149,20 @@ type SuperOptions struct {
 	// after Options.APIServerArgs (which every control plane gets), e.g. an audit log.
 	SuperAPIServerArgs []string
 	// KubeletExec makes kwok answer exec requests for every super Pod (a ClusterExec) by
-	// running the requested command ON THIS MACHINE, in the empty directory ExecDir(), as
-	// user nobody (65534) when the process runs as root (as the invoking user otherwise).
+	// running the requested command ON THIS MACHINE, in the directory ExecDir() (empty at
+	// start, writable by the command: `kubectl cp` copies into and out of it), as user nobody
+	// (65534) when the process runs as root (as the invoking user otherwise).
 	// Anyone who may exec into a super Pod (the super cluster's admins, and tenant users
 	// through vc-syncer's kubelet API) then runs commands here, so it is off by default and
 	// meant for tests on a machine that is theirs. Logs (PodLogFile) are always served.
 	KubeletExec bool
+	// KubeletPortForwardTarget is the host:port of a TCP server on this machine's loopback
+	// (an IP of 127.0.0.0/8 or ::1, e.g. "127.0.0.1:8080") that kwok connects every
+	// port-forward to, whatever the super Pod and port (a ClusterPortForward): tenant users'
+	// `kubectl port-forward` reaches that server. Tests and benchmarks point it at a server of
+	// their own, started before the super cluster. Empty: port-forward fails (kwok has no
+	// target). Attach is always served: it follows PodLogFile from its end.
+	KubeletPortForwardTarget string
 }
 
 // TenantServiceCIDR returns the Service range Start gives the i-th tenant (1-based, at most
@@ -186,7 +196,10 @@ func StartSuper(ctx context.Context, o SuperOptions) (*ControlPlane, error) {
 	}
 	so := o.Options
 	so.APIServerArgs = append(slices.Clone(o.APIServerArgs), o.SuperAPIServerArgs...)
-	return start(ctx, superName, so, true, max(nodes, 0), o.KubeletExec)
+	if err := checkPortForwardTarget(o.KubeletPortForwardTarget); err != nil {
+		return nil, err
+	}
+	return start(ctx, superName, so, true, max(nodes, 0), o.KubeletExec, o.KubeletPortForwardTarget)
 }
 
 // StartTenant starts a tenant control plane called name (a DNS label, e.g. "tenant-1"): etcd,
@@ -202,11 +215,11 @@ func StartTenant(ctx context.Context, name string, o Options) (*ControlPlane, er
 	if name == superName {
 		return nil, fmt.Errorf("tenant name %q is reserved for the super cluster", name)
 	}
-	return start(ctx, name, o, false, 0, false)
+	return start(ctx, name, o, false, 0, false, "")
 }
 
 // start prepares the directories and PKI of a control plane and starts its components.
-func start(ctx context.Context, name string, o Options, super bool, nodes int, kubeletExec bool) (*ControlPlane, error) {
+func start(ctx context.Context, name string, o Options, super bool, nodes int, kubeletExec bool, portForwardTarget string) (*ControlPlane, error) {
 	if !nameRE.MatchString(name) {
 		return nil, fmt.Errorf("invalid control plane name %q: must be a DNS label", name)
 	}
@@ -221,7 +234,7 @@ func start(ctx context.Context, name string, o Options, super bool, nodes int, k
 	}
 
 	c := &ControlPlane{Name: name, toolsDir: toolsDir, progress: o.Progress, superPlane: super, apiserverArgs: o.APIServerArgs,
-		kubeletExec: kubeletExec}
+		kubeletExec: kubeletExec, portForwardTarget: portForwardTarget}
 	parent := o.Dir
 	if parent == "" {
 		d, err := os.MkdirTemp("", "vc-syncer-"+name+"-")

@@ -61,8 +61,11 @@
 // fake Node over TLS on 127.0.0.1 (--node-port puts its port in the Nodes' daemonEndpoints;
 // the Nodes carry the InternalDNS address 127.0.0.1, which the super apiserver prefers, as
 // kwok-node-N does not resolve): the log of every container is PodLogFile (AppendPodLog
-// writes CRI lines to it), and with SuperOptions.KubeletExec an exec runs the requested
-// command on this machine, in the empty ExecDir, as user nobody when running as root.
+// writes CRI lines to it), an attach follows that file from its end, with
+// SuperOptions.KubeletExec an exec runs the requested command on this machine, in ExecDir (empty
+// at start), as user nobody when running as root (tar with TAR_OPTIONS=--blocking-factor=1, so
+// that `kubectl cp` into a Pod ends although kwok never closes a command's stdin), and with
+// SuperOptions.KubeletPortForwardTarget every port-forward connects to that loopback address.
 //
 // Every child runs in its own process group with Pdeathsig SIGKILL, so nothing outlives a test
 // binary that crashes or is killed. Stop sends SIGTERM to the clients (kwok, scheduler,

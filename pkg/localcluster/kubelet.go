@@ -27,10 +27,11 @@ func (c *ControlPlane) PodLogFile() string {
 	return filepath.Join(c.Dir, kwokDir, podLogFile)
 }
 
-// ExecDir returns the empty working directory of the commands kwok runs for exec requests
-// (SuperOptions.KubeletExec): a directory of its own under os.TempDir() (mode 0755, so that
-// user nobody may enter it; the state directory is private), removed by Stop. Empty for a
-// tenant control plane or without KubeletExec.
+// ExecDir returns the working directory of the commands kwok runs for exec requests
+// (SuperOptions.KubeletExec), empty at start: a directory of its own under os.TempDir() (mode
+// 0755, owned by user nobody when running as root, so that the commands may enter it and
+// write into it, as `kubectl cp` into a Pod does; the state directory is private), removed
+// by Stop. Empty for a tenant control plane or without KubeletExec.
 func (c *ControlPlane) ExecDir() string { return c.execDir }
 
 var podLogMu sync.Mutex
@@ -65,10 +66,10 @@ func errorsJoin(a, b error) error {
 }
 
 // writeKwokDebugConfig writes the kwok configuration of the super cluster's kubelet API: a
-// ClusterLogs serving PodLogFile for every Pod and container, resource metrics
-// (kwokMetricsConfig) and, with KubeletExec, a
-// ClusterExec running commands in ExecDir (as nobody when running as root). It returns the
-// file's path.
+// ClusterLogs serving PodLogFile for every Pod and container, a ClusterAttach following it,
+// resource metrics (kwokMetricsConfig), with KubeletExec a ClusterExec running commands in
+// ExecDir (as nobody when running as root), and with KubeletPortForwardTarget a
+// ClusterPortForward to that address. It returns the file's path.
 func (c *ControlPlane) writeKwokDebugConfig() (string, error) {
 	dir := filepath.Join(c.Dir, kwokDir)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -88,33 +89,13 @@ spec:
     previousLogsFile: %q
 `, c.PodLogFile(), c.PodLogFile()) + kwokMetricsConfig()
 	if c.kubeletExec {
-		d, err := os.MkdirTemp("", "vc-syncer-kwok-exec-")
+		exec, err := c.kwokExecConfig()
 		if err != nil {
-			return "", fmt.Errorf("failed to create the exec dir: %w", err)
-		}
-		if err := os.Chmod(d, 0o755); err != nil { //nolint:gosec // nobody must enter it; it is empty
 			return "", err
 		}
-		c.execDir = d
-		user := ""
-		if os.Geteuid() == 0 {
-			user = fmt.Sprintf("\n      securityContext:\n        runAsUser: %d\n        runAsGroup: %d", nobody, nobody)
-		}
-		cfg += fmt.Sprintf(`---
-apiVersion: kwok.x-k8s.io/v1alpha1
-kind: ClusterExec
-metadata:
-  name: vc-syncer-exec
-spec:
-  selector: {}
-  execs:
-  - local:
-      workDir: %q
-      envs:
-      - name: PATH
-        value: /usr/bin:/bin%s
-`, c.ExecDir(), user)
+		cfg += exec
 	}
+	cfg += c.kwokAttachPortForwardConfig()
 	path := filepath.Join(dir, kwokDebugConfig)
 	if err := os.WriteFile(path, []byte(cfg), 0o644); err != nil {
 		return "", fmt.Errorf("failed to write kwok config: %w", err)

@@ -71,6 +71,9 @@ experiments:
            replaced by HEAD, beside a same-version restart, a rollback and a cold start: LISTs per
            tenant, reconciles, seconds until every tenant is synced
 
+  kubelet  the vNodes' kubelet API: a 100 MB Pod log read and followed, 200 execs and 100 follow
+           streams held 60 s, through a tenant apiserver and vc-syncer vs. straight from the super cluster
+
 environment: VC_SYNCER_BENCH_BIN=/path/to/vc-syncer runs that prebuilt syncer (e.g. of an earlier
 commit) instead of building ./cmd/vc-syncer`
 
@@ -103,6 +106,8 @@ func main() {
 		err = runChaos(ctx, os.Args[2:])
 	case "upgrade":
 		err = runUpgrade(ctx, os.Args[2:])
+	case "kubelet":
+		err = runKubelet(ctx, os.Args[2:])
 	default:
 		fmt.Fprintln(os.Stderr, usage)
 		os.Exit(2)

@@ -108,7 +108,9 @@ func registerWeightedTenants(ctx context.Context, env *localcluster.Environment,
 		if w == 0 {
 			w = 1
 		}
-		o := app.TenantOptions{Weight: w}
+		// The kubelet client CA of the tenant's apiserver identifies it at the vNodes'
+		// kubelet API (served when the syncer runs with --kubelet-bind-address).
+		o := app.TenantOptions{Weight: w, KubeletClientCA: t.KubeletClientCA}
 		if t.ServiceCIDR != "" {
 			o.ServiceCIDRs = []string{t.ServiceCIDR} // as a provider registers a tenant
 		}

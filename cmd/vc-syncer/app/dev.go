@@ -38,6 +38,7 @@ func newDevCommand() *cobra.Command {
 	// kwok serves each fake Node's resource metrics under its own path.
 	o.KubeletSuperMetricsPath = localcluster.KwokMetricsPath
 	var superExec bool
+	var superPortForward string
 	cmd := &cobra.Command{
 		Use:   "dev",
 		Short: "Run a local super cluster, tenants and the syncer until Ctrl-C",
@@ -64,7 +65,7 @@ the go command's pid does not reach dev; SIGTERM to it does (dev stops when go e
 			}
 			o.Zap.Development = true
 			ctrl.SetLogger(zap.New(zap.UseFlagOptions(&o.Zap)))
-			return runDev(cmd.Context(), cmd, o, dir, tenants, nodes, superExec)
+			return runDev(cmd.Context(), cmd, o, dir, tenants, nodes, superExec, superPortForward)
 		},
 	}
 	cmd.Flags().IntVar(&tenants, "tenants", 2, "Number of tenant control planes to start.")
@@ -75,13 +76,14 @@ the go command's pid does not reach dev; SIGTERM to it does (dev stops when go e
 	cmd.Flags().StringVar(&o.MetricsBindAddress, "metrics-bind-address", o.MetricsBindAddress, "Address that serves /metrics and the status page over plain HTTP without authentication (keep it on loopback); \"0\" turns it off.")
 	cmd.Flags().StringVar(&o.HealthProbeBindAddress, "health-probe-bind-address", o.HealthProbeBindAddress, "Address that serves /healthz and /readyz; \"0\" turns it off.")
 	cmd.Flags().StringSliceVar(&o.OptInKinds, "opt-in-kinds", o.OptInKinds, "Comma-separated opt-in kinds to sync: Ingress, NetworkPolicy, PodDisruptionBudget (Event is synced by default). Empty: none.")
-	cmd.Flags().StringVar(&o.KubeletBindAddress, "kubelet-bind-address", o.KubeletBindAddress, "host:port of the virtual Nodes' kubelet API, which serves the tenants' kubectl logs and exec (keep it on loopback); \"0\" turns it off.")
-	cmd.Flags().BoolVar(&superExec, "super-exec", false, "Let kwok answer exec into super Pods by running the requested command ON THIS MACHINE (in an empty temporary directory, as user nobody when dev runs as root): tenant users' kubectl exec then works, and runs what they ask here. Off: exec fails, logs work.")
+	cmd.Flags().StringVar(&o.KubeletBindAddress, "kubelet-bind-address", o.KubeletBindAddress, "host:port of the virtual Nodes' kubelet API, which serves the tenants' kubectl logs, exec, attach, port-forward and cp (keep it on loopback); \"0\" turns it off.")
+	cmd.Flags().BoolVar(&superExec, "super-exec", false, "Let kwok answer exec into super Pods by running the requested command ON THIS MACHINE (in an empty temporary directory, as user nobody when dev runs as root): tenant users' kubectl exec and cp then work, and run what they ask here (cp reads and writes that directory). Off: exec and cp fail, logs and attach work.")
+	cmd.Flags().StringVar(&superPortForward, "super-port-forward-target", "", "host:port of a TCP server on this machine's loopback (e.g. 127.0.0.1:9000, a server you start) to which kwok connects every port-forward into a super Pod, whatever the Pod and port: tenant users' kubectl port-forward then reaches that server. Empty: port-forward fails; logs and attach (which follows the Pod log file) work.")
 	cmd.Flags().StringSliceVar(&o.DisabledKinds, "disabled-kinds", o.DisabledKinds, "Comma-separated default kinds not to sync: Event. Empty: none.")
 	return cmd
 }
 
-func runDev(ctx context.Context, cmd *cobra.Command, o *options.Options, dir string, tenants, nodes int, superExec bool) error {
+func runDev(ctx context.Context, cmd *cobra.Command, o *options.Options, dir string, tenants, nodes int, superExec bool, superPortForward string) error {
 	out := cmd.OutOrStdout()
 	start := time.Now()
 	progress := func(s string) { fmt.Fprintf(out, "[dev +%5.1fs] %s\n", time.Since(start).Seconds(), s) }
@@ -128,7 +130,7 @@ func runDev(ctx context.Context, cmd *cobra.Command, o *options.Options, dir str
 	}
 	env, err := localcluster.Start(ctx, localcluster.SuperOptions{
 		Options: localcluster.Options{Dir: filepath.Join(dir, "state"), ToolsDir: tools, Progress: progress},
-		Nodes:   nodes, KubeletExec: superExec,
+		Nodes:   nodes, KubeletExec: superExec, KubeletPortForwardTarget: superPortForward,
 	}, tenants)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -191,12 +193,12 @@ vc-syncer dev is up in %.1fs. Try, in another terminal:
   kubectl --kubeconfig %s get pods -A -o wide           # the same Pods in the super cluster
   kubectl --kubeconfig %s get nodes                    # vNodes named after super Nodes
   kubectl --kubeconfig %s -n guestbook logs <pod>        # served by the syncer's kubelet API (kwok's log file %s)
-
+%s
 %sStatus page: http://%s/  Metrics: http://%s/metrics  Health: http://%s/readyz  Logs of components: %s
 Press Ctrl-C to stop everything.
 
 `, time.Since(start).Seconds(), kubectl, rel(superKC), rel(tenantKCs[0]), rel(tenantKCs[0]), rel(superKC), rel(tenantKCs[0]),
-		rel(tenantKCs[0]), rel(env.Super.PodLogFile()),
+		rel(tenantKCs[0]), rel(env.Super.PodLogFile()), devKubeletHelp(rel(tenantKCs[0]), env.Super, superPortForward),
 		dnsHelp, o.MetricsBindAddress, o.MetricsBindAddress, o.HealthProbeBindAddress, filepath.Join(rel(dir), "state"))
 	if o.CheckpointStore == "" {
 		// dev keeps its checkpoint next to its control planes. They are new on every start, so
@@ -212,6 +214,21 @@ Press Ctrl-C to stop everything.
 		return nil
 	}
 	return err
+}
+
+// devKubeletHelp returns the walkthrough lines of the kubelet API beyond logs: attach always;
+// exec and cp with --super-exec; port-forward with --super-port-forward-target.
+func devKubeletHelp(kc string, super *localcluster.ControlPlane, portForwardTarget string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "  kubectl --kubeconfig %s -n guestbook attach <pod>      # follows the same log file: lines written to it from now on\n", kc)
+	if d := super.ExecDir(); d != "" {
+		fmt.Fprintf(&b, "  kubectl --kubeconfig %s -n guestbook exec <pod> -- ls   # runs on this machine, in %s\n", kc, d)
+		fmt.Fprintf(&b, "  kubectl --kubeconfig %s -n guestbook cp README.md <pod>:README.md  # lands in that directory\n", kc)
+	}
+	if portForwardTarget != "" {
+		fmt.Fprintf(&b, "  kubectl --kubeconfig %s -n guestbook port-forward <pod> 8000:80  # localhost:8000 reaches %s\n", kc, portForwardTarget)
+	}
+	return b.String()
 }
 
 // stopWithParent asks the kernel to send this process SIGTERM when its parent exits

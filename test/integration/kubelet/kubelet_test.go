@@ -25,7 +25,9 @@ import (
 )
 
 func TestKubeletAPI(t *testing.T) {
-	env := framework.StartT(t, localcluster.SuperOptions{Nodes: 1, KubeletExec: true}, 2)
+	// Every port-forward into a super Pod reaches this echo server.
+	echo := startEchoServer(t)
+	env := framework.StartT(t, localcluster.SuperOptions{Nodes: 1, KubeletExec: true, KubeletPortForwardTarget: echo}, 2)
 	port := itest.FreePort(t)
 	kubeletURL := "https://127.0.0.1:" + strconv.Itoa(port)
 	c := itest.StartSyncer(t, env.Super.RESTConfig, func(o *options.Options) {
@@ -132,6 +134,10 @@ func TestKubeletAPI(t *testing.T) {
 		}
 	})
 
+	t.Run("attach through the tenant apiserver", func(t *testing.T) { testAttach(t, env.Super, t1) })
+	t.Run("port-forward through the tenant apiserver", func(t *testing.T) { testPortForward(t, t1) })
+	t.Run("cp", func(t *testing.T) { testCopy(t, env.Super, t1) })
+
 	// Attacks on the kubelet API itself, as a tenant apiserver (or anyone on the network)
 	// could send them.
 	client := func(cert []byte, key []byte) *http.Client {
@@ -152,8 +158,10 @@ func TestKubeletAPI(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		// The path goes out exactly as written: no cleaning, no re-encoding.
-		r.URL.Opaque = "//127.0.0.1:" + strconv.Itoa(port) + path
+		// The path goes out exactly as written: no cleaning, no re-encoding (the query is
+		// r.URL.RawQuery already).
+		p, _, _ := strings.Cut(path, "?")
+		r.URL.Opaque = "//127.0.0.1:" + strconv.Itoa(port) + p
 		for k, v := range hdr {
 			r.Header.Set(k, v)
 		}
@@ -178,6 +186,10 @@ func TestKubeletAPI(t *testing.T) {
 		{name: "tenant-admin-certificate-is-not-the-kubelet-client", hc: client(adminCert, adminKey), path: "/containerLogs/web/frontend/app", wantCode: 401, wantUnauth: "unknown_certificate"},
 		{name: "other-tenant-certificate-for-this-tenants-pod", hc: client(t2.KubeletClientCert, t2.KubeletClientKey), path: "/containerLogs/web/frontend/app", wantCode: 404},
 		{name: "other-tenant-exec-into-this-tenants-pod", hc: client(t2.KubeletClientCert, t2.KubeletClientKey), path: "/exec/web/frontend/app?command=id&output=1", wantCode: 404},
+		{name: "other-tenant-attach-to-this-tenants-pod", hc: client(t2.KubeletClientCert, t2.KubeletClientKey), path: "/attach/web/frontend/app?output=1", wantCode: 404},
+		{name: "other-tenant-port-forward-to-this-tenants-pod", hc: client(t2.KubeletClientCert, t2.KubeletClientKey), path: "/portForward/web/frontend?port=8080", wantCode: 404},
+		{name: "port-forward-super-namespace-as-tenant-namespace", hc: client(t2.KubeletClientCert, t2.KubeletClientKey), path: "/portForward/" + superNS + "/frontend?port=8080", wantCode: 404},
+		{name: "port-forward-dot-dot", hc: client(t1.KubeletClientCert, t1.KubeletClientKey), path: "/portForward/web/../" + superNS + "/frontend?port=8080", wantCode: 404},
 		{name: "super-namespace-as-tenant-namespace", hc: client(t2.KubeletClientCert, t2.KubeletClientKey), path: "/containerLogs/" + superNS + "/frontend/app", wantCode: 404},
 		{name: "container-not-declared", hc: client(t1.KubeletClientCert, t1.KubeletClientKey), path: "/containerLogs/web/frontend/sidecar", wantCode: 404},
 		{name: "encoded-slash", hc: client(t1.KubeletClientCert, t1.KubeletClientKey), path: "/containerLogs/web%2Ffrontend/frontend/app", wantCode: 404},
@@ -188,8 +200,7 @@ func TestKubeletAPI(t *testing.T) {
 	}
 	for _, a := range attacks {
 		t.Run("attack/"+a.name, func(t *testing.T) {
-			forwarded := metrics.KubeletRequests(t1.Name, "containerLogs", "forwarded") + metrics.KubeletRequests(t1.Name, "exec", "forwarded") +
-				metrics.KubeletRequests(t2.Name, "containerLogs", "forwarded") + metrics.KubeletRequests(t2.Name, "exec", "forwarded")
+			forwarded := forwardedCount(t1.Name, t2.Name)
 			var unauth float64
 			if a.wantUnauth != "" {
 				unauth = metrics.KubeletUnauthenticatedCount(a.wantUnauth)
@@ -201,8 +212,7 @@ func TestKubeletAPI(t *testing.T) {
 			if strings.Contains(body, "hello from the super cluster") {
 				t.Errorf("the super Pod's log leaked: %q", body)
 			}
-			after := metrics.KubeletRequests(t1.Name, "containerLogs", "forwarded") + metrics.KubeletRequests(t1.Name, "exec", "forwarded") +
-				metrics.KubeletRequests(t2.Name, "containerLogs", "forwarded") + metrics.KubeletRequests(t2.Name, "exec", "forwarded")
+			after := forwardedCount(t1.Name, t2.Name)
 			if after != forwarded {
 				t.Errorf("forwarded %v requests to the super cluster, want none", after-forwarded)
 			}
@@ -214,13 +224,32 @@ func TestKubeletAPI(t *testing.T) {
 		})
 	}
 
+	// The same attacks as real stream upgrades, as a hostile tenant apiserver would send them:
+	// tenant 2's kubelet client certificate, tenant 1's Pod.
+	t.Run("attack/other-tenant-spdy-upgrades-into-this-tenants-pod", func(t *testing.T) {
+		testUpgradeAttacks(t, kubeletURL, t2, t1.Name, t2.Name)
+	})
+
 	k := &kubeletAPI{url: kubeletURL, port: port}
 	t.Run("logs-follow-tail-previous", func(t *testing.T) { testLogOptions(t, env.Super, t1) })
 	t.Run("stream-limit", func(t *testing.T) { testStreamLimit(t, k, t1) })
 	t.Run("exec-switched-off-by-policy", func(t *testing.T) { testExecSwitchedOffByPolicy(t, c, t1) })
+	t.Run("attach-and-port-forward-switched-off-by-policy", func(t *testing.T) { testAttachPortForwardSwitchedOffByPolicy(t, c, env.Super, t1) })
 	// These change the Tenants: they run last.
 	t.Run("streams-end-when-kubeletClientCA-changes", func(t *testing.T) { testStreamsEndOnCAChange(t, k, c, t1) })
 	t.Run("streams-end-when-tenant-removed", func(t *testing.T) { testStreamsEndOnRemoval(t, k, c, t2) })
+}
+
+// forwardedCount returns the requests the kubelet API has forwarded to the super cluster for
+// tenants, every endpoint together.
+func forwardedCount(tenants ...string) float64 {
+	var n float64
+	for _, tn := range tenants {
+		for _, e := range []string{"containerLogs", "exec", "attach", "portForward"} {
+			n += metrics.KubeletRequests(tn, e, "forwarded")
+		}
+	}
+	return n
 }
 
 // adminCredentials returns the admin client certificate and key of control plane cp (signed

@@ -64,3 +64,52 @@ func testExecSwitchedOffByPolicy(t *testing.T, c client.Client, t1 *localcluster
 		return execIn(ctx, t1, []string{"echo", "exec-ok"}, io.Discard, io.Discard)
 	})
 }
+
+// testAttachPortForwardSwitchedOffByPolicy: a TenantPolicy with kubelet.allowAttach and
+// allowPortForward false makes a tenant user's attach and port-forward fail (403 from the
+// kubelet API, result policy_forbidden, nothing forwarded) while exec still works; both work
+// again once the Tenant no longer names that policy.
+func testAttachPortForwardSwitchedOffByPolicy(t *testing.T, c client.Client, super, t1 *localcluster.ControlPlane) {
+	ctx := context.Background()
+	pol := &tenancyv1alpha1.TenantPolicy{ObjectMeta: metav1.ObjectMeta{Name: "no-attach-port-forward"},
+		Spec: tenancyv1alpha1.TenantPolicySpec{Kubelet: &tenancyv1alpha1.KubeletPolicy{AllowAttach: new(false), AllowPortForward: new(false)}}}
+	if err := c.Create(ctx, pol); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Delete(context.Background(), pol) })
+	setPolicyName(t, c, t1.Name, pol.Name)
+	forwarded := metrics.KubeletRequests(t1.Name, "attach", "forwarded") + metrics.KubeletRequests(t1.Name, "portForward", "forwarded")
+	for _, e := range []string{"portForward", "attach"} {
+		refused := metrics.KubeletRequests(t1.Name, e, "policy_forbidden")
+		itest.Eventually(t, time.Minute, e+" refused by the tenant's policy", func(ctx context.Context) error {
+			var err error
+			if e == "portForward" {
+				err = echoThroughPortForward(ctx, portForwardDialers(t, t1)["spdy"], 1)
+			} else {
+				err = attachSees(ctx, attachExecutors(t, t1)["spdy"], super, "attach-refused")
+			}
+			if err == nil {
+				return itest.Errorf("%s succeeded with the endpoint switched off", e)
+			}
+			if metrics.KubeletRequests(t1.Name, e, "policy_forbidden") == refused {
+				return itest.Errorf("%s failed (%v) but not by the policy", e, err)
+			}
+			t.Logf("%s switched off: %v", e, err)
+			return nil
+		})
+	}
+	if d := metrics.KubeletRequests(t1.Name, "attach", "forwarded") + metrics.KubeletRequests(t1.Name, "portForward", "forwarded") - forwarded; d != 0 {
+		t.Errorf("%v attach or port-forward requests forwarded while the policy switches them off", d)
+	}
+	ectx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if err := execIn(ectx, t1, []string{"echo", "exec-ok"}, io.Discard, io.Discard); err != nil {
+		t.Errorf("kubectl exec with attach and port-forward switched off: %v", err)
+	}
+
+	setPolicyName(t, c, t1.Name, "")
+	itest.Eventually(t, time.Minute, "port-forward allowed again", func(ctx context.Context) error {
+		return echoThroughPortForward(ctx, portForwardDialers(t, t1)["spdy"], 1)
+	})
+	waitClosed(t, t1.Name)
+}
