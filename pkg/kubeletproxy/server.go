@@ -18,6 +18,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/proxy"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -39,6 +40,9 @@ type Tenant struct {
 	// Pod returns the tenant Pod namespace/name from the syncer's tenant cache, or a NotFound
 	// error.
 	Pod func(namespace, name string) (*corev1.Pod, error)
+	// Pods lists the tenant's Pods from the syncer's tenant cache (stats/summary and
+	// metrics/resource report those on the asked Node); nil: the tenant has none to report.
+	Pods func() ([]*corev1.Pod, error)
 	// Forbidden lists the endpoints (EndpointExec, EndpointAttach, EndpointPortForward) the
 	// tenant's TenantPolicy switches off (kubelet.allowExec, allowAttach, allowPortForward):
 	// refused with 403 before anything is looked up.
@@ -77,6 +81,18 @@ type Options struct {
 	// ReadHeaderTimeout closes a connection that has not completed its TLS handshake and
 	// request headers this long after it opened. Defaults to 10s.
 	ReadHeaderTimeout time.Duration
+	// SuperMetricsPath is the path, on the super Node's kubelet, of its resource metrics
+	// (Prometheus text), read through the super apiserver's nodes/<node>/proxy for
+	// stats/summary and metrics/resource; "{nodeName}" in it is replaced by the Node's
+	// name. Defaults to DefaultSuperMetricsPath, a kubelet's; kwok serves them at
+	// "/metrics/nodes/{nodeName}/metrics/resource".
+	SuperMetricsPath string
+	// SuperMetricsURL, when set, is read instead of nodes/<node>/proxy<SuperMetricsPath>: an
+	// https URL of a super Node's resource metrics ("{nodeName}" replaced), dialled directly
+	// with the TLS settings of Super (its CA and client certificate, never its token). For
+	// super clusters whose kubelets listen on loopback, which kube-apiserver refuses to proxy
+	// to ("address not allowed"): the local super cluster's kwok (localcluster.KwokMetricsURL).
+	SuperMetricsURL string
 	// RevalidateInterval is how often open streams are checked against the current Tenants:
 	// a stream whose client certificate no longer names its tenant (Tenant removed,
 	// spec.kubeletClientCA changed) is closed. Defaults to 2s.
@@ -102,6 +118,7 @@ type Server struct {
 	opts      Options
 	superURL  *url.URL
 	transport http.RoundTripper
+	direct    http.RoundTripper // SuperMetricsURL: TLS of Super, no token
 	upgrade   proxy.UpgradeRequestRoundTripper
 	log       logr.Logger
 	streams   streams
@@ -121,6 +138,15 @@ func New(o Options) (*Server, error) {
 	}
 	if o.ReadHeaderTimeout <= 0 {
 		o.ReadHeaderTimeout = 10 * time.Second
+	}
+	if o.SuperMetricsPath == "" {
+		o.SuperMetricsPath = DefaultSuperMetricsPath
+	}
+	if err := ValidateSuperMetricsPath(o.SuperMetricsPath); err != nil {
+		return nil, err
+	}
+	if err := ValidateSuperMetricsURL(o.SuperMetricsURL); err != nil {
+		return nil, err
 	}
 	if o.RevalidateInterval <= 0 {
 		o.RevalidateInterval = 2 * time.Second
@@ -149,7 +175,8 @@ func New(o Options) (*Server, error) {
 	}
 	conn := &http.Transport{TLSClientConfig: tlsCfg, Proxy: http.ProxyFromEnvironment}
 	return &Server{opts: o, superURL: u, transport: rt, upgrade: proxy.NewUpgradeRequestRoundTripper(conn, wrap),
-		log: ctrl.Log.WithName("kubeletproxy"), streams: streams{byTenant: map[string]map[*stream]struct{}{}}}, nil
+		direct: &http.Transport{TLSClientConfig: tlsCfg.Clone(), ResponseHeaderTimeout: superMetricsTimeout},
+		log:    ctrl.Log.WithName("kubeletproxy"), streams: streams{byTenant: map[string]map[*stream]struct{}{}}}, nil
 }
 
 // Start serves the kubelet API on BindAddress over TLS until ctx is done. It implements
@@ -223,6 +250,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if t == nil {
 		metrics.KubeletUnauthenticated(reason)
 		http.Error(w, "Unauthorized: the client certificate names no single tenant", http.StatusUnauthorized)
+		return
+	}
+	if ep, ok := statsEndpoints[r.URL.EscapedPath()]; ok {
+		s.serveStats(w, r, t, ep)
 		return
 	}
 	tgt, ok := parseTarget(r.URL.EscapedPath())
@@ -358,11 +389,17 @@ func (s *Server) check(t *Tenant, tgt target) (superNS string, code int, reason 
 	if !ok {
 		return "", http.StatusNotFound, reasonNotSynced
 	}
-	o, ok := conversion.OwnerOf(sp)
-	if !ok || o.TenantUID != t.UID || o.Namespace != tgt.namespace || o.Name != tgt.pod || o.UID != string(pod.UID) {
+	if !isCopyOf(sp, t, tgt.namespace, tgt.pod, pod.UID) {
 		return "", http.StatusForbidden, reasonNotOwned
 	}
 	return superNS, 0, ""
+}
+
+// isCopyOf reports whether super Pod sp is the syncer's copy of tenant t's Pod
+// namespace/name of UID uid: its ownership stamps name exactly these.
+func isCopyOf(sp metav1.Object, t *Tenant, namespace, name string, uid types.UID) bool {
+	o, ok := conversion.OwnerOf(sp)
+	return ok && o.TenantUID == t.UID && o.Namespace == namespace && o.Name == name && o.UID == string(uid)
 }
 
 // declares reports whether pod declares container name (containers and init containers;

@@ -102,6 +102,7 @@ type ControlPlane struct {
 	superPlane    bool
 	kubeletExec   bool
 	execDir       string // ExecDir
+	kwokPort      int    // kwok's kubelet API port (KwokMetricsURL)
 	apiserverArgs []string
 	// stopProvisioner stops the super cluster's volume provisioner (see runProvisioner).
 	stopProvisioner context.CancelFunc
@@ -390,6 +391,7 @@ func (c *ControlPlane) run(ctx context.Context, serviceCIDR string, nodes int) e
 			if err != nil {
 				return nil, nil, err
 			}
+			c.kwokPort = port
 			//nolint:gosec // loopback health probe of kwok, whose certificate the test CA signed
 			kwokTLS := &tls.Config{InsecureSkipVerify: true}
 			return []string{

@@ -67,9 +67,9 @@ func errorsJoin(a, b error) error {
 
 // writeKwokDebugConfig writes the kwok configuration of the super cluster's kubelet API: a
 // ClusterLogs serving PodLogFile for every Pod and container, a ClusterAttach following it,
-// with KubeletExec a ClusterExec running commands in ExecDir (as nobody when running as
-// root), and with KubeletPortForwardTarget a ClusterPortForward to that address. It returns
-// the file's path.
+// resource metrics (kwokMetricsConfig), with KubeletExec a ClusterExec running commands in
+// ExecDir (as nobody when running as root), and with KubeletPortForwardTarget a
+// ClusterPortForward to that address. It returns the file's path.
 func (c *ControlPlane) writeKwokDebugConfig() (string, error) {
 	dir := filepath.Join(c.Dir, kwokDir)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -87,7 +87,7 @@ spec:
   logs:
   - logsFile: %q
     previousLogsFile: %q
-`, c.PodLogFile(), c.PodLogFile())
+`, c.PodLogFile(), c.PodLogFile()) + kwokMetricsConfig()
 	if c.kubeletExec {
 		exec, err := c.kwokExecConfig()
 		if err != nil {

@@ -5,9 +5,10 @@ import (
 	dto "github.com/prometheus/client_model/go"
 )
 
-// kubeletRequests counts the requests of the syncer's kubelet API (pkg/kubeletproxy) that
-// reached a tenant's Pod check. Labels: tenant, endpoint (containerLogs, exec, attach,
-// portForward), result (forwarded, or the refusal reason). All bounded.
+// kubeletRequests counts the requests of the syncer's kubelet API (pkg/kubeletproxy)
+// attributed to a tenant. Labels: tenant, endpoint (containerLogs, exec, attach,
+// portForward, statsSummary, metricsResource, other), result (forwarded, or the refusal
+// reason). All bounded.
 var kubeletRequests = prometheus.NewCounterVec(prometheus.CounterOpts{
 	Namespace: Namespace, Subsystem: "kubelet", Name: "requests_total",
 	Help: "Requests of the syncer's kubelet API attributed to a tenant, by tenant, endpoint and result (forwarded, or why it was refused).",

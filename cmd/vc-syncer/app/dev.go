@@ -35,6 +35,8 @@ func newDevCommand() *cobra.Command {
 	// The vNodes' kubelet API on loopback, where the tenant apiservers run (not 10250, which a
 	// real kubelet on this machine may hold).
 	o.KubeletBindAddress = "127.0.0.1:10260"
+	// kwok serves each fake Node's resource metrics under its own path.
+	o.KubeletSuperMetricsPath = localcluster.KwokMetricsPath
 	var superExec bool
 	var superPortForward string
 	cmd := &cobra.Command{
@@ -143,6 +145,8 @@ func runDev(ctx context.Context, cmd *cobra.Command, o *options.Options, dir str
 		progress("stopped")
 	}()
 
+	// kwok's kubelet API listens on loopback, which the super apiserver does not proxy to.
+	o.KubeletSuperMetricsURL = env.Super.KwokMetricsURL()
 	superKC := filepath.Join(dir, "super.kubeconfig")
 	if err := os.WriteFile(superKC, env.Super.Kubeconfig, 0o600); err != nil {
 		return err

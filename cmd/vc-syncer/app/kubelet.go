@@ -5,6 +5,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
@@ -33,6 +34,7 @@ func addKubeletAPI(mgr manager.Manager, o *options.Options, cfg *rest.Config, s 
 		Super:       rest.CopyConfig(cfg),
 		BindAddress: o.KubeletBindAddress, CertFile: o.KubeletTLSCertFile, KeyFile: o.KubeletTLSKeyFile,
 		AdvertisedHost: addr, MaxStreamsPerTenant: o.KubeletMaxStreamsPerTenant,
+		SuperMetricsPath: o.KubeletSuperMetricsPath, SuperMetricsURL: o.KubeletSuperMetricsURL,
 	})
 	if err != nil {
 		return err
@@ -69,6 +71,7 @@ func kubeletTenants(registry *tenant.Registry) []kubeletproxy.Tenant {
 		if t.Synced {
 			lister := podcache.ListerOf(c.Informers.Core().V1().Pods().Informer())
 			t.Pod = func(ns, name string) (*corev1.Pod, error) { return lister.Pods(ns).Get(name) }
+			t.Pods = func() ([]*corev1.Pod, error) { return lister.List(labels.Everything()) }
 		}
 		out = append(out, t)
 	}

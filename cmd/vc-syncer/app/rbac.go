@@ -27,6 +27,9 @@ package app
 // upgrades; create: SPDY upgrades).
 // +kubebuilder:rbac:groups="",resources=pods/log,verbs=get
 // +kubebuilder:rbac:groups="",resources=pods/exec;pods/attach;pods/portforward,verbs=get;create
+// Its stats/summary and metrics/resource read the super Nodes' resource metrics through
+// nodes/<node>/proxy; the admission policy allows no other kubelet path.
+// +kubebuilder:rbac:groups="",resources=nodes/proxy,verbs=get
 
 // Kinds copied down by reconcile.Reconcile and cached by pkg/syncer.
 // +kubebuilder:rbac:groups="",resources=configmaps;secrets;serviceaccounts;services;endpoints;persistentvolumeclaims,verbs=get;list;watch;create;update;delete

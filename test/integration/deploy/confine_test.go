@@ -3,8 +3,10 @@ package deploy
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"sort"
 	"strings"
 	"testing"
@@ -377,6 +379,30 @@ func testConfinement(t *testing.T, env *localcluster.Environment, k func([]byte,
 			Spec: authorizationv1.SubjectAccessReviewSpec{User: "someone", NonResourceAttributes: &authorizationv1.NonResourceAttributes{Path: "/metrics", Verb: "get"}}},
 			metav1.CreateOptions{})
 		allowed("create a SubjectAccessReview", err)
+	})
+
+	t.Run("nodes/proxy: a kubelet's resource metrics only", func(t *testing.T) {
+		// RBAC grants nodes/proxy get for the vNodes' stats/summary and metrics/resource; any
+		// other kubelet path (node-wide stats, logs and exec of every Pod) is the policy's to refuse.
+		for path, ok := range map[string]bool{
+			"metrics/resource": true, "metrics/nodes/kwok-node-0/metrics/resource": true,
+			"stats/summary": false, "pods": false, "runningpods/": false, "metrics/cadvisor": false, "configz": false,
+			"exec/kube-system/victim/c": false, "containerLogs/kube-system/victim/c": false, "metrics/resource/x": false,
+		} {
+			// A proxy's error body is not decoded into the error: read its Status.
+			raw, err := sa.CoreV1().RESTClient().Get().AbsPath("/api/v1/nodes/kwok-node-0/proxy/" + path).DoRaw(ctx)
+			var st metav1.Status
+			_ = json.Unmarshal(raw, &st)
+			byPolicy := err != nil && st.Code == http.StatusForbidden && strings.Contains(st.Message, "ValidatingAdmissionPolicy") &&
+				!strings.Contains(st.Message, "fails to evaluate") && !strings.Contains(st.Message, "resulted in error")
+			switch {
+			case !ok && !byPolicy:
+				t.Errorf("GET nodes/kwok-node-0/proxy/%s: %v %s; want 403 from the admission policy", path, err, raw)
+			case ok && st.Code == http.StatusForbidden:
+				// Past admission the apiserver refuses kwok's loopback address (400): not a 403.
+				t.Errorf("GET nodes/kwok-node-0/proxy/%s: %v %s; want allowed by RBAC and the admission policy", path, err, raw)
+			}
+		}
 	})
 
 	// Everything the admins had is unchanged.

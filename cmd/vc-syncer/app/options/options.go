@@ -96,6 +96,16 @@ type Options struct {
 	// KubeletMaxStreamsPerTenant bounds the kubelet API requests forwarded for one tenant at
 	// a time (logs, exec, attach, port-forward streams); past it: 429. Defaults to 32.
 	KubeletMaxStreamsPerTenant int
+	// KubeletSuperMetricsPath is the path of a super Node's resource metrics on its kubelet,
+	// read through the super apiserver's nodes/<node>/proxy for the vNodes' stats/summary and
+	// metrics/resource; "{nodeName}" is replaced by the Node's name. Defaults to
+	// "/metrics/resource" (a kubelet's); kwok's is localcluster.KwokMetricsPath.
+	KubeletSuperMetricsPath string
+	// KubeletSuperMetricsURL, when set, is read instead of nodes/<node>/proxy: an https URL
+	// of a super Node's resource metrics ("{nodeName}" replaced), dialled with the super
+	// kubeconfig's CA and client certificate. For super clusters whose kubelets listen on
+	// loopback (the local kwok), where kube-apiserver refuses to proxy. Defaults to empty.
+	KubeletSuperMetricsURL string
 	// OptInKinds are the opt-in kinds to sync (Ingress, NetworkPolicy, PodDisruptionBudget;
 	// Event is accepted and synced by default). Defaults to none.
 	OptInKinds []string
@@ -296,6 +306,7 @@ func NewOptions() *Options {
 		VNodeGCGrace:               30 * time.Second,
 		KubeletBindAddress:         "0",
 		KubeletMaxStreamsPerTenant: kubeletproxy.DefaultMaxStreamsPerTenant,
+		KubeletSuperMetricsPath:    kubeletproxy.DefaultSuperMetricsPath,
 		VNodeLeaseDuration:         40 * time.Second,
 		VNodeLeaseRenewInterval:    20 * time.Second,
 		VNodeStatusReportFrequency: 5 * time.Minute,
@@ -380,6 +391,10 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"PEM serving certificate of the kubelet API. Tenant apiservers verify it only when started with --kubelet-certificate-authority (its CA). Empty with --kubelet-tls-private-key-file empty: a self-signed certificate generated at start.")
 	fs.StringVar(&o.KubeletTLSKeyFile, "kubelet-tls-private-key-file", o.KubeletTLSKeyFile,
 		"PEM private key of --kubelet-tls-cert-file.")
+	fs.StringVar(&o.KubeletSuperMetricsPath, "kubelet-super-metrics-path", o.KubeletSuperMetricsPath,
+		"Path of a super Node's resource metrics (Prometheus text) on its kubelet, which the syncer reads through the super apiserver's nodes/<node>/proxy to answer a virtual Node's stats/summary and metrics/resource with the calling tenant's own Pods only; {nodeName} is replaced by the Node's name. A kubelet serves /metrics/resource; kwok serves /metrics/nodes/{nodeName}/metrics/resource.")
+	fs.StringVar(&o.KubeletSuperMetricsURL, "kubelet-super-metrics-url", o.KubeletSuperMetricsURL,
+		"https URL of a super Node's resource metrics ({nodeName} replaced by the Node's name), read directly with the super kubeconfig's CA and client certificate (never its token) instead of through nodes/<node>/proxy: only for super clusters whose kubelets listen on loopback, which kube-apiserver refuses to proxy to (the local kwok of vc-syncer dev). Empty: through the super apiserver.")
 	fs.IntVar(&o.KubeletMaxStreamsPerTenant, "kubelet-max-streams-per-tenant", o.KubeletMaxStreamsPerTenant,
 		"Most kubelet API requests forwarded for one tenant at a time (kubectl logs, logs -f, exec, attach and port-forward each hold one until they end); one more is refused with 429 and counted in vcsyncer_kubelet_requests_total{result=\"too_many_streams\"}; a TenantPolicy's kubelet.maxStreams lowers it for its tenants. At least 1.")
 	fs.StringSliceVar(&o.OptInKinds, "opt-in-kinds", o.OptInKinds,
@@ -461,6 +476,12 @@ func (o *Options) Validate() error {
 	}
 	if o.KubeletMaxStreamsPerTenant < 1 {
 		errs = append(errs, errors.New("--kubelet-max-streams-per-tenant must be at least 1"))
+	}
+	if err := kubeletproxy.ValidateSuperMetricsPath(o.KubeletSuperMetricsPath); err != nil {
+		errs = append(errs, fmt.Errorf("--kubelet-super-metrics-path: %w", err))
+	}
+	if err := kubeletproxy.ValidateSuperMetricsURL(o.KubeletSuperMetricsURL); err != nil {
+		errs = append(errs, fmt.Errorf("--kubelet-super-metrics-url: %w", err))
 	}
 	if (o.KubeletTLSCertFile == "") != (o.KubeletTLSKeyFile == "") {
 		errs = append(errs, errors.New("--kubelet-tls-cert-file and --kubelet-tls-private-key-file go together"))
