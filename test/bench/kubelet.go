@@ -442,10 +442,17 @@ func readPortForward(ctx context.Context, path kubeletPath, want int64, timeout 
 	}
 	done := make(chan error, 1)
 	go func() { done <- fw.ForwardPorts() }()
-	defer func() { cancel(); <-done }()
+	ended := false // ForwardPorts returned
+	defer func() {
+		cancel()
+		if !ended {
+			<-done
+		}
+	}()
 	select {
 	case <-ready:
 	case err := <-done:
+		ended = true
 		return logRead{}, fmt.Errorf("port-forward ended before it was ready: %w", err)
 	case <-ctx.Done():
 		return logRead{}, ctx.Err()
@@ -519,6 +526,9 @@ type memSample struct {
 }
 
 func sampleMem(ctx context.Context, pid int, pprofAddr string) (memSample, error) {
+	// The bench's own idle keep-alive connections to the syncer's metrics and pprof servers
+	// would count as goroutines of the syncer's.
+	http.DefaultClient.CloseIdleConnections()
 	st, err := heapStats(ctx, pprofAddr)
 	if err != nil {
 		return memSample{}, err
@@ -600,7 +610,7 @@ func holdStreams(ctx context.Context, super *localcluster.ControlPlane, path kub
 		open, scrapeErr = openStreams(ctx, metricsAddr, tenant)
 		return scrapeErr == nil && int(open) == c.streams, nil
 	}); err != nil {
-		return res, fmt.Errorf("the syncer counts %v open streams of %d (scrape: %v): %w", open, c.streams, scrapeErr, err)
+		return res, fmt.Errorf("the syncer counts %v open streams of %d (last scrape error: %w): %w", open, c.streams, scrapeErr, err)
 	}
 	if err := super.AppendPodLog(marker); err != nil {
 		return res, err
