@@ -446,7 +446,7 @@ func readPortForward(ctx context.Context, path kubeletPath, want int64, timeout 
 	defer func() {
 		cancel()
 		if !ended {
-			<-done
+			_ = <-done //nolint:staticcheck // the error of a forward this function cancelled tells nothing
 		}
 	}()
 	select {
