@@ -428,9 +428,12 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, tgt target, sup
 	out.URL = &loc
 	out.RequestURI = ""
 	out.Host = loc.Host
-	if tgt.endpoint != EndpointContainerLogs {
-		out.Body = http.NoBody
+	if tgt.endpoint == EndpointContainerLogs {
+		out.Method, out.Body, out.ContentLength = http.MethodGet, http.NoBody, 0
+		s.forwardRead(w, out)
+		return
 	}
+	out.Body = http.NoBody
 
 	h := proxy.NewUpgradeAwareHandler(&loc, s.transport, false, false, responder{log: s.log})
 	h.UpgradeTransport = s.upgrade
