@@ -10,11 +10,13 @@ import (
 // Log reads copy through a buffer that follows the stream's pace: minLogBuffer for a
 // `logs -f` that waits for sparse lines (most held streams), doubling up to maxLogBuffer
 // while every read fills it (a whole log, a follow catching up), back to minLogBuffer after
-// a read that used less than an eighth of it. httputil.ReverseProxy holds 32 KiB per
+// shrinkAfter reads in a row that used less than an eighth of it (a follow that caught up;
+// one short read amid a bulk copy does not reallocate). httputil.ReverseProxy holds 32 KiB per
 // response for the whole stream, the most of an idle follow's memory.
 const (
 	minLogBuffer = 4 << 10
 	maxLogBuffer = 32 << 10
+	shrinkAfter  = 4
 )
 
 // hopHeaders are the hop-by-hop response headers a proxy does not pass on (RFC 9110 §7.6.1,
@@ -62,6 +64,7 @@ func (s *Server) forwardRead(w http.ResponseWriter, out *http.Request) {
 func copyPaced(dst io.Writer, flush func(), src io.Reader) (int64, error) {
 	buf := make([]byte, minLogBuffer)
 	var n int64
+	short := 0 // reads in a row that used less than an eighth of buf
 	for {
 		k, err := src.Read(buf)
 		if k > 0 {
@@ -70,11 +73,16 @@ func copyPaced(dst io.Writer, flush func(), src io.Reader) (int64, error) {
 			}
 			n += int64(k)
 			flush()
+			if k < len(buf)/8 {
+				short++
+			} else {
+				short = 0
+			}
 			switch {
 			case k == len(buf) && len(buf) < maxLogBuffer:
 				buf = make([]byte, 2*len(buf))
-			case k < len(buf)/8 && len(buf) > minLogBuffer:
-				buf = make([]byte, minLogBuffer)
+			case short >= shrinkAfter && len(buf) > minLogBuffer:
+				buf, short = make([]byte, minLogBuffer), 0
 			}
 		}
 		if errors.Is(err, io.EOF) {

@@ -29,25 +29,27 @@ func (r *scriptedReader) Read(p []byte) (int, error) {
 
 func TestCopyPacedBufferFollowsThePace(t *testing.T) {
 	const full = 1 << 20 // more than any buffer: every read fills what it is offered
-	r := &scriptedReader{sizes: []int{full, full, full, full, full, 100, 100, full}}
+	r := &scriptedReader{sizes: []int{full, full, full, full, full, 100, 100, 100, full, 100, 100, 100, 100, 100, full}}
 	var dst bytes.Buffer
 	flushes := 0
 	n, err := copyPaced(&dst, func() { flushes++ }, r)
 	if err != nil {
 		t.Fatal(err)
 	}
-	// A follow of sparse lines reads into 4 KiB; whole reads double it to 32 KiB; a short
-	// read (a line, after catching up) brings it back to 4 KiB.
-	want := []int{4 << 10, 8 << 10, 16 << 10, 32 << 10, 32 << 10, 32 << 10, 4 << 10, 4 << 10, 8 << 10}
+	// A follow of sparse lines reads into 4 KiB; whole reads double it to 32 KiB; three short
+	// reads amid a bulk copy keep it; four in a row (lines, after catching up) bring it back
+	// to 4 KiB.
+	want := []int{4 << 10, 8 << 10, 16 << 10, 32 << 10, 32 << 10, 32 << 10, 32 << 10, 32 << 10, 32 << 10,
+		32 << 10, 32 << 10, 32 << 10, 32 << 10, 4 << 10, 4 << 10, 8 << 10}
 	if !slices.Equal(r.offered, want) {
 		t.Errorf("buffers offered %v, want %v", r.offered, want)
 	}
-	wantBytes := int64(4<<10 + 8<<10 + 16<<10 + 32<<10 + 32<<10 + 100 + 100 + 4<<10)
+	wantBytes := int64(4<<10 + 8<<10 + 16<<10 + 32<<10 + 32<<10 + 3*100 + 32<<10 + 5*100 + 4<<10)
 	if n != wantBytes || int64(dst.Len()) != wantBytes {
 		t.Errorf("copied %d (dst %d) bytes, want %d", n, dst.Len(), wantBytes)
 	}
-	if flushes != 8 {
-		t.Errorf("%d flushes, want one per write (8)", flushes)
+	if flushes != 15 {
+		t.Errorf("%d flushes, want one per write (15)", flushes)
 	}
 }
 

@@ -108,6 +108,7 @@ type rowView struct {
 	LastCheckpoint                  string
 	LastCheckpointTitle             string
 	Hot                             string
+	Streams                         int
 }
 
 func (h *Handler) view(s Snapshot) pageView {
@@ -126,6 +127,7 @@ func (h *Handler) view(s Snapshot) pageView {
 		}
 		row.DownDepth, row.DownOldest = formatQueue(t.Downward)
 		row.UpDepth, row.UpOldest = formatQueue(t.Upward)
+		row.Streams = t.KubeletStreams
 		row.Hot = "\u2013"
 		if t.HotRequests > 0 {
 			row.Hot = strconv.Itoa(t.HotRequests)

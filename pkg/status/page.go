@@ -100,6 +100,7 @@ const pageScript = `
       queue(tr, t.upward);
       cell(tr, "last-sync", age(t.lastSync, now), t.lastSync || "");
       cell(tr, "last-checkpoint", age(t.lastCheckpoint, now), t.lastCheckpoint || "");
+      cell(tr, "num streams", String(t.kubeletStreams || 0));
       cell(tr, "num hot", t.hotRequests ? String(t.hotRequests) : "\u2013");
       body.appendChild(tr);
       (t.retrying || []).forEach(function (h) {
@@ -120,7 +121,7 @@ const pageScript = `
       var tr = document.createElement("tr");
       tr.className = "empty";
       var td = cell(tr, "", "No tenants. Register one with vc-syncer tenant add.");
-      td.colSpan = 10;
+      td.colSpan = 11;
       body.appendChild(tr);
     }
     var table = document.getElementById("tenants");
@@ -174,14 +175,14 @@ var pageTemplate = `<!DOCTYPE html>
 <p id="error"{{if not .Error}} hidden{{end}}>{{.Error}}</p>
 <table id="tenants">
 <thead>
-<tr><th>Tenant</th><th>Phase</th><th>Weight</th><th colspan="2">Downward queue</th><th colspan="2">Upward queue</th><th>Last sync</th><th>Last checkpoint</th><th>Retrying</th></tr>
+<tr><th>Tenant</th><th>Phase</th><th>Weight</th><th colspan="2">Downward queue</th><th colspan="2">Upward queue</th><th>Last sync</th><th>Last checkpoint</th><th title="kubectl logs, exec, attach and port-forward through this replica's kubelet API now">Kubelet streams</th><th>Retrying</th></tr>
 <tr class="sub"><th></th><th></th><th></th><th>depth</th><th>oldest</th><th>depth</th><th>oldest</th><th></th><th></th><th>&gt;10 times</th></tr>
 </thead>
 <tbody>
 {{- range .Rows}}
-<tr data-tenant="{{.Name}}"><td class="name">{{.Name}}</td><td class="phase"><span class="badge phase-{{.PhaseClass}}">{{.Phase}}</span>{{if .Reason}}<span class="reason">{{.Reason}}</span>{{end}}</td><td class="num weight">{{.Weight}}</td><td class="num depth">{{.DownDepth}}</td><td class="num oldest">{{.DownOldest}}</td><td class="num depth">{{.UpDepth}}</td><td class="num oldest">{{.UpOldest}}</td><td class="last-sync" title="{{.LastSyncTitle}}">{{.LastSync}}</td><td class="last-checkpoint" title="{{.LastCheckpointTitle}}">{{.LastCheckpoint}}</td><td class="num hot">{{.Hot}}</td></tr>
+<tr data-tenant="{{.Name}}"><td class="name">{{.Name}}</td><td class="phase"><span class="badge phase-{{.PhaseClass}}">{{.Phase}}</span>{{if .Reason}}<span class="reason">{{.Reason}}</span>{{end}}</td><td class="num weight">{{.Weight}}</td><td class="num depth">{{.DownDepth}}</td><td class="num oldest">{{.DownOldest}}</td><td class="num depth">{{.UpDepth}}</td><td class="num oldest">{{.UpOldest}}</td><td class="last-sync" title="{{.LastSyncTitle}}">{{.LastSync}}</td><td class="last-checkpoint" title="{{.LastCheckpointTitle}}">{{.LastCheckpoint}}</td><td class="num streams">{{.Streams}}</td><td class="num hot">{{.Hot}}</td></tr>
 {{- else}}
-<tr class="empty"><td colspan="10">No tenants. Register one with vc-syncer tenant add.</td></tr>
+<tr class="empty"><td colspan="11">No tenants. Register one with vc-syncer tenant add.</td></tr>
 {{- end}}
 </tbody>
 </table>

@@ -52,6 +52,10 @@ type Tenant struct {
 	// them, most failures first.
 	HotRequests int          `json:"hotRequests,omitempty"`
 	Retrying    []HotRequest `json:"retrying,omitempty"`
+	// KubeletStreams is the number of the tenant users' requests (kubectl logs, logs -f, exec,
+	// attach, port-forward) this replica's kubelet API forwards now
+	// (vcsyncer_kubelet_open_streams).
+	KubeletStreams int `json:"kubeletStreams"`
 }
 
 // MaxRetrying is the most hot requests listed per tenant.

@@ -180,7 +180,7 @@ func TestHandlerPage(t *testing.T) {
 	}
 	live := []Tenant{
 		{Name: "team-a", Phase: "Running", Downward: &Queue{Depth: 7, OldestSeconds: 3.25}, Upward: &Queue{}, LastSync: now.Add(-1500 * time.Millisecond),
-			HotRequests: 2, Retrying: []HotRequest{
+			KubeletStreams: 3, HotRequests: 2, Retrying: []HotRequest{
 				{Direction: "upward", Kind: "Pod", Namespace: "web", Name: "w-0", Retries: 31, Reason: "SuperCacheBehind", LastError: `<img src=x onerror=alert(1)>`, Since: now.Add(-25 * time.Minute), LongBackoff: true},
 				{Direction: "downward", Kind: "Namespace", Name: "big", Retries: 12, Reason: "Quota", LastError: "no room", Since: now.Add(-2 * time.Minute)}}},
 		{Name: "team-b", Phase: "Unreachable", Downward: &Queue{}, Upward: &Queue{}, LastCheckpoint: now.Add(-90 * time.Second)},
@@ -210,11 +210,11 @@ func TestHandlerPage(t *testing.T) {
 	}
 	want := map[string]map[string]string{
 		"team-a": {"name": "team-a", "phase": " Running ", "num weight": "2", "down num depth": "7", "down num oldest": "3.2s",
-			"up num depth": "0", "up num oldest": "–", "last-sync": "1.5s ago", "last-checkpoint": "never", "num hot": "2"},
+			"up num depth": "0", "up num oldest": "–", "last-sync": "1.5s ago", "last-checkpoint": "never", "num streams": "3", "num hot": "2"},
 		"team-b": {"name": "team-b", "phase": " Unreachable  Connected: Unauthorized ", "num weight": "1", "down num depth": "0", "down num oldest": "–",
-			"up num depth": "0", "up num oldest": "–", "last-sync": "never", "last-checkpoint": "1m30s ago", "num hot": "–"},
+			"up num depth": "0", "up num oldest": "–", "last-sync": "never", "last-checkpoint": "1m30s ago", "num streams": "0", "num hot": "–"},
 		"&lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt;": {"name": "&lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt;", "phase": " Connecting ", "num weight": "0",
-			"down num depth": "–", "down num oldest": "–", "up num depth": "–", "up num oldest": "–", "last-sync": "never", "last-checkpoint": "never", "num hot": "–"},
+			"down num depth": "–", "down num oldest": "–", "up num depth": "–", "up num oldest": "–", "last-sync": "never", "last-checkpoint": "never", "num streams": "0", "num hot": "–"},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("rows (-want +got):\n%s", diff)

@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/vcsyncer/syncer/pkg/metrics"
 	"github.com/vcsyncer/syncer/pkg/status"
 	"github.com/vcsyncer/syncer/pkg/tenant"
 )
@@ -85,7 +86,7 @@ func (s *Syncer) TenantStatuses() []status.Tenant {
 		}
 		st := c.State()
 		row := status.Tenant{Name: name, Weight: c.Weight(), LastSync: s.lastSyncOf(name),
-			HotRequests: hotCounts[name], Retrying: hotRows[name]}
+			HotRequests: hotCounts[name], Retrying: hotRows[name], KubeletStreams: int(metrics.KubeletOpenStreamsCount(name))}
 		row.Phase = string(tenant.PhaseOf(st))
 		if !st.Connected && st.LastError != "" {
 			row.Reason = st.LastReason
