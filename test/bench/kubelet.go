@@ -387,11 +387,7 @@ func execOnce(ctx context.Context, path kubeletPath) (time.Duration, error) {
 	if err != nil {
 		return 0, err
 	}
-	var stdout, stderr bytes.Buffer
-	if err := ex.StreamWithContext(ctx, remotecommand.StreamOptions{Stdout: &stdout, Stderr: &stderr}); err != nil {
-		return 0, fmt.Errorf("%w (stderr %q)", err, stderr.String())
-	}
-	return time.Since(start), nil
+	return streamSince(ctx, ex, start)
 }
 
 // startByteSource listens on a loopback port and answers every connection with n bytes, then
@@ -489,6 +485,15 @@ func (l lockedWriter) Write(p []byte) (int, error) {
 	return l.w.Write(p)
 }
 
+// streamSince runs ex's stream with stdout and stderr and returns the time since start.
+func streamSince(ctx context.Context, ex remotecommand.Executor, start time.Time) (time.Duration, error) {
+	var stdout, stderr bytes.Buffer
+	if err := ex.StreamWithContext(ctx, remotecommand.StreamOptions{Stdout: &stdout, Stderr: &stderr}); err != nil {
+		return 0, fmt.Errorf("%w (stderr %q)", err, stderr.String())
+	}
+	return time.Since(start), nil
+}
+
 // kubeletHop is the tenant apiserver's side of vc-syncer's kubelet API: its URL and the
 // apiserver's kubelet client certificate.
 type kubeletHop struct {
@@ -512,11 +517,7 @@ func (h kubeletHop) exec(ctx context.Context) (time.Duration, error) {
 	if err != nil {
 		return 0, err
 	}
-	var stdout, stderr bytes.Buffer
-	if err := ex.StreamWithContext(ctx, remotecommand.StreamOptions{Stdout: &stdout, Stderr: &stderr}); err != nil {
-		return 0, fmt.Errorf("%w (stderr %q)", err, stderr.String())
-	}
-	return time.Since(start), nil
+	return streamSince(ctx, ex, start)
 }
 
 // memSample is the syncer's RSS, heap in use with stacks (after a GC) and goroutines.
