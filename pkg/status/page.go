@@ -175,8 +175,8 @@ var pageTemplate = `<!DOCTYPE html>
 <p id="error"{{if not .Error}} hidden{{end}}>{{.Error}}</p>
 <table id="tenants">
 <thead>
-<tr><th>Tenant</th><th>Phase</th><th>Weight</th><th colspan="2">Downward queue</th><th colspan="2">Upward queue</th><th>Last sync</th><th>Last checkpoint</th><th title="kubectl logs, exec, attach and port-forward through this replica's kubelet API now">Kubelet streams</th><th>Retrying</th></tr>
-<tr class="sub"><th></th><th></th><th></th><th>depth</th><th>oldest</th><th>depth</th><th>oldest</th><th></th><th></th><th>&gt;10 times</th></tr>
+<tr><th>Tenant</th><th>Phase</th><th>Weight</th><th colspan="2">Downward queue</th><th colspan="2">Upward queue</th><th>Last sync</th><th>Last checkpoint</th><th title="kubectl logs, exec, attach and port-forward through this replica's kubelet API now">Streams</th><th>Retrying</th></tr>
+<tr class="sub"><th></th><th></th><th></th><th>depth</th><th>oldest</th><th>depth</th><th>oldest</th><th></th><th></th><th>kubelet API</th><th>&gt;10 times</th></tr>
 </thead>
 <tbody>
 {{- range .Rows}}

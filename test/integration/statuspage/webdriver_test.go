@@ -24,7 +24,7 @@ import (
 // run as root in a container), no GPU, and nothing that reaches the network on its own.
 var chromiumFlags = []string{
 	"--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
-	"--disable-component-update", "--disable-sync", "--window-size=1180,480", "--hide-scrollbars",
+	"--disable-component-update", "--disable-sync", "--window-size=1300,480", "--hide-scrollbars",
 }
 
 // browser is one headless Chromium session driven through chromedriver's W3C WebDriver HTTP
