@@ -74,7 +74,25 @@ func boundStatusOnly(oldObj, newObj any) bool {
 
 // enqueueWaitingIn enqueues downward, at high priority, every tenant object of tenant namespace
 // ns (super namespace superNS) of the namespaced kinds that has no super copy yet.
+//
+// It looks the super copies up in the super caches, so it runs once they have synced
+// (afterReadyOnce: one run per namespace for all the calls before). Before, on a resume, the
+// super ResourceQuotas' initial adds came while the other super caches were still taking in
+// the checkpoint's objects: every object of a tenant that had synced already looked unsynced
+// and was enqueued (issue 43: whole tenants reconciled after a restart or an upgrade).
 func (s *Syncer) enqueueWaitingIn(c *tenant.Cluster, ns, superNS string) {
+	s.afterReadyOnce(wakeKey{c: c, kind: "*", namespace: ns}, func() { s.enqueueWaitingInNow(c, ns, superNS) })
+}
+
+// wakeKey identifies the wakes deferred until the super caches have synced: those of tenant
+// Cluster c for objects of kind ("*": every namespaced kind) in tenant namespace namespace.
+type wakeKey struct {
+	c         *tenant.Cluster
+	kind      resources.Kind
+	namespace string
+}
+
+func (s *Syncer) enqueueWaitingInNow(c *tenant.Cluster, ns, superNS string) {
 	for kind, r := range s.resources {
 		if kind == resources.KindNamespace || !hasDownward(kind) {
 			continue

@@ -39,6 +39,7 @@ func TestDNSServiceEnqueuesWaitingPods(t *testing.T) {
 		ObjectMeta: metav1.ObjectMeta{Namespace: resources.SuperNamespace(c, "shop"), Name: "synced"}}); err != nil {
 		t.Fatal(err)
 	}
+	s.markReady() // the super caches have synced: the wakes look super Pods up at once
 	queued := func() []string {
 		var out []string
 		for _, r := range s.down.Snapshot().Queued {

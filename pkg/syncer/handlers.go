@@ -591,6 +591,10 @@ func (s *Syncer) syncedOwner(m metav1.Object) (c *tenant.Cluster, o conversion.O
 // the super copy of o, a kind object: the Pods of o's namespace, or of every namespace when o
 // is the tenant's DNS Service (and tenant DNS is on). Service copies other than that one
 // enqueue nothing.
+//
+// The super Pods are looked up in the super cache, so the lookup runs once the super caches
+// have synced (afterReadyOnce: one run per namespace for every add of the super caches'
+// initial list); see enqueueWaitingIn.
 func (s *Syncer) enqueueWaitingPods(c *tenant.Cluster, kind resources.Kind, o conversion.Owner) {
 	ns := o.Namespace
 	if kind == resources.KindService {
@@ -599,6 +603,12 @@ func (s *Syncer) enqueueWaitingPods(c *tenant.Cluster, kind resources.Kind, o co
 		}
 		ns = metav1.NamespaceAll
 	}
+	s.afterReadyOnce(wakeKey{c: c, kind: resources.KindPod, namespace: ns}, func() { s.enqueueWaitingPodsIn(c, ns) })
+}
+
+// enqueueWaitingPodsIn enqueues downward the tenant Pods of c in namespace ns (every namespace
+// for metav1.NamespaceAll) that have no super copy and are not being deleted.
+func (s *Syncer) enqueueWaitingPodsIn(c *tenant.Cluster, ns string) {
 	pods, err := podcache.ListerOf(c.Informers.Core().V1().Pods().Informer()).Pods(ns).List(labels.Everything())
 	if err != nil {
 		return

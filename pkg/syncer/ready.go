@@ -15,6 +15,8 @@ type readiness struct {
 	ready   atomic.Bool
 	mu      sync.Mutex
 	pending []func()
+	// pendingKeys are the keys of the work afterReadyOnce deferred (nil once ready).
+	pendingKeys map[any]bool
 }
 
 // markReady makes ReadyCheck pass and runs the work afterReady deferred, in order. Start calls
@@ -26,6 +28,7 @@ func (s *Syncer) markReady() {
 	s.ready.ready.Store(true)
 	pending := s.ready.pending
 	s.ready.pending = nil
+	s.ready.pendingKeys = nil
 	s.ready.mu.Unlock()
 	for _, f := range pending {
 		f()
@@ -39,6 +42,26 @@ func (s *Syncer) afterReady(f func()) {
 	s.ready.mu.Lock()
 	if !s.ready.ready.Load() {
 		s.ready.pending = append(s.ready.pending, f)
+		s.ready.mu.Unlock()
+		return
+	}
+	s.ready.mu.Unlock()
+	f()
+}
+
+// afterReadyOnce is afterReady for work asked for again and again while the super caches fill
+// (one wake per super object added by their initial list): of the calls with the same key
+// before markReady, only the first f is kept. Keys must be comparable.
+func (s *Syncer) afterReadyOnce(key any, f func()) {
+	s.ready.mu.Lock()
+	if !s.ready.ready.Load() {
+		if s.ready.pendingKeys == nil {
+			s.ready.pendingKeys = map[any]bool{}
+		}
+		if !s.ready.pendingKeys[key] {
+			s.ready.pendingKeys[key] = true
+			s.ready.pending = append(s.ready.pending, f)
+		}
 		s.ready.mu.Unlock()
 		return
 	}
