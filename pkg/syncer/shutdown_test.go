@@ -50,7 +50,7 @@ func TestReconcileCutByShutdownStaysInCheckpoint(t *testing.T) {
 				defer close(returned)
 				return fmt.Errorf("failed to patch super Pod: %w", pctx.Err())
 			}
-			q := newTestPipelineQueue(1)
+			q := s.down // the queue SnapshotQueues (the final checkpoint's queue part) reads
 			done := make(chan struct{})
 			go func() {
 				defer close(done)
@@ -65,10 +65,16 @@ func TestReconcileCutByShutdownStaysInCheckpoint(t *testing.T) {
 			q.ShutDown()
 			close(shut)
 			waitClosed(t, done, "the worker to stop")
-			snap := q.Snapshot()
-			_, delayed := snap.Delayed[req]
-			if !slices.Contains(snap.Queued, req) && !slices.Contains(snap.Processing, req) && !slices.Contains(snap.Orphans, req) && !delayed {
-				t.Fatalf("the request cut by the shutdown is not in the queue's snapshot (the final checkpoint loses it): %+v", snap)
+			data, n, err := s.SnapshotQueues()
+			if err != nil {
+				t.Fatal(err)
+			}
+			items, err := decodeQueueItems(data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.ContainsFunc(items, func(it queueItem) bool { return it.Req == req && it.Down }) {
+				t.Fatalf("the request cut by the shutdown is not in the final checkpoint's queues (%d items: %+v; queue %+v)", n, items, q.Snapshot())
 			}
 		})
 	}
