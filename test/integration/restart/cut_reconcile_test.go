@@ -25,7 +25,7 @@ func TestStopDuringReconcileKeepsChange(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts real control planes")
 	}
-	o := startOneTenant(t, nil, "1h") // the only checkpoints are the final ones of graceful stops
+	o := startOneTenantBin(t, nil, "1h", "") // the only checkpoints are the final ones of graceful stops
 	env, tc, p, c := o.env, o.tc, o.p, o.c
 	ctx := t.Context()
 	superNS := conversion.SuperNamespace(tc.Name, itest.TenantUID(t, c, tc.Name), "app")
