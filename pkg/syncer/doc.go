@@ -46,6 +46,13 @@
 // neighbour with sparse requests frees. Workers wait for a request they may take in the fair queue (pipelineQueue.Get,
 // fairqueue.Queue.Wait).
 //
+// A tenant object's change is acked in its checkpoint Source when it is enqueued, so a resume
+// enqueues only what changed since; the request itself must therefore be in every checkpoint
+// until its reconcile ends. On a stop, Start cancels the workers' context, shuts the queues
+// down and writes the final checkpoint: a reconcile cut by the cancelled context puts its
+// request back (queued again, or kept as an orphan of the tracking queue) and its worker
+// returns, so the final checkpoint holds it (workWith).
+//
 // It sits on floor 7 of the package map in docs/architecture.md and may import packages on floors
 // 0–7 only (today: pkg/admission, pkg/checkpoint, pkg/checkpoint/source,
 // pkg/checkpoint/trackingqueue, pkg/conversion, pkg/fairqueue, pkg/metrics, pkg/podcache,

@@ -412,7 +412,8 @@ func (s *Syncer) work(ctx context.Context, q *pipelineQueue, down bool) {
 // succeeded is forgotten by the rate limiter; one that failed with resources.ErrRejected is
 // forgotten too (counted in vcsyncer_sync_rejected_total); any other failure is recorded
 // (retryFailed: log line, vcsyncer_sync_retries_total, the pipeline's retry book) and re-added
-// with backoff.
+// with backoff. A reconcile cut by the shutdown (ctx done) leaves its request in the queue, for
+// the final checkpoint, and ends the worker.
 func (s *Syncer) workWith(ctx context.Context, q *pipelineQueue, down bool, process func(context.Context, resources.Request, bool) error) {
 	for {
 		req, shutdown := q.Get()
@@ -452,7 +453,17 @@ func (s *Syncer) workWith(ctx context.Context, q *pipelineQueue, down bool, proc
 				q.AddAfter(req, again)
 			}
 		case ctx.Err() != nil:
+			// Cut by the shutdown (its writes failed with the cancelled context): added back,
+			// not retried, so it stays in the queue for the final checkpoint (queued again by
+			// Done, or kept as an orphan after ShutDown). Its object's change is acked in its
+			// Source already, so a resume would not enqueue it again: forgotten here, it would
+			// be lost for good (a super copy left at an old version of its tenant object). The
+			// worker stops: whatever it took next would be cut the same way.
 			q.Forget(req)
+			q.Add(req)
+			s.running.end(req.Tenant)
+			q.Done(req)
+			return
 		case errors.Is(err, resources.ErrRejected):
 			// Refused by the super cluster for a reason a retry does not change (reported on
 			// the tenant object by reconcile.Report): it waits for the object's next change, a

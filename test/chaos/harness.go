@@ -389,7 +389,7 @@ func (h *Harness) settle(ctx context.Context, res *Result, addV func(...Violatio
 				return fmt.Errorf("settle: %w", err)
 			}
 			h.o.Logf("not settled after %s: %d violations", h.o.SettleTimeout, len(last))
-			addV(last...)
+			addV(h.withEvidence(ctx, last)...)
 			break
 		}
 		if ctx.Err() != nil {

@@ -51,12 +51,18 @@ type Violation struct {
 	Key string `json:"key"`
 	// Objects are the objects involved, as "cluster Kind ns/name uid".
 	Objects []string `json:"objects,omitempty"`
+	// Evidence is, for a violation left when the settle bound passed, what the replicas knew
+	// of the object then (Harness.withEvidence): their status rows and log lines naming it.
+	Evidence []string `json:"evidence,omitempty"`
 }
 
 func (v Violation) String() string {
 	s := v.Invariant + ": " + v.Message
 	if len(v.Objects) > 0 {
 		s += " [" + strings.Join(v.Objects, "; ") + "]"
+	}
+	for _, e := range v.Evidence {
+		s += "\n    " + e
 	}
 	return s
 }
