@@ -55,3 +55,19 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
 {{- end -}}
 {{- end -}}
 {{- end -}}
+
+
+{{/* The port the vNodes advertise for the kubelet API and the kubelet Service's port. */}}
+{{- define "vc-syncer.kubeletAdvertisePort" -}}
+{{- .Values.kubeletAPI.advertisePort | default .Values.kubeletAPI.port -}}
+{{- end -}}
+
+{{/* Fails rendering when the kubelet API is on without the address the vNodes advertise (the
+syncer would refuse to start). */}}
+{{- define "vc-syncer.validateKubeletAPI" -}}
+{{- if .Values.kubeletAPI.enabled -}}
+{{- if not .Values.kubeletAPI.advertiseAddress -}}
+{{- fail (printf "kubeletAPI.advertiseAddress is required when kubeletAPI.enabled: the IP address or DNS name the tenant apiservers reach the kubelet API at, e.g. %s-kubelet.%s.svc" (include "vc-syncer.fullname" .) .Release.Namespace) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}

@@ -70,7 +70,8 @@ func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { retu
 //     namespace (as `helm install --create-namespace` does);
 //  2. a server-side dry run (`kubectl apply --server-side --dry-run=server`) of `helm template`
 //     and of `kubectl kustomize config/default`, which the apiserver validates against its
-//     schemas, the CRD included; the Deployment raises no Pod Security "restricted" warning;
+//     schemas, the CRD included, also with the kubelet API on (kubeletAPI values and the
+//     config/kubelet-api component); the Deployment raises no Pod Security "restricted" warning;
 //  3. the ServiceMonitor variant: refused without the monitoring.coreos.com CRD, accepted once
 //     a stand-in CRD (testdata/servicemonitor-crd.yaml: kind and group only, no schema; the
 //     Prometheus Operator's CRD is not available from a package registry here) is installed;
@@ -127,6 +128,22 @@ func TestDeploy(t *testing.T) {
 		n := len(parse(t, kustomize(t)))
 		if got := strings.Count(string(out), "serverside-applied (server dry run)"); got != n {
 			t.Errorf("%d of %d objects applied:\n%s", got, n, out)
+		}
+	})
+	t.Run("kubelet API variant: server-side dry run", func(t *testing.T) {
+		for name, rendered := range map[string][]byte{
+			"helm template": helmTemplate(t, false, "kubeletAPI.enabled=true", "kubeletAPI.advertiseAddress=vc-syncer-kubelet.vc-syncer-system.svc",
+				"kubeletAPI.tlsSecretName=vc-syncer-kubelet-tls", "kubeletAPI.allowedFrom[0].namespaceSelector.matchLabels.name=tenants"),
+			"config/kubelet-api": kustomizeWith(t, "kubelet-api"),
+		} {
+			out := must(k(rendered, "apply", "--server-side", "--dry-run=server", "--field-manager", "helm", "-f", "-"))
+			n := len(parse(t, rendered))
+			if got := strings.Count(string(out), "serverside-applied (server dry run)"); got != n {
+				t.Errorf("%s: %d of %d objects applied:\n%s", name, got, n, out)
+			}
+			if !strings.Contains(string(out), "service/vc-syncer-kubelet serverside-applied") {
+				t.Errorf("%s: no kubelet Service applied:\n%s", name, out)
+			}
 		}
 	})
 

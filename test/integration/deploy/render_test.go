@@ -89,6 +89,34 @@ func kustomize(t *testing.T) []byte {
 	return out
 }
 
+// kustomizeWith renders an overlay of config/default with the given components of config/ (such
+// as "kubelet-api"), as a user's overlay would use them.
+func kustomizeWith(t *testing.T, components ...string) []byte {
+	t.Helper()
+	dir := t.TempDir()
+	cfg, err := filepath.Abs(configDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// kustomize refuses absolute paths to other kustomizations.
+	rel, err := filepath.Rel(dir, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: [" + filepath.Join(rel, "default") + "]\ncomponents:\n"
+	for _, c := range components {
+		k += "- " + filepath.Join(rel, c) + "\n"
+	}
+	if err := os.WriteFile(filepath.Join(dir, "kustomization.yaml"), []byte(k), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, err := run(tool(t, "kubectl"), nil, "kustomize", dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
 // parse splits a multi-document YAML stream into objects keyed "Kind/namespace/name".
 func parse(t *testing.T, data []byte) map[string]*unstructured.Unstructured {
 	t.Helper()
@@ -180,7 +208,9 @@ func TestVerifyChartLint(t *testing.T) {
 		"everything on": {"serviceMonitor.enabled=true", "optInKinds={" + strings.Join(allOptIn, ",") + "}",
 			"checkpoint.store=none", "extraArgs={--tenant-dns=false}", "metrics.certSecret=metrics-tls",
 			"metrics.readers[0].name=prometheus", "metrics.readers[0].namespace=monitoring",
-			"networkPolicy.metricsFrom[0].namespaceSelector.matchLabels.name=monitoring"},
+			"networkPolicy.metricsFrom[0].namespaceSelector.matchLabels.name=monitoring",
+			"kubeletAPI.enabled=true", "kubeletAPI.advertiseAddress=10.96.0.50", "kubeletAPI.tlsSecretName=kubelet-tls",
+			"kubeletAPI.allowedFrom[0].namespaceSelector.matchLabels.name=tenants"},
 		"everything off": {"metrics.secure=false", "admissionPolicy.enabled=false", "networkPolicy.enabled=false",
 			"podSecurityEnforce=", "serviceMonitor.enabled=true"},
 	} {
@@ -215,10 +245,26 @@ func TestVerifyChartLint(t *testing.T) {
 // TestVerifyChartMatchesKustomize fails when `helm template` (default values, release
 // vc-syncer in vc-syncer-system, CRDs included) and `kubectl kustomize config/default` differ in
 // anything but Helm's labels: the RBAC permissions, the CRD, the Deployment (args, probes,
-// security context, resources), the Service and the bindings.
+// security context, resources), the Service and the bindings. The same for the opt-in
+// component config/kubelet-api and the chart's kubeletAPI values it stands for.
 func TestVerifyChartMatchesKustomize(t *testing.T) {
-	chart := parse(t, helmTemplate(t, true))
-	kust := parse(t, kustomize(t))
+	t.Run("defaults", func(t *testing.T) {
+		compareRenders(t, parse(t, helmTemplate(t, true)), parse(t, kustomize(t)))
+	})
+	t.Run("kubelet-api component", func(t *testing.T) {
+		chart := parse(t, helmTemplate(t, true, "kubeletAPI.enabled=true",
+			"kubeletAPI.advertiseAddress=vc-syncer-kubelet.vc-syncer-system.svc", "kubeletAPI.tlsSecretName=vc-syncer-kubelet-tls"))
+		if chart["Service/"+releaseNamespace+"/"+releaseName+"-kubelet"] == nil {
+			t.Fatal("the chart renders no kubelet Service")
+		}
+		compareRenders(t, chart, parse(t, kustomizeWith(t, "kubelet-api")))
+	})
+}
+
+// compareRenders fails when the chart's and config/'s objects differ in anything but Helm's
+// labels and the objects only one of them has by design.
+func compareRenders(t *testing.T, chart, kust map[string]*unstructured.Unstructured) {
+	t.Helper()
 	// Only in one of them: the Grafana dashboard is Helm-only; Helm creates the release
 	// namespace itself (helm install --create-namespace).
 	chartOnly := map[string]bool{"ConfigMap/" + releaseNamespace + "/" + releaseName + "-dashboard": true}
