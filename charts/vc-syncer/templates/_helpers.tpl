@@ -69,5 +69,8 @@ syncer would refuse to start). */}}
 {{- if not .Values.kubeletAPI.advertiseAddress -}}
 {{- fail (printf "kubeletAPI.advertiseAddress is required when kubeletAPI.enabled: the IP address or DNS name the tenant apiservers reach the kubelet API at, e.g. %s-kubelet.%s.svc" (include "vc-syncer.fullname" .) .Release.Namespace) -}}
 {{- end -}}
+{{- if or .Values.sharding.enabled (gt (int .Values.replicaCount) 1) -}}
+{{- fail "kubeletAPI.enabled needs replicaCount: 1 and sharding.enabled: false: a replica answers the kubelet API only for the tenants it syncs, so behind the Service a request that reaches the standby or another shard would get 401" -}}
+{{- end -}}
 {{- end -}}
 {{- end -}}

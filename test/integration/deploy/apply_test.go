@@ -132,7 +132,7 @@ func TestDeploy(t *testing.T) {
 	})
 	t.Run("kubelet API variant: server-side dry run", func(t *testing.T) {
 		for name, rendered := range map[string][]byte{
-			"helm template": helmTemplate(t, false, "kubeletAPI.enabled=true", "kubeletAPI.advertiseAddress=vc-syncer-kubelet.vc-syncer-system.svc",
+			"helm template": helmTemplate(t, false, "kubeletAPI.enabled=true", "replicaCount=1", "kubeletAPI.advertiseAddress=vc-syncer-kubelet.vc-syncer-system.svc",
 				"kubeletAPI.tlsSecretName=vc-syncer-kubelet-tls", "kubeletAPI.allowedFrom[0].namespaceSelector.matchLabels.name=tenants"),
 			"config/kubelet-api": kustomizeWith(t, "kubelet-api"),
 		} {

@@ -90,7 +90,7 @@ func TestVerifyChartKubeletAPI(t *testing.T) {
 		}
 	})
 	t.Run("on", func(t *testing.T) {
-		objs := parse(t, helmTemplate(t, false, "kubeletAPI.enabled=true", "kubeletAPI.port=10443",
+		objs := parse(t, helmTemplate(t, false, "kubeletAPI.enabled=true", "replicaCount=1", "kubeletAPI.port=10443",
 			"kubeletAPI.advertiseAddress=kubelet.example.com", "kubeletAPI.advertisePort=443",
 			"kubeletAPI.tlsSecretName=kubelet-tls", "kubeletAPI.allowedFrom[0].namespaceSelector.matchLabels.name=tenants",
 			"metrics.certSecret=metrics-tls"))
@@ -143,7 +143,7 @@ func TestVerifyChartKubeletAPI(t *testing.T) {
 		}
 	})
 	t.Run("defaults when on: port 10250 advertised, self-signed, closed", func(t *testing.T) {
-		objs := parse(t, helmTemplate(t, false, "kubeletAPI.enabled=true", "kubeletAPI.advertiseAddress=10.96.0.50"))
+		objs := parse(t, helmTemplate(t, false, "kubeletAPI.enabled=true", "replicaCount=1", "kubeletAPI.advertiseAddress=10.96.0.50"))
 		o := checkArgs(t, containerArgs(t, objs))
 		if addr, port, err := o.KubeletEndpoint(); o.KubeletBindAddress != ":10250" || addr != "10.96.0.50" || port != 10250 || err != nil {
 			t.Errorf("--kubelet-bind-address %q advertises %s:%d (%v), want :10250 advertising 10.96.0.50:10250", o.KubeletBindAddress, addr, port, err)
@@ -183,6 +183,21 @@ func TestVerifyChartKubeletAPI(t *testing.T) {
 			"--set", "kubeletAPI.enabled=true")
 		if err == nil || !strings.Contains(err.Error(), "kubeletAPI.advertiseAddress is required when kubeletAPI.enabled") {
 			t.Fatalf("helm template with kubeletAPI.enabled and no advertiseAddress: err = %v, want a refusal", err)
+		}
+	})
+	t.Run("refused with a standby or shards", func(t *testing.T) {
+		for _, set := range [][]string{
+			{"kubeletAPI.enabled=true", "kubeletAPI.advertiseAddress=10.96.0.50"},
+			{"kubeletAPI.enabled=true", "kubeletAPI.advertiseAddress=10.96.0.50", "replicaCount=1", "sharding.enabled=true"},
+		} {
+			args := []string{"template", releaseName, chartDir, "--namespace", releaseNamespace}
+			for _, kv := range set {
+				args = append(args, "--set", kv)
+			}
+			_, err := run(tool(t, "helm"), nil, args...)
+			if err == nil || !strings.Contains(err.Error(), "kubeletAPI.enabled needs replicaCount: 1 and sharding.enabled: false") {
+				t.Errorf("helm template %v: err = %v, want a refusal", set, err)
+			}
 		}
 	})
 	t.Run("config/kubelet-api flags are valid", func(t *testing.T) {

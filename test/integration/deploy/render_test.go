@@ -209,7 +209,7 @@ func TestVerifyChartLint(t *testing.T) {
 			"checkpoint.store=none", "extraArgs={--tenant-dns=false}", "metrics.certSecret=metrics-tls",
 			"metrics.readers[0].name=prometheus", "metrics.readers[0].namespace=monitoring",
 			"networkPolicy.metricsFrom[0].namespaceSelector.matchLabels.name=monitoring",
-			"kubeletAPI.enabled=true", "kubeletAPI.advertiseAddress=10.96.0.50", "kubeletAPI.tlsSecretName=kubelet-tls",
+			"kubeletAPI.enabled=true", "replicaCount=1", "kubeletAPI.advertiseAddress=10.96.0.50", "kubeletAPI.tlsSecretName=kubelet-tls",
 			"kubeletAPI.allowedFrom[0].namespaceSelector.matchLabels.name=tenants"},
 		"everything off": {"metrics.secure=false", "admissionPolicy.enabled=false", "networkPolicy.enabled=false",
 			"podSecurityEnforce=", "serviceMonitor.enabled=true"},
@@ -252,7 +252,7 @@ func TestVerifyChartMatchesKustomize(t *testing.T) {
 		compareRenders(t, parse(t, helmTemplate(t, true)), parse(t, kustomize(t)))
 	})
 	t.Run("kubelet-api component", func(t *testing.T) {
-		chart := parse(t, helmTemplate(t, true, "kubeletAPI.enabled=true",
+		chart := parse(t, helmTemplate(t, true, "kubeletAPI.enabled=true", "replicaCount=1",
 			"kubeletAPI.advertiseAddress=vc-syncer-kubelet.vc-syncer-system.svc", "kubeletAPI.tlsSecretName=vc-syncer-kubelet-tls"))
 		if chart["Service/"+releaseNamespace+"/"+releaseName+"-kubelet"] == nil {
 			t.Fatal("the chart renders no kubelet Service")
