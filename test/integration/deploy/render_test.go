@@ -338,15 +338,7 @@ func checkArgs(t *testing.T, args []string) *options.Options {
 // containerArgs returns the args of the Deployment's only container.
 func containerArgs(t *testing.T, objs map[string]*unstructured.Unstructured) []string {
 	t.Helper()
-	d := objs["Deployment/"+releaseNamespace+"/"+releaseName]
-	if d == nil {
-		t.Fatal("no Deployment rendered")
-	}
-	cs, _, _ := unstructured.NestedSlice(d.Object, "spec", "template", "spec", "containers")
-	if len(cs) != 1 {
-		t.Fatalf("want one container, got %d", len(cs))
-	}
-	args, _, _ := unstructured.NestedStringSlice(cs[0].(map[string]any), "args")
+	args, _, _ := unstructured.NestedStringSlice(container(t, objs), "args")
 	return args
 }
 
