@@ -231,6 +231,7 @@ func TestKubeletAPI(t *testing.T) {
 	})
 
 	k := &kubeletAPI{url: kubeletURL, port: port}
+	t.Run("exec-stdin-and-tty", func(t *testing.T) { testExecStdinAndTTY(t, t1) })
 	t.Run("logs-follow-tail-previous", func(t *testing.T) { testLogOptions(t, env.Super, t1) })
 	t.Run("stream-limit", func(t *testing.T) { testStreamLimit(t, k, t1) })
 	t.Run("exec-switched-off-by-policy", func(t *testing.T) { testExecSwitchedOffByPolicy(t, c, t1) })
@@ -257,4 +258,29 @@ func forwardedCount(tenants ...string) float64 {
 func adminCredentials(t *testing.T, cp *localcluster.ControlPlane) ([]byte, []byte) {
 	t.Helper()
 	return cp.RESTConfig.CertData, cp.RESTConfig.KeyData
+}
+
+// testExecStdinAndTTY: `kubectl exec -i` passes the user's input to the command (head stops
+// after the bytes it wants: kwok never ends a command's input), and `exec -t` gives it a
+// terminal, both through the tenant apiserver and the syncer's kubelet API.
+func testExecStdinAndTTY(t *testing.T, t1 *localcluster.ControlPlane) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	const in = "stdin-reaches-the-container"
+	var stdout, stderr bytes.Buffer
+	if err := execWith(ctx, t1, []string{"head", "-c", strconv.Itoa(len(in))},
+		remotecommand.StreamOptions{Stdin: strings.NewReader(in), Stdout: &stdout, Stderr: &stderr}); err != nil {
+		t.Fatalf("exec -i: %v (stderr %q)", err, stderr.String())
+	}
+	if stdout.String() != in {
+		t.Errorf("exec -i: stdout %q, want the input %q", stdout.String(), in)
+	}
+	stdout.Reset()
+	if err := execWith(ctx, t1, []string{"sh", "-c", "test -t 0 && test -t 1 && echo on-a-terminal"},
+		remotecommand.StreamOptions{Stdin: strings.NewReader(""), Stdout: &stdout, Tty: true}); err != nil {
+		t.Fatalf("exec -i -t: %v", err)
+	}
+	if strings.TrimSpace(stdout.String()) != "on-a-terminal" {
+		t.Errorf("exec -i -t: stdout %q, want the command to find a terminal on stdin and stdout", stdout.String())
+	}
 }

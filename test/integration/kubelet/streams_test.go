@@ -231,8 +231,15 @@ func testStreamsEndOnRemoval(t *testing.T, k *kubeletAPI, c client.Client, t2 *l
 // execIn runs cmd in web/frontend/app of tenant tc through its apiserver (WebSocket, then
 // SPDY), as kubectl exec does.
 func execIn(ctx context.Context, tc *localcluster.ControlPlane, cmd []string, stdout, stderr io.Writer) error {
+	return execWith(ctx, tc, cmd, remotecommand.StreamOptions{Stdout: stdout, Stderr: stderr})
+}
+
+// execWith is execIn with the streams and terminal of o (stdin when o.Stdin is set, a TTY
+// when o.Tty is, as `kubectl exec -i -t` asks).
+func execWith(ctx context.Context, tc *localcluster.ControlPlane, cmd []string, o remotecommand.StreamOptions) error {
 	req := tc.Client.CoreV1().RESTClient().Post().Resource("pods").Namespace("web").Name("frontend").SubResource("exec").
-		VersionedParams(&corev1.PodExecOptions{Container: "app", Command: cmd, Stdout: true, Stderr: true}, scheme.ParameterCodec)
+		VersionedParams(&corev1.PodExecOptions{Container: "app", Command: cmd, Stdin: o.Stdin != nil, Stdout: o.Stdout != nil,
+			Stderr: o.Stderr != nil, TTY: o.Tty}, scheme.ParameterCodec)
 	spdy, err := remotecommand.NewSPDYExecutor(tc.RESTConfig, http.MethodPost, req.URL())
 	if err != nil {
 		return err
@@ -245,7 +252,7 @@ func execIn(ctx context.Context, tc *localcluster.ControlPlane, cmd []string, st
 	if err != nil {
 		return err
 	}
-	return exec.StreamWithContext(ctx, remotecommand.StreamOptions{Stdout: stdout, Stderr: stderr})
+	return exec.StreamWithContext(ctx, o)
 }
 
 // setKubeletCA sets Tenant name's spec.kubeletClientCA.
