@@ -60,7 +60,7 @@
 // resource metrics (Prometheus text) through the super apiserver's
 // nodes/<node>/proxy<Options.SuperMetricsPath> ("{nodeName}" substituted; a kubelet's
 // /metrics/resource by default, kwok's /metrics/nodes/{nodeName}/metrics/resource), with
-// the syncer's credentials, at most MaxSuperMetricsBytes (16 MiB; more, an error status or
+// the syncer's credentials, at most MaxSuperMetricsBytes (4 MiB; more, an error status or
 // text that does not parse is 502, result super_error). Of every family with namespace and
 // pod labels only the samples of those super Pods are kept, relabelled with the tenant
 // namespace and name and no label but container; node_cpu_usage_seconds_total and
@@ -97,10 +97,14 @@
 // ValidatingAdmissionPolicy that confines the syncer's writes can confine its CONNECTs to the
 // namespaces it manages. The cost is one more hop for the stream bytes.
 //
-// Resource metrics go through nodes/<node>/proxy, so the syncer holds nodes/proxy get in the
-// super cluster, which by itself opens every node's whole kubelet API (node-wide stats, the
-// logs and, through a WebSocket GET, exec of every Pod); the ValidatingAdmissionPolicy
-// vc-syncer-confine allows a nodes/proxy CONNECT only for a resource metrics path. Nothing
+// Resource metrics go through nodes/<node>/proxy, so with Options.NodeStats (off by
+// default) the syncer needs nodes/proxy get in the super cluster, which by itself opens every
+// node's whole kubelet API (node-wide stats, the logs and, through a WebSocket GET, exec of
+// every Pod); through the super apiserver the ValidatingAdmissionPolicy vc-syncer-confine
+// allows a nodes/proxy CONNECT only for a resource metrics path, but a kubelet called
+// directly with the syncer's token authorizes its whole API with that grant. Concurrent
+// requests for one Node share one read of its metrics (singleflight), at most maxNodeReads
+// reads run at once. Nothing
 // the tenant sends reaches that path: the Node name is checked and the path is the
 // syncer's. kube-apiserver proxies nodes/<node>/proxy only to global unicast addresses, so
 // a super cluster whose kubelets listen on loopback (the local kwok) is read directly

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"net/textproto"
 )
 
 // Log reads copy through a buffer that follows the stream's pace: minLogBuffer for a
@@ -19,16 +18,16 @@ const (
 	shrinkAfter  = 4
 )
 
-// hopHeaders are the hop-by-hop response headers a proxy does not pass on (RFC 9110 §7.6.1,
-// as httputil.ReverseProxy drops them).
-var hopHeaders = []string{"Connection", "Proxy-Connection", "Keep-Alive", "Proxy-Authenticate",
-	"Proxy-Authorization", "Te", "Trailer", "Transfer-Encoding", "Upgrade"}
+// logResponseHeaders are the super apiserver's response headers passed on to the tenant
+// apiserver; the others (its audit ID, its flow-control schema and priority level, warnings
+// about the super cluster, hop-by-hop headers) stay in the super cluster.
+var logResponseHeaders = []string{"Content-Type", "Content-Length", "Date", "Cache-Control"}
 
 // forwardRead sends out (a log read: a GET, never upgraded) to the super apiserver with the
 // syncer's transport and copies the answer to w as it comes, flushing after every chunk so
-// that `logs -f` shows each line at once. A redirect from the super apiserver is refused with
-// 502 (it would send the tenant's request elsewhere); a failed request answers 502 through
-// the responder.
+// that `logs -f` shows each line at once, with only logResponseHeaders. A redirect or a 1xx
+// from the super apiserver is refused with 502 (it would send the tenant's request elsewhere
+// or turn it into another protocol); a failed request answers 502 through the responder.
 func (s *Server) forwardRead(w http.ResponseWriter, out *http.Request) {
 	resp, err := s.transport.RoundTrip(out)
 	if err != nil {
@@ -36,19 +35,15 @@ func (s *Server) forwardRead(w http.ResponseWriter, out *http.Request) {
 		return
 	}
 	defer resp.Body.Close()
-	if resp.StatusCode >= 300 && resp.StatusCode <= 399 && resp.Header.Get("Location") != "" {
-		http.Error(w, "the super apiserver attempted to redirect this request, which is not permitted", http.StatusBadGateway)
+	if resp.StatusCode < 200 || resp.StatusCode >= 300 && resp.StatusCode <= 399 && resp.Header.Get("Location") != "" {
+		http.Error(w, "the super apiserver attempted to redirect or switch protocols on a log read, which is not permitted", http.StatusBadGateway)
 		return
 	}
 	h := w.Header()
-	for k, vs := range resp.Header {
-		h[k] = append([]string(nil), vs...)
-	}
-	for _, k := range hopHeaders {
-		h.Del(k)
-	}
-	for _, k := range resp.Header.Values("Connection") {
-		h.Del(textproto.TrimString(k))
+	for _, k := range logResponseHeaders {
+		if vs := resp.Header.Values(k); len(vs) > 0 {
+			h[k] = append([]string(nil), vs...)
+		}
 	}
 	w.WriteHeader(resp.StatusCode)
 	rc := http.NewResponseController(w)

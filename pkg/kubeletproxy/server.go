@@ -81,6 +81,13 @@ type Options struct {
 	// ReadHeaderTimeout closes a connection that has not completed its TLS handshake and
 	// request headers this long after it opened. Defaults to 10s.
 	ReadHeaderTimeout time.Duration
+	// NodeStats turns on stats/summary and metrics/resource (answered 404, reason
+	// node_stats_off, without it). They read the super Nodes' resource metrics through the
+	// super apiserver's nodes/<node>/proxy, which needs RBAC nodes/proxy get: that grant also
+	// lets the syncer's credentials call any super kubelet's own API directly, exec over a
+	// WebSocket GET included (a kubelet authorizes every path but stats, metrics and logs as
+	// nodes/proxy), so it is an opt-in of the provider's.
+	NodeStats bool
 	// SuperMetricsPath is the path, on the super Node's kubelet, of its resource metrics
 	// (Prometheus text), read through the super apiserver's nodes/<node>/proxy for
 	// stats/summary and metrics/resource; "{nodeName}" in it is replaced by the Node's
@@ -116,6 +123,7 @@ const (
 // and a container the Pod declares, and forwards it to the super apiserver's Pod subresource.
 type Server struct {
 	opts      Options
+	nodeReads nodeReads // one read of a super Node's resource metrics at a time, shared
 	superURL  *url.URL
 	transport http.RoundTripper
 	direct    http.RoundTripper // SuperMetricsURL: TLS of Super, no token
@@ -253,6 +261,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if ep, ok := statsEndpoints[r.URL.EscapedPath()]; ok {
+		if !s.opts.NodeStats {
+			metrics.KubeletRequest(t.Name, ep, reasonNodeStatsOff)
+			http.Error(w, "Not Found: this syncer serves no node stats (vc-syncer run --kubelet-node-stats)", http.StatusNotFound)
+			return
+		}
 		s.serveStats(w, r, t, ep)
 		return
 	}
@@ -429,6 +442,11 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, tgt target, sup
 	out.RequestURI = ""
 	out.Host = loc.Host
 	if tgt.endpoint == EndpointContainerLogs {
+		// A log read is a plain GET: none of the upgrade headers.
+		out.Header = http.Header{}
+		if v := r.Header.Values("Accept"); len(v) > 0 {
+			out.Header["Accept"] = slices.Clone(v)
+		}
 		out.Method, out.Body, out.ContentLength = http.MethodGet, http.NoBody, 0
 		s.forwardRead(w, out)
 		return

@@ -108,6 +108,11 @@ func newFixtureWith(t *testing.T, mutate func(*Options)) *fixture {
 		f.mu.Lock()
 		f.superSaw = append(f.superSaw, r.Clone(r.Context()))
 		f.mu.Unlock()
+		// Headers of the super cluster's own that must not reach a tenant.
+		w.Header().Set("Audit-Id", "super-audit-id")
+		w.Header().Set("X-Kubernetes-Pf-Flowschema-Uid", "super-flowschema")
+		w.Header().Set("Warning", `299 - "about the super cluster"`)
+		w.Header().Set("Content-Type", "text/plain")
 		_, _ = io.WriteString(w, "hello from the super Pod\n")
 		if r.URL.Query().Get("follow") == "true" {
 			w.(http.Flusher).Flush()
@@ -201,6 +206,38 @@ func TestLogsForwardedWithSyncerCredentialsOnly(t *testing.T) {
 	}
 	if d := metrics.KubeletBytesCount("tenant-a", EndpointContainerLogs, metrics.KubeletToTenant) - bytesBefore; d != float64(w.Body.Len()) {
 		t.Errorf("bytes_total{direction=to_tenant} rose by %v, want the body's %d", d, w.Body.Len())
+	}
+}
+
+// TestLogReadPassesNoUpgradeAndNoSuperHeaders: a log read reaches the super apiserver as a
+// plain GET (no upgrade headers a tenant sent), and only the content headers of its answer
+// come back.
+func TestLogReadPassesNoUpgradeAndNoSuperHeaders(t *testing.T) {
+	f := newFixture(t)
+	w := f.do("/containerLogs/web/frontend/app", f.certA, map[string]string{"Connection": "Upgrade", "Upgrade": "websocket",
+		"Sec-Websocket-Key": "dGhlIHNhbXBsZSBub25jZQ==", "Sec-Websocket-Version": "13", "Accept": "text/plain"})
+	if w.Code != http.StatusOK {
+		t.Fatalf("code %d body %q", w.Code, w.Body.String())
+	}
+	saw := f.seen()
+	if len(saw) != 1 {
+		t.Fatalf("super apiserver got %d requests, want 1", len(saw))
+	}
+	for _, h := range []string{"Upgrade", "Sec-Websocket-Key", "Sec-Websocket-Version"} {
+		if v := saw[0].Header.Get(h); v != "" {
+			t.Errorf("%s %q reached the super apiserver on a log read", h, v)
+		}
+	}
+	if saw[0].Header.Get("Accept") != "text/plain" {
+		t.Errorf("Accept %q, want the caller's", saw[0].Header.Get("Accept"))
+	}
+	for _, h := range []string{"Audit-Id", "X-Kubernetes-Pf-Flowschema-Uid", "Warning"} {
+		if v := w.Header().Get(h); v != "" {
+			t.Errorf("the super apiserver's %s %q reached the tenant", h, v)
+		}
+	}
+	if w.Header().Get("Content-Type") != "text/plain" {
+		t.Errorf("Content-Type %q, want the super answer's", w.Header().Get("Content-Type"))
 	}
 }
 

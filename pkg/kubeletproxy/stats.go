@@ -9,11 +9,13 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+	"golang.org/x/sync/singleflight"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/utils/ptr"
 
@@ -38,7 +40,11 @@ const DefaultSuperMetricsPath = "/metrics/resource"
 
 // MaxSuperMetricsBytes bounds the super Node's resource metrics read for one request: a
 // larger response is refused (502), never parsed.
-const MaxSuperMetricsBytes = 16 << 20
+const MaxSuperMetricsBytes = 4 << 20
+
+// maxNodeReads bounds the reads of super Nodes' resource metrics in flight at once, over all
+// tenants: each holds its body and the parsed families (several times the body) in memory.
+const maxNodeReads = 4
 
 // superMetricsTimeout bounds one read of a super Node's resource metrics.
 const superMetricsTimeout = 30 * time.Second
@@ -50,6 +56,8 @@ const (
 	reasonNoNode = "node_not_named"
 	// reasonSuperError: the super Node's resource metrics could not be read or parsed (502).
 	reasonSuperError = "super_error"
+	// reasonNodeStatsOff: the syncer runs without --kubelet-node-stats (404).
+	reasonNodeStatsOff = "node_stats_off"
 )
 
 // ValidateSuperMetricsPath checks Options.SuperMetricsPath: an absolute path without a
@@ -81,19 +89,20 @@ func ValidateSuperMetricsURL(raw string) error {
 
 // nodeOf returns the Node a resource request of the tenant apiserver is for: a kubelet
 // request carries no node name, but an apiserver's nodes/<node>/proxy/<path> sets
-// X-Forwarded-Uri to /api/v1/nodes/<node>/proxy/<path> (the tenant user cannot set it: the
-// apiserver overwrites it). ok is false without it or for a name that is not a DNS subdomain
+// X-Forwarded-Uri to /api/v1/nodes/<node>/proxy/<path> (a tenant user cannot set it: the
+// apiserver overwrites it; whoever holds the tenant's kubelet client key can, and only picks a
+// Node with it: what is shown is filtered by ownership). ok is false unless the header is
+// exactly that form for this request's path, and for a name that is not a DNS subdomain
 // (such as <scheme>:<node>:<port>).
 func nodeOf(r *http.Request) (string, bool) {
 	rest, ok := strings.CutSuffix(r.Header.Get("X-Forwarded-Uri"), "/proxy"+r.URL.EscapedPath())
 	if !ok {
 		return "", false
 	}
-	i := strings.LastIndex(rest, "/nodes/")
-	if i < 0 {
+	node, ok := strings.CutPrefix(rest, "/api/v1/nodes/")
+	if !ok {
 		return "", false
 	}
-	node := rest[i+len("/nodes/"):]
 	if len(validation.IsDNS1123Subdomain(node)) > 0 {
 		return "", false
 	}
@@ -199,6 +208,41 @@ func (s *Server) superResourceMetrics(ctx context.Context, node string, read boo
 	if !read {
 		return emptyNodeFamilies(), nil
 	}
+	return s.nodeReads.read(ctx, node, s.readSuperResourceMetrics)
+}
+
+// nodeReads shares the reads of super Nodes' resource metrics: concurrent requests for one
+// Node (of any tenants) wait for one read and share its families, which filterResourceMetrics
+// only reads; at most maxNodeReads reads are in flight.
+type nodeReads struct {
+	group singleflight.Group
+	slots chan struct{}
+	once  sync.Once
+}
+
+// read returns the families of node, reading them with fetch unless a read of node is in
+// flight. It fails with ctx's error when ctx ends first.
+func (n *nodeReads) read(ctx context.Context, node string, fetch func(context.Context, string) (map[string]*dto.MetricFamily, error)) (map[string]*dto.MetricFamily, error) {
+	n.once.Do(func() { n.slots = make(chan struct{}, maxNodeReads) })
+	ch := n.group.DoChan(node, func() (any, error) {
+		n.slots <- struct{}{}
+		defer func() { <-n.slots }()
+		// The read is shared: it runs to its own timeout, not to the first caller's context.
+		return fetch(context.WithoutCancel(ctx), node)
+	})
+	select {
+	case res := <-ch:
+		if res.Err != nil {
+			return nil, res.Err
+		}
+		return res.Val.(map[string]*dto.MetricFamily), nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// readSuperResourceMetrics reads node's resource metrics (superResourceMetrics).
+func (s *Server) readSuperResourceMetrics(ctx context.Context, node string) (map[string]*dto.MetricFamily, error) {
 	ctx, cancel := context.WithTimeout(ctx, superMetricsTimeout)
 	defer cancel()
 	loc, rt := *s.superURL, s.transport

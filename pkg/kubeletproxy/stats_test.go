@@ -1,6 +1,7 @@
 package kubeletproxy
 
 import (
+	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
@@ -10,8 +11,11 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
+	dto "github.com/prometheus/client_model/go"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/rest"
 	statsv1alpha1 "k8s.io/kubelet/pkg/apis/stats/v1alpha1"
@@ -75,6 +79,7 @@ func newStatsFixture(t *testing.T) *statsFixture {
 	sf.fixture = newFixtureWith(t, func(o *Options) {
 		o.Super = &rest.Config{Host: super.URL, BearerToken: "super-token", TLSClientConfig: rest.TLSClientConfig{Insecure: true}}
 		o.SuperMetricsPath = "/metrics/nodes/{nodeName}/metrics/resource"
+		o.NodeStats = true
 	})
 	for _, p := range []*corev1.Pod{sf.aPod, sf.aPod2, sf.bPod} {
 		p.Spec.NodeName = "n1"
@@ -186,9 +191,13 @@ func TestStatsRefusals(t *testing.T) {
 		"no node named (not through nodes/<node>/proxy)": {path: "/stats/summary", wantCode: 404, wantReason: reasonNoNode},
 		"node with scheme and port":                      {path: "/stats/summary", hdr: viaNode("https:n1:10250", "/stats/summary"), wantCode: 404, wantReason: reasonNoNode},
 		"node name of another path":                      {path: "/stats/summary", hdr: viaNode("n1", "/metrics/resource"), wantCode: 404, wantReason: reasonNoNode},
-		"encoded node name":                              {path: "/metrics/resource", hdr: viaNode("n1%2Fx", "/metrics/resource"), wantCode: 404, wantReason: reasonNoNode},
-		"POST":                                           {path: "/stats/summary", method: http.MethodPost, hdr: viaNode("n1", "/stats/summary"), wantCode: 405, wantReason: reasonBadMethod},
-		"trailing slash is another endpoint":             {path: "/stats/summary/", hdr: viaNode("n1", "/stats/summary/"), wantCode: 404, wantReason: reasonBadPath},
+		"nodes/<node>/proxy nested in the header": {path: "/stats/summary", hdr: map[string]string{"X-Forwarded-Uri": "/api/v1/nodes/n1/proxy/nodes/n2/proxy/stats/summary"},
+			wantCode: 404, wantReason: reasonNoNode},
+		"header not of the apiserver's form": {path: "/stats/summary", hdr: map[string]string{"X-Forwarded-Uri": "/x/nodes/n1/proxy/stats/summary"},
+			wantCode: 404, wantReason: reasonNoNode},
+		"encoded node name":                  {path: "/metrics/resource", hdr: viaNode("n1%2Fx", "/metrics/resource"), wantCode: 404, wantReason: reasonNoNode},
+		"POST":                               {path: "/stats/summary", method: http.MethodPost, hdr: viaNode("n1", "/stats/summary"), wantCode: 405, wantReason: reasonBadMethod},
+		"trailing slash is another endpoint": {path: "/stats/summary/", hdr: viaNode("n1", "/stats/summary/"), wantCode: 404, wantReason: reasonBadPath},
 		"super answers garbage": {path: "/metrics/resource", hdr: viaNode("n1", "/metrics/resource"), superBody: "{not prometheus\n",
 			wantCode: 502, wantReason: reasonSuperError, wantSuper: 1},
 		"super answers more than the cap": {path: "/metrics/resource", hdr: viaNode("n1", "/metrics/resource"),
@@ -274,5 +283,84 @@ func TestSuperMetricsURLIsDialledDirectlyWithoutTheToken(t *testing.T) {
 		if ValidateSuperMetricsURL(bad) == nil {
 			t.Errorf("%q accepted", bad)
 		}
+	}
+}
+
+func TestNodeStatsOffByDefault(t *testing.T) {
+	sf := newStatsFixture(t)
+	srv, err := New(func() Options { o := sf.srv.opts; o.NodeStats = false; return o }())
+	if err != nil {
+		t.Fatal(err)
+	}
+	sf.srv = srv
+	for path, endpoint := range statsEndpoints {
+		before := metrics.KubeletRequests("tenant-a", endpoint, reasonNodeStatsOff)
+		w := sf.do(path, sf.certA, viaNode("n1", path))
+		if w.Code != http.StatusNotFound || !strings.Contains(w.Body.String(), "--kubelet-node-stats") {
+			t.Errorf("%s: code %d body %q, want 404 naming --kubelet-node-stats", path, w.Code, w.Body.String())
+		}
+		if d := metrics.KubeletRequests("tenant-a", endpoint, reasonNodeStatsOff) - before; d != 1 {
+			t.Errorf("%s: vcsyncer_kubelet_requests_total{result=node_stats_off} rose by %v, want 1", path, d)
+		}
+	}
+	if n := len(sf.seenStats()); n != 0 {
+		t.Errorf("the super cluster was asked %d times, want never", n)
+	}
+}
+
+// TestNodeReadsAreShared: requests for one Node that arrive while its read is in flight
+// share that read; reads of different Nodes are bounded by maxNodeReads.
+func TestNodeReadsAreShared(t *testing.T) {
+	var n nodeReads
+	var reads, inFlight, most atomic.Int32
+	release := make(chan struct{})
+	fetch := func(context.Context, string) (map[string]*dto.MetricFamily, error) { //nolint:unparam // nodeReads.read's fetch signature
+		reads.Add(1)
+		cur := inFlight.Add(1)
+		for {
+			m := most.Load()
+			if cur <= m || most.CompareAndSwap(m, cur) {
+				break
+			}
+		}
+		<-release
+		inFlight.Add(-1)
+		return emptyNodeFamilies(), nil
+	}
+	var wg sync.WaitGroup
+	for i := 0; i < 3*maxNodeReads; i++ {
+		for range 5 { // five tenants ask for the same Node at once
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if _, err := n.read(context.Background(), fmt.Sprintf("node-%d", i), fetch); err != nil {
+					t.Error(err)
+				}
+			}()
+		}
+	}
+	// Wait until the slots are full, then let everything finish.
+	deadline := time.Now().Add(10 * time.Second)
+	for inFlight.Load() < maxNodeReads && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	close(release)
+	wg.Wait()
+	if r := reads.Load(); r < 3*maxNodeReads || r > 5*3*maxNodeReads/2 {
+		t.Errorf("%d reads for %d Nodes asked 5 times each at once, want about one per Node", r, 3*maxNodeReads)
+	}
+	if m := most.Load(); m > maxNodeReads {
+		t.Errorf("%d reads in flight at once, want at most %d", m, maxNodeReads)
+	}
+	// A caller that gives up does not wait for the shared read.
+	block := make(chan struct{})
+	defer close(block)
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if _, err := n.read(ctx, "slow", func(context.Context, string) (map[string]*dto.MetricFamily, error) {
+		<-block
+		return nil, nil
+	}); err == nil {
+		t.Error("a caller whose context ended got no error")
 	}
 }

@@ -35,8 +35,10 @@ func newDevCommand() *cobra.Command {
 	// The vNodes' kubelet API on loopback, where the tenant apiservers run (not 10250, which a
 	// real kubelet on this machine may hold).
 	o.KubeletBindAddress = "127.0.0.1:10260"
-	// kwok serves each fake Node's resource metrics under its own path.
+	// kwok serves each fake Node's resource metrics under its own path; the local super
+	// cluster is the developer's own, so its node stats are on.
 	o.KubeletSuperMetricsPath = localcluster.KwokMetricsPath
+	o.KubeletNodeStats = true
 	var superExec bool
 	var superPortForward string
 	cmd := &cobra.Command{

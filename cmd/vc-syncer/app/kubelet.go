@@ -34,7 +34,7 @@ func addKubeletAPI(mgr manager.Manager, o *options.Options, cfg *rest.Config, s 
 		Super:       rest.CopyConfig(cfg),
 		BindAddress: o.KubeletBindAddress, CertFile: o.KubeletTLSCertFile, KeyFile: o.KubeletTLSKeyFile,
 		AdvertisedHost: addr, MaxStreamsPerTenant: o.KubeletMaxStreamsPerTenant,
-		SuperMetricsPath: o.KubeletSuperMetricsPath, SuperMetricsURL: o.KubeletSuperMetricsURL,
+		NodeStats: o.KubeletNodeStats, SuperMetricsPath: o.KubeletSuperMetricsPath, SuperMetricsURL: o.KubeletSuperMetricsURL,
 	})
 	if err != nil {
 		return err

@@ -27,9 +27,10 @@ package app
 // upgrades; create: SPDY upgrades).
 // +kubebuilder:rbac:groups="",resources=pods/log,verbs=get
 // +kubebuilder:rbac:groups="",resources=pods/exec;pods/attach;pods/portforward,verbs=get;create
-// Its stats/summary and metrics/resource read the super Nodes' resource metrics through
-// nodes/<node>/proxy; the admission policy allows no other kubelet path.
-// +kubebuilder:rbac:groups="",resources=nodes/proxy,verbs=get
+// Its stats/summary and metrics/resource (--kubelet-node-stats) read the super Nodes'
+// resource metrics through nodes/<node>/proxy: that grant is not in this role (it would also
+// open every super kubelet's own API to the syncer's token); the chart adds it with
+// kubeletAPI.nodeStats.
 
 // Kinds copied down by reconcile.Reconcile and cached by pkg/syncer.
 // +kubebuilder:rbac:groups="",resources=configmaps;secrets;serviceaccounts;services;endpoints;persistentvolumeclaims,verbs=get;list;watch;create;update;delete

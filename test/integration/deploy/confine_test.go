@@ -122,7 +122,9 @@ func testConfinement(t *testing.T, env *localcluster.Environment, k func([]byte,
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := applyIdentity(t, env, k)
+	// The kubelet API with node stats: the grant (nodes/proxy get) whose use through the super
+	// apiserver the policy confines to resource metrics.
+	cfg := applyIdentity(t, env, k, "kubeletAPI.enabled=true", "replicaCount=1", "kubeletAPI.advertiseAddress=10.96.0.50", "kubeletAPI.nodeStats=true")
 	sa := kubernetes.NewForConfigOrDie(cfg)
 	saC, err := client.New(cfg, client.Options{Scheme: app.Scheme()})
 	if err != nil {

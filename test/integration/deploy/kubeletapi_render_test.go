@@ -1,6 +1,8 @@
 package deploy
 
 import (
+	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 
@@ -142,6 +144,39 @@ func TestVerifyChartKubeletAPI(t *testing.T) {
 			t.Errorf("kubelet rule's from (-want +got):\n%s", d)
 		}
 	})
+	t.Run("nodes/proxy granted only with nodeStats", func(t *testing.T) {
+		for _, tc := range []struct {
+			set  []string
+			want bool
+		}{
+			{nil, false},
+			{[]string{"kubeletAPI.enabled=true", "replicaCount=1", "kubeletAPI.advertiseAddress=10.96.0.50"}, false},
+			{[]string{"kubeletAPI.nodeStats=true"}, false}, // without the kubelet API
+			{[]string{"kubeletAPI.enabled=true", "replicaCount=1", "kubeletAPI.advertiseAddress=10.96.0.50", "kubeletAPI.nodeStats=true"}, true},
+		} {
+			objs := parse(t, helmTemplate(t, false, tc.set...))
+			role := objs["ClusterRole//"+releaseName]
+			if role == nil {
+				t.Fatalf("%v: no ClusterRole %s", tc.set, releaseName)
+			}
+			rules, _, _ := unstructured.NestedSlice(role.Object, "rules")
+			granted := false
+			for _, r := range rules {
+				res, _, _ := unstructured.NestedStringSlice(r.(map[string]any), "resources")
+				granted = granted || slices.Contains(res, "nodes/proxy")
+			}
+			flag := slices.Contains(containerArgs(t, objs), "--kubelet-node-stats")
+			if granted != tc.want || flag != tc.want {
+				t.Errorf("%v: nodes/proxy granted %v, --kubelet-node-stats %v; want both %v", tc.set, granted, flag, tc.want)
+			}
+		}
+		// The kustomize base grants it never (config/rbac is generated without it).
+		for key, u := range parse(t, kustomize(t)) {
+			if u.GetKind() == "ClusterRole" && strings.Contains(string(mustJSON(t, u.Object)), "nodes/proxy") {
+				t.Errorf("%s grants nodes/proxy", key)
+			}
+		}
+	})
 	t.Run("defaults when on: port 10250 advertised, self-signed, closed", func(t *testing.T) {
 		objs := parse(t, helmTemplate(t, false, "kubeletAPI.enabled=true", "replicaCount=1", "kubeletAPI.advertiseAddress=10.96.0.50"))
 		o := checkArgs(t, containerArgs(t, objs))
@@ -206,4 +241,13 @@ func TestVerifyChartKubeletAPI(t *testing.T) {
 			t.Errorf("config/kubelet-api advertises %s:%d (%v)", addr, port, err)
 		}
 	})
+}
+
+func mustJSON(t *testing.T, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

@@ -258,6 +258,7 @@ func TestKubeletStats(t *testing.T) {
 		// every request needs a tenant's kubelet client certificate.
 		o.KubeletBindAddress = addr
 		o.KubeletSuperMetricsURL = env.Super.KwokMetricsURL()
+		o.KubeletNodeStats = true
 	})
 	ctx := context.Background()
 	t1, t2 := env.Tenants[0], env.Tenants[1]

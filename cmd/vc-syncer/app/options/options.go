@@ -96,6 +96,10 @@ type Options struct {
 	// KubeletMaxStreamsPerTenant bounds the kubelet API requests forwarded for one tenant at
 	// a time (logs, exec, attach, port-forward streams); past it: 429. Defaults to 32.
 	KubeletMaxStreamsPerTenant int
+	// KubeletNodeStats turns on the vNodes' stats/summary and metrics/resource, read from the
+	// super Nodes through nodes/<node>/proxy (kubeletproxy.Options.NodeStats). Defaults to
+	// false: that RBAC grant also opens every super kubelet's own API to the syncer's token.
+	KubeletNodeStats bool
 	// KubeletSuperMetricsPath is the path of a super Node's resource metrics on its kubelet,
 	// read through the super apiserver's nodes/<node>/proxy for the vNodes' stats/summary and
 	// metrics/resource; "{nodeName}" is replaced by the Node's name. Defaults to
@@ -391,6 +395,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"PEM serving certificate of the kubelet API. Tenant apiservers verify it only when started with --kubelet-certificate-authority (its CA). Empty with --kubelet-tls-private-key-file empty: a self-signed certificate generated at start.")
 	fs.StringVar(&o.KubeletTLSKeyFile, "kubelet-tls-private-key-file", o.KubeletTLSKeyFile,
 		"PEM private key of --kubelet-tls-cert-file.")
+	fs.BoolVar(&o.KubeletNodeStats, "kubelet-node-stats", o.KubeletNodeStats,
+		"Serve the virtual Nodes' stats/summary and metrics/resource (the calling tenant's own Pods only) from the super Nodes' resource metrics, read through the super apiserver's nodes/<node>/proxy. Off: both answer 404. It needs RBAC nodes/proxy get, which also lets the syncer's token call any super kubelet's own API directly (a kubelet authorizes exec over a WebSocket GET as nodes/proxy get): grant it (the chart's kubeletAPI.nodeStats) only if that is acceptable.")
 	fs.StringVar(&o.KubeletSuperMetricsPath, "kubelet-super-metrics-path", o.KubeletSuperMetricsPath,
 		"Path of a super Node's resource metrics (Prometheus text) on its kubelet, which the syncer reads through the super apiserver's nodes/<node>/proxy to answer a virtual Node's stats/summary and metrics/resource with the calling tenant's own Pods only; {nodeName} is replaced by the Node's name. A kubelet serves /metrics/resource; kwok serves /metrics/nodes/{nodeName}/metrics/resource.")
 	fs.StringVar(&o.KubeletSuperMetricsURL, "kubelet-super-metrics-url", o.KubeletSuperMetricsURL,
