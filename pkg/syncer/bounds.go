@@ -79,7 +79,7 @@ func boundStatusOnly(oldObj, newObj any) bool {
 // (afterReadyOnce: one run per namespace for all the calls before). Before, on a resume, the
 // super ResourceQuotas' initial adds came while the other super caches were still taking in
 // the checkpoint's objects: every object of a tenant that had synced already looked unsynced
-// and was enqueued (issue 43: whole tenants reconciled after a restart or an upgrade).
+// and was enqueued, so whole tenants were reconciled after a restart or an upgrade.
 func (s *Syncer) enqueueWaitingIn(c *tenant.Cluster, ns, superNS string) {
 	s.afterReadyOnce(wakeKey{c: c, kind: "*", namespace: ns}, func() { s.enqueueWaitingInNow(c, ns, superNS) })
 }
