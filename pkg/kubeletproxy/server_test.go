@@ -157,10 +157,15 @@ func newFixtureWith(t *testing.T, mutate func(*Options)) *fixture {
 }
 
 func (f *fixture) do(target string, cert *x509.Certificate, hdr map[string]string) *httptest.ResponseRecorder {
+	return f.doMethod(http.MethodGet, target, cert, hdr)
+}
+
+// doMethod is do with another method.
+func (f *fixture) doMethod(method, target string, cert *x509.Certificate, hdr map[string]string) *httptest.ResponseRecorder {
 	// A stream the server wrongly forwards ends after 10s instead of hanging the test.
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	r := httptest.NewRequest(http.MethodGet, target, nil).WithContext(ctx)
+	r := httptest.NewRequest(method, target, nil).WithContext(ctx)
 	if cert != nil {
 		r.TLS = &tls.ConnectionState{PeerCertificates: []*x509.Certificate{cert}}
 	} else {

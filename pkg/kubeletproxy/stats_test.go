@@ -2,8 +2,6 @@ package kubeletproxy
 
 import (
 	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -218,7 +216,7 @@ func TestStatsRefusals(t *testing.T) {
 			before := metrics.KubeletRequests("tenant-a", endpoint, tc.wantReason)
 			var w *httptest.ResponseRecorder
 			if tc.method == http.MethodPost {
-				w = sf.doMethod(http.MethodPost, tc.path, tc.hdr)
+				w = sf.doMethod(http.MethodPost, tc.path, sf.certA, tc.hdr)
 			} else {
 				w = sf.do(tc.path, sf.certA, tc.hdr)
 			}
@@ -236,18 +234,6 @@ func TestStatsRefusals(t *testing.T) {
 			}
 		})
 	}
-}
-
-// doMethod sends a request of method with tenant-a's certificate.
-func (sf *statsFixture) doMethod(method, target string, hdr map[string]string) *httptest.ResponseRecorder {
-	r := httptest.NewRequest(method, target, nil)
-	r.TLS = &tls.ConnectionState{PeerCertificates: []*x509.Certificate{sf.certA}}
-	for k, v := range hdr {
-		r.Header.Set(k, v)
-	}
-	w := httptest.NewRecorder()
-	sf.srv.ServeHTTP(w, r)
-	return w
 }
 
 func TestSuperMetricsPathValidated(t *testing.T) {
