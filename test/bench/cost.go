@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -75,9 +76,9 @@ func costPerPod(base, synced map[string]float64, basePods, syncedPods int) perPo
 const heldMetric = "vcsyncer_pod_creation_syncer_held_seconds"
 
 // heldStats returns the count, mean and p50/p99 (bucketQuantile) of the observations of
-// heldMetric, over every tenant, made between the scrapes before and after; the zero value
-// when there were none.
-func heldStats(before, after []metricSample) phaseStats {
+// heldMetric made between the scrapes before and after, over the given tenants (by the
+// metric's tenant label; every tenant when none is given); the zero value when there were none.
+func heldStats(before, after []metricSample, tenants ...string) phaseStats {
 	type acc struct {
 		sum, count float64
 		buckets    map[float64]float64
@@ -85,6 +86,9 @@ func heldStats(before, after []metricSample) phaseStats {
 	read := func(samples []metricSample) acc {
 		a := acc{buckets: map[float64]float64{}}
 		for _, s := range samples {
+			if len(tenants) > 0 && !slices.Contains(tenants, s.labels["tenant"]) {
+				continue
+			}
 			switch s.name {
 			case heldMetric + "_sum":
 				a.sum += s.value

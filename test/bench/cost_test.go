@@ -83,6 +83,13 @@ vcsyncer_pod_creation_duration_seconds_count{tenant="b"} 99
 	if z := heldStats(after, after); z.Count != 0 || z.P99 != 0 {
 		t.Errorf("no new observations: %+v", z)
 	}
+	// One tenant's: tenant b's 10 Pods only, all in (10, 100 ms].
+	if b := heldStats(before, after, "b"); b.Count != 10 || !near(b.Mean, 0.055) || b.P50 <= 0.01 || b.P99 > 0.1 {
+		t.Errorf("heldStats of tenant b = %+v, want its 10 Pods, mean 55 ms, p50 and p99 inside (10, 100 ms]", b)
+	}
+	if a := heldStats(before, after, "a", "c"); a.Count != 10 || !near(a.Mean, 0.005) {
+		t.Errorf("heldStats of tenants a and c = %+v, want tenant a's 10 Pods, mean 5 ms", a)
+	}
 }
 
 func TestHeldPodsPerTenant(t *testing.T) {

@@ -86,3 +86,45 @@ vcsyncer_pod_creation_phase_duration_seconds_count{phase="downward_queue",tenant
 		t.Errorf("no new observations: %v, want nil", got)
 	}
 }
+
+func TestMedianRun(t *testing.T) {
+	if got := median([]float64{3, 1, 2}); got != 2 {
+		t.Errorf("median of 3, 1, 2 = %v, want 2", got)
+	}
+	if got := median([]float64{4, 1, 3, 2}); got != 2.5 {
+		t.Errorf("median of 4, 1, 3, 2 = %v, want 2.5", got)
+	}
+	if got := median(nil); got != 0 {
+		t.Errorf("median of nothing = %v, want 0", got)
+	}
+	run := func(p99a, ratio, held, shareErr, share float64) fairnessRun {
+		return fairnessRun{RegularP99Alone: p99a, RatioGreedyFairToGreedyDirectP99: ratio, RegularSyncerHeldP99GreedyFair: held,
+			MaxWeightedShareRelativeError: shareErr, Cases: []fairnessCase{{Name: "a"}},
+			WeightedShares: []weightedShare{{Tenant: "t", Weight: 3, Target: 0.6, Share: share, Error: share/0.6 - 1, Running: int(math.Round(share * 100))}}}
+	}
+	runs := []fairnessRun{run(0.3, 0.9, 0.02, 0.05, 0.60), run(0.1, 1.4, 0.01, 0.12, 0.54), run(0.2, 1.1, 0.05, 0.01, 0.57)}
+	m := medianRun(runs)
+	if m.RegularP99Alone != 0.2 || m.RatioGreedyFairToGreedyDirectP99 != 1.1 || m.RegularSyncerHeldP99GreedyFair != 0.02 {
+		t.Errorf("medians: (a) %v, (b)/(b-direct) %v, held (b) %v; want 0.2, 1.1, 0.02", m.RegularP99Alone, m.RatioGreedyFairToGreedyDirectP99, m.RegularSyncerHeldP99GreedyFair)
+	}
+	if m.MaxWeightedShareRelativeError != 0.12 {
+		t.Errorf("max share error = %v, want the largest of any run, 0.12", m.MaxWeightedShareRelativeError)
+	}
+	if len(m.WeightedShares) != 1 || math.Abs(m.WeightedShares[0].Share-0.57) > 1e-9 || m.WeightedShares[0].Running != 57 || m.WeightedShares[0].Weight != 3 {
+		t.Errorf("weighted shares = %+v, want tenant t's median share 0.57 (57 Running, weight 3)", m.WeightedShares)
+	}
+	if m.Cases != nil {
+		t.Errorf("the medians carry no cases (they are in runs[]): %v", m.Cases)
+	}
+	if one := medianRun(runs[:1]); one.RegularP99Alone != 0.3 || len(one.Cases) != 1 {
+		t.Errorf("one run is its own median with its cases: %+v", one)
+	}
+}
+
+func TestSplitRegular(t *testing.T) {
+	s := []sample{{key: "0/pod-1"}, {key: "3/pod-1"}, {key: "1/pod-2"}, {key: "2/pod-1"}, {key: "10/pod-1"}}
+	reg, oth := splitRegular(s, 2)
+	if len(reg) != 2 || reg[0].key != "0/pod-1" || reg[1].key != "1/pod-2" || len(oth) != 3 {
+		t.Errorf("regular %v, others %v; want loads 0 and 1 regular, 2, 3 and 10 others", reg, oth)
+	}
+}

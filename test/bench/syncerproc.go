@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"k8s.io/client-go/util/retry"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -114,7 +115,10 @@ func registerWeightedTenants(ctx context.Context, env *localcluster.Environment,
 		if t.ServiceCIDR != "" {
 			o.ServiceCIDRs = []string{t.ServiceCIDR} // as a provider registers a tenant
 		}
-		if err := app.AddTenantWithOptions(ctx, cl, "vc-syncer-system", t.Name, t.Kubeconfig, o); err != nil {
+		// A syncer that just stopped may have written the Tenant's status last: retry a conflict.
+		if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			return app.AddTenantWithOptions(ctx, cl, "vc-syncer-system", t.Name, t.Kubeconfig, o)
+		}); err != nil {
 			return fmt.Errorf("register %s: %w", t.Name, err)
 		}
 	}
