@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 
+	"google.golang.org/protobuf/encoding/protowire"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -68,6 +69,59 @@ func (p *Pod) Pod() (*corev1.Pod, error) {
 		return nil, fmt.Errorf("decoding the cached status of Pod %s/%s: %w", p.Namespace, p.Name, err)
 	}
 	return out, nil
+}
+
+// podSpecNodeName is the field number of nodeName in the v1.PodSpec protobuf message
+// (k8s.io/api/core/v1/generated.proto).
+const podSpecNodeName = 10
+
+// NodeName returns the cached Pod's spec.nodeName, read from the spec's encoding without
+// decoding the rest of it; "" when the spec has none or does not decode.
+func (p *Pod) NodeName() string {
+	b := p.spec
+	for len(b) > 0 {
+		num, typ, n := protowire.ConsumeTag(b)
+		if n < 0 {
+			return ""
+		}
+		b = b[n:]
+		if num == podSpecNodeName && typ == protowire.BytesType {
+			v, n := protowire.ConsumeBytes(b)
+			if n < 0 {
+				return ""
+			}
+			return string(v)
+		}
+		if n = protowire.ConsumeFieldValue(num, typ, b); n < 0 {
+			return ""
+		}
+		b = b[n:]
+	}
+	return ""
+}
+
+// NodeNameOf returns the spec.nodeName of a Pod given as a *corev1.Pod or a cached *Pod
+// (decoding nothing else), and false for anything else.
+func NodeNameOf(obj any) (string, bool) {
+	switch p := obj.(type) {
+	case *corev1.Pod:
+		return p.Spec.NodeName, true
+	case *Pod:
+		return p.NodeName(), true
+	}
+	return "", false
+}
+
+// MetaOf returns the metadata of a Pod given as a *corev1.Pod or a cached *Pod, and false
+// for anything else.
+func MetaOf(obj any) (*metav1.ObjectMeta, bool) {
+	switch p := obj.(type) {
+	case *corev1.Pod:
+		return &p.ObjectMeta, true
+	case *Pod:
+		return &p.ObjectMeta, true
+	}
+	return nil, false
 }
 
 // StatusOf returns the status of a Pod given as a *corev1.Pod or a cached *Pod (decoding only

@@ -2,6 +2,7 @@ package podcache
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -162,4 +163,73 @@ func TestSizeAndBare(t *testing.T) {
 	if err != nil || !bare.Bare() || full.Spec.NodeName != "n1" || len(full.Spec.Containers) != 0 {
 		t.Errorf("NewBare: bare %v, pod %+v, err %v", bare.Bare(), full, err)
 	}
+}
+
+func TestNodeNameWithoutDecoding(t *testing.T) {
+	many := make([]corev1.Container, 30)
+	for i := range many {
+		many[i] = corev1.Container{Name: fmt.Sprint("c", i), Image: "busybox", Args: []string{"sleep", "1d"}}
+	}
+	for name, p := range map[string]*corev1.Pod{
+		"unbound": {Spec: corev1.PodSpec{Containers: many[:1]}},
+		"bound":   {Spec: corev1.PodSpec{NodeName: "node-7", Containers: many[:1]}},
+		// Fields before and after nodeName (10): volumes (1), containers (2), nodeSelector (7),
+		// hostNetwork (11), tolerations (22), a long spec.
+		"crowded": {Spec: corev1.PodSpec{NodeName: "super-node-with-a-long-name.example.com", Containers: many,
+			Volumes: []corev1.Volume{{Name: "v"}}, NodeSelector: map[string]string{"a": "b"}, HostNetwork: true,
+			Tolerations: []corev1.Toleration{{Key: "k", Operator: corev1.TolerationOpExists}}}},
+		"bare": {},
+	} {
+		c, err := New(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := c.NodeName(); got != p.Spec.NodeName {
+			t.Errorf("%s: NodeName() = %q, want %q", name, got, p.Spec.NodeName)
+		}
+		for _, obj := range []any{c, p} {
+			if got, ok := NodeNameOf(obj); !ok || got != p.Spec.NodeName {
+				t.Errorf("%s: NodeNameOf(%T) = %q, %t; want %q", name, obj, got, ok, p.Spec.NodeName)
+			}
+			if m, ok := MetaOf(obj); !ok || m.Name != p.Name {
+				t.Errorf("%s: MetaOf(%T) = %v, %t", name, obj, m, ok)
+			}
+		}
+	}
+	if got := NewBare(metav1.ObjectMeta{Name: "x"}, "node-3").NodeName(); got != "node-3" {
+		t.Errorf("bare Pod's NodeName() = %q, want node-3", got)
+	}
+	if got := (&Pod{spec: []byte{0x52, 0x7f}}).NodeName(); got != "" {
+		t.Errorf("a truncated spec's NodeName() = %q, want empty", got)
+	}
+	if _, ok := NodeNameOf("not a Pod"); ok {
+		t.Error("NodeNameOf(a string) = true")
+	}
+}
+
+// BenchmarkReadNodeName compares reading a cached Pod's spec.nodeName alone with decoding the
+// Pod whole, what the Pod event handlers did before (go test -bench ReadNodeName ./pkg/podcache).
+func BenchmarkReadNodeName(b *testing.B) {
+	p := makePod("app", "web", "node-1", map[string]string{"app": "web"})
+	p.Spec.Volumes = []corev1.Volume{{Name: "token", VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{
+		Sources: []corev1.VolumeProjection{{DownwardAPI: &corev1.DownwardAPIProjection{Items: []corev1.DownwardAPIVolumeFile{{Path: "token",
+			FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.annotations['tenancy.vcsyncer.io/sa-token.0']"}}}}}}}}}}
+	c, err := New(p)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("nodeName", func(b *testing.B) {
+		for b.Loop() {
+			if n, _ := NodeNameOf(c); n != "node-1" {
+				b.Fatal(n)
+			}
+		}
+	})
+	b.Run("decode", func(b *testing.B) {
+		for b.Loop() {
+			if d, _ := From(c); d.Spec.NodeName != "node-1" {
+				b.Fatal(d.Spec.NodeName)
+			}
+		}
+	})
 }

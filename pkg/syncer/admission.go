@@ -52,7 +52,7 @@ func (s *Syncer) newAdmission(o AdmissionOptions, fair bool) (*admission.Window[
 		if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 			obj = d.Obj
 		}
-		p, ok := podcache.From(obj)
+		p, ok := podcache.MetaOf(obj)
 		if !ok {
 			return
 		}
@@ -60,7 +60,7 @@ func (s *Syncer) newAdmission(o AdmissionOptions, fair bool) (*admission.Window[
 		if !owned {
 			return
 		}
-		pending, bound := superPodPending(p)
+		pending, bound := superPodPending(obj)
 		w.Observe(o.Tenant, p.Namespace+"/"+p.Name, p.CreationTimestamp.Time, pending, bound)
 	}
 	gone := func(obj any) {
@@ -98,16 +98,26 @@ func (s *Syncer) newAdmission(o AdmissionOptions, fair bool) (*admission.Window[
 	return w, nil
 }
 
-// superPodPending reports whether super Pod p waits for the super scheduler (not bound, not
-// terminating, not found unschedulable by it), and whether it is bound.
-func superPodPending(p *corev1.Pod) (pending, bound bool) {
-	if p.Spec.NodeName != "" {
-		return false, true
-	}
-	if !p.DeletionTimestamp.IsZero() || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+// superPodPending reports whether super Pod obj (a cached or plain Pod) waits for the super
+// scheduler (not bound, not terminating, not found unschedulable by it), and whether it is
+// bound. It decodes the status of an unbound cached Pod only, never its spec.
+func superPodPending(obj any) (pending, bound bool) {
+	p, ok1 := podcache.MetaOf(obj)
+	node, ok2 := podcache.NodeNameOf(obj)
+	if !ok1 || !ok2 {
 		return false, false
 	}
-	for _, c := range p.Status.Conditions {
+	if node != "" {
+		return false, true
+	}
+	if !p.DeletionTimestamp.IsZero() {
+		return false, false
+	}
+	st, ok := podcache.StatusOf(obj)
+	if !ok || st.Phase == corev1.PodSucceeded || st.Phase == corev1.PodFailed {
+		return false, false
+	}
+	for _, c := range st.Conditions {
 		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse {
 			return false, false // the scheduler tried (Unschedulable) or it is gated
 		}

@@ -77,11 +77,11 @@ func (s *Syncer) newBudget() (*admission.Budget[resources.Request], error) {
 // (most of them), so a tenant's thousands of Secrets and ConfigMaps do not each hold a copy.
 func superCharge(kind resources.Kind, obj any) (metav1.Object, corev1.ResourceList, bool) {
 	if kind == resources.KindPod {
-		p, ok := podcache.From(obj)
+		m, ok := podcache.MetaOf(obj)
 		if !ok {
 			return nil, nil, false
 		}
-		return p, superPodCharge(p), true
+		return m, superPodCharge(obj), true
 	}
 	ro, ok := obj.(runtime.Object)
 	if !ok {
@@ -117,18 +117,24 @@ func (ci *chargeInterner) intern(kind resources.Kind, charge corev1.ResourceList
 	return charge
 }
 
-// superPodCharge returns what super Pod p counts in its tenant's budget: nothing once it ended;
+// superPodCharge returns what super Pod obj (cached or plain) counts in its tenant's budget: nothing once it ended;
 // the charge the syncer recorded on it when it created it (policy.AnnotationCharge); for a
 // super Pod without one (created by an older syncer) its charge under the built-in
 // defaultCharge, from its cached spec.
-func superPodCharge(p *corev1.Pod) corev1.ResourceList {
-	if p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+func superPodCharge(obj any) corev1.ResourceList {
+	m, ok1 := podcache.MetaOf(obj)
+	st, ok2 := podcache.StatusOf(obj)
+	if !ok1 || !ok2 || st.Phase == corev1.PodSucceeded || st.Phase == corev1.PodFailed {
 		return nil
 	}
-	if v, ok := p.Annotations[policy.AnnotationCharge]; ok {
+	if v, ok := m.Annotations[policy.AnnotationCharge]; ok {
 		if charge, ok := policy.ParseCharge(v); ok {
 			return charge
 		}
 	}
-	return policy.PodCharge(p, policy.Builtin().Limits.DefaultCharge)
+	// No recorded charge (a super Pod of an earlier version): the spec decides.
+	if p, ok := podcache.From(obj); ok {
+		return policy.PodCharge(p, policy.Builtin().Limits.DefaultCharge)
+	}
+	return nil
 }

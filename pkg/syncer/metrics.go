@@ -4,7 +4,7 @@ import (
 	"sync"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/vcsyncer/syncer/pkg/conversion"
@@ -261,8 +261,8 @@ func (t *tracker) forget(tenant string) {
 }
 
 // podAdded starts tracking a new tenant Pod (t0), unless it is already bound or terminating.
-func (t *tracker) podAdded(tenant string, p *corev1.Pod, now time.Time) {
-	if p.Spec.NodeName != "" || p.DeletionTimestamp != nil {
+func (t *tracker) podAdded(tenant string, p metav1.Object, nodeName string, now time.Time) {
+	if nodeName != "" || p.GetDeletionTimestamp() != nil {
 		return
 	}
 	t.mu.Lock()
@@ -270,7 +270,7 @@ func (t *tracker) podAdded(tenant string, p *corev1.Pod, now time.Time) {
 	if t.pods == nil {
 		t.pods, t.perTenant = map[podKey]*podTimes{}, map[string]int{}
 	}
-	k := podKey{tenant, p.Namespace, p.Name}
+	k := podKey{tenant, p.GetNamespace(), p.GetName()}
 	if _, ok := t.pods[k]; ok {
 		return
 	}
@@ -360,54 +360,66 @@ func (t *tracker) superPodScheduled(k podKey, now time.Time) {
 
 // tenantPodHandler feeds the tracker from a tenant's Pod informer (registered in
 // ClusterStarting; events before the tenant's caches synced are the initial list, not new Pods).
+// The tracker's handlers read a Pod's metadata and spec.nodeName only (podcache.NodeNameOf):
+// they run for every Pod event, where decoding a cached Pod whole would cost a spec and a
+// status decode each time.
 func (t *tracker) tenantPodHandler(c *tenant.Cluster) cache.ResourceEventHandler {
 	return cache.ResourceEventHandlerFuncs{
 		AddFunc: func(obj any) {
-			if p, ok := podcache.From(obj); ok && c.Synced() {
-				t.podAdded(c.Name, p, time.Now())
+			m, ok := podcache.MetaOf(obj)
+			if ok && c.Synced() {
+				node, _ := podcache.NodeNameOf(obj)
+				t.podAdded(c.Name, m, node, time.Now())
 			}
 		},
 		UpdateFunc: func(o, n any) {
-			op, ok1 := podcache.From(o)
-			np, ok2 := podcache.From(n)
-			if ok1 && ok2 && op.Spec.NodeName == "" && np.Spec.NodeName != "" {
-				t.podBound(podKey{c.Name, np.Namespace, np.Name}, time.Now())
+			if bound(o, n) {
+				if m, ok := podcache.MetaOf(n); ok {
+					t.podBound(podKey{c.Name, m.Namespace, m.Name}, time.Now())
+				}
 			}
 		},
 		DeleteFunc: func(obj any) {
 			if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 				obj = d.Obj
 			}
-			if p, ok := podcache.From(obj); ok {
-				t.podGone(podKey{c.Name, p.Namespace, p.Name})
+			if m, ok := podcache.MetaOf(obj); ok {
+				t.podGone(podKey{c.Name, m.Namespace, m.Name})
 			}
 		},
 	}
 }
 
+// bound reports whether a Pod's update event (old and new object, cached or plain Pods) set
+// its spec.nodeName.
+func bound(o, n any) bool {
+	on, ok1 := podcache.NodeNameOf(o)
+	nn, ok2 := podcache.NodeNameOf(n)
+	return ok1 && ok2 && on == "" && nn != ""
+}
+
 // superPodHandler feeds the tracker from the super Pod informer (super Pods the syncer owns).
 func (t *tracker) superPodHandler() cache.ResourceEventHandler {
-	key := func(obj any) (podKey, *corev1.Pod, bool) {
-		p, ok := podcache.From(obj)
+	key := func(obj any) (podKey, bool) {
+		m, ok := podcache.MetaOf(obj)
 		if !ok {
-			return podKey{}, nil, false
+			return podKey{}, false
 		}
-		o, owned := conversion.OwnerOf(p)
+		o, owned := conversion.OwnerOf(m)
 		if !owned {
-			return podKey{}, nil, false
+			return podKey{}, false
 		}
-		return podKey{o.Tenant, o.Namespace, o.Name}, p, true
+		return podKey{o.Tenant, o.Namespace, o.Name}, true
 	}
 	return cache.ResourceEventHandlerFuncs{
 		AddFunc: func(obj any) {
-			if k, p, ok := key(obj); ok {
-				t.superPodCreated(k, p.Spec.NodeName != "", time.Now())
+			if k, ok := key(obj); ok {
+				node, _ := podcache.NodeNameOf(obj)
+				t.superPodCreated(k, node != "", time.Now())
 			}
 		},
 		UpdateFunc: func(o, n any) {
-			op, ok1 := podcache.From(o)
-			k, np, ok2 := key(n)
-			if ok1 && ok2 && op.Spec.NodeName == "" && np.Spec.NodeName != "" {
+			if k, ok := key(n); ok && bound(o, n) {
 				t.superPodScheduled(k, time.Now())
 			}
 		},

@@ -74,7 +74,7 @@ func TestTrackerPodCreationPhases(t *testing.T) {
 	creation := histogramRise(t, "vcsyncer_pod_creation_duration_seconds", tn, "")
 	held := histogramRise(t, "vcsyncer_pod_creation_syncer_held_seconds", tn, "")
 
-	tr.podAdded(tn, pod, at(0))
+	tr.podAdded(tn, pod, pod.Spec.NodeName, at(0))
 	tr.popped(directionDownward, req, at(10)) // downward_queue 10ms
 	tr.popped(directionDownward, req, at(15)) // a second pop (retry) changes nothing
 	tr.popped(directionUpward, req, at(20))   // upward pop before scheduling: not the upward queue
@@ -118,7 +118,7 @@ func TestTrackerQueuePhaseLostRaceCountsZero(t *testing.T) {
 	k := podKey{tn, "app", "web"}
 	phases := histogramRise(t, "vcsyncer_pod_creation_phase_duration_seconds", tn, "phase")
 	// Workers took both requests before the tracker's own handlers saw the events.
-	tr.podAdded(tn, pod, t0)
+	tr.podAdded(tn, pod, pod.Spec.NodeName, t0)
 	tr.superPodCreated(k, false, t0.Add(20*time.Millisecond))
 	tr.superPodScheduled(k, t0.Add(50*time.Millisecond))
 	tr.podBound(k, t0.Add(70*time.Millisecond))
@@ -138,10 +138,10 @@ func TestTrackerIgnoresBoundAndDeletedPods(t *testing.T) {
 	now := time.Now()
 	bound := &corev1.Pod{Spec: corev1.PodSpec{NodeName: "n1"}}
 	bound.Name = "bound"
-	tr.podAdded("x", bound, now)
+	tr.podAdded("x", bound, bound.Spec.NodeName, now)
 	gone := &corev1.Pod{}
 	gone.Name = "gone"
-	tr.podAdded("x", gone, now)
+	tr.podAdded("x", gone, gone.Spec.NodeName, now)
 	tr.podGone(podKey{"x", "", "gone"})
 	if len(tr.pods) != 0 {
 		t.Errorf("tracked %v, want nothing (a bound Pod is not a new one; a deleted one is forgotten)", tr.pods)

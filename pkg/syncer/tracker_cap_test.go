@@ -16,9 +16,9 @@ func TestPodTrackerCapIsPerTenant(t *testing.T) {
 	var tr tracker
 	now := time.Now()
 	for i := range 20000 {
-		tr.podAdded("greedy", &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: fmt.Sprint(i)}}, now)
+		tr.podAdded("greedy", &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: fmt.Sprint(i)}}, "", now)
 	}
-	tr.podAdded("regular", &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p"}}, now)
+	tr.podAdded("regular", &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p"}}, "", now)
 	if tr.pods[podKey{"regular", "ns", "p"}] == nil {
 		t.Fatal("the regular tenant's Pod is not tracked beside a greedy tenant's 20000")
 	}
@@ -32,7 +32,7 @@ func TestPodTrackerCapIsPerTenant(t *testing.T) {
 		t.Fatalf("greedy tenant has %d tracked Pods, cap %d", n, maxTrackedPodsPerTenant)
 	}
 	tr.podGone(podKey{"greedy", "ns", "0"})
-	tr.podAdded("greedy", &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "new"}}, now)
+	tr.podAdded("greedy", &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "new"}}, "", now)
 	if tr.pods[podKey{"greedy", "ns", "new"}] == nil {
 		t.Fatal("after one of its Pods went, the greedy tenant's next Pod is not tracked")
 	}

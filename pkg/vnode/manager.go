@@ -291,27 +291,33 @@ func (m *Manager) superNodeChanged(obj any) {
 	}
 }
 
-func podKey(p *corev1.Pod) string { return p.Namespace + "/" + p.Name }
+func podKey(p metav1.Object) string { return p.GetNamespace() + "/" + p.GetName() }
 
 // daemonSetPod reports whether a DaemonSet controls the Pod. Such Pods do not keep a vNode:
 // the DaemonSet controller puts one on every vNode, so counting them would keep every vNode
 // forever. When the vNode goes, the tenant's garbage collection removes them with it.
-func daemonSetPod(p *corev1.Pod) bool {
+func daemonSetPod(p metav1.Object) bool {
 	ref := metav1.GetControllerOfNoCopy(p)
 	return ref != nil && ref.Kind == "DaemonSet"
 }
 
+// podChanged and podDeleted read a Pod's metadata and spec.nodeName only (podcache.NodeNameOf):
+// they run for every tenant Pod event, and decoding a cached Pod's whole spec and status there
+// was a measurable share of the syncer's CPU.
 func (m *Manager) podChanged(c *tenant.Cluster, oldObj, newObj any) {
-	p, ok := podcache.From(newObj)
-	if !ok {
+	p, ok1 := podcache.MetaOf(newObj)
+	node, ok2 := podcache.NodeNameOf(newObj)
+	if !ok1 || !ok2 {
 		return
 	}
 	now := time.Now()
-	if o, ok := podcache.From(oldObj); ok && o.Spec.NodeName != "" && o.Spec.NodeName != p.Spec.NodeName {
-		m.bindings.RemovePod(c.Name, o.Spec.NodeName, podKey(o), now)
+	if o, ok := podcache.MetaOf(oldObj); ok {
+		if oldNode, _ := podcache.NodeNameOf(oldObj); oldNode != "" && oldNode != node {
+			m.bindings.RemovePod(c.Name, oldNode, podKey(o), now)
+		}
 	}
-	if p.Spec.NodeName != "" && !daemonSetPod(p) {
-		m.bindings.AddPod(c.Name, p.Spec.NodeName, podKey(p), now)
+	if node != "" && !daemonSetPod(p) {
+		m.bindings.AddPod(c.Name, node, podKey(p), now)
 	}
 }
 
@@ -319,8 +325,9 @@ func (m *Manager) podDeleted(c *tenant.Cluster, obj any) {
 	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 		obj = d.Obj
 	}
-	if p, ok := podcache.From(obj); ok && p.Spec.NodeName != "" && !daemonSetPod(p) {
-		m.bindings.RemovePod(c.Name, p.Spec.NodeName, podKey(p), time.Now())
+	p, ok := podcache.MetaOf(obj)
+	if node, _ := podcache.NodeNameOf(obj); ok && node != "" && !daemonSetPod(p) {
+		m.bindings.RemovePod(c.Name, node, podKey(p), time.Now())
 	}
 }
 

@@ -148,8 +148,8 @@ func (k *Kind[T]) DependsOn() []resources.Kind {
 // Dependents implements resources.DependentMapper: for a Service, ForService; for a Pod, the
 // objects that named one of its IPs when last reconciled (IPWatch).
 func (k *Kind[T]) Dependents(c *tenant.Cluster, dep metav1.Object) []resources.Request {
-	if p, ok := podcache.From(dep); ok {
-		return k.watched.For(c, p)
+	if st, ok := podcache.StatusOf(dep); ok { // a Pod's IPs are all it needs: no spec decoded
+		return k.watched.For(c, st)
 	}
 	return k.ForService(c, dep)
 }

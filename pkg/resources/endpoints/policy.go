@@ -30,26 +30,26 @@ func AddPodIPIndex(env *resources.Env) {
 }
 
 func podIPs(obj any) ([]string, error) {
-	p, ok := podcache.From(obj)
+	st, ok := podcache.StatusOf(obj)
 	if !ok {
 		return nil, nil
 	}
-	return ipsOf(p), nil
+	return ipsOf(st), nil
 }
 
 // ipsOf returns a Pod's IPs (status.podIPs, or status.podIP), normalised.
-func ipsOf(p *corev1.Pod) []string {
+func ipsOf(st *corev1.PodStatus) []string {
 	var out []string
 	add := func(s string) {
 		if a, err := netip.ParseAddr(s); err == nil {
 			out = append(out, a.Unmap().String())
 		}
 	}
-	for _, ip := range p.Status.PodIPs {
+	for _, ip := range st.PodIPs {
 		add(ip.IP)
 	}
-	if len(p.Status.PodIPs) == 0 && p.Status.PodIP != "" {
-		add(p.Status.PodIP)
+	if len(st.PodIPs) == 0 && st.PodIP != "" {
+		add(st.PodIP)
 	}
 	return out
 }
@@ -95,7 +95,7 @@ func OwnPodIP(env *resources.Env, c *tenant.Cluster) func(netip.Addr) bool {
 				p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
 				continue
 			}
-			for _, ip := range ipsOf(p) {
+			for _, ip := range ipsOf(&p.Status) {
 				if ip == a.String() && !isNode(a) {
 					return true
 				}
@@ -187,8 +187,8 @@ func (w *IPWatch) dropLocked(tenantName string, req resources.Request) {
 }
 
 // For returns the requests of tenant c recorded as naming one of tenant Pod p's IPs.
-func (w *IPWatch) For(c *tenant.Cluster, p *corev1.Pod) []resources.Request {
-	return w.ForIPs(c, ipsOf(p))
+func (w *IPWatch) For(c *tenant.Cluster, st *corev1.PodStatus) []resources.Request {
+	return w.ForIPs(c, ipsOf(st))
 }
 
 // ForIPs returns the requests of tenant c recorded as naming one of ips (any textual form of
