@@ -159,7 +159,9 @@ func storedBytesPerPod(pods []corev1.Pod) float64 {
 
 // bytesByPart returns the mean protobuf bytes of pods' parts: "metadata.annotations",
 // "metadata.managedFields", "metadata (other)", "spec" and "status" (each part's encoded size,
-// without the few bytes of field tags); nil for no Pods.
+// without the few bytes of field tags), and the two metadata parts in detail:
+// "metadata.annotations: <group>" (annotationGroup) and "metadata.managedFields: <manager>
+// <operation>"; nil for no Pods.
 func bytesByPart(pods []corev1.Pod) map[string]float64 {
 	if len(pods) == 0 {
 		return nil
@@ -170,10 +172,15 @@ func bytesByPart(pods []corev1.Pod) map[string]float64 {
 		p := &pods[i]
 		ann, mf := 0, 0
 		for k, v := range p.Annotations {
-			ann += len(k) + len(v) + 6 // a map entry's key, value, tags and lengths
+			b := len(k) + len(v) + 6 // a map entry's key, value, tags and lengths
+			ann += b
+			out["metadata.annotations: "+annotationGroup(k)] += float64(b) / n
 		}
 		for j := range p.ManagedFields {
-			mf += p.ManagedFields[j].Size() + 2
+			e := &p.ManagedFields[j]
+			b := e.Size() + 2
+			mf += b
+			out["metadata.managedFields: "+e.Manager+" "+string(e.Operation)] += float64(b) / n
 		}
 		out["metadata.annotations"] += float64(ann) / n
 		out["metadata.managedFields"] += float64(mf) / n
@@ -182,6 +189,21 @@ func bytesByPart(pods []corev1.Pod) map[string]float64 {
 		out["status"] += float64(p.Status.Size()) / n
 	}
 	return out
+}
+
+// annotationGroup names the group of a super Pod annotation key for bytesByPart: the tenant
+// tokens (sa-token.N), the tenant's root CA, the other vc-syncer annotations (ownership,
+// charge, synced images, downward-API values) or "other".
+func annotationGroup(key string) string {
+	switch {
+	case strings.HasPrefix(key, "tenancy.vcsyncer.io/sa-token."):
+		return "tenant tokens"
+	case key == "tenancy.vcsyncer.io/tenant-ca.crt":
+		return "tenant root CA"
+	case strings.HasPrefix(key, "tenancy.vcsyncer.io/"):
+		return "other vc-syncer"
+	}
+	return "other"
 }
 
 // superPodBytes lists the super cluster's Pods matching opts in namespace ns ("" for all) and
@@ -220,6 +242,18 @@ func costTable(r result) string {
 		r.BytesStoredPerSuperPod["baseline"], r.BytesStoredPerSuperPod["syncer"], ratio(r.BytesStoredPerSuperPod["syncer"], r.BytesStoredPerSuperPod["baseline"]))
 	for _, part := range []string{"metadata.annotations", "metadata.managedFields", "metadata (other)", "spec", "status"} {
 		md += fmt.Sprintf("| … of which %s | %.0f | %.0f | |\n", part, r.SuperPodBytesByPart["baseline"][part], r.SuperPodBytesByPart["syncer"][part])
+		var detail []string
+		for _, side := range r.SuperPodBytesByPart {
+			for k := range side {
+				if strings.HasPrefix(k, part+": ") && !slices.Contains(detail, k) {
+					detail = append(detail, k)
+				}
+			}
+		}
+		slices.Sort(detail)
+		for _, k := range detail {
+			md += fmt.Sprintf("| …… %s | %.0f | %.0f | |\n", strings.TrimPrefix(k, part+": "), r.SuperPodBytesByPart["baseline"][k], r.SuperPodBytesByPart["syncer"][k])
+		}
 	}
 	if h := r.HeldRun; h != nil {
 		md += fmt.Sprintf("| time inside the syncer p50 / p99 (s), %d × %d Pods open loop at %.1f Pods/s (%.2f × ceiling) | | %.3f / %.3f | |\n",

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 func TestCostPerPod(t *testing.T) {
@@ -124,11 +125,18 @@ func TestStoredBytesPerPod(t *testing.T) {
 func TestBytesByPart(t *testing.T) {
 	p := corev1.Pod{}
 	p.Name = "a"
-	p.Annotations = map[string]string{"k": string(make([]byte, 100))}
+	p.Annotations = map[string]string{"k": string(make([]byte, 100)), "tenancy.vcsyncer.io/sa-token.0": "jwt"}
+	p.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "vc-syncer", Operation: metav1.ManagedFieldsOperationUpdate}}
 	p.Spec.NodeName = "n"
 	got := bytesByPart([]corev1.Pod{p, p})
-	if got["metadata.annotations"] != 107 || got["spec"] != float64(p.Spec.Size()) || got["metadata (other)"] != float64(p.ObjectMeta.Size()-107) {
+	ann := 107 + len("tenancy.vcsyncer.io/sa-token.0") + 3 + 6
+	mf := p.ManagedFields[0].Size() + 2
+	if got["metadata.annotations"] != float64(ann) || got["spec"] != float64(p.Spec.Size()) || got["metadata (other)"] != float64(p.ObjectMeta.Size()-ann-mf) {
 		t.Errorf("bytesByPart = %v", got)
+	}
+	if got["metadata.annotations: other"] != 107 || got["metadata.annotations: tenant tokens"] != float64(ann-107) ||
+		got["metadata.managedFields: vc-syncer Update"] != float64(mf) {
+		t.Errorf("bytesByPart details = %v, want 107 other, %d tenant tokens, %d for vc-syncer's Update", got, ann-107, mf)
 	}
 	if bytesByPart(nil) != nil {
 		t.Error("no Pods: want nil")
