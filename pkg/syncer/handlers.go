@@ -23,14 +23,14 @@ import (
 // handler that enqueues downward requests (and those of dependent objects, such as Endpoints
 // waiting for their Service) once the tenant's caches have synced.
 func (s *Syncer) ClusterStarting(c *tenant.Cluster) {
-	s.awaitRestore()   // its informers resume from the checkpoint's state, not before it is read
-	s.limits.forget(c) // admission starts over with the new informers
+	s.awaitRestore() // its informers resume from the checkpoint's state, not before it is read
+	s.gate.Forget(c) // admission starts over with the new informers
 	for kind, r := range s.resources {
 		inf := r.TenantInformer(c)
 		if !hasDownward(kind) {
 			// The syncer's own copies (Events): cached to compare, nothing to enqueue; their
 			// bytes are held (tenant.HeldKinds) and released on deletion.
-			_, _ = inf.AddEventHandler(s.releaseEventsHandler(c))
+			_, _ = inf.AddEventHandler(s.gate.ReleaseEventsHandler(c))
 			continue
 		}
 		// An error means the informer has stopped, i.e. the Cluster is stopping already.
@@ -39,7 +39,7 @@ func (s *Syncer) ClusterStarting(c *tenant.Cluster) {
 	if _, ok := s.resources[resources.KindPod]; ok {
 		// The Pod kind caches the tenant's Nodes (vNodes are looked up there); their bytes are
 		// held like a synced kind's (tenant.HeldKinds) and released on deletion here.
-		_, _ = c.Informers.Core().V1().Nodes().Informer().AddEventHandler(s.releaseNodesHandler(c))
+		_, _ = c.Informers.Core().V1().Nodes().Informer().AddEventHandler(s.gate.ReleaseNodesHandler(c))
 	}
 	s.vnodes.ClusterStarting(c)
 	s.trackPods(c) // Pod-creation phase metrics
@@ -85,11 +85,11 @@ func (s *Syncer) clusterSynced(c *tenant.Cluster) {
 			continue
 		}
 		objs := r.TenantInformer(c).GetStore().List()
-		s.admitInitial(c, kind, objs) // limits.maxObjects, over every cached object
+		s.gate.AdmitInitial(c, kind, objs) // limits.maxObjects, over every cached object
 		src := s.tenantSource(c, kind)
 		if src == nil { // not resumable: everything
 			for _, obj := range objs {
-				if m, ok := obj.(metav1.Object); ok && !s.countRefused(c, kind, m.GetNamespace(), m.GetName()) {
+				if m, ok := obj.(metav1.Object); ok && !s.gate.CountRefused(c, kind, m.GetNamespace(), m.GetName()) {
 					s.enqueueTenantObject(c, kind, m.GetNamespace(), m.GetName())
 				}
 			}
@@ -102,7 +102,7 @@ func (s *Syncer) clusterSynced(c *tenant.Cluster) {
 			logResumeDiff(ctrl.Log.WithName("checkpoint"), c.Name, kind, "tenant", src, changed, vanished)
 		}
 		for _, m := range changed {
-			if s.countRefused(c, kind, m.GetNamespace(), m.GetName()) {
+			if s.gate.CountRefused(c, kind, m.GetNamespace(), m.GetName()) {
 				continue // not enqueued, so not acked: admission runs again after a restart
 			}
 			s.enqueueTenantObject(c, kind, m.GetNamespace(), m.GetName())
@@ -168,14 +168,14 @@ func (s *Syncer) clusterSynced(c *tenant.Cluster) {
 			s.enqueue(s.down, requestFor(o, kind), false)
 			if kind == resources.KindNamespace {
 				// Deleted while the syncer was away: the name may be free for another namespace.
-				s.enqueueNamespaceColliders(c, key, v.Owner.Namespace, "")
+				s.gate.EnqueueNamespaceColliders(c, key, v.Owner.Namespace, "")
 			}
 			src.Unack(key)
 		}
 	}
 	s.drainParked(c.Name)
 	s.vnodes.ClusterSynced(c)
-	s.readmitHeld(c) // stubs restored from a checkpoint that fit now
+	s.gate.ReadmitHeld(c) // stubs restored from a checkpoint that fit now
 }
 
 // logResumeDiff logs, for a tenant whose Sources held ack entries (a restart or a shard
@@ -246,7 +246,7 @@ func (s *Syncer) enqueueDependents(c *tenant.Cluster, kind resources.Kind, m met
 // down; pending requests for it are dropped by the workers (the registry no longer has it).
 func (s *Syncer) ClusterStopped(c *tenant.Cluster) {
 	s.vnodes.ClusterStopped(c)
-	s.limits.forget(c)
+	s.gate.Forget(c)
 	if _, running := s.registry.Get(c.Name); !running {
 		s.forgetTenantMetrics(c.Name)
 		// Removed: its resumable state goes too (its super objects are deleted by the
@@ -308,7 +308,7 @@ func (s *Syncer) tenantHandler(c *tenant.Cluster, kind resources.Kind) cache.Res
 			obj, deleted = d.Obj, true
 		}
 		if deleted {
-			s.releaseHeld(c, kind, obj) // its bytes held (Secrets, ConfigMaps), synced or not
+			s.gate.ReleaseHeld(c, kind, obj) // its bytes held (Secrets, ConfigMaps), synced or not
 		}
 		if !c.Synced() {
 			return // the initial list is enqueued by ClusterSynced
@@ -318,8 +318,8 @@ func (s *Syncer) tenantHandler(c *tenant.Cluster, kind resources.Kind) cache.Res
 			return
 		}
 		if deleted {
-			s.releaseObject(c, kind, source.Key(m)) // a refused object may take its slot
-		} else if !s.admitObject(c, kind, m, false) {
+			s.gate.Release(c, kind, source.Key(m)) // a refused object may take its slot
+		} else if !s.gate.Admit(c, kind, m, false) {
 			return // over limits.maxObjects: reported once, not enqueued, not acked
 		}
 		req := resources.Request{Tenant: c.Name, Kind: kind, Namespace: m.GetNamespace(), Name: m.GetName()}
@@ -395,7 +395,7 @@ func (s *Syncer) superHandler(kind resources.Kind) cache.ResourceEventHandler {
 			s.enqueue(s.down, req, true) // repair a super copy changed or deleted by someone else
 		}
 		if deleted && kind == resources.KindNamespace {
-			s.superNamespaceGone(c, m) // the name is free for a namespace refused while it was held
+			s.gate.SuperNamespaceGone(c, m) // the name is free for a namespace refused while it was held
 		}
 		if s.upwardKind(kind) {
 			s.enqueue(s.up, req, true)
@@ -629,20 +629,15 @@ func (s *Syncer) enqueueWaitingPodsIn(c *tenant.Cluster, ns string) {
 // tenant's copies of them are enqueued upward, so copies follow what the policy allows.
 func (s *Syncer) PolicyChanged(c *tenant.Cluster) {
 	s.enqueueSharedUpward(c)
-	s.readmitHeld(c) // raised limits.maxCachedBytes or maxObjectBytes: objects held out may fit
+	s.gate.ReadmitHeld(c) // raised limits.maxCachedBytes or maxObjectBytes: objects held out may fit
 	// A raised limits.maxObjects admits refused objects (enqueued below with the others).
-	for kind, keys := range s.limits.raise(c, maxObjects(c)) {
-		for _, key := range keys {
-			ns, name := source.SplitKey(key)
-			resources.Admitted(c, kind, ns, name)
-		}
-	}
+	s.gate.Raise(c)
 	for kind, r := range s.resources {
 		if !hasDownward(kind) {
 			continue
 		}
 		for _, obj := range r.TenantInformer(c).GetStore().List() {
-			if m, ok := obj.(metav1.Object); ok && !s.countRefused(c, kind, m.GetNamespace(), m.GetName()) {
+			if m, ok := obj.(metav1.Object); ok && !s.gate.CountRefused(c, kind, m.GetNamespace(), m.GetName()) {
 				s.enqueue(s.down, resources.Request{Tenant: c.Name, Kind: kind, Namespace: m.GetNamespace(), Name: m.GetName()}, false)
 			}
 		}

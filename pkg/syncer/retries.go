@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 
+	"github.com/vcsyncer/syncer/pkg/admit"
 	"github.com/vcsyncer/syncer/pkg/metrics"
 	"github.com/vcsyncer/syncer/pkg/reconcile"
 	"github.com/vcsyncer/syncer/pkg/resources"
@@ -37,7 +38,7 @@ const (
 	// admission that is retried).
 	RetryForbidden = "Forbidden"
 	// RetryQuota: the super namespace's ResourceQuota has no room (the syncer's own check,
-	// resources.ErrNoQuotaRoom, or the apiserver's quota admission: "exceeded quota").
+	// admit.ErrNoQuotaRoom, or the apiserver's quota admission: "exceeded quota").
 	RetryQuota = "Quota"
 	// RetryUnauthorized: 401, the tenant's or the super cluster's credentials were refused.
 	RetryUnauthorized = "Unauthorized"
@@ -57,7 +58,7 @@ const (
 	// (reconcile.ErrTenantCacheBehind).
 	RetryTenantCacheBehind = "TenantCacheBehind"
 	// RetryBoundsPending: the super namespace's ResourceQuota is not computed yet
-	// (resources.ErrBoundsPending).
+	// (admit.ErrBoundsPending).
 	RetryBoundsPending = "BoundsPending"
 	// RetryNotOwned: a super object at the mapped name is not the syncer's (resources.ErrNotOwned).
 	RetryNotOwned = "NotOwned"
@@ -112,9 +113,9 @@ func retryReason(err error) string {
 		return RetrySuperCacheBehind
 	case errors.Is(err, reconcile.ErrTenantCacheBehind):
 		return RetryTenantCacheBehind
-	case errors.Is(err, resources.ErrNoQuotaRoom):
+	case errors.Is(err, admit.ErrNoQuotaRoom):
 		return RetryQuota
-	case errors.Is(err, resources.ErrBoundsPending):
+	case errors.Is(err, admit.ErrBoundsPending):
 		return RetryBoundsPending
 	case errors.Is(err, resources.ErrNotOwned):
 		return RetryNotOwned

@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	ctrl "sigs.k8s.io/controller-runtime"
 
+	"github.com/vcsyncer/syncer/pkg/admit"
 	"github.com/vcsyncer/syncer/pkg/metrics"
 	"github.com/vcsyncer/syncer/pkg/reconcile"
 	"github.com/vcsyncer/syncer/pkg/resources"
@@ -36,7 +37,7 @@ func TestRetryReason(t *testing.T) {
 		"already exists":       {apierrors.NewAlreadyExists(gr, "b"), RetryAlreadyExists},
 		"forbidden":            {apierrors.NewForbidden(gr, "b", errors.New("no")), RetryForbidden},
 		"quota (apiserver)":    {apierrors.NewForbidden(gr, "b", errors.New("exceeded quota: vc-syncer-quota, requested: pods=1, used: pods=10, limited: pods=10")), RetryQuota},
-		"quota (syncer)":       {fmt.Errorf("Pod a/b: %w", resources.ErrNoQuotaRoom), RetryQuota},
+		"quota (syncer)":       {fmt.Errorf("Pod a/b: %w", admit.ErrNoQuotaRoom), RetryQuota},
 		"unauthorized":         {apierrors.NewUnauthorized("bad token"), RetryUnauthorized},
 		"invalid":              {apierrors.NewInvalid(schema.GroupKind{Kind: "Pod"}, "b", nil), RetryInvalid},
 		"bad request":          {apierrors.NewBadRequest("nope"), RetryInvalid},
@@ -50,7 +51,7 @@ func TestRetryReason(t *testing.T) {
 		"internal error":       {apierrors.NewInternalError(errors.New("etcd")), RetryUnavailable},
 		"super cache behind":   {fmt.Errorf("Pod a/b: %w (Ready condition)", pod.ErrSuperCacheBehind), RetrySuperCacheBehind},
 		"tenant cache behind":  {fmt.Errorf("x: %w", reconcile.ErrTenantCacheBehind), RetryTenantCacheBehind},
-		"bounds pending":       {resources.ErrBoundsPending, RetryBoundsPending},
+		"bounds pending":       {admit.ErrBoundsPending, RetryBoundsPending},
 		"not owned":            {resources.ErrNotOwned, RetryNotOwned},
 		"panic":                {fmt.Errorf("%w while syncing x: boom", errPanic), RetryPanic},
 		"plain error":          {errors.New("tenant Pod a/b was recreated; will retry"), RetryOther},

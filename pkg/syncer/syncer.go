@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	"github.com/vcsyncer/syncer/pkg/admission"
+	"github.com/vcsyncer/syncer/pkg/admit"
 	"github.com/vcsyncer/syncer/pkg/checkpoint/source"
 	"github.com/vcsyncer/syncer/pkg/checkpoint/trackingqueue"
 	"github.com/vcsyncer/syncer/pkg/conversion"
@@ -100,10 +101,8 @@ type Syncer struct {
 	status statusState // per-tenant last sync and last checkpoint for the status page (status.go)
 	ready  readiness   // set by markReady once the super caches synced (ready.go)
 
-	// limits decides which tenant objects are synced under limits.maxObjects (objectcap.go).
-	limits objectLimits
-	// readmitting tracks the runs of readmitHeld per tenant (heldbytes.go).
-	readmitting readmitRuns
+	// gate admits tenant objects under their tenant's limits (pkg/admit; wired in limits.go).
+	gate *admit.Gate
 	// writes is each tenant's share of super writes (share.go); nil when off.
 	writes *fairqueue.Budget
 	// admission paces new super Pods (admission.go); nil when off.
@@ -198,8 +197,9 @@ func New(o Options) (*Syncer, error) {
 		reserve: reserveOf(o.UpwardWorkers, o.Share.WorkerReservePercent), slowAfter: o.Share.SlowTenantThreshold}, s.weight, s.observer(directionUpward))
 	env.SuperObject = s.superObject
 	env.ReservedServiceIP = s.reservedServiceIP
+	s.gate = admit.NewGate(pipelines{s}, pod.MarkPolicyDenied)
 	env.AdmitObject = func(c *tenant.Cluster, kind resources.Kind, obj metav1.Object) bool {
-		return s.admitObject(c, kind, obj, false)
+		return s.gate.Admit(c, kind, obj, false)
 	}
 	for _, r := range append(DefaultResources(), optIn...) {
 		s.resources[r.Kind()] = r
@@ -225,7 +225,7 @@ func New(o Options) (*Syncer, error) {
 	if err := s.watchStorage(); err != nil {
 		return nil, err
 	}
-	if err := s.watchBounds(); err != nil {
+	if err := s.gate.WatchBounds(s.env); err != nil {
 		return nil, err
 	}
 	if s.admission, err = s.newAdmission(o.Admission, !o.DisableFairQueuing); err != nil {
@@ -510,21 +510,21 @@ func (s *Syncer) process(ctx context.Context, req resources.Request, down bool) 
 		return nil
 	}
 	if down {
-		if skip, err := s.skipRefused(ctx, c, r, req); skip {
+		if skip, err := s.gate.SkipRefused(ctx, c, r, req); skip {
 			return err // over limits.maxObjects: reported once; synced when promoted
 		}
-		return ignoreNamespaceRefused(s.downward(ctx, r, c, req))
+		return admit.IgnoreNamespaceRefused(s.downward(ctx, r, c, req))
 	}
 	return r.Upward(ctx, s.env, c, req.Namespace, req.Name)
 }
 
 // downward runs r's downward reconcile of req. A refusal for a namespace collision
-// (resources.ErrNamespaceCollision, already reported on the tenant Namespace) is final and
+// (admit.ErrNamespaceCollision, already reported on the tenant Namespace) is final and
 // returns nil, so the request is not retried: it comes back when the super namespace is deleted
 // (enqueueNamespaceColliders), when the object changes, or when the policy changes.
 func (s *Syncer) downward(ctx context.Context, r resources.Resource, c *tenant.Cluster, req resources.Request) error {
 	err := r.Downward(ctx, s.env, c, req.Namespace, req.Name)
-	if errors.Is(err, resources.ErrNamespaceCollision) {
+	if errors.Is(err, admit.ErrNamespaceCollision) {
 		ctrl.LoggerFrom(ctx).V(1).Info("Not syncing: the super namespace holds another namespace of the tenant",
 			"request", req.String(), "reason", err.Error())
 		return nil

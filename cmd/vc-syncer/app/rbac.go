@@ -13,7 +13,7 @@ package app
 // +kubebuilder:rbac:groups=tenancy.vcsyncer.io,resources=tenants/status,verbs=update;patch
 // +kubebuilder:rbac:groups=tenancy.vcsyncer.io,resources=tenantpolicies,verbs=get;list;watch
 
-// Super namespaces, one per tenant namespace (resources.EnsureSuperNamespace,
+// Super namespaces, one per tenant namespace (admit.EnsureSuperNamespace,
 // pkg/resources/namespace; run.go creates --kubeconfig-namespace when missing).
 // +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch;create;update;delete
 

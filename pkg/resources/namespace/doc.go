@@ -14,7 +14,7 @@
 // istio-injection=enabled) never act on a tenant's choice; keys the tenant policy's
 // metadata.allowedNamespaceLabelPrefixes lists (built-in: none) are set as they are too. Its
 // annotations go through the metadata allowlist. Each super
-// namespace has the ResourceQuota and LimitRange of the tenant's policy (resources.EnsureBounds),
+// namespace has the ResourceQuota and LimitRange of the tenant's policy (admit.EnsureBounds),
 // kept in line by this reconciler.
 //
 // It sits on floor 6 of the package map in docs/architecture.md and may import packages on floors
