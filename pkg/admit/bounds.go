@@ -32,7 +32,7 @@ const (
 // ResourceQuota has no status for its current spec yet: the super cluster's quota admission
 // enforces only what the quota controller has computed (QuotaReady), so nothing is
 // created in the namespace before that. The request is retried; the quota's status update
-// also re-enqueues the namespace's waiting objects (pkg/syncer).
+// also re-enqueues the namespace's waiting objects (Gate.WatchBounds).
 var ErrBoundsPending = errors.New("the super namespace's ResourceQuota is not computed yet by the super cluster's quota controller; waiting")
 
 // ErrNamespaceRefused is returned (wrapped) by EnsureSuperNamespace for a tenant namespace that

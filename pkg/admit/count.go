@@ -16,14 +16,14 @@ import (
 	"github.com/vcsyncer/syncer/pkg/tenant"
 )
 
-// Wiring of limits.maxObjects (objectLimits) into the pipelines. What it bounds, per tenant
+// Wiring of limits.maxObjects (objectLimits, counts.go) into the pipelines. What it bounds, per tenant
 // and kind: the objects enqueued and reconciled, the super objects created, and the queue
 // items and ack-map entries in checkpoints. What it does not: the tenant informers' caches
 // (and the checkpointed copies of them) hold an entry for every object the tenant creates,
 // because an informer cannot leave objects out without breaking its own bookkeeping of
 // updates and deletes. The bytes of those entries are bounded for every synced kind
 // (limits.maxObjectBytes, limits.maxCachedBytes: objects beyond are cached as metadata-only
-// stubs, heldbytes.go and tenant.HeldBytes); the number of entries takes a quota in the
+// stubs, held.go and tenant.HeldBytes); the number of entries takes a quota in the
 // tenant control plane itself.
 
 // capped reports whether tenant objects of kind count against limits.maxObjects: the kinds a
@@ -157,7 +157,7 @@ func (g *Gate) hasSuperCopy(c *tenant.Cluster, kind resources.Kind, m metav1.Obj
 	return ok && conversion.OwnedByTenant(so, c.UID)
 }
 
-// SkipRefused is process's check: a downward request of a tenant object refused by
+// SkipRefused is the workers' check (pkg/syncer: process): a downward request of a tenant object refused by
 // limits.maxObjects is dropped (skip; not retried: it is enqueued again when promoted), keeping
 // it marked refused at its current version for remediation; a refused Pod gets condition
 // PodScheduled=False (PolicyDenied) if it has not yet (err, to retry, when that write fails).

@@ -22,7 +22,7 @@ import (
 // kept out is a stub in the tenant cache: its reconcile refuses it (PolicyDenied Event and
 // count, once per version; a Pod also gets PodScheduled=False), and it gets no super copy (one
 // synced before it grew is left as it was). Deleting a held object (ReleaseHeld) or a policy change
-// (PolicyChanged) or a start from a checkpoint (clusterSynced) runs ReadmitHeld, which reads
+// (the syncer's PolicyChanged) or a start from a checkpoint (its ClusterSynced) runs ReadmitHeld, which reads
 // the stubs that fit now from the tenant apiserver and puts them in the cache in full.
 
 // readmitBatch is how many stubs one pass of ReadmitHeld reads from the tenant apiserver.

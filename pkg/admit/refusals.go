@@ -144,7 +144,7 @@ func Gone(c *tenant.Cluster, kind resources.Kind, namespace, name string) {
 // limits.maxCachedBytes), and nil otherwise. A stub carries no content: its reconcile writes
 // nothing for it (no super copy is created or updated, an existing one is left as it was, and
 // nothing is written into the tenant object), reports the refusal (Deny) and waits for the
-// object to be readmitted (pkg/syncer: readmitHeld) or to change.
+// object to be readmitted (Gate.ReadmitHeld) or to change.
 func HeldOut(c *tenant.Cluster, kind resources.Kind, obj metav1.Object) *policy.Denial {
 	if !tenant.IsHeldOut(obj) {
 		return nil

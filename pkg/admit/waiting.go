@@ -11,7 +11,7 @@ import (
 )
 
 // WatchBounds registers the super caches of the syncer's ResourceQuotas and LimitRanges (one
-// of each per super namespace: EnsureBounds) and their handler (call once, in New).
+// of each per super namespace: EnsureBounds) and their handler (call once, before the super informers start).
 // An owned bound that is added, deleted, or changed other than in its status enqueues its
 // tenant namespace downward, whose reconcile resets it to the policy. A quota whose status
 // becomes computed for its spec (QuotaReady) enqueues the tenant objects of that
@@ -75,7 +75,7 @@ func boundStatusOnly(oldObj, newObj any) bool {
 // ns (super namespace superNS) of the namespaced kinds that has no super copy yet.
 //
 // It looks the super copies up in the super caches, so it runs once they have synced
-// (afterReadyOnce: one run per namespace for all the calls before). Before, on a resume, the
+// (Pipelines.AfterReadyOnce: one run per namespace for all the calls before). Before, on a resume, the
 // super ResourceQuotas' initial adds came while the other super caches were still taking in
 // the checkpoint's objects: every object of a tenant that had synced already looked unsynced
 // and was enqueued, so whole tenants were reconciled after a restart or an upgrade.

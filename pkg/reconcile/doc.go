@@ -32,5 +32,5 @@
 // two names collide): admit.ErrNamespaceCollision, reported on the tenant Namespace.
 //
 // It sits on floor 4 of the package map in docs/architecture.md and may import packages on floors
-// 0–4 only (today: pkg/conversion, pkg/policy, pkg/resources, pkg/tenant); test/layering checks it.
+// 0–4 only (today: pkg/admit, pkg/conversion, pkg/policy, pkg/resources, pkg/tenant); test/layering checks it.
 package reconcile

@@ -594,7 +594,7 @@ func (s *Syncer) syncedOwner(m metav1.Object) (c *tenant.Cluster, o conversion.O
 //
 // The super Pods are looked up in the super cache, so the lookup runs once the super caches
 // have synced (afterReadyOnce: one run per namespace for every add of the super caches'
-// initial list); see enqueueWaitingIn.
+// initial list); see admit.Gate.EnqueueWaitingIn.
 func (s *Syncer) enqueueWaitingPods(c *tenant.Cluster, kind resources.Kind, o conversion.Owner) {
 	ns := o.Namespace
 	if kind == resources.KindService {

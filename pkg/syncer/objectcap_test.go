@@ -162,7 +162,7 @@ func TestRefusedPodIsMarkedNotScheduled(t *testing.T) {
 	skip, err := s.gate.SkipRefused(context.Background(), c, s.resources[resources.KindPod],
 		resources.Request{Tenant: c.Name, Kind: resources.KindPod, Namespace: "app", Name: "new"})
 	if !skip || err != nil {
-		t.Fatalf("skipRefused = %v, %v", skip, err)
+		t.Fatalf("SkipRefused = %v, %v", skip, err)
 	}
 	live, _ := c.Client.CoreV1().Pods("app").Get(context.Background(), "new", metav1.GetOptions{})
 	if len(live.Status.Conditions) != 1 || live.Status.Conditions[0].Reason != policy.ReasonPolicyDenied ||

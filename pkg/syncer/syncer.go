@@ -521,7 +521,7 @@ func (s *Syncer) process(ctx context.Context, req resources.Request, down bool) 
 // downward runs r's downward reconcile of req. A refusal for a namespace collision
 // (admit.ErrNamespaceCollision, already reported on the tenant Namespace) is final and
 // returns nil, so the request is not retried: it comes back when the super namespace is deleted
-// (enqueueNamespaceColliders), when the object changes, or when the policy changes.
+// (admit.Gate.EnqueueNamespaceColliders), when the object changes, or when the policy changes.
 func (s *Syncer) downward(ctx context.Context, r resources.Resource, c *tenant.Cluster, req resources.Request) error {
 	err := r.Downward(ctx, s.env, c, req.Namespace, req.Name)
 	if errors.Is(err, admit.ErrNamespaceCollision) {

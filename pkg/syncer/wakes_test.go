@@ -18,7 +18,7 @@ import (
 
 // Issue 43: a resumed tenant whose caches synced while the super caches were still taking in
 // the checkpoint's objects was reconciled whole. The super ResourceQuotas' initial adds (a
-// ready quota wakes the objects of its namespace without a super copy, enqueueWaitingIn) and
+// ready quota wakes the objects of its namespace without a super copy, admit.Gate.EnqueueWaitingIn) and
 // the super Pod dependencies' (enqueueWaitingPods) looked the tenant's objects up in super
 // caches still filling, found none, and enqueued every object of the namespace downward
 // (upgrade benchmark: 4 and 11 of 30 tenants, about 1019 requests each). Those wakes wait for

@@ -36,7 +36,7 @@ package app
 // +kubebuilder:rbac:groups="",resources=configmaps;secrets;serviceaccounts;services;endpoints;persistentvolumeclaims,verbs=get;list;watch;create;update;delete
 // +kubebuilder:rbac:groups=discovery.k8s.io,resources=endpointslices,verbs=get;list;watch;create;update;delete
 
-// Bounds (pkg/syncer bounds.go): the ResourceQuota and LimitRange of every super namespace,
+// Bounds (pkg/admit bounds.go): the ResourceQuota and LimitRange of every super namespace,
 // cached, reset when edited, deleted when the policy sets none; get on a quota name conflict.
 // +kubebuilder:rbac:groups="",resources=resourcequotas,verbs=get;list;watch;create;update;delete
 // +kubebuilder:rbac:groups="",resources=limitranges,verbs=list;watch;create;update;delete

@@ -18,6 +18,6 @@
 // kept in line by this reconciler.
 //
 // It sits on floor 6 of the package map in docs/architecture.md and may import packages on floors
-// 0–6 only (today: pkg/conversion, pkg/reconcile, pkg/resources, pkg/tenant); test/layering
+// 0–6 only (today: pkg/admit, pkg/conversion, pkg/reconcile, pkg/resources, pkg/tenant); test/layering
 // checks it.
 package namespace

@@ -56,6 +56,6 @@
 // writes of the syncer's do not report it again.
 //
 // It sits on floor 6 of the package map in docs/architecture.md and may import packages on floors
-// 0–6 only (today: pkg/conversion, pkg/policy, pkg/reconcile, pkg/resources, pkg/tenant); test/layering checks
+// 0–6 only (today: pkg/admit, pkg/conversion, pkg/policy, pkg/reconcile, pkg/resources, pkg/tenant); test/layering checks
 // it.
 package service
