@@ -16,6 +16,7 @@ import (
 	"github.com/vcsyncer/syncer/pkg/podcache"
 	"github.com/vcsyncer/syncer/pkg/resources"
 	"github.com/vcsyncer/syncer/pkg/resources/pod"
+	"github.com/vcsyncer/syncer/pkg/retry"
 	"github.com/vcsyncer/syncer/pkg/tenant"
 )
 
@@ -196,13 +197,13 @@ func logResumeDiff(log logr.Logger, tenantName string, kind resources.Kind, side
 		}
 		key := source.Key(m)
 		was, _ := src.Acked(key)
-		sample = append(sample, truncate(key+" "+was.ResourceVersion+"→"+m.GetResourceVersion(), maxResumeSample))
+		sample = append(sample, retry.Truncate(key+" "+was.ResourceVersion+"→"+m.GetResourceVersion(), maxResumeSample))
 	}
 	for key, v := range vanished {
 		if len(sample) == 3 {
 			break
 		}
-		sample = append(sample, truncate(key+" "+v.ResourceVersion+"→gone", maxResumeSample))
+		sample = append(sample, retry.Truncate(key+" "+v.ResourceVersion+"→gone", maxResumeSample))
 	}
 	log.Info("Objects changed since they were last enqueued", "tenant", tenantName, "side", side,
 		"kind", string(kind), "mode", src.Mode(), "changed", len(changed), "vanished", len(vanished), "sample", sample)
@@ -285,7 +286,7 @@ func (s *Syncer) enqueue(q *pipelineQueue, req resources.Request, live bool) {
 	metrics.QueueAdd(req.Tenant, dir)
 	s.track.arrival(dir, req, live, time.Now())
 	if live {
-		q.retries.changed(req) // a change of its object: a request in the long backoff is retried at once and then briefly again
+		q.retries.Changed(req) // a change of its object: a request in the long backoff is retried at once and then briefly again
 		q.addHigh(req)
 	} else {
 		q.addLow(req)

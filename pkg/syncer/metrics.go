@@ -35,9 +35,9 @@ func (s *Syncer) observer(direction string) func(string, time.Duration) {
 
 func (s *Syncer) forgetTenantMetrics(tenant string) {
 	s.track.forget(tenant)
-	s.down.retries.forget(tenant)
-	s.up.retries.forget(tenant)
-	s.retryLog.forget(tenant)
+	s.down.retries.Forget(tenant)
+	s.up.retries.Forget(tenant)
+	s.retryLog.Forget(tenant)
 	metrics.ForgetTenant(tenant)
 }
 

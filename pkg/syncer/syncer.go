@@ -40,6 +40,7 @@ import (
 	"github.com/vcsyncer/syncer/pkg/resources/service"
 	"github.com/vcsyncer/syncer/pkg/resources/serviceaccount"
 	"github.com/vcsyncer/syncer/pkg/resources/storageclass"
+	"github.com/vcsyncer/syncer/pkg/retry"
 	"github.com/vcsyncer/syncer/pkg/tenant"
 	"github.com/vcsyncer/syncer/pkg/vnode"
 )
@@ -112,7 +113,7 @@ type Syncer struct {
 	// events copies super Events into tenants (events.go); nil when Event is not synced.
 	events *eventPipeline
 	// retryLog rate-limits the "Retrying sync" log lines (retries.go).
-	retryLog *retryLog
+	retryLog *retry.Log
 	// processed counts the reconciles run so far, in both directions (Processed).
 	processed atomic.Int64
 	// running counts each tenant's running reconciles (Drain waits for them).
@@ -180,7 +181,7 @@ func New(o Options) (*Syncer, error) {
 		env: env, opts: o,
 		resources:  map[resources.Kind]resources.Resource{},
 		dependents: map[resources.Kind][]resources.DependentMapper{},
-		retryLog:   newRetryLog(time.Now),
+		retryLog:   retry.NewLog(time.Now),
 	}
 	s.sources, s.parked, s.scope = sources, map[string]*parkedWork{}, scope
 	s.warmth.restored = make(chan struct{})
@@ -447,7 +448,7 @@ func (s *Syncer) workWith(ctx context.Context, q *pipelineQueue, down bool, proc
 		switch {
 		case err == nil:
 			q.Forget(req)
-			q.retries.succeeded(req)
+			q.retries.Succeeded(req)
 			s.recordSync(req.Tenant)
 			if again > 0 {
 				q.AddAfter(req, again)
@@ -471,7 +472,7 @@ func (s *Syncer) workWith(ctx context.Context, q *pipelineQueue, down bool, proc
 			ctrl.LoggerFrom(ctx).V(1).Info("Not retrying: refused by the super cluster", "request", req.String(), "reason", err.Error())
 			metrics.SyncRejected(req.Tenant, string(req.Kind))
 			q.Forget(req)
-			q.retries.succeeded(req)
+			q.retries.Succeeded(req)
 		default:
 			s.retryFailed(ctx, q, req, down, err)
 			q.AddRateLimited(req)
@@ -486,7 +487,7 @@ func (s *Syncer) process(ctx context.Context, req resources.Request, down bool) 
 	// tenant: it becomes an error, logged with its stack, and the request is retried with backoff.
 	defer func() {
 		if r := recover(); r != nil {
-			err = fmt.Errorf("%w while syncing %s: %v", errPanic, req, r)
+			err = fmt.Errorf("%w while syncing %s: %v", retry.ErrPanic, req, r)
 			ctrl.LoggerFrom(ctx).Error(err, "Recovered from a panic in a reconcile", "stack", string(debug.Stack()))
 		}
 	}()

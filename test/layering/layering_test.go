@@ -35,7 +35,7 @@ var floors = []struct {
 	// 5: virtual Nodes.
 	{"pkg/vnode", 5},
 	// 6: one package per synced kind.
-	{"pkg/resources/", 6},
+	{"pkg/resources/", 6}, {"pkg/retry", 6},
 	// 7: orchestration.
 	{"pkg/syncer", 7},
 	// 8: the command.
