@@ -36,6 +36,7 @@ type TenantBuckets struct {
 
 var _ workqueue.TypedRateLimiter[resources.Request] = (*TenantBuckets)(nil)
 
+// NewTenantBuckets returns empty TenantBuckets on the wall clock.
 func NewTenantBuckets() *TenantBuckets {
 	return &TenantBuckets{now: time.Now, buckets: map[string]*rate.Limiter{}}
 }
@@ -68,7 +69,7 @@ func (b *TenantBuckets) Forget(resources.Request) {}
 // NumRequeues returns 0: a bucket does not track items.
 func (b *TenantBuckets) NumRequeues(resources.Request) int { return 0 }
 
-// len returns the number of buckets held.
+// Len returns the number of buckets held.
 func (b *TenantBuckets) Len() int {
 	b.mu.Lock()
 	defer b.mu.Unlock()

@@ -204,11 +204,12 @@ type Log struct {
 	m  map[LogKey]*logEntry
 }
 
+// NewLog returns an empty Log on clock now.
 func NewLog(now func() time.Time) *Log {
 	return &Log{now: now, m: map[LogKey]*logEntry{}}
 }
 
-// allow reports whether a retry of k is logged now, and how many retries of k were not logged
+// Allow reports whether a retry of k is logged now, and how many retries of k were not logged
 // since the previous line.
 func (l *Log) Allow(k LogKey) (bool, int) {
 	now := l.now()
@@ -239,6 +240,7 @@ func (l *Log) Forget(tenant string) {
 	}
 }
 
+// Len returns the number of keys held.
 func (l *Log) Len() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -277,11 +279,12 @@ type Book struct {
 	m  map[resources.Request]*HotRequest
 }
 
+// NewBook returns an empty Book on clock now.
 func NewBook(now func() time.Time) *Book {
 	return &Book{now: now, m: map[resources.Request]*HotRequest{}}
 }
 
-// failed records a failed reconcile of r with reason and message msg, and returns the entry's
+// Failed records a failed reconcile of r with reason and message msg, and returns the entry's
 // state after it.
 func (b *Book) Failed(r resources.Request, reason, msg string) HotRequest {
 	now := b.now()
@@ -298,14 +301,14 @@ func (b *Book) Failed(r resources.Request, reason, msg string) HotRequest {
 	return *e
 }
 
-// succeeded drops r's entry: its reconcile succeeded or ended for good.
+// Succeeded drops r's entry: its reconcile succeeded or ended for good.
 func (b *Book) Succeeded(r resources.Request) {
 	b.mu.Lock()
 	delete(b.m, r)
 	b.mu.Unlock()
 }
 
-// changed records that r's object changed (a live event enqueued it): the failures counted
+// Changed records that r's object changed (a live event enqueued it): the failures counted
 // towards the long backoff start again; the count of failures in a row stays.
 func (b *Book) Changed(r resources.Request) {
 	b.mu.Lock()
@@ -315,7 +318,7 @@ func (b *Book) Changed(r resources.Request) {
 	b.mu.Unlock()
 }
 
-// longBackoff reports whether r failed at least LongBackoffRetries times since its object
+// LongBackoff reports whether r failed at least LongBackoffRetries times since its object
 // last changed.
 func (b *Book) LongBackoff(r resources.Request) bool {
 	b.mu.Lock()
@@ -335,13 +338,14 @@ func (b *Book) Forget(tenant string) {
 	}
 }
 
+// Len returns the number of failing requests held.
 func (b *Book) Len() int {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return len(b.m)
 }
 
-// hot returns, per tenant, at most n of its hot requests (more than HotRetries failures in a
+// Hot returns, per tenant, at most n of its hot requests (more than HotRetries failures in a
 // row), most failures first (then oldest first, then by request). O(failing requests).
 func (b *Book) Hot(n int) map[string][]HotRequest {
 	b.mu.Lock()
@@ -373,7 +377,7 @@ func (b *Book) Hot(n int) map[string][]HotRequest {
 // HotCount is the value of one HotKey: hot requests, and those of them in the long backoff.
 type HotCount struct{ Requests, LongBackoff int }
 
-// hotCounts counts the hot requests by tenant, kind and last reason. O(failing requests).
+// HotCounts counts the hot requests by tenant, kind and last reason. O(failing requests).
 func (b *Book) HotCounts() map[HotKey]int {
 	out := map[HotKey]int{}
 	for k, c := range b.HotCountsFull() {
@@ -382,6 +386,7 @@ func (b *Book) HotCounts() map[HotKey]int {
 	return out
 }
 
+// HotCountsFull is HotCounts with, per key, the requests in the long backoff too.
 func (b *Book) HotCountsFull() map[HotKey]HotCount {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -401,7 +406,7 @@ func (b *Book) HotCountsFull() map[HotKey]HotCount {
 	return out
 }
 
-// oldest returns, per tenant, when the first failure of its longest-failing request happened.
+// Oldest returns, per tenant, when the first failure of its longest-failing request happened.
 func (b *Book) Oldest() map[string]time.Time {
 	b.mu.Lock()
 	defer b.mu.Unlock()
