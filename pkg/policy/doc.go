@@ -1,7 +1,9 @@
 // Package policy resolves the rules that decide what a tenant may pass to the super cluster
 // (TenantPolicy, tenancy.vcsyncer.io/v1alpha1) and checks tenant objects against them. It is
 // pure: no clients, no caches; the per-kind reconcilers in pkg/resources call it and report
-// its Denials.
+// its Denials through pkg/admit (Deny). The checks of limits.maxObjects and limits.quota live
+// in pkg/admit with the rest of the limits; limits.maxObjectBytes (CheckObjectBytes) stays here
+// because pkg/tenant's informer transform applies it.
 //
 // # Usage
 //

@@ -29,8 +29,8 @@
 // the update costs more (resources.AdmitBudgetChange). A super object at the mapped name that the tenant does not own is never
 // touched: Reconcile returns resources.ErrNotOwned and records a Warning Event on the tenant
 // object. Nor is a super namespace that holds another tenant namespace of the same tenant (the
-// two names collide): resources.ErrNamespaceCollision, reported on the tenant Namespace.
+// two names collide): admit.ErrNamespaceCollision, reported on the tenant Namespace.
 //
 // It sits on floor 4 of the package map in docs/architecture.md and may import packages on floors
-// 0–4 only (today: pkg/conversion, pkg/policy, pkg/resources, pkg/tenant); test/layering checks it.
+// 0–4 only (today: pkg/admit, pkg/conversion, pkg/policy, pkg/resources, pkg/tenant); test/layering checks it.
 package reconcile

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/vcsyncer/syncer/pkg/admit"
 	"github.com/vcsyncer/syncer/pkg/conversion"
 	"github.com/vcsyncer/syncer/pkg/policy"
 	"github.com/vcsyncer/syncer/pkg/resources"
@@ -52,7 +53,7 @@ type Spec[T Object] struct {
 	// Refuse returns why the tenant's policy refuses tenantObj (nil: it may be synced; a nil
 	// Refuse refuses nothing). A refused object gets no super copy (an existing one, synced
 	// before a policy change, is deleted), is reported once per version and policy generation
-	// (resources.Deny), and the reconcile ends without a retry.
+	// (admit.Deny), and the reconcile ends without a retry.
 	Refuse func(tenantObj T) *policy.Denial
 	// Desired builds the super object for tenantObj in superNS. existing is the current super
 	// object when hasExisting, so fields the super cluster allocated can be kept. The result
@@ -60,7 +61,7 @@ type Spec[T Object] struct {
 	Desired func(tenantObj T, superNS string, existing T, hasExisting bool) T
 	// Equal reports whether existing already matches desired in every field the syncer owns.
 	Equal func(desired, existing T) bool
-	// Waits reports, besides the Warning Event Reconcile records (resources.Deny), that
+	// Waits reports, besides the Warning Event Reconcile records (admit.Deny), that
 	// tenantObj waits for room in its tenant's budget (d, rule tenantQuota) to get a super
 	// copy, or, when hasCopy, to update its super copy to one that costs more (the copy stays
 	// as it is): for a kind with a status, a condition with d.Reason(). nil: the Event alone.
@@ -70,12 +71,12 @@ type Spec[T Object] struct {
 
 // Reconcile makes the super copy of tenant object ns/name match it. It returns nil when the
 // two agree (or the object is skipped), resources.ErrNotOwned when the mapped super name is
-// taken by an object the tenant does not own, resources.ErrNamespaceCollision (reported, not
+// taken by an object the tenant does not own, admit.ErrNamespaceCollision (reported, not
 // retried) when the super namespace or the object at the mapped name belongs to another tenant
 // namespace of the tenant, and API errors to retry otherwise.
 func Reconcile[T Object](ctx context.Context, env *resources.Env, c *tenant.Cluster, ns, name string, s Spec[T]) error {
 	superNS := resources.SuperNamespace(c, ns)
-	if err := resources.CheckNamespaceCollision(env, c, ns); err != nil {
+	if err := admit.CheckNamespaceCollision(env, c, ns); err != nil {
 		return err
 	}
 	tObj, tErr := s.Tenant(ns).Get(name)
@@ -93,7 +94,7 @@ func Reconcile[T Object](ctx context.Context, env *resources.Env, c *tenant.Clus
 		// The copy of a namespace of this tenant that maps to the same super namespace (its
 		// super Namespace not cached yet): never touched for this one.
 		_, holder, _ := conversion.HeldNamespace(sObj)
-		return resources.RefuseNamespaceCollision(c, ns, superNS, holder)
+		return admit.RefuseNamespaceCollision(c, ns, superNS, holder)
 	}
 	if sFound && !conversion.OwnedByTenant(sObj, c.UID) {
 		if tFound {
@@ -106,13 +107,13 @@ func Reconcile[T Object](ctx context.Context, env *resources.Env, c *tenant.Clus
 		return nil
 	}
 	if tFound && tObj.GetDeletionTimestamp().IsZero() {
-		if d := resources.HeldOut(c, s.Kind, tObj); d != nil {
+		if d := admit.HeldOut(c, s.Kind, tObj); d != nil {
 			// A stub (kept out of the syncer's memory): its content is unknown, so nothing is
 			// written for it. A super copy of this object, synced before it grew, is left as
 			// it was (deleting a Service or a Namespace for an annotation would cut the
 			// tenant's traffic or Pods); only the stale copy of an earlier object of the same
 			// name goes.
-			resources.Deny(c, s.Kind, tObj, d)
+			admit.Deny(c, s.Kind, tObj, d)
 			if sFound {
 				if o, _ := conversion.OwnerOf(sObj); o.UID != string(tObj.GetUID()) {
 					if err := confirmGone(ctx, c, s.Kind, ns, name, sObj); err != nil {
@@ -126,7 +127,7 @@ func Reconcile[T Object](ctx context.Context, env *resources.Env, c *tenant.Clus
 	}
 	if tFound && tObj.GetDeletionTimestamp().IsZero() && s.Refuse != nil {
 		if d := s.Refuse(tObj); d != nil {
-			resources.Deny(c, s.Kind, tObj, d)
+			admit.Deny(c, s.Kind, tObj, d)
 			resources.LeaveBudget(env, c, s.Kind, superNS, name)
 			if sFound {
 				// A copy synced under an earlier policy: keeping it would keep what the policy
@@ -135,13 +136,13 @@ func Reconcile[T Object](ctx context.Context, env *resources.Env, c *tenant.Clus
 			}
 			return nil
 		}
-		resources.Admitted(c, s.Kind, ns, name)
+		admit.Admitted(c, s.Kind, ns, name)
 	}
 	if !tFound || !tObj.GetDeletionTimestamp().IsZero() {
-		resources.QuotaAdmitted(c, s.Kind, ns, name)
+		admit.QuotaAdmitted(c, s.Kind, ns, name)
 		resources.LeaveBudget(env, c, s.Kind, superNS, name)
 		if !tFound {
-			resources.Gone(c, s.Kind, ns, name)
+			admit.Gone(c, s.Kind, ns, name)
 		}
 		if !sFound {
 			return nil
@@ -165,7 +166,7 @@ func Reconcile[T Object](ctx context.Context, env *resources.Env, c *tenant.Clus
 			return fmt.Errorf("%s %s/%s: deleted stale super copy of a recreated tenant object, will recreate", s.Kind, superNS, name)
 		}
 		want := s.Desired(tObj, superNS, sObj, true)
-		resources.ReportDroppedMeta(c, s.Kind, tObj, want)
+		admit.ReportDroppedMeta(c, s.Kind, tObj, want)
 		if s.Equal(want, sObj) {
 			return nil
 		}
@@ -190,7 +191,7 @@ func Reconcile[T Object](ctx context.Context, env *resources.Env, c *tenant.Clus
 			return Report(c, tObj, s.Kind, "update", err)
 		}
 		hold.Written()
-		resources.Admitted(c, s.Kind, ns, name) // a budget refusal of an earlier run is over
+		admit.Admitted(c, s.Kind, ns, name) // a budget refusal of an earlier run is over
 		return nil
 	}
 	var zero T
@@ -206,16 +207,16 @@ func Reconcile[T Object](ctx context.Context, env *resources.Env, c *tenant.Clus
 		return waitForBudget(c, s, tObj, false, d)
 	}
 	defer hold.Done()
-	if _, err := resources.EnsureSuperNamespace(ctx, env, c, ns); err != nil {
+	if _, err := admit.EnsureSuperNamespace(ctx, env, c, ns); err != nil {
 		return err
 	}
 	// Checked in the cache first: an object the quota has no room for is retried without
 	// writing to the super cluster each time.
-	if d := resources.CheckQuota(env, c, s.Kind, ns, want); d != nil {
-		resources.DenyQuota(c, s.Kind, tObj, d)
-		return fmt.Errorf("%s %s/%s: %w", s.Kind, ns, name, resources.ErrNoQuotaRoom)
+	if d := admit.CheckQuota(env, c, s.Kind, ns, want); d != nil {
+		admit.DenyQuota(c, s.Kind, tObj, d)
+		return fmt.Errorf("%s %s/%s: %w", s.Kind, ns, name, admit.ErrNoQuotaRoom)
 	}
-	resources.ReportDroppedMeta(c, s.Kind, tObj, want)
+	admit.ReportDroppedMeta(c, s.Kind, tObj, want)
 	if _, err := s.Client(superNS).Create(ctx, want, metav1.CreateOptions{FieldManager: FieldManager}); err != nil {
 		if apierrors.IsAlreadyExists(err) {
 			return Conflict(ctx, c, s.Client(superNS), tObj, s.Kind, superNS, name, err)
@@ -223,22 +224,22 @@ func Reconcile[T Object](ctx context.Context, env *resources.Env, c *tenant.Clus
 		return Report(c, tObj, s.Kind, "create", err)
 	}
 	hold.Written()
-	resources.QuotaAdmitted(c, s.Kind, ns, name)
-	resources.Admitted(c, s.Kind, ns, name) // a budget refusal of an earlier run is over
+	admit.QuotaAdmitted(c, s.Kind, ns, name)
+	admit.Admitted(c, s.Kind, ns, name) // a budget refusal of an earlier run is over
 	return nil
 }
 
 // waitForBudget reports that tenant object tObj waits for room in its tenant's budget (d,
 // rule tenantQuota): a Warning Event with reason d.Reason() (QuotaExceeded) and one count of
 // vcsyncer_policy_denials_total per object version and policy generation
-// (resources.DenyQuota: kept apart from the policy's refusals, which an object that passes
+// (admit.DenyQuota: kept apart from the policy's refusals, which an object that passes
 // the policy forgets on each run), and s.Waits (a condition, for a kind with a status). The
-// object counts as refused (resources.KeepRefused), so remediation scans skip it. It returns
+// object counts as refused (admit.KeepRefused), so remediation scans skip it. It returns
 // nil, so the request is not retried: the object is parked until room appears
 // (resources.AdmitBudget), or the error of s.Waits.
 func waitForBudget[T Object](c *tenant.Cluster, s Spec[T], tObj T, hasCopy bool, d *policy.Denial) error {
-	resources.DenyQuota(c, s.Kind, tObj, d)
-	resources.KeepRefused(c, s.Kind, tObj, d.Rule)
+	admit.DenyQuota(c, s.Kind, tObj, d)
+	admit.KeepRefused(c, s.Kind, tObj, d.Rule)
 	if s.Waits != nil {
 		return s.Waits(tObj, hasCopy, d)
 	}
@@ -280,17 +281,17 @@ func DeleteSuper[T Object](ctx context.Context, w Writer[T], obj T) error {
 // Report records a Warning Event on the tenant object when the super cluster rejects a write
 // for a reason retrying will not fix (invalid, forbidden), and returns err for the queue. A
 // write refused by a ResourceQuota ("exceeded quota") is reported as a quota refusal instead
-// (resources.DenyQuota: a PolicyDenied Event and a count, once per object version), and the
-// returned error wraps resources.ErrNoQuotaRoom: it is retried with backoff.
+// (admit.DenyQuota: a PolicyDenied Event and a count, once per object version), and the
+// returned error wraps admit.ErrNoQuotaRoom: it is retried with backoff.
 //
 // When the refusal cannot change by itself (Rejected), the returned error also wraps
 // resources.ErrRejected: the worker does not retry it on a timer, the object's next change, a
 // policy change or a remediation scan brings it back.
 func Report(c *tenant.Cluster, tObj runtime.Object, kind resources.Kind, verb string, err error) error {
 	if m, ok := tObj.(metav1.Object); ok {
-		if d := policy.QuotaExceededDenial(fmt.Sprintf("%s %s/%s", kind, m.GetNamespace(), m.GetName()), err); d != nil {
-			resources.DenyQuota(c, kind, m, d)
-			return fmt.Errorf("failed to %s %s in super cluster: %w: %w", verb, kind, resources.ErrNoQuotaRoom, err)
+		if d := admit.QuotaExceededDenial(fmt.Sprintf("%s %s/%s", kind, m.GetNamespace(), m.GetName()), err); d != nil {
+			admit.DenyQuota(c, kind, m, d)
+			return fmt.Errorf("failed to %s %s in super cluster: %w: %w", verb, kind, admit.ErrNoQuotaRoom, err)
 		}
 	}
 	if apierrors.IsInvalid(err) || apierrors.IsForbidden(err) || apierrors.IsBadRequest(err) || apierrors.IsRequestEntityTooLargeError(err) {
@@ -320,7 +321,7 @@ var admissionDenials = []string{"violates PodSecurity", "denied request", "denie
 // ServiceAccount admission's "error looking up service account", which a controller fixes) and
 // every server or transport error.
 func Rejected(err error) bool {
-	if err == nil || policy.QuotaExceededDenial("", err) != nil {
+	if err == nil || admit.QuotaExceededDenial("", err) != nil {
 		return false
 	}
 	if apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) {

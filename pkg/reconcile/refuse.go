@@ -5,6 +5,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
+	"github.com/vcsyncer/syncer/pkg/admit"
 	"github.com/vcsyncer/syncer/pkg/conversion"
 	"github.com/vcsyncer/syncer/pkg/policy"
 	"github.com/vcsyncer/syncer/pkg/resources"
@@ -12,13 +13,13 @@ import (
 )
 
 // Refuse handles tenant object tObj of kind that its policy refuses as a whole (d): it reports
-// the refusal (resources.Deny: a PolicyDenied Warning Event and a count, once per object
+// the refusal (admit.Deny: a PolicyDenied Warning Event and a count, once per object
 // version and policy generation), deletes the object's super copy at superNS/name when the
 // tenant owns one (synced before the object or the policy changed), and returns nil, so the
 // request is not retried: the object comes back when it or the policy changes. super and w are
 // the super cache and client of superNS. The error is a cache read or delete error.
 func Refuse[T Object](ctx context.Context, c *tenant.Cluster, kind resources.Kind, tObj T, super Getter[T], w Writer[T], d *policy.Denial) error {
-	resources.Deny(c, kind, tObj, d)
+	admit.Deny(c, kind, tObj, d)
 	return DeleteOwnedSuper(ctx, c, super, w, tObj.GetName())
 }
 

@@ -4,6 +4,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/vcsyncer/syncer/pkg/admit"
 	"github.com/vcsyncer/syncer/pkg/conversion"
 	"github.com/vcsyncer/syncer/pkg/resources"
 	"github.com/vcsyncer/syncer/pkg/tenant"
@@ -85,14 +86,14 @@ func (in *kindInput) superNamespace(ns string) string {
 }
 
 // namespaceRefused reports (memoised) whether tenant namespace ns is refused at its current
-// version (resources.NamespaceRefused).
+// version (admit.NamespaceRefused).
 func (in *kindInput) namespaceRefused(ns string) bool {
 	if in.refusedMemo == nil {
 		in.refusedMemo = map[string]bool{}
 	}
 	r, ok := in.refusedMemo[ns]
 	if !ok {
-		r = in.c.Informers != nil && resources.NamespaceRefused(in.c, ns)
+		r = in.c.Informers != nil && admit.NamespaceRefused(in.c, ns)
 		in.refusedMemo[ns] = r
 	}
 	return r
@@ -104,8 +105,8 @@ func (in *kindInput) namespaceRefused(ns string) bool {
 // reports a SyncConflict). Owned super objects at their mapped name whose tenant object is not
 // in the tenant cache, and that are not being deleted, are orphans. Cluster-scoped objects
 // are Namespaces (the super namespace is the mapped name). Tenant objects refused by the
-// tenant's policy at their current version (resources.IsRefused), and the objects of a
-// refused tenant namespace (resources.NamespaceRefused), are skipped. A pair whose InSync
+// tenant's policy at their current version (admit.IsRefused), and the objects of a
+// refused tenant namespace (admit.NamespaceRefused), are skipped. A pair whose InSync
 // verdict in.verdicts remembers, unchanged since, is not checked again; in.verdicts is left
 // holding exactly the pairs found InSync by this scan. It returns the findings, the number of
 // objects compared and how many of them had a remembered verdict.
@@ -120,7 +121,7 @@ func compareKind(in kindInput) (found []finding, checked, remembered int) {
 			continue
 		}
 		checked++
-		if resources.IsRefused(in.c, in.kind, t) {
+		if admit.IsRefused(in.c, in.kind, t) {
 			continue // refused by the tenant's policy at this version: the reconciler would refuse it again
 		}
 		if ns := t.GetNamespace(); ns != "" && in.namespaceRefused(ns) {

@@ -55,6 +55,6 @@
 // goes (its metric series are deleted by metrics.ForgetTenant).
 //
 // It sits on floor 4 of the package map in docs/architecture.md and may import packages on floors
-// 0–4 only (today: pkg/conversion, pkg/metrics, pkg/resources, pkg/tenant); test/layering checks
+// 0–4 only (today: pkg/admit, pkg/conversion, pkg/metrics, pkg/resources, pkg/tenant); test/layering checks
 // it.
 package remediation

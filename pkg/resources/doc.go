@@ -17,5 +17,5 @@
 // the tenant object; requests carry the tenant namespace and name.
 //
 // It sits on floor 3 of the package map in docs/architecture.md and may import packages on floors
-// 0–3 only (today: pkg/admission, pkg/conversion, pkg/metrics, pkg/policy, pkg/tenant); test/layering checks it.
+// 0–3 only (today: pkg/admission, pkg/conversion, pkg/policy, pkg/tenant); test/layering checks it.
 package resources

@@ -4,7 +4,6 @@ import (
 	"reflect"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -113,25 +112,6 @@ func DroppedMetaKeys(pol *policy.Effective, tObj, desired metav1.Object) []strin
 	collect("label", tObj.GetLabels(), desired.GetLabels(), md.AllowedLabelPrefixes)
 	sort.Strings(out)
 	return out
-}
-
-// ReportDroppedMeta reports the keys DroppedMetaKeys finds for tenant object tObj of kind and
-// its super copy desired under tenant c's policy, with rule metadataKey (Warning Event on tObj
-// and vcsyncer_policy_denials_total; see Filtered), once per version of tObj, set of dropped
-// keys and policy generation. The version is the object's generation when it has one (so
-// status writes, such as the load-balancer status the syncer copies up, do not repeat the
-// report) and its resourceVersion otherwise. The object is synced anyway. extra lists keys
-// left out of parts of the object that carry metadata of their own (a Pod's generic ephemeral
-// volume claim templates: "ephemeral volume <v>: label <key>"); they are reported with the
-// object's own.
-func ReportDroppedMeta(c *tenant.Cluster, kind Kind, tObj, desired metav1.Object, extra ...string) {
-	dropped := append(DroppedMetaKeys(c.Policy(), tObj, desired), extra...)
-	version := tObj.GetResourceVersion()
-	if g := tObj.GetGeneration(); g > 0 {
-		version = "g" + strconv.FormatInt(g, 10)
-	}
-	version += "|" + strings.Join(dropped, ",")
-	Filtered(c, kind, tObj, policy.RuleMetadataKey, version, policy.MetadataDenial(string(kind), tObj.GetNamespace(), tObj.GetName(), dropped))
 }
 
 // MergeSynced returns the labels and annotations of a super object whose current ones are

@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/vcsyncer/syncer/pkg/admit"
 	"github.com/vcsyncer/syncer/pkg/resources"
 	"github.com/vcsyncer/syncer/pkg/resources/restest"
 	"github.com/vcsyncer/syncer/pkg/tenant"
@@ -37,7 +38,7 @@ func TestNamespaceCollisionIsNotRetried(t *testing.T) {
 		t.Fatal(err)
 	}
 	req := resources.Request{Tenant: "t", Kind: resources.KindConfigMap, Namespace: "ns", Name: "cfg"}
-	refused := fmt.Errorf("ConfigMap: %w", fmt.Errorf("tenant namespace ns: %w", resources.ErrNamespaceCollision))
+	refused := fmt.Errorf("ConfigMap: %w", fmt.Errorf("tenant namespace ns: %w", admit.ErrNamespaceCollision))
 	if err := s.downward(t.Context(), stubResource{err: refused}, &tenant.Cluster{}, req); err != nil {
 		t.Errorf("downward with a namespace collision = %v, want nil (not retried)", err)
 	}
@@ -87,14 +88,14 @@ func TestSuperNamespaceDeletionEnqueuesColliders(t *testing.T) {
 		return out
 	}
 
-	s.superNamespaceGone(c, sns) // the holder still exists (deleted by hand): it takes it back
+	s.gate.SuperNamespaceGone(c, sns) // the holder still exists (deleted by hand): it takes it back
 	if got := queued(); len(got) != 0 {
 		t.Errorf("enqueued while the holder exists: %q", got)
 	}
 	if err := nsInf.GetIndexer().Delete(tLong); err != nil {
 		t.Fatal(err)
 	}
-	s.superNamespaceGone(c, sns)
+	s.gate.SuperNamespaceGone(c, sns)
 	want := []string{
 		"team-a/ConfigMap/" + short + "/cfg",
 		"team-a/Namespace//" + short,

@@ -46,6 +46,11 @@
 // neighbour with sparse requests frees. Workers wait for a request they may take in the fair queue (pipelineQueue.Get,
 // fairqueue.Queue.Wait).
 //
+// Whether a tenant object is synced under its tenant's limits (limits.maxObjects, the bytes
+// held, the super namespace's bounds and collisions), and the records and signals of every
+// refusal, is pkg/admit's: the syncer builds one admit.Gate and calls it from its handlers and
+// workers (limits.go lists where); the Gate wakes requests through the syncer's pipelines.
+//
 // A tenant object's change is acked in its checkpoint Source when it is enqueued, so a resume
 // enqueues only what changed since; the request itself must therefore be in every checkpoint
 // until its reconcile ends. On a stop, Start cancels the workers' context, shuts the queues
@@ -53,14 +58,14 @@
 // request back (queued again, or kept as an orphan of the tracking queue) and its worker
 // returns, so the final checkpoint holds it (workWith).
 //
-// It sits on floor 7 of the package map in docs/architecture.md and may import packages on floors
-// 0–7 only (today: pkg/admission, pkg/checkpoint, pkg/checkpoint/source,
-// pkg/checkpoint/trackingqueue, pkg/conversion, pkg/fairqueue, pkg/metrics, pkg/podcache,
-// pkg/policy, pkg/reconcile, pkg/resources, pkg/resources/configmap, pkg/resources/endpoints,
+// It sits on floor 7 of the package map in docs/architecture.md and may import packages on
+// floors 0–7 only (today: pkg/admission, pkg/admit, pkg/checkpoint, pkg/checkpoint/source,
+// pkg/checkpoint/trackingqueue, pkg/conversion, pkg/eventcache, pkg/fairqueue, pkg/metrics,
+// pkg/podcache, pkg/policy, pkg/resources, pkg/resources/configmap, pkg/resources/endpoints,
 // pkg/resources/endpointslice, pkg/resources/event, pkg/resources/ingress,
 // pkg/resources/namespace, pkg/resources/networkpolicy, pkg/resources/persistentvolume,
 // pkg/resources/persistentvolumeclaim, pkg/resources/pod, pkg/resources/poddisruptionbudget,
-// pkg/resources/priorityclass, pkg/resources/secret, pkg/resources/service,
-// pkg/resources/serviceaccount, pkg/resources/storageclass, pkg/status, pkg/tenant, pkg/vnode);
-// test/layering checks it.
+// pkg/resources/priorityclass, pkg/resources/runtimeclass, pkg/resources/secret,
+// pkg/resources/service, pkg/resources/serviceaccount, pkg/resources/storageclass, pkg/retry,
+// pkg/status, pkg/tenant, pkg/vnode); test/layering checks it.
 package syncer

@@ -48,7 +48,7 @@ func TestEventCopiesHeldReadmittedAndReleased(t *testing.T) {
 	}
 	heldPolicy(c, "64Ki")
 	before := s.down.Size() + s.up.Size()
-	s.readmitOnce(c)
+	s.gate.ReadmitOnce(c)
 	got, _, _ := idx.GetByKey("app/" + names[2])
 	if cp, ok := got.(*eventcache.Copy); !ok || tenant.IsHeldOut(cp) || cp.Digest != eventcache.ShownDigest(mk(names[2])) {
 		t.Fatalf("the Event copy is not cached as its record after the cap was raised: %+v", got)
@@ -57,7 +57,7 @@ func TestEventCopiesHeldReadmittedAndReleased(t *testing.T) {
 		t.Errorf("readmitting an Event copy enqueued %d requests, want none (the Event pipeline compares on the next change)", after-before)
 	}
 	held, _ := c.Held.Totals()
-	h := s.releaseEventsHandler(c)
+	h := s.gate.ReleaseEventsHandler(c)
 	first, _, _ := idx.GetByKey("app/" + names[0])
 	h.OnDelete(first)
 	h.OnDelete(cache.DeletedFinalStateUnknown{Key: "app/" + names[1], Obj: func() any { o, _, _ := idx.GetByKey("app/" + names[1]); return o }()})

@@ -56,7 +56,7 @@ func TestHeldOutServiceAndPodAreReadmitted(t *testing.T) {
 	}
 	heldPolicy(c, "8Ki")
 	before := s.down.Size()
-	s.readmitOnce(c)
+	s.gate.ReadmitOnce(c)
 	if cached, _, _ := svcIdx.GetByKey("app/b"); tenant.IsHeldOut(cached) || len(cached.(*corev1.Service).Annotations["note"]) != 700 {
 		t.Fatalf("Service b is not in the cache in full after the cap was raised: %+v", cached)
 	}

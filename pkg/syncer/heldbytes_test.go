@@ -48,15 +48,15 @@ func TestHeldOutObjectIsReadmittedWhenRoomAppears(t *testing.T) {
 	if !tenant.IsHeldOut(cached) {
 		t.Fatal("b fits beside a in 1Ki: the fixture is wrong")
 	}
-	if s.readmitOnce(c) {
-		t.Error("readmitOnce reported more work with no room")
+	if s.gate.ReadmitOnce(c) {
+		t.Error("ReadmitOnce reported more work with no room")
 	}
 	if cached, _, _ := idx.GetByKey("app/b"); !tenant.IsHeldOut(cached) {
 		t.Fatal("b was readmitted without room")
 	}
 	heldPolicy(c, "4Ki")
 	before := s.down.Size()
-	s.readmitOnce(c)
+	s.gate.ReadmitOnce(c)
 	cached, _, _ = idx.GetByKey("app/b")
 	if cm, ok := cached.(*corev1.ConfigMap); !ok || tenant.IsHeldOut(cm) || len(cm.Data["v"]) != 800 {
 		t.Fatalf("b is not in the cache in full after the cap was raised: %+v", cached)
@@ -68,7 +68,7 @@ func TestHeldOutObjectIsReadmittedWhenRoomAppears(t *testing.T) {
 		t.Error("the readmitted ConfigMap was not enqueued")
 	}
 	a, _, _ := idx.GetByKey("app/a")
-	s.releaseHeld(c, "ConfigMap", a)
+	s.gate.ReleaseHeld(c, "ConfigMap", a)
 	if held, _ := c.Held.Totals(); held >= 1600 {
 		t.Errorf("deleting a freed nothing: %d bytes held", held)
 	}

@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/tools/record"
 
+	"github.com/vcsyncer/syncer/pkg/admit"
 	tenancyv1alpha1 "github.com/vcsyncer/syncer/pkg/apis/tenancy/v1alpha1"
 	"github.com/vcsyncer/syncer/pkg/metrics"
 	"github.com/vcsyncer/syncer/pkg/policy"
@@ -71,11 +72,11 @@ func TestInitialListAdmission(t *testing.T) {
 		}
 	}
 	before := metrics.PolicyDenials("cap-initial", "ConfigMap", "objectCount")
-	s.admitInitial(c, resources.KindConfigMap, objs)
-	s.admitInitial(c, resources.KindConfigMap, objs) // again (a relist): nothing new is reported
+	s.gate.AdmitInitial(c, resources.KindConfigMap, objs)
+	s.gate.AdmitInitial(c, resources.KindConfigMap, objs) // again (a relist): nothing new is reported
 	want := map[string]bool{"cm-0": false, "cm-1": false, "cm-2": true, "cm-3": true, "cm-4": false}
 	for name, refused := range want {
-		if got := s.countRefused(c, resources.KindConfigMap, "app", name); got != refused {
+		if got := s.gate.CountRefused(c, resources.KindConfigMap, "app", name); got != refused {
 			t.Errorf("%s refused = %v, want %v", name, got, refused)
 		}
 	}
@@ -87,20 +88,20 @@ func TestInitialListAdmission(t *testing.T) {
 		t.Errorf("events = %q, want two objectCount refusals", ev)
 	}
 	req := resources.Request{Tenant: c.Name, Kind: resources.KindConfigMap, Namespace: "app", Name: "cm-3"}
-	if skip, _ := s.skipRefused(context.Background(), c, s.resources[resources.KindConfigMap], req); !skip {
+	if skip, _ := s.gate.SkipRefused(context.Background(), c, s.resources[resources.KindConfigMap], req); !skip {
 		t.Error("a refused object's request is reconciled")
 	}
-	if !resources.IsRefused(c, resources.KindConfigMap, objs[3].(*corev1.ConfigMap)) {
+	if !admit.IsRefused(c, resources.KindConfigMap, objs[3].(*corev1.ConfigMap)) {
 		t.Error("a refused object is not marked refused for remediation")
 	}
 	req.Name = "cm-0"
-	if skip, _ := s.skipRefused(context.Background(), c, s.resources[resources.KindConfigMap], req); skip {
+	if skip, _ := s.gate.SkipRefused(context.Background(), c, s.resources[resources.KindConfigMap], req); skip {
 		t.Error("an admitted object's request is dropped")
 	}
 
 	// A deletion frees a slot: a refused object takes it, and is enqueued.
-	s.releaseObject(c, resources.KindConfigMap, "app/cm-0")
-	a, r := s.limits.counts(c, resources.KindConfigMap)
+	s.gate.Release(c, resources.KindConfigMap, "app/cm-0")
+	a, r := s.gate.Counts(c, resources.KindConfigMap)
 	if a != 3 || r != 1 {
 		t.Errorf("after a delete: %d admitted, %d refused; want 3, 1", a, r)
 	}
@@ -120,14 +121,14 @@ func TestRefusedNamespaceGetsNoSuperNamespace(t *testing.T) {
 		}
 	}
 	ctx := context.Background()
-	if _, err := resources.EnsureSuperNamespace(ctx, s.env, c, "first"); err != nil {
+	if _, err := admit.EnsureSuperNamespace(ctx, s.env, c, "first"); err != nil {
 		t.Fatalf("first namespace: %v", err)
 	}
-	_, err := resources.EnsureSuperNamespace(ctx, s.env, c, "second")
-	if !errors.Is(err, resources.ErrNamespaceRefused) {
+	_, err := admit.EnsureSuperNamespace(ctx, s.env, c, "second")
+	if !errors.Is(err, admit.ErrNamespaceRefused) {
 		t.Fatalf("second namespace over the cap: %v, want ErrNamespaceRefused", err)
 	}
-	if ignoreNamespaceRefused(err) != nil {
+	if admit.IgnoreNamespaceRefused(err) != nil {
 		t.Error("a refused namespace's objects would be retried")
 	}
 	if _, err := s.env.Super.CoreV1().Namespaces().Get(ctx, resources.SuperNamespace(c, "second"), metav1.GetOptions{}); err == nil {
@@ -151,17 +152,17 @@ func TestRefusedPodIsMarkedNotScheduled(t *testing.T) {
 		}
 		objs = append(objs, p)
 	}
-	s.admitInitial(c, resources.KindPod, objs)
-	if !s.countRefused(c, resources.KindPod, "app", "new") || s.countRefused(c, resources.KindPod, "app", "old") {
+	s.gate.AdmitInitial(c, resources.KindPod, objs)
+	if !s.gate.CountRefused(c, resources.KindPod, "app", "new") || s.gate.CountRefused(c, resources.KindPod, "app", "old") {
 		t.Fatal("the newer Pod should be the refused one")
 	}
 	if s.down.Len() != 1 {
 		t.Fatalf("refused Pod not enqueued for its condition (queue length %d)", s.down.Len())
 	}
-	skip, err := s.skipRefused(context.Background(), c, s.resources[resources.KindPod],
+	skip, err := s.gate.SkipRefused(context.Background(), c, s.resources[resources.KindPod],
 		resources.Request{Tenant: c.Name, Kind: resources.KindPod, Namespace: "app", Name: "new"})
 	if !skip || err != nil {
-		t.Fatalf("skipRefused = %v, %v", skip, err)
+		t.Fatalf("SkipRefused = %v, %v", skip, err)
 	}
 	live, _ := c.Client.CoreV1().Pods("app").Get(context.Background(), "new", metav1.GetOptions{})
 	if len(live.Status.Conditions) != 1 || live.Status.Conditions[0].Reason != policy.ReasonPolicyDenied ||

@@ -8,6 +8,7 @@ import (
 	"github.com/vcsyncer/syncer/pkg/checkpoint/trackingqueue"
 	"github.com/vcsyncer/syncer/pkg/fairqueue"
 	"github.com/vcsyncer/syncer/pkg/resources"
+	"github.com/vcsyncer/syncer/pkg/retry"
 )
 
 // pipelineQueue is one pipeline's rate-limiting workqueue with, when fair queuing is on, the
@@ -17,7 +18,7 @@ type pipelineQueue struct {
 	*trackingqueue.Queue[resources.Request]
 	fair *fairqueue.Queue[resources.Request] // nil with --fair-queuing=false
 	// retries records the requests whose last reconciles failed (retries.go).
-	retries *retryBook
+	retries *retry.Book
 }
 
 // queueShare is how a pipeline's fair queue shares its workers: workers is the number of
@@ -44,13 +45,13 @@ func newPipelineQueue(name string, fair bool, share queueShare, weight func(stri
 // newPipelineQueueWith is newPipelineQueue with the first retry's backoff base (tests shorten it).
 func newPipelineQueueWith(name string, fair bool, share queueShare, weight func(string) int, observe func(string, time.Duration), base time.Duration) *pipelineQueue {
 	// Per-item exponential backoff from 100ms to 60s, and a 200 qps / 500 burst bucket per
-	// tenant (tenantRetryBuckets), as client-go's default controller rate limiter but with a
+	// tenant (retry.TenantBuckets), as client-go's default controller rate limiter but with a
 	// shorter ceiling so a failed object is retried within a minute once its cause is fixed.
-	book := newRetryBook(time.Now)
-	rl := hotBackoff{book: book, inner: workqueue.NewTypedMaxOfRateLimiter(
+	book := retry.NewBook(time.Now)
+	rl := retry.NewBackoff(workqueue.NewTypedMaxOfRateLimiter(
 		workqueue.NewTypedItemExponentialFailureRateLimiter[resources.Request](base, 60*time.Second),
-		newTenantRetryBuckets(),
-	)}
+		retry.NewTenantBuckets(),
+	), book)
 	pq := &pipelineQueue{retries: book}
 	var ordering workqueue.Queue[resources.Request]
 	if fair {

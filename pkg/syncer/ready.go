@@ -5,6 +5,9 @@ import (
 	"net/http"
 	"sync"
 	"sync/atomic"
+
+	"github.com/vcsyncer/syncer/pkg/resources"
+	"github.com/vcsyncer/syncer/pkg/tenant"
 )
 
 // ErrNotReady is returned by ReadyCheck until the Syncer is ready.
@@ -78,4 +81,12 @@ func (s *Syncer) ReadyCheck(*http.Request) error {
 		return ErrNotReady
 	}
 	return nil
+}
+
+// wakeKey identifies the wakes deferred until the super caches have synced: those of tenant
+// Cluster c for objects of kind in tenant namespace namespace.
+type wakeKey struct {
+	c         *tenant.Cluster
+	kind      resources.Kind
+	namespace string
 }

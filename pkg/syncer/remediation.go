@@ -25,17 +25,17 @@ func (s *Syncer) Resources() []resources.Resource {
 // Periodic remediation (pkg/remediation) calls it for the mismatches it confirms; the request
 // is then handled by the normal reconcilers, which re-read both caches.
 //
-// A request in the long backoff (failed longBackoffRetries times without a change of its
-// object) is not requeued: its own retry, every longBackoffInterval, already re-reads both
+// A request in the long backoff (failed retry.LongBackoffRetries times without a change of its
+// object) is not requeued: its own retry, every retry.LongBackoffInterval, already re-reads both
 // caches, and a scan every --remediation-interval would undo the backoff.
 func (s *Syncer) Requeue(req resources.Request, upward bool) {
 	if !upward {
-		if !s.down.retries.longBackoff(req) {
+		if !s.down.retries.LongBackoff(req) {
 			s.enqueue(s.down, req, false)
 		}
 		return
 	}
-	if s.upwardKind(req.Kind) && !s.up.retries.longBackoff(req) {
+	if s.upwardKind(req.Kind) && !s.up.retries.LongBackoff(req) {
 		s.enqueue(s.up, req, false)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/vcsyncer/syncer/pkg/metrics"
+	"github.com/vcsyncer/syncer/pkg/retry"
 	"github.com/vcsyncer/syncer/pkg/status"
 	"github.com/vcsyncer/syncer/pkg/tenant"
 )
@@ -134,15 +135,15 @@ func (s *Syncer) hotTables() (map[string]int, map[string][]status.HotRequest) {
 		dir string
 		q   *pipelineQueue
 	}{{directionDownward, s.down}, {directionUpward, s.up}} {
-		for k, c := range p.q.retries.hotCountsFull() {
-			counts[k.tenant] += c.requests
+		for k, c := range p.q.retries.HotCountsFull() {
+			counts[k.Tenant] += c.Requests
 		}
-		for t, l := range p.q.retries.hot(status.MaxRetrying) {
+		for t, l := range p.q.retries.Hot(status.MaxRetrying) {
 			for _, h := range l {
 				rows[t] = append(rows[t], status.HotRequest{
 					Direction: p.dir, Kind: string(h.Request.Kind), Namespace: h.Request.Namespace, Name: h.Request.Name,
 					Retries: h.Retries, Reason: h.Reason, LastError: h.LastError, Since: h.Since,
-					LongBackoff: h.SinceChange >= longBackoffRetries,
+					LongBackoff: h.SinceChange >= retry.LongBackoffRetries,
 				})
 			}
 		}
@@ -180,7 +181,7 @@ func (s *Syncer) TenantLags() map[string]tenant.Lag {
 		for t, st := range q.stats() {
 			m[t] = st.Oldest
 		}
-		for t, since := range q.retries.oldest() {
+		for t, since := range q.retries.Oldest() {
 			if d := now.Sub(since); d > m[t] {
 				m[t] = d
 			}

@@ -6,6 +6,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/vcsyncer/syncer/pkg/resources"
+	"github.com/vcsyncer/syncer/pkg/retry"
 	"github.com/vcsyncer/syncer/pkg/status"
 )
 
@@ -20,12 +21,12 @@ func TestHotRows(t *testing.T) {
 		return resources.Request{Tenant: "a", Kind: resources.KindPod, Namespace: "ns", Name: name}
 	}
 	for i := range status.MaxRetrying + 2 {
-		for range hotRetries + 1 + i {
-			s.down.retries.failed(req(string(rune('a'+i))), RetryQuota, "no room")
+		for range retry.HotRetries + 1 + i {
+			s.down.retries.Failed(req(string(rune('a'+i))), retry.Quota, "no room")
 		}
 	}
-	for range longBackoffRetries {
-		s.up.retries.failed(req("up"), RetrySuperCacheBehind, "behind")
+	for range retry.LongBackoffRetries {
+		s.up.retries.Failed(req("up"), retry.SuperCacheBehind, "behind")
 	}
 	n, rows := s.hotRows("a")
 	if n != status.MaxRetrying+3 {
@@ -34,10 +35,10 @@ func TestHotRows(t *testing.T) {
 	if len(rows) != status.MaxRetrying {
 		t.Fatalf("%d rows, want %d", len(rows), status.MaxRetrying)
 	}
-	if r := rows[0]; r.Direction != "upward" || r.Name != "up" || r.Retries != longBackoffRetries || !r.LongBackoff || r.Reason != RetrySuperCacheBehind {
+	if r := rows[0]; r.Direction != "upward" || r.Name != "up" || r.Retries != retry.LongBackoffRetries || !r.LongBackoff || r.Reason != retry.SuperCacheBehind {
 		t.Errorf("first row = %+v, want the upward request in the long backoff", r)
 	}
-	if r := rows[1]; r.Direction != "downward" || r.Name != "g" || r.LongBackoff || r.Reason != RetryQuota || r.LastError != "no room" {
+	if r := rows[1]; r.Direction != "downward" || r.Name != "g" || r.LongBackoff || r.Reason != retry.Quota || r.LastError != "no room" {
 		t.Errorf("second row = %+v, want downward g", r)
 	}
 	if n, rows := s.hotRows("other"); n != 0 || rows != nil {

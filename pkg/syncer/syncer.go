@@ -3,9 +3,7 @@ package syncer
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net/netip"
-	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -19,8 +17,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	"github.com/vcsyncer/syncer/pkg/admission"
+	"github.com/vcsyncer/syncer/pkg/admit"
 	"github.com/vcsyncer/syncer/pkg/checkpoint/source"
-	"github.com/vcsyncer/syncer/pkg/checkpoint/trackingqueue"
 	"github.com/vcsyncer/syncer/pkg/conversion"
 	"github.com/vcsyncer/syncer/pkg/fairqueue"
 	"github.com/vcsyncer/syncer/pkg/metrics"
@@ -39,6 +37,7 @@ import (
 	"github.com/vcsyncer/syncer/pkg/resources/service"
 	"github.com/vcsyncer/syncer/pkg/resources/serviceaccount"
 	"github.com/vcsyncer/syncer/pkg/resources/storageclass"
+	"github.com/vcsyncer/syncer/pkg/retry"
 	"github.com/vcsyncer/syncer/pkg/tenant"
 	"github.com/vcsyncer/syncer/pkg/vnode"
 )
@@ -100,10 +99,8 @@ type Syncer struct {
 	status statusState // per-tenant last sync and last checkpoint for the status page (status.go)
 	ready  readiness   // set by markReady once the super caches synced (ready.go)
 
-	// limits decides which tenant objects are synced under limits.maxObjects (objectcap.go).
-	limits objectLimits
-	// readmitting tracks the runs of readmitHeld per tenant (heldbytes.go).
-	readmitting readmitRuns
+	// gate admits tenant objects under their tenant's limits (pkg/admit; wired in limits.go).
+	gate *admit.Gate
 	// writes is each tenant's share of super writes (share.go); nil when off.
 	writes *fairqueue.Budget
 	// admission paces new super Pods (admission.go); nil when off.
@@ -113,7 +110,7 @@ type Syncer struct {
 	// events copies super Events into tenants (events.go); nil when Event is not synced.
 	events *eventPipeline
 	// retryLog rate-limits the "Retrying sync" log lines (retries.go).
-	retryLog *retryLog
+	retryLog *retry.Log
 	// processed counts the reconciles run so far, in both directions (Processed).
 	processed atomic.Int64
 	// running counts each tenant's running reconciles (Drain waits for them).
@@ -181,7 +178,7 @@ func New(o Options) (*Syncer, error) {
 		env: env, opts: o,
 		resources:  map[resources.Kind]resources.Resource{},
 		dependents: map[resources.Kind][]resources.DependentMapper{},
-		retryLog:   newRetryLog(time.Now),
+		retryLog:   retry.NewLog(time.Now),
 	}
 	s.sources, s.parked, s.scope = sources, map[string]*parkedWork{}, scope
 	s.warmth.restored = make(chan struct{})
@@ -198,8 +195,9 @@ func New(o Options) (*Syncer, error) {
 		reserve: reserveOf(o.UpwardWorkers, o.Share.WorkerReservePercent), slowAfter: o.Share.SlowTenantThreshold}, s.weight, s.observer(directionUpward))
 	env.SuperObject = s.superObject
 	env.ReservedServiceIP = s.reservedServiceIP
+	s.gate = admit.NewGate(pipelines{s}, pod.MarkPolicyDenied)
 	env.AdmitObject = func(c *tenant.Cluster, kind resources.Kind, obj metav1.Object) bool {
-		return s.admitObject(c, kind, obj, false)
+		return s.gate.Admit(c, kind, obj, false)
 	}
 	for _, r := range append(DefaultResources(), optIn...) {
 		s.resources[r.Kind()] = r
@@ -225,7 +223,7 @@ func New(o Options) (*Syncer, error) {
 	if err := s.watchStorage(); err != nil {
 		return nil, err
 	}
-	if err := s.watchBounds(); err != nil {
+	if err := s.gate.WatchBounds(s.env); err != nil {
 		return nil, err
 	}
 	if s.admission, err = s.newAdmission(o.Admission, !o.DisableFairQueuing); err != nil {
@@ -347,189 +345,6 @@ func (s *Syncer) Start(ctx context.Context) error {
 	s.env.SuperVolumes.Shutdown()
 	s.shutdownKindsInformers()
 	return nil
-}
-
-// tokenRefreshInterval is how often the super Pod cache is scanned for tenant service-account
-// tokens due for refresh. Tokens are refreshed at 80% of a lifetime of at least 10 minutes
-// (the API minimum), so 30 s is well inside the remaining 2 minutes.
-const tokenRefreshInterval = 30 * time.Second
-
-// refreshTokens enqueues, every tokenRefreshInterval until ctx is done, the Pods whose tenant
-// tokens are due (pod.TokenRefreshesDue), at low priority.
-func (s *Syncer) refreshTokens(ctx context.Context) {
-	t := time.NewTicker(tokenRefreshInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case now := <-t.C:
-			for _, req := range pod.TokenRefreshesDue(s.env, now) {
-				if c, ok := s.registry.Get(req.Tenant); ok && c.Synced() {
-					s.enqueue(s.down, req, false)
-				}
-			}
-		}
-	}
-}
-
-// syncedClusters returns the registered tenant Clusters whose caches have synced, in the
-// registry's order (none before SetRegistry).
-func (s *Syncer) syncedClusters() []*tenant.Cluster {
-	if s.registry == nil {
-		return nil
-	}
-	var out []*tenant.Cluster
-	for _, name := range s.registry.Names() {
-		if c, ok := s.registry.Get(name); ok && c.Synced() {
-			out = append(out, c)
-		}
-	}
-	return out
-}
-
-// Processed returns how many reconciles (downward and upward, successful or not) the syncer
-// has run since it started.
-func (s *Syncer) Processed() int64 { return s.processed.Load() }
-
-// weight returns a tenant's fair-queue weight (Tenant.spec.weight), 1 for unknown tenants.
-func (s *Syncer) weight(tenant string) int {
-	if s.registry == nil {
-		return 1
-	}
-	if c, ok := s.registry.Get(tenant); ok {
-		return int(c.Weight())
-	}
-	return 1
-}
-
-// work is one worker of a pipeline: it reconciles requests of q (s.process) until q shuts down.
-func (s *Syncer) work(ctx context.Context, q *pipelineQueue, down bool) {
-	s.workWith(ctx, q, down, s.process)
-}
-
-// workWith is work with the reconcile passed in (tests pass a fake). A request whose reconcile
-// succeeded is forgotten by the rate limiter; one that failed with resources.ErrRejected is
-// forgotten too (counted in vcsyncer_sync_rejected_total); any other failure is recorded
-// (retryFailed: log line, vcsyncer_sync_retries_total, the pipeline's retry book) and re-added
-// with backoff. A reconcile cut by the shutdown (ctx done) leaves its request in the queue, for
-// the final checkpoint, and ends the worker.
-func (s *Syncer) workWith(ctx context.Context, q *pipelineQueue, down bool, process func(context.Context, resources.Request, bool) error) {
-	for {
-		req, shutdown := q.Get()
-		if shutdown {
-			return
-		}
-		s.running.begin(req.Tenant) // before the fence check: Drain waits for it
-		if s.fenced(req.Tenant) {
-			s.running.end(req.Tenant)
-			if down {
-				metrics.ShardFenced(directionDownward)
-			} else {
-				metrics.ShardFenced(directionUpward)
-			}
-			q.AddAfter(req, fenceDelay) // kept, and in checkpoints, until owned again or the tenant goes
-			q.Done(req)
-			continue
-		}
-		pctx, writes := withWriteCounter(ctx)
-		var again time.Duration
-		err := s.observeSync(req, down, func() error {
-			err := process(pctx, req, down)
-			var ra resources.RequeueAfter
-			if errors.As(err, &ra) {
-				again = ra.After // a success that must run again later
-				return nil
-			}
-			return err
-		})
-		s.chargeWrites(req.Tenant, writes.n.Load())
-		switch {
-		case err == nil:
-			q.Forget(req)
-			q.retries.succeeded(req)
-			s.recordSync(req.Tenant)
-			if again > 0 {
-				q.AddAfter(req, again)
-			}
-		case ctx.Err() != nil:
-			// Cut by the shutdown (its writes failed with the cancelled context): added back,
-			// not retried, so it stays in the queue for the final checkpoint (queued again by
-			// Done, or kept as an orphan after ShutDown). Its object's change is acked in its
-			// Source already, so a resume would not enqueue it again: forgotten here, it would
-			// be lost for good (a super copy left at an old version of its tenant object). The
-			// worker stops: whatever it took next would be cut the same way.
-			q.Forget(req)
-			q.Add(req)
-			s.running.end(req.Tenant)
-			q.Done(req)
-			return
-		case errors.Is(err, resources.ErrRejected):
-			// Refused by the super cluster for a reason a retry does not change (reported on
-			// the tenant object by reconcile.Report): it waits for the object's next change, a
-			// policy change or a remediation scan instead of a timer.
-			ctrl.LoggerFrom(ctx).V(1).Info("Not retrying: refused by the super cluster", "request", req.String(), "reason", err.Error())
-			metrics.SyncRejected(req.Tenant, string(req.Kind))
-			q.Forget(req)
-			q.retries.succeeded(req)
-		default:
-			s.retryFailed(ctx, q, req, down, err)
-			q.AddRateLimited(req)
-		}
-		s.running.end(req.Tenant)
-		q.Done(req)
-	}
-}
-
-func (s *Syncer) process(ctx context.Context, req resources.Request, down bool) (err error) {
-	// A panic in one reconcile (one tenant's odd object) must not stop the syncer for every
-	// tenant: it becomes an error, logged with its stack, and the request is retried with backoff.
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("%w while syncing %s: %v", errPanic, req, r)
-			ctrl.LoggerFrom(ctx).Error(err, "Recovered from a panic in a reconcile", "stack", string(debug.Stack()))
-		}
-	}()
-	s.processed.Add(1)
-	if down && req.Kind == resources.KindPod && s.admission != nil {
-		// A slot granted to this Pod and not taken in this run goes back to the window.
-		defer s.admission.Settle(req.Tenant, req)
-	}
-	c, ok := s.registry.Get(req.Tenant)
-	if !ok {
-		return nil // tenant removed
-	}
-	if !c.Synced() {
-		// Not connected or not synced yet: kept until it syncs (ClusterSynced drains it),
-		// and in checkpoints meanwhile.
-		s.park(req, down, trackingqueue.DelayWindow{}, c)
-		return nil
-	}
-	r, ok := s.resources[req.Kind]
-	if !ok {
-		return nil
-	}
-	if down {
-		if skip, err := s.skipRefused(ctx, c, r, req); skip {
-			return err // over limits.maxObjects: reported once; synced when promoted
-		}
-		return ignoreNamespaceRefused(s.downward(ctx, r, c, req))
-	}
-	return r.Upward(ctx, s.env, c, req.Namespace, req.Name)
-}
-
-// downward runs r's downward reconcile of req. A refusal for a namespace collision
-// (resources.ErrNamespaceCollision, already reported on the tenant Namespace) is final and
-// returns nil, so the request is not retried: it comes back when the super namespace is deleted
-// (enqueueNamespaceColliders), when the object changes, or when the policy changes.
-func (s *Syncer) downward(ctx context.Context, r resources.Resource, c *tenant.Cluster, req resources.Request) error {
-	err := r.Downward(ctx, s.env, c, req.Namespace, req.Name)
-	if errors.Is(err, resources.ErrNamespaceCollision) {
-		ctrl.LoggerFrom(ctx).V(1).Info("Not syncing: the super namespace holds another namespace of the tenant",
-			"request", req.String(), "reason", err.Error())
-		return nil
-	}
-	return err
 }
 
 // superTransform trims super Pods to what the syncer reads (pod.TrimSuperPod) and strips

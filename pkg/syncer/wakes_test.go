@@ -18,7 +18,7 @@ import (
 
 // Issue 43: a resumed tenant whose caches synced while the super caches were still taking in
 // the checkpoint's objects was reconciled whole. The super ResourceQuotas' initial adds (a
-// ready quota wakes the objects of its namespace without a super copy, enqueueWaitingIn) and
+// ready quota wakes the objects of its namespace without a super copy, admit.Gate.EnqueueWaitingIn) and
 // the super Pod dependencies' (enqueueWaitingPods) looked the tenant's objects up in super
 // caches still filling, found none, and enqueued every object of the namespace downward
 // (upgrade benchmark: 4 and 11 of 30 tenants, about 1019 requests each). Those wakes wait for
@@ -56,7 +56,7 @@ func TestWakesWaitForSuperCaches(t *testing.T) {
 
 	// The super caches' initial list is still arriving: their stores lack every super copy.
 	for range 3 {
-		s.enqueueWaitingIn(c, "shop", superNS) // the quota of "shop" (and of repeated adds)
+		s.gate.EnqueueWaitingIn(c, "shop", superNS) // the quota of "shop" (and of repeated adds)
 		s.enqueueWaitingPods(c, resources.KindServiceAccount, conversion.Owner{Namespace: "shop", Name: "default"})
 	}
 	if got := queued(); len(got) != 0 {
@@ -87,7 +87,7 @@ func TestWakesWaitForSuperCaches(t *testing.T) {
 		ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "later"}}); err != nil {
 		t.Fatal(err)
 	}
-	s.enqueueWaitingIn(c, "shop", superNS)
+	s.gate.EnqueueWaitingIn(c, "shop", superNS)
 	if got := queued(); !slices.Contains(got, "team-a/ConfigMap/shop/later") {
 		t.Errorf("a wake after the super caches synced did not enqueue shop/later: %q", got)
 	}

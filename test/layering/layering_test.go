@@ -29,12 +29,13 @@ var floors = []struct {
 	{"pkg/tenant", 2}, {"pkg/checkpoint", 2},
 	// 3: the kind interfaces and helpers.
 	{"pkg/resources", 3},
-	// 4: the reconcile engine, remediation, and the kinds' shared test helpers.
-	{"pkg/reconcile", 4}, {"pkg/remediation", 4}, {"pkg/resources/restest", 4},
+	// 4: admission under the limits, the reconcile engine, remediation, and the kinds' shared
+	// test helpers.
+	{"pkg/admit", 4}, {"pkg/reconcile", 4}, {"pkg/remediation", 4}, {"pkg/resources/restest", 4},
 	// 5: virtual Nodes.
 	{"pkg/vnode", 5},
 	// 6: one package per synced kind.
-	{"pkg/resources/", 6},
+	{"pkg/resources/", 6}, {"pkg/retry", 6},
 	// 7: orchestration.
 	{"pkg/syncer", 7},
 	// 8: the command.
@@ -128,6 +129,7 @@ func TestFloorOf(t *testing.T) {
 		"pkg/resources":             3,
 		"pkg/resources/pod":         6,
 		"pkg/resources/restest":     4,
+		"pkg/admit":                 4,
 		"pkg/checkpoint":            2,
 		"pkg/checkpoint/store":      0,
 		"pkg/metrics/dashboard":     0,

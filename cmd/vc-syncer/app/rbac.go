@@ -13,7 +13,7 @@ package app
 // +kubebuilder:rbac:groups=tenancy.vcsyncer.io,resources=tenants/status,verbs=update;patch
 // +kubebuilder:rbac:groups=tenancy.vcsyncer.io,resources=tenantpolicies,verbs=get;list;watch
 
-// Super namespaces, one per tenant namespace (resources.EnsureSuperNamespace,
+// Super namespaces, one per tenant namespace (admit.EnsureSuperNamespace,
 // pkg/resources/namespace; run.go creates --kubeconfig-namespace when missing).
 // +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch;create;update;delete
 
@@ -36,7 +36,7 @@ package app
 // +kubebuilder:rbac:groups="",resources=configmaps;secrets;serviceaccounts;services;endpoints;persistentvolumeclaims,verbs=get;list;watch;create;update;delete
 // +kubebuilder:rbac:groups=discovery.k8s.io,resources=endpointslices,verbs=get;list;watch;create;update;delete
 
-// Bounds (pkg/syncer bounds.go): the ResourceQuota and LimitRange of every super namespace,
+// Bounds (pkg/admit bounds.go): the ResourceQuota and LimitRange of every super namespace,
 // cached, reset when edited, deleted when the policy sets none; get on a quota name conflict.
 // +kubebuilder:rbac:groups="",resources=resourcequotas,verbs=get;list;watch;create;update;delete
 // +kubebuilder:rbac:groups="",resources=limitranges,verbs=list;watch;create;update;delete

@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/vcsyncer/syncer/pkg/admission"
+	"github.com/vcsyncer/syncer/pkg/admit"
 	tenancyv1alpha1 "github.com/vcsyncer/syncer/pkg/apis/tenancy/v1alpha1"
 	"github.com/vcsyncer/syncer/pkg/policy"
 	"github.com/vcsyncer/syncer/pkg/resources"
@@ -62,7 +63,7 @@ func TestConfigMapOverTenantBudgetWaitsWithoutCost(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.Super(h.Env.SuperInformers.Core().V1().Namespaces().Informer(), ns)
-	if rq, err := h.SuperCS.CoreV1().ResourceQuotas(superNS).Get(h.Ctx(), resources.QuotaName, metav1.GetOptions{}); err == nil {
+	if rq, err := h.SuperCS.CoreV1().ResourceQuotas(superNS).Get(h.Ctx(), admit.QuotaName, metav1.GetOptions{}); err == nil {
 		rq.Status.Hard, rq.Status.Used = resources.CopyResourceList(rq.Spec.Hard), corev1.ResourceList{}
 		for k := range rq.Spec.Hard {
 			rq.Status.Used[k] = resource.MustParse("0")

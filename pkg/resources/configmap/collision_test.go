@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/tools/record"
 
+	"github.com/vcsyncer/syncer/pkg/admit"
 	"github.com/vcsyncer/syncer/pkg/conversion"
 	"github.com/vcsyncer/syncer/pkg/resources"
 	"github.com/vcsyncer/syncer/pkg/resources/configmap"
@@ -62,7 +63,7 @@ func TestObjectsOfACollidingNamespaceStayOut(t *testing.T) {
 
 	for i := range 3 {
 		err := (configmap.Resource).Downward(ctx, env, c, short, "cfg")
-		if !errors.Is(err, resources.ErrNamespaceCollision) {
+		if !errors.Is(err, admit.ErrNamespaceCollision) {
 			t.Errorf("attempt %d: Downward(%s/cfg) = %v, want ErrNamespaceCollision", i, short, err)
 		}
 		got, gerr := superCS.CoreV1().ConfigMaps(superNS).Get(ctx, "cfg", metav1.GetOptions{})
@@ -77,20 +78,20 @@ func TestObjectsOfACollidingNamespaceStayOut(t *testing.T) {
 	if _, gerr := superCS.CoreV1().ConfigMaps(superNS).Get(ctx, "extra", metav1.GetOptions{}); !apierrors.IsNotFound(gerr) {
 		t.Fatalf("ConfigMap %s/extra synced into the super namespace of %s (err %v, get %v)", short, long, err, gerr)
 	}
-	if !errors.Is(err, resources.ErrNamespaceCollision) {
+	if !errors.Is(err, admit.ErrNamespaceCollision) {
 		t.Errorf("Downward(%s/extra) = %v, want ErrNamespaceCollision", short, err)
 	}
 	// Also when the super Namespace is not cached yet: the object at the mapped name tells.
 	if err := (namespace.Resource).SuperInformer(env).GetIndexer().Delete(sns); err != nil {
 		t.Fatal(err)
 	}
-	if err := (configmap.Resource).Downward(ctx, env, c, short, "cfg"); !errors.Is(err, resources.ErrNamespaceCollision) {
+	if err := (configmap.Resource).Downward(ctx, env, c, short, "cfg"); !errors.Is(err, admit.ErrNamespaceCollision) {
 		t.Errorf("Downward(%s/cfg) without a cached super Namespace = %v, want ErrNamespaceCollision", short, err)
 	}
 	if _, err := superCS.CoreV1().ConfigMaps(superNS).Get(ctx, "cfg", metav1.GetOptions{}); err != nil {
 		t.Fatalf("the super copy of %s/cfg is gone: %v", long, err)
 	}
-	if err := (configmap.Resource).Downward(ctx, env, c, short, "extra"); !errors.Is(err, resources.ErrNamespaceCollision) {
+	if err := (configmap.Resource).Downward(ctx, env, c, short, "extra"); !errors.Is(err, admit.ErrNamespaceCollision) {
 		t.Errorf("Downward(%s/extra) without a cached super Namespace = %v, want ErrNamespaceCollision (create answered AlreadyExists)", short, err)
 	}
 	if _, err := superCS.CoreV1().ConfigMaps(superNS).Get(ctx, "extra", metav1.GetOptions{}); !apierrors.IsNotFound(err) {

@@ -7,6 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/vcsyncer/syncer/pkg/admit"
 	"github.com/vcsyncer/syncer/pkg/policy"
 	"github.com/vcsyncer/syncer/pkg/resources"
 	"github.com/vcsyncer/syncer/pkg/resources/configmap"
@@ -64,7 +65,7 @@ func TestDownwardReportsDroppedMetadataKeysOnce(t *testing.T) {
 	if ev := h.Events(); len(ev) != 1 {
 		t.Errorf("events after two new versions (one with dropped keys) = %q", ev)
 	}
-	if resources.IsRefused(h.C, resources.KindConfigMap, cm) {
+	if admit.IsRefused(h.C, resources.KindConfigMap, cm) {
 		t.Error("a synced object with filtered keys counts as refused (remediation would skip it)")
 	}
 }

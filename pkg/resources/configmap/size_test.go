@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/tools/record"
 
+	"github.com/vcsyncer/syncer/pkg/admit"
 	tenancyv1alpha1 "github.com/vcsyncer/syncer/pkg/apis/tenancy/v1alpha1"
 	"github.com/vcsyncer/syncer/pkg/metrics"
 	"github.com/vcsyncer/syncer/pkg/policy"
@@ -53,7 +54,7 @@ func sizeFixture(t *testing.T, objs ...runtime.Object) (*tenant.Cluster, *resour
 	superCS := fake.NewClientset()
 	env := &resources.Env{Super: superCS, SuperInformers: informers.NewSharedInformerFactory(superCS, 0)}
 	env.SuperInformers.Core().V1().Namespaces().Informer()
-	resources.BoundsInformers(env)
+	admit.BoundsInformers(env)
 	return c, env, superCS
 }
 

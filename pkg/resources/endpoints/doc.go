@@ -49,6 +49,6 @@
 // policy, IPWatch, the dependents); each package holds its translation.
 //
 // It sits on floor 6 of the package map in docs/architecture.md and may import packages on floors
-// 0–6 only (today: pkg/conversion, pkg/podcache, pkg/policy, pkg/reconcile, pkg/resources,
+// 0–6 only (today: pkg/admit, pkg/conversion, pkg/podcache, pkg/policy, pkg/reconcile, pkg/resources,
 // pkg/tenant); test/layering checks it.
 package endpoints

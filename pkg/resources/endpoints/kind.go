@@ -11,6 +11,7 @@ import (
 	"k8s.io/client-go/listers"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/vcsyncer/syncer/pkg/admit"
 	"github.com/vcsyncer/syncer/pkg/conversion"
 	"github.com/vcsyncer/syncer/pkg/podcache"
 	"github.com/vcsyncer/syncer/pkg/policy"
@@ -113,7 +114,7 @@ func (k *Kind[T]) Downward(ctx context.Context, env *resources.Env, c *tenant.Cl
 	})
 }
 
-// heldOut reports (and for a stub, refuses: resources.Deny, once per version) whether tenant
+// heldOut reports (and for a stub, refuses: admit.Deny, once per version) whether tenant
 // object ns/name or its Service is a stub in the tenant caches (tenant.IsHeldOut: kept out of
 // the syncer's memory). Then nothing is written: the content of a stub is unknown (a stub
 // carries no labels, so a slice's Service cannot be told), and a stub Service would read as
@@ -123,8 +124,8 @@ func (k *Kind[T]) heldOut(c *tenant.Cluster, tenantInf cache.SharedIndexInformer
 	if err != nil || !o.GetDeletionTimestamp().IsZero() {
 		return false
 	}
-	if d := resources.HeldOut(c, k.Name, o); d != nil {
-		resources.Deny(c, k.Name, o, d)
+	if d := admit.HeldOut(c, k.Name, o); d != nil {
+		admit.Deny(c, k.Name, o, d)
 		return true
 	}
 	if k.ServiceName == nil {

@@ -11,6 +11,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/tools/record"
 
+	"github.com/vcsyncer/syncer/pkg/admit"
 	tenancyv1alpha1 "github.com/vcsyncer/syncer/pkg/apis/tenancy/v1alpha1"
 	"github.com/vcsyncer/syncer/pkg/policy"
 	"github.com/vcsyncer/syncer/pkg/resources"
@@ -43,17 +44,17 @@ func TestDownwardRepairsBounds(t *testing.T) {
 	sns.UID = "super-ns-uid"
 	superCS := fake.NewClientset(sns)
 	env := &resources.Env{Super: superCS, SuperInformers: informers.NewSharedInformerFactory(superCS, 0)}
-	resources.BoundsInformers(env)
+	admit.BoundsInformers(env)
 	if err := (Resource).SuperInformer(env).GetIndexer().Add(sns); err != nil {
 		t.Fatal(err)
 	}
 	if err := (Resource).Downward(ctx, env, c, "", "shop"); err != nil {
 		t.Fatalf("Downward = %v, want nil (a pending quota status is not the namespace's error)", err)
 	}
-	if _, err := superCS.CoreV1().ResourceQuotas(sns.Name).Get(ctx, resources.QuotaName, metav1.GetOptions{}); err != nil {
+	if _, err := superCS.CoreV1().ResourceQuotas(sns.Name).Get(ctx, admit.QuotaName, metav1.GetOptions{}); err != nil {
 		t.Errorf("quota not recreated: %v", err)
 	}
-	if _, err := superCS.CoreV1().LimitRanges(sns.Name).Get(ctx, resources.LimitRangeName, metav1.GetOptions{}); err != nil {
+	if _, err := superCS.CoreV1().LimitRanges(sns.Name).Get(ctx, admit.LimitRangeName, metav1.GetOptions{}); err != nil {
 		t.Errorf("limit range not recreated: %v", err)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
 
+	"github.com/vcsyncer/syncer/pkg/admit"
 	"github.com/vcsyncer/syncer/pkg/resources"
 	"github.com/vcsyncer/syncer/pkg/resources/restest"
 	"github.com/vcsyncer/syncer/pkg/tenant"
@@ -24,11 +25,11 @@ func TestCheck(t *testing.T) {
 		sns := resources.DesiredNamespace(&resources.Env{}, c, tns, nil)
 		sns.UID = "super-ns-uid"
 		sns.Labels["added-by-admins"] = "kept" // never compared
-		quotas, limits := resources.BoundsInformers(env)
-		if err := quotas.GetIndexer().Add(resources.DesiredQuota(c, sns)); err != nil {
+		quotas, limits := admit.BoundsInformers(env)
+		if err := quotas.GetIndexer().Add(admit.DesiredQuota(c, sns)); err != nil {
 			t.Fatal(err)
 		}
-		if err := limits.GetIndexer().Add(resources.DesiredLimitRange(c, sns)); err != nil {
+		if err := limits.GetIndexer().Add(admit.DesiredLimitRange(c, sns)); err != nil {
 			t.Fatal(err)
 		}
 		return tns, sns
@@ -37,16 +38,16 @@ func TestCheck(t *testing.T) {
 		"in sync": {Want: resources.InSync},
 		"quota missing": {
 			Mutate: func(tns, sns *corev1.Namespace) (*corev1.Namespace, *corev1.Namespace) {
-				quotas, _ := resources.BoundsInformers(env)
-				_ = quotas.GetIndexer().Delete(resources.DesiredQuota(c, sns))
+				quotas, _ := admit.BoundsInformers(env)
+				_ = quotas.GetIndexer().Delete(admit.DesiredQuota(c, sns))
 				return tns, sns
 			},
 			Want: resources.MismatchContentDiffers,
 		},
 		"limit range edited": {
 			Mutate: func(tns, sns *corev1.Namespace) (*corev1.Namespace, *corev1.Namespace) {
-				_, limits := resources.BoundsInformers(env)
-				lr := resources.DesiredLimitRange(c, sns)
+				_, limits := admit.BoundsInformers(env)
+				lr := admit.DesiredLimitRange(c, sns)
 				lr.Spec.Limits[0].Default = nil
 				_ = limits.GetIndexer().Update(lr)
 				return tns, sns

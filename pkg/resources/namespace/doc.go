@@ -14,10 +14,10 @@
 // istio-injection=enabled) never act on a tenant's choice; keys the tenant policy's
 // metadata.allowedNamespaceLabelPrefixes lists (built-in: none) are set as they are too. Its
 // annotations go through the metadata allowlist. Each super
-// namespace has the ResourceQuota and LimitRange of the tenant's policy (resources.EnsureBounds),
+// namespace has the ResourceQuota and LimitRange of the tenant's policy (admit.EnsureBounds),
 // kept in line by this reconciler.
 //
 // It sits on floor 6 of the package map in docs/architecture.md and may import packages on floors
-// 0–6 only (today: pkg/conversion, pkg/reconcile, pkg/resources, pkg/tenant); test/layering
+// 0–6 only (today: pkg/admit, pkg/conversion, pkg/reconcile, pkg/resources, pkg/tenant); test/layering
 // checks it.
 package namespace

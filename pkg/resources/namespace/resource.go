@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/vcsyncer/syncer/pkg/admit"
 	"github.com/vcsyncer/syncer/pkg/conversion"
 	"github.com/vcsyncer/syncer/pkg/reconcile"
 	"github.com/vcsyncer/syncer/pkg/resources"
@@ -50,27 +51,27 @@ func reconcileDownward(ctx context.Context, env *resources.Env, c *tenant.Cluste
 		// it: it is never deleted or changed for this one, which is refused until the name is
 		// free (the super namespace's deletion enqueues this namespace again).
 		if !tFound || !tns.DeletionTimestamp.IsZero() {
-			resources.Admitted(c, resources.KindNamespace, "", name)
+			admit.Admitted(c, resources.KindNamespace, "", name)
 			return nil
 		}
 		_, holder, _ := conversion.HeldNamespace(sns)
-		return resources.RefuseNamespaceCollision(c, name, superNS, holder)
+		return admit.RefuseNamespaceCollision(c, name, superNS, holder)
 	}
 	if tFound && tns.DeletionTimestamp.IsZero() {
-		if d := resources.HeldOut(c, resources.KindNamespace, tns); d != nil {
+		if d := admit.HeldOut(c, resources.KindNamespace, tns); d != nil {
 			if !sFound || ownedByNamespace(sns, tns.UID) {
 				// A stub (kept out of the syncer's memory): no super namespace is created for
-				// it (its objects wait: resources.ErrNamespaceRefused), and an existing one is
+				// it (its objects wait: admit.ErrNamespaceRefused), and an existing one is
 				// left as it was, its objects still synced. Readmission enqueues it again.
-				resources.Deny(c, resources.KindNamespace, tns, d)
+				admit.Deny(c, resources.KindNamespace, tns, d)
 				return nil
 			}
 		}
 	}
 	if !tFound || !tns.DeletionTimestamp.IsZero() {
-		resources.Admitted(c, resources.KindNamespace, "", name)
+		admit.Admitted(c, resources.KindNamespace, "", name)
 		if !tFound {
-			resources.Gone(c, resources.KindNamespace, "", name)
+			admit.Gone(c, resources.KindNamespace, "", name)
 		}
 		if !sFound || !sns.DeletionTimestamp.IsZero() {
 			return nil
@@ -86,8 +87,8 @@ func reconcileDownward(ctx context.Context, env *resources.Env, c *tenant.Cluste
 		return reconcile.DeleteSuper(ctx, env.Super.CoreV1().Namespaces(), sns)
 	}
 	if !sFound {
-		resources.ReportDroppedMeta(c, resources.KindNamespace, tns, resources.DesiredNamespace(env, c, tns, nil))
-		_, err := resources.EnsureSuperNamespace(ctx, env, c, name)
+		admit.ReportDroppedMeta(c, resources.KindNamespace, tns, resources.DesiredNamespace(env, c, tns, nil))
+		_, err := admit.EnsureSuperNamespace(ctx, env, c, name)
 		return ignorePending(err)
 	}
 	if !sns.DeletionTimestamp.IsZero() {
@@ -103,14 +104,14 @@ func reconcileDownward(ctx context.Context, env *resources.Env, c *tenant.Cluste
 	}
 	// The ResourceQuota and LimitRange follow the policy and are repaired when edited or
 	// deleted in the super cluster (their events enqueue this namespace).
-	if err := ignorePending(resources.EnsureBounds(ctx, env, c, sns)); err != nil {
+	if err := ignorePending(admit.EnsureBounds(ctx, env, c, sns)); err != nil {
 		return err
 	}
 	// Labels and annotations the tenant did not set (the super cluster's admins', and the super
 	// apiserver's kubernetes.io/metadata.name) are kept and never overridden by the tenant.
-	resources.Admitted(c, resources.KindNamespace, "", name)
+	admit.Admitted(c, resources.KindNamespace, "", name)
 	want := resources.DesiredNamespace(env, c, tns, sns)
-	resources.ReportDroppedMeta(c, resources.KindNamespace, tns, want)
+	admit.ReportDroppedMeta(c, resources.KindNamespace, tns, want)
 	if resources.MapsEqual(want.Labels, sns.Labels) && resources.MapsEqual(want.Annotations, sns.Annotations) {
 		return nil
 	}
@@ -124,10 +125,10 @@ type resourceKind struct{ resources.Funcs }
 
 var _ resources.Resource = Resource
 
-// ignorePending maps resources.ErrBoundsPending to nil: the namespace itself waits for nothing
+// ignorePending maps admit.ErrBoundsPending to nil: the namespace itself waits for nothing
 // (the quota's status update re-enqueues the objects that wait for it).
 func ignorePending(err error) error {
-	if errors.Is(err, resources.ErrBoundsPending) {
+	if errors.Is(err, admit.ErrBoundsPending) {
 		return nil
 	}
 	return err

@@ -14,6 +14,7 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/record"
 
+	"github.com/vcsyncer/syncer/pkg/admit"
 	"github.com/vcsyncer/syncer/pkg/conversion"
 	"github.com/vcsyncer/syncer/pkg/metrics"
 	"github.com/vcsyncer/syncer/pkg/policy"
@@ -110,7 +111,7 @@ func TestCollidingNamespacesDoNotDeleteEachOther(t *testing.T) {
 		for _, ns := range []string{long, short} {
 			err := (namespace.Resource).Downward(ctx, f.env, f.c, "", ns)
 			f.resync(t)
-			if round > 0 && ns == short && !errors.Is(err, resources.ErrNamespaceCollision) {
+			if round > 0 && ns == short && !errors.Is(err, admit.ErrNamespaceCollision) {
 				t.Errorf("round %d: Downward(%s) = %v, want ErrNamespaceCollision", round, ns, err)
 			}
 		}
@@ -138,9 +139,9 @@ func TestCollidingNamespacesDoNotDeleteEachOther(t *testing.T) {
 	if got := denials() - before; got != 1 {
 		t.Errorf("vcsyncer_policy_denials_total grew by %v, want 1", got)
 	}
-	if !resources.NamespaceRefused(f.c, short) || resources.NamespaceRefused(f.c, long) {
+	if !admit.NamespaceRefused(f.c, short) || admit.NamespaceRefused(f.c, long) {
 		t.Errorf("NamespaceRefused(%s, %s) = %v, %v; want true, false", short, long,
-			resources.NamespaceRefused(f.c, short), resources.NamespaceRefused(f.c, long))
+			admit.NamespaceRefused(f.c, short), admit.NamespaceRefused(f.c, long))
 	}
 
 	// The holder goes: its super namespace is deleted, and the next reconcile of the other
@@ -164,7 +165,7 @@ func TestCollidingNamespacesDoNotDeleteEachOther(t *testing.T) {
 	if got := sns.Annotations[conversion.AnnotationNamespace]; got != short {
 		t.Errorf("super namespace holds %q after %s was deleted, want %q", got, long, short)
 	}
-	if resources.NamespaceRefused(f.c, short) {
+	if admit.NamespaceRefused(f.c, short) {
 		t.Errorf("%s still counted as refused after it was synced", short)
 	}
 }

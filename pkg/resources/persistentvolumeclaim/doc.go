@@ -65,7 +65,7 @@
 // tenant PV and is bound to it, with phase Bound and the PV's capacity and access modes.
 //
 // It sits on floor 6 of the package map in docs/architecture.md and may import packages on floors
-// 0–6 only (today: pkg/conversion, pkg/podcache, pkg/policy, pkg/reconcile, pkg/resources,
+// 0–6 only (today: pkg/admit, pkg/conversion, pkg/podcache, pkg/policy, pkg/reconcile, pkg/resources,
 // pkg/resources/persistentvolume, pkg/resources/storageclass, pkg/tenant); test/layering checks
 // it.
 package persistentvolumeclaim

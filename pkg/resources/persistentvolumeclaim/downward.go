@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
+	"github.com/vcsyncer/syncer/pkg/admit"
 	"github.com/vcsyncer/syncer/pkg/conversion"
 	"github.com/vcsyncer/syncer/pkg/policy"
 	"github.com/vcsyncer/syncer/pkg/reconcile"
@@ -42,16 +43,16 @@ func reconcileDownward(ctx context.Context, env *resources.Env, c *tenant.Cluste
 			// Data sources are checked when the super copy is made (they are immutable); a super
 			// claim made before a policy change is kept: deleting it would delete its data.
 			if d := policy.ClaimDataSources(c.Policy().Storage(), ns, &t.Spec); d != nil {
-				resources.Deny(c, resources.KindPersistentVolumeClaim, t, d)
+				admit.Deny(c, resources.KindPersistentVolumeClaim, t, d)
 				return nil
 			}
 			// So is the class (immutable too): a claim may name public classes and those the
 			// policy allows, or none the super cluster has.
 			if d := storageclass.ClaimClassDenial(env, c.Policy().Storage(), "storageClassName", t.Annotations, &t.Spec); d != nil {
-				resources.Deny(c, resources.KindPersistentVolumeClaim, t, d)
+				admit.Deny(c, resources.KindPersistentVolumeClaim, t, d)
 				return nil
 			}
-			resources.Admitted(c, resources.KindPersistentVolumeClaim, ns, name)
+			admit.Admitted(c, resources.KindPersistentVolumeClaim, ns, name)
 		}
 	}
 	return reconcile.Reconcile(ctx, env, c, ns, name, reconcile.Spec[*corev1.PersistentVolumeClaim]{

@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/tools/record"
 
+	"github.com/vcsyncer/syncer/pkg/admit"
 	"github.com/vcsyncer/syncer/pkg/resources"
 	"github.com/vcsyncer/syncer/pkg/resources/restest"
 	"github.com/vcsyncer/syncer/pkg/tenant"
@@ -40,7 +41,7 @@ func newPodBounds(t *testing.T) *podBounds {
 		SuperNodes: informers.NewSharedInformerFactory(superCS, 0)}
 	env.SuperInformers.Core().V1().Namespaces().Informer()
 	env.SuperInformers.Core().V1().Pods().Informer()
-	resources.BoundsInformers(env)
+	admit.BoundsInformers(env)
 	return &podBounds{c: c, env: env, super: superCS, tenant: tenantCS, superNS: resources.SuperNamespace(c, "app")}
 }
 
@@ -61,10 +62,10 @@ func (f *podBounds) syncCaches(t *testing.T, podsUsed string) {
 		t.Fatal(err)
 	}
 	mustAdd(t, f.env.SuperInformers.Core().V1().Namespaces().Informer().GetIndexer(), ns)
-	if lr, err := f.super.CoreV1().LimitRanges(f.superNS).Get(ctx, resources.LimitRangeName, metav1.GetOptions{}); err == nil {
+	if lr, err := f.super.CoreV1().LimitRanges(f.superNS).Get(ctx, admit.LimitRangeName, metav1.GetOptions{}); err == nil {
 		mustAdd(t, f.env.SuperInformers.Core().V1().LimitRanges().Informer().GetIndexer(), lr)
 	}
-	rq, _ := f.super.CoreV1().ResourceQuotas(f.superNS).Get(ctx, resources.QuotaName, metav1.GetOptions{})
+	rq, _ := f.super.CoreV1().ResourceQuotas(f.superNS).Get(ctx, admit.QuotaName, metav1.GetOptions{})
 	rq.Status.Hard, rq.Status.Used = resources.CopyResourceList(rq.Spec.Hard), corev1.ResourceList{}
 	for k := range rq.Spec.Hard {
 		rq.Status.Used[k] = resource.MustParse("0")
@@ -115,7 +116,7 @@ func TestPodOverQuotaGetsQuotaExceeded(t *testing.T) {
 	f.tenant.ClearActions()
 	f.super.ClearActions()
 	for range 3 {
-		if err := reconcileDownward(ctx, f.env, f.c, "app", "web"); !errors.Is(err, resources.ErrNoQuotaRoom) {
+		if err := reconcileDownward(ctx, f.env, f.c, "app", "web"); !errors.Is(err, admit.ErrNoQuotaRoom) {
 			t.Fatalf("reconcile = %v, want ErrNoQuotaRoom", err)
 		}
 	}

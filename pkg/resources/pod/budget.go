@@ -7,6 +7,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/vcsyncer/syncer/pkg/admit"
 	"github.com/vcsyncer/syncer/pkg/policy"
 	"github.com/vcsyncer/syncer/pkg/resources"
 	"github.com/vcsyncer/syncer/pkg/tenant"
@@ -67,7 +68,7 @@ func annotateCharge(h *resources.BudgetHold, want *corev1.Pod) {
 // d.Reason() (QuotaExceeded) and d's message (written once: a Pod that waits keeps the
 // condition of its first refusal, so the changing use in the message causes no write loop),
 // one Warning Event with the same reason and one count of vcsyncer_policy_denials_total per
-// Pod version and policy generation (resources.Deny), and one Warning Event on the Pod's
+// Pod version and policy generation (admit.Deny), and one Warning Event on the Pod's
 // controller (reportOwner). It returns nil (the Pod is parked, not
 // retried) or the status write's error.
 func refuseBudget(ctx context.Context, c *tenant.Cluster, t *corev1.Pod, d *policy.Denial) error {
@@ -81,6 +82,6 @@ func refuseBudget(ctx context.Context, c *tenant.Cluster, t *corev1.Pod, d *poli
 		obj = updated
 		reportOwner(ctx, c, t, d.Reason(), d.Error())
 	}
-	resources.Deny(c, resources.KindPod, obj, d)
+	admit.Deny(c, resources.KindPod, obj, d)
 	return nil
 }

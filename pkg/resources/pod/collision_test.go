@@ -11,6 +11,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/tools/record"
 
+	"github.com/vcsyncer/syncer/pkg/admit"
 	"github.com/vcsyncer/syncer/pkg/conversion"
 	"github.com/vcsyncer/syncer/pkg/resources"
 	"github.com/vcsyncer/syncer/pkg/resources/namespace"
@@ -59,7 +60,7 @@ func TestPodOfACollidingNamespaceLeavesTheHoldersPod(t *testing.T) {
 		if _, gerr := superCS.CoreV1().Pods(superNS).Get(ctx, "p", metav1.GetOptions{}); gerr != nil {
 			t.Fatalf("%s: Downward(%s/p) = %v; the super Pod of %s/p is gone: %v", step, short, err, long, gerr)
 		}
-		if !errors.Is(err, resources.ErrNamespaceCollision) {
+		if !errors.Is(err, admit.ErrNamespaceCollision) {
 			t.Errorf("%s: Downward(%s/p) = %v, want ErrNamespaceCollision", step, short, err)
 		}
 	}

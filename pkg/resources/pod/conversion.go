@@ -54,7 +54,7 @@ func Desired(c *tenant.Cluster, t *corev1.Pod, superNS string, existing *corev1.
 }
 
 // desired is Desired, and also returns what the policy filtered out of the super Pod (nil
-// when nothing), to be reported with resources.Deny.
+// when nothing), to be reported with admit.Deny.
 func desired(c *tenant.Cluster, t *corev1.Pod, superNS string, existing *corev1.Pod) (*corev1.Pod, *policy.Denial) {
 	spec := t.Spec.DeepCopy()
 	spec.NodeName = ""
@@ -174,7 +174,7 @@ func nodeInPool(env *resources.Env, c *tenant.Cluster) func(string) bool {
 // ephemeral-volume controller copies them onto the super claim where provisioners, backup
 // tools and other super-cluster controllers read them. It returns the keys left out
 // ("ephemeral volume <v>: annotation <key>", sorted per volume), for the Pod's metadataKey
-// report (resources.ReportDroppedMeta).
+// report (admit.ReportDroppedMeta).
 func confineEphemeralClaims(env *resources.Env, c *tenant.Cluster, ns string, spec *corev1.PodSpec) []string {
 	var cf *conversion.Confinement
 	var dropped []string

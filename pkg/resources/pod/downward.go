@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/vcsyncer/syncer/pkg/admit"
 	"github.com/vcsyncer/syncer/pkg/conversion"
 	"github.com/vcsyncer/syncer/pkg/podcache"
 	"github.com/vcsyncer/syncer/pkg/policy"
@@ -36,7 +37,7 @@ const ReasonSuperPodLost = "SuperPodLost"
 
 func reconcileDownward(ctx context.Context, env *resources.Env, c *tenant.Cluster, ns, name string) error {
 	superNS := resources.SuperNamespace(c, ns)
-	if err := resources.CheckNamespaceCollision(env, c, ns); err != nil {
+	if err := admit.CheckNamespaceCollision(env, c, ns); err != nil {
 		return err // another tenant namespace of this tenant holds the super namespace
 	}
 	t, err := podcache.ListerOf(c.Informers.Core().V1().Pods().Informer()).Pods(ns).Get(name)
@@ -54,7 +55,7 @@ func reconcileDownward(ctx context.Context, env *resources.Env, c *tenant.Cluste
 
 	if sFound && conversion.HoldsOtherNamespace(s, c.UID, ns) {
 		_, holder, _ := conversion.HeldNamespace(s)
-		return resources.RefuseNamespaceCollision(c, ns, superNS, holder)
+		return admit.RefuseNamespaceCollision(c, ns, superNS, holder)
 	}
 	if sFound {
 		o, owned := conversion.OwnerOf(s)
@@ -79,15 +80,15 @@ func reconcileDownward(ctx context.Context, env *resources.Env, c *tenant.Cluste
 	}
 
 	if tFound && t.DeletionTimestamp.IsZero() {
-		if d := resources.HeldOut(c, resources.KindPod, t); d != nil {
+		if d := admit.HeldOut(c, resources.KindPod, t); d != nil {
 			return refuseHeldOut(ctx, c, t, sFound, d)
 		}
 	}
 
 	switch {
 	case !tFound:
-		resources.QuotaAdmitted(c, resources.KindPod, ns, name)
-		resources.Gone(c, resources.KindPod, ns, name)
+		admit.QuotaAdmitted(c, resources.KindPod, ns, name)
+		admit.Gone(c, resources.KindPod, ns, name)
 		resources.LeaveBudget(env, c, resources.KindPod, superNS, name)
 		if sFound && s.DeletionTimestamp.IsZero() {
 			// Deleting a running super Pod cannot be undone: confirm with the apiserver that
@@ -109,7 +110,7 @@ func reconcileDownward(ctx context.Context, env *resources.Env, c *tenant.Cluste
 				// Clamped to the policy's bound, and never a force deletion (policy.DeletionGracePeriod).
 				grace, changed := policy.DeletionGracePeriod(c.Policy().Pods(), t.DeletionGracePeriodSeconds)
 				if changed != nil {
-					resources.Filtered(c, resources.KindPod, t, policy.RuleTerminationGracePeriod, t.ResourceVersion, changed)
+					admit.Filtered(c, resources.KindPod, t, policy.RuleTerminationGracePeriod, t.ResourceVersion, changed)
 				}
 				return client404(superPods.Delete(ctx, name, metav1.DeleteOptions{
 					GracePeriodSeconds: grace,
@@ -149,7 +150,7 @@ func reconcileDownward(ctx context.Context, env *resources.Env, c *tenant.Cluste
 			}
 			return markLost(ctx, c, t)
 		}
-		if resources.IsRejected(c, resources.KindPod, t) {
+		if admit.IsRejected(c, resources.KindPod, t) {
 			return nil // the super cluster refused this version under this policy (rejectedBySuper)
 		}
 		if t.Spec.NodeName != "" && !presetNodeAllowed(env, c, t.Spec.NodeName) {
@@ -170,7 +171,7 @@ func reconcileDownward(ctx context.Context, env *resources.Env, c *tenant.Cluste
 		// quota has no room for is retried with backoff; each retry stays this cheap). Checked
 		// again below once the namespace and its quota surely exist.
 		quotaProbe := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: superNS}}
-		if d := resources.CheckQuota(env, c, resources.KindPod, ns, quotaProbe); d != nil {
+		if d := admit.CheckQuota(env, c, resources.KindPod, ns, quotaProbe); d != nil {
 			return reportQuota(ctx, c, t, d, nil)
 		}
 		// The admission window paces new super Pods that the super scheduler will place; it is
@@ -245,10 +246,10 @@ func reconcileDownward(ctx context.Context, env *resources.Env, c *tenant.Cluste
 		if d := storageclass.PodClaimClassDenial(env, c.Policy().Storage(), &full.Spec); d != nil {
 			return refuse(ctx, c, full, d)
 		}
-		if _, err := resources.EnsureSuperNamespace(ctx, env, c, ns); err != nil {
+		if _, err := admit.EnsureSuperNamespace(ctx, env, c, ns); err != nil {
 			return err
 		}
-		if d := resources.CheckQuota(env, c, resources.KindPod, ns, quotaProbe); d != nil {
+		if d := admit.CheckQuota(env, c, resources.KindPod, ns, quotaProbe); d != nil {
 			return reportQuota(ctx, c, t, d, nil)
 		}
 		if sa := full.Spec.ServiceAccountName; !serviceAccountCopied(env, superNS, sa) {
@@ -275,12 +276,12 @@ func reconcileDownward(ctx context.Context, env *resources.Env, c *tenant.Cluste
 				"RuntimeClass %s exists only in this cluster; the Pod runs with %s", *full.Spec.RuntimeClassName, runtime)
 		}
 		droppedTemplateMeta := confineEphemeralClaims(env, c, ns, &want.Spec)
-		resources.ReportDroppedMeta(c, resources.KindPod, full, want, droppedTemplateMeta...)
+		admit.ReportDroppedMeta(c, resources.KindPod, full, want, droppedTemplateMeta...)
 		if filtered != nil {
 			// Filtered, not refused: reported (once per Pod version), and the Pod is synced.
-			resources.Deny(c, resources.KindPod, full, filtered)
+			admit.Deny(c, resources.KindPod, full, filtered)
 		} else {
-			resources.Admitted(c, resources.KindPod, ns, name)
+			admit.Admitted(c, resources.KindPod, ns, name)
 		}
 		if pc := full.Spec.PriorityClassName; pc != "" && priorityclass.IsPublic(env, pc) && policy.PriorityClassAllowed(c.Policy().Pods(), pc) {
 			want.Spec.PriorityClassName = pc
@@ -288,7 +289,7 @@ func reconcileDownward(ctx context.Context, env *resources.Env, c *tenant.Cluste
 		// A preset spec.nodeName naming an existing super Node (a vNode's name) is honoured.
 		want.Spec.NodeName = full.Spec.NodeName
 		// Its cpu and memory too, before the super Pod is created.
-		if d := resources.CheckQuota(env, c, resources.KindPod, ns, want); d != nil {
+		if d := admit.CheckQuota(env, c, resources.KindPod, ns, want); d != nil {
 			return reportQuota(ctx, c, t, d, nil)
 		}
 		// Fields a Pod cannot change later: the tenant apiserver's address and the DNS.
@@ -324,7 +325,7 @@ func reconcileDownward(ctx context.Context, env *resources.Env, c *tenant.Cluste
 			if apierrors.IsAlreadyExists(err) {
 				return reconcile.Conflict(ctx, c, superPods, t, resources.KindPod, superNS, name, err)
 			}
-			if d := policy.QuotaExceededDenial(fmt.Sprintf("Pod %s/%s", ns, name), err); d != nil {
+			if d := admit.QuotaExceededDenial(fmt.Sprintf("Pod %s/%s", ns, name), err); d != nil {
 				return reportQuota(ctx, c, t, d, err)
 			}
 			if reconcile.Rejected(err) {
@@ -335,9 +336,9 @@ func reconcileDownward(ctx context.Context, env *resources.Env, c *tenant.Cluste
 		if filtered != nil {
 			// The super Pod exists: the record of the filtered part must not make remediation
 			// skip the Pod.
-			resources.Admitted(c, resources.KindPod, ns, name)
+			admit.Admitted(c, resources.KindPod, ns, name)
 		}
-		resources.QuotaAdmitted(c, resources.KindPod, ns, name)
+		admit.QuotaAdmitted(c, resources.KindPod, ns, name)
 		return nil
 
 	default:
@@ -389,7 +390,7 @@ func reportEphemeralContainers(c *tenant.Cluster, t *corev1.Pod) {
 	for i, e := range t.Spec.EphemeralContainers {
 		names[i] = e.Name
 	}
-	resources.Filtered(c, resources.KindPod, t, policy.RuleEphemeralContainer, strings.Join(names, ","), policy.EphemeralContainers(names))
+	admit.Filtered(c, resources.KindPod, t, policy.RuleEphemeralContainer, strings.Join(names, ","), policy.EphemeralContainers(names))
 }
 
 // syncTokens writes fresh tenant service-account tokens for super Pod superPod (see
@@ -454,7 +455,7 @@ func markLost(ctx context.Context, c *tenant.Cluster, t *corev1.Pod) error {
 // refuse reports that tenant Pod p (its full spec) is refused by the tenant's policy and is
 // not synced: its PodScheduled condition is set to False with reason policy.ReasonPolicyDenied
 // and d's message (as the scheduler reports an unschedulable Pod; written only when the
-// condition differs, so a refused Pod causes no write loop), then resources.Deny records the
+// condition differs, so a refused Pod causes no write loop), then admit.Deny records the
 // Warning Event and the count for the Pod's version after that write (so the informer's
 // event for it reports nothing again); a new report also goes to the Pod's controller
 // (reportOwner). It returns nil: the Pod is retried when it or the policy changes, not on a
@@ -481,7 +482,7 @@ func refuse(ctx context.Context, c *tenant.Cluster, p *corev1.Pod, d *policy.Den
 		}
 		obj = updated
 	}
-	if resources.Deny(c, resources.KindPod, obj, d) {
+	if admit.Deny(c, resources.KindPod, obj, d) {
 		reportOwner(ctx, c, p, d.Reason(), msg)
 	}
 	return nil
@@ -495,7 +496,7 @@ func refuse(ctx context.Context, c *tenant.Cluster, p *corev1.Pod, d *policy.Den
 // condition alone (the stub has no status to write from). The patch makes a new version of
 // the Pod; the refusal is recorded at that version, so its watch event is not refused again.
 func refuseHeldOut(ctx context.Context, c *tenant.Cluster, t *corev1.Pod, sFound bool, d *policy.Denial) error {
-	if resources.IsRefused(c, resources.KindPod, t) {
+	if admit.IsRefused(c, resources.KindPod, t) {
 		return nil
 	}
 	obj := t
@@ -506,7 +507,7 @@ func refuseHeldOut(ctx context.Context, c *tenant.Cluster, t *corev1.Pod, sFound
 		}
 		obj = written
 	}
-	resources.Deny(c, resources.KindPod, obj, d)
+	admit.Deny(c, resources.KindPod, obj, d)
 	return nil
 }
 

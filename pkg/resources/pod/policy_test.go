@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/tools/record"
 
+	"github.com/vcsyncer/syncer/pkg/admit"
 	tenancyv1alpha1 "github.com/vcsyncer/syncer/pkg/apis/tenancy/v1alpha1"
 	"github.com/vcsyncer/syncer/pkg/metrics"
 	"github.com/vcsyncer/syncer/pkg/policy"
@@ -427,7 +428,7 @@ func TestReconcileRefusedPod(t *testing.T) {
 	if _, err := scs.CoreV1().Pods(resources.SuperNamespace(c, "shop")).Get(ctx, "web", metav1.GetOptions{}); err != nil {
 		t.Errorf("super Pod after the policy allowed it: %v", err)
 	}
-	if resources.IsRefused(c, resources.KindPod, live) {
+	if admit.IsRefused(c, resources.KindPod, live) {
 		t.Error("still recorded as refused after it was admitted")
 	}
 }

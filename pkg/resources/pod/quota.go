@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/vcsyncer/syncer/pkg/admit"
 	"github.com/vcsyncer/syncer/pkg/policy"
 	"github.com/vcsyncer/syncer/pkg/reconcile"
 	"github.com/vcsyncer/syncer/pkg/resources"
@@ -16,23 +17,23 @@ import (
 )
 
 // reportQuota reports that tenant Pod t does not fit in its super namespace's ResourceQuota
-// (d): resources.DenyQuota (a Warning Event and a count, once per Pod version and policy
+// (d): admit.DenyQuota (a Warning Event and a count, once per Pod version and policy
 // generation) and, when that reported, condition PodScheduled=False with the Event's reason
 // (d.Reason(): QuotaExceeded) and d's message on the tenant Pod, as a scheduler marks a Pod it
 // cannot place, and the Event on the Pod's controller (reportOwner).
-// It returns the error to retry with: it wraps resources.ErrNoQuotaRoom (and cause, the super
+// It returns the error to retry with: it wraps admit.ErrNoQuotaRoom (and cause, the super
 // apiserver's answer, when not nil).
 func reportQuota(ctx context.Context, c *tenant.Cluster, t *corev1.Pod, d *policy.Denial, cause error) error {
-	err := fmt.Errorf("Pod %s/%s: %w", t.Namespace, t.Name, resources.ErrNoQuotaRoom)
+	err := fmt.Errorf("Pod %s/%s: %w", t.Namespace, t.Name, admit.ErrNoQuotaRoom)
 	if cause != nil {
 		err = fmt.Errorf("%w: %w", err, cause)
 	}
-	if !resources.DenyQuota(c, resources.KindPod, t, d) {
+	if !admit.DenyQuota(c, resources.KindPod, t, d) {
 		return err
 	}
 	if _, perr := setNotScheduled(ctx, c, t, d.Reason(), d.Error()); perr != nil {
 		// Reported again on the next retry, condition included.
-		resources.QuotaAdmitted(c, resources.KindPod, t.Namespace, t.Name)
+		admit.QuotaAdmitted(c, resources.KindPod, t.Namespace, t.Name)
 		return fmt.Errorf("%w (condition not written: %w)", err, perr)
 	}
 	reportOwner(ctx, c, t, d.Reason(), d.Error())

@@ -7,6 +7,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/vcsyncer/syncer/pkg/admit"
 	"github.com/vcsyncer/syncer/pkg/policy"
 	"github.com/vcsyncer/syncer/pkg/resources"
 	"github.com/vcsyncer/syncer/pkg/tenant"
@@ -36,7 +37,7 @@ const maxRefusalMessage = 1024
 // condition PodScheduled=False, both with reason SuperClusterRejected and the apiserver's
 // message (the condition written only when it differs), an Event on the Pod's controller
 // (reportOwner, when the refusal is new), and a record of the refusal at the
-// Pod's version after that write (resources.RecordRejected), so that neither a re-enqueue nor
+// Pod's version after that write (admit.RecordRejected), so that neither a re-enqueue nor
 // a remediation scan sends the same Pod again: it is retried when the tenant Pod or the policy
 // changes. It returns an error wrapping resources.ErrRejected (not retried on a timer), or the
 // status write's error (retried).
@@ -48,7 +49,7 @@ func rejectedBySuper(ctx context.Context, c *tenant.Cluster, t *corev1.Pod, err 
 	if werr != nil {
 		return fmt.Errorf("%w (condition not written: %w)", err, werr)
 	}
-	if resources.RecordRejected(c, resources.KindPod, written) {
+	if admit.RecordRejected(c, resources.KindPod, written) {
 		reportOwner(ctx, c, t, ReasonSuperClusterRejected, msg)
 	}
 	return rerr

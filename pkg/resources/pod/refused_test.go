@@ -16,6 +16,7 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/record"
 
+	"github.com/vcsyncer/syncer/pkg/admit"
 	tenancyv1alpha1 "github.com/vcsyncer/syncer/pkg/apis/tenancy/v1alpha1"
 	"github.com/vcsyncer/syncer/pkg/policy"
 	"github.com/vcsyncer/syncer/pkg/resources"
@@ -73,7 +74,7 @@ func TestReconcileSuperRejectedPod(t *testing.T) {
 	if err := tpods.Update(live); err != nil {
 		t.Fatal(err)
 	}
-	if !resources.IsRefused(c, resources.KindPod, live) {
+	if !admit.IsRefused(c, resources.KindPod, live) {
 		t.Error("IsRefused false: a remediation scan would send the Pod again")
 	}
 	tcs.ClearActions()

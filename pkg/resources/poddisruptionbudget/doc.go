@@ -27,6 +27,6 @@
 // tenant Pods, whose statuses the syncer keeps current.
 //
 // It sits on floor 6 of the package map in docs/architecture.md and may import packages on floors
-// 0–6 only (today: pkg/podcache, pkg/policy, pkg/reconcile, pkg/resources, pkg/tenant);
+// 0–6 only (today: pkg/admit, pkg/podcache, pkg/policy, pkg/reconcile, pkg/resources, pkg/tenant);
 // test/layering checks it.
 package poddisruptionbudget

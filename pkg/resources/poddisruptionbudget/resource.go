@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/vcsyncer/syncer/pkg/admit"
 	"github.com/vcsyncer/syncer/pkg/conversion"
 	"github.com/vcsyncer/syncer/pkg/podcache"
 	"github.com/vcsyncer/syncer/pkg/policy"
@@ -84,7 +85,7 @@ func (r resource) Downward(ctx context.Context, env *resources.Env, c *tenant.Cl
 	s := r.Spec(env, c)
 	if o, err := s.Tenant(ns).Get(name); err == nil && o.DeletionTimestamp.IsZero() {
 		if over, d := secondBudget(c, o); d != nil {
-			resources.Filtered(c, resources.KindPodDisruptionBudget, o, policy.RuleDisruptionBudget, strconv.FormatInt(o.Generation, 10)+"/"+over, d)
+			admit.Filtered(c, resources.KindPodDisruptionBudget, o, policy.RuleDisruptionBudget, strconv.FormatInt(o.Generation, 10)+"/"+over, d)
 			superNS := resources.SuperNamespace(c, ns)
 			return reconcile.DeleteOwnedSuper(ctx, c, s.Super(superNS), s.Client(superNS), name)
 		}
@@ -97,13 +98,13 @@ func (r resource) Downward(ctx context.Context, env *resources.Env, c *tenant.Cl
 		switch {
 		case h.Report:
 			bound := time.Duration(maxBlockingSeconds(c)) * time.Second
-			resources.Filtered(c, resources.KindPodDisruptionBudget, o, policy.RuleDisruptionBudget, "maxBlocking/"+h.Since.UTC().Format(time.RFC3339),
+			admit.Filtered(c, resources.KindPodDisruptionBudget, o, policy.RuleDisruptionBudget, "maxBlocking/"+h.Since.UTC().Format(time.RFC3339),
 				policy.Deny(policy.RuleDisruptionBudget, "PodDisruptionBudget %s/%s has allowed no disruption since %s while a super-cluster node drain waits for its Pods; "+
 					"the provider's bound (TenantPolicy disruptionBudgets.maxBlockingSeconds: %s) lets the drain evict one of its Pods (minAvailable %d in the super cluster)",
 					o.Namespace, o.Name, h.Since.UTC().Format(time.RFC3339), bound, h.MinAvailable))
 		case h.Relaxed: // reported when it was relaxed
 		default:
-			resources.Filtered(c, resources.KindPodDisruptionBudget, o, policy.RuleDisruptionBudget, "", nil)
+			admit.Filtered(c, resources.KindPodDisruptionBudget, o, policy.RuleDisruptionBudget, "", nil)
 		}
 		if err := reconcile.Reconcile(ctx, env, c, ns, name, s); err != nil || h.Wait <= 0 {
 			return err

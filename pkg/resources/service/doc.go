@@ -23,7 +23,7 @@
 // kept. A headless Service (clusterIP "None") stays headless. spec.externalIPs is never
 // copied: in a shared cluster it would let one tenant intercept traffic to any address
 // (CVE-2020-8554). The drop is reported (rule externalIPs): a PolicyDenied Warning Event and a
-// count once per spec (resources.Filtered), and the condition tenancy.vcsyncer.io/Synced=False
+// count once per spec (admit.Filtered), and the condition tenancy.vcsyncer.io/Synced=False
 // reason PolicyDenied while the Service keeps them.
 //
 // A super copy whose ClusterIP the super cluster allocates from its shared range (the tenant
@@ -42,7 +42,7 @@
 // The tenant's policy (policy.CheckService) decides which Services get a super copy at all:
 // by default only ClusterIP Services (headless ones included), without externalTrafficPolicy
 // Local, loadBalancerIP or loadBalancerClass. A refused Service has no super copy (one synced
-// under an earlier policy is deleted) and is reported once (resources.Deny).
+// under an earlier policy is deleted) and is reported once (admit.Deny).
 //
 // A Service left without a super copy by a refusal (the policy, the shared ClusterIP cap, an
 // explicit nodePort taken in the super cluster, the quota) looks refused in the tenant: the
@@ -56,6 +56,6 @@
 // writes of the syncer's do not report it again.
 //
 // It sits on floor 6 of the package map in docs/architecture.md and may import packages on floors
-// 0–6 only (today: pkg/conversion, pkg/policy, pkg/reconcile, pkg/resources, pkg/tenant); test/layering checks
+// 0–6 only (today: pkg/admit, pkg/conversion, pkg/policy, pkg/reconcile, pkg/resources, pkg/tenant); test/layering checks
 // it.
 package service

@@ -23,7 +23,7 @@ const noCopy = "; the Service has no copy in the super cluster: nothing answers 
 // Event too; replaced when the reason or message changes) and label conversion.LabelRefused
 // (value reason), which a tenant DNS configured for it uses to leave the Service unanswered.
 // Each write happens only when it changes something. Its Warning Event is the caller's
-// (resources.Deny, resources.Filtered), so setSyncedCondition is told not to record one.
+// (admit.Deny, admit.Filtered), so setSyncedCondition is told not to record one.
 func markRefused(ctx context.Context, c *tenant.Cluster, t *corev1.Service, reason, msg string) error {
 	cond := &metav1.Condition{Type: ConditionSynced, Status: metav1.ConditionFalse, Reason: reason, Message: msg + noCopy}
 	if err := writeSynced(ctx, c, t, nil, cond, false); err != nil {

@@ -33,7 +33,7 @@ const (
 	// policy.ReasonPolicyDenied: the tenant's policy dropped part of the Service from its
 	// super copy (spec.externalIPs, rule externalIPs) or refused a super copy
 	// (services.maxSharedClusterIPs, rule sharedClusterIP); the message starts with the rule.
-	// Its Warning Event and count come from resources.Filtered, once per spec.
+	// Its Warning Event and count come from admit.Filtered, once per spec.
 
 	// ReasonInSync: ClusterIPs and node ports agree with the super copy.
 	ReasonInSync = "InSync"
@@ -125,7 +125,7 @@ func syncedCondition(c *tenant.Cluster, t, s *corev1.Service, patchErr error) *m
 		msgs = append(msgs, m)
 	}
 	if d := policy.ExternalIPsDenial(t); d != nil {
-		add(policy.ReasonPolicyDenied, d.Error()) // its Event and count: resources.Filtered, downward
+		add(policy.ReasonPolicyDenied, d.Error()) // its Event and count: admit.Filtered, downward
 	}
 	if t.Spec.Type != corev1.ServiceTypeExternalName && t.Spec.ClusterIP != "" && t.Spec.ClusterIP != corev1.ClusterIPNone &&
 		s.Spec.ClusterIP != "" && !slices.Equal(clusterIPs(t), clusterIPs(s)) {
@@ -237,7 +237,7 @@ func writeSynced(ctx context.Context, c *tenant.Cluster, t *corev1.Service, lb *
 		return err
 	}
 	if warn && events && cond.Reason != policy.ReasonPolicyDenied {
-		// A PolicyDenied condition's Event (and count) is recorded by resources.Filtered.
+		// A PolicyDenied condition's Event (and count) is recorded by admit.Filtered.
 		c.Recorder.Event(t, corev1.EventTypeWarning, cond.Reason, cond.Message)
 	}
 	return nil

@@ -10,6 +10,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/vcsyncer/syncer/pkg/admit"
 	"github.com/vcsyncer/syncer/pkg/policy"
 	"github.com/vcsyncer/syncer/pkg/reconcile"
 	"github.com/vcsyncer/syncer/pkg/resources"
@@ -81,7 +82,7 @@ func reconcileDownward(ctx context.Context, env *resources.Env, c *tenant.Cluste
 			}
 			reservedKey = key
 		}
-		resources.Filtered(c, resources.KindService, tObj, policy.RuleSharedClusterIP, "", nil)
+		admit.Filtered(c, resources.KindService, tObj, policy.RuleSharedClusterIP, "", nil)
 	}
 	err = reconcile.Reconcile(ctx, env, c, ns, name, reconcile.Spec[*corev1.Service]{
 		Kind:   resources.KindService,
@@ -130,16 +131,16 @@ func reconcileDownward(ctx context.Context, env *resources.Env, c *tenant.Cluste
 		shared.release(c, reservedKey)
 	}
 	if d := refusedByPolicy(c, tObj); d != nil && !stub {
-		// Refused (reported by reconcile.Reconcile: resources.Deny), with no super copy: the
+		// Refused (reported by reconcile.Reconcile: admit.Deny), with no super copy: the
 		// tenant sees why on the Service itself.
 		if err != nil {
 			return err
 		}
 		return markRefused(ctx, c, tObj, d.Reason(), d.Error())
 	}
-	if errors.Is(err, resources.ErrNoQuotaRoom) && tObj != nil && !stub && tObj.DeletionTimestamp.IsZero() {
+	if errors.Is(err, admit.ErrNoQuotaRoom) && tObj != nil && !stub && tObj.DeletionTimestamp.IsZero() {
 		if _, gerr := sl.Services(superNS).Get(name); apierrors.IsNotFound(gerr) {
-			// Waiting for room (reported by resources.DenyQuota): retried with backoff.
+			// Waiting for room (reported by admit.DenyQuota): retried with backoff.
 			if merr := markRefused(ctx, c, tObj, policy.ReasonQuotaExceeded, err.Error()); merr != nil {
 				return fmt.Errorf("%w (condition not written: %w)", err, merr)
 			}
@@ -148,18 +149,18 @@ func reconcileDownward(ctx context.Context, env *resources.Env, c *tenant.Cluste
 	}
 	if err == nil && !waits && tObj != nil && !stub && tObj.DeletionTimestamp.IsZero() {
 		// Synced: what it asked for and did not get is reported once per spec.
-		resources.Filtered(c, resources.KindService, tObj, policy.RuleExternalIPs, specVersion(tObj), policy.ExternalIPsDenial(tObj))
+		admit.Filtered(c, resources.KindService, tObj, policy.RuleExternalIPs, specVersion(tObj), policy.ExternalIPsDenial(tObj))
 	}
 	return err
 }
 
 // refuseShared reports that tenant Service t is refused by rule sharedClusterIP (d): a
 // PolicyDenied Warning Event and a count once per spec and policy generation
-// (resources.Filtered), and the condition tenancy.vcsyncer.io/Synced=False, reason
+// (admit.Filtered), and the condition tenancy.vcsyncer.io/Synced=False, reason
 // PolicyDenied, and label tenancy.vcsyncer.io/refused (markRefused). It returns nil (no retry: the Service is tried again when it or the policy
 // changes) or the error of the status write (retried).
 func refuseShared(ctx context.Context, c *tenant.Cluster, t *corev1.Service, d *policy.Denial) error {
-	resources.Filtered(c, resources.KindService, t, policy.RuleSharedClusterIP, specVersion(t), d)
+	admit.Filtered(c, resources.KindService, t, policy.RuleSharedClusterIP, specVersion(t), d)
 	return markRefused(ctx, c, t, d.Reason(), d.Error())
 }
 

@@ -1,4 +1,4 @@
-package resources
+package admit
 
 import (
 	"errors"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/vcsyncer/syncer/pkg/metrics"
 	"github.com/vcsyncer/syncer/pkg/policy"
+	"github.com/vcsyncer/syncer/pkg/resources"
 	"github.com/vcsyncer/syncer/pkg/tenant"
 )
 
@@ -21,12 +22,12 @@ var ErrNoQuotaRoom = errors.New("no room in the super namespace's ResourceQuota;
 
 // QuotaNeed returns what the super cluster's quota admission counts for creating obj, the
 // super object of kind: for a Pod a lower bound, one of pods and count/pods and its declared
-// cpu and memory (policy.PodQuotaNeed); for the other kinds what the tenant's budget charges
+// cpu and memory (PodQuotaNeed); for the other kinds what the tenant's budget charges
 // it (policy.ObjectCharge: its object counts, a Service's node ports and load balancer, a
 // claim's storage).
-func QuotaNeed(kind Kind, obj metav1.Object) corev1.ResourceList {
+func QuotaNeed(kind resources.Kind, obj metav1.Object) corev1.ResourceList {
 	if p, ok := obj.(*corev1.Pod); ok {
-		return policy.PodQuotaNeed(p)
+		return PodQuotaNeed(p)
 	}
 	if ro, ok := obj.(runtime.Object); ok {
 		return policy.ObjectCharge(ro)
@@ -39,18 +40,18 @@ func QuotaNeed(kind Kind, obj metav1.Object) corev1.ResourceList {
 // by its cached status, has no room for it (QuotaNeed), and nil when it has or there is no
 // such quota. It reads the super cache only, so a refused object is retried without a call to
 // any apiserver.
-func CheckQuota(env *Env, c *tenant.Cluster, kind Kind, ns string, obj metav1.Object) *policy.Denial {
+func CheckQuota(env *resources.Env, c *tenant.Cluster, kind resources.Kind, ns string, obj metav1.Object) *policy.Denial {
 	rq := cachedQuota(env, c, obj.GetNamespace())
 	if rq == nil {
 		return nil
 	}
-	return policy.CheckQuotaRoom(rq, QuotaNeed(kind, obj), fmt.Sprintf("%s %s/%s", kind, ns, obj.GetName()))
+	return CheckQuotaRoom(rq, QuotaNeed(kind, obj), fmt.Sprintf("%s %s/%s", kind, ns, obj.GetName()))
 }
 
 // quotaKey is the key of a quota refusal in tenant.Cluster.Refusals: apart from the policy
 // refusals' (refusalKey), so that an object that passes every rule (Admitted) and is then
 // refused by the quota on each retry is reported once, not once per retry.
-func quotaKey(kind Kind, namespace, name string) string {
+func quotaKey(kind resources.Kind, namespace, name string) string {
 	return "quota:" + refusalKey(kind, namespace, name)
 }
 
@@ -61,7 +62,7 @@ func quotaKey(kind Kind, namespace, name string) string {
 // resourceVersion under the current policy generation (retries are not reported again). It
 // returns whether it reported. Callers return an error wrapping ErrNoQuotaRoom (retried with
 // backoff), and call QuotaAdmitted once the object is created.
-func DenyQuota(c *tenant.Cluster, kind Kind, obj metav1.Object, d *policy.Denial) bool {
+func DenyQuota(c *tenant.Cluster, kind resources.Kind, obj metav1.Object, d *policy.Denial) bool {
 	if !c.Refusals.Record(quotaKey(kind, obj.GetNamespace(), obj.GetName()), refusalVersion(obj), c.Policy().Generation, d.Rule) {
 		return false
 	}
@@ -74,7 +75,7 @@ func DenyQuota(c *tenant.Cluster, kind Kind, obj metav1.Object, d *policy.Denial
 
 // QuotaAdmitted forgets the quota refusal of tenant object namespace/name of kind (it was
 // created in the super cluster, or is gone).
-func QuotaAdmitted(c *tenant.Cluster, kind Kind, namespace, name string) {
+func QuotaAdmitted(c *tenant.Cluster, kind resources.Kind, namespace, name string) {
 	c.Refusals.Forget(quotaKey(kind, namespace, name))
 }
 
@@ -82,6 +83,6 @@ func QuotaAdmitted(c *tenant.Cluster, kind Kind, namespace, name string) {
 // refused by rule at its current version under the current policy generation, so that
 // IsRefused stays true for it (periodic remediation skips it) although Deny was called for an
 // earlier version. For refusals reported once per object, not once per version (objectCount).
-func KeepRefused(c *tenant.Cluster, kind Kind, obj metav1.Object, rule policy.Rule) {
+func KeepRefused(c *tenant.Cluster, kind resources.Kind, obj metav1.Object, rule policy.Rule) {
 	c.Refusals.Record(refusalKey(kind, obj.GetNamespace(), obj.GetName()), refusalVersion(obj), c.Policy().Generation, rule)
 }

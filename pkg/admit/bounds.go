@@ -1,4 +1,4 @@
-package resources
+package admit
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 
 	"github.com/vcsyncer/syncer/pkg/conversion"
 	"github.com/vcsyncer/syncer/pkg/policy"
+	"github.com/vcsyncer/syncer/pkg/resources"
 	"github.com/vcsyncer/syncer/pkg/tenant"
 )
 
@@ -29,9 +30,9 @@ const (
 
 // ErrBoundsPending is returned (wrapped) by EnsureSuperNamespace while the super namespace's
 // ResourceQuota has no status for its current spec yet: the super cluster's quota admission
-// enforces only what the quota controller has computed (policy.QuotaReady), so nothing is
+// enforces only what the quota controller has computed (QuotaReady), so nothing is
 // created in the namespace before that. The request is retried; the quota's status update
-// also re-enqueues the namespace's waiting objects (pkg/syncer).
+// also re-enqueues the namespace's waiting objects (Gate.WatchBounds).
 var ErrBoundsPending = errors.New("the super namespace's ResourceQuota is not computed yet by the super cluster's quota controller; waiting")
 
 // ErrNamespaceRefused is returned (wrapped) by EnsureSuperNamespace for a tenant namespace that
@@ -44,7 +45,7 @@ var ErrNamespaceRefused = errors.New("the tenant namespace is not synced: the te
 // BoundsInformers returns (registering them on first call) the super informers of the syncer's
 // ResourceQuotas and LimitRanges. Register them before the super informers start: the bounds
 // are read from these caches.
-func BoundsInformers(env *Env) (quotas, limitRanges cache.SharedIndexInformer) {
+func BoundsInformers(env *resources.Env) (quotas, limitRanges cache.SharedIndexInformer) {
 	return env.SuperInformers.Core().V1().ResourceQuotas().Informer(), env.SuperInformers.Core().V1().LimitRanges().Informer()
 }
 
@@ -137,7 +138,7 @@ func limitRangeSpecEqual(want, have corev1.LimitRangeSpec) bool {
 
 // cachedQuota returns the syncer's ResourceQuota in super namespace superNS from the super
 // cache, nil when there is none or it is not owned by tenant c.
-func cachedQuota(env *Env, c *tenant.Cluster, superNS string) *corev1.ResourceQuota {
+func cachedQuota(env *resources.Env, c *tenant.Cluster, superNS string) *corev1.ResourceQuota {
 	rq, err := env.SuperInformers.Core().V1().ResourceQuotas().Lister().ResourceQuotas(superNS).Get(QuotaName)
 	if err != nil || !conversion.OwnedByTenant(rq, c.UID) {
 		return nil
@@ -145,7 +146,7 @@ func cachedQuota(env *Env, c *tenant.Cluster, superNS string) *corev1.ResourceQu
 	return rq
 }
 
-func cachedLimitRange(env *Env, c *tenant.Cluster, superNS string) *corev1.LimitRange {
+func cachedLimitRange(env *resources.Env, c *tenant.Cluster, superNS string) *corev1.LimitRange {
 	lr, err := env.SuperInformers.Core().V1().LimitRanges().Lister().LimitRanges(superNS).Get(LimitRangeName)
 	if err != nil || !conversion.OwnedByTenant(lr, c.UID) {
 		return nil
@@ -157,7 +158,7 @@ func cachedLimitRange(env *Env, c *tenant.Cluster, superNS string) *corev1.Limit
 // has the ResourceQuota and LimitRange its policy asks for (present with the desired spec, or
 // absent when the policy sets none). Used by periodic remediation; readiness of the quota's
 // status is not part of it.
-func BoundsInSync(env *Env, c *tenant.Cluster, sns *corev1.Namespace) bool {
+func BoundsInSync(env *resources.Env, c *tenant.Cluster, sns *corev1.Namespace) bool {
 	if !sns.DeletionTimestamp.IsZero() {
 		return true
 	}
@@ -181,7 +182,7 @@ func BoundsInSync(env *Env, c *tenant.Cluster, sns *corev1.Namespace) bool {
 // quota's status is not computed for its current spec, an API error otherwise (a refused write
 // also gives a SyncFailed Warning Event on the tenant namespace), nil when the bounds are in
 // force.
-func EnsureBounds(ctx context.Context, env *Env, c *tenant.Cluster, sns *corev1.Namespace) error {
+func EnsureBounds(ctx context.Context, env *resources.Env, c *tenant.Cluster, sns *corev1.Namespace) error {
 	if !sns.DeletionTimestamp.IsZero() {
 		return nil
 	}
@@ -214,7 +215,7 @@ func boundsFailed(c *tenant.Cluster, sns *corev1.Namespace, kind string, err err
 	return fmt.Errorf("failed to ensure %s of super namespace %s: %w", kind, sns.Name, err)
 }
 
-func ensureLimitRange(ctx context.Context, env *Env, c *tenant.Cluster, sns *corev1.Namespace) error {
+func ensureLimitRange(ctx context.Context, env *resources.Env, c *tenant.Cluster, sns *corev1.Namespace) error {
 	client := env.Super.CoreV1().LimitRanges(sns.Name)
 	want, have := DesiredLimitRange(c, sns), cachedLimitRange(env, c, sns.Name)
 	switch {
@@ -239,7 +240,7 @@ func ensureLimitRange(ctx context.Context, env *Env, c *tenant.Cluster, sns *cor
 
 // ensureQuota is ensureLimitRange for the ResourceQuota; ready reports whether the wanted
 // quota (if any) is in force: cached with the wanted spec and its status computed.
-func ensureQuota(ctx context.Context, env *Env, c *tenant.Cluster, sns *corev1.Namespace) (ready bool, err error) {
+func ensureQuota(ctx context.Context, env *resources.Env, c *tenant.Cluster, sns *corev1.Namespace) (ready bool, err error) {
 	client := env.Super.CoreV1().ResourceQuotas(sns.Name)
 	want, have := DesiredQuota(c, sns), cachedQuota(env, c, sns.Name)
 	switch {
@@ -266,7 +267,7 @@ func ensureQuota(ctx context.Context, env *Env, c *tenant.Cluster, sns *corev1.N
 		_, err := client.Update(ctx, u, metav1.UpdateOptions{FieldManager: fieldManager})
 		return false, err
 	}
-	return policy.QuotaReady(have), nil
+	return QuotaReady(have), nil
 }
 
 // fieldManager is the field manager of the syncer's writes (reconcile.FieldManager, which this

@@ -1,4 +1,4 @@
-package syncer
+package retry
 
 import (
 	"sync"
@@ -21,12 +21,12 @@ const (
 	retrySweepEvery = time.Minute
 )
 
-// tenantRetryBuckets is a workqueue rate limiter with one token bucket per tenant, so one
+// TenantBuckets is a workqueue rate limiter with one token bucket per tenant, so one
 // tenant's failing requests delay only its own retries. A bucket that is full again (its
 // tenant retried nothing for retryBurst/retryQPS = 2.5 s) is indistinguishable from a new one,
 // so it is dropped at the next sweep (at most one per retrySweepEvery, on a When call): the
 // buckets of removed or quiet tenants do not accumulate. Safe for concurrent use.
-type tenantRetryBuckets struct {
+type TenantBuckets struct {
 	now func() time.Time
 
 	mu        sync.Mutex
@@ -34,15 +34,16 @@ type tenantRetryBuckets struct {
 	lastSweep time.Time
 }
 
-var _ workqueue.TypedRateLimiter[resources.Request] = (*tenantRetryBuckets)(nil)
+var _ workqueue.TypedRateLimiter[resources.Request] = (*TenantBuckets)(nil)
 
-func newTenantRetryBuckets() *tenantRetryBuckets {
-	return &tenantRetryBuckets{now: time.Now, buckets: map[string]*rate.Limiter{}}
+// NewTenantBuckets returns empty TenantBuckets on the wall clock.
+func NewTenantBuckets() *TenantBuckets {
+	return &TenantBuckets{now: time.Now, buckets: map[string]*rate.Limiter{}}
 }
 
 // When returns how long r waits for a token of its tenant's bucket (0 while the bucket has
 // tokens), taking the token.
-func (b *tenantRetryBuckets) When(r resources.Request) time.Duration {
+func (b *TenantBuckets) When(r resources.Request) time.Duration {
 	now := b.now()
 	b.mu.Lock()
 	if now.Sub(b.lastSweep) >= retrySweepEvery {
@@ -63,13 +64,13 @@ func (b *tenantRetryBuckets) When(r resources.Request) time.Duration {
 }
 
 // Forget does nothing: a bucket does not track items.
-func (b *tenantRetryBuckets) Forget(resources.Request) {}
+func (b *TenantBuckets) Forget(resources.Request) {}
 
 // NumRequeues returns 0: a bucket does not track items.
-func (b *tenantRetryBuckets) NumRequeues(resources.Request) int { return 0 }
+func (b *TenantBuckets) NumRequeues(resources.Request) int { return 0 }
 
-// len returns the number of buckets held.
-func (b *tenantRetryBuckets) len() int {
+// Len returns the number of buckets held.
+func (b *TenantBuckets) Len() int {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return len(b.buckets)

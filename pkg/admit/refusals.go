@@ -1,10 +1,11 @@
-package resources
+package admit
 
 import (
 	"encoding/json"
 	"fmt"
 	"hash/fnv"
 	"strconv"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -12,11 +13,12 @@ import (
 
 	"github.com/vcsyncer/syncer/pkg/metrics"
 	"github.com/vcsyncer/syncer/pkg/policy"
+	"github.com/vcsyncer/syncer/pkg/resources"
 	"github.com/vcsyncer/syncer/pkg/tenant"
 )
 
 // refusalKey is the key of a tenant object in tenant.Cluster.Refusals.
-func refusalKey(kind Kind, namespace, name string) string {
+func refusalKey(kind resources.Kind, namespace, name string) string {
 	return fmt.Sprintf("%s/%s/%s", kind, namespace, name)
 }
 
@@ -43,7 +45,7 @@ func refusalVersion(obj metav1.Object) string {
 // so a refused object that is enqueued again (a remediation scan, a resync) is not reported
 // again. It returns whether it reported. Callers do not sync what was refused and return nil
 // (no retry): the object comes back when it or the policy changes.
-func Deny(c *tenant.Cluster, kind Kind, obj metav1.Object, d *policy.Denial) bool {
+func Deny(c *tenant.Cluster, kind resources.Kind, obj metav1.Object, d *policy.Denial) bool {
 	key := refusalKey(kind, obj.GetNamespace(), obj.GetName())
 	if !c.Refusals.Record(key, refusalVersion(obj), c.Policy().Generation, d.Rule) {
 		return false
@@ -58,7 +60,7 @@ func Deny(c *tenant.Cluster, kind Kind, obj metav1.Object, d *policy.Denial) boo
 // Admitted forgets any refusal recorded for tenant object namespace/name of kind, the policy's
 // and the super cluster's (RecordRejected): it passed the policy and is being synced (or is gone). Call it when an object passes the policy, so a later refusal of the
 // same version (after a policy change back) is reported again.
-func Admitted(c *tenant.Cluster, kind Kind, namespace, name string) {
+func Admitted(c *tenant.Cluster, kind resources.Kind, namespace, name string) {
 	key := refusalKey(kind, namespace, name)
 	c.Refusals.Forget(key)
 	c.Refusals.Forget(rejectedKey(key))
@@ -68,7 +70,7 @@ func Admitted(c *tenant.Cluster, kind Kind, namespace, name string) {
 // resourceVersion under c's current policy, by the policy (Deny) or by the super cluster
 // (RecordRejected): a remediation scan skips it, since syncing it again would only be refused
 // again.
-func IsRefused(c *tenant.Cluster, kind Kind, obj metav1.Object) bool {
+func IsRefused(c *tenant.Cluster, kind resources.Kind, obj metav1.Object) bool {
 	key, rv, gen := refusalKey(kind, obj.GetNamespace(), obj.GetName()), refusalVersion(obj), c.Policy().Generation
 	return c.Refusals.Refused(key, rv, gen) || c.Refusals.Refused(rejectedKey(key), rv, gen)
 }
@@ -87,13 +89,13 @@ func rejectedKey(key string) string { return "rejected:" + key }
 // current policy generation. It returns whether the record is new. Until obj or the policy
 // changes, IsRejected and IsRefused report true for it, so neither a re-enqueue nor a
 // remediation scan sends the same object again. Admitted and Gone forget it.
-func RecordRejected(c *tenant.Cluster, kind Kind, obj metav1.Object) bool {
+func RecordRejected(c *tenant.Cluster, kind resources.Kind, obj metav1.Object) bool {
 	return c.Refusals.Record(rejectedKey(refusalKey(kind, obj.GetNamespace(), obj.GetName())), refusalVersion(obj), c.Policy().Generation, ruleSuperRejected)
 }
 
 // IsRejected reports whether tenant object obj of kind was refused by the super cluster at
 // its current resourceVersion under c's current policy (RecordRejected).
-func IsRejected(c *tenant.Cluster, kind Kind, obj metav1.Object) bool {
+func IsRejected(c *tenant.Cluster, kind resources.Kind, obj metav1.Object) bool {
 	return c.Refusals.Refused(rejectedKey(refusalKey(kind, obj.GetNamespace(), obj.GetName())), refusalVersion(obj), c.Policy().Generation)
 }
 
@@ -105,7 +107,7 @@ func IsRejected(c *tenant.Cluster, kind Kind, obj metav1.Object) bool {
 // and policy generation. Its record is kept per rule and apart from Deny's, so the object does
 // not count as refused (IsRefused) and Admitted does not make it report again. A nil d (nothing
 // changed) forgets the record of rule. It returns whether it reported.
-func Filtered(c *tenant.Cluster, kind Kind, obj metav1.Object, rule policy.Rule, version string, d *policy.Denial) bool {
+func Filtered(c *tenant.Cluster, kind resources.Kind, obj metav1.Object, rule policy.Rule, version string, d *policy.Denial) bool {
 	key := refusalKey(kind, obj.GetNamespace(), obj.GetName()) + "#" + string(rule)
 	if d == nil {
 		c.Refusals.Forget(key)
@@ -128,7 +130,7 @@ var filterRules = []policy.Rule{policy.RuleMetadataKey, policy.RuleDisruptionBud
 // Gone forgets every record of tenant object namespace/name of kind (Deny's, Filtered's and
 // RecordRejected's):
 // call it when the object no longer exists.
-func Gone(c *tenant.Cluster, kind Kind, namespace, name string) {
+func Gone(c *tenant.Cluster, kind resources.Kind, namespace, name string) {
 	key := refusalKey(kind, namespace, name)
 	c.Refusals.Forget(key)
 	c.Refusals.Forget(rejectedKey(key))
@@ -142,8 +144,8 @@ func Gone(c *tenant.Cluster, kind Kind, namespace, name string) {
 // limits.maxCachedBytes), and nil otherwise. A stub carries no content: its reconcile writes
 // nothing for it (no super copy is created or updated, an existing one is left as it was, and
 // nothing is written into the tenant object), reports the refusal (Deny) and waits for the
-// object to be readmitted (pkg/syncer: readmitHeld) or to change.
-func HeldOut(c *tenant.Cluster, kind Kind, obj metav1.Object) *policy.Denial {
+// object to be readmitted (Gate.ReadmitHeld) or to change.
+func HeldOut(c *tenant.Cluster, kind resources.Kind, obj metav1.Object) *policy.Denial {
 	if !tenant.IsHeldOut(obj) {
 		return nil
 	}
@@ -152,4 +154,23 @@ func HeldOut(c *tenant.Cluster, kind Kind, obj metav1.Object) *policy.Denial {
 		what = fmt.Sprintf("%s %s", kind, obj.GetName())
 	}
 	return c.Held.HeldOutDenial(c.Policy().Limits(), obj, what)
+}
+
+// ReportDroppedMeta reports the keys DroppedMetaKeys finds for tenant object tObj of kind and
+// its super copy desired under tenant c's policy, with rule metadataKey (Warning Event on tObj
+// and vcsyncer_policy_denials_total; see Filtered), once per version of tObj, set of dropped
+// keys and policy generation. The version is the object's generation when it has one (so
+// status writes, such as the load-balancer status the syncer copies up, do not repeat the
+// report) and its resourceVersion otherwise. The object is synced anyway. extra lists keys
+// left out of parts of the object that carry metadata of their own (a Pod's generic ephemeral
+// volume claim templates: "ephemeral volume <v>: label <key>"); they are reported with the
+// object's own.
+func ReportDroppedMeta(c *tenant.Cluster, kind resources.Kind, tObj, desired metav1.Object, extra ...string) {
+	dropped := append(resources.DroppedMetaKeys(c.Policy(), tObj, desired), extra...)
+	version := tObj.GetResourceVersion()
+	if g := tObj.GetGeneration(); g > 0 {
+		version = "g" + strconv.FormatInt(g, 10)
+	}
+	version += "|" + strings.Join(dropped, ",")
+	Filtered(c, kind, tObj, policy.RuleMetadataKey, version, policy.MetadataDenial(string(kind), tObj.GetNamespace(), tObj.GetName(), dropped))
 }

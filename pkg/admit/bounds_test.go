@@ -1,4 +1,4 @@
-package resources_test
+package admit_test
 
 import (
 	"context"
@@ -18,6 +18,7 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/record"
 
+	"github.com/vcsyncer/syncer/pkg/admit"
 	tenancyv1alpha1 "github.com/vcsyncer/syncer/pkg/apis/tenancy/v1alpha1"
 	"github.com/vcsyncer/syncer/pkg/conversion"
 	"github.com/vcsyncer/syncer/pkg/metrics"
@@ -136,7 +137,7 @@ func (f *boundsFixture) syncCaches(t *testing.T, computed bool) {
 func TestEnsureSuperNamespaceCreatesBoundsBeforeAnythingElse(t *testing.T) {
 	ctx := context.Background()
 	f := newBoundsFixture(t).withLimitRange()
-	_, err := resources.EnsureSuperNamespace(ctx, f.env, f.c, "app")
+	_, err := admit.EnsureSuperNamespace(ctx, f.env, f.c, "app")
 	if err == nil {
 		t.Fatal("EnsureSuperNamespace succeeded before the quota was computed: a Pod created now escapes it")
 	}
@@ -168,12 +169,12 @@ func TestEnsureSuperNamespaceCreatesBoundsBeforeAnythingElse(t *testing.T) {
 	}
 
 	f.syncCaches(t, false) // cached, status not computed yet
-	if _, err := resources.EnsureSuperNamespace(ctx, f.env, f.c, "app"); !errors.Is(err, resources.ErrBoundsPending) {
+	if _, err := admit.EnsureSuperNamespace(ctx, f.env, f.c, "app"); !errors.Is(err, admit.ErrBoundsPending) {
 		t.Errorf("quota without status: EnsureSuperNamespace = %v, want ErrBoundsPending", err)
 	}
 	f.syncCaches(t, true)
 	f.super.ClearActions()
-	if _, err := resources.EnsureSuperNamespace(ctx, f.env, f.c, "app"); err != nil {
+	if _, err := admit.EnsureSuperNamespace(ctx, f.env, f.c, "app"); err != nil {
 		t.Fatalf("bounds in force: EnsureSuperNamespace = %v", err)
 	}
 	if len(f.super.Actions()) != 0 {
@@ -216,7 +217,7 @@ func TestEnsureBoundsRepairs(t *testing.T) {
 	}
 	setup := func(t *testing.T) *boundsFixture {
 		f := newBoundsFixture(t).withLimitRange()
-		_, _ = resources.EnsureSuperNamespace(ctx, f.env, f.c, "app")
+		_, _ = admit.EnsureSuperNamespace(ctx, f.env, f.c, "app")
 		f.syncCaches(t, true)
 		f.super.ClearActions()
 		return f
@@ -232,10 +233,10 @@ func TestEnsureBoundsRepairs(t *testing.T) {
 			t.Fatal(err)
 		}
 		f.super.ClearActions()
-		if resources.BoundsInSync(f.env, f.c, sns(f)) {
+		if admit.BoundsInSync(f.env, f.c, sns(f)) {
 			t.Error("BoundsInSync true for an edited quota")
 		}
-		if err := resources.EnsureBounds(ctx, f.env, f.c, sns(f)); !errors.Is(err, resources.ErrBoundsPending) {
+		if err := admit.EnsureBounds(ctx, f.env, f.c, sns(f)); !errors.Is(err, admit.ErrBoundsPending) {
 			t.Errorf("EnsureBounds after reset = %v, want ErrBoundsPending (status is the edited one's)", err)
 		}
 		live, _ := f.super.CoreV1().ResourceQuotas(f.superNS).Get(ctx, "vc-syncer-quota", metav1.GetOptions{})
@@ -249,10 +250,10 @@ func TestEnsureBoundsRepairs(t *testing.T) {
 		obj, _, _ := idx.GetByKey(f.superNS + "/vc-syncer-limits")
 		_ = idx.Delete(obj)
 		_ = f.super.CoreV1().LimitRanges(f.superNS).Delete(ctx, "vc-syncer-limits", metav1.DeleteOptions{})
-		if resources.BoundsInSync(f.env, f.c, sns(f)) {
+		if admit.BoundsInSync(f.env, f.c, sns(f)) {
 			t.Error("BoundsInSync true without the limit range")
 		}
-		if err := resources.EnsureBounds(ctx, f.env, f.c, sns(f)); err != nil {
+		if err := admit.EnsureBounds(ctx, f.env, f.c, sns(f)); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := f.super.CoreV1().LimitRanges(f.superNS).Get(ctx, "vc-syncer-limits", metav1.GetOptions{}); err != nil {
@@ -262,7 +263,7 @@ func TestEnsureBoundsRepairs(t *testing.T) {
 	t.Run("policy without quota deletes the syncer's quota", func(t *testing.T) {
 		f := setup(t)
 		f.c.SetPolicy(policy.Resolve(nil, &tenancyv1alpha1.TenantPolicySpec{Limits: &tenancyv1alpha1.LimitsPolicy{Quota: corev1.ResourceList{}}}))
-		if err := resources.EnsureBounds(ctx, f.env, f.c, sns(f)); err != nil {
+		if err := admit.EnsureBounds(ctx, f.env, f.c, sns(f)); err != nil {
 			t.Fatal(err)
 		}
 		var deleted bool
@@ -279,7 +280,7 @@ func TestEnsureBoundsRepairs(t *testing.T) {
 		f := setup(t)
 		f.c.SetPolicy(policy.Resolve(nil, &tenancyv1alpha1.TenantPolicySpec{Limits: &tenancyv1alpha1.LimitsPolicy{
 			Quota: corev1.ResourceList{corev1.ResourcePods: resource.MustParse("5")}}}))
-		_ = resources.EnsureBounds(ctx, f.env, f.c, sns(f))
+		_ = admit.EnsureBounds(ctx, f.env, f.c, sns(f))
 		live, _ := f.super.CoreV1().ResourceQuotas(f.superNS).Get(ctx, "vc-syncer-quota", metav1.GetOptions{})
 		if len(live.Spec.Hard) != 1 || live.Spec.Hard.Pods().String() != "5" {
 			t.Errorf("quota after policy change = %v, want pods=5 only", live.Spec.Hard)
@@ -287,7 +288,7 @@ func TestEnsureBoundsRepairs(t *testing.T) {
 	})
 	t.Run("an admin's quota at the name is left alone", func(t *testing.T) {
 		f := newBoundsFixture(t)
-		_, _ = resources.EnsureSuperNamespace(ctx, f.env, f.c, "app")
+		_, _ = admit.EnsureSuperNamespace(ctx, f.env, f.c, "app")
 		_ = f.super.CoreV1().ResourceQuotas(f.superNS).Delete(ctx, "vc-syncer-quota", metav1.DeleteOptions{})
 		admin := &corev1.ResourceQuota{ObjectMeta: metav1.ObjectMeta{Name: "vc-syncer-quota", Namespace: f.superNS},
 			Spec: corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{corev1.ResourcePods: resource.MustParse("7")}}}
@@ -297,7 +298,7 @@ func TestEnsureBoundsRepairs(t *testing.T) {
 		f.syncCaches(t, true) // the admin's quota is not labelled: a real super cache would not hold it
 		_ = f.env.SuperInformers.Core().V1().ResourceQuotas().Informer().GetIndexer().Delete(admin)
 		f.super.ClearActions()
-		if err := resources.EnsureBounds(ctx, f.env, f.c, sns(f)); err != nil {
+		if err := admit.EnsureBounds(ctx, f.env, f.c, sns(f)); err != nil {
 			t.Errorf("EnsureBounds with an admin's quota = %v, want nil (theirs is in force)", err)
 		}
 		live, _ := f.super.CoreV1().ResourceQuotas(f.superNS).Get(ctx, "vc-syncer-quota", metav1.GetOptions{})
@@ -312,7 +313,7 @@ func TestEnsureBoundsRepairs(t *testing.T) {
 			t.Fatal(err)
 		}
 		f.super.ClearActions()
-		if _, err := resources.EnsureSuperNamespace(ctx, f.env, f.c, "app"); !errors.Is(err, resources.ErrNotOwned) {
+		if _, err := admit.EnsureSuperNamespace(ctx, f.env, f.c, "app"); !errors.Is(err, resources.ErrNotOwned) {
 			t.Errorf("EnsureSuperNamespace in a foreign namespace = %v, want ErrNotOwned", err)
 		}
 		for _, r := range f.creates() {
@@ -332,14 +333,14 @@ func TestLimitRangeDefaultingIsNotADifference(t *testing.T) {
 			Min: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("8Mi")}}}}}))
 	sns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: f.superNS}}
 	conversion.Stamp(&sns.ObjectMeta, conversion.Owner{Tenant: "t1", TenantUID: "uid-t1", Namespace: "app", Name: "app", UID: "tns-uid"})
-	stored := resources.DesiredLimitRange(f.c, sns)
+	stored := admit.DesiredLimitRange(f.c, sns)
 	it := &stored.Spec.Limits[0] // what the apiserver stores
 	it.Default = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2")}
 	it.DefaultRequest = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2"), corev1.ResourceMemory: resource.MustParse("8Mi")}
 	add(t, f.env.SuperInformers.Core().V1().LimitRanges().Informer().GetIndexer(), stored)
 	add(t, f.env.SuperInformers.Core().V1().ResourceQuotas().Informer().GetIndexer(), &corev1.ResourceQuota{
-		ObjectMeta: *resources.DesiredQuota(f.c, sns).ObjectMeta.DeepCopy(), Spec: resources.DesiredQuota(f.c, sns).Spec})
-	if !resources.BoundsInSync(f.env, f.c, sns) {
+		ObjectMeta: *admit.DesiredQuota(f.c, sns).ObjectMeta.DeepCopy(), Spec: admit.DesiredQuota(f.c, sns).Spec})
+	if !admit.BoundsInSync(f.env, f.c, sns) {
 		t.Error("a defaulted LimitRange counts as a difference: every namespace reconcile would rewrite it")
 	}
 }
@@ -351,7 +352,7 @@ func TestDesiredBoundsDoNotAliasThePolicy(t *testing.T) {
 	c.SetPolicy(lrPolicy)
 	sns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "t1-abc-app"}}
 	conversion.Stamp(&sns.ObjectMeta, conversion.Owner{Tenant: "t1", TenantUID: "uid-t1", Namespace: "app", Name: "app", UID: "u"})
-	rq, lr := resources.DesiredQuota(c, sns), resources.DesiredLimitRange(c, sns)
+	rq, lr := admit.DesiredQuota(c, sns), admit.DesiredLimitRange(c, sns)
 	rq.Spec.Hard[corev1.ResourcePods] = resource.MustParse("1")
 	lr.Spec.Limits[0].Default[corev1.ResourceCPU] = resource.MustParse("99")
 	if lrPolicy.Limits().Quota.Pods().Value() != 1000 || lrPolicy.Limits().LimitRange[0].Default.Cpu().Value() != 1 {
@@ -385,7 +386,7 @@ func TestQuotaFullIsReportedOnceAndRetried(t *testing.T) {
 	ctx := context.Background()
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "cfg", Namespace: "app", UID: "cm-uid", ResourceVersion: "5"}}
 	f := newBoundsFixture(t, cm)
-	_, _ = resources.EnsureSuperNamespace(ctx, f.env, f.c, "app")
+	_, _ = admit.EnsureSuperNamespace(ctx, f.env, f.c, "app")
 	f.syncCaches(t, true)
 	f.fullQuota(t, "2000")
 	_ = events(f.c)
@@ -393,7 +394,7 @@ func TestQuotaFullIsReportedOnceAndRetried(t *testing.T) {
 	f.super.ClearActions()
 	for range 3 {
 		err := (configmap.Resource).Downward(ctx, f.env, f.c, "app", "cfg")
-		if !errors.Is(err, resources.ErrNoQuotaRoom) {
+		if !errors.Is(err, admit.ErrNoQuotaRoom) {
 			t.Fatalf("Downward with a full quota = %v, want ErrNoQuotaRoom (retried with backoff)", err)
 		}
 	}
@@ -422,7 +423,7 @@ func TestQuotaExceededAnswerIsAQuotaRefusal(t *testing.T) {
 	ctx := context.Background()
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "cfg", Namespace: "app", UID: "cm-uid", ResourceVersion: "5"}}
 	f := newBoundsFixture(t, cm)
-	_, _ = resources.EnsureSuperNamespace(ctx, f.env, f.c, "app")
+	_, _ = admit.EnsureSuperNamespace(ctx, f.env, f.c, "app")
 	f.syncCaches(t, true)
 	_ = events(f.c)
 	f.super.PrependReactor("create", "configmaps", func(k8stesting.Action) (bool, runtime.Object, error) {
@@ -430,7 +431,7 @@ func TestQuotaExceededAnswerIsAQuotaRefusal(t *testing.T) {
 			errors.New("exceeded quota: vc-syncer-quota, requested: configmaps=1, used: configmaps=2000, limited: configmaps=2000"))
 	})
 	for range 2 {
-		if err := (configmap.Resource).Downward(ctx, f.env, f.c, "app", "cfg"); !errors.Is(err, resources.ErrNoQuotaRoom) {
+		if err := (configmap.Resource).Downward(ctx, f.env, f.c, "app", "cfg"); !errors.Is(err, admit.ErrNoQuotaRoom) {
 			t.Fatalf("Downward = %v, want ErrNoQuotaRoom", err)
 		}
 	}

@@ -1,4 +1,4 @@
-package syncer
+package admit
 
 import (
 	"context"
@@ -18,17 +18,17 @@ import (
 // whole object, limits.maxCachedBytes in all; tenant.HeldBytes applies both in the tenant
 // informers' transform) for every kind in tenant.HeldKinds, all counted together (the
 // cluster-scoped kinds watched in every tenant included; Nodes are no synced kind: their
-// bytes are released by releaseNodesHandler and a readmitted vNode is left to pkg/vnode). An object
+// bytes are released by ReleaseNodesHandler and a readmitted vNode is left to pkg/vnode). An object
 // kept out is a stub in the tenant cache: its reconcile refuses it (PolicyDenied Event and
 // count, once per version; a Pod also gets PodScheduled=False), and it gets no super copy (one
-// synced before it grew is left as it was). Deleting a held object (releaseHeld) or a policy change
-// (PolicyChanged) or a start from a checkpoint (clusterSynced) runs readmitHeld, which reads
+// synced before it grew is left as it was). Deleting a held object (ReleaseHeld) or a policy change
+// (the syncer's PolicyChanged) or a start from a checkpoint (its ClusterSynced) runs ReadmitHeld, which reads
 // the stubs that fit now from the tenant apiserver and puts them in the cache in full.
 
-// readmitBatch is how many stubs one pass of readmitHeld reads from the tenant apiserver.
+// readmitBatch is how many stubs one pass of ReadmitHeld reads from the tenant apiserver.
 const readmitBatch = 64
 
-// readmitRuns tracks, per tenant, whether readmitHeld is running (and whether it must run
+// readmitRuns tracks, per tenant, whether ReadmitHeld is running (and whether it must run
 // again when done). The zero value is ready.
 type readmitRuns struct {
 	mu sync.Mutex
@@ -38,23 +38,23 @@ type readmitRuns struct {
 // heldKinds reports whether kind is bounded by tenant.HeldBytes (tenant.HeldKinds).
 func heldKinds(kind resources.Kind) bool { return tenant.IsHeldKind(string(kind)) }
 
-// releaseHeld forgets the bytes held for deleted tenant object obj of kind and, when that
+// ReleaseHeld forgets the bytes held for deleted tenant object obj of kind and, when that
 // freed room, readmits objects held out.
-func (s *Syncer) releaseHeld(c *tenant.Cluster, kind resources.Kind, obj any) {
+func (g *Gate) ReleaseHeld(c *tenant.Cluster, kind resources.Kind, obj any) {
 	m, ok := obj.(metav1.Object)
 	if !ok || !heldKinds(kind) {
 		return
 	}
 	if c.Held.Release(tenant.HeldKey{Kind: string(kind), Namespace: m.GetNamespace(), Name: m.GetName()}, m.GetUID()) {
-		s.readmitHeld(c)
+		g.ReadmitHeld(c)
 	}
 }
 
-// readmitHeld starts, unless one is running (which then runs once more), a pass over tenant
-// c's objects held out that fit its policy now (readmitOnce), in its own goroutine: it reads
+// ReadmitHeld starts, unless one is running (which then runs once more), a pass over tenant
+// c's objects held out that fit its policy now (ReadmitOnce), in its own goroutine: it reads
 // from the tenant apiserver, which an event handler must not do.
-func (s *Syncer) readmitHeld(c *tenant.Cluster) {
-	r := &s.readmitting
+func (g *Gate) ReadmitHeld(c *tenant.Cluster) {
+	r := &g.readmitting
 	r.mu.Lock()
 	if _, running := r.m[c]; running {
 		r.m[c] = true
@@ -68,7 +68,7 @@ func (s *Syncer) readmitHeld(c *tenant.Cluster) {
 	r.mu.Unlock()
 	go func() {
 		for {
-			more := s.readmitOnce(c)
+			more := g.ReadmitOnce(c)
 			r.mu.Lock()
 			if again := r.m[c]; !again && !more {
 				delete(r.m, c)
@@ -81,13 +81,13 @@ func (s *Syncer) readmitHeld(c *tenant.Cluster) {
 	}()
 }
 
-// readmitOnce reads at most readmitBatch of tenant c's stubs that fit its policy now from the
+// ReadmitOnce reads at most readmitBatch of tenant c's stubs that fit its policy now from the
 // tenant apiserver and, for each still held out at the same UID and resourceVersion and still
 // fitting, puts the full object in the tenant cache (tenant.Cluster.ReadmitHeldOut, which never
 // lets an older copy replace a newer version the informer delivered) and enqueues it (for a
 // Namespace, also the objects waiting in it). It returns whether it readmitted a full batch
 // (there may be more).
-func (s *Syncer) readmitOnce(c *tenant.Cluster) bool {
+func (g *Gate) ReadmitOnce(c *tenant.Cluster) bool {
 	if c.State().Stopped {
 		return false
 	}
@@ -98,7 +98,7 @@ func (s *Syncer) readmitOnce(c *tenant.Cluster) bool {
 			return false
 		}
 		kind := resources.Kind(o.Kind)
-		inf, ok := s.tenantHeldInformer(c, kind)
+		inf, ok := g.tenantHeldInformer(c, kind)
 		if !ok {
 			continue
 		}
@@ -121,14 +121,14 @@ func (s *Syncer) readmitOnce(c *tenant.Cluster) bool {
 			// pipeline compares a copy's record on its super Event's next change.
 			continue
 		}
-		resources.Admitted(c, kind, o.Namespace, o.Name)
+		Admitted(c, kind, o.Namespace, o.Name)
 		req := resources.Request{Tenant: c.Name, Kind: kind, Namespace: o.Namespace, Name: o.Name}
-		s.enqueue(s.down, req, true)
-		if s.upwardKind(kind) {
-			s.enqueue(s.up, req, true)
+		g.p.Down(req)
+		if g.p.UpwardKind(kind) {
+			g.p.Up(req)
 		}
 		if kind == resources.KindNamespace {
-			s.enqueueWaitingIn(c, o.Name, resources.SuperNamespace(c, o.Name))
+			g.EnqueueWaitingIn(c, o.Name, resources.SuperNamespace(c, o.Name))
 		}
 	}
 	return len(fitting) == readmitBatch && done > 0
@@ -140,39 +140,35 @@ const kindNode resources.Kind = "Node"
 
 // tenantHeldInformer returns tenant c's informer of kind (one of tenant.HeldKinds), false when
 // the syncer does not watch kind.
-func (s *Syncer) tenantHeldInformer(c *tenant.Cluster, kind resources.Kind) (cache.SharedIndexInformer, bool) {
+func (g *Gate) tenantHeldInformer(c *tenant.Cluster, kind resources.Kind) (cache.SharedIndexInformer, bool) {
 	if kind == kindNode {
-		if _, ok := s.resources[resources.KindPod]; !ok {
+		if _, ok := g.p.TenantInformer(c, resources.KindPod); !ok {
 			return nil, false
 		}
 		return c.Informers.Core().V1().Nodes().Informer(), true
 	}
-	r, ok := s.resources[kind]
-	if !ok {
-		return nil, false
-	}
-	return r.TenantInformer(c), true
+	return g.p.TenantInformer(c, kind)
 }
 
-// releaseNodesHandler releases the bytes held for tenant c's deleted Nodes (the syncer's
+// ReleaseNodesHandler releases the bytes held for tenant c's deleted Nodes (the syncer's
 // vNodes and the tenant's own): Nodes are no synced kind, so no tenantHandler does it.
-func (s *Syncer) releaseNodesHandler(c *tenant.Cluster) cache.ResourceEventHandler {
+func (g *Gate) ReleaseNodesHandler(c *tenant.Cluster) cache.ResourceEventHandler {
 	return cache.ResourceEventHandlerFuncs{DeleteFunc: func(obj any) {
 		if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 			obj = d.Obj
 		}
-		s.releaseHeld(c, kindNode, obj)
+		g.ReleaseHeld(c, kindNode, obj)
 	}}
 }
 
-// releaseEventsHandler releases the bytes held for tenant c's deleted Event copies (the
+// ReleaseEventsHandler releases the bytes held for tenant c's deleted Event copies (the
 // tenant's --event-ttl deletes them): the Event kind has no tenantHandler.
-func (s *Syncer) releaseEventsHandler(c *tenant.Cluster) cache.ResourceEventHandler {
+func (g *Gate) ReleaseEventsHandler(c *tenant.Cluster) cache.ResourceEventHandler {
 	return cache.ResourceEventHandlerFuncs{DeleteFunc: func(obj any) {
 		if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 			obj = d.Obj
 		}
-		s.releaseHeld(c, resources.KindEvent, obj)
+		g.ReleaseHeld(c, resources.KindEvent, obj)
 	}}
 }
 

@@ -1,4 +1,4 @@
-package syncer
+package admit
 
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -10,7 +10,7 @@ import (
 	"github.com/vcsyncer/syncer/pkg/tenant"
 )
 
-// enqueueNamespaceColliders is called when super namespace superNS of tenant c, which held
+// EnqueueNamespaceColliders is called when super namespace superNS of tenant c, which held
 // tenant namespace holder (with tenant UID holderUID, "" when unknown), is deleted. When the
 // holder is gone from the tenant cache, terminating or recreated, the name is free: the other
 // tenant namespaces of c that map to superNS (refused with rule namespaceCollision while it was
@@ -19,7 +19,7 @@ import (
 // the deletion) and nothing else is enqueued, so a super namespace deleted by hand does not
 // change hands. Cost: one SuperNamespace per tenant namespace of c, on super namespace
 // deletions only.
-func (s *Syncer) enqueueNamespaceColliders(c *tenant.Cluster, superNS, holder, holderUID string) {
+func (g *Gate) EnqueueNamespaceColliders(c *tenant.Cluster, superNS, holder, holderUID string) {
 	nsl := c.Informers.Core().V1().Namespaces().Lister()
 	if h, err := nsl.Get(holder); err == nil && h.DeletionTimestamp.IsZero() && (holderUID == "" || string(h.UID) == holderUID) {
 		return
@@ -32,13 +32,14 @@ func (s *Syncer) enqueueNamespaceColliders(c *tenant.Cluster, superNS, holder, h
 		if n.Name == holder || !n.DeletionTimestamp.IsZero() || resources.SuperNamespace(c, n.Name) != superNS {
 			continue
 		}
-		s.enqueue(s.down, resources.Request{Tenant: c.Name, Kind: resources.KindNamespace, Name: n.Name}, true)
-		for kind, r := range s.resources {
-			if kind == resources.KindNamespace || !hasDownward(kind) {
+		g.p.Down(resources.Request{Tenant: c.Name, Kind: resources.KindNamespace, Name: n.Name})
+		for _, kind := range g.p.DownwardKinds() {
+			inf, ok := g.p.TenantInformer(c, kind)
+			if kind == resources.KindNamespace || !ok {
 				continue
 			}
-			for _, m := range objectsIn(r.TenantInformer(c).GetIndexer(), n.Name) {
-				s.enqueue(s.down, resources.Request{Tenant: c.Name, Kind: kind, Namespace: n.Name, Name: m.GetName()}, true)
+			for _, m := range objectsIn(inf.GetIndexer(), n.Name) {
+				g.p.Down(resources.Request{Tenant: c.Name, Kind: kind, Namespace: n.Name, Name: m.GetName()})
 			}
 		}
 	}
@@ -60,11 +61,11 @@ func objectsIn(idx cache.Indexer, ns string) []metav1.Object {
 	return out
 }
 
-// superNamespaceGone calls enqueueNamespaceColliders for a deleted super Namespace obj owned by
+// SuperNamespaceGone calls EnqueueNamespaceColliders for a deleted super Namespace obj owned by
 // tenant c.
-func (s *Syncer) superNamespaceGone(c *tenant.Cluster, obj metav1.Object) {
+func (g *Gate) SuperNamespaceGone(c *tenant.Cluster, obj metav1.Object) {
 	if _, holder, ok := conversion.HeldNamespace(obj); ok {
 		o, _ := conversion.OwnerOf(obj)
-		s.enqueueNamespaceColliders(c, obj.GetName(), holder, o.UID)
+		g.EnqueueNamespaceColliders(c, obj.GetName(), holder, o.UID)
 	}
 }

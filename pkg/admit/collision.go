@@ -1,4 +1,4 @@
-package resources
+package admit
 
 import (
 	"errors"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/vcsyncer/syncer/pkg/conversion"
 	"github.com/vcsyncer/syncer/pkg/policy"
+	"github.com/vcsyncer/syncer/pkg/resources"
 	"github.com/vcsyncer/syncer/pkg/tenant"
 )
 
@@ -28,7 +29,7 @@ var ErrNamespaceCollision = errors.New("the super namespace holds another namesp
 func RefuseNamespaceCollision(c *tenant.Cluster, ns, superNS, holder string) error {
 	if c.Informers != nil {
 		if tns, err := c.Informers.Core().V1().Namespaces().Lister().Get(ns); err == nil && tns.DeletionTimestamp.IsZero() {
-			Deny(c, KindNamespace, tns, policy.Deny(policy.RuleNamespaceCollision,
+			Deny(c, resources.KindNamespace, tns, policy.Deny(policy.RuleNamespaceCollision,
 				"namespace %s and the objects in it are not synced: its super namespace %s (names over 63 characters are cut and hashed) "+
 					"already holds namespace %s of this tenant; use another name for this namespace, or delete namespace %s to free the name",
 				ns, superNS, holder, holder))
@@ -41,8 +42,8 @@ func RefuseNamespaceCollision(c *tenant.Cluster, ns, superNS, holder string) err
 // namespace of tenant namespace ns holds another tenant namespace of tenant c, and nil
 // otherwise (no super namespace cached, another owner's, or ns's own). Reconcilers of
 // namespaced kinds call it before reading or writing anything in the super namespace.
-func CheckNamespaceCollision(env *Env, c *tenant.Cluster, ns string) error {
-	superNS := SuperNamespace(c, ns)
+func CheckNamespaceCollision(env *resources.Env, c *tenant.Cluster, ns string) error {
+	superNS := resources.SuperNamespace(c, ns)
 	sns, err := env.SuperInformers.Core().V1().Namespaces().Lister().Get(superNS)
 	if err != nil {
 		return nil
@@ -64,5 +65,5 @@ func checkHolder(c *tenant.Cluster, ns string, sns *corev1.Namespace) error {
 // (IsRefused for the Namespace): the objects in it are not synced either.
 func NamespaceRefused(c *tenant.Cluster, ns string) bool {
 	tns, err := c.Informers.Core().V1().Namespaces().Lister().Get(ns)
-	return err == nil && IsRefused(c, KindNamespace, tns)
+	return err == nil && IsRefused(c, resources.KindNamespace, tns)
 }

@@ -1,4 +1,4 @@
-package syncer
+package admit
 
 import (
 	corev1 "k8s.io/api/core/v1"
@@ -6,27 +6,26 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/cache"
 
-	"github.com/vcsyncer/syncer/pkg/policy"
 	"github.com/vcsyncer/syncer/pkg/resources"
 	"github.com/vcsyncer/syncer/pkg/tenant"
 )
 
-// watchBounds registers the super caches of the syncer's ResourceQuotas and LimitRanges (one
-// of each per super namespace: resources.EnsureBounds) and their handler (call once, in New).
+// WatchBounds registers the super caches of the syncer's ResourceQuotas and LimitRanges (one
+// of each per super namespace: EnsureBounds) and their handler (call once, before the super informers start).
 // An owned bound that is added, deleted, or changed other than in its status enqueues its
 // tenant namespace downward, whose reconcile resets it to the policy. A quota whose status
-// becomes computed for its spec (policy.QuotaReady) enqueues the tenant objects of that
-// namespace that have no super copy: they waited for it (resources.ErrBoundsPending).
-func (s *Syncer) watchBounds() error {
-	quotas, limitRanges := resources.BoundsInformers(s.env)
+// becomes computed for its spec (QuotaReady) enqueues the tenant objects of that
+// namespace that have no super copy: they waited for it (ErrBoundsPending).
+func (g *Gate) WatchBounds(env *resources.Env) error {
+	quotas, limitRanges := BoundsInformers(env)
 	h := cache.ResourceEventHandlerFuncs{
-		AddFunc: func(o any) { s.boundChanged(nil, o) },
+		AddFunc: func(o any) { g.boundChanged(nil, o) },
 		UpdateFunc: func(o, n any) {
 			if !sameVersion(o, n) {
-				s.boundChanged(o, n)
+				g.boundChanged(o, n)
 			}
 		},
-		DeleteFunc: func(o any) { s.boundChanged(nil, o) },
+		DeleteFunc: func(o any) { g.boundChanged(nil, o) },
 	}
 	if _, err := quotas.AddEventHandler(h); err != nil {
 		return err
@@ -37,7 +36,7 @@ func (s *Syncer) watchBounds() error {
 
 // boundChanged handles an event of a super ResourceQuota or LimitRange (oldObj is nil for an
 // add or a delete).
-func (s *Syncer) boundChanged(oldObj, obj any) {
+func (g *Gate) boundChanged(oldObj, obj any) {
 	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 		obj = d.Obj
 	}
@@ -45,16 +44,16 @@ func (s *Syncer) boundChanged(oldObj, obj any) {
 	if !ok {
 		return
 	}
-	c, o, ok := s.syncedOwner(m)
+	c, o, ok := g.p.SyncedOwner(m)
 	if !ok {
 		return
 	}
 	if oldObj == nil || !boundStatusOnly(oldObj, obj) {
-		s.enqueue(s.down, resources.Request{Tenant: c.Name, Kind: resources.KindNamespace, Name: o.Namespace}, true)
+		g.p.Down(resources.Request{Tenant: c.Name, Kind: resources.KindNamespace, Name: o.Namespace})
 	}
-	if rq, ok := obj.(*corev1.ResourceQuota); ok && policy.QuotaReady(rq) {
-		if old, ok := oldObj.(*corev1.ResourceQuota); !ok || !policy.QuotaReady(old) {
-			s.enqueueWaitingIn(c, o.Namespace, rq.Namespace)
+	if rq, ok := obj.(*corev1.ResourceQuota); ok && QuotaReady(rq) {
+		if old, ok := oldObj.(*corev1.ResourceQuota); !ok || !QuotaReady(old) {
+			g.EnqueueWaitingIn(c, o.Namespace, rq.Namespace)
 		}
 	}
 }
@@ -72,16 +71,16 @@ func boundStatusOnly(oldObj, newObj any) bool {
 		equality.Semantic.DeepEqual(o.DeletionTimestamp, n.DeletionTimestamp)
 }
 
-// enqueueWaitingIn enqueues downward, at high priority, every tenant object of tenant namespace
+// EnqueueWaitingIn enqueues downward, at high priority, every tenant object of tenant namespace
 // ns (super namespace superNS) of the namespaced kinds that has no super copy yet.
 //
 // It looks the super copies up in the super caches, so it runs once they have synced
-// (afterReadyOnce: one run per namespace for all the calls before). Before, on a resume, the
+// (Pipelines.AfterReadyOnce: one run per namespace for all the calls before). Before, on a resume, the
 // super ResourceQuotas' initial adds came while the other super caches were still taking in
 // the checkpoint's objects: every object of a tenant that had synced already looked unsynced
 // and was enqueued, so whole tenants were reconciled after a restart or an upgrade.
-func (s *Syncer) enqueueWaitingIn(c *tenant.Cluster, ns, superNS string) {
-	s.afterReadyOnce(wakeKey{c: c, kind: "*", namespace: ns}, func() { s.enqueueWaitingInNow(c, ns, superNS) })
+func (g *Gate) EnqueueWaitingIn(c *tenant.Cluster, ns, superNS string) {
+	g.p.AfterReadyOnce(wakeKey{c: c, kind: "*", namespace: ns}, func() { g.enqueueWaitingInNow(c, ns, superNS) })
 }
 
 // wakeKey identifies the wakes deferred until the super caches have synced: those of tenant
@@ -92,12 +91,13 @@ type wakeKey struct {
 	namespace string
 }
 
-func (s *Syncer) enqueueWaitingInNow(c *tenant.Cluster, ns, superNS string) {
-	for kind, r := range s.resources {
-		if kind == resources.KindNamespace || !hasDownward(kind) {
+func (g *Gate) enqueueWaitingInNow(c *tenant.Cluster, ns, superNS string) {
+	for _, kind := range g.p.DownwardKinds() {
+		inf, ok := g.p.TenantInformer(c, kind)
+		if kind == resources.KindNamespace || !ok {
 			continue
 		}
-		objs, err := r.TenantInformer(c).GetIndexer().ByIndex(cache.NamespaceIndex, ns)
+		objs, err := inf.GetIndexer().ByIndex(cache.NamespaceIndex, ns)
 		if err != nil {
 			continue // no namespace index: a cluster-scoped kind
 		}
@@ -106,10 +106,17 @@ func (s *Syncer) enqueueWaitingInNow(c *tenant.Cluster, ns, superNS string) {
 			if !ok || !m.GetDeletionTimestamp().IsZero() {
 				continue
 			}
-			if _, synced := s.superObject(kind, superNS, m.GetName()); synced {
+			if _, synced := g.p.SuperObject(kind, superNS, m.GetName()); synced {
 				continue
 			}
-			s.enqueue(s.down, resources.Request{Tenant: c.Name, Kind: kind, Namespace: ns, Name: m.GetName()}, true)
+			g.p.Down(resources.Request{Tenant: c.Name, Kind: kind, Namespace: ns, Name: m.GetName()})
 		}
 	}
+}
+
+// sameVersion reports whether two versions of an object have the same UID and resourceVersion.
+func sameVersion(oldObj, newObj any) bool {
+	o, ok1 := oldObj.(metav1.Object)
+	n, ok2 := newObj.(metav1.Object)
+	return ok1 && ok2 && o.GetUID() == n.GetUID() && o.GetResourceVersion() == n.GetResourceVersion()
 }
