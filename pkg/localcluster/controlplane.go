@@ -94,6 +94,9 @@ type ControlPlane struct {
 	// the Tenant's spec.serviceCIDRs so tenant ClusterIPs are the ones that work in the super
 	// cluster.
 	ServiceCIDR string
+	// EtcdURL is the client URL of the control plane's etcd (plain HTTP on 127.0.0.1), for
+	// tests that act on etcd itself (a compaction through its JSON gateway, /v3/kv/compaction).
+	EtcdURL string
 
 	toolsDir      string
 	pki           *pki
@@ -313,6 +316,7 @@ func (c *ControlPlane) run(ctx context.Context, serviceCIDR string, nodes int) e
 	}, bin(Etcd)); err != nil {
 		return err
 	}
+	c.EtcdURL = etcdURL
 
 	// kube-apiserver
 	adminTLS, err := c.pki.adminTLSConfig()
