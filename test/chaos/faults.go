@@ -31,6 +31,9 @@ type Target struct {
 	Replicas []*Replica
 	// TenantAPIServerPID returns the pid of tenant i's kube-apiserver.
 	TenantAPIServerPID func(i int) int
+	// RestartTenantAPIServer kills tenant i's kube-apiserver and starts it again, and returns
+	// once it is ready (localcluster.ControlPlane.RestartAPIServer).
+	RestartTenantAPIServer func(ctx context.Context, i int) error
 	// Super is the super cluster's client.
 	Super kubernetes.Interface
 	// TenantUIDs are the Tenants' UIDs, by tenant index.
@@ -66,6 +69,7 @@ var Injectors = map[Kind]Injector{
 	ReplicaPause:      replicaPause,
 	PolicyFlip:        policyFlip,
 	SuperEtcdCompact:  superEtcdCompact,
+	TenantRestart:     tenantRestart,
 }
 
 // errNoCandidate is returned when a fault finds nothing to act on.
@@ -306,7 +310,18 @@ func corruptSecret(ctx context.Context, t *Target, name string, mode int, seed u
 		return "", fmt.Errorf("reading checkpoint Secret %s: %w", name, err)
 	}
 	s.Data = corruptData(s.Data, mode, seed)
-	if _, err := c.Update(ctx, s, metav1.UpdateOptions{}); err != nil {
+	if s.Immutable != nil && *s.Immutable {
+		// A chunk: its data cannot be updated, so it is replaced by a corrupted copy.
+		uid := s.UID
+		if err := c.Delete(ctx, name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}}); err != nil {
+			return "", fmt.Errorf("replacing immutable checkpoint Secret %s: %w", name, err)
+		}
+		s.ResourceVersion, s.UID, s.CreationTimestamp = "", "", metav1.Time{}
+		_, err = c.Create(ctx, s, metav1.CreateOptions{})
+	} else {
+		_, err = c.Update(ctx, s, metav1.UpdateOptions{})
+	}
+	if err != nil {
 		return "", fmt.Errorf("corrupting checkpoint Secret %s: %w", name, err)
 	}
 	return fmt.Sprintf("checkpoint Secret %s/%s %s", t.CheckpointNamespace, name, map[int]string{corruptGarbage: "filled with garbage", corruptTruncate: "truncated"}[mode]), nil
@@ -441,4 +456,18 @@ func etcdCall(ctx context.Context, url, body string, out any) error {
 		return fmt.Errorf("etcd %s: %s: %s", url, resp.Status, b)
 	}
 	return json.Unmarshal(b, out)
+}
+
+// tenantRestart kills tenant f.Target's kube-apiserver and starts it again (the restart
+// returns once it is ready).
+func tenantRestart(ctx context.Context, t *Target, f Fault) (string, error) {
+	if t.RestartTenantAPIServer == nil || len(t.TenantUIDs) == 0 {
+		return "", errNoCandidate
+	}
+	i := f.Target % len(t.TenantUIDs)
+	start := time.Now()
+	if err := t.RestartTenantAPIServer(ctx, i); err != nil {
+		return "", fmt.Errorf("restarting tenant %d kube-apiserver: %w", i, err)
+	}
+	return fmt.Sprintf("tenant %d kube-apiserver killed and started again, ready after %s", i, time.Since(start).Round(10*time.Millisecond)), nil
 }

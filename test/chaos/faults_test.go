@@ -196,7 +196,12 @@ func TestCheckpointCorruptRestartsTheReader(t *testing.T) {
 	r0, r1 := sleeper(t), sleeper(t)
 	r1.ID = "shard-1"
 	secret := func(name string) runtime.Object {
-		return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: KubeconfigNamespace}, Data: map[string][]byte{"chunk": []byte("0123456789")}}
+		s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: KubeconfigNamespace, UID: types.UID("uid-" + name)},
+			Data: map[string][]byte{"chunk": []byte("0123456789")}}
+		if strings.Contains(name, "-g") { // a chunk, as the Secret store writes it
+			s.Immutable = new(true)
+		}
+		return s
 	}
 	names := []string{"vc-syncer-checkpoint-shard-shard-0", "vc-syncer-checkpoint-shard-shard-1", "vc-syncer-checkpoint-shard-shard-1-g4-0", "vc-syncer-checkpoint-tenant-00aa"}
 	for _, tc := range []struct {
@@ -311,5 +316,22 @@ func TestSuperEtcdCompactAtCurrentRevision(t *testing.T) {
 	}
 	if r.PID() == before || r.PID() == 0 {
 		t.Errorf("the replica was not restarted (pid %d, before %d): %s", r.PID(), before, detail)
+	}
+}
+
+func TestTenantRestartRestartsTheTarget(t *testing.T) {
+	var restarted []int
+	tg := &Target{TenantUIDs: []string{"a", "b"}, RestartTenantAPIServer: func(_ context.Context, i int) error {
+		restarted = append(restarted, i)
+		return nil
+	}}
+	if _, err := Injectors[TenantRestart](t.Context(), tg, Fault{Kind: TenantRestart, Target: 3}); err != nil {
+		t.Fatal(err)
+	}
+	if len(restarted) != 1 || restarted[0] != 1 {
+		t.Fatalf("restarted tenants %v, want [1] (target 3 of 2)", restarted)
+	}
+	if _, err := Injectors[TenantRestart](t.Context(), &Target{TenantUIDs: []string{"a"}}, Fault{Kind: TenantRestart}); err == nil {
+		t.Fatal("a restart without a launcher did not fail")
 	}
 }

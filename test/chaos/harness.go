@@ -94,6 +94,7 @@ func Start(ctx context.Context, env *localcluster.Environment, bin string, o Opt
 	h := &Harness{o: o, env: env, target: &Target{Super: env.Super.Client, CheckpointNamespace: KubeconfigNamespace,
 		CheckpointPrefix: options.DefaultCheckpointSecret, SuperEtcdURL: env.Super.EtcdURL, Refusals: &Refusals{}}}
 	h.target.TenantAPIServerPID = func(i int) int { return env.Tenants[i].PIDs()[localcluster.KubeAPIServer] }
+	h.target.RestartTenantAPIServer = func(ctx context.Context, i int) error { return env.Tenants[i].RestartAPIServer(ctx) }
 	if _, err := env.Super.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: KubeconfigNamespace}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		return nil, err
 	}

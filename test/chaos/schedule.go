@@ -42,11 +42,14 @@ const (
 	// replica (SIGKILL, started again after the hold), which resumes from positions older than
 	// the compaction.
 	SuperEtcdCompact Kind = "super-etcd-compaction"
+	// TenantRestart kills a tenant's kube-apiserver (SIGKILL) and starts it again (same port,
+	// same etcd): the syncer's watches and requests fail until it is ready.
+	TenantRestart Kind = "tenant-apiserver-restart"
 )
 
 // AllKinds lists every fault kind, in a fixed order (the schedule draws from it by index).
 var AllKinds = []Kind{SyncerKill, SyncerTerm, TenantPause, SuperCopyDelete, SuperCopyEdit, CheckpointDelete,
-	CheckpointCorrupt, ReplicaPause, PolicyFlip, SuperEtcdCompact}
+	CheckpointCorrupt, ReplicaPause, PolicyFlip, SuperEtcdCompact, TenantRestart}
 
 // Fault is one scheduled fault.
 type Fault struct {
