@@ -2,6 +2,7 @@ package restart_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -62,8 +63,11 @@ func TestPolicyChangedWhileDownIsApplied(t *testing.T) {
 	p.Start(t)
 	itest.WaitRunning(t, c, tc.Name)
 	itest.Eventually(t, time.Minute, "np refused after the restart: no super copy, Synced=False "+policy.ReasonPolicyDenied, func(ctx context.Context) error {
-		if _, err := env.Super.Client.CoreV1().Services(superNS).Get(ctx, "np", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
-			return fmt.Errorf("super copy of np still there (err %v)", err)
+		switch _, err := env.Super.Client.CoreV1().Services(superNS).Get(ctx, "np", metav1.GetOptions{}); {
+		case err == nil:
+			return errors.New("super copy of np still there")
+		case !apierrors.IsNotFound(err):
+			return err
 		}
 		svc, err := tc.Client.CoreV1().Services("app").Get(ctx, "np", metav1.GetOptions{})
 		if err != nil {
