@@ -94,6 +94,9 @@ type ControlPlane struct {
 	// the Tenant's spec.serviceCIDRs so tenant ClusterIPs are the ones that work in the super
 	// cluster.
 	ServiceCIDR string
+	// EtcdURL is the client URL of the control plane's etcd (plain HTTP on 127.0.0.1), for
+	// tests that act on etcd itself (a compaction through its JSON gateway, /v3/kv/compaction).
+	EtcdURL string
 
 	toolsDir      string
 	pki           *pki
@@ -313,6 +316,7 @@ func (c *ControlPlane) run(ctx context.Context, serviceCIDR string, nodes int) e
 	}, bin(Etcd)); err != nil {
 		return err
 	}
+	c.EtcdURL = etcdURL
 
 	// kube-apiserver
 	adminTLS, err := c.pki.adminTLSConfig()
@@ -594,6 +598,44 @@ func (c *ControlPlane) PIDs() map[string]int {
 		m[p.name] = p.pid()
 	}
 	return m
+}
+
+// RestartAPIServer kills the control plane's kube-apiserver (SIGKILL) and starts it again
+// with the same flags (same port, certificates and etcd), and waits until it is ready; its
+// clients (RESTConfig, Client, the kubeconfig) work again as they were. The kill is not an
+// unexpected exit for Stop. It is for tests of clients of an apiserver that dies and comes back.
+func (c *ControlPlane) RestartAPIServer(ctx context.Context) error {
+	c.mu.Lock()
+	idx := -1
+	for i, p := range c.procs {
+		if p.name == KubeAPIServer {
+			idx = i
+		}
+	}
+	c.mu.Unlock()
+	if idx < 0 {
+		return fmt.Errorf("%s: no %s running", c.Name, KubeAPIServer)
+	}
+	adminTLS, err := c.pki.adminTLSConfig()
+	if err != nil {
+		return err
+	}
+	c.mu.Lock()
+	old := c.procs[idx]
+	c.mu.Unlock()
+	old.kill()
+	proc, err := startProcess(KubeAPIServer, c.LogDir(), old.cmd.Path, old.cmd.Args[1:])
+	if err != nil {
+		return fmt.Errorf("%s: restarting %s: %w", c.Name, KubeAPIServer, err)
+	}
+	c.mu.Lock()
+	c.procs[idx] = proc
+	c.mu.Unlock()
+	if err := proc.waitHealthy(ctx, apiserverTimeout, httpProbe(c.RESTConfig.Host+"/readyz", adminTLS, "")); err != nil {
+		return fmt.Errorf("%s: restarted %s not ready: %w", c.Name, KubeAPIServer, err)
+	}
+	c.report(fmt.Sprintf("%s restarted, ready in %s (pid %d)", KubeAPIServer, proc.ready.Round(10*time.Millisecond), proc.pid()))
+	return nil
 }
 
 // Stop terminates the control plane: SIGTERM to kwok, kube-scheduler and

@@ -12,6 +12,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // requireTools skips or fails like StartT when the tools are missing, and returns ToolsDir().
@@ -196,5 +199,39 @@ func TestNoLeakWhenParentDies(t *testing.T) {
 		for _, pid := range pids {
 			_ = syscall.Kill(pid, syscall.SIGKILL)
 		}
+	}
+}
+
+// TestRestartAPIServer checks that RestartAPIServer kills the kube-apiserver, starts it again
+// on the same address with the same data (an object written before is read after through the
+// same client), and that Stop counts neither the kill nor the new process as a crash.
+func TestRestartAPIServer(t *testing.T) {
+	tools := requireTools(t)
+	ctx := t.Context()
+	cp, err := StartTenant(ctx, "restart", Options{ToolsDir: tools, Progress: func(s string) { t.Log(s) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cp.Stop() })
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "before-restart"}}
+	if _, err := cp.Client.CoreV1().ConfigMaps("default").Create(ctx, cm, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	before := cp.PIDs()[KubeAPIServer]
+	if err := cp.RestartAPIServer(ctx); err != nil {
+		t.Fatal(err)
+	}
+	after := cp.PIDs()[KubeAPIServer]
+	if after == before || alive(before) {
+		t.Fatalf("kube-apiserver pid %d → %d (old alive: %t), want a new process", before, after, alive(before))
+	}
+	if _, err := cp.Client.CoreV1().ConfigMaps("default").Get(ctx, cm.Name, metav1.GetOptions{}); err != nil {
+		t.Fatalf("reading the ConfigMap written before the restart: %v", err)
+	}
+	if err := cp.Stop(); err != nil {
+		t.Fatalf("Stop after a restart: %v", err)
+	}
+	if alive(after) {
+		t.Errorf("restarted kube-apiserver (pid %d) alive after Stop", after)
 	}
 }

@@ -331,7 +331,7 @@ func (s *Syncer) newCheckpointer(o CheckpointOptions) (*checkpoint.Checkpointer,
 		},
 		Budget: s.budget,
 		Queues: s,
-		Extras: []checkpoint.Checkpointable{vnodeState{s.vnodes.Bindings()}},
+		Extras: []checkpoint.Checkpointable{vnodeState{s.vnodes.Bindings()}, policyState{s}},
 	})
 }
 
@@ -405,6 +405,8 @@ type checkpointState struct {
 	parked          map[string]*parkedWork
 	keepTenantState func(tenant string) bool
 	warmth          warmState
+	// policyMarks are the tenants' policy generations saved in checkpoints (policymark.go).
+	policyMarks policyMarks
 
 	budgetMu sync.Mutex
 	// leftOut are the tenants the checkpoint being taken leaves out (over budget).

@@ -257,7 +257,7 @@ func fxQueueItems() []queueItem {
 
 // record fills the state a running syncer would have: every cached object acked the way the
 // handlers ack it (tenant objects by version, super copies with their owner), the queue items
-// parked for the tenant, a vNode binding.
+// parked for the tenant, a vNode binding, the policy generation its objects were examined under.
 func (e *fxEnv) record(t *testing.T) {
 	t.Helper()
 	for _, kind := range sortedKinds(e.s) {
@@ -281,6 +281,8 @@ func (e *fxEnv) record(t *testing.T) {
 		e.s.park(it.Req, it.Down, trackingqueue.DelayWindow{Earliest: it.Earliest, Latest: it.Latest}, nil)
 	}
 	e.s.vnodes.Bindings().AddPod(fxTenant, "node-1", fxNS+"/pod", fxTime)
+	// A fixed generation: the built-in policy's would tie the golden to policy.Default.
+	e.s.policyMarks.setApplied(fxTenant, "0123456789abcdef")
 }
 
 // fxCheckpoint builds the fixtures' state on a cold syncer and returns its checkpoint, as

@@ -2,6 +2,7 @@ package syncer
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -181,6 +182,11 @@ func (s *Syncer) handoverCheckpoint(c *tenant.Cluster) (*checkpoint.Checkpoint, 
 		return nil, err
 	}
 	cp.QueueItems = len(mine)
+	pol, err := json.Marshal(s.policyMarks.snapshot(func(t string) bool { return t == c.Name }))
+	if err != nil {
+		return nil, err
+	}
+	cp.Extras = map[string][]byte{policyExtra: pol} // the policy its objects were examined under
 	if over, _ := s.overBudget(s.ckpt.MaxItems()); over[c.Name] {
 		cp.LeftOut = []string{c.Name} // its items are saved anyway; the next shard lists it cold
 	}
@@ -345,6 +351,7 @@ func (s *Syncer) adoptFrom(cp *checkpoint.Checkpoint, tenantName, uid string) (a
 			n.items++
 		}
 	}
+	s.restorePolicyFor(cp, tenantName)
 	if slices.Contains(cp.LeftOut, tenantName) {
 		n.leftOut = true
 		s.budgetMu.Lock()

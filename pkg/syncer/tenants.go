@@ -173,6 +173,10 @@ func (s *Syncer) clusterSynced(c *tenant.Cluster) {
 	s.drainParked(c.Name)
 	s.vnodes.ClusterSynced(c)
 	s.gate.ReadmitHeld(c) // stubs restored from a checkpoint that fit now
+	if s.resumedPolicyChanged(c) {
+		s.PolicyChanged(c) // changed while the syncer was down: what changed since the acks is not enough
+	}
+	s.policyMarks.markApplied(c)
 }
 
 // logResumeDiff logs, for a tenant whose Sources held ack entries (a restart or a shard
@@ -293,6 +297,7 @@ func (s *Syncer) PolicyChanged(c *tenant.Cluster) {
 			}
 		}
 	}
+	s.policyMarks.markApplied(c) // checkpointed: a resume under another policy runs this again
 }
 
 // enqueueSharedUpward enqueues upward, at low priority, for tenant c: every super object of

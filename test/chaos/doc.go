@@ -27,11 +27,22 @@
 // record per fault: the fault and what it did) is written as the soak runs.
 //
 // The invariants are pure functions of snapshots (Snapshot): Continuous (no two super copies
-// of one tenant object, no super object in a namespace of another tenant) runs every few
-// seconds during the soak; Settled (every tenant object has exactly one super copy with the
+// of one tenant object, no super object in a namespace of another tenant, no super copy of a
+// kind its tenant's policy refuses created after the refusal began) runs every few seconds
+// during the soak; Settled (every tenant object has exactly one super copy with the
 // same data, every super Pod's phase in its tenant Pod, no orphan super object, nothing left
-// terminating) is polled after the last fault until it holds or the settle bound passes. After
-// it holds, vcsyncer_sync_retries_total of every replica must stay flat.
+// terminating; an object its tenant's policy refuses needs no copy while refused, and needs
+// one again after) is polled after the last fault until it holds or the settle bound passes.
+// After it holds, vcsyncer_sync_retries_total of every replica must stay flat. A fault that
+// makes the policy refuse something (PolicyFlip) records it in Refusals while it lasts; a
+// snapshot counts only the refusals held all through its listing (StableRefusals).
+//
+// The fault kinds (AllKinds): a replica SIGKILLed or SIGTERMed, or SIGSTOPped past its shard
+// Lease; a tenant apiserver SIGSTOPped, or killed and started again
+// (localcluster.ControlPlane.RestartAPIServer); a super copy deleted or edited behind the
+// syncer's back; a checkpoint Secret deleted, or corrupted while the replica that reads it is
+// down; a Tenant pointed at a TenantPolicy that refuses the load's Services, then back; the
+// super etcd compacted at its current revision while a replica is down.
 //
 // # Implementation considerations
 //

@@ -35,6 +35,9 @@ import (
 // its checkpoint Secrets.
 const KubeconfigNamespace = "vc-syncer-system"
 
+// LeaseDuration is the replicas' --shard-lease-duration (their renew interval is 2 s).
+const LeaseDuration = 6 * time.Second
+
 // Options configure a Harness.
 type Options struct {
 	// Replicas is the number of syncer processes; above 1 they run with --sharding. Defaults to 1.
@@ -89,8 +92,9 @@ func Start(ctx context.Context, env *localcluster.Environment, bin string, o Opt
 		return nil, err
 	}
 	h := &Harness{o: o, env: env, target: &Target{Super: env.Super.Client, CheckpointNamespace: KubeconfigNamespace,
-		CheckpointPrefix: options.DefaultCheckpointSecret}}
+		CheckpointPrefix: options.DefaultCheckpointSecret, SuperEtcdURL: env.Super.EtcdURL, Refusals: &Refusals{}}}
 	h.target.TenantAPIServerPID = func(i int) int { return env.Tenants[i].PIDs()[localcluster.KubeAPIServer] }
+	h.target.RestartTenantAPIServer = func(ctx context.Context, i int) error { return env.Tenants[i].RestartAPIServer(ctx) }
 	if _, err := env.Super.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: KubeconfigNamespace}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		return nil, err
 	}
@@ -111,7 +115,7 @@ func Start(ctx context.Context, env *localcluster.Environment, bin string, o Opt
 			"--health-probe-bind-address", "0", "--kubeconfig-namespace", KubeconfigNamespace,
 			"--checkpoint-store", "secret:" + KubeconfigNamespace + "/" + options.DefaultCheckpointSecret, "--checkpoint-interval", "3s"}
 		if o.Replicas > 1 {
-			args = append(args, "--sharding", "--shard-id", id, "--shard-lease-duration", "6s", "--shard-lease-renew-interval", "2s",
+			args = append(args, "--sharding", "--shard-id", id, "--shard-lease-duration", LeaseDuration.String(), "--shard-lease-renew-interval", "2s",
 				"--leader-election-namespace", KubeconfigNamespace)
 		} else {
 			args = append(args, "--leader-elect=false")
@@ -131,6 +135,7 @@ func Start(ctx context.Context, env *localcluster.Environment, bin string, o Opt
 		h.Stop()
 		return nil, err
 	}
+	h.target.Tenancy = cl
 	for _, t := range env.Tenants {
 		to := app.TenantOptions{Weight: 1, KubeletClientCA: t.KubeletClientCA}
 		if t.ServiceCIDR != "" {
@@ -150,6 +155,7 @@ func Start(ctx context.Context, env *localcluster.Environment, bin string, o Opt
 			}
 			h.target.TenantUIDs, h.names = append(h.target.TenantUIDs, string(tn.UID)), append(h.names, t.Name)
 		}
+		h.target.TenantNames = h.names
 		return true, nil
 	}); err != nil {
 		h.Stop()
@@ -257,13 +263,14 @@ func (h *Harness) Soak(ctx context.Context, seed uint64, faults []Fault, logPath
 					addV(Violation{Invariant: InvNoCrash, Key: "replica/" + r.ID, Message: c})
 				}
 			}
+			refusedBefore := h.target.Refusals.Ongoing()
 			cctx, cancel := context.WithTimeout(checkCtx, 30*time.Second)
 			objs, err := superObjects(cctx, h.env.Super.Client, "")
 			cancel()
 			if err != nil {
 				continue
 			}
-			addV(Continuous(Snapshot{Super: objs})...)
+			addV(Continuous(Snapshot{Super: objs, Refused: StableRefusals(refusedBefore, h.target.Refusals.Ongoing())})...)
 			vmu.Lock()
 			res.ContinuousChecks++
 			vmu.Unlock()
@@ -336,6 +343,7 @@ func (h *Harness) Check(ctx context.Context) ([]Violation, error) {
 // snapshot lists every tenant's load objects and the super cluster's managed objects.
 func (h *Harness) snapshot(ctx context.Context) (Snapshot, error) {
 	var s Snapshot
+	refusedBefore := h.target.Refusals.Ongoing()
 	for i, cs := range h.tenants {
 		objs, err := tenantObjects(ctx, cs)
 		if err != nil {
@@ -348,6 +356,7 @@ func (h *Harness) snapshot(ctx context.Context) (Snapshot, error) {
 		return s, err
 	}
 	s.Super = objs
+	s.Refused = StableRefusals(refusedBefore, h.target.Refusals.Ongoing())
 	return s, nil
 }
 

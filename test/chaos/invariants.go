@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -17,6 +19,8 @@ type Obj struct {
 	// Content is the part the syncer copies (data, spec) rendered as a string.
 	Content  string
 	Deleting bool
+	// Created is the object's creationTimestamp (whole seconds).
+	Created time.Time
 	// Pods only: the phase, the Ready condition's status ("" when absent) and spec.nodeName.
 	Phase, Ready, NodeName string
 }
@@ -40,6 +44,75 @@ type TenantSnap struct {
 type Snapshot struct {
 	Tenants []TenantSnap
 	Super   []Obj
+	// Refused are the refusals a fault held all through the snapshot (Refusals.Ongoing before
+	// and after it, StableRefusals): RefusalKey(tenant UID, kind) → since when the tenant's
+	// policy refuses every load object of that kind.
+	Refused map[string]time.Time
+}
+
+// RefusalGrace is how long after a refusal begins the syncer may still create a super copy it
+// refuses (a reconcile that read the old policy, the policy's watch event on its way).
+const RefusalGrace = 5 * time.Second
+
+// RefusalKey is the key of Snapshot.Refused and Refusals.
+func RefusalKey(tenantUID, kind string) string { return tenantUID + "/" + kind }
+
+// Refusals records the refusals the faults hold (PolicyFlip): which tenant's policy refuses
+// which kind of load object, since when. A fault begins one after the refusing policy is
+// written and ends it before the policy is restored. The zero value is ready; a nil
+// *Refusals holds none.
+type Refusals struct {
+	mu sync.Mutex
+	m  map[string]time.Time
+}
+
+// Begin records that tenantUID's policy refuses kind since at.
+func (r *Refusals) Begin(tenantUID, kind string, at time.Time) {
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.m == nil {
+		r.m = map[string]time.Time{}
+	}
+	r.m[RefusalKey(tenantUID, kind)] = at
+}
+
+// End records that the refusal of kind by tenantUID's policy is over.
+func (r *Refusals) End(tenantUID, kind string) {
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.m, RefusalKey(tenantUID, kind))
+}
+
+// Ongoing returns a copy of the refusals held now.
+func (r *Refusals) Ongoing() map[string]time.Time {
+	if r == nil {
+		return nil
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make(map[string]time.Time, len(r.m))
+	for k, v := range r.m {
+		out[k] = v
+	}
+	return out
+}
+
+// StableRefusals returns the refusals held both before and after a snapshot was listed (same
+// begin time): only those held all through it say what the listed objects may not be.
+func StableRefusals(before, after map[string]time.Time) map[string]time.Time {
+	out := map[string]time.Time{}
+	for k, v := range before {
+		if w, ok := after[k]; ok && w.Equal(v) {
+			out[k] = v
+		}
+	}
+	return out
 }
 
 // Violation is one broken invariant.
@@ -77,6 +150,7 @@ const (
 	InvNotStuck      = "nothing-stuck-terminating"
 	InvNoCrash       = "no-replica-crash"
 	InvNoHotLoop     = "retries-flat-after-settle"
+	InvNoRefused     = "nothing-refused-created"
 )
 
 func describe(cluster string, o Obj) string {
@@ -84,9 +158,10 @@ func describe(cluster string, o Obj) string {
 }
 
 // Continuous checks the invariants that hold at every moment, whatever the faults: no two super
-// objects are copies of one tenant object (same owner UID), and every super object lies in the
+// objects are copies of one tenant object (same owner UID), every super object lies in the
 // super Namespace of its own tenant (the namespace the ownership annotations name, and that
-// Namespace carries the same tenant UID).
+// Namespace carries the same tenant UID), and no super copy of a kind its tenant's policy
+// refuses (s.Refused) was created more than RefusalGrace after the refusal began.
 func Continuous(s Snapshot) []Violation {
 	var out []Violation
 	byOwner := map[string][]Obj{}
@@ -107,6 +182,11 @@ func Continuous(s Snapshot) []Violation {
 			continue
 		}
 		tkey := own.Tenant + "/" + o.Kind + "/" + own.Namespace + "/" + own.Name
+		if since, ok := s.Refused[RefusalKey(own.TenantUID, o.Kind)]; ok && o.Created.After(since.Add(RefusalGrace)) {
+			out = append(out, Violation{Invariant: InvNoRefused, Key: tkey, Objects: []string{describe("super", o)},
+				Message: fmt.Sprintf("super %s %s/%s, the copy of tenant %s %s, was created at %s, %s after tenant %s's policy began refusing %ss",
+					o.Kind, o.Namespace, o.Name, own.Tenant, own.Namespace+"/"+own.Name, o.Created.UTC().Format(time.RFC3339), o.Created.Sub(since).Round(time.Second), own.Tenant, o.Kind)})
+		}
 		if want := conversion.SuperNamespace(own.Tenant, own.TenantUID, own.Namespace); o.Namespace != want {
 			out = append(out, Violation{Invariant: InvRightTenantNS, Key: tkey, Objects: []string{describe("super", o)},
 				Message: fmt.Sprintf("super %s %s/%s, the copy of tenant %s %s, is in namespace %s, want %s", o.Kind, o.Namespace, o.Name, own.Tenant, own.Namespace+"/"+own.Name, o.Namespace, want)})
@@ -136,8 +216,9 @@ func Continuous(s Snapshot) []Violation {
 // syncer has caught up: every load object and load Namespace of each tenant has exactly one
 // super copy, at the place its name maps to, with the tenant's labels, note annotation and
 // content; every tenant Pod is Running, Ready and bound, as its super Pod is; no super copy of
-// a tenant object that no longer exists (or has another UID); nothing terminating. It includes
-// Continuous.
+// a tenant object that no longer exists (or has another UID); nothing terminating. An object of
+// a kind its tenant's policy refuses (s.Refused) needs no super copy; once the refusal is over
+// it needs one again. It includes Continuous.
 func Settled(s Snapshot) []Violation {
 	out := Continuous(s)
 	superByTenant := map[string][]Obj{}
@@ -149,13 +230,13 @@ func Settled(s Snapshot) []Violation {
 		superByTenant[own.TenantUID] = append(superByTenant[own.TenantUID], o)
 	}
 	for _, tn := range s.Tenants {
-		out = append(out, settledTenant(tn, superByTenant[tn.UID])...)
+		out = append(out, settledTenant(tn, superByTenant[tn.UID], s.Refused)...)
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Key < out[j].Key })
 	return out
 }
 
-func settledTenant(tn TenantSnap, super []Obj) []Violation {
+func settledTenant(tn TenantSnap, super []Obj, refused map[string]time.Time) []Violation {
 	var out []Violation
 	add := func(inv, key, msg string, objs ...string) {
 		out = append(out, Violation{Invariant: inv, Key: key, Message: tn.Name + ": " + msg, Objects: objs})
@@ -199,8 +280,8 @@ func settledTenant(tn TenantSnap, super []Obj) []Violation {
 			add(InvNotStuck, key, fmt.Sprintf("super %s %s/%s terminating while tenant %s exists", s.Kind, s.Namespace, s.Name, tk), describe("super", s), describe(tn.Name, t))
 			continue
 		}
-		if s.Kind == "Namespace" {
-			continue
+		if _, ok := refused[RefusalKey(tn.UID, s.Kind)]; s.Kind == "Namespace" || ok {
+			continue // a refused object's copy is going (Continuous checks none is created)
 		}
 		var diffs []string
 		for lk, lv := range t.Labels {
@@ -222,6 +303,9 @@ func settledTenant(tn TenantSnap, super []Obj) []Violation {
 		}
 	}
 	for _, tk := range sortedKeys(tenant) {
+		if _, ok := refused[RefusalKey(tn.UID, tenant[tk].Kind)]; ok {
+			continue // refused: no super copy expected while the refusal lasts
+		}
 		if t := tenant[tk]; !t.Deleting && !terminal(t) {
 			if _, ok := seen[tk]; !ok {
 				add(InvOneCopy, tn.Name+"/"+tk, fmt.Sprintf("tenant %s (uid %s) has no super copy", tk, t.UID), describe(tn.Name, t))

@@ -3,6 +3,7 @@ package chaos
 import (
 	"strings"
 	"testing"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -107,4 +108,48 @@ func TestInvariantsCatch(t *testing.T) {
 
 func metaOf(o *Obj) *metav1.ObjectMeta {
 	return &metav1.ObjectMeta{Labels: o.Labels, Annotations: o.Annotations}
+}
+
+// TestRefusedObjects: while its tenant's policy refuses ConfigMaps, a tenant ConfigMap needs
+// no super copy (its stale copy is not compared either) and a copy created more than
+// RefusalGrace after the refusal began is a violation; once the refusal is over the copy is
+// required again.
+func TestRefusedObjects(t *testing.T) {
+	since := time.Date(2026, 12, 6, 22, 0, 0, 0, time.UTC)
+	refused := map[string]time.Time{RefusalKey(tUID, "ConfigMap"): since}
+
+	gone := healthy()
+	gone.Super = []Obj{gone.Super[0], gone.Super[2]} // the ConfigMap's copy deleted
+	gone.Refused = refused
+	if v := Settled(gone); len(v) != 0 {
+		t.Errorf("a refused ConfigMap without a copy: %v", v)
+	}
+	gone.Refused = nil
+	if v := Settled(gone); len(v) != 1 || v[0].Invariant != InvOneCopy {
+		t.Errorf("after the refusal, a ConfigMap without a copy: %v, want one %s", v, InvOneCopy)
+	}
+
+	for _, tc := range []struct {
+		created time.Time
+		want    int
+	}{
+		{since.Add(-time.Minute), 0},                 // synced before: going
+		{since.Add(RefusalGrace), 0},                 // a reconcile that read the old policy
+		{since.Add(RefusalGrace + 2*time.Second), 1}, // created while refused
+	} {
+		s := healthy()
+		s.Super[1].Created = tc.created
+		s.Super[1].Content = "stale"
+		s.Refused = refused
+		v := Continuous(s)
+		if len(v) != tc.want || (tc.want == 1 && v[0].Invariant != InvNoRefused) {
+			t.Errorf("super ConfigMap created %s after the refusal: %v, want %d %s", tc.created.Sub(since), v, tc.want, InvNoRefused)
+		}
+		if sv := Settled(s); len(sv) != tc.want {
+			t.Errorf("settled, super ConfigMap created %s after the refusal: %v, want only Continuous's", tc.created.Sub(since), sv)
+		}
+	}
+	if got := StableRefusals(refused, map[string]time.Time{RefusalKey(tUID, "ConfigMap"): since.Add(time.Second)}); len(got) != 0 {
+		t.Errorf("a refusal that ended and began again during the listing counted as held: %v", got)
+	}
 }

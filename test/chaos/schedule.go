@@ -28,10 +28,28 @@ const (
 	SuperCopyEdit Kind = "super-copy-edit"
 	// CheckpointDelete deletes one of the syncer's checkpoint Secrets.
 	CheckpointDelete Kind = "checkpoint-secret-delete"
+	// CheckpointCorrupt SIGKILLs the replica that reads one of the checkpoint Secrets, writes
+	// garbage into that Secret's data or truncates it, and starts the replica again after the
+	// hold: it must start cold, not crash-loop or lose objects.
+	CheckpointCorrupt Kind = "checkpoint-secret-corrupt"
+	// ReplicaPause SIGSTOPs a syncer replica for longer than its shard Lease lasts and SIGCONTs
+	// it: the others take its tenants meanwhile, and it must not write for them once continued.
+	ReplicaPause Kind = "syncer-sigstop-past-lease"
+	// PolicyFlip points a Tenant at a TenantPolicy that refuses the load's (ClusterIP)
+	// Services for the hold, then back: their super copies go while refused and come back after.
+	PolicyFlip Kind = "tenant-policy-flip"
+	// SuperEtcdCompact compacts the super cluster's etcd at its current revision and restarts a
+	// replica (SIGKILL, started again after the hold), which resumes from positions older than
+	// the compaction.
+	SuperEtcdCompact Kind = "super-etcd-compaction"
+	// TenantRestart kills a tenant's kube-apiserver (SIGKILL) and starts it again (same port,
+	// same etcd): the syncer's watches and requests fail until it is ready.
+	TenantRestart Kind = "tenant-apiserver-restart"
 )
 
 // AllKinds lists every fault kind, in a fixed order (the schedule draws from it by index).
-var AllKinds = []Kind{SyncerKill, SyncerTerm, TenantPause, SuperCopyDelete, SuperCopyEdit, CheckpointDelete}
+var AllKinds = []Kind{SyncerKill, SyncerTerm, TenantPause, SuperCopyDelete, SuperCopyEdit, CheckpointDelete,
+	CheckpointCorrupt, ReplicaPause, PolicyFlip, SuperEtcdCompact, TenantRestart}
 
 // Fault is one scheduled fault.
 type Fault struct {
@@ -72,6 +90,9 @@ type ScheduleOptions struct {
 	MinGap, MaxGap time.Duration
 	// MaxHold bounds a fault's hold. Defaults to 3 s.
 	MaxHold time.Duration
+	// LeaseDuration is the replicas' shard Lease duration: a ReplicaPause holds longer, up to
+	// LeaseDuration + 1 s + MaxHold. Defaults to 6 s (the harness's --shard-lease-duration).
+	LeaseDuration time.Duration
 }
 
 func (o ScheduleOptions) withDefaults() ScheduleOptions {
@@ -86,6 +107,9 @@ func (o ScheduleOptions) withDefaults() ScheduleOptions {
 	}
 	if o.MaxHold <= 0 {
 		o.MaxHold = 3 * time.Second
+	}
+	if o.LeaseDuration <= 0 {
+		o.LeaseDuration = LeaseDuration
 	}
 	o.Tenants, o.Replicas = max(1, o.Tenants), max(1, o.Replicas)
 	return o
@@ -103,12 +127,19 @@ func Schedule(seed uint64, o ScheduleOptions) []Fault {
 		f.GapMillis = (o.MinGap + time.Duration(rng.Int64N(int64(o.MaxGap-o.MinGap)+1))).Milliseconds()
 		hold := time.Duration(rng.Int64N(int64(o.MaxHold))) + 100*time.Millisecond
 		switch f.Kind {
-		case SyncerKill, SyncerTerm:
+		case SyncerKill, SyncerTerm, CheckpointCorrupt, SuperEtcdCompact:
 			f.Target = rng.IntN(o.Replicas)
 			f.HoldMillis = hold.Milliseconds()
+		case ReplicaPause:
+			f.Target = rng.IntN(o.Replicas)
+			f.HoldMillis = (o.LeaseDuration + time.Second + hold).Milliseconds()
 		case TenantPause:
 			f.Target = rng.IntN(o.Tenants)
 			f.HoldMillis = hold.Milliseconds()
+		case PolicyFlip:
+			// Long enough for the syncer to act on the refusal before it is lifted.
+			f.Target = rng.IntN(o.Tenants)
+			f.HoldMillis = (2*time.Second + hold).Milliseconds()
 		default:
 			f.Target = rng.IntN(o.Tenants)
 		}

@@ -31,13 +31,21 @@ func TestScheduleShape(t *testing.T) {
 			t.Errorf("%s: gap out of [1s, 4s]", f)
 		}
 		switch f.Kind {
-		case SyncerKill, SyncerTerm:
+		case SyncerKill, SyncerTerm, CheckpointCorrupt, SuperEtcdCompact:
 			if f.Target >= 3 || f.Hold() <= 0 {
 				t.Errorf("%s: replica target ≥ 3 or no hold", f)
+			}
+		case ReplicaPause:
+			if f.Target >= 3 || f.Hold() <= LeaseDuration {
+				t.Errorf("%s: replica target ≥ 3 or not stopped past the %s Lease", f, LeaseDuration)
 			}
 		case TenantPause:
 			if f.Target >= 4 || f.Hold() <= 0 {
 				t.Errorf("%s: tenant target ≥ 4 or no hold", f)
+			}
+		case PolicyFlip:
+			if f.Target >= 4 || f.Hold() < 2*time.Second {
+				t.Errorf("%s: tenant target ≥ 4 or refused for less than 2 s", f)
 			}
 		default:
 			if f.Hold() != 0 {

@@ -31,7 +31,7 @@ type lister struct {
 
 func objOf(kind string, m metav1.ObjectMeta, content string) Obj {
 	return Obj{Kind: kind, Namespace: m.Namespace, Name: m.Name, UID: string(m.UID), Labels: m.Labels, Annotations: m.Annotations,
-		Content: content, Deleting: !m.DeletionTimestamp.IsZero()}
+		Content: content, Deleting: !m.DeletionTimestamp.IsZero(), Created: m.CreationTimestamp.Time}
 }
 
 // listers are the load's kinds.
