@@ -113,7 +113,8 @@ func NodeNameOf(obj any) (string, bool) {
 }
 
 // MetaOf returns the metadata of a Pod given as a *corev1.Pod or a cached *Pod, and false
-// for anything else.
+// for anything else. Unlike From it does not check that a cached Pod's spec and status decode
+// (New only stores encodings the generated marshallers wrote).
 func MetaOf(obj any) (*metav1.ObjectMeta, bool) {
 	switch p := obj.(type) {
 	case *corev1.Pod:

@@ -199,12 +199,19 @@ func (s *Syncer) QueueSize() int {
 // SnapshotQueues implements checkpoint.Queues: every unfinished request of both pipelines
 // (queued, processing, delayed, dropped at shutdown) and every parked one, taken under the
 // parking lock so no request moves between a queue and the parked set while it runs.
+// The policy marks are taken first (policyState saves them): a mark set after the queues were
+// taken may stand for enqueues they do not hold.
 func (s *Syncer) SnapshotQueues() ([]byte, int, error) {
-	items := s.queueItems(func(t string) bool {
-		return (s.keepTenantState == nil || s.keepTenantState(t)) && !s.isLeftOut(t)
-	})
+	s.policyMarks.capture(s.keepTenantForCheckpoint)
+	items := s.queueItems(s.keepTenantForCheckpoint)
 	data, err := encodeQueueItems(items)
 	return data, len(items), err
+}
+
+// keepTenantForCheckpoint reports whether a checkpoint saves tenant's queued requests and
+// policy mark: a tenant of this shard, not left out for its budget.
+func (s *Syncer) keepTenantForCheckpoint(tenant string) bool {
+	return (s.keepTenantState == nil || s.keepTenantState(tenant)) && !s.isLeftOut(tenant)
 }
 
 // encodeQueueItems encodes items for a checkpoint (decodeQueueItems reads them).

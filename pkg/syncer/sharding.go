@@ -177,15 +177,16 @@ func (s *Syncer) handoverCheckpoint(c *tenant.Cluster) (*checkpoint.Checkpoint, 
 		}
 		cp.Sources = append(cp.Sources, st)
 	}
+	// The policy mark before the queues: one set after them may stand for enqueues they lack.
+	pol, err := json.Marshal(s.policyMarks.snapshot(func(t string) bool { return t == c.Name }))
+	if err != nil {
+		return nil, err
+	}
 	mine := s.queueItems(func(t string) bool { return t == c.Name })
 	if cp.Queues, err = encodeQueueItems(mine); err != nil {
 		return nil, err
 	}
 	cp.QueueItems = len(mine)
-	pol, err := json.Marshal(s.policyMarks.snapshot(func(t string) bool { return t == c.Name }))
-	if err != nil {
-		return nil, err
-	}
 	cp.Extras = map[string][]byte{policyExtra: pol} // the policy its objects were examined under
 	if over, _ := s.overBudget(s.ckpt.MaxItems()); over[c.Name] {
 		cp.LeftOut = []string{c.Name} // its items are saved anyway; the next shard lists it cold

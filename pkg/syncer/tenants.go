@@ -173,8 +173,10 @@ func (s *Syncer) clusterSynced(c *tenant.Cluster) {
 	s.drainParked(c.Name)
 	s.vnodes.ClusterSynced(c)
 	s.gate.ReadmitHeld(c) // stubs restored from a checkpoint that fit now
-	if s.resumedPolicyChanged(c) {
-		s.PolicyChanged(c) // changed while the syncer was down: what changed since the acks is not enough
+	if s.policyChangedSince(c, cold) {
+		// Changed while the syncer was down or while this Cluster synced: what changed since
+		// the acks is not enough.
+		s.PolicyChanged(c)
 	}
 	s.policyMarks.markApplied(c)
 }
@@ -273,6 +275,7 @@ func (s *Syncer) ClusterStopped(c *tenant.Cluster) {
 			}
 		}
 		s.forgetEvents(c.Name) // waiting Event copies and the tenant's Event token bucket
+		s.policyMarks.forget(c.Name)
 		s.scopeRemove(c)       // sharding: its super objects leave this shard's caches
 	}
 }

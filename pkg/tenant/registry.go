@@ -184,7 +184,9 @@ func (r *Registry) remove(name string) {
 }
 
 // policyChanged tells the hooks that c's effective policy changed, if c is the running Cluster
-// of its tenant and has synced (before that, ClusterSynced enqueues everything anyway).
+// of its tenant and has synced (before that, Hooks.ClusterSynced is to compare the policy its
+// objects were last examined under with the current one: a replaced Cluster's first sync
+// enqueues only what changed since its ack maps).
 func (r *Registry) policyChanged(c *Cluster) {
 	if cur, ok := r.Get(c.Name); ok && cur == c && c.Synced() {
 		r.hooks.PolicyChanged(c)
