@@ -60,7 +60,7 @@ func TestHandlersReadCachedPods(t *testing.T) {
 	}
 
 	for name, c := range map[string]struct {
-		obj             any
+		obj              any
 		pending, isBound bool
 	}{
 		"unbound":       {unbound, true, false},

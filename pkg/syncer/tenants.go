@@ -276,7 +276,7 @@ func (s *Syncer) ClusterStopped(c *tenant.Cluster) {
 		}
 		s.forgetEvents(c.Name) // waiting Event copies and the tenant's Event token bucket
 		s.policyMarks.forget(c.Name)
-		s.scopeRemove(c)       // sharding: its super objects leave this shard's caches
+		s.scopeRemove(c) // sharding: its super objects leave this shard's caches
 	}
 }
 
