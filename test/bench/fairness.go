@@ -357,11 +357,11 @@ func (f *fairness) runOnce(ctx context.Context, n int, hook *slowWebhook) (fairn
 	if c.repeat > 1 {
 		logf("run %d of %d", n, c.repeat)
 	}
+	regularPods := int(c.regularRate * c.regularDuration.Seconds())
 	regular := func(ns string, delay time.Duration) []load {
-		n := int(c.regularRate * c.regularDuration.Seconds())
 		return []load{
-			{client: env.Tenants[fairRegular1].Client, namespace: ns, pods: n, rate: c.regularRate, concurrency: 4, delay: delay},
-			{client: env.Tenants[fairRegular2].Client, namespace: ns, pods: n, rate: c.regularRate, concurrency: 4, delay: delay},
+			{client: env.Tenants[fairRegular1].Client, namespace: ns, pods: regularPods, rate: c.regularRate, concurrency: 4, delay: delay},
+			{client: env.Tenants[fairRegular2].Client, namespace: ns, pods: regularPods, rate: c.regularRate, concurrency: 4, delay: delay},
 		}
 	}
 	regularNames := []int{fairRegular1, fairRegular2}
