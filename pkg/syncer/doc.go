@@ -60,7 +60,7 @@
 //
 // It sits on floor 7 of the package map in docs/architecture.md and may import packages on
 // floors 0–7 only (today: pkg/admission, pkg/admit, pkg/checkpoint, pkg/checkpoint/source,
-// pkg/checkpoint/trackingqueue, pkg/conversion, pkg/eventcache, pkg/fairqueue, pkg/metrics,
+// pkg/checkpoint/trackingqueue, pkg/conversion, pkg/eventcache, pkg/fairqueue, pkg/latency, pkg/metrics,
 // pkg/podcache, pkg/policy, pkg/resources, pkg/resources/configmap, pkg/resources/endpoints,
 // pkg/resources/endpointslice, pkg/resources/event, pkg/resources/ingress,
 // pkg/resources/namespace, pkg/resources/networkpolicy, pkg/resources/persistentvolume,
