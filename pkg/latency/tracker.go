@@ -11,7 +11,7 @@ import (
 	"github.com/vcsyncer/syncer/pkg/metrics"
 	"github.com/vcsyncer/syncer/pkg/podcache"
 	"github.com/vcsyncer/syncer/pkg/resources"
-	)
+)
 
 // lagKey is one request in one direction.
 type lagKey struct {

@@ -78,11 +78,11 @@ func TestTrackerPodCreationPhases(t *testing.T) {
 	tr.Popped(metrics.Downward, req, at(10)) // downward_queue 10ms
 	tr.Popped(metrics.Downward, req, at(15)) // a second pop (retry) changes nothing
 	tr.Popped(metrics.Upward, req, at(20))   // upward pop before scheduling: not the upward queue
-	tr.superPodCreated(k, false, at(40))      // downward_process 30ms
-	tr.superPodScheduled(k, at(100))          // super_scheduling 60ms
+	tr.superPodCreated(k, false, at(40))     // downward_process 30ms
+	tr.superPodScheduled(k, at(100))         // super_scheduling 60ms
 	tr.Popped(metrics.Upward, req, at(105))  // upward_queue 5ms
-	tr.podBound(k, at(125))                   // upward_process 20ms
-	tr.podBound(k, at(500))                   // a later binding update is not counted again
+	tr.podBound(k, at(125))                  // upward_process 20ms
+	tr.podBound(k, at(500))                  // a later binding update is not counted again
 
 	sums, counts := phases()
 	want := map[string]float64{

@@ -165,7 +165,7 @@ func New(o Options) (*Syncer, error) {
 	s.sources, s.parked, s.scope = sources, map[string]*parkedWork{}, scope
 	s.warmth.restored = make(chan struct{})
 	s.keepTenantState = s.keepTenantStateFunc(time.Now())
-	downShare := queueShare{workers: o.DownwardWorkers, reserve: reserveOf(o.DownwardWorkers, o.Share.WorkerReservePercent),
+	downShare := queueShare{workers: o.DownwardWorkers, reserve: fairqueue.ReserveOf(o.DownwardWorkers, o.Share.WorkerReservePercent),
 		slowAfter: o.Share.SlowTenantThreshold}
 	if !o.DisableFairQueuing {
 		if s.writes = newWriteBudget(o.Share, s.weight); s.writes != nil {
@@ -174,7 +174,7 @@ func New(o Options) (*Syncer, error) {
 	}
 	s.down = newPipelineQueue("downward", !o.DisableFairQueuing, downShare, s.weight, s.observer(directionDownward))
 	s.up = newPipelineQueue("upward", !o.DisableFairQueuing, queueShare{workers: o.UpwardWorkers,
-		reserve: reserveOf(o.UpwardWorkers, o.Share.WorkerReservePercent), slowAfter: o.Share.SlowTenantThreshold}, s.weight, s.observer(directionUpward))
+		reserve: fairqueue.ReserveOf(o.UpwardWorkers, o.Share.WorkerReservePercent), slowAfter: o.Share.SlowTenantThreshold}, s.weight, s.observer(directionUpward))
 	env.SuperObject = s.superObject
 	env.ReservedServiceIP = s.reservedServiceIP
 	s.gate = admit.NewGate(pipelines{s}, pod.MarkPolicyDenied)
