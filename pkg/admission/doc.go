@@ -28,6 +28,9 @@
 //	w.Observe(tenant, "ns/name", created, pending, bound)  // from the super Pod informer
 //	w.Adjust()                                              // every DefaultAdjustInterval
 //
+// SuperPodHandler is that Observe as a super Pod informer handler (SuperPodPending decides
+// pending and bound from a cached or plain Pod, reading its status only when it is unbound).
+//
 // It sits on floor 0 of the package map in docs/architecture.md and may import packages on floors
-// 0–0 only (today: none of the module's packages); test/layering checks it.
+// 0–0 only (today: pkg/conversion, pkg/podcache); test/layering checks it.
 package admission

@@ -17,6 +17,9 @@
 //     ResourceQuota and LimitRange in each super namespace; quota.go and checks.go: whether the
 //     quota has room for an object, DenyQuota; waiting.go: the wake of objects that waited for
 //     a quota to be computed).
+//   - The tenants' budgets, limits.quota counted over all of a tenant's namespaces (budget.go:
+//     NewBudget feeds an admission.Budget from the super informers with each owned super
+//     object's charge; resources.BudgetHold reserves in it).
 //   - The super namespace itself (namespace.go: EnsureSuperNamespace, which every kind calls
 //     before it writes into a namespace: collision, held-out and count checks, then the bounds)
 //     and namespace collisions (collision.go: CheckNamespaceCollision, RefuseNamespaceCollision;
@@ -38,11 +41,13 @@
 // Reconcilers (pkg/reconcile, pkg/resources/<kind>) call the functions: EnsureSuperNamespace,
 // CheckNamespaceCollision, CheckQuota and DenyQuota, HeldOut, Deny, Admitted, Gone. The syncer
 // builds one Gate (NewGate, with its Pipelines and pod.MarkPolicyDenied, which this package
-// cannot import) and calls it from its handlers (pkg/syncer/limits.go lists where).
+// cannot import) and calls it from its handlers (pkg/syncer/limits.go lists where); it builds
+// the tenants' budgets with NewBudget, once it knows the kinds it syncs.
 //
 // # Lock rules
 //
-// The Gate's count state and its readmit runs each have a mutex of their own, held only while
+// The budget's charge interner has a mutex of its own, held only while it reads or writes its
+// map. The Gate's count state and its readmit runs each have a mutex of their own, held only while
 // their maps are read or written, never while calling Pipelines, the Cluster or an apiserver.
 // Pipelines is called with no lock of this package held, from event handlers (which must not
 // block: Down and Up only enqueue) and from workers. ReadmitHeld reads from the tenant
@@ -50,6 +55,6 @@
 // tenant.Cluster.Refusals, safe for concurrent use. The package-level functions hold no state.
 //
 // It sits on floor 4 of the package map in docs/architecture.md and may import packages on
-// floors 0–4 only (today: pkg/apis/tenancy/v1alpha1, pkg/checkpoint/source, pkg/conversion,
+// floors 0–4 only (today: pkg/admission, pkg/apis/tenancy/v1alpha1, pkg/checkpoint/source, pkg/conversion,
 // pkg/metrics, pkg/podcache, pkg/policy, pkg/resources, pkg/tenant); test/layering checks it.
 package admit

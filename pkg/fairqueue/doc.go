@@ -73,6 +73,11 @@
 // sub-queue (the original syncer lost items when it reclaimed a sub-queue whose item was being
 // processed).
 //
+// Budget is charged with work done after the fact; for the syncer that work is super writes,
+// counted per reconcile by CountWrites (a transport wrapper) into the WriteCounter of the
+// reconcile's context (WithWriteCounter). A counter is one atomic integer; the transport holds
+// no lock.
+//
 // It sits on floor 0 of the package map in docs/architecture.md and may import packages on floors
 // 0–0 only (today: none of the module's packages); test/layering checks it.
 package fairqueue

@@ -26,7 +26,9 @@
 // any object read from an informer's cache, it must not be modified (DeepCopy it first).
 // Event handlers that need only the metadata, spec.nodeName or the status use MetaOf,
 // NodeNameOf (which skips through the spec's encoding to field 10, about 40 times cheaper than
-// a decode) and StatusOf: every Pod event runs several of them.
+// a decode) and StatusOf: every Pod event runs several of them. LiveIPs and ChangedIPs
+// (ips.go) read a Pod's addresses from its status the same way: the addresses a super Pod's
+// update freed or gained, whose Endpoints and EndpointSlices the syncer then reconciles.
 //
 // It sits on floor 0 of the package map in docs/architecture.md and may import packages on floors
 // 0–0 only (today: none of the module's packages); test/layering checks it.

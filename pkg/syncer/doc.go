@@ -33,8 +33,8 @@
 // priority, so a tenant registering with many objects does not delay live changes.
 //
 // Each tenant also has a share of the syncer's super writes and workers (share.go): the super
-// client's transport counts the writes each reconcile makes (CountSuperWrites, through a
-// counter in the reconcile's context) and charges them to the tenant's token bucket in a
+// client's transport counts the writes each reconcile makes (fairqueue.CountWrites, through a
+// counter in the reconcile's context, fairqueue.WithWriteCounter) and charges them to the tenant's token bucket in a
 // fairqueue.Budget (--super-write-qps shared by weight among the tenants writing,
 // --super-write-burst each); a tenant below zero has its downward requests held in its
 // sub-queue, holding no worker, until it is back at zero. --worker-reserve-percent of each
@@ -50,6 +50,13 @@
 // held, the super namespace's bounds and collisions), and the records and signals of every
 // refusal, is pkg/admit's: the syncer builds one admit.Gate and calls it from its handlers and
 // workers (limits.go lists where); the Gate wakes requests through the syncer's pipelines.
+// The tenants' budgets are fed by admit.NewBudget, the Pod admission window by
+// admission.Window.SuperPodHandler (admission.go).
+//
+// The pieces with state of their own are in lower packages and wired here: the sync lag and
+// Pod-creation latency (latency.Tracker, metrics.go), the Event pipeline (event.Pipeline,
+// events.go), the kinds it runs (pkg/resources/kinds, kindset.go), the retried requests
+// (pkg/retry, retries.go).
 //
 // A tenant object's change is acked in its checkpoint Source when it is enqueued, so a resume
 // enqueues only what changed since; the request itself must therefore be in every checkpoint
@@ -60,12 +67,8 @@
 //
 // It sits on floor 7 of the package map in docs/architecture.md and may import packages on
 // floors 0–7 only (today: pkg/admission, pkg/admit, pkg/checkpoint, pkg/checkpoint/source,
-// pkg/checkpoint/trackingqueue, pkg/conversion, pkg/eventcache, pkg/fairqueue, pkg/metrics,
-// pkg/podcache, pkg/policy, pkg/resources, pkg/resources/configmap, pkg/resources/endpoints,
-// pkg/resources/endpointslice, pkg/resources/event, pkg/resources/ingress,
-// pkg/resources/namespace, pkg/resources/networkpolicy, pkg/resources/persistentvolume,
-// pkg/resources/persistentvolumeclaim, pkg/resources/pod, pkg/resources/poddisruptionbudget,
-// pkg/resources/priorityclass, pkg/resources/runtimeclass, pkg/resources/secret,
-// pkg/resources/service, pkg/resources/serviceaccount, pkg/resources/storageclass, pkg/retry,
+// pkg/checkpoint/trackingqueue, pkg/conversion, pkg/fairqueue, pkg/latency, pkg/metrics,
+// pkg/podcache, pkg/resources, pkg/resources/event, pkg/resources/kinds,
+// pkg/resources/persistentvolume, pkg/resources/pod, pkg/resources/storageclass, pkg/retry,
 // pkg/status, pkg/tenant, pkg/vnode); test/layering checks it.
 package syncer

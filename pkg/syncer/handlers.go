@@ -24,7 +24,7 @@ func (s *Syncer) enqueue(q *pipelineQueue, req resources.Request, live bool) {
 		dir = directionDownward
 	}
 	metrics.QueueAdd(req.Tenant, dir)
-	s.track.arrival(dir, req, live, time.Now())
+	s.track.Arrival(dir, req, live, time.Now())
 	if live {
 		q.retries.Changed(req) // a change of its object: a request in the long backoff is retried at once and then briefly again
 		q.addHigh(req)

@@ -28,7 +28,7 @@ func (s *Syncer) observer(direction string) func(string, time.Duration) {
 }
 
 func (s *Syncer) forgetTenantMetrics(tenant string) {
-	s.track.forget(tenant)
+	s.track.Forget(tenant)
 	s.down.retries.Forget(tenant)
 	s.up.retries.Forget(tenant)
 	s.retryLog.Forget(tenant)
@@ -58,14 +58,14 @@ func (s *Syncer) registerMetrics() {
 	metrics.RegisterTenantHealth(s.tenantHealth)
 	metrics.RegisterHotStats(s.hotStats)
 	metrics.RegisterSuperCacheStats(s.superCacheStats)
-	_, _ = s.env.SuperInformers.Core().V1().Pods().Informer().AddEventHandler(s.track.superPodHandler())
+	_, _ = s.env.SuperInformers.Core().V1().Pods().Informer().AddEventHandler(s.track.SuperPodHandler())
 }
 
 // trackPods registers the Pod-creation tracker's handler on a tenant's Pod informer. Called
 // from ClusterStarting.
 func (s *Syncer) trackPods(c *tenant.Cluster) {
 	if r, ok := s.resources[resources.KindPod]; ok {
-		_ = c.AddEventHandler(r.TenantInformer(c), s.track.tenantPodHandler(c)) // the initial list is not new Pods
+		_ = c.AddEventHandler(r.TenantInformer(c), s.track.TenantPodHandler(c.Name, c.Synced)) // the initial list is not new Pods
 	}
 }
 
@@ -97,7 +97,7 @@ func (s *Syncer) observeSync(req resources.Request, down bool, run func() error)
 		dir = directionDownward
 	}
 	start := time.Now()
-	arrived := s.track.popped(dir, req, start)
+	arrived := s.track.Popped(dir, req, start)
 	err := run()
 	end := time.Now()
 	if s.registry == nil {
@@ -111,7 +111,7 @@ func (s *Syncer) observeSync(req resources.Request, down bool, run func() error)
 		if err == nil {
 			metrics.SyncLag(req.Tenant, string(req.Kind), dir, end.Sub(arrived))
 		} else {
-			s.track.requeued(dir, req, arrived) // the change is still not written: keep its clock
+			s.track.Requeued(dir, req, arrived) // the change is still not written: keep its clock
 		}
 	}
 	return err

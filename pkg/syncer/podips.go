@@ -1,9 +1,6 @@
 package syncer
 
 import (
-	"net/netip"
-
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/cache"
 
@@ -38,7 +35,7 @@ func (s *Syncer) superPodIPsChanged(oldObj, newObj any) {
 	if len(mappers) == 0 {
 		return
 	}
-	changed := changedPodIPs(liveIPs(oldObj), liveIPs(newObj))
+	changed := podcache.ChangedIPs(oldObj, newObj)
 	if len(changed) == 0 {
 		return
 	}
@@ -47,44 +44,4 @@ func (s *Syncer) superPodIPsChanged(oldObj, newObj any) {
 			s.enqueue(s.down, req, true)
 		}
 	}
-}
-
-// liveIPs returns the addresses a Pod (a *corev1.Pod or a cached *podcache.Pod; nil: none)
-// holds: its status IPs, normalised, unless it has finished (Succeeded or Failed: its
-// addresses are back in the pool).
-func liveIPs(obj any) map[string]bool {
-	if obj == nil {
-		return nil
-	}
-	st, ok := podcache.StatusOf(obj)
-	if !ok || st.Phase == corev1.PodSucceeded || st.Phase == corev1.PodFailed {
-		return nil
-	}
-	out := map[string]bool{}
-	add := func(s string) {
-		if a, err := netip.ParseAddr(s); err == nil {
-			out[a.Unmap().String()] = true
-		}
-	}
-	for _, ip := range st.PodIPs {
-		add(ip.IP)
-	}
-	add(st.PodIP)
-	return out
-}
-
-// changedPodIPs returns the addresses in exactly one of before and after.
-func changedPodIPs(before, after map[string]bool) []string {
-	var out []string
-	for ip := range before {
-		if !after[ip] {
-			out = append(out, ip)
-		}
-	}
-	for ip := range after {
-		if !before[ip] {
-			out = append(out, ip)
-		}
-	}
-	return out
 }

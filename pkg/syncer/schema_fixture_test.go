@@ -36,6 +36,7 @@ import (
 	"github.com/vcsyncer/syncer/pkg/conversion"
 	"github.com/vcsyncer/syncer/pkg/policy"
 	"github.com/vcsyncer/syncer/pkg/resources"
+	"github.com/vcsyncer/syncer/pkg/resources/kinds"
 	"github.com/vcsyncer/syncer/pkg/tenant"
 	"github.com/vcsyncer/syncer/pkg/vnode"
 )
@@ -184,7 +185,7 @@ type fxEnv struct {
 // cached forms are covered too).
 func fxOptInKinds() []resources.Kind {
 	var out []resources.Kind
-	for _, r := range OptInResources() {
+	for _, r := range kinds.OptIn() {
 		out = append(out, r.Kind())
 	}
 	return out

@@ -1,9 +1,6 @@
 package syncer
 
 import (
-	"context"
-	"net/http"
-	"sync/atomic"
 	"time"
 
 	"github.com/vcsyncer/syncer/pkg/fairqueue"
@@ -15,7 +12,7 @@ type ShareOptions struct {
 	// SuperWriteQPS is the super writes per second shared by the tenants writing, by weight:
 	// each has a token bucket refilled at SuperWriteQPS × weight ÷ Σ weights of the tenants
 	// that wrote in the last second (the whole rate when alone), charged after each reconcile
-	// with the super writes it made (counted by CountSuperWrites on the super client); a
+	// with the super writes it made (counted by fairqueue.CountWrites on the super client); a
 	// tenant below zero has its downward requests held in its queue until it is back at zero.
 	// 0 turns the share off.
 	SuperWriteQPS float64
@@ -34,52 +31,12 @@ type ShareOptions struct {
 	SlowTenantThreshold time.Duration
 }
 
-// reserveOf returns the workers kept in reserve out of workers for percent.
-func reserveOf(workers, percent int) int {
-	if percent <= 0 || workers < 2 {
-		return 0
-	}
-	return min(max((workers*percent+99)/100, 1), workers-1)
-}
-
 // newWriteBudget returns the per-tenant budget of super writes, nil when o turns it off.
 func newWriteBudget(o ShareOptions, weight func(string) int) *fairqueue.Budget {
 	if o.SuperWriteQPS <= 0 {
 		return nil
 	}
 	return fairqueue.NewBudget(fairqueue.BudgetOptions{Rate: o.SuperWriteQPS, Burst: float64(o.SuperWriteBurst), Weight: weight})
-}
-
-// writeCounter counts the super writes of one reconcile (CountSuperWrites).
-type writeCounter struct{ n atomic.Int64 }
-
-type writeCounterKey struct{}
-
-// withWriteCounter returns ctx carrying a fresh writeCounter.
-func withWriteCounter(ctx context.Context) (context.Context, *writeCounter) {
-	c := &writeCounter{}
-	return context.WithValue(ctx, writeCounterKey{}, c), c
-}
-
-// CountSuperWrites wraps the super client's transport (rest.Config.Wrap) so that each write
-// request (any method but GET, HEAD and OPTIONS) made with a reconcile's context is counted
-// against that reconcile's tenant, for its share of Options.Share.SuperWriteQPS. Requests
-// without such a context (informers, checkpoints, leader election) are not counted.
-func CountSuperWrites(rt http.RoundTripper) http.RoundTripper {
-	return countingTransport{rt}
-}
-
-type countingTransport struct{ next http.RoundTripper }
-
-func (t countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	switch r.Method {
-	case http.MethodGet, http.MethodHead, http.MethodOptions:
-	default:
-		if c, ok := r.Context().Value(writeCounterKey{}).(*writeCounter); ok {
-			c.n.Add(1)
-		}
-	}
-	return t.next.RoundTrip(r)
 }
 
 // chargeWrites charges n super writes of tenant's reconcile to its share.

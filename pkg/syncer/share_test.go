@@ -11,19 +11,10 @@ import (
 
 	"k8s.io/client-go/kubernetes/fake"
 
+	"github.com/vcsyncer/syncer/pkg/fairqueue"
 	"github.com/vcsyncer/syncer/pkg/resources"
 	"github.com/vcsyncer/syncer/pkg/tenant"
 )
-
-func TestReserveOf(t *testing.T) {
-	for _, tc := range []struct{ workers, percent, want int }{
-		{20, 10, 2}, {100, 10, 10}, {20, 0, 0}, {1, 50, 0}, {2, 10, 1}, {5, 100, 4}, {20, 1, 1},
-	} {
-		if got := reserveOf(tc.workers, tc.percent); got != tc.want {
-			t.Errorf("reserveOf(%d, %d) = %d, want %d", tc.workers, tc.percent, got, tc.want)
-		}
-	}
-}
 
 // shareSyncer returns a Syncer for workWith tests with share options o.
 func shareSyncer(t *testing.T, workers int, o ShareOptions) *Syncer {
@@ -156,14 +147,14 @@ func (okTransport) RoundTrip(*http.Request) (*http.Response, error) {
 	return &http.Response{StatusCode: http.StatusOK, Body: http.NoBody}, nil
 }
 
-// superWrite makes one request through CountSuperWrites with ctx, as the super client does.
+// superWrite makes one request through fairqueue.CountWrites with ctx, as the super client does.
 func superWrite(t *testing.T, ctx context.Context, method string) {
 	t.Helper()
 	r, err := http.NewRequestWithContext(ctx, method, "https://super.invalid/api/v1/namespaces/ns/configmaps", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := CountSuperWrites(okTransport{}).RoundTrip(r); err != nil {
+	if _, err := fairqueue.CountWrites(okTransport{}).RoundTrip(r); err != nil {
 		t.Fatal(err)
 	}
 }

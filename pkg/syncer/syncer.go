@@ -21,22 +21,12 @@ import (
 	"github.com/vcsyncer/syncer/pkg/checkpoint/source"
 	"github.com/vcsyncer/syncer/pkg/conversion"
 	"github.com/vcsyncer/syncer/pkg/fairqueue"
+	"github.com/vcsyncer/syncer/pkg/latency"
 	"github.com/vcsyncer/syncer/pkg/metrics"
 	"github.com/vcsyncer/syncer/pkg/resources"
-	"github.com/vcsyncer/syncer/pkg/resources/configmap"
-	"github.com/vcsyncer/syncer/pkg/resources/endpoints"
-	"github.com/vcsyncer/syncer/pkg/resources/endpointslice"
 	"github.com/vcsyncer/syncer/pkg/resources/event"
-	"github.com/vcsyncer/syncer/pkg/resources/namespace"
-	"github.com/vcsyncer/syncer/pkg/resources/persistentvolume"
-	"github.com/vcsyncer/syncer/pkg/resources/persistentvolumeclaim"
+	"github.com/vcsyncer/syncer/pkg/resources/kinds"
 	"github.com/vcsyncer/syncer/pkg/resources/pod"
-	"github.com/vcsyncer/syncer/pkg/resources/priorityclass"
-	"github.com/vcsyncer/syncer/pkg/resources/runtimeclass"
-	"github.com/vcsyncer/syncer/pkg/resources/secret"
-	"github.com/vcsyncer/syncer/pkg/resources/service"
-	"github.com/vcsyncer/syncer/pkg/resources/serviceaccount"
-	"github.com/vcsyncer/syncer/pkg/resources/storageclass"
 	"github.com/vcsyncer/syncer/pkg/retry"
 	"github.com/vcsyncer/syncer/pkg/tenant"
 	"github.com/vcsyncer/syncer/pkg/vnode"
@@ -62,15 +52,16 @@ type Options struct {
 	// VNode configures the virtual-node manager (GC grace, Lease duration, status report
 	// frequency); zero values take pkg/vnode's defaults.
 	VNode vnode.Options
-	// OptInKinds are the opt-in kinds to sync besides DefaultResources (see OptInResources:
+	// OptInKinds are the opt-in kinds to sync besides kinds.Default (see kinds.OptIn:
 	// Ingress, NetworkPolicy, PodDisruptionBudget; Event is accepted and synced by default).
 	// Defaults to none; New fails on an unknown kind.
 	OptInKinds []resources.Kind
-	// DisabledKinds are kinds of OptionalResources (Event) not to sync. Defaults to none; New
+	// DisabledKinds are kinds of kinds.Optional (Event) not to sync. Defaults to none; New
 	// fails on another kind, or on one also in OptInKinds.
 	DisabledKinds []resources.Kind
-	// Events configures the Event pipeline (used unless Event is in DisabledKinds).
-	Events EventOptions
+	// Events configures the Event pipeline (event.Pipeline; used unless Event is in
+	// DisabledKinds).
+	Events event.PipelineOptions
 	// Checkpoint configures checkpointed restarts; a zero value turns them off.
 	Checkpoint CheckpointOptions
 	// Admission configures the admission window for new super Pods; a zero value turns it
@@ -95,9 +86,9 @@ type Syncer struct {
 	// dependents are, per kind, the kinds whose tenant objects depend on it (DependentMapper).
 	dependents map[resources.Kind][]resources.DependentMapper
 	checkpointState
-	track  tracker     // end-to-end lag and Pod-creation phases (metrics.go)
-	status statusState // per-tenant last sync and last checkpoint for the status page (status.go)
-	ready  readiness   // set by markReady once the super caches synced (ready.go)
+	track  latency.Tracker // end-to-end lag and Pod-creation phases (pkg/latency; wired in metrics.go)
+	status statusState     // per-tenant last sync and last checkpoint for the status page (status.go)
+	ready  readiness       // set by markReady once the super caches synced (ready.go)
 
 	// gate admits tenant objects under their tenant's limits (pkg/admit; wired in limits.go).
 	gate *admit.Gate
@@ -105,10 +96,11 @@ type Syncer struct {
 	writes *fairqueue.Budget
 	// admission paces new super Pods (admission.go); nil when off.
 	admission *admission.Window[resources.Request]
-	// tenantBudgets counts the tenants' budgets (budget.go).
+	// tenantBudgets counts the tenants' budgets (admit.NewBudget).
 	tenantBudgets *admission.Budget[resources.Request]
-	// events copies super Events into tenants (events.go); nil when Event is not synced.
-	events *eventPipeline
+	// events copies super Events into tenants (event.Pipeline, wired in events.go); nil when
+	// Event is not synced.
+	events *event.Pipeline
 	// retryLog rate-limits the "Retrying sync" log lines (retries.go).
 	retryLog *retry.Log
 	// processed counts the reconciles run so far, in both directions (Processed).
@@ -129,16 +121,6 @@ var (
 	_ tenant.Hooks     = (*Syncer)(nil)
 	_ manager.Runnable = (*Syncer)(nil)
 )
-
-// DefaultResources returns the kinds the syncer handles.
-func DefaultResources() []resources.Resource {
-	return []resources.Resource{
-		namespace.Resource, pod.Resource, configmap.Resource, secret.Resource,
-		serviceaccount.Resource, service.Resource,
-		persistentvolumeclaim.Resource, persistentvolume.Resource, storageclass.Resource,
-		endpoints.Resource, endpointslice.Resource, priorityclass.Resource, runtimeclass.Resource,
-	}
-}
 
 // New returns a Syncer. Call SetRegistry before Start.
 func New(o Options) (*Syncer, error) {
@@ -183,7 +165,7 @@ func New(o Options) (*Syncer, error) {
 	s.sources, s.parked, s.scope = sources, map[string]*parkedWork{}, scope
 	s.warmth.restored = make(chan struct{})
 	s.keepTenantState = s.keepTenantStateFunc(time.Now())
-	downShare := queueShare{workers: o.DownwardWorkers, reserve: reserveOf(o.DownwardWorkers, o.Share.WorkerReservePercent),
+	downShare := queueShare{workers: o.DownwardWorkers, reserve: fairqueue.ReserveOf(o.DownwardWorkers, o.Share.WorkerReservePercent),
 		slowAfter: o.Share.SlowTenantThreshold}
 	if !o.DisableFairQueuing {
 		if s.writes = newWriteBudget(o.Share, s.weight); s.writes != nil {
@@ -192,14 +174,14 @@ func New(o Options) (*Syncer, error) {
 	}
 	s.down = newPipelineQueue("downward", !o.DisableFairQueuing, downShare, s.weight, s.observer(directionDownward))
 	s.up = newPipelineQueue("upward", !o.DisableFairQueuing, queueShare{workers: o.UpwardWorkers,
-		reserve: reserveOf(o.UpwardWorkers, o.Share.WorkerReservePercent), slowAfter: o.Share.SlowTenantThreshold}, s.weight, s.observer(directionUpward))
+		reserve: fairqueue.ReserveOf(o.UpwardWorkers, o.Share.WorkerReservePercent), slowAfter: o.Share.SlowTenantThreshold}, s.weight, s.observer(directionUpward))
 	env.SuperObject = s.superObject
 	env.ReservedServiceIP = s.reservedServiceIP
 	s.gate = admit.NewGate(pipelines{s}, pod.MarkPolicyDenied)
 	env.AdmitObject = func(c *tenant.Cluster, kind resources.Kind, obj metav1.Object) bool {
 		return s.gate.Admit(c, kind, obj, false)
 	}
-	for _, r := range append(DefaultResources(), optIn...) {
+	for _, r := range append(kinds.Default(), optIn...) {
 		s.resources[r.Kind()] = r
 		if d, ok := r.(resources.DependentMapper); ok {
 			for _, k := range d.DependsOn() {
@@ -209,9 +191,9 @@ func New(o Options) (*Syncer, error) {
 		inf := r.SuperInformer(env)
 		h := s.superHandler(r.Kind())
 		if er, ok := r.(event.Copier); ok {
-			s.events = newEventPipeline(er, o.Events, func() bool { return s.down.Len() > 0 || s.up.Len() > 0 })
-			metrics.RegisterEventStats(s.events.q.Pending)
-			h = s.eventHandler()
+			s.events = s.newEventPipeline(er, o.Events)
+			metrics.RegisterEventStats(s.events.Pending)
+			h = s.events.Handler()
 		} else if m, ok := r.(resources.SuperMapper); ok {
 			h = s.mappedSuperHandler(m)
 		}
@@ -230,9 +212,9 @@ func New(o Options) (*Syncer, error) {
 		return nil, err
 	}
 	if s.admission != nil {
-		env.PodAdmission = podAdmission{w: s.admission}
+		env.PodAdmission = resources.PodAdmissionOf(s.admission)
 	}
-	if s.tenantBudgets, err = s.newBudget(); err != nil {
+	if s.tenantBudgets, err = admit.NewBudget(env, s.resources, func(req resources.Request) { s.enqueue(s.down, req, true) }); err != nil {
 		return nil, err
 	}
 	env.Budget = resources.BudgetOf(s.tenantBudgets, func(tenant string, kind resources.Kind, namespace, name string) resources.Request {
@@ -280,13 +262,11 @@ func (s *Syncer) SetRegistry(r *tenant.Registry) {
 // skipsKind reports whether kind is one the syncer could sync (an opt-in kind, or one that
 // --disabled-kinds may turn off) and does not: it caches nothing of it in tenants.
 func (s *Syncer) skipsKind(kind resources.Kind) bool {
-	for _, r := range append(OptInResources(), OptionalResources()...) {
-		if r.Kind() == kind {
-			_, synced := s.resources[kind]
-			return !synced
-		}
+	if !kinds.Switchable(kind) {
+		return false
 	}
-	return false
+	_, synced := s.resources[kind]
+	return !synced
 }
 
 // Start runs the Syncer until ctx is done: it starts the super informers, waits for them to
@@ -316,7 +296,9 @@ func (s *Syncer) Start(ctx context.Context) error {
 	for range s.opts.UpwardWorkers {
 		wg.Go(func() { s.work(ctx, s.up, false) })
 	}
-	s.runEvents(ctx, &wg)
+	if s.events != nil {
+		s.events.Run(ctx, &wg)
+	}
 	wg.Go(func() { s.refreshTokens(ctx) })
 	if s.admission != nil {
 		wg.Go(func() { s.adjustAdmission(ctx) })

@@ -11,6 +11,7 @@ import (
 
 	"github.com/vcsyncer/syncer/pkg/admit"
 	"github.com/vcsyncer/syncer/pkg/checkpoint/trackingqueue"
+	"github.com/vcsyncer/syncer/pkg/fairqueue"
 	"github.com/vcsyncer/syncer/pkg/metrics"
 	"github.com/vcsyncer/syncer/pkg/resources"
 	"github.com/vcsyncer/syncer/pkg/retry"
@@ -61,7 +62,7 @@ func (s *Syncer) workWith(ctx context.Context, q *pipelineQueue, down bool, proc
 			q.Done(req)
 			continue
 		}
-		pctx, writes := withWriteCounter(ctx)
+		pctx, writes := fairqueue.WithWriteCounter(ctx)
 		var again time.Duration
 		err := s.observeSync(req, down, func() error {
 			err := process(pctx, req, down)
@@ -72,7 +73,7 @@ func (s *Syncer) workWith(ctx context.Context, q *pipelineQueue, down bool, proc
 			}
 			return err
 		})
-		s.chargeWrites(req.Tenant, writes.n.Load())
+		s.chargeWrites(req.Tenant, writes.Count())
 		switch {
 		case err == nil:
 			q.Forget(req)

@@ -29,13 +29,14 @@ var floors = []struct {
 	{"pkg/tenant", 2}, {"pkg/checkpoint", 2},
 	// 3: the kind interfaces and helpers.
 	{"pkg/resources", 3},
-	// 4: admission under the limits, the reconcile engine, remediation, and the kinds' shared
-	// test helpers.
+	// 4: admission under the limits, the reconcile engine, remediation, the sync latency
+	// measurement, and the kinds' shared test helpers.
 	{"pkg/admit", 4}, {"pkg/reconcile", 4}, {"pkg/remediation", 4}, {"pkg/resources/restest", 4},
+	{"pkg/latency", 4},
 	// 5: virtual Nodes.
 	{"pkg/vnode", 5},
-	// 6: one package per synced kind.
-	{"pkg/resources/", 6}, {"pkg/retry", 6},
+	// 6: one package per synced kind, the set of kinds a syncer runs, retries.
+	{"pkg/resources/", 6}, {"pkg/resources/kinds", 6}, {"pkg/retry", 6},
 	// 7: orchestration.
 	{"pkg/syncer", 7},
 	// 8: the command.

@@ -36,6 +36,7 @@ import (
 	tenancyv1alpha1 "github.com/vcsyncer/syncer/pkg/apis/tenancy/v1alpha1"
 	"github.com/vcsyncer/syncer/pkg/checkpoint"
 	"github.com/vcsyncer/syncer/pkg/checkpoint/store"
+	"github.com/vcsyncer/syncer/pkg/fairqueue"
 	"github.com/vcsyncer/syncer/pkg/remediation"
 	"github.com/vcsyncer/syncer/pkg/sharding"
 	"github.com/vcsyncer/syncer/pkg/syncer"
@@ -129,7 +130,7 @@ func Run(ctx context.Context, o *options.Options, cfg *rest.Config) error {
 	pcfg := rest.CopyConfig(cfg)
 	pcfg.ContentType = "application/vnd.kubernetes.protobuf"
 	pcfg.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
-	pcfg.Wrap(syncer.CountSuperWrites) // each tenant's super writes, for its share of --super-write-qps
+	pcfg.Wrap(fairqueue.CountWrites) // each tenant's super writes, for its share of --super-write-qps
 	superCS, err := kubernetes.NewForConfig(pcfg)
 	if err != nil {
 		return err

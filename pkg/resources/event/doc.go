@@ -14,13 +14,22 @@
 // lastTimestamp, series); the tenant copy follows that one object: a later change of the super
 // Event updates the copy's count, timestamps and message instead of creating another Event, and
 // an unchanged one is not written (NeedsWrite checks this from the caches before anything is
-// queued). The syncer runs Event copies in their own pipeline (Queue, a few workers of their
-// own, never the upward workers that carry Pod statuses): per tenant, Warnings are written
+// queued). Event copies run in their own pipeline (Pipeline: Queue, a few workers of its own,
+// never the upward workers that carry Pod statuses; the syncer builds it with NewPipeline,
+// registers its Handler on the super Event informer, calls QueueTenant when a tenant has
+// synced and Forget when it is removed, and runs it with Run): per tenant, Warnings are written
 // before Normals, each tenant's writes are paced by its own token bucket (QueueOptions.QPS,
 // Burst; client-go's event recorders use the same kind of per-source bucket), repeated changes
 // of a waiting Event coalesce into one write, and when a tenant has QueueOptions.MaxPending
 // copies waiting, Normals are dropped first (counted by tenant, type and reason). Tenant copies
 // expire with the tenant apiserver's --event-ttl; they are not deleted with the super Event.
+//
+// # Lock rules
+//
+// Queue holds one mutex, only while its per-tenant state is read or written. Pipeline holds
+// no lock of its own: its Handler runs in the super Event informer's goroutine and only
+// queues; its workers take copies from the Queue and write them with no lock held, each
+// write bounded by writeTimeout.
 //
 // # Implementation considerations
 //
@@ -30,6 +39,6 @@
 // replaces the factory's Event informer.
 //
 // It sits on floor 6 of the package map in docs/architecture.md and may import packages on floors
-// 0–6 only (today: pkg/conversion, pkg/reconcile, pkg/resources, pkg/tenant); test/layering
-// checks it.
+// 0–6 only (today: pkg/conversion, pkg/eventcache, pkg/metrics, pkg/reconcile, pkg/resources,
+// pkg/tenant); test/layering checks it.
 package event

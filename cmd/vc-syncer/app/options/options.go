@@ -18,8 +18,8 @@ import (
 
 	"github.com/vcsyncer/syncer/pkg/kubeletproxy"
 	"github.com/vcsyncer/syncer/pkg/resources"
+	"github.com/vcsyncer/syncer/pkg/resources/kinds"
 	"github.com/vcsyncer/syncer/pkg/sharding"
-	"github.com/vcsyncer/syncer/pkg/syncer"
 )
 
 // Options are the settings of `vc-syncer run`.
@@ -520,10 +520,10 @@ func (o *Options) Validate() error {
 	if o.KubeconfigNamespace == "" {
 		errs = append(errs, errors.New("--kubeconfig-namespace must not be empty"))
 	}
-	if _, err := syncer.SelectOptIn(o.OptInKindList()); err != nil {
+	if _, err := kinds.SelectOptIn(o.OptInKindList()); err != nil {
 		errs = append(errs, fmt.Errorf("--opt-in-kinds: %w", err))
 	}
-	if _, err := syncer.SelectOptional(o.DisabledKindList(), o.OptInKindList()); err != nil {
+	if _, err := kinds.SelectOptional(o.DisabledKindList(), o.OptInKindList()); err != nil {
 		errs = append(errs, fmt.Errorf("--disabled-kinds: %w", err))
 	}
 	return errors.Join(errs...)

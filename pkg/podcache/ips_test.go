@@ -1,15 +1,13 @@
-package syncer
+package podcache
 
 import (
 	"slices"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
-
-	"github.com/vcsyncer/syncer/pkg/podcache"
 )
 
-func TestChangedPodIPs(t *testing.T) {
+func TestChangedIPs(t *testing.T) {
 	pod := func(phase corev1.PodPhase, ips ...string) *corev1.Pod {
 		p := &corev1.Pod{Status: corev1.PodStatus{Phase: phase}}
 		for _, ip := range ips {
@@ -21,7 +19,7 @@ func TestChangedPodIPs(t *testing.T) {
 		return p
 	}
 	cached := func(p *corev1.Pod) any {
-		c, err := podcache.New(p)
+		c, err := New(p)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -40,7 +38,7 @@ func TestChangedPodIPs(t *testing.T) {
 		"finished, then gone": {old: pod(corev1.PodSucceeded, "10.0.0.1"), new: nil},
 	} {
 		t.Run(name, func(t *testing.T) {
-			got := changedPodIPs(liveIPs(tc.old), liveIPs(tc.new))
+			got := ChangedIPs(tc.old, tc.new)
 			slices.Sort(got)
 			if !slices.Equal(got, tc.want) {
 				t.Errorf("changed = %v, want %v", got, tc.want)

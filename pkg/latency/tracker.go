@@ -1,4 +1,4 @@
-package syncer
+package latency
 
 import (
 	"sync"
@@ -11,7 +11,6 @@ import (
 	"github.com/vcsyncer/syncer/pkg/metrics"
 	"github.com/vcsyncer/syncer/pkg/podcache"
 	"github.com/vcsyncer/syncer/pkg/resources"
-	"github.com/vcsyncer/syncer/pkg/tenant"
 )
 
 // lagKey is one request in one direction.
@@ -40,7 +39,7 @@ const (
 	podTrackTTL             = 15 * time.Minute
 )
 
-// tracker measures end-to-end lag and the Pod-creation phases.
+// Tracker measures end-to-end lag and the Pod-creation phases.
 //
 // Where the clock starts: the time a change's event reached the syncer's handler (recorded
 // with the request when it is enqueued as a live event), on this process's monotonic clock.
@@ -58,7 +57,7 @@ const (
 // reconcile of the request succeeds.
 //
 // The zero value is ready to use.
-type tracker struct {
+type Tracker struct {
 	mu        sync.Mutex
 	arrived   map[lagKey]time.Time
 	pods      map[podKey]*podTimes
@@ -67,7 +66,7 @@ type tracker struct {
 }
 
 // dropPodLocked stops tracking k (if tracked).
-func (t *tracker) dropPodLocked(k podKey) {
+func (t *Tracker) dropPodLocked(k podKey) {
 	if _, ok := t.pods[k]; !ok {
 		return
 	}
@@ -79,9 +78,9 @@ func (t *tracker) dropPodLocked(k podKey) {
 	}
 }
 
-// arrival records that a live change for req reached the syncer at now, unless an earlier
+// Arrival records that a live change for req reached the syncer at now, unless an earlier
 // change of req is still waiting.
-func (t *tracker) arrival(dir string, req resources.Request, live bool, now time.Time) {
+func (t *Tracker) Arrival(dir string, req resources.Request, live bool, now time.Time) {
 	if !live {
 		return
 	}
@@ -96,10 +95,10 @@ func (t *tracker) arrival(dir string, req resources.Request, live bool, now time
 	}
 }
 
-// popped is called when a worker takes req at now: it returns (and forgets) the arrival time
+// Popped is called when a worker takes req at now: it returns (and forgets) the arrival time
 // of the oldest change the reconcile will handle (zero if none was recorded), and ends the
 // Pod-creation queue phases.
-func (t *tracker) popped(dir string, req resources.Request, now time.Time) time.Time {
+func (t *Tracker) Popped(dir string, req resources.Request, now time.Time) time.Time {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	k := lagKey{dir, req}
@@ -108,10 +107,10 @@ func (t *tracker) popped(dir string, req resources.Request, now time.Time) time.
 	if req.Kind == resources.KindPod {
 		if p := t.pods[podKey{req.Tenant, req.Namespace, req.Name}]; p != nil {
 			switch {
-			case dir == directionDownward && p.t1.IsZero():
+			case dir == metrics.Downward && p.t1.IsZero():
 				p.t1 = now
 				metrics.PodPhase(req.Tenant, metrics.PhaseDownwardQueue, p.t1.Sub(p.t0))
-			case dir == directionUpward && !p.t3.IsZero() && p.t4.IsZero():
+			case dir == metrics.Upward && !p.t3.IsZero() && p.t4.IsZero():
 				p.t4 = now
 				metrics.PodPhase(req.Tenant, metrics.PhaseUpwardQueue, p.t4.Sub(p.t3))
 			}
@@ -120,8 +119,8 @@ func (t *tracker) popped(dir string, req resources.Request, now time.Time) time.
 	return at
 }
 
-// requeued puts back the arrival time of a change whose reconcile failed (keeping an earlier one).
-func (t *tracker) requeued(dir string, req resources.Request, at time.Time) {
+// Requeued puts back the arrival time of a change whose reconcile failed (keeping an earlier one).
+func (t *Tracker) Requeued(dir string, req resources.Request, at time.Time) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.arrived == nil {
@@ -133,8 +132,8 @@ func (t *tracker) requeued(dir string, req resources.Request, at time.Time) {
 	}
 }
 
-// forget drops a removed tenant's pending clocks.
-func (t *tracker) forget(tenant string) {
+// Forget drops a removed tenant's pending clocks.
+func (t *Tracker) Forget(tenant string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for k := range t.arrived {
@@ -152,7 +151,7 @@ func (t *tracker) forget(tenant string) {
 }
 
 // podAdded starts tracking a new tenant Pod (t0), unless it is already bound or terminating.
-func (t *tracker) podAdded(tenant string, p metav1.Object, nodeName string, now time.Time) {
+func (t *Tracker) podAdded(tenant string, p metav1.Object, nodeName string, now time.Time) {
 	if nodeName != "" || p.GetDeletionTimestamp() != nil {
 		return
 	}
@@ -189,7 +188,7 @@ func (t *tracker) podAdded(tenant string, p metav1.Object, nodeName string, now 
 // podBound ends a tracked tenant Pod's creation when the syncer's binding reached the syncer.
 // A queue phase whose worker took the request before the tracker saw the event that opened
 // the phase (handlers run concurrently) is recorded as 0.
-func (t *tracker) podBound(k podKey, now time.Time) {
+func (t *Tracker) podBound(k podKey, now time.Time) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	p := t.pods[k]
@@ -211,14 +210,14 @@ func (t *tracker) podBound(k podKey, now time.Time) {
 }
 
 // podGone stops tracking a deleted tenant Pod.
-func (t *tracker) podGone(k podKey) {
+func (t *Tracker) podGone(k podKey) {
 	t.mu.Lock()
 	t.dropPodLocked(k)
 	t.mu.Unlock()
 }
 
 // superPodCreated marks t2 (and t3 when the super Pod was created already scheduled).
-func (t *tracker) superPodCreated(k podKey, scheduled bool, now time.Time) {
+func (t *Tracker) superPodCreated(k podKey, scheduled bool, now time.Time) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	p := t.pods[k]
@@ -238,7 +237,7 @@ func (t *tracker) superPodCreated(k podKey, scheduled bool, now time.Time) {
 }
 
 // superPodScheduled marks t3.
-func (t *tracker) superPodScheduled(k podKey, now time.Time) {
+func (t *Tracker) superPodScheduled(k podKey, now time.Time) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	p := t.pods[k]
@@ -249,24 +248,24 @@ func (t *tracker) superPodScheduled(k podKey, now time.Time) {
 	metrics.PodPhase(k.tenant, metrics.PhaseSuperScheduling, p.t3.Sub(p.t2))
 }
 
-// tenantPodHandler feeds the tracker from a tenant's Pod informer (registered in
-// ClusterStarting; events before the tenant's caches synced are the initial list, not new Pods).
-// The tracker's handlers read a Pod's metadata and spec.nodeName only (podcache.NodeNameOf):
-// they run for every Pod event, where decoding a cached Pod whole would cost a spec and a
-// status decode each time.
-func (t *tracker) tenantPodHandler(c *tenant.Cluster) cache.ResourceEventHandler {
+// TenantPodHandler feeds the tracker from tenant's Pod informer (register it when the
+// tenant's informers start; events before synced reports true are the initial list, not new
+// Pods). The tracker's handlers read a Pod's metadata and spec.nodeName only
+// (podcache.NodeNameOf): they run for every Pod event, where decoding a cached Pod whole would
+// cost a spec and a status decode each time.
+func (t *Tracker) TenantPodHandler(tenant string, synced func() bool) cache.ResourceEventHandler {
 	return cache.ResourceEventHandlerFuncs{
 		AddFunc: func(obj any) {
 			m, ok := podcache.MetaOf(obj)
-			if ok && c.Synced() {
+			if ok && synced() {
 				node, _ := podcache.NodeNameOf(obj)
-				t.podAdded(c.Name, m, node, time.Now())
+				t.podAdded(tenant, m, node, time.Now())
 			}
 		},
 		UpdateFunc: func(o, n any) {
 			if bound(o, n) {
 				if m, ok := podcache.MetaOf(n); ok {
-					t.podBound(podKey{c.Name, m.Namespace, m.Name}, time.Now())
+					t.podBound(podKey{tenant, m.Namespace, m.Name}, time.Now())
 				}
 			}
 		},
@@ -275,7 +274,7 @@ func (t *tracker) tenantPodHandler(c *tenant.Cluster) cache.ResourceEventHandler
 				obj = d.Obj
 			}
 			if m, ok := podcache.MetaOf(obj); ok {
-				t.podGone(podKey{c.Name, m.Namespace, m.Name})
+				t.podGone(podKey{tenant, m.Namespace, m.Name})
 			}
 		},
 	}
@@ -289,8 +288,8 @@ func bound(o, n any) bool {
 	return ok1 && ok2 && on == "" && nn != ""
 }
 
-// superPodHandler feeds the tracker from the super Pod informer (super Pods the syncer owns).
-func (t *tracker) superPodHandler() cache.ResourceEventHandler {
+// SuperPodHandler feeds the tracker from the super Pod informer (super Pods the syncer owns).
+func (t *Tracker) SuperPodHandler() cache.ResourceEventHandler {
 	key := func(obj any) (podKey, bool) {
 		m, ok := podcache.MetaOf(obj)
 		if !ok {

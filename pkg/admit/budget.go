@@ -1,4 +1,4 @@
-package syncer
+package admit
 
 import (
 	"sync"
@@ -16,16 +16,18 @@ import (
 	"github.com/vcsyncer/syncer/pkg/resources"
 )
 
-// newBudget builds the tenants' budgets, kept from the super informers' events of Pods and of
-// every synced kind the budget charges (policy.ChargedKind): each owned super object counts
-// its charge (superCharge) until it ends or is deleted; an object parked for room is enqueued
-// again as a live event. Reservations are refused (ErrBudgetNotSynced, retried) until the
-// handlers have been given every super object present at start, so a restarted syncer never
-// admits on a partial count. Call it once s.resources is complete.
-func (s *Syncer) newBudget() (*admission.Budget[resources.Request], error) {
+// NewBudget builds the tenants' budgets (limits.quota counted over all of a tenant's
+// namespaces), kept from the super informers' events of Pods and of every kind of synced the
+// budget charges (policy.ChargedKind): each owned super object counts its charge
+// (superCharge) until it ends or is deleted; an object parked for room is given to wake (the
+// syncer enqueues it again as a live event). Reservations are refused
+// (admission.ErrBudgetNotSynced, retried) until the handlers have been given every super
+// object present at start, so a restarted syncer never admits on a partial count. Call it
+// once synced holds every kind the syncer runs.
+func NewBudget(env *resources.Env, synced map[resources.Kind]resources.Resource, wake func(resources.Request)) (*admission.Budget[resources.Request], error) {
 	var regs []cache.ResourceEventHandlerRegistration
 	b := admission.NewBudget(admission.BudgetOptions[resources.Request]{
-		Wake: func(req resources.Request) { s.enqueue(s.down, req, true) },
+		Wake: wake,
 		Synced: func() bool {
 			for _, r := range regs {
 				if !r.HasSynced() {
@@ -35,7 +37,7 @@ func (s *Syncer) newBudget() (*admission.Budget[resources.Request], error) {
 			return regs != nil
 		},
 	})
-	for kind, r := range s.resources {
+	for kind, r := range synced {
 		if kind != resources.KindPod && !policy.ChargedKind(string(kind)) {
 			continue
 		}
@@ -58,7 +60,7 @@ func (s *Syncer) newBudget() (*admission.Budget[resources.Request], error) {
 				}
 			}
 		}
-		reg, err := r.SuperInformer(s.env).AddEventHandler(cache.ResourceEventHandlerFuncs{
+		reg, err := r.SuperInformer(env).AddEventHandler(cache.ResourceEventHandlerFuncs{
 			AddFunc:    observe,
 			UpdateFunc: func(_, n any) { observe(n) },
 			DeleteFunc: gone,

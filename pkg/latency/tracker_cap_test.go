@@ -1,4 +1,4 @@
-package syncer
+package latency
 
 import (
 	"fmt"
@@ -13,7 +13,7 @@ import (
 // unschedulable) does not stop the tracking of another tenant's Pods; it is itself capped at
 // maxTrackedPodsPerTenant.
 func TestPodTrackerCapIsPerTenant(t *testing.T) {
-	var tr tracker
+	var tr Tracker
 	now := time.Now()
 	for i := range 20000 {
 		tr.podAdded("greedy", &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: fmt.Sprint(i)}}, "", now)

@@ -1,4 +1,4 @@
-package syncer
+package latency
 
 import (
 	"testing"
@@ -63,7 +63,7 @@ func TestTrackerPodCreationPhases(t *testing.T) {
 	metrics.Register()
 	const tn = "phases"
 	defer metrics.ForgetTenant(tn)
-	var tr tracker
+	var tr Tracker
 	t0 := time.Now()
 	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
 	pod := &corev1.Pod{}
@@ -75,14 +75,14 @@ func TestTrackerPodCreationPhases(t *testing.T) {
 	held := histogramRise(t, "vcsyncer_pod_creation_syncer_held_seconds", tn, "")
 
 	tr.podAdded(tn, pod, pod.Spec.NodeName, at(0))
-	tr.popped(directionDownward, req, at(10)) // downward_queue 10ms
-	tr.popped(directionDownward, req, at(15)) // a second pop (retry) changes nothing
-	tr.popped(directionUpward, req, at(20))   // upward pop before scheduling: not the upward queue
-	tr.superPodCreated(k, false, at(40))      // downward_process 30ms
-	tr.superPodScheduled(k, at(100))          // super_scheduling 60ms
-	tr.popped(directionUpward, req, at(105))  // upward_queue 5ms
-	tr.podBound(k, at(125))                   // upward_process 20ms
-	tr.podBound(k, at(500))                   // a later binding update is not counted again
+	tr.Popped(metrics.Downward, req, at(10)) // downward_queue 10ms
+	tr.Popped(metrics.Downward, req, at(15)) // a second pop (retry) changes nothing
+	tr.Popped(metrics.Upward, req, at(20))   // upward pop before scheduling: not the upward queue
+	tr.superPodCreated(k, false, at(40))     // downward_process 30ms
+	tr.superPodScheduled(k, at(100))         // super_scheduling 60ms
+	tr.Popped(metrics.Upward, req, at(105))  // upward_queue 5ms
+	tr.podBound(k, at(125))                  // upward_process 20ms
+	tr.podBound(k, at(500))                  // a later binding update is not counted again
 
 	sums, counts := phases()
 	want := map[string]float64{
@@ -111,7 +111,7 @@ func TestTrackerQueuePhaseLostRaceCountsZero(t *testing.T) {
 	metrics.Register()
 	const tn = "race"
 	defer metrics.ForgetTenant(tn)
-	var tr tracker
+	var tr Tracker
 	t0 := time.Now()
 	pod := &corev1.Pod{}
 	pod.Namespace, pod.Name = "app", "web"
@@ -134,7 +134,7 @@ func TestTrackerQueuePhaseLostRaceCountsZero(t *testing.T) {
 }
 
 func TestTrackerIgnoresBoundAndDeletedPods(t *testing.T) {
-	var tr tracker
+	var tr Tracker
 	now := time.Now()
 	bound := &corev1.Pod{Spec: corev1.PodSpec{NodeName: "n1"}}
 	bound.Name = "bound"
@@ -149,29 +149,29 @@ func TestTrackerIgnoresBoundAndDeletedPods(t *testing.T) {
 }
 
 func TestTrackerLagKeepsOldestChangeAcrossFailures(t *testing.T) {
-	var tr tracker
+	var tr Tracker
 	t0 := time.Now()
 	req := resources.Request{Tenant: "lag", Kind: resources.KindConfigMap, Namespace: "a", Name: "b"}
-	tr.arrival(directionDownward, req, false, t0) // initial list: no event time
-	if got := tr.popped(directionDownward, req, t0); !got.IsZero() {
+	tr.Arrival(metrics.Downward, req, false, t0) // initial list: no event time
+	if got := tr.Popped(metrics.Downward, req, t0); !got.IsZero() {
 		t.Fatalf("low-priority request carried arrival %v", got)
 	}
-	tr.arrival(directionDownward, req, true, t0)
-	tr.arrival(directionDownward, req, true, t0.Add(time.Second)) // still waiting: keeps t0
-	got := tr.popped(directionDownward, req, t0.Add(2*time.Second))
+	tr.Arrival(metrics.Downward, req, true, t0)
+	tr.Arrival(metrics.Downward, req, true, t0.Add(time.Second)) // still waiting: keeps t0
+	got := tr.Popped(metrics.Downward, req, t0.Add(2*time.Second))
 	if !got.Equal(t0) {
 		t.Fatalf("popped arrival = %v, want the first change's %v", got, t0)
 	}
-	tr.arrival(directionDownward, req, true, t0.Add(3*time.Second)) // a change during the failing reconcile
-	tr.requeued(directionDownward, req, got)                        // the reconcile failed
-	if again := tr.popped(directionDownward, req, t0.Add(4*time.Second)); !again.Equal(t0) {
+	tr.Arrival(metrics.Downward, req, true, t0.Add(3*time.Second)) // a change during the failing reconcile
+	tr.Requeued(metrics.Downward, req, got)                        // the reconcile failed
+	if again := tr.Popped(metrics.Downward, req, t0.Add(4*time.Second)); !again.Equal(t0) {
 		t.Errorf("after a failure the arrival = %v, want the oldest %v", again, t0)
 	}
-	if again := tr.popped(directionUpward, req, t0.Add(4*time.Second)); !again.IsZero() {
+	if again := tr.Popped(metrics.Upward, req, t0.Add(4*time.Second)); !again.IsZero() {
 		t.Errorf("upward request saw the downward arrival %v", again)
 	}
-	tr.arrival(directionDownward, req, true, t0)
-	tr.forget("lag")
+	tr.Arrival(metrics.Downward, req, true, t0)
+	tr.Forget("lag")
 	if len(tr.arrived) != 0 {
 		t.Errorf("forget left %v", tr.arrived)
 	}

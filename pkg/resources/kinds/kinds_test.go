@@ -1,4 +1,4 @@
-package syncer
+package kinds
 
 import (
 	"errors"
@@ -62,7 +62,7 @@ func toStrings(ks []resources.Kind) []string {
 // first Resource silently.
 func TestNoKindTwice(t *testing.T) {
 	seen := map[resources.Kind]bool{}
-	for _, r := range append(append(DefaultResources(), OptInResources()...), OptionalResources()...) {
+	for _, r := range append(append(Default(), OptIn()...), Optional()...) {
 		if seen[r.Kind()] {
 			t.Errorf("kind %s registered twice", r.Kind())
 		}
