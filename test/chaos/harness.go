@@ -265,12 +265,13 @@ func (h *Harness) Soak(ctx context.Context, seed uint64, faults []Fault, logPath
 			}
 			refusedBefore := h.target.Refusals.Ongoing()
 			cctx, cancel := context.WithTimeout(checkCtx, 30*time.Second)
+			at := time.Now()
 			objs, err := superObjects(cctx, h.env.Super.Client, "")
 			cancel()
 			if err != nil {
 				continue
 			}
-			addV(Continuous(Snapshot{Super: objs, Refused: StableRefusals(refusedBefore, h.target.Refusals.Ongoing())})...)
+			addV(Continuous(Snapshot{Super: objs, Refused: StableRefusals(refusedBefore, h.target.Refusals.Ongoing()), At: at})...)
 			vmu.Lock()
 			res.ContinuousChecks++
 			vmu.Unlock()
@@ -351,6 +352,7 @@ func (h *Harness) snapshot(ctx context.Context) (Snapshot, error) {
 		}
 		s.Tenants = append(s.Tenants, TenantSnap{Name: h.names[i], UID: h.target.TenantUIDs[i], Objects: objs})
 	}
+	s.At = time.Now()
 	objs, err := superObjects(ctx, h.env.Super.Client, "")
 	if err != nil {
 		return s, err

@@ -36,7 +36,8 @@ const (
 	// it: the others take its tenants meanwhile, and it must not write for them once continued.
 	ReplicaPause Kind = "syncer-sigstop-past-lease"
 	// PolicyFlip points a Tenant at a TenantPolicy that refuses the load's (ClusterIP)
-	// Services for the hold, then back: their super copies go while refused and come back after.
+	// Services for the hold, then back: their super copies go while refused and come back
+	// after. One flip in two holds past RefusedCopyBound.
 	PolicyFlip Kind = "tenant-policy-flip"
 	// SuperEtcdCompact compacts the super cluster's etcd at its current revision and restarts a
 	// replica (SIGKILL, started again after the hold), which resumes from positions older than
@@ -144,6 +145,11 @@ func Schedule(seed uint64, o ScheduleOptions) []Fault {
 			f.Target = rng.IntN(o.Tenants)
 		}
 		f.Pick = rng.Uint64()
+		if f.Kind == PolicyFlip && f.Pick%2 == 1 {
+			// One flip in two (PolicyFlip does not use Pick) outlasts RefusedCopyBound, so
+			// that refused-copy-removed can find a copy left from before the refusal.
+			f.HoldMillis += (RefusedCopyBound + 5*time.Second).Milliseconds()
+		}
 		total += f.Gap() + f.Hold()
 		out = append(out, f)
 	}
