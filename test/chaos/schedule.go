@@ -46,11 +46,17 @@ const (
 	// TenantRestart kills a tenant's kube-apiserver (SIGKILL) and starts it again (same port,
 	// same etcd): the syncer's watches and requests fail until it is ready.
 	TenantRestart Kind = "tenant-apiserver-restart"
+	// PolicyFlipWhileDown stops every replica (SIGTERM), points a Tenant at the TenantPolicy
+	// that refuses the load's Services while they are down for the hold and starts them again
+	// (the resume path of the policy marks); the refusal lasts until the Services' super
+	// copies are gone, at most ResumeRefusal (past RefusedCopyBound); then the policy is put
+	// back the same way, every replica down for the hold.
+	PolicyFlipWhileDown Kind = "policy-flip-while-down"
 )
 
 // AllKinds lists every fault kind, in a fixed order (the schedule draws from it by index).
 var AllKinds = []Kind{SyncerKill, SyncerTerm, TenantPause, SuperCopyDelete, SuperCopyEdit, CheckpointDelete,
-	CheckpointCorrupt, ReplicaPause, PolicyFlip, SuperEtcdCompact, TenantRestart}
+	CheckpointCorrupt, ReplicaPause, PolicyFlip, SuperEtcdCompact, TenantRestart, PolicyFlipWhileDown}
 
 // Fault is one scheduled fault.
 type Fault struct {
@@ -141,6 +147,10 @@ func Schedule(seed uint64, o ScheduleOptions) []Fault {
 			// Long enough for the syncer to act on the refusal before it is lifted.
 			f.Target = rng.IntN(o.Tenants)
 			f.HoldMillis = (2*time.Second + hold).Milliseconds()
+		case PolicyFlipWhileDown:
+			// The hold is how long the replicas stay down, each of the two times.
+			f.Target = rng.IntN(o.Tenants)
+			f.HoldMillis = hold.Milliseconds()
 		default:
 			f.Target = rng.IntN(o.Tenants)
 		}

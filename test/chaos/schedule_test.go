@@ -51,6 +51,10 @@ func TestScheduleShape(t *testing.T) {
 			if f.Hold() > RefusedCopyBound {
 				longFlips++
 			}
+		case PolicyFlipWhileDown:
+			if f.Target >= 4 || f.Hold() <= 0 {
+				t.Errorf("%s: tenant target ≥ 4 or no hold", f)
+			}
 		default:
 			if f.Hold() != 0 {
 				t.Errorf("%s: a one-write fault with a hold", f)
