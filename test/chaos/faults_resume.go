@@ -46,6 +46,7 @@ func policyFlipWhileDown(ctx context.Context, t *Target, f Fault) (string, error
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
 	defer cancel()
 
+	copies := countServiceCopies(ctx, t, uid)
 	pids := stopAll(t.Replicas)
 	old, err := setPolicyName(rctx, t.Tenancy, name, RefusingPolicy)
 	if err != nil {
@@ -68,8 +69,19 @@ func policyFlipWhileDown(ctx context.Context, t *Target, f Fault) (string, error
 	if err := startAll(t.Replicas, err); err != nil {
 		return "", fmt.Errorf("restoring Tenant %s spec.policyName %q: %w", name, old, err)
 	}
-	return fmt.Sprintf("SIGTERM every replica (pids %v); Tenant %s: spec.policyName %q → %s (ClusterIP Services refused) while down %s; started again, refused for %s (%d super Service copies left); SIGTERM every replica (pids %v), policy %q back while down %s; started again",
-		pids, name, old, RefusingPolicy, f.Hold(), refused.Round(100*time.Millisecond), left, pids2, old, f.Hold()), nil
+	return fmt.Sprintf("%d super Service copies; SIGTERM every replica (pids %v); Tenant %s: spec.policyName %q → %s (ClusterIP Services refused) while down %s; started again, refused for %s (%d super Service copies left); SIGTERM every replica (pids %v), policy %q back while down %s; started again",
+		copies, pids, name, old, RefusingPolicy, f.Hold(), refused.Round(100*time.Millisecond), left, pids2, old, f.Hold()), nil
+}
+
+// countServiceCopies returns how many super copies of a load Service tenant uid has (-1 when
+// the listing failed).
+func countServiceCopies(ctx context.Context, t *Target, uid string) int {
+	l, err := t.Super.CoreV1().Services("").List(ctx, metav1.ListOptions{
+		LabelSelector: conversion.LabelTenantUID + "=" + uid + "," + LabelLoad + "=" + ValueLoad})
+	if err != nil {
+		return -1
+	}
+	return len(l.Items)
 }
 
 // waitNoServiceCopies waits until tenant uid has no super copy of a load Service, at most d,
@@ -79,10 +91,8 @@ func waitNoServiceCopies(ctx context.Context, t *Target, uid string, d time.Dura
 	defer cancel()
 	left := -1
 	for {
-		l, err := t.Super.CoreV1().Services("").List(wctx, metav1.ListOptions{
-			LabelSelector: conversion.LabelTenantUID + "=" + uid + "," + LabelLoad + "=" + ValueLoad})
-		if err == nil {
-			left = len(l.Items)
+		if n := countServiceCopies(wctx, t, uid); n >= 0 {
+			left = n
 			if left == 0 {
 				return 0
 			}
