@@ -347,6 +347,9 @@ func (h *Harness) Soak(ctx context.Context, seed uint64, faults []Fault, logPath
 		} else {
 			res.ResourcesAfter, res.GoroutinesAfter, res.HeapBytesAfter = ra, ra.Goroutines(), ra.HeapBytes()
 			h.o.Logf("after the settle: %d goroutines, live heap %.1f MiB (sums over the replicas)", ra.Goroutines(), mib(ra.HeapBytes()))
+			if len(res.ResourcesBefore) > 0 && !SameReplicas(res.ResourcesBefore, ra) {
+				h.o.Logf("resources not compared: %d replicas measured before the faults, %d after", len(res.ResourcesBefore), len(ra))
+			}
 			addV(ResourcesBackToLevel(res.ResourcesBefore, ra)...)
 		}
 	}

@@ -65,9 +65,11 @@ const (
 
 // ResourcesBackToLevel compares the replicas' resources after the settle with those before the
 // faults (sums over the replicas, see the bounds) and returns a violation for each sum above
-// its bound. Nothing is compared when either side is empty (not measured).
+// its bound. Nothing is compared when either side is empty (not measured) or when they are not
+// of the same replicas (a fault that scales the replicas: a replica serving no tenant runs
+// goroutines of its own the other side has no figure for); SameReplicas tells.
 func ResourcesBackToLevel(before, after Resources) []Violation {
-	if len(before) == 0 || len(after) == 0 {
+	if len(before) == 0 || !SameReplicas(before, after) {
 		return nil
 	}
 	var out []Violation
@@ -92,6 +94,23 @@ func ResourcesBackToLevel(before, after Resources) []Violation {
 			Message: fmt.Sprintf("the replicas' live heap is %.1f MiB after the settle, %.1f MiB before the faults (bound %.1f MiB)", mib(ha), mib(hb), mib(limit))})
 	}
 	return out
+}
+
+// SameReplicas reports whether a and b measured the same replicas (by ID, in any order).
+func SameReplicas(a, b Resources) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	ids := map[string]bool{}
+	for _, r := range a {
+		ids[r.Replica] = true
+	}
+	for _, r := range b {
+		if !ids[r.Replica] {
+			return false
+		}
+	}
+	return true
 }
 
 func mib(b int64) float64 { return float64(b) / (1 << 20) }

@@ -36,7 +36,7 @@ func TestResourcesBackToLevel(t *testing.T) {
 			{Replica: "shard-0", Goroutines: 700, HeapBytes: 20 << 20},
 			{Replica: "shard-1", Goroutines: 740, HeapBytes: 14<<20 + 18<<20},
 		}, []string{"live heap is 52.0 MiB after the settle, 34.0 MiB before the faults (bound 51.0 MiB)"}},
-		"both": {Resources{{Replica: "shard-0", Goroutines: 5000, HeapBytes: 1 << 30}},
+		"both": {Resources{{Replica: "shard-0", Goroutines: 5000, HeapBytes: 1 << 30}, {Replica: "shard-1"}},
 			[]string{"5000 goroutines", "1024.0 MiB"}},
 	}
 	for name, tc := range cases {
@@ -62,6 +62,16 @@ func TestResourcesBackToLevel(t *testing.T) {
 	}
 	if v := ResourcesBackToLevel(nil, level()); v != nil {
 		t.Errorf("nothing measured before: %v", v)
+	}
+	// Not the same replicas (one added by a scale fault): nothing to compare the sums with.
+	three := append(level(), ReplicaResources{Replica: "shard-2", Goroutines: 5000, HeapBytes: 1 << 30})
+	if v := ResourcesBackToLevel(level(), three); v != nil || SameReplicas(level(), three) {
+		t.Errorf("a replica more after: %v", v)
+	}
+	renamed := level()
+	renamed[1].Replica = "shard-9"
+	if SameReplicas(level(), renamed) {
+		t.Error("shard-1 and shard-9 counted as the same replicas")
 	}
 }
 
