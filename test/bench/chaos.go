@@ -132,6 +132,10 @@ func chaosMarkdown(r chaosResult) string {
 	md += fmt.Sprintf("| tenant objects checked | %d |\n", r.ObjectsChecked)
 	md += fmt.Sprintf("| settle per tenant object p99 / max (s) | %.1f / %.1f |\n", r.SettleSecondsP99, r.SettleSecondsMax)
 	md += fmt.Sprintf("| settle of every invariant, all objects (s) | %.1f |\n", r.SettleSeconds)
+	if r.GoroutinesBefore > 0 || r.GoroutinesAfter > 0 {
+		md += fmt.Sprintf("| goroutines before the faults / after the settle (sum over the replicas) | %d / %d |\n", r.GoroutinesBefore, r.GoroutinesAfter)
+		md += fmt.Sprintf("| live heap before / after, after a forced GC (MiB, sum over the replicas) | %.1f / %.1f |\n", float64(r.HeapBytesBefore)/(1<<20), float64(r.HeapBytesAfter)/(1<<20))
+	}
 	md += fmt.Sprintf("| invariant violations | %d |\n", len(r.Violations))
 	if len(r.Violations) > 0 {
 		by := map[string]int{}

@@ -28,12 +28,17 @@
 //
 // The invariants are pure functions of snapshots (Snapshot): Continuous (no two super copies
 // of one tenant object, no super object in a namespace of another tenant, no super copy of a
-// kind its tenant's policy refuses created after the refusal began) runs every few seconds
+// kind its tenant's policy refuses created after the refusal began, and none present, from
+// before the refusal or not, RefusedCopyBound (15 s) after it began) runs every few seconds
 // during the soak; Settled (every tenant object has exactly one super copy with the
 // same data, every super Pod's phase in its tenant Pod, no orphan super object, nothing left
 // terminating; an object its tenant's policy refuses needs no copy while refused, and needs
 // one again after) is polled after the last fault until it holds or the settle bound passes.
-// After it holds, vcsyncer_sync_retries_total of every replica must stay flat. A fault that
+// After it holds, vcsyncer_sync_retries_total of every replica must stay flat, and the
+// replicas' goroutines and live heap must be back to their level before the faults
+// (ResourcesBackToLevel: the sums over the replicas, within a quarter and half again; each
+// replica's go_goroutines from its /metrics and HeapAlloc after a forced garbage collection,
+// /debug/pprof/heap?gc=1 of its --pprof-bind-address). A fault that
 // makes the policy refuse something (PolicyFlip) records it in Refusals while it lasts; a
 // snapshot counts only the refusals held all through its listing (StableRefusals).
 //
@@ -41,8 +46,10 @@
 // Lease; a tenant apiserver SIGSTOPped, or killed and started again
 // (localcluster.ControlPlane.RestartAPIServer); a super copy deleted or edited behind the
 // syncer's back; a checkpoint Secret deleted, or corrupted while the replica that reads it is
-// down; a Tenant pointed at a TenantPolicy that refuses the load's Services, then back; the
-// super etcd compacted at its current revision while a replica is down.
+// down; a Tenant pointed at a TenantPolicy that refuses the load's Services, then back (one
+// flip in two past RefusedCopyBound), or the same while every replica is down
+// (PolicyFlipWhileDown, faults_resume.go: the resume path of the policy marks); the super etcd
+// compacted at its current revision while a replica is down.
 //
 // # Implementation considerations
 //

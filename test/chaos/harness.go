@@ -111,7 +111,11 @@ func Start(ctx context.Context, env *localcluster.Environment, bin string, o Opt
 		if err != nil {
 			return nil, err
 		}
-		args := []string{"run", "--super-kubeconfig", superKC, "--metrics-bind-address", addr, "--metrics-secure=false",
+		paddr, err := freeAddr()
+		if err != nil {
+			return nil, err
+		}
+		args := []string{"run", "--super-kubeconfig", superKC, "--metrics-bind-address", addr, "--metrics-secure=false", "--pprof-bind-address", paddr,
 			"--health-probe-bind-address", "0", "--kubeconfig-namespace", KubeconfigNamespace,
 			"--checkpoint-store", "secret:" + KubeconfigNamespace + "/" + options.DefaultCheckpointSecret, "--checkpoint-interval", "3s"}
 		if o.Replicas > 1 {
@@ -121,7 +125,7 @@ func Start(ctx context.Context, env *localcluster.Environment, bin string, o Opt
 			args = append(args, "--leader-elect=false")
 		}
 		args = append(args, o.SyncerArgs...)
-		r := &Replica{ID: id, Metrics: addr, Log: filepath.Join(o.Out, "syncer-"+id+".log"), bin: bin, args: args}
+		r := &Replica{ID: id, Metrics: addr, Pprof: paddr, Log: filepath.Join(o.Out, "syncer-"+id+".log"), bin: bin, args: args}
 		h.target.Replicas = append(h.target.Replicas, r)
 	}
 	for _, r := range h.target.Replicas {
@@ -218,6 +222,16 @@ type Result struct {
 	// RetriesDuringQuiet are the vcsyncer_sync_retries_total series that rose in the quiet window.
 	RetriesDuringQuiet map[string]float64 `json:"retriesDuringQuiet,omitempty"`
 	FaultLog           string             `json:"faultLog"`
+	// GoroutinesBefore/After and HeapBytesBefore/After are the sums over the replicas of their
+	// goroutines and live heap (after a forced GC) before the faults and after the settle and
+	// the quiet window (resources-back-to-level); ResourcesBefore/After are the replicas' own
+	// figures. 0 and empty when not measured (the settle failed, or a replica did not answer).
+	GoroutinesBefore int       `json:"goroutinesBefore"`
+	GoroutinesAfter  int       `json:"goroutinesAfter"`
+	HeapBytesBefore  int64     `json:"heapBytesBefore"`
+	HeapBytesAfter   int64     `json:"heapBytesAfter"`
+	ResourcesBefore  Resources `json:"resourcesBefore,omitempty"`
+	ResourcesAfter   Resources `json:"resourcesAfter,omitempty"`
 }
 
 // Soak runs faults (from seed's schedule, or a replayed log) against the environment while the
@@ -244,6 +258,12 @@ func (h *Harness) Soak(ctx context.Context, seed uint64, faults []Fault, logPath
 			}
 		}
 	}
+	if rb, err := h.resources(ctx); err != nil {
+		h.o.Logf("resources before the faults not measured: %v", err)
+	} else {
+		res.ResourcesBefore, res.GoroutinesBefore, res.HeapBytesBefore = rb, rb.Goroutines(), rb.HeapBytes()
+		h.o.Logf("before the faults: %d goroutines, live heap %.1f MiB (sums over the replicas)", rb.Goroutines(), mib(rb.HeapBytes()))
+	}
 	loadCtx, stopLoad := context.WithCancel(ctx)
 	defer stopLoad()
 	stats := &LoadStats{}
@@ -265,12 +285,13 @@ func (h *Harness) Soak(ctx context.Context, seed uint64, faults []Fault, logPath
 			}
 			refusedBefore := h.target.Refusals.Ongoing()
 			cctx, cancel := context.WithTimeout(checkCtx, 30*time.Second)
+			at := time.Now()
 			objs, err := superObjects(cctx, h.env.Super.Client, "")
 			cancel()
 			if err != nil {
 				continue
 			}
-			addV(Continuous(Snapshot{Super: objs, Refused: StableRefusals(refusedBefore, h.target.Refusals.Ongoing())})...)
+			addV(Continuous(Snapshot{Super: objs, Refused: StableRefusals(refusedBefore, h.target.Refusals.Ongoing()), At: at})...)
 			vmu.Lock()
 			res.ContinuousChecks++
 			vmu.Unlock()
@@ -321,6 +342,16 @@ func (h *Harness) Soak(ctx context.Context, seed uint64, faults []Fault, logPath
 		if err := h.quiet(ctx, res, addV); err != nil {
 			return nil, err
 		}
+		if ra, err := h.resources(ctx); err != nil {
+			h.o.Logf("resources after the settle not measured: %v", err)
+		} else {
+			res.ResourcesAfter, res.GoroutinesAfter, res.HeapBytesAfter = ra, ra.Goroutines(), ra.HeapBytes()
+			h.o.Logf("after the settle: %d goroutines, live heap %.1f MiB (sums over the replicas)", ra.Goroutines(), mib(ra.HeapBytes()))
+			if len(res.ResourcesBefore) > 0 && !SameReplicas(res.ResourcesBefore, ra) {
+				h.o.Logf("resources not compared: %d replicas measured before the faults, %d after", len(res.ResourcesBefore), len(ra))
+			}
+			addV(ResourcesBackToLevel(res.ResourcesBefore, ra)...)
+		}
 	}
 	for _, r := range h.target.Replicas {
 		for _, c := range r.Crashes() {
@@ -351,6 +382,7 @@ func (h *Harness) snapshot(ctx context.Context) (Snapshot, error) {
 		}
 		s.Tenants = append(s.Tenants, TenantSnap{Name: h.names[i], UID: h.target.TenantUIDs[i], Objects: objs})
 	}
+	s.At = time.Now()
 	objs, err := superObjects(ctx, h.env.Super.Client, "")
 	if err != nil {
 		return s, err

@@ -48,11 +48,24 @@ type Snapshot struct {
 	// and after it, StableRefusals): RefusalKey(tenant UID, kind) → since when the tenant's
 	// policy refuses every load object of that kind.
 	Refused map[string]time.Time
+	// At is when the listing of the super objects began: a super object listed was present at
+	// At or later (refused-copy-removed). Zero: not known, that check is skipped.
+	At time.Time
 }
 
 // RefusalGrace is how long after a refusal begins the syncer may still create a super copy it
 // refuses (a reconcile that read the old policy, the policy's watch event on its way).
 const RefusalGrace = 5 * time.Second
+
+// RefusedCopyBound is how long after a refusal begins a super copy the refusal covers may
+// still be present (refused-copy-removed): a copy synced under the earlier policy is deleted
+// when its object is reconciled again, and the policy change enqueues every object of the
+// tenant (syncer.PolicyChanged; on a resume, the policy mark in the checkpoint). The bound
+// covers the worst the previous fault can leave (faults run one after the other, at least
+// 1 s apart): a replica SIGKILLed just before is started again, may wait for its shard Lease
+// (LeaseDuration, 6 s) and syncs its caches (a few seconds) before it reconciles; the rest
+// is the tenant's objects reconciled again (well under a second for the load's size).
+const RefusedCopyBound = 15 * time.Second
 
 // RefusalKey is the key of Snapshot.Refused and Refusals.
 func RefusalKey(tenantUID, kind string) string { return tenantUID + "/" + kind }
@@ -151,6 +164,7 @@ const (
 	InvNoCrash       = "no-replica-crash"
 	InvNoHotLoop     = "retries-flat-after-settle"
 	InvNoRefused     = "nothing-refused-created"
+	InvRefusedGone   = "refused-copy-removed"
 )
 
 func describe(cluster string, o Obj) string {
@@ -161,7 +175,9 @@ func describe(cluster string, o Obj) string {
 // objects are copies of one tenant object (same owner UID), every super object lies in the
 // super Namespace of its own tenant (the namespace the ownership annotations name, and that
 // Namespace carries the same tenant UID), and no super copy of a kind its tenant's policy
-// refuses (s.Refused) was created more than RefusalGrace after the refusal began.
+// refuses (s.Refused) was created more than RefusalGrace after the refusal began, and none
+// (created before it or not) is still present, not terminating, when the snapshot was listed
+// (s.At) more than RefusedCopyBound after the refusal began.
 func Continuous(s Snapshot) []Violation {
 	var out []Violation
 	byOwner := map[string][]Obj{}
@@ -186,6 +202,11 @@ func Continuous(s Snapshot) []Violation {
 			out = append(out, Violation{Invariant: InvNoRefused, Key: tkey, Objects: []string{describe("super", o)},
 				Message: fmt.Sprintf("super %s %s/%s, the copy of tenant %s %s, was created at %s, %s after tenant %s's policy began refusing %ss",
 					o.Kind, o.Namespace, o.Name, own.Tenant, own.Namespace+"/"+own.Name, o.Created.UTC().Format(time.RFC3339), o.Created.Sub(since).Round(time.Second), own.Tenant, o.Kind)})
+		}
+		if since, ok := s.Refused[RefusalKey(own.TenantUID, o.Kind)]; ok && !s.At.IsZero() && !o.Deleting && s.At.Sub(since) > RefusedCopyBound {
+			out = append(out, Violation{Invariant: InvRefusedGone, Key: tkey, Objects: []string{describe("super", o)},
+				Message: fmt.Sprintf("super %s %s/%s, the copy of tenant %s %s (created %s), is still present %s after tenant %s's policy began refusing %ss (bound %s)",
+					o.Kind, o.Namespace, o.Name, own.Tenant, own.Namespace+"/"+own.Name, o.Created.UTC().Format(time.RFC3339), s.At.Sub(since).Round(time.Second), own.Tenant, o.Kind, RefusedCopyBound)})
 		}
 		if want := conversion.SuperNamespace(own.Tenant, own.TenantUID, own.Namespace); o.Namespace != want {
 			out = append(out, Violation{Invariant: InvRightTenantNS, Key: tkey, Objects: []string{describe("super", o)},

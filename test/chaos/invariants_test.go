@@ -153,3 +153,50 @@ func TestRefusedObjects(t *testing.T) {
 		t.Errorf("a refusal that ended and began again during the listing counted as held: %v", got)
 	}
 }
+
+// TestRefusedCopyRemoved: a super copy synced before its tenant's policy began refusing its
+// kind may stay while the syncer catches up, up to RefusedCopyBound; still present after that
+// (and not terminating) it is a refused-copy-removed violation, also in Settled.
+func TestRefusedCopyRemoved(t *testing.T) {
+	since := time.Date(2026, 12, 6, 22, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		name     string
+		at       time.Time
+		deleting bool
+		want     int
+	}{
+		{"listed at an unknown time", time.Time{}, false, 0},
+		{"within the bound", since.Add(RefusedCopyBound), false, 0},
+		{"past the bound", since.Add(RefusedCopyBound + time.Second), false, 1},
+		{"past the bound, terminating", since.Add(RefusedCopyBound + time.Second), true, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := healthy()
+			s.Super[1].Created = since.Add(-time.Minute) // synced before the refusal
+			s.Super[1].Deleting = tc.deleting
+			s.Refused = map[string]time.Time{RefusalKey(tUID, "ConfigMap"): since}
+			s.At = tc.at
+			for name, vs := range map[string][]Violation{"Continuous": Continuous(s), "Settled": Settled(s)} {
+				var n, refusedGone int
+				for _, v := range vs {
+					if v.Invariant == InvRefusedGone {
+						refusedGone++
+						if strings.Contains(v.Message, "is still present 16s after") && strings.Contains(v.Key, "ConfigMap/chaos-a/cm-1") {
+							n++
+						}
+					}
+				}
+				if n != tc.want || refusedGone != tc.want || (name == "Continuous" && len(vs) != tc.want) {
+					t.Errorf("%s: %v, want %d %s", name, vs, tc.want, InvRefusedGone)
+				}
+			}
+		})
+	}
+	// Another tenant's refusal, or another kind's, says nothing of this copy.
+	s := healthy()
+	s.Refused = map[string]time.Time{RefusalKey("other", "ConfigMap"): since, RefusalKey(tUID, "Service"): since}
+	s.At = since.Add(time.Hour)
+	if v := Continuous(s); len(v) != 0 {
+		t.Errorf("refusals of another tenant or kind: %v", v)
+	}
+}

@@ -13,6 +13,7 @@ import (
 type Replica struct {
 	ID      string
 	Metrics string // host:port of its /metrics
+	Pprof   string // host:port of its /debug/pprof/ (--pprof-bind-address)
 	Log     string // its log file (appended to by every incarnation)
 	bin     string
 	args    []string

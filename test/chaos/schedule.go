@@ -36,7 +36,8 @@ const (
 	// it: the others take its tenants meanwhile, and it must not write for them once continued.
 	ReplicaPause Kind = "syncer-sigstop-past-lease"
 	// PolicyFlip points a Tenant at a TenantPolicy that refuses the load's (ClusterIP)
-	// Services for the hold, then back: their super copies go while refused and come back after.
+	// Services for the hold, then back: their super copies go while refused and come back
+	// after. One flip in two holds past RefusedCopyBound.
 	PolicyFlip Kind = "tenant-policy-flip"
 	// SuperEtcdCompact compacts the super cluster's etcd at its current revision and restarts a
 	// replica (SIGKILL, started again after the hold), which resumes from positions older than
@@ -45,11 +46,17 @@ const (
 	// TenantRestart kills a tenant's kube-apiserver (SIGKILL) and starts it again (same port,
 	// same etcd): the syncer's watches and requests fail until it is ready.
 	TenantRestart Kind = "tenant-apiserver-restart"
+	// PolicyFlipWhileDown stops every replica (SIGTERM), points a Tenant at the TenantPolicy
+	// that refuses the load's Services while they are down for the hold and starts them again
+	// (the resume path of the policy marks); the refusal lasts until the Services' super
+	// copies are gone, at most ResumeRefusal (past RefusedCopyBound); then the policy is put
+	// back the same way, every replica down for the hold.
+	PolicyFlipWhileDown Kind = "policy-flip-while-down"
 )
 
 // AllKinds lists every fault kind, in a fixed order (the schedule draws from it by index).
 var AllKinds = []Kind{SyncerKill, SyncerTerm, TenantPause, SuperCopyDelete, SuperCopyEdit, CheckpointDelete,
-	CheckpointCorrupt, ReplicaPause, PolicyFlip, SuperEtcdCompact, TenantRestart}
+	CheckpointCorrupt, ReplicaPause, PolicyFlip, SuperEtcdCompact, TenantRestart, PolicyFlipWhileDown}
 
 // Fault is one scheduled fault.
 type Fault struct {
@@ -140,10 +147,19 @@ func Schedule(seed uint64, o ScheduleOptions) []Fault {
 			// Long enough for the syncer to act on the refusal before it is lifted.
 			f.Target = rng.IntN(o.Tenants)
 			f.HoldMillis = (2*time.Second + hold).Milliseconds()
+		case PolicyFlipWhileDown:
+			// The hold is how long the replicas stay down, each of the two times.
+			f.Target = rng.IntN(o.Tenants)
+			f.HoldMillis = hold.Milliseconds()
 		default:
 			f.Target = rng.IntN(o.Tenants)
 		}
 		f.Pick = rng.Uint64()
+		if f.Kind == PolicyFlip && f.Pick%2 == 1 {
+			// One flip in two (PolicyFlip does not use Pick) outlasts RefusedCopyBound, so
+			// that refused-copy-removed can find a copy left from before the refusal.
+			f.HoldMillis += (RefusedCopyBound + 5*time.Second).Milliseconds()
+		}
 		total += f.Gap() + f.Hold()
 		out = append(out, f)
 	}

@@ -23,6 +23,7 @@ func TestScheduleShape(t *testing.T) {
 	o := ScheduleOptions{Duration: 20 * time.Minute, Tenants: 4, Replicas: 3}
 	faults := Schedule(1, o)
 	var total time.Duration
+	longFlips := 0
 	for i, f := range faults {
 		if f.Seq != i+1 {
 			t.Errorf("fault %d has seq %d", i, f.Seq)
@@ -47,6 +48,13 @@ func TestScheduleShape(t *testing.T) {
 			if f.Target >= 4 || f.Hold() < 2*time.Second {
 				t.Errorf("%s: tenant target ≥ 4 or refused for less than 2 s", f)
 			}
+			if f.Hold() > RefusedCopyBound {
+				longFlips++
+			}
+		case PolicyFlipWhileDown:
+			if f.Target >= 4 || f.Hold() <= 0 {
+				t.Errorf("%s: tenant target ≥ 4 or no hold", f)
+			}
 		default:
 			if f.Hold() != 0 {
 				t.Errorf("%s: a one-write fault with a hold", f)
@@ -54,10 +62,13 @@ func TestScheduleShape(t *testing.T) {
 		}
 		total += f.Gap() + f.Hold()
 	}
-	if total < o.Duration || total > o.Duration+10*time.Second {
+	if total < o.Duration || total > o.Duration+30*time.Second {
 		t.Errorf("the schedule lasts %s, want %s (+ one fault)", total, o.Duration)
 	}
 	counts := CountByKind(faults)
+	if longFlips == 0 || longFlips == counts[PolicyFlip] {
+		t.Errorf("%d of %d %s faults hold past RefusedCopyBound (%s), want some but not all", longFlips, counts[PolicyFlip], PolicyFlip, RefusedCopyBound)
+	}
 	for _, k := range AllKinds {
 		if counts[k] < 10 {
 			t.Errorf("%d faults of kind %s in 20 minutes, want ≥ 10 (%v)", counts[k], k, counts)
