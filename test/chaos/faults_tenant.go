@@ -41,8 +41,8 @@ type TenantTarget struct {
 	UnreachableBound time.Duration
 }
 
-// InvUnreachableReported: a Tenant whose apiserver is down for longer than
-// UnreachableReportBound is reported Unreachable (status.phase, Connected=False) within it.
+// InvUnreachableReported is the invariant that a Tenant whose apiserver is down for longer
+// than UnreachableReportBound is reported Unreachable (status.phase) within it.
 const InvUnreachableReported = "tenant-reported-unreachable"
 
 // UnreachableReportBound is how long a tenant apiserver may be down before its Tenant must
@@ -178,8 +178,11 @@ func kubeconfigRotate(ctx context.Context, t *Target, f Fault) (string, error) {
 	exp := int64((24 * time.Hour).Seconds())
 	tr, err := tc.CoreV1().ServiceAccounts(metav1.NamespaceSystem).CreateToken(ctx, sa,
 		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: &exp}}, metav1.CreateOptions{})
-	if err != nil || tr.Status.Token == "" {
-		return "", fmt.Errorf("tenant %d: requesting a token of %s: %v", i, sa, err)
+	if err != nil {
+		return "", fmt.Errorf("tenant %d: requesting a token of %s: %w", i, sa, err)
+	}
+	if tr.Status.Token == "" {
+		return "", fmt.Errorf("tenant %d: the token request of %s gave no token", i, sa)
 	}
 	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		sec, err := t.Super.CoreV1().Secrets(ref.Namespace).Get(ctx, ref.Name, metav1.GetOptions{})
