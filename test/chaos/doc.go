@@ -44,12 +44,12 @@
 // down; a Tenant pointed at a TenantPolicy that refuses the load's Services, then back; the
 // super etcd compacted at its current revision while a replica is down; a tenant apiserver
 // killed and kept down for 20–45 s (localcluster.ControlPlane.StopAPIServer, then
-// StartAPIServer), during which its Tenant must read Unreachable (InvUnreachableReported); a
-// tenant's kubeconfig Secret rotated to a token of a new cluster-admin ServiceAccount of the
-// tenant, the previous rotation's ServiceAccount deleted (its token revoked) at once or after
-// the hold; the loopback proxy between the syncer and a tenant apiserver (Proxy) dropping
-// (stalling), delaying or resetting connections for the hold. The tenant faults are in
-// faults_tenant.go.
+// StartAPIServer), during which its Tenant must read Unreachable (InvUnreachableReported,
+// checked for a down of at least UnreachableReportBound); a tenant's kubeconfig Secret rotated
+// to a token of a new cluster-admin ServiceAccount of the tenant, the previous rotation's
+// ServiceAccount deleted (its token revoked) at once or after the hold; the loopback proxy
+// between the syncer and a tenant apiserver (Proxy) dropping (stalling), delaying or resetting
+// connections for the hold. The tenant faults are in faults_tenant.go.
 //
 // # Implementation considerations
 //
