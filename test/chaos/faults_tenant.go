@@ -47,8 +47,8 @@ const InvUnreachableReported = "tenant-reported-unreachable"
 
 // UnreachableReportBound is how long a tenant apiserver may be down before its Tenant must
 // read Unreachable: the syncer probes a synced tenant every 10 s with a 5 s timeout, then the
-// Tenant controller writes the status (seen after 11.8-16.9 s in the soaks of seeds 41 and
-// 42); a shorter down is not checked.
+// Tenant controller writes the status (seen after 6.6-20.8 s in the soaks of seeds 41, 42
+// and 45); a shorter down is not checked.
 const UnreachableReportBound = 25 * time.Second
 
 // RotateLabel marks the ServiceAccounts and ClusterRoleBindings KubeconfigRotate creates in
