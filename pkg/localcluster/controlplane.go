@@ -604,26 +604,63 @@ func (c *ControlPlane) PIDs() map[string]int {
 // with the same flags (same port, certificates and etcd), and waits until it is ready; its
 // clients (RESTConfig, Client, the kubeconfig) work again as they were. The kill is not an
 // unexpected exit for Stop. It is for tests of clients of an apiserver that dies and comes back.
+// It is StopAPIServer followed by StartAPIServer.
 func (c *ControlPlane) RestartAPIServer(ctx context.Context) error {
-	c.mu.Lock()
-	idx := -1
+	if err := c.StopAPIServer(); err != nil {
+		return err
+	}
+	return c.StartAPIServer(ctx)
+}
+
+// apiServerIndex returns the index of the kube-apiserver in c.procs (-1 if none). c.mu is held.
+func (c *ControlPlane) apiServerIndex() int {
 	for i, p := range c.procs {
 		if p.name == KubeAPIServer {
-			idx = i
+			return i
 		}
 	}
+	return -1
+}
+
+// StopAPIServer kills the control plane's kube-apiserver (SIGKILL) and returns once it is
+// reaped; it stays down until StartAPIServer (for tests of an apiserver down for a long time).
+// The kill is not an unexpected exit for Stop; stopping a stopped apiserver does nothing.
+func (c *ControlPlane) StopAPIServer() error {
+	c.mu.Lock()
+	idx := c.apiServerIndex()
+	var old *process
+	if idx >= 0 {
+		old = c.procs[idx]
+	}
 	c.mu.Unlock()
-	if idx < 0 {
+	if old == nil {
 		return fmt.Errorf("%s: no %s running", c.Name, KubeAPIServer)
+	}
+	old.kill()
+	return nil
+}
+
+// StartAPIServer starts the control plane's kube-apiserver again, after StopAPIServer, with
+// the same flags (same port, certificates and etcd), and waits until it is ready. It fails if
+// the apiserver still runs.
+func (c *ControlPlane) StartAPIServer(ctx context.Context) error {
+	c.mu.Lock()
+	idx := c.apiServerIndex()
+	var old *process
+	if idx >= 0 {
+		old = c.procs[idx]
+	}
+	c.mu.Unlock()
+	if old == nil {
+		return fmt.Errorf("%s: no %s to start again", c.Name, KubeAPIServer)
+	}
+	if !old.exited() {
+		return fmt.Errorf("%s: %s still runs (pid %d)", c.Name, KubeAPIServer, old.pid())
 	}
 	adminTLS, err := c.pki.adminTLSConfig()
 	if err != nil {
 		return err
 	}
-	c.mu.Lock()
-	old := c.procs[idx]
-	c.mu.Unlock()
-	old.kill()
 	proc, err := startProcess(KubeAPIServer, c.LogDir(), old.cmd.Path, old.cmd.Args[1:])
 	if err != nil {
 		return fmt.Errorf("%s: restarting %s: %w", c.Name, KubeAPIServer, err)

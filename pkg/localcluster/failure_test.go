@@ -235,3 +235,42 @@ func TestRestartAPIServer(t *testing.T) {
 		t.Errorf("restarted kube-apiserver (pid %d) alive after Stop", after)
 	}
 }
+
+// TestStopStartAPIServer checks that StopAPIServer leaves the kube-apiserver down (a request
+// fails) until StartAPIServer, which refuses to start a second one while it runs, and that
+// Stop counts neither the kill nor the new process as a crash.
+func TestStopStartAPIServer(t *testing.T) {
+	tools := requireTools(t)
+	ctx := t.Context()
+	cp, err := StartTenant(ctx, "stopstart", Options{ToolsDir: tools, Progress: func(s string) { t.Log(s) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cp.Stop() })
+	if err := cp.StartAPIServer(ctx); err == nil {
+		t.Fatal("StartAPIServer while the kube-apiserver runs did not fail")
+	}
+	before := cp.PIDs()[KubeAPIServer]
+	if err := cp.StopAPIServer(); err != nil {
+		t.Fatal(err)
+	}
+	if alive(before) {
+		t.Fatalf("kube-apiserver pid %d alive after StopAPIServer", before)
+	}
+	if _, err := cp.Client.CoreV1().Namespaces().Get(ctx, "default", metav1.GetOptions{}); err == nil {
+		t.Fatal("a request succeeded while the kube-apiserver was stopped")
+	}
+	if err := cp.StartAPIServer(ctx); err != nil {
+		t.Fatal(err)
+	}
+	after := cp.PIDs()[KubeAPIServer]
+	if _, err := cp.Client.CoreV1().Namespaces().Get(ctx, "default", metav1.GetOptions{}); err != nil {
+		t.Fatalf("a request after StartAPIServer: %v", err)
+	}
+	if err := cp.Stop(); err != nil {
+		t.Fatalf("Stop after a stop and a start: %v", err)
+	}
+	if alive(after) {
+		t.Errorf("started kube-apiserver (pid %d) alive after Stop", after)
+	}
+}

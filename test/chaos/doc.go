@@ -49,12 +49,23 @@
 // down; a Tenant pointed at a TenantPolicy that refuses the load's Services, then back (one
 // flip in two past RefusedCopyBound), or the same while every replica is down
 // (PolicyFlipWhileDown, faults_resume.go: the resume path of the policy marks); the super etcd
-// compacted at its current revision while a replica is down.
+// compacted at its current revision while a replica is down; a tenant apiserver
+// killed and kept down for 20–45 s (localcluster.ControlPlane.StopAPIServer, then
+// StartAPIServer), during which its Tenant must read Unreachable (InvUnreachableReported,
+// checked for a down of at least UnreachableReportBound); a tenant's kubeconfig Secret rotated
+// to a token of a new cluster-admin ServiceAccount of the tenant, the previous rotation's
+// ServiceAccount deleted (its token revoked) at once or after the hold; the loopback proxy
+// between the syncer and a tenant apiserver (Proxy) dropping (stalling), delaying or resetting
+// connections for the hold. The tenant faults are in faults_tenant.go.
 //
 // # Implementation considerations
 //
 // A fault's target object is chosen at injection time from a sorted list by the fault's pick
 // number: the schedule is reproducible, the objects a replay touches depend on the load's
-// timing. The harness uses its own tenant clients with a request timeout so that a stopped
-// tenant apiserver stalls the load for a bounded time only.
+// timing. The kubeconfigs the harness registers point at a Proxy per tenant from the start,
+// so that LossyProxy acts on the syncer's connections alone. The harness uses its own tenant
+// clients, not through the proxies, with a request timeout so that a stopped tenant apiserver
+// stalls the load for a bounded time only. A TenantDownLong is drawn at a quarter of the
+// other kinds' weight (longDownOdds) so that its long holds leave a 20-minute soak ≥ 200
+// faults.
 package chaos

@@ -49,6 +49,8 @@ type Target struct {
 	TenantNames []string
 	// Refusals records the refusals PolicyFlip holds, for the invariants.
 	Refusals *Refusals
+	// TenantTarget is what the faults of faults_tenant.go act on.
+	TenantTarget
 }
 
 // Injector injects one fault into t and returns what it did. It restores what it broke before

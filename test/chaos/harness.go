@@ -23,6 +23,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/vcsyncer/syncer/cmd/vc-syncer/app"
@@ -95,6 +96,8 @@ func Start(ctx context.Context, env *localcluster.Environment, bin string, o Opt
 		CheckpointPrefix: options.DefaultCheckpointSecret, SuperEtcdURL: env.Super.EtcdURL, Refusals: &Refusals{}}}
 	h.target.TenantAPIServerPID = func(i int) int { return env.Tenants[i].PIDs()[localcluster.KubeAPIServer] }
 	h.target.RestartTenantAPIServer = func(ctx context.Context, i int) error { return env.Tenants[i].RestartAPIServer(ctx) }
+	h.target.StopTenantAPIServer = func(i int) error { return env.Tenants[i].StopAPIServer() }
+	h.target.StartTenantAPIServer = func(ctx context.Context, i int) error { return env.Tenants[i].StartAPIServer(ctx) }
 	if _, err := env.Super.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: KubeconfigNamespace}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		return nil, err
 	}
@@ -145,7 +148,20 @@ func Start(ctx context.Context, env *localcluster.Environment, bin string, o Opt
 		if t.ServiceCIDR != "" {
 			to.ServiceCIDRs = []string{t.ServiceCIDR}
 		}
-		if err := app.AddTenantWithOptions(ctx, cl, KubeconfigNamespace, t.Name, t.Kubeconfig, to); err != nil {
+		// The syncer reaches the tenant through a loopback proxy (LossyProxy); the harness's
+		// own clients do not.
+		p, err := StartProxy(strings.TrimPrefix(t.RESTConfig.Host, "https://"))
+		if err != nil {
+			h.Stop()
+			return nil, err
+		}
+		h.target.Proxies = append(h.target.Proxies, p)
+		kc, err := proxiedKubeconfig(t.Kubeconfig, p.Addr)
+		if err != nil {
+			h.Stop()
+			return nil, err
+		}
+		if err := app.AddTenantWithOptions(ctx, cl, KubeconfigNamespace, t.Name, kc, to); err != nil {
 			h.Stop()
 			return nil, fmt.Errorf("registering %s: %w", t.Name, err)
 		}
@@ -184,15 +200,32 @@ func Start(ctx context.Context, env *localcluster.Environment, bin string, o Opt
 			}
 		}
 	}
+	h.target.TenantAdmins = h.tenants
 	o.Logf("%d tenants Running, %d syncer replicas (logs in %s)", len(env.Tenants), o.Replicas, o.Out)
 	return h, nil
 }
 
-// Stop stops every replica (SIGTERM) and continues every tenant apiserver.
+// Stop stops every replica (SIGTERM) and closes the proxies in front of the tenant apiservers.
 func (h *Harness) Stop() {
 	for _, r := range h.target.Replicas {
 		r.Signal(syscall.SIGTERM)
 	}
+	for _, p := range h.target.Proxies {
+		p.Close()
+	}
+}
+
+// proxiedKubeconfig returns kubeconfig with every cluster's server pointed at https://addr
+// (a Proxy in front of it; the certificates stay valid: they name 127.0.0.1).
+func proxiedKubeconfig(kubeconfig []byte, addr string) ([]byte, error) {
+	cfg, err := clientcmd.Load(kubeconfig)
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range cfg.Clusters {
+		c.Server = "https://" + addr
+	}
+	return clientcmd.Write(*cfg)
 }
 
 // Result is what one soak found.
@@ -264,6 +297,8 @@ func (h *Harness) Soak(ctx context.Context, seed uint64, faults []Fault, logPath
 		res.ResourcesBefore, res.GoroutinesBefore, res.HeapBytesBefore = rb, rb.Goroutines(), rb.HeapBytes()
 		h.o.Logf("before the faults: %d goroutines, live heap %.1f MiB (sums over the replicas)", rb.Goroutines(), mib(rb.HeapBytes()))
 	}
+	h.target.Violate = func(v Violation) { addV(v) }
+	defer func() { h.target.Violate = nil }()
 	loadCtx, stopLoad := context.WithCancel(ctx)
 	defer stopLoad()
 	stats := &LoadStats{}

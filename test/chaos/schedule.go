@@ -52,11 +52,23 @@ const (
 	// copies are gone, at most ResumeRefusal (past RefusedCopyBound); then the policy is put
 	// back the same way, every replica down for the hold.
 	PolicyFlipWhileDown Kind = "policy-flip-while-down"
+	// TenantDownLong kills a tenant's kube-apiserver and keeps it down for a long hold
+	// (LongHoldMin to LongHoldMax) before starting it again: the Tenant must be reported
+	// Unreachable meanwhile, and syncing must resume after (faults_tenant.go).
+	TenantDownLong Kind = "tenant-apiserver-down-long"
+	// KubeconfigRotate rotates a tenant's kubeconfig Secret to a new credential (a token of a
+	// new cluster-admin ServiceAccount of the tenant) and revokes the previous one, at once or
+	// after the hold (faults_tenant.go).
+	KubeconfigRotate Kind = "tenant-kubeconfig-rotate"
+	// LossyProxy makes the loopback proxy between the syncer and a tenant apiserver (Proxy)
+	// drop (stall), delay or reset its connections for the hold (faults_tenant.go).
+	LossyProxy Kind = "lossy-proxy"
 )
 
 // AllKinds lists every fault kind, in a fixed order (the schedule draws from it by index).
 var AllKinds = []Kind{SyncerKill, SyncerTerm, TenantPause, SuperCopyDelete, SuperCopyEdit, CheckpointDelete,
-	CheckpointCorrupt, ReplicaPause, PolicyFlip, SuperEtcdCompact, TenantRestart, PolicyFlipWhileDown}
+	CheckpointCorrupt, ReplicaPause, PolicyFlip, SuperEtcdCompact, TenantRestart, PolicyFlipWhileDown,
+	TenantDownLong, KubeconfigRotate, LossyProxy}
 
 // Fault is one scheduled fault.
 type Fault struct {
@@ -100,6 +112,8 @@ type ScheduleOptions struct {
 	// LeaseDuration is the replicas' shard Lease duration: a ReplicaPause holds longer, up to
 	// LeaseDuration + 1 s + MaxHold. Defaults to 6 s (the harness's --shard-lease-duration).
 	LeaseDuration time.Duration
+	// LongHoldMin and LongHoldMax bound a TenantDownLong's hold. Default to 20 s and 45 s.
+	LongHoldMin, LongHoldMax time.Duration
 }
 
 func (o ScheduleOptions) withDefaults() ScheduleOptions {
@@ -118,9 +132,19 @@ func (o ScheduleOptions) withDefaults() ScheduleOptions {
 	if o.LeaseDuration <= 0 {
 		o.LeaseDuration = LeaseDuration
 	}
+	if o.LongHoldMin <= 0 {
+		o.LongHoldMin = 20 * time.Second
+	}
+	if o.LongHoldMax < o.LongHoldMin {
+		o.LongHoldMax = max(o.LongHoldMin, 45*time.Second)
+	}
 	o.Tenants, o.Replicas = max(1, o.Tenants), max(1, o.Replicas)
 	return o
 }
+
+// longDownOdds: a drawn TenantDownLong is kept one time in longDownOdds (else the kind is
+// drawn again), so that its long holds do not take most of a soak.
+const longDownOdds = 4
 
 // Schedule returns the faults seed gives for o: everything is drawn from math/rand/v2 seeded
 // with seed alone, so the same seed and options give the same schedule.
@@ -131,6 +155,10 @@ func Schedule(seed uint64, o ScheduleOptions) []Fault {
 	var total time.Duration
 	for total < o.Duration {
 		f := Fault{Seq: len(out) + 1, Kind: o.Kinds[rng.IntN(len(o.Kinds))]}
+		for f.Kind == TenantDownLong && len(o.Kinds) > 1 && rng.IntN(longDownOdds) != 0 {
+			// Drawn at a quarter of the others' weight: its hold is ten times theirs.
+			f.Kind = o.Kinds[rng.IntN(len(o.Kinds))]
+		}
 		f.GapMillis = (o.MinGap + time.Duration(rng.Int64N(int64(o.MaxGap-o.MinGap)+1))).Milliseconds()
 		hold := time.Duration(rng.Int64N(int64(o.MaxHold))) + 100*time.Millisecond
 		switch f.Kind {
@@ -151,6 +179,16 @@ func Schedule(seed uint64, o ScheduleOptions) []Fault {
 			// The hold is how long the replicas stay down, each of the two times.
 			f.Target = rng.IntN(o.Tenants)
 			f.HoldMillis = hold.Milliseconds()
+		case TenantDownLong:
+			f.Target = rng.IntN(o.Tenants)
+			f.HoldMillis = (o.LongHoldMin + time.Duration(rng.Int64N(int64(o.LongHoldMax-o.LongHoldMin)+1))).Milliseconds()
+		case KubeconfigRotate:
+			// The grace before the old credential is revoked (when not revoked at once).
+			f.Target = rng.IntN(o.Tenants)
+			f.HoldMillis = hold.Milliseconds()
+		case LossyProxy:
+			f.Target = rng.IntN(o.Tenants)
+			f.HoldMillis = (5*time.Second + 2*hold).Milliseconds()
 		default:
 			f.Target = rng.IntN(o.Tenants)
 		}

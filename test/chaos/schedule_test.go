@@ -55,6 +55,18 @@ func TestScheduleShape(t *testing.T) {
 			if f.Target >= 4 || f.Hold() <= 0 {
 				t.Errorf("%s: tenant target ≥ 4 or no hold", f)
 			}
+		case TenantDownLong:
+			if f.Target >= 4 || f.Hold() < 20*time.Second || f.Hold() > 45*time.Second {
+				t.Errorf("%s: tenant target ≥ 4 or down for less than 20 s or more than 45 s", f)
+			}
+		case KubeconfigRotate:
+			if f.Target >= 4 || f.Hold() <= 0 {
+				t.Errorf("%s: tenant target ≥ 4 or no grace", f)
+			}
+		case LossyProxy:
+			if f.Target >= 4 || f.Hold() < 5*time.Second {
+				t.Errorf("%s: tenant target ≥ 4 or lossy for less than 5 s", f)
+			}
 		default:
 			if f.Hold() != 0 {
 				t.Errorf("%s: a one-write fault with a hold", f)
@@ -62,7 +74,7 @@ func TestScheduleShape(t *testing.T) {
 		}
 		total += f.Gap() + f.Hold()
 	}
-	if total < o.Duration || total > o.Duration+30*time.Second {
+	if total < o.Duration || total > o.Duration+49*time.Second { // the last may be a TenantDownLong
 		t.Errorf("the schedule lasts %s, want %s (+ one fault)", total, o.Duration)
 	}
 	counts := CountByKind(faults)
@@ -70,8 +82,12 @@ func TestScheduleShape(t *testing.T) {
 		t.Errorf("%d of %d %s faults hold past RefusedCopyBound (%s), want some but not all", longFlips, counts[PolicyFlip], PolicyFlip, RefusedCopyBound)
 	}
 	for _, k := range AllKinds {
-		if counts[k] < 10 {
-			t.Errorf("%d faults of kind %s in 20 minutes, want ≥ 10 (%v)", counts[k], k, counts)
+		want := 10
+		if k == TenantDownLong {
+			want = 1 // drawn at a quarter of the others' weight (longDownOdds)
+		}
+		if counts[k] < want {
+			t.Errorf("%d faults of kind %s in 20 minutes, want ≥ %d (%v)", counts[k], k, want, counts)
 		}
 	}
 	if len(faults) < 200 {

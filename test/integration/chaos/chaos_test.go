@@ -58,7 +58,9 @@ func TestChaosSoak(t *testing.T) {
 	defer h.Stop()
 	failed := false
 	for _, seed := range []uint64{1, random} {
-		faults := chaos.Schedule(seed, chaos.ScheduleOptions{Duration: time.Duration(seconds) * time.Second, Tenants: tenants, Replicas: replicas})
+		// A tenant apiserver down for long is kept down 20-25 s here (CI time).
+		faults := chaos.Schedule(seed, chaos.ScheduleOptions{Duration: time.Duration(seconds) * time.Second, Tenants: tenants, Replicas: replicas,
+			LongHoldMax: 25 * time.Second})
 		logPath := filepath.Join(out, "faults-"+strconv.FormatUint(seed, 10)+".jsonl")
 		res, err := h.Soak(t.Context(), seed, faults, logPath)
 		if err != nil {
