@@ -1,6 +1,7 @@
 package chaos
 
 import (
+	"maps"
 	"strings"
 	"testing"
 	"time"
@@ -89,6 +90,7 @@ func TestInvariantsCatch(t *testing.T) {
 		"status not up":           {func(s *Snapshot) { s.Super[2].Ready = "False" }, InvPodStatus, "Ready \"False\""},
 		"stuck terminating":       {func(s *Snapshot) { s.Tenants[0].Objects[1].Deleting = true }, InvNotStuck, "still terminating"},
 		"super namespace missing": {func(s *Snapshot) { s.Super = s.Super[1:] }, InvOneCopy, "Namespace//chaos-a"},
+		"copy of a removed Tenant": {func(s *Snapshot) { s.Super = append(s.Super, removedTenantCopies(s)...) }, InvNoOrphan, "left after that Tenant was removed"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -151,5 +153,49 @@ func TestRefusedObjects(t *testing.T) {
 	}
 	if got := StableRefusals(refused, map[string]time.Time{RefusalKey(tUID, "ConfigMap"): since.Add(time.Second)}); len(got) != 0 {
 		t.Errorf("a refusal that ended and began again during the listing counted as held: %v", got)
+	}
+}
+
+// removedTenantCopies returns s's super objects as copies of the Tenant removed before s's
+// tenant-1 was registered again (another Tenant UID, another super namespace), terminating.
+func removedTenantCopies(s *Snapshot) []Obj {
+	const oldUID = "33333333-3333-3333-3333-333333333333"
+	var out []Obj
+	for _, o := range s.Super {
+		c := o
+		c.UID, c.Deleting = "old-"+o.UID, true
+		c.Labels, c.Annotations = maps.Clone(o.Labels), maps.Clone(o.Annotations)
+		own, _ := conversion.OwnerOf(o.meta())
+		own.TenantUID = oldUID
+		if o.Kind == "Namespace" {
+			c.Name = conversion.SuperNamespace(own.Tenant, oldUID, own.Namespace)
+		} else {
+			c.Namespace = conversion.SuperNamespace(own.Tenant, oldUID, own.Namespace)
+		}
+		conversion.Stamp(metaOf(&c), own)
+		out = append(out, c)
+	}
+	return out
+}
+
+// TestRemovedTenantWindow: while a removed Tenant's super namespaces are being deleted, the
+// copies of the Tenant registered again under the same name (TenantRemoveReadd) exist beside
+// them: no continuous invariant counts them as duplicates or misplaced; once settled, a copy
+// of the removed Tenant left is an orphan.
+func TestRemovedTenantWindow(t *testing.T) {
+	s := healthy()
+	old := removedTenantCopies(&s)
+	s.Super = append(s.Super, old...)
+	if v := Continuous(s); len(v) != 0 {
+		t.Fatalf("the removal window broke the continuous invariants: %v", v)
+	}
+	v := Settled(s)
+	if len(v) != len(old) {
+		t.Fatalf("settled with %d copies of the removed Tenant left: %v, want one %s each", len(old), v, InvNoOrphan)
+	}
+	for _, x := range v {
+		if x.Invariant != InvNoOrphan {
+			t.Errorf("%s, want %s", x, InvNoOrphan)
+		}
 	}
 }

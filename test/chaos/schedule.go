@@ -45,11 +45,27 @@ const (
 	// TenantRestart kills a tenant's kube-apiserver (SIGKILL) and starts it again (same port,
 	// same etcd): the syncer's watches and requests fail until it is ready.
 	TenantRestart Kind = "tenant-apiserver-restart"
+	// SuperRestart kills the super cluster's kube-apiserver (SIGKILL) and starts it again (same
+	// port, same etcd): every replica's super watches and writes fail until it is ready.
+	SuperRestart Kind = "super-apiserver-restart"
+	// SuperNamespaceDelete deletes one of a tenant's super namespaces (the syncer-owned
+	// namespace holding the copies of one tenant namespace) behind the syncer's back: the
+	// syncer must create it and the copies again.
+	SuperNamespaceDelete Kind = "super-namespace-delete"
+	// TenantRemoveReadd deletes a Tenant (its super namespaces go with it), waits until it is
+	// gone, keeps it away for the hold and registers it again with the same kubeconfig: a new
+	// Tenant UID, so new super namespaces.
+	TenantRemoveReadd Kind = "tenant-remove-readd"
+	// SyncerScale scales the (sharded) replicas to 1, then 3, then 2, holding each count for
+	// the hold, then back to the count the soak started with: shard hand-overs. Drawn only
+	// when the soak runs more than one replica (then they run with --sharding).
+	SyncerScale Kind = "syncer-scale"
 )
 
 // AllKinds lists every fault kind, in a fixed order (the schedule draws from it by index).
 var AllKinds = []Kind{SyncerKill, SyncerTerm, TenantPause, SuperCopyDelete, SuperCopyEdit, CheckpointDelete,
-	CheckpointCorrupt, ReplicaPause, PolicyFlip, SuperEtcdCompact, TenantRestart}
+	CheckpointCorrupt, ReplicaPause, PolicyFlip, SuperEtcdCompact, TenantRestart,
+	SuperRestart, SuperNamespaceDelete, TenantRemoveReadd, SyncerScale}
 
 // Fault is one scheduled fault.
 type Fault struct {
@@ -84,7 +100,8 @@ type ScheduleOptions struct {
 	Duration time.Duration
 	// Tenants and Replicas bound the targets.
 	Tenants, Replicas int
-	// Kinds are the fault kinds to draw from. Defaults to AllKinds.
+	// Kinds are the fault kinds to draw from. Defaults to AllKinds. SyncerScale is left out
+	// when Replicas is 1 (a single replica runs without --sharding).
 	Kinds []Kind
 	// MinGap and MaxGap bound the wait before each fault. Default to 1 s and 4 s.
 	MinGap, MaxGap time.Duration
@@ -112,6 +129,9 @@ func (o ScheduleOptions) withDefaults() ScheduleOptions {
 		o.LeaseDuration = LeaseDuration
 	}
 	o.Tenants, o.Replicas = max(1, o.Tenants), max(1, o.Replicas)
+	if o.Replicas == 1 && slices.Contains(o.Kinds, SyncerScale) {
+		o.Kinds = slices.DeleteFunc(slices.Clone(o.Kinds), func(k Kind) bool { return k == SyncerScale })
+	}
 	return o
 }
 
@@ -119,6 +139,9 @@ func (o ScheduleOptions) withDefaults() ScheduleOptions {
 // with seed alone, so the same seed and options give the same schedule.
 func Schedule(seed uint64, o ScheduleOptions) []Fault {
 	o = o.withDefaults()
+	if len(o.Kinds) == 0 {
+		return nil // only SyncerScale asked for, with one replica
+	}
 	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
 	var out []Fault
 	var total time.Duration
@@ -139,6 +162,14 @@ func Schedule(seed uint64, o ScheduleOptions) []Fault {
 		case PolicyFlip:
 			// Long enough for the syncer to act on the refusal before it is lifted.
 			f.Target = rng.IntN(o.Tenants)
+			f.HoldMillis = (2*time.Second + hold).Milliseconds()
+		case TenantRemoveReadd:
+			// The Tenant stays away a few seconds.
+			f.Target = rng.IntN(o.Tenants)
+			f.HoldMillis = (2*time.Second + hold).Milliseconds()
+		case SyncerScale:
+			// Target: the replica kept when scaled to 1; each count holds a few seconds.
+			f.Target = rng.IntN(o.Replicas)
 			f.HoldMillis = (2*time.Second + hold).Milliseconds()
 		default:
 			f.Target = rng.IntN(o.Tenants)

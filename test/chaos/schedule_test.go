@@ -47,6 +47,14 @@ func TestScheduleShape(t *testing.T) {
 			if f.Target >= 4 || f.Hold() < 2*time.Second {
 				t.Errorf("%s: tenant target ≥ 4 or refused for less than 2 s", f)
 			}
+		case TenantRemoveReadd:
+			if f.Target >= 4 || f.Hold() < 2*time.Second {
+				t.Errorf("%s: tenant target ≥ 4 or away for less than 2 s", f)
+			}
+		case SyncerScale:
+			if f.Target >= 3 || f.Hold() < 2*time.Second {
+				t.Errorf("%s: replica target ≥ 3 or a count held less than 2 s", f)
+			}
 		default:
 			if f.Hold() != 0 {
 				t.Errorf("%s: a one-write fault with a hold", f)
@@ -74,6 +82,18 @@ func TestScheduleKinds(t *testing.T) {
 		if f.Kind != TenantPause {
 			t.Fatalf("%s drawn, only %s asked for", f, TenantPause)
 		}
+	}
+	// One replica runs without --sharding: it cannot be scaled.
+	for _, f := range Schedule(7, ScheduleOptions{Duration: 10 * time.Minute, Tenants: 2, Replicas: 1}) {
+		if f.Kind == SyncerScale {
+			t.Fatalf("%s drawn for one replica", f)
+		}
+	}
+	if f := Schedule(7, ScheduleOptions{Duration: time.Minute, Replicas: 1, Kinds: []Kind{SyncerScale}}); len(f) != 0 {
+		t.Fatalf("only %s asked for, with one replica: %v, want no fault", SyncerScale, f)
+	}
+	if n := CountByKind(Schedule(7, ScheduleOptions{Duration: 10 * time.Minute, Tenants: 2, Replicas: 2}))[SyncerScale]; n == 0 {
+		t.Fatalf("no %s drawn for two replicas", SyncerScale)
 	}
 	if _, err := ParseKinds([]string{"syncer-sigkill", "nope"}); err == nil {
 		t.Fatal("ParseKinds accepted an unknown kind")
