@@ -62,8 +62,8 @@ func TestSuperNamespaceDeletePicksAmongTheTenantsLoadNamespaces(t *testing.T) {
 		return []runtime.Object{
 			superNS(NamespacePrefix+"b", tenantUID, false), superNS(NamespacePrefix+"a", tenantUID, false),
 			superNS(NamespacePrefix+"churn-3", tenantUID, true), // terminating already
-			superNS("kube-system", tenantUID, false),             // not the load's
-			superNS(NamespacePrefix+"a", other, false),           // another tenant's
+			superNS("kube-system", tenantUID, false),            // not the load's
+			superNS(NamespacePrefix+"a", other, false),          // another tenant's
 		}
 	}
 	for _, tc := range []struct {
