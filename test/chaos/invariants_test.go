@@ -81,16 +81,18 @@ func TestInvariantsCatch(t *testing.T) {
 		"copy in another tenant's namespace": {func(s *Snapshot) {
 			s.Super[0].Labels = map[string]string{conversion.LabelManagedBy: conversion.ManagedByValue, conversion.LabelTenantUID: "other"}
 		}, InvRightTenantNS, "in a namespace of tenant uid other"},
-		"copy at the wrong place":  {func(s *Snapshot) { s.Super[1].Namespace = "x" }, InvRightTenantNS, "want"},
-		"missing copy":             {func(s *Snapshot) { s.Super = s.Super[:2] }, InvOneCopy, "has no super copy"},
-		"stale content":            {func(s *Snapshot) { s.Super[1].Content = "data 2" }, InvOneCopy, "content"},
-		"stale label":              {func(s *Snapshot) { s.Super[1].Labels[LabelGen] = "tampered-1" }, InvOneCopy, "label chaos-gen"},
-		"orphan":                   {func(s *Snapshot) { s.Tenants[0].Objects = s.Tenants[0].Objects[:2] }, InvNoOrphan, "left for tenant"},
-		"tenant Pod pending":       {func(s *Snapshot) { s.Tenants[0].Objects[2].Phase = "Pending" }, InvPodStatus, "phase \"Pending\""},
-		"status not up":            {func(s *Snapshot) { s.Super[2].Ready = "False" }, InvPodStatus, "Ready \"False\""},
-		"stuck terminating":        {func(s *Snapshot) { s.Tenants[0].Objects[1].Deleting = true }, InvNotStuck, "still terminating"},
-		"super namespace missing":  {func(s *Snapshot) { s.Super = s.Super[1:] }, InvOneCopy, "Namespace//chaos-a"},
-		"copy of a removed Tenant": {func(s *Snapshot) { s.Super = append(s.Super, removedTenantCopies(s)...) }, InvNoOrphan, "left after that Tenant was removed"},
+		"copy of a removed Tenant": {func(s *Snapshot) {
+			s.Super = append(s.Super, removedTenantCopies(s)...)
+		}, InvNoOrphan, "left after that Tenant was removed"},
+		"copy at the wrong place": {func(s *Snapshot) { s.Super[1].Namespace = "x" }, InvRightTenantNS, "want"},
+		"missing copy":            {func(s *Snapshot) { s.Super = s.Super[:2] }, InvOneCopy, "has no super copy"},
+		"stale content":           {func(s *Snapshot) { s.Super[1].Content = "data 2" }, InvOneCopy, "content"},
+		"stale label":             {func(s *Snapshot) { s.Super[1].Labels[LabelGen] = "tampered-1" }, InvOneCopy, "label chaos-gen"},
+		"orphan":                  {func(s *Snapshot) { s.Tenants[0].Objects = s.Tenants[0].Objects[:2] }, InvNoOrphan, "left for tenant"},
+		"tenant Pod pending":      {func(s *Snapshot) { s.Tenants[0].Objects[2].Phase = "Pending" }, InvPodStatus, "phase \"Pending\""},
+		"status not up":           {func(s *Snapshot) { s.Super[2].Ready = "False" }, InvPodStatus, "Ready \"False\""},
+		"stuck terminating":       {func(s *Snapshot) { s.Tenants[0].Objects[1].Deleting = true }, InvNotStuck, "still terminating"},
+		"super namespace missing": {func(s *Snapshot) { s.Super = s.Super[1:] }, InvOneCopy, "Namespace//chaos-a"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
