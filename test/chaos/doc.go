@@ -42,7 +42,23 @@
 // (localcluster.ControlPlane.RestartAPIServer); a super copy deleted or edited behind the
 // syncer's back; a checkpoint Secret deleted, or corrupted while the replica that reads it is
 // down; a Tenant pointed at a TenantPolicy that refuses the load's Services, then back; the
-// super etcd compacted at its current revision while a replica is down.
+// super etcd compacted at its current revision while a replica is down; the super
+// kube-apiserver killed and started again; one of a tenant's super namespaces deleted behind
+// the syncer's back; a Tenant removed (its finalizer deletes its super namespaces), kept away
+// a few seconds and registered again with the same kubeconfig (a new Tenant UID, so new super
+// namespaces); the replicas scaled to 1, 3 and 2 and back (shard hand-overs).
+//
+// Removing a Tenant deletes every super object it had (CleanupSuperNamespaces, before the
+// finalizer goes): while its super namespaces terminate, the copies of the Tenant registered
+// again (another UID) exist beside them, which no continuous invariant counts as a duplicate
+// (copies are told apart by Tenant UID); once settled, a super object of the removed Tenant
+// left behind is an orphan. Its tenant Pods bound before the removal lose their super Pods
+// with it: they end Failed (SuperPodLost), which the settled invariants accept.
+//
+// SyncerScale needs --sharding on every replica: the harness runs the replicas with it only
+// when there are two or more (one replica runs unsharded, as a single deployment does), and
+// then prepares spares (not started) up to three processes; with one replica the schedule
+// leaves SyncerScale out and a replayed one finds nothing to act on.
 //
 // # Implementation considerations
 //
