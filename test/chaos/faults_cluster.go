@@ -2,6 +2,7 @@ package chaos
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -113,7 +114,7 @@ func tenantRemoveReadd(ctx context.Context, t *Target, f Fault) (string, error) 
 	readd := time.Now()
 	newUID, err := t.AddTenant(rctx, i)
 	if err != nil {
-		return "", fmt.Errorf("registering Tenant %s again (deleted Tenant gone: %v): %w", name, goneErr, err)
+		return "", fmt.Errorf("registering Tenant %s again: %w", name, errors.Join(err, goneErr))
 	}
 	t.TenantUIDs[i] = newUID
 	if goneErr != nil {
