@@ -439,6 +439,7 @@ func (h *Harness) settle(ctx context.Context, res *Result, addV func(...Violatio
 				return fmt.Errorf("settle: %w", err)
 			}
 			h.o.Logf("not settled after %s: %d violations", h.o.SettleTimeout, len(last))
+			h.logUnreadySuperPods(ctx)
 			addV(h.withEvidence(ctx, last)...)
 			break
 		}
