@@ -40,7 +40,7 @@ func runChaos(ctx context.Context, args []string) error {
 	rate := fs.Float64("rate", 2, "load operations per second per tenant")
 	settle := fs.Duration("settle-timeout", 2*time.Minute, "bound on the settle after the last fault")
 	replay := fs.String("replay", "", "rerun the faults of this fault log (faults.jsonl of an earlier run) instead of drawing them from --seed")
-	kinds := fs.String("kinds", "", "comma-separated fault kinds to draw from (default: all of "+fmt.Sprint(chaos.AllKinds)+")")
+	kinds := fs.String("kinds", "", "comma-separated fault kinds to draw from (default: "+fmt.Sprint(chaos.DefaultKinds())+"; opt-in by name: "+fmt.Sprint(chaos.OptInKinds)+")")
 	out := fs.String("out", "", "directory for result.json, result.md, faults.jsonl and the syncer logs (default docs/bench/chaos/seed-<seed>)")
 	_ = fs.Parse(args)
 	if *seed == 0 && *replay == "" {

@@ -55,6 +55,11 @@
 // left behind is an orphan. Its tenant Pods bound before the removal lose their super Pods
 // with it: they end Failed (SuperPodLost), which the settled invariants accept.
 //
+// SuperRestart is opt-in (OptInKinds, not in DefaultKinds): after a dozen or so super
+// apiserver restarts a few seconds apart, the super cluster's own kube-scheduler stops
+// scheduling new Pods (reproduced without vc-syncer), which a soak would report as tenant Pods
+// left Pending.
+//
 // SyncerScale needs --sharding on every replica: the harness runs the replicas with it only
 // when there are two or more (one replica runs unsharded, as a single deployment does), and
 // then prepares spares (not started) up to three processes; with one replica the schedule

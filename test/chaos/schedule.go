@@ -67,6 +67,19 @@ var AllKinds = []Kind{SyncerKill, SyncerTerm, TenantPause, SuperCopyDelete, Supe
 	CheckpointCorrupt, ReplicaPause, PolicyFlip, SuperEtcdCompact, TenantRestart,
 	SuperRestart, SuperNamespaceDelete, TenantRemoveReadd, SyncerScale}
 
+// OptInKinds are drawn only when asked for by name (ScheduleOptions.Kinds, --kinds): with
+// them in the default mix a soak fails for a reason outside vc-syncer. SuperRestart: after a
+// dozen or so restarts of the super kube-apiserver a few seconds apart, the super cluster's
+// kube-scheduler (pkg/localcluster, alive, no leader election) schedules no new Pod any more,
+// so tenant Pods stay Pending with super Pods that carry no condition at all.
+var OptInKinds = []Kind{SuperRestart}
+
+// DefaultKinds are the kinds a schedule draws from when none are named: AllKinds but
+// OptInKinds, in AllKinds's order.
+func DefaultKinds() []Kind {
+	return slices.DeleteFunc(slices.Clone(AllKinds), func(k Kind) bool { return slices.Contains(OptInKinds, k) })
+}
+
 // Fault is one scheduled fault.
 type Fault struct {
 	// Seq numbers the faults of a schedule from 1.
@@ -100,7 +113,7 @@ type ScheduleOptions struct {
 	Duration time.Duration
 	// Tenants and Replicas bound the targets.
 	Tenants, Replicas int
-	// Kinds are the fault kinds to draw from. Defaults to AllKinds. SyncerScale is left out
+	// Kinds are the fault kinds to draw from. Defaults to DefaultKinds. SyncerScale is left out
 	// when Replicas is 1 (a single replica runs without --sharding).
 	Kinds []Kind
 	// MinGap and MaxGap bound the wait before each fault. Default to 1 s and 4 s.
@@ -114,7 +127,7 @@ type ScheduleOptions struct {
 
 func (o ScheduleOptions) withDefaults() ScheduleOptions {
 	if len(o.Kinds) == 0 {
-		o.Kinds = AllKinds
+		o.Kinds = DefaultKinds()
 	}
 	if o.MinGap <= 0 {
 		o.MinGap = time.Second
@@ -190,7 +203,7 @@ func CountByKind(faults []Fault) map[Kind]int {
 	return out
 }
 
-// ParseKinds parses a comma-separated list of kinds ("" = AllKinds).
+// ParseKinds parses a list of kind names (none: nil, so a schedule draws from DefaultKinds).
 func ParseKinds(s []string) ([]Kind, error) {
 	var out []Kind
 	for _, k := range s {

@@ -66,9 +66,14 @@ func TestScheduleShape(t *testing.T) {
 		t.Errorf("the schedule lasts %s, want %s (+ one fault)", total, o.Duration)
 	}
 	counts := CountByKind(faults)
-	for _, k := range AllKinds {
+	for _, k := range DefaultKinds() {
 		if counts[k] < 10 {
 			t.Errorf("%d faults of kind %s in 20 minutes, want ≥ 10 (%v)", counts[k], k, counts)
+		}
+	}
+	for _, k := range OptInKinds {
+		if counts[k] != 0 {
+			t.Errorf("%d faults of the opt-in kind %s drawn without asking for it", counts[k], k)
 		}
 	}
 	if len(faults) < 200 {
