@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -34,12 +35,12 @@ func runChaos(ctx context.Context, args []string) error {
 	minutes := fs.Float64("minutes", 3, "length of the fault phase in minutes (then the load stops and the settle check runs)")
 	seed := fs.Uint64("seed", 1, "seed of the fault schedule (0 = a random seed, printed)")
 	tenants := fs.Int("tenants", 4, "tenant control planes (at least 2)")
-	replicas := fs.Int("replicas", 2, "vc-syncer replicas (processes); above 1 with --sharding")
+	replicas := fs.Int("replicas", 2, "vc-syncer replicas (processes); above 1 with --sharding (then syncer-scale faults scale them to 1, 3 and 2 and back)")
 	nodes := fs.Int("nodes", 2, "kwok Nodes in the super cluster")
 	rate := fs.Float64("rate", 2, "load operations per second per tenant")
 	settle := fs.Duration("settle-timeout", 2*time.Minute, "bound on the settle after the last fault")
 	replay := fs.String("replay", "", "rerun the faults of this fault log (faults.jsonl of an earlier run) instead of drawing them from --seed")
-	kinds := fs.String("kinds", "", "comma-separated fault kinds to draw from (default: all of "+fmt.Sprint(chaos.AllKinds)+")")
+	kinds := fs.String("kinds", "", "comma-separated fault kinds to draw from (default: "+fmt.Sprint(chaos.DefaultKinds())+"; opt-in by name: "+fmt.Sprint(chaos.OptInKinds)+")")
 	out := fs.String("out", "", "directory for result.json, result.md, faults.jsonl and the syncer logs (default docs/bench/chaos/seed-<seed>)")
 	_ = fs.Parse(args)
 	if *seed == 0 && *replay == "" {
@@ -62,6 +63,9 @@ func runChaos(ctx context.Context, args []string) error {
 		var err error
 		if ks, err = chaos.ParseKinds(strings.Split(*kinds, ",")); err != nil {
 			return err
+		}
+		if *replicas < 2 && slices.Contains(ks, chaos.SyncerScale) {
+			return fmt.Errorf("--kinds %s needs --replicas 2 or more (one replica runs without --sharding and cannot be scaled)", chaos.SyncerScale)
 		}
 	}
 	if faults == nil {

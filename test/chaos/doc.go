@@ -56,7 +56,28 @@
 // to a token of a new cluster-admin ServiceAccount of the tenant, the previous rotation's
 // ServiceAccount deleted (its token revoked) at once or after the hold; the loopback proxy
 // between the syncer and a tenant apiserver (Proxy) dropping (stalling), delaying or resetting
-// connections for the hold. The tenant faults are in faults_tenant.go.
+// connections for the hold (the tenant faults are in faults_tenant.go); the super
+// kube-apiserver killed and started again; one of a tenant's super namespaces deleted behind
+// the syncer's back; a Tenant removed (its finalizer deletes its super namespaces), kept away
+// a few seconds and registered again with the same kubeconfig (a new Tenant UID, so new super
+// namespaces); the replicas scaled to 1, 3 and 2 and back (shard hand-overs; faults_cluster.go).
+//
+// Removing a Tenant deletes every super object it had (CleanupSuperNamespaces, before the
+// finalizer goes): while its super namespaces terminate, the copies of the Tenant registered
+// again (another UID) exist beside them, which no continuous invariant counts as a duplicate
+// (copies are told apart by Tenant UID); once settled, a super object of the removed Tenant
+// left behind is an orphan. Its tenant Pods bound before the removal lose their super Pods
+// with it: they end Failed (SuperPodLost), which the settled invariants accept.
+//
+// SuperRestart is opt-in (OptInKinds, not in DefaultKinds): after a dozen or so super
+// apiserver restarts a few seconds apart, the super cluster's own kube-scheduler stops
+// scheduling new Pods (reproduced without vc-syncer), which a soak would report as tenant Pods
+// left Pending.
+//
+// SyncerScale needs --sharding on every replica: the harness runs the replicas with it only
+// when there are two or more (one replica runs unsharded, as a single deployment does), and
+// then prepares spares (not started) up to three processes; with one replica the schedule
+// leaves SyncerScale out and a replayed one finds nothing to act on.
 //
 // # Implementation considerations
 //

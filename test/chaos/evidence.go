@@ -9,9 +9,14 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/vcsyncer/syncer/pkg/conversion"
 	"github.com/vcsyncer/syncer/pkg/status"
 )
 
@@ -168,4 +173,45 @@ func lastLines(log []byte, n int, keep func(string) bool) []string {
 		}
 	}
 	return out
+}
+
+// logUnreadySuperPods logs every managed super Pod that is not Running and Ready, with its
+// node, scheduling gates and conditions: what the super cluster says about tenant Pods left
+// Pending.
+func (h *Harness) logUnreadySuperPods(ctx context.Context) {
+	l, err := h.env.Super.Client.CoreV1().Pods("").List(ctx, metav1.ListOptions{LabelSelector: conversion.LabelManagedBy + "=" + conversion.ManagedByValue})
+	if err != nil {
+		h.o.Logf("listing super Pods: %v", err)
+		return
+	}
+	// A super component that exited (nothing starts it again) leaves Pods unscheduled or not run.
+	for name, pid := range h.env.Super.PIDs() {
+		if _, err := os.Stat(fmt.Sprintf("/proc/%d", pid)); err != nil {
+			h.o.Logf("super %s (pid %d) is not running (log %s)", name, pid, filepath.Join(h.env.Super.LogDir(), name+".log"))
+		}
+	}
+	for _, p := range l.Items {
+		if p.Status.Phase == corev1.PodRunning && podReady(&p) {
+			continue
+		}
+		var conds []string
+		for _, c := range p.Status.Conditions {
+			conds = append(conds, fmt.Sprintf("%s=%s %s %s", c.Type, c.Status, c.Reason, c.Message))
+		}
+		var gates []string
+		for _, g := range p.Spec.SchedulingGates {
+			gates = append(gates, g.Name)
+		}
+		h.o.Logf("super Pod %s/%s (uid %s, created %s, deleting %t): phase %q, node %q, scheduling gates %v, conditions %v",
+			p.Namespace, p.Name, p.UID, p.CreationTimestamp.UTC().Format(time.RFC3339), p.DeletionTimestamp != nil, p.Status.Phase, p.Spec.NodeName, gates, conds)
+	}
+}
+
+func podReady(p *corev1.Pod) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
 }

@@ -51,6 +51,17 @@ type Target struct {
 	Refusals *Refusals
 	// TenantTarget is what the faults of faults_tenant.go act on.
 	TenantTarget
+
+	// RestartSuperAPIServer kills the super cluster's kube-apiserver and starts it again, and
+	// returns once it is ready (SuperRestart).
+	RestartSuperAPIServer func(ctx context.Context) error
+	// AddTenant registers tenant i again as the harness did at start (same kubeconfig and
+	// options) and returns the new Tenant's UID once it is Running (TenantRemoveReadd, which
+	// then updates TenantUIDs).
+	AddTenant func(ctx context.Context, i int) (string, error)
+	// Spares are replicas beyond Replicas, not running between faults, that SyncerScale starts
+	// and stops; none when the replicas run without --sharding.
+	Spares []*Replica
 }
 
 // Injector injects one fault into t and returns what it did. It restores what it broke before
@@ -72,6 +83,11 @@ var Injectors = map[Kind]Injector{
 	PolicyFlip:        policyFlip,
 	SuperEtcdCompact:  superEtcdCompact,
 	TenantRestart:     tenantRestart,
+
+	SuperRestart:         superRestart,         // faults_cluster.go
+	SuperNamespaceDelete: superNamespaceDelete, // faults_cluster.go
+	TenantRemoveReadd:    tenantRemoveReadd,    // faults_cluster.go
+	SyncerScale:          syncerScale,          // faults_cluster.go
 }
 
 // errNoCandidate is returned when a fault finds nothing to act on.

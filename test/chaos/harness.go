@@ -41,7 +41,8 @@ const LeaseDuration = 6 * time.Second
 
 // Options configure a Harness.
 type Options struct {
-	// Replicas is the number of syncer processes; above 1 they run with --sharding. Defaults to 1.
+	// Replicas is the number of syncer processes; above 1 they run with --sharding, and spares
+	// are prepared (not started) up to 3 processes in all for SyncerScale. Defaults to 1.
 	Replicas int
 	// Out is the directory for the replicas' logs. Required.
 	Out string
@@ -67,6 +68,8 @@ type Harness struct {
 	tenants []kubernetes.Interface // with a request timeout
 	loads   []*Load
 	names   []string
+	// kubeconfigs are the tenants' kubeconfigs as registered: through their loopback proxies.
+	kubeconfigs [][]byte
 }
 
 // Start registers env's tenants, starts o.Replicas replicas of the syncer binary bin against
@@ -98,6 +101,8 @@ func Start(ctx context.Context, env *localcluster.Environment, bin string, o Opt
 	h.target.RestartTenantAPIServer = func(ctx context.Context, i int) error { return env.Tenants[i].RestartAPIServer(ctx) }
 	h.target.StopTenantAPIServer = func(i int) error { return env.Tenants[i].StopAPIServer() }
 	h.target.StartTenantAPIServer = func(ctx context.Context, i int) error { return env.Tenants[i].StartAPIServer(ctx) }
+	h.target.RestartSuperAPIServer = env.Super.RestartAPIServer
+	h.target.AddTenant = h.addTenant
 	if _, err := env.Super.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: KubeconfigNamespace}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		return nil, err
 	}
@@ -108,7 +113,11 @@ func Start(ctx context.Context, env *localcluster.Environment, bin string, o Opt
 	if err := os.WriteFile(superKC, env.Super.Kubeconfig, 0o600); err != nil {
 		return nil, err
 	}
-	for i := range o.Replicas {
+	pool := o.Replicas
+	if o.Replicas > 1 {
+		pool = max(o.Replicas, 3) // spares for SyncerScale
+	}
+	for i := range pool {
 		id := fmt.Sprintf("shard-%d", i)
 		addr, err := freeAddr()
 		if err != nil {
@@ -129,7 +138,11 @@ func Start(ctx context.Context, env *localcluster.Environment, bin string, o Opt
 		}
 		args = append(args, o.SyncerArgs...)
 		r := &Replica{ID: id, Metrics: addr, Pprof: paddr, Log: filepath.Join(o.Out, "syncer-"+id+".log"), bin: bin, args: args}
-		h.target.Replicas = append(h.target.Replicas, r)
+		if i < o.Replicas {
+			h.target.Replicas = append(h.target.Replicas, r)
+		} else {
+			h.target.Spares = append(h.target.Spares, r)
+		}
 	}
 	for _, r := range h.target.Replicas {
 		if err := r.Start(); err != nil {
@@ -144,10 +157,6 @@ func Start(ctx context.Context, env *localcluster.Environment, bin string, o Opt
 	}
 	h.target.Tenancy = cl
 	for _, t := range env.Tenants {
-		to := app.TenantOptions{Weight: 1, KubeletClientCA: t.KubeletClientCA}
-		if t.ServiceCIDR != "" {
-			to.ServiceCIDRs = []string{t.ServiceCIDR}
-		}
 		// The syncer reaches the tenant through a loopback proxy (LossyProxy); the harness's
 		// own clients do not.
 		p, err := StartProxy(strings.TrimPrefix(t.RESTConfig.Host, "https://"))
@@ -161,7 +170,8 @@ func Start(ctx context.Context, env *localcluster.Environment, bin string, o Opt
 			h.Stop()
 			return nil, err
 		}
-		if err := app.AddTenantWithOptions(ctx, cl, KubeconfigNamespace, t.Name, kc, to); err != nil {
+		h.kubeconfigs = append(h.kubeconfigs, kc)
+		if err := app.AddTenantWithOptions(ctx, cl, KubeconfigNamespace, t.Name, kc, tenantOptions(t)); err != nil {
 			h.Stop()
 			return nil, fmt.Errorf("registering %s: %w", t.Name, err)
 		}
@@ -207,7 +217,7 @@ func Start(ctx context.Context, env *localcluster.Environment, bin string, o Opt
 
 // Stop stops every replica (SIGTERM) and closes the proxies in front of the tenant apiservers.
 func (h *Harness) Stop() {
-	for _, r := range h.target.Replicas {
+	for _, r := range h.allReplicas() {
 		r.Signal(syscall.SIGTERM)
 	}
 	for _, p := range h.target.Proxies {
@@ -226,6 +236,40 @@ func proxiedKubeconfig(kubeconfig []byte, addr string) ([]byte, error) {
 		c.Server = "https://" + addr
 	}
 	return clientcmd.Write(*cfg)
+}
+
+// allReplicas returns the replicas and the spares (SyncerScale).
+func (h *Harness) allReplicas() []*Replica { return slices.Concat(h.target.Replicas, h.target.Spares) }
+
+// tenantOptions are the Tenant spec fields the harness registers control plane t with.
+func tenantOptions(t *localcluster.ControlPlane) app.TenantOptions {
+	to := app.TenantOptions{Weight: 1, KubeletClientCA: t.KubeletClientCA}
+	if t.ServiceCIDR != "" {
+		to.ServiceCIDRs = []string{t.ServiceCIDR}
+	}
+	return to
+}
+
+// addTenant registers tenant i as Start did (Target.AddTenant: the kubeconfig through its
+// loopback proxy, the same options) and returns its Tenant's UID once it is Running.
+func (h *Harness) addTenant(ctx context.Context, i int) (string, error) {
+	t := h.env.Tenants[i]
+	if err := app.AddTenantWithOptions(ctx, h.target.Tenancy, KubeconfigNamespace, t.Name, h.kubeconfigs[i], tenantOptions(t)); err != nil {
+		return "", err
+	}
+	var uid string
+	err := wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, 3*time.Minute, true, func(ctx context.Context) (bool, error) {
+		tn := &tenancyv1alpha1.Tenant{}
+		if err := h.target.Tenancy.Get(ctx, client.ObjectKey{Name: t.Name}, tn); err != nil || tn.Status.Phase != tenancyv1alpha1.TenantRunning {
+			return false, nil
+		}
+		uid = string(tn.UID)
+		return true, nil
+	})
+	if err != nil {
+		return "", fmt.Errorf("Tenant %s not Running: %w", t.Name, err)
+	}
+	return uid, nil
 }
 
 // Result is what one soak found.
@@ -313,7 +357,7 @@ func (h *Harness) Soak(ctx context.Context, seed uint64, faults []Fault, logPath
 	cwg.Go(func() {
 		for checkCtx.Err() == nil {
 			sleepCtx(checkCtx, h.o.CheckInterval)
-			for _, r := range h.target.Replicas {
+			for _, r := range h.allReplicas() {
 				for _, c := range r.Crashes() {
 					addV(Violation{Invariant: InvNoCrash, Key: "replica/" + r.ID, Message: c})
 				}
@@ -388,7 +432,7 @@ func (h *Harness) Soak(ctx context.Context, seed uint64, faults []Fault, logPath
 			addV(ResourcesBackToLevel(res.ResourcesBefore, ra)...)
 		}
 	}
-	for _, r := range h.target.Replicas {
+	for _, r := range h.allReplicas() {
 		for _, c := range r.Crashes() {
 			addV(Violation{Invariant: InvNoCrash, Key: "replica/" + r.ID, Message: c})
 		}
@@ -465,6 +509,7 @@ func (h *Harness) settle(ctx context.Context, res *Result, addV func(...Violatio
 				return fmt.Errorf("settle: %w", err)
 			}
 			h.o.Logf("not settled after %s: %d violations", h.o.SettleTimeout, len(last))
+			h.logUnreadySuperPods(ctx)
 			addV(h.withEvidence(ctx, last)...)
 			break
 		}

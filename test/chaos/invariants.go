@@ -237,7 +237,8 @@ func Continuous(s Snapshot) []Violation {
 // syncer has caught up: every load object and load Namespace of each tenant has exactly one
 // super copy, at the place its name maps to, with the tenant's labels, note annotation and
 // content; every tenant Pod is Running, Ready and bound, as its super Pod is; no super copy of
-// a tenant object that no longer exists (or has another UID); nothing terminating. An object of
+// a tenant object that no longer exists (or has another UID), nor of a Tenant removed since
+// (another Tenant UID under the tenant's name); nothing terminating. An object of
 // a kind its tenant's policy refuses (s.Refused) needs no super copy; once the refusal is over
 // it needs one again. It includes Continuous.
 func Settled(s Snapshot) []Violation {
@@ -253,6 +254,7 @@ func Settled(s Snapshot) []Violation {
 	for _, tn := range s.Tenants {
 		out = append(out, settledTenant(tn, superByTenant[tn.UID], s.Refused)...)
 	}
+	out = append(out, removedTenants(s)...)
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Key < out[j].Key })
 	return out
 }
@@ -331,6 +333,26 @@ func settledTenant(tn TenantSnap, super []Obj, refused map[string]time.Time) []V
 			if _, ok := seen[tk]; !ok {
 				add(InvOneCopy, tn.Name+"/"+tk, fmt.Sprintf("tenant %s (uid %s) has no super copy", tk, t.UID), describe(tn.Name, t))
 			}
+		}
+	}
+	return out
+}
+
+// removedTenants returns a violation for each super object (Namespaces included) whose owner is
+// a tenant of s by name but with another Tenant UID: a copy of a Tenant removed (and registered
+// again, TenantRemoveReadd) that the removal left behind.
+func removedTenants(s Snapshot) []Violation {
+	uids := map[string]string{}
+	for _, tn := range s.Tenants {
+		uids[tn.Name] = tn.UID
+	}
+	var out []Violation
+	for _, o := range s.Super {
+		own, ok := conversion.OwnerOf(o.meta())
+		if uid, known := uids[own.Tenant]; ok && known && own.TenantUID != uid {
+			out = append(out, Violation{Invariant: InvNoOrphan, Key: "super/" + o.Key(), Objects: []string{describe("super", o)},
+				Message: fmt.Sprintf("super %s %s/%s of Tenant %s uid %s left after that Tenant was removed (its uid now %s; deleting: %t)",
+					o.Kind, o.Namespace, o.Name, own.Tenant, own.TenantUID, uid, o.Deleting)})
 		}
 	}
 	return out

@@ -1,6 +1,7 @@
 package chaos
 
 import (
+	"maps"
 	"strings"
 	"testing"
 	"time"
@@ -80,6 +81,9 @@ func TestInvariantsCatch(t *testing.T) {
 		"copy in another tenant's namespace": {func(s *Snapshot) {
 			s.Super[0].Labels = map[string]string{conversion.LabelManagedBy: conversion.ManagedByValue, conversion.LabelTenantUID: "other"}
 		}, InvRightTenantNS, "in a namespace of tenant uid other"},
+		"copy of a removed Tenant": {func(s *Snapshot) {
+			s.Super = append(s.Super, removedTenantCopies(s)...)
+		}, InvNoOrphan, "left after that Tenant was removed"},
 		"copy at the wrong place": {func(s *Snapshot) { s.Super[1].Namespace = "x" }, InvRightTenantNS, "want"},
 		"missing copy":            {func(s *Snapshot) { s.Super = s.Super[:2] }, InvOneCopy, "has no super copy"},
 		"stale content":           {func(s *Snapshot) { s.Super[1].Content = "data 2" }, InvOneCopy, "content"},
@@ -198,5 +202,49 @@ func TestRefusedCopyRemoved(t *testing.T) {
 	s.At = since.Add(time.Hour)
 	if v := Continuous(s); len(v) != 0 {
 		t.Errorf("refusals of another tenant or kind: %v", v)
+	}
+}
+
+// removedTenantCopies returns s's super objects as copies of the Tenant removed before s's
+// tenant-1 was registered again (another Tenant UID, another super namespace), terminating.
+func removedTenantCopies(s *Snapshot) []Obj {
+	const oldUID = "33333333-3333-3333-3333-333333333333"
+	var out []Obj
+	for _, o := range s.Super {
+		c := o
+		c.UID, c.Deleting = "old-"+o.UID, true
+		c.Labels, c.Annotations = maps.Clone(o.Labels), maps.Clone(o.Annotations)
+		own, _ := conversion.OwnerOf(o.meta())
+		own.TenantUID = oldUID
+		if o.Kind == "Namespace" {
+			c.Name = conversion.SuperNamespace(own.Tenant, oldUID, own.Namespace)
+		} else {
+			c.Namespace = conversion.SuperNamespace(own.Tenant, oldUID, own.Namespace)
+		}
+		conversion.Stamp(metaOf(&c), own)
+		out = append(out, c)
+	}
+	return out
+}
+
+// TestRemovedTenantWindow: while a removed Tenant's super namespaces are being deleted, the
+// copies of the Tenant registered again under the same name (TenantRemoveReadd) exist beside
+// them: no continuous invariant counts them as duplicates or misplaced; once settled, a copy
+// of the removed Tenant left is an orphan.
+func TestRemovedTenantWindow(t *testing.T) {
+	s := healthy()
+	old := removedTenantCopies(&s)
+	s.Super = append(s.Super, old...)
+	if v := Continuous(s); len(v) != 0 {
+		t.Fatalf("the removal window broke the continuous invariants: %v", v)
+	}
+	v := Settled(s)
+	if len(v) != len(old) {
+		t.Fatalf("settled with %d copies of the removed Tenant left: %v, want one %s each", len(old), v, InvNoOrphan)
+	}
+	for _, x := range v {
+		if x.Invariant != InvNoOrphan {
+			t.Errorf("%s, want %s", x, InvNoOrphan)
+		}
 	}
 }

@@ -63,12 +63,40 @@ const (
 	// LossyProxy makes the loopback proxy between the syncer and a tenant apiserver (Proxy)
 	// drop (stall), delay or reset its connections for the hold (faults_tenant.go).
 	LossyProxy Kind = "lossy-proxy"
+	// SuperRestart kills the super cluster's kube-apiserver (SIGKILL) and starts it again (same
+	// port, same etcd): every replica's super watches and writes fail until it is ready.
+	SuperRestart Kind = "super-apiserver-restart"
+	// SuperNamespaceDelete deletes one of a tenant's super namespaces (the syncer-owned
+	// namespace holding the copies of one tenant namespace) behind the syncer's back: the
+	// syncer must create it and the copies again.
+	SuperNamespaceDelete Kind = "super-namespace-delete"
+	// TenantRemoveReadd deletes a Tenant (its super namespaces go with it), waits until it is
+	// gone, keeps it away for the hold and registers it again with the same kubeconfig: a new
+	// Tenant UID, so new super namespaces.
+	TenantRemoveReadd Kind = "tenant-remove-readd"
+	// SyncerScale scales the (sharded) replicas to 1, then 3, then 2, holding each count for
+	// the hold, then back to the count the soak started with: shard hand-overs. Drawn only
+	// when the soak runs more than one replica (then they run with --sharding).
+	SyncerScale Kind = "syncer-scale"
 )
 
 // AllKinds lists every fault kind, in a fixed order (the schedule draws from it by index).
 var AllKinds = []Kind{SyncerKill, SyncerTerm, TenantPause, SuperCopyDelete, SuperCopyEdit, CheckpointDelete,
 	CheckpointCorrupt, ReplicaPause, PolicyFlip, SuperEtcdCompact, TenantRestart, PolicyFlipWhileDown,
-	TenantDownLong, KubeconfigRotate, LossyProxy}
+	TenantDownLong, KubeconfigRotate, LossyProxy, SuperRestart, SuperNamespaceDelete, TenantRemoveReadd, SyncerScale}
+
+// OptInKinds are drawn only when asked for by name (ScheduleOptions.Kinds, --kinds): with
+// them in the default mix a soak fails for a reason outside vc-syncer. SuperRestart: after a
+// dozen or so restarts of the super kube-apiserver a few seconds apart, the super cluster's
+// kube-scheduler (pkg/localcluster, alive, no leader election) schedules no new Pod any more,
+// so tenant Pods stay Pending with super Pods that carry no condition at all.
+var OptInKinds = []Kind{SuperRestart}
+
+// DefaultKinds are the kinds a schedule draws from when none are named: AllKinds but
+// OptInKinds, in AllKinds's order.
+func DefaultKinds() []Kind {
+	return slices.DeleteFunc(slices.Clone(AllKinds), func(k Kind) bool { return slices.Contains(OptInKinds, k) })
+}
 
 // Fault is one scheduled fault.
 type Fault struct {
@@ -103,7 +131,8 @@ type ScheduleOptions struct {
 	Duration time.Duration
 	// Tenants and Replicas bound the targets.
 	Tenants, Replicas int
-	// Kinds are the fault kinds to draw from. Defaults to AllKinds.
+	// Kinds are the fault kinds to draw from. Defaults to DefaultKinds. SyncerScale is left out
+	// when Replicas is 1 (a single replica runs without --sharding).
 	Kinds []Kind
 	// MinGap and MaxGap bound the wait before each fault. Default to 1 s and 4 s.
 	MinGap, MaxGap time.Duration
@@ -118,7 +147,7 @@ type ScheduleOptions struct {
 
 func (o ScheduleOptions) withDefaults() ScheduleOptions {
 	if len(o.Kinds) == 0 {
-		o.Kinds = AllKinds
+		o.Kinds = DefaultKinds()
 	}
 	if o.MinGap <= 0 {
 		o.MinGap = time.Second
@@ -139,6 +168,9 @@ func (o ScheduleOptions) withDefaults() ScheduleOptions {
 		o.LongHoldMax = max(o.LongHoldMin, 45*time.Second)
 	}
 	o.Tenants, o.Replicas = max(1, o.Tenants), max(1, o.Replicas)
+	if o.Replicas == 1 && slices.Contains(o.Kinds, SyncerScale) {
+		o.Kinds = slices.DeleteFunc(slices.Clone(o.Kinds), func(k Kind) bool { return k == SyncerScale })
+	}
 	return o
 }
 
@@ -150,6 +182,9 @@ const longDownOdds = 4
 // with seed alone, so the same seed and options give the same schedule.
 func Schedule(seed uint64, o ScheduleOptions) []Fault {
 	o = o.withDefaults()
+	if len(o.Kinds) == 0 {
+		return nil // only SyncerScale asked for, with one replica
+	}
 	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
 	var out []Fault
 	var total time.Duration
@@ -189,6 +224,14 @@ func Schedule(seed uint64, o ScheduleOptions) []Fault {
 		case LossyProxy:
 			f.Target = rng.IntN(o.Tenants)
 			f.HoldMillis = (5*time.Second + 2*hold).Milliseconds()
+		case TenantRemoveReadd:
+			// The Tenant stays away a few seconds.
+			f.Target = rng.IntN(o.Tenants)
+			f.HoldMillis = (2*time.Second + hold).Milliseconds()
+		case SyncerScale:
+			// Target: the replica kept when scaled to 1; each count holds a few seconds.
+			f.Target = rng.IntN(o.Replicas)
+			f.HoldMillis = (2*time.Second + hold).Milliseconds()
 		default:
 			f.Target = rng.IntN(o.Tenants)
 		}
@@ -213,7 +256,7 @@ func CountByKind(faults []Fault) map[Kind]int {
 	return out
 }
 
-// ParseKinds parses a comma-separated list of kinds ("" = AllKinds).
+// ParseKinds parses a list of kind names (none: nil, so a schedule draws from DefaultKinds).
 func ParseKinds(s []string) ([]Kind, error) {
 	var out []Kind
 	for _, k := range s {

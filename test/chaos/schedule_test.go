@@ -67,6 +67,14 @@ func TestScheduleShape(t *testing.T) {
 			if f.Target >= 4 || f.Hold() < 5*time.Second {
 				t.Errorf("%s: tenant target ≥ 4 or lossy for less than 5 s", f)
 			}
+		case TenantRemoveReadd:
+			if f.Target >= 4 || f.Hold() < 2*time.Second {
+				t.Errorf("%s: tenant target ≥ 4 or away for less than 2 s", f)
+			}
+		case SyncerScale:
+			if f.Target >= 3 || f.Hold() < 2*time.Second {
+				t.Errorf("%s: replica target ≥ 3 or a count held less than 2 s", f)
+			}
 		default:
 			if f.Hold() != 0 {
 				t.Errorf("%s: a one-write fault with a hold", f)
@@ -81,13 +89,18 @@ func TestScheduleShape(t *testing.T) {
 	if longFlips == 0 || longFlips == counts[PolicyFlip] {
 		t.Errorf("%d of %d %s faults hold past RefusedCopyBound (%s), want some but not all", longFlips, counts[PolicyFlip], PolicyFlip, RefusedCopyBound)
 	}
-	for _, k := range AllKinds {
-		want := 10
+	for _, k := range DefaultKinds() {
+		want := 5 // 17 default kinds share about 220 faults
 		if k == TenantDownLong {
 			want = 1 // drawn at a quarter of the others' weight (longDownOdds)
 		}
 		if counts[k] < want {
 			t.Errorf("%d faults of kind %s in 20 minutes, want ≥ %d (%v)", counts[k], k, want, counts)
+		}
+	}
+	for _, k := range OptInKinds {
+		if counts[k] != 0 {
+			t.Errorf("%d faults of the opt-in kind %s drawn without asking for it", counts[k], k)
 		}
 	}
 	if len(faults) < 200 {
@@ -101,6 +114,18 @@ func TestScheduleKinds(t *testing.T) {
 		if f.Kind != TenantPause {
 			t.Fatalf("%s drawn, only %s asked for", f, TenantPause)
 		}
+	}
+	// One replica runs without --sharding: it cannot be scaled.
+	for _, f := range Schedule(7, ScheduleOptions{Duration: 10 * time.Minute, Tenants: 2, Replicas: 1}) {
+		if f.Kind == SyncerScale {
+			t.Fatalf("%s drawn for one replica", f)
+		}
+	}
+	if f := Schedule(7, ScheduleOptions{Duration: time.Minute, Replicas: 1, Kinds: []Kind{SyncerScale}}); len(f) != 0 {
+		t.Fatalf("only %s asked for, with one replica: %v, want no fault", SyncerScale, f)
+	}
+	if n := CountByKind(Schedule(7, ScheduleOptions{Duration: 10 * time.Minute, Tenants: 2, Replicas: 2}))[SyncerScale]; n == 0 {
+		t.Fatalf("no %s drawn for two replicas", SyncerScale)
 	}
 	if _, err := ParseKinds([]string{"syncer-sigkill", "nope"}); err == nil {
 		t.Fatal("ParseKinds accepted an unknown kind")
