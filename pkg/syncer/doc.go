@@ -51,6 +51,14 @@
 // refusal, is pkg/admit's: the syncer builds one admit.Gate and calls it from its handlers and
 // workers (limits.go lists where); the Gate wakes requests through the syncer's pipelines.
 //
+// What a checkpoint saves and how a process resumes from it (queue snapshots, parked
+// requests, the per-tenant budget, policy marks, the warm-up, the super scope) is pkg/resume's,
+// and moving a tenant between shards (the fence, Drain, Adopt, hand-over checkpoints)
+// pkg/handover's: checkpoint.go builds both, gives resume.State the pipelines as a struct of
+// functions (resume.Pipelines), declares CheckpointSchema, and keeps the methods cmd/ calls
+// (Warmup, AddCheckpointExtra, SetClaimed, Drain, Adopt, SnapshotQueues) as one-line
+// delegations.
+//
 // A tenant object's change is acked in its checkpoint Source when it is enqueued, so a resume
 // enqueues only what changed since; the request itself must therefore be in every checkpoint
 // until its reconcile ends. On a stop, Start cancels the workers' context, shuts the queues
@@ -60,12 +68,13 @@
 //
 // It sits on floor 7 of the package map in docs/architecture.md and may import packages on
 // floors 0–7 only (today: pkg/admission, pkg/admit, pkg/checkpoint, pkg/checkpoint/source,
-// pkg/checkpoint/trackingqueue, pkg/conversion, pkg/eventcache, pkg/fairqueue, pkg/metrics,
-// pkg/podcache, pkg/policy, pkg/resources, pkg/resources/configmap, pkg/resources/endpoints,
-// pkg/resources/endpointslice, pkg/resources/event, pkg/resources/ingress,
-// pkg/resources/namespace, pkg/resources/networkpolicy, pkg/resources/persistentvolume,
-// pkg/resources/persistentvolumeclaim, pkg/resources/pod, pkg/resources/poddisruptionbudget,
-// pkg/resources/priorityclass, pkg/resources/runtimeclass, pkg/resources/secret,
-// pkg/resources/service, pkg/resources/serviceaccount, pkg/resources/storageclass, pkg/retry,
-// pkg/status, pkg/tenant, pkg/vnode); test/layering checks it.
+// pkg/checkpoint/trackingqueue, pkg/conversion, pkg/eventcache, pkg/fairqueue, pkg/handover,
+// pkg/metrics, pkg/podcache, pkg/policy, pkg/resources, pkg/resources/configmap,
+// pkg/resources/endpoints, pkg/resources/endpointslice, pkg/resources/event,
+// pkg/resources/ingress, pkg/resources/namespace, pkg/resources/networkpolicy,
+// pkg/resources/persistentvolume, pkg/resources/persistentvolumeclaim, pkg/resources/pod,
+// pkg/resources/poddisruptionbudget, pkg/resources/priorityclass, pkg/resources/runtimeclass,
+// pkg/resources/secret, pkg/resources/service, pkg/resources/serviceaccount,
+// pkg/resources/storageclass, pkg/resume, pkg/retry, pkg/status, pkg/tenant, pkg/vnode);
+// test/layering checks it.
 package syncer
