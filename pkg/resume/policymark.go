@@ -39,6 +39,7 @@ type PolicyMarks struct {
 // MarkApplied records that every object of c is enqueued under its current policy.
 func (m *PolicyMarks) MarkApplied(c *tenant.Cluster) { m.SetApplied(c.Name, c.Policy().Generation) }
 
+// SetApplied records gen as tenantName's mark, set by this process (Restore keeps it).
 func (m *PolicyMarks) SetApplied(tenantName, gen string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
