@@ -313,19 +313,23 @@ func TestNodeReadsAreShared(t *testing.T) {
 		inFlight.Add(-1)
 		return emptyNodeFamilies(), nil
 	}
-	var wg sync.WaitGroup
+	var wg, arrived sync.WaitGroup
 	for i := 0; i < 3*maxNodeReads; i++ {
 		for range 5 { // five tenants ask for the same Node at once
 			wg.Add(1)
+			arrived.Add(1)
 			go func() {
 				defer wg.Done()
+				arrived.Done()
 				if _, err := n.read(context.Background(), fmt.Sprintf("node-%d", i), fetch); err != nil {
 					t.Error(err)
 				}
 			}()
 		}
 	}
-	// Wait until the slots are full, then let everything finish.
+	// Wait until every caller has started (on a loaded machine some start late, after their
+	// Node's shared read would have ended) and the slots are full, then let everything finish.
+	arrived.Wait()
 	deadline := time.Now().Add(10 * time.Second)
 	for inFlight.Load() < maxNodeReads && time.Now().Before(deadline) {
 		time.Sleep(time.Millisecond)

@@ -16,6 +16,7 @@ import (
 	"github.com/vcsyncer/syncer/pkg/checkpoint/source"
 	"github.com/vcsyncer/syncer/pkg/checkpoint/store"
 	"github.com/vcsyncer/syncer/pkg/resources"
+	"github.com/vcsyncer/syncer/pkg/resume"
 	"github.com/vcsyncer/syncer/pkg/tenant"
 )
 
@@ -47,7 +48,7 @@ func TestCheckpointBudgetIsPerTenant(t *testing.T) {
 	if diff := cmp.Diff([]string{"greedy"}, cp.LeftOut); diff != "" {
 		t.Errorf("LeftOut (-want +got):\n%s", diff)
 	}
-	var items []queueItem
+	var items []resume.QueueItem
 	if err := gob.NewDecoder(bytes.NewReader(cp.Queues)).Decode(&items); err != nil {
 		t.Fatal(err)
 	}
@@ -55,8 +56,8 @@ func TestCheckpointBudgetIsPerTenant(t *testing.T) {
 		t.Errorf("checkpointed queue items %v, want only %v", items, regular)
 	}
 	// On resume, the left-out tenant is cold once: ClusterSynced enqueues all its objects.
-	s.setColdTenants(cp.LeftOut)
-	if !s.takeCold("greedy") || s.takeCold("greedy") || s.takeCold("regular") {
+	s.resume.SetColdTenants(cp.LeftOut)
+	if !s.resume.TakeCold("greedy") || s.resume.TakeCold("greedy") || s.resume.TakeCold("regular") {
 		t.Error("takeCold: want greedy cold once, regular never")
 	}
 }
@@ -85,7 +86,7 @@ func TestColdTenantEnqueuesEverything(t *testing.T) {
 			}
 			src.Ack(source.Key(cm), source.VersionOf(cm))
 			if cold {
-				s.setColdTenants([]string{"greedy"})
+				s.resume.SetColdTenants([]string{"greedy"})
 			}
 			s.markReady() // the super caches have synced (Start)
 			s.ClusterSynced(c)

@@ -58,6 +58,14 @@
 // events.go), the kinds it runs (pkg/resources/kinds, kindset.go), the retried requests
 // (pkg/retry, retries.go).
 //
+// What a checkpoint saves and how a process resumes from it (queue snapshots, parked
+// requests, the per-tenant budget, policy marks, the warm-up, the super scope) is pkg/resume's,
+// and moving a tenant between shards (the fence, Drain, Adopt, hand-over checkpoints)
+// pkg/handover's: checkpoint.go builds both, gives resume.State the pipelines as a struct of
+// functions (resume.Pipelines), declares CheckpointSchema, and keeps the methods cmd/ calls
+// (Warmup, AddCheckpointExtra, SetClaimed, Drain, Adopt, SnapshotQueues) as one-line
+// delegations.
+//
 // A tenant object's change is acked in its checkpoint Source when it is enqueued, so a resume
 // enqueues only what changed since; the request itself must therefore be in every checkpoint
 // until its reconcile ends. On a stop, Start cancels the workers' context, shuts the queues
@@ -67,8 +75,8 @@
 //
 // It sits on floor 7 of the package map in docs/architecture.md and may import packages on
 // floors 0–7 only (today: pkg/admission, pkg/admit, pkg/checkpoint, pkg/checkpoint/source,
-// pkg/checkpoint/trackingqueue, pkg/conversion, pkg/fairqueue, pkg/latency, pkg/metrics,
-// pkg/podcache, pkg/resources, pkg/resources/event, pkg/resources/kinds,
-// pkg/resources/persistentvolume, pkg/resources/pod, pkg/resources/storageclass, pkg/retry,
-// pkg/status, pkg/tenant, pkg/vnode); test/layering checks it.
+// pkg/checkpoint/trackingqueue, pkg/conversion, pkg/fairqueue, pkg/handover, pkg/latency,
+// pkg/metrics, pkg/podcache, pkg/resources, pkg/resources/event, pkg/resources/kinds,
+// pkg/resources/persistentvolume, pkg/resources/pod, pkg/resources/storageclass, pkg/resume,
+// pkg/retry, pkg/status, pkg/tenant, pkg/vnode); test/layering checks it.
 package syncer

@@ -14,6 +14,7 @@ import (
 	"github.com/vcsyncer/syncer/pkg/podcache"
 	"github.com/vcsyncer/syncer/pkg/resources"
 	"github.com/vcsyncer/syncer/pkg/resources/pod"
+	"github.com/vcsyncer/syncer/pkg/resume"
 	"github.com/vcsyncer/syncer/pkg/tenant"
 )
 
@@ -145,7 +146,7 @@ func (s *Syncer) superHandler(kind resources.Kind) cache.ResourceEventHandler {
 			if deleted {
 				src.Unack(source.Key(m))
 			} else {
-				src.Ack(source.Key(m), ownerVersion(m, o))
+				src.Ack(source.Key(m), resume.OwnerVersion(m, o))
 			}
 		}
 	}

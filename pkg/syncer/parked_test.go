@@ -14,6 +14,7 @@ import (
 
 	"github.com/vcsyncer/syncer/pkg/checkpoint"
 	"github.com/vcsyncer/syncer/pkg/resources"
+	"github.com/vcsyncer/syncer/pkg/resume"
 	"github.com/vcsyncer/syncer/pkg/tenant"
 )
 
@@ -55,20 +56,20 @@ func TestRemovedTenantParkedWorkDoesNotBlockCheckpoints(t *testing.T) {
 	s.SetRegistry(tenant.NewRegistry(t.Context(), s))
 
 	// The checkpoint of the previous process: work of tenant "gone", removed while down.
-	var items []queueItem
+	var items []resume.QueueItem
 	for i := range 2 * budget {
-		items = append(items, queueItem{Req: resources.Request{Tenant: "gone", Kind: resources.KindConfigMap,
+		items = append(items, resume.QueueItem{Req: resources.Request{Tenant: "gone", Kind: resources.KindConfigMap,
 			Namespace: "app", Name: fmt.Sprintf("cm-%d", i)}, Down: true})
 	}
 	var buf bytes.Buffer
 	if err := gob.NewEncoder(&buf).Encode(items); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.restoreQueues(buf.Bytes()); err != nil {
+	if err := s.resume.RestoreQueues(buf.Bytes()); err != nil {
 		t.Fatal(err)
 	}
 	// The grace for unknown tenants is over ("gone" never registered).
-	s.keepTenantState = s.keepTenantStateFunc(time.Now().Add(-2 * unknownTenantsGrace))
+	s.resume.SetKeepTenantState(s.resume.KeepTenantStateFunc(time.Now().Add(-2 * resume.UnknownTenantsGrace)))
 
 	_, n, err := s.SnapshotQueues()
 	if err != nil {

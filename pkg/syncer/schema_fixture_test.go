@@ -37,6 +37,7 @@ import (
 	"github.com/vcsyncer/syncer/pkg/policy"
 	"github.com/vcsyncer/syncer/pkg/resources"
 	"github.com/vcsyncer/syncer/pkg/resources/kinds"
+	"github.com/vcsyncer/syncer/pkg/resume"
 	"github.com/vcsyncer/syncer/pkg/tenant"
 	"github.com/vcsyncer/syncer/pkg/vnode"
 )
@@ -226,7 +227,7 @@ func sortedKinds(s *Syncer) []resources.Kind {
 // tenant's informers, and waits for every cache.
 func (e *fxEnv) start(t *testing.T, ctx context.Context) {
 	t.Helper()
-	if err := e.s.warm(ctx); err != nil {
+	if err := e.s.resume.Warm(ctx); err != nil {
 		t.Fatal(err)
 	}
 	e.s.sources.CheckIdentity(tenantSourcePrefix+fxTenant+"/", e.c.Identity()+"/"+e.c.UID)
@@ -248,8 +249,8 @@ func (e *fxEnv) start(t *testing.T, ctx context.Context) {
 
 // fxQueueItems are the fixtures' unfinished requests: one to run now downward, one delayed
 // upward.
-func fxQueueItems() []queueItem {
-	return []queueItem{
+func fxQueueItems() []resume.QueueItem {
+	return []resume.QueueItem{
 		{Req: resources.Request{Tenant: fxTenant, Kind: resources.KindPod, Namespace: fxNS, Name: "pod"}, Down: true},
 		{Req: resources.Request{Tenant: fxTenant, Kind: resources.KindService, Namespace: fxNS, Name: "svc"},
 			Earliest: fxTime.Add(time.Second), Latest: fxTime.Add(2 * time.Second)},
@@ -273,17 +274,17 @@ func (e *fxEnv) record(t *testing.T) {
 			for _, o := range r.SuperInformer(e.s.env).GetStore().List() {
 				m := o.(metav1.Object)
 				if owner, ok := conversion.OwnerOf(m); ok {
-					src.Ack(source.Key(m), ownerVersion(m, owner))
+					src.Ack(source.Key(m), resume.OwnerVersion(m, owner))
 				}
 			}
 		}
 	}
 	for _, it := range fxQueueItems() {
-		e.s.park(it.Req, it.Down, trackingqueue.DelayWindow{Earliest: it.Earliest, Latest: it.Latest}, nil)
+		e.s.resume.Park(it.Req, it.Down, trackingqueue.DelayWindow{Earliest: it.Earliest, Latest: it.Latest}, nil)
 	}
 	e.s.vnodes.Bindings().AddPod(fxTenant, "node-1", fxNS+"/pod", fxTime)
 	// A fixed generation: the built-in policy's would tie the golden to policy.Default.
-	e.s.policyMarks.setApplied(fxTenant, "0123456789abcdef")
+	e.s.resume.Marks.SetApplied(fxTenant, "0123456789abcdef")
 }
 
 // fxCheckpoint builds the fixtures' state on a cold syncer and returns its checkpoint, as
@@ -341,7 +342,7 @@ func describe(t *testing.T, cp *checkpoint.Checkpoint) string {
 	t.Helper()
 	var b strings.Builder
 	fmt.Fprintf(&b, "format %d\nconfig %s\nleftOut %q\n", cp.Format, cp.Config, cp.LeftOut)
-	for _, v := range []any{checkpoint.Checkpoint{}, queueItem{}, vnode.Snapshot{}} {
+	for _, v := range []any{checkpoint.Checkpoint{}, resume.QueueItem{}, vnode.Snapshot{}} {
 		fmt.Fprintf(&b, "type %s\n", typeShape(reflect.TypeOf(v), 0))
 	}
 	for _, st := range cp.Sources {
@@ -381,7 +382,7 @@ func describe(t *testing.T, cp *checkpoint.Checkpoint) string {
 			b.WriteString(l + "\n")
 		}
 	}
-	items, err := decodeQueueItems(cp.Queues)
+	items, err := resume.DecodeQueueItems(cp.Queues)
 	if err != nil {
 		t.Fatal(err)
 	}

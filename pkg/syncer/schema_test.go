@@ -207,15 +207,7 @@ func resumeFrom(t *testing.T, ctx context.Context, path string) *fxEnv {
 }
 
 // parkedItems returns the number of requests parked for the fixtures' tenant.
-func (e *fxEnv) parkedItems() int {
-	e.s.parkMu.Lock()
-	defer e.s.parkMu.Unlock()
-	p := e.s.parked[fxTenant]
-	if p == nil {
-		return 0
-	}
-	return len(p.down) + len(p.up)
-}
+func (e *fxEnv) parkedItems() int { return e.s.resume.ParkedCount(fxTenant) }
 
 // modes returns the resume mode of every Source.
 func (e *fxEnv) modes() map[string]string { return e.s.sources.Modes() }
@@ -304,7 +296,7 @@ func expectResumed(t *testing.T, path string) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	e := resumeFrom(t, ctx, path)
-	if e.s.warmth.resumed.IsZero() {
+	if e.s.resume.ResumedFrom().IsZero() {
 		t.Fatal("the checkpoint was not resumed from")
 	}
 	if l := lists(e.superCS); len(l) != 0 {
@@ -340,7 +332,7 @@ func expectDiscarded(t *testing.T, path, reason string) {
 	if got := metrics.CheckpointDiscards(reason) - rise; got != 1 {
 		t.Errorf("vcsyncer_checkpoint_discarded_total{reason=%q} rose by %v, want 1", reason, got)
 	}
-	if !e.s.warmth.resumed.IsZero() {
+	if !e.s.resume.ResumedFrom().IsZero() {
 		t.Error("a checkpoint that must be discarded was resumed from")
 	}
 	for id, mode := range e.modes() {

@@ -10,6 +10,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/vcsyncer/syncer/pkg/resources"
+	"github.com/vcsyncer/syncer/pkg/resume"
 	"github.com/vcsyncer/syncer/pkg/tenant"
 )
 
@@ -69,11 +70,11 @@ func TestReconcileCutByShutdownStaysInCheckpoint(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			items, err := decodeQueueItems(data)
+			items, err := resume.DecodeQueueItems(data)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !slices.ContainsFunc(items, func(it queueItem) bool { return it.Req == req && it.Down }) {
+			if !slices.ContainsFunc(items, func(it resume.QueueItem) bool { return it.Req == req && it.Down }) {
 				t.Fatalf("the request cut by the shutdown is not in the final checkpoint's queues (%d items: %+v; queue %+v)", n, items, q.Snapshot())
 			}
 		})

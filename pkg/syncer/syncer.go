@@ -18,15 +18,18 @@ import (
 
 	"github.com/vcsyncer/syncer/pkg/admission"
 	"github.com/vcsyncer/syncer/pkg/admit"
+	"github.com/vcsyncer/syncer/pkg/checkpoint"
 	"github.com/vcsyncer/syncer/pkg/checkpoint/source"
 	"github.com/vcsyncer/syncer/pkg/conversion"
 	"github.com/vcsyncer/syncer/pkg/fairqueue"
+	"github.com/vcsyncer/syncer/pkg/handover"
 	"github.com/vcsyncer/syncer/pkg/latency"
 	"github.com/vcsyncer/syncer/pkg/metrics"
 	"github.com/vcsyncer/syncer/pkg/resources"
 	"github.com/vcsyncer/syncer/pkg/resources/event"
 	"github.com/vcsyncer/syncer/pkg/resources/kinds"
 	"github.com/vcsyncer/syncer/pkg/resources/pod"
+	"github.com/vcsyncer/syncer/pkg/resume"
 	"github.com/vcsyncer/syncer/pkg/retry"
 	"github.com/vcsyncer/syncer/pkg/tenant"
 	"github.com/vcsyncer/syncer/pkg/vnode"
@@ -85,7 +88,13 @@ type Syncer struct {
 	vnodes    *vnode.Manager
 	// dependents are, per kind, the kinds whose tenant objects depend on it (DependentMapper).
 	dependents map[resources.Kind][]resources.DependentMapper
-	checkpointState
+	// sources are the resumable informers' states; ckpt writes checkpoints (nil when off).
+	sources *source.Registry
+	ckpt    *checkpoint.Checkpointer
+	// resume is what the syncer resumes from and writes to checkpoints (pkg/resume; wired in
+	// checkpoint.go); shard the hand-over of tenants between shards (pkg/handover).
+	resume *resume.State
+	shard  *handover.Shard
 	track  latency.Tracker // end-to-end lag and Pod-creation phases (pkg/latency; wired in metrics.go)
 	status statusState     // per-tenant last sync and last checkpoint for the status page (status.go)
 	ready  readiness       // set by markReady once the super caches synced (ready.go)
@@ -105,15 +114,8 @@ type Syncer struct {
 	retryLog *retry.Log
 	// processed counts the reconciles run so far, in both directions (Processed).
 	processed atomic.Int64
-	// running counts each tenant's running reconciles (Drain waits for them).
-	running inflight
-	// claims are the tenants this shard holds (sharding: SetClaimed); the fence lets the
-	// workers write only for them.
-	claims sync.Map
-	// adoptCache keeps other shards' checkpoints read by Adopt for a while.
-	adoptCache checkpointCache
 	// scope restricts the super informers to the registered tenants' objects (sharding;
-	// scope.go); nil without sharding.
+	// pkg/resume); nil without sharding.
 	scope *source.Scope
 }
 
@@ -138,7 +140,7 @@ func New(o Options) (*Syncer, error) {
 	sources := source.NewRegistry()
 	sources.OnMode = metrics.SourceMode
 	sources.OnListAvoided = func(string) { metrics.ListAvoided() }
-	scope := newSuperScope(o)
+	scope := resume.NewScope(o.Sharding != nil)
 	env := &resources.Env{
 		Super: o.Super,
 		SuperInformers: source.NewFactory(sources, superSourcePrefix, o.Super, source.FactoryOptions{
@@ -162,9 +164,7 @@ func New(o Options) (*Syncer, error) {
 		dependents: map[resources.Kind][]resources.DependentMapper{},
 		retryLog:   retry.NewLog(time.Now),
 	}
-	s.sources, s.parked, s.scope = sources, map[string]*parkedWork{}, scope
-	s.warmth.restored = make(chan struct{})
-	s.keepTenantState = s.keepTenantStateFunc(time.Now())
+	s.sources, s.scope = sources, scope
 	downShare := queueShare{workers: o.DownwardWorkers, reserve: fairqueue.ReserveOf(o.DownwardWorkers, o.Share.WorkerReservePercent),
 		slowAfter: o.Share.SlowTenantThreshold}
 	if !o.DisableFairQueuing {
@@ -225,14 +225,14 @@ func New(o Options) (*Syncer, error) {
 		return nil, err
 	}
 	env.VNodes, s.vnodes = vm, vm
-	if s.ckpt, err = s.newCheckpointer(o.Checkpoint); err != nil {
+	if err = s.newResume(); err != nil {
 		return nil, err
 	}
 	if s.ckpt != nil {
 		// The status page's "last checkpoint": every source of a registered tenant is in each
 		// checkpoint, so the time is the same for all of them.
 		s.SetLastCheckpoint(func(name string) time.Time {
-			if _, ok := s.sources.Lookup(tenantSourceID(name, resources.KindPod)); !ok {
+			if _, ok := s.sources.Lookup(resume.TenantSourceID(name, resources.KindPod)); !ok {
 				return time.Time{} // not connected yet: not in any checkpoint of this process
 			}
 			return s.ckpt.LastSuccess()
@@ -248,13 +248,15 @@ func New(o Options) (*Syncer, error) {
 // registry build tenant informers that can resume from checkpoints.
 func (s *Syncer) SetRegistry(r *tenant.Registry) {
 	s.registry = r
+	s.resume.SetRegistry(r)
+	s.shard.SetRegistry(r)
 	r.NewInformers = s.tenantInformers
 	r.Restored = func(tenantName, kind string) (int64, bool) {
 		if s.skipsKind(resources.Kind(kind)) {
 			return 0, true // not cached at all: nothing to count
 		}
-		s.awaitRestore()
-		n, ok := s.sources.Pending(tenantSourceID(tenantName, resources.Kind(kind)))
+		s.resume.AwaitRestore()
+		n, ok := s.sources.Pending(resume.TenantSourceID(tenantName, resources.Kind(kind)))
 		return int64(n), ok
 	}
 }
@@ -276,10 +278,10 @@ func (s *Syncer) Start(ctx context.Context) error {
 		return errors.New("syncer: SetRegistry was not called")
 	}
 	log := ctrl.LoggerFrom(ctx).WithName("syncer")
-	if err := s.warm(ctx); err != nil {
+	if err := s.resume.Warm(ctx); err != nil {
 		return err
 	}
-	s.resumeLeader(ctx)
+	s.resume.ResumeLeader(ctx)
 	if err := s.startStorage(ctx); err != nil {
 		return err
 	}

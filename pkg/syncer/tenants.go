@@ -12,6 +12,7 @@ import (
 	"github.com/vcsyncer/syncer/pkg/conversion"
 	"github.com/vcsyncer/syncer/pkg/resources"
 	"github.com/vcsyncer/syncer/pkg/resources/pod"
+	"github.com/vcsyncer/syncer/pkg/resume"
 	"github.com/vcsyncer/syncer/pkg/retry"
 	"github.com/vcsyncer/syncer/pkg/tenant"
 )
@@ -20,8 +21,8 @@ import (
 // handler that enqueues downward requests (and those of dependent objects, such as Endpoints
 // waiting for their Service) once the tenant's caches have synced.
 func (s *Syncer) ClusterStarting(c *tenant.Cluster) {
-	s.awaitRestore() // its informers resume from the checkpoint's state, not before it is read
-	s.gate.Forget(c) // admission starts over with the new informers
+	s.resume.AwaitRestore() // its informers resume from the checkpoint's state, not before it is read
+	s.gate.Forget(c)        // admission starts over with the new informers
 	for kind, r := range s.resources {
 		inf := r.TenantInformer(c)
 		if !hasDownward(kind) {
@@ -51,7 +52,7 @@ func (s *Syncer) ClusterStarting(c *tenant.Cluster) {
 	// Sharding: the super caches take in the tenant's objects before its informers start, so
 	// they are there before the tenant is Synced (the super handlers take what arrives after
 	// that for live changes, and the super diff of ClusterSynced must see them).
-	s.scopeWaitFor(c)
+	s.resume.ScopeWaitFor(c)
 }
 
 // ClusterSynced implements tenant.Hooks. It enqueues the tenant objects whose version differs
@@ -76,7 +77,7 @@ func (s *Syncer) clusterSynced(c *tenant.Cluster) {
 	if cur, ok := s.registry.Get(c.Name); ok && cur != c {
 		return // replaced while waiting for the super caches
 	}
-	cold := s.takeCold(c.Name)
+	cold := s.resume.TakeCold(c.Name)
 	for kind, r := range s.resources {
 		if !hasDownward(kind) {
 			continue
@@ -158,7 +159,7 @@ func (s *Syncer) clusterSynced(c *tenant.Cluster) {
 			if s.upwardKind(kind) {
 				s.enqueue(s.up, req, false)
 			}
-			src.Ack(source.Key(m), ownerVersion(m, o))
+			src.Ack(source.Key(m), resume.OwnerVersion(m, o))
 		}
 		for key, v := range vanished {
 			o := conversion.Owner{Tenant: c.Name, TenantUID: c.UID, Namespace: v.Owner.Namespace, Name: v.Owner.Name}
@@ -170,15 +171,15 @@ func (s *Syncer) clusterSynced(c *tenant.Cluster) {
 			src.Unack(key)
 		}
 	}
-	s.drainParked(c.Name)
+	s.resume.DrainParked(c.Name)
 	s.vnodes.ClusterSynced(c)
 	s.gate.ReadmitHeld(c) // stubs restored from a checkpoint that fit now
-	if s.policyChangedSince(c, cold) {
+	if s.resume.PolicyChangedSince(c, cold) {
 		// Changed while the syncer was down or while this Cluster synced: what changed since
 		// the acks is not enough.
 		s.PolicyChanged(c)
 	}
-	s.policyMarks.markApplied(c)
+	s.resume.Marks.MarkApplied(c)
 }
 
 // logResumeDiff logs, for a tenant whose Sources held ack entries (a restart or a shard
@@ -254,7 +255,7 @@ func (s *Syncer) ClusterStopped(c *tenant.Cluster) {
 		s.forgetTenantMetrics(c.Name)
 		// Removed: its resumable state goes too (its super objects are deleted by the
 		// Tenant's finalizer path, not by a checkpoint).
-		s.dropParked(c.Name)
+		s.resume.DropParked(c.Name)
 		if s.admission != nil {
 			s.admission.Forget(c.Name)
 		}
@@ -275,8 +276,8 @@ func (s *Syncer) ClusterStopped(c *tenant.Cluster) {
 			}
 		}
 		s.forgetEvents(c.Name) // waiting Event copies and the tenant's Event token bucket
-		s.policyMarks.forget(c.Name)
-		s.scopeRemove(c) // sharding: its super objects leave this shard's caches
+		s.resume.Marks.Forget(c.Name)
+		s.resume.ScopeRemove(c) // sharding: its super objects leave this shard's caches
 	}
 }
 
@@ -300,7 +301,7 @@ func (s *Syncer) PolicyChanged(c *tenant.Cluster) {
 			}
 		}
 	}
-	s.policyMarks.markApplied(c) // checkpointed: a resume under another policy runs this again
+	s.resume.Marks.MarkApplied(c) // checkpointed: a resume under another policy runs this again
 }
 
 // enqueueSharedUpward enqueues upward, at low priority, for tenant c: every super object of

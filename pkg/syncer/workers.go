@@ -12,6 +12,7 @@ import (
 	"github.com/vcsyncer/syncer/pkg/admit"
 	"github.com/vcsyncer/syncer/pkg/checkpoint/trackingqueue"
 	"github.com/vcsyncer/syncer/pkg/fairqueue"
+	"github.com/vcsyncer/syncer/pkg/handover"
 	"github.com/vcsyncer/syncer/pkg/metrics"
 	"github.com/vcsyncer/syncer/pkg/resources"
 	"github.com/vcsyncer/syncer/pkg/retry"
@@ -50,15 +51,15 @@ func (s *Syncer) workWith(ctx context.Context, q *pipelineQueue, down bool, proc
 		if shutdown {
 			return
 		}
-		s.running.begin(req.Tenant) // before the fence check: Drain waits for it
-		if s.fenced(req.Tenant) {
-			s.running.end(req.Tenant)
+		s.shard.Begin(req.Tenant) // before the fence check: Drain waits for it
+		if s.shard.Fenced(req.Tenant) {
+			s.shard.End(req.Tenant)
 			if down {
 				metrics.ShardFenced(directionDownward)
 			} else {
 				metrics.ShardFenced(directionUpward)
 			}
-			q.AddAfter(req, fenceDelay) // kept, and in checkpoints, until owned again or the tenant goes
+			q.AddAfter(req, handover.FenceDelay) // kept, and in checkpoints, until owned again or the tenant goes
 			q.Done(req)
 			continue
 		}
@@ -91,7 +92,7 @@ func (s *Syncer) workWith(ctx context.Context, q *pipelineQueue, down bool, proc
 			// worker stops: whatever it took next would be cut the same way.
 			q.Forget(req)
 			q.Add(req)
-			s.running.end(req.Tenant)
+			s.shard.End(req.Tenant)
 			q.Done(req)
 			return
 		case errors.Is(err, resources.ErrRejected):
@@ -106,7 +107,7 @@ func (s *Syncer) workWith(ctx context.Context, q *pipelineQueue, down bool, proc
 			s.retryFailed(ctx, q, req, down, err)
 			q.AddRateLimited(req)
 		}
-		s.running.end(req.Tenant)
+		s.shard.End(req.Tenant)
 		q.Done(req)
 	}
 }
@@ -132,7 +133,7 @@ func (s *Syncer) process(ctx context.Context, req resources.Request, down bool) 
 	if !c.Synced() {
 		// Not connected or not synced yet: kept until it syncs (ClusterSynced drains it),
 		// and in checkpoints meanwhile.
-		s.park(req, down, trackingqueue.DelayWindow{}, c)
+		s.resume.Park(req, down, trackingqueue.DelayWindow{}, c)
 		return nil
 	}
 	r, ok := s.resources[req.Kind]

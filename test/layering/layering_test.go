@@ -33,10 +33,12 @@ var floors = []struct {
 	// measurement, and the kinds' shared test helpers.
 	{"pkg/admit", 4}, {"pkg/reconcile", 4}, {"pkg/remediation", 4}, {"pkg/resources/restest", 4},
 	{"pkg/latency", 4},
-	// 5: virtual Nodes.
-	{"pkg/vnode", 5},
-	// 6: one package per synced kind, the set of kinds a syncer runs, retries.
-	{"pkg/resources/", 6}, {"pkg/resources/kinds", 6}, {"pkg/retry", 6},
+	// 5: virtual Nodes, and resuming from and writing checkpoints (which save the vNodes'
+	// bookkeeping).
+	{"pkg/vnode", 5}, {"pkg/resume", 5},
+	// 6: one package per synced kind, the set of kinds a syncer runs, retries, and the shard
+	// hand-over (over pkg/resume).
+	{"pkg/resources/", 6}, {"pkg/resources/kinds", 6}, {"pkg/retry", 6}, {"pkg/handover", 6},
 	// 7: orchestration.
 	{"pkg/syncer", 7},
 	// 8: the command.
@@ -131,6 +133,8 @@ func TestFloorOf(t *testing.T) {
 		"pkg/resources/pod":         6,
 		"pkg/resources/restest":     4,
 		"pkg/admit":                 4,
+		"pkg/resume":                5,
+		"pkg/handover":              6,
 		"pkg/checkpoint":            2,
 		"pkg/checkpoint/store":      0,
 		"pkg/metrics/dashboard":     0,

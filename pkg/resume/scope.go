@@ -1,4 +1,4 @@
-package syncer
+package resume
 
 import (
 	"context"
@@ -30,58 +30,60 @@ const scopeWait = 10 * time.Second
 // (a Lease duration or two), so their objects are not dropped and listed again meanwhile.
 const scopeSeedGrace = 2 * time.Minute
 
-// newSuperScope returns the scope of the super informers, or nil without sharding.
-func newSuperScope(o Options) *source.Scope {
-	if o.Sharding == nil {
+// NewScope returns the scope of the super informers, or nil without sharding.
+func NewScope(sharding bool) *source.Scope {
+	if !sharding {
 		return nil
 	}
 	return source.NewScope(conversion.LabelTenantUID)
 }
 
-// scopeWaitFor puts tenant c into the super informers' scope and waits, up to scopeWait,
+// ScopeWaitFor puts tenant c into the super informers' scope and waits, up to scopeWait,
 // until the super caches hold its objects (sharding only).
-func (s *Syncer) scopeWaitFor(c *tenant.Cluster) {
-	if s.scope == nil {
+func (st *State) ScopeWaitFor(c *tenant.Cluster) {
+	scope := st.cfg.Scope
+	if scope == nil {
 		return
 	}
-	gen := s.scope.Add(c.UID)
+	gen := scope.Add(c.UID)
 	ctx, cancel := context.WithTimeout(context.Background(), scopeWait)
 	defer cancel()
 	start := time.Now()
-	if err := s.scope.Wait(ctx, gen); err != nil {
+	if err := scope.Wait(ctx, gen); err != nil {
 		ctrl.Log.WithName("sharding").Error(err, "The super caches do not hold the tenant's objects yet; syncing it anyway",
 			"tenant", c.Name, "waited", time.Since(start).Round(time.Millisecond))
 	}
 }
 
-// scopeRemove takes tenant c out of the super informers' scope once no Cluster of its UID is
+// ScopeRemove takes tenant c out of the super informers' scope once no Cluster of its UID is
 // registered: its super objects leave this shard's caches.
-func (s *Syncer) scopeRemove(c *tenant.Cluster) {
-	if s.scope == nil {
+func (st *State) ScopeRemove(c *tenant.Cluster) {
+	if st.cfg.Scope == nil {
 		return
 	}
-	if cur, ok := s.registry.Get(c.Name); ok && cur.UID == c.UID {
+	if cur, ok := st.registry.Get(c.Name); ok && cur.UID == c.UID {
 		return
 	}
-	s.scope.Remove(c.UID)
+	st.cfg.Scope.Remove(c.UID)
 }
 
 // seedScope puts the tenants whose super objects cp's super informers held into the scope, so
 // that resuming from cp lists nothing for them, and forgets those not registered again within
 // scopeSeedGrace.
-func (s *Syncer) seedScope(ctx context.Context, cp *checkpoint.Checkpoint) {
-	if s.scope == nil {
+func (st *State) seedScope(ctx context.Context, cp *checkpoint.Checkpoint) {
+	scope := st.cfg.Scope
+	if scope == nil {
 		return
 	}
 	seeded := map[string]bool{}
-	for _, st := range cp.Sources {
-		if !strings.HasPrefix(st.ID, superSourcePrefix+"/") {
+	for _, s := range cp.Sources {
+		if !strings.HasPrefix(s.ID, SuperPrefix+"/") {
 			continue
 		}
-		for _, uid := range st.Scope {
+		for _, uid := range s.Scope {
 			if uid != source.ScopeNone && !seeded[uid] {
 				seeded[uid] = true
-				s.scope.Add(uid)
+				scope.Add(uid)
 			}
 		}
 	}
@@ -95,29 +97,15 @@ func (s *Syncer) seedScope(ctx context.Context, cp *checkpoint.Checkpoint) {
 		case <-time.After(scopeSeedGrace):
 		}
 		registered := map[string]bool{}
-		for _, name := range s.registry.Names() {
-			if c, ok := s.registry.Get(name); ok {
+		for _, name := range st.registry.Names() {
+			if c, ok := st.registry.Get(name); ok {
 				registered[c.UID] = true
 			}
 		}
 		for uid := range seeded {
 			if !registered[uid] {
-				s.scope.Remove(uid)
+				scope.Remove(uid)
 			}
 		}
 	}()
-}
-
-// superCacheStats reports the super informer caches for vcsyncer_super_cache_objects.
-func (s *Syncer) superCacheStats() (map[string]int, int, bool) {
-	out := map[string]int{}
-	for kind, r := range s.resources {
-		if inf := r.SuperInformer(s.env); inf != nil {
-			out[string(kind)] = len(inf.GetStore().ListKeys())
-		}
-	}
-	if s.scope == nil {
-		return out, 0, false
-	}
-	return out, len(s.scope.Values()), true
 }

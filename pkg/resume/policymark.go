@@ -1,4 +1,4 @@
-package syncer
+package resume
 
 import (
 	"context"
@@ -11,21 +11,21 @@ import (
 	"github.com/vcsyncer/syncer/pkg/tenant"
 )
 
-// policyExtra is the name of the checkpoint's extra state that holds, per tenant, the
+// PolicyExtra is the name of the checkpoint's extra state that holds, per tenant, the
 // generation of the effective policy its objects were last examined under.
-const policyExtra = "tenant-policies"
+const PolicyExtra = "tenant-policies"
 
-// policyMarks remembers, per tenant, the effective policy generation (policy.Effective.
+// PolicyMarks remembers, per tenant, the effective policy generation (policy.Effective.
 // Generation, a hash of the resolved spec) under which every object of the tenant was last
 // enqueued for examination: recorded at the end of clusterSynced and PolicyChanged, saved in
 // every checkpoint, restored from one. A resume only enqueues what changed since the
 // checkpoint's acks, a policy set before a Cluster starts is no PolicyChanged, and the
 // registry skips PolicyChanged for a Cluster that has not synced (one replaced in this
 // process included), so every clusterSynced compares the tenant's generation with its mark
-// (policyChangedSince) and runs PolicyChanged when they differ.
+// (PolicyChangedSince) and runs PolicyChanged when they differ.
 //
 // Lock rules: mu is a leaf lock; nothing is called while it is held.
-type policyMarks struct {
+type PolicyMarks struct {
 	mu sync.Mutex
 	// applied is each tenant's mark; marked the tenants marked by this process (a restore
 	// does not overwrite those); captured the marks as they were when the last checkpoint's
@@ -36,10 +36,11 @@ type policyMarks struct {
 	captured map[string]string
 }
 
-// markApplied records that every object of c is enqueued under its current policy.
-func (m *policyMarks) markApplied(c *tenant.Cluster) { m.setApplied(c.Name, c.Policy().Generation) }
+// MarkApplied records that every object of c is enqueued under its current policy.
+func (m *PolicyMarks) MarkApplied(c *tenant.Cluster) { m.SetApplied(c.Name, c.Policy().Generation) }
 
-func (m *policyMarks) setApplied(tenantName, gen string) {
+// SetApplied records gen as tenantName's mark, set by this process (Restore keeps it).
+func (m *PolicyMarks) SetApplied(tenantName, gen string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.applied == nil {
@@ -48,9 +49,9 @@ func (m *policyMarks) setApplied(tenantName, gen string) {
 	m.applied[tenantName], m.marked[tenantName] = gen, true
 }
 
-// restore takes the marks of a checkpoint's policyExtra, except for tenants this process has
+// Restore takes the marks of a checkpoint's PolicyExtra, except for tenants this process has
 // marked since it started (its own marks are newer).
-func (m *policyMarks) restore(gens map[string]string) {
+func (m *PolicyMarks) Restore(gens map[string]string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.applied == nil {
@@ -63,25 +64,25 @@ func (m *policyMarks) restore(gens map[string]string) {
 	}
 }
 
-// get returns tenant's mark; ok is false when it has none (never examined since a cold
-// start, or resumed from a checkpoint written before policyExtra).
-func (m *policyMarks) get(tenantName string) (gen string, ok bool) {
+// Get returns tenant's mark; ok is false when it has none (never examined since a cold
+// start, or resumed from a checkpoint written before PolicyExtra).
+func (m *PolicyMarks) Get(tenantName string) (gen string, ok bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	gen, ok = m.applied[tenantName]
 	return gen, ok
 }
 
-// forget drops tenant's mark (its Tenant was removed).
-func (m *policyMarks) forget(tenantName string) {
+// Forget drops tenant's mark (its Tenant was removed).
+func (m *PolicyMarks) Forget(tenantName string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	delete(m.applied, tenantName)
 	delete(m.marked, tenantName)
 }
 
-// snapshot returns the marks of the tenants keep accepts.
-func (m *policyMarks) snapshot(keep func(string) bool) map[string]string {
+// Snapshot returns the marks of the tenants keep accepts.
+func (m *PolicyMarks) Snapshot(keep func(string) bool) map[string]string {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	out := map[string]string{}
@@ -93,32 +94,32 @@ func (m *policyMarks) snapshot(keep func(string) bool) map[string]string {
 	return out
 }
 
-// capture keeps snapshot(keep) for the next takeCaptured: SnapshotQueues calls it before it
+// capture keeps Snapshot(keep) for the next takeCaptured: SnapshotQueues calls it before it
 // takes the queues.
-func (m *policyMarks) capture(keep func(string) bool) {
-	c := m.snapshot(keep)
+func (m *PolicyMarks) capture(keep func(string) bool) {
+	c := m.Snapshot(keep)
 	m.mu.Lock()
 	m.captured = c
 	m.mu.Unlock()
 }
 
-// takeCaptured returns (and forgets) the marks capture kept, or snapshot(keep) when none.
-func (m *policyMarks) takeCaptured(keep func(string) bool) map[string]string {
+// takeCaptured returns (and forgets) the marks capture kept, or Snapshot(keep) when none.
+func (m *PolicyMarks) takeCaptured(keep func(string) bool) map[string]string {
 	m.mu.Lock()
 	c := m.captured
 	m.captured = nil
 	m.mu.Unlock()
 	if c == nil {
-		return m.snapshot(keep)
+		return m.Snapshot(keep)
 	}
 	return c
 }
 
-// policyChangedSince reports whether c's effective policy differs from its mark: false when it
+// PolicyChangedSince reports whether c's effective policy differs from its mark: false when it
 // has none, and for a tenant synced cold (every object enqueued anyway). Call it in
-// clusterSynced before markApplied.
-func (s *Syncer) policyChangedSince(c *tenant.Cluster, cold bool) bool {
-	gen, ok := s.policyMarks.get(c.Name)
+// clusterSynced before MarkApplied.
+func (st *State) PolicyChangedSince(c *tenant.Cluster, cold bool) bool {
+	gen, ok := st.Marks.Get(c.Name)
 	if !ok || cold || gen == c.Policy().Generation {
 		return false
 	}
@@ -127,16 +128,16 @@ func (s *Syncer) policyChangedSince(c *tenant.Cluster, cold bool) bool {
 	return true
 }
 
-// policyState is policyMarks as a checkpoint.Checkpointable (policyExtra).
-type policyState struct{ s *Syncer }
+// policyState is PolicyMarks as a checkpoint.Checkpointable (PolicyExtra).
+type policyState struct{ st *State }
 
 var _ checkpoint.Checkpointable = policyState{}
 
-func (p policyState) Name() string { return policyExtra }
+func (p policyState) Name() string { return PolicyExtra }
 
 // Checkpoint returns the marks as they were when SnapshotQueues took the queues.
 func (p policyState) Checkpoint(context.Context) ([]byte, error) {
-	return json.Marshal(p.s.policyMarks.takeCaptured(p.s.keepTenantForCheckpoint))
+	return json.Marshal(p.st.Marks.takeCaptured(p.st.keepTenantForCheckpoint))
 }
 
 func (p policyState) Restore(_ context.Context, data []byte) error {
@@ -144,17 +145,21 @@ func (p policyState) Restore(_ context.Context, data []byte) error {
 	if err := json.Unmarshal(data, &gens); err != nil {
 		return err
 	}
-	p.s.policyMarks.restore(gens)
+	p.st.Marks.Restore(gens)
 	return nil
 }
 
-// restorePolicyFor takes tenant's generation from a hand-over checkpoint's policyExtra, if any.
-func (s *Syncer) restorePolicyFor(cp *checkpoint.Checkpoint, tenantName string) {
+// RestorePolicyFor takes tenant's generation from a hand-over checkpoint's PolicyExtra, if any.
+func (st *State) RestorePolicyFor(cp *checkpoint.Checkpoint, tenantName string) {
 	gens := map[string]string{}
-	if b, ok := cp.Extras[policyExtra]; !ok || json.Unmarshal(b, &gens) != nil {
+	if b, ok := cp.Extras[PolicyExtra]; !ok || json.Unmarshal(b, &gens) != nil {
 		return
 	}
 	if gen, ok := gens[tenantName]; ok {
-		s.policyMarks.restore(map[string]string{tenantName: gen})
+		st.Marks.Restore(map[string]string{tenantName: gen})
 	}
 }
+
+// PolicyExtraState returns the policy marks as the checkpoint's extra state PolicyExtra (tests
+// save and restore it alone).
+func (st *State) PolicyExtraState() checkpoint.Checkpointable { return policyState{st} }
