@@ -90,7 +90,7 @@ func TestScheduleShape(t *testing.T) {
 		t.Errorf("%d of %d %s faults hold past RefusedCopyBound (%s), want some but not all", longFlips, counts[PolicyFlip], PolicyFlip, RefusedCopyBound)
 	}
 	for _, k := range DefaultKinds() {
-		want := 5 // 17 default kinds share about 220 faults
+		want := 5 // 18 default kinds share about 220 faults
 		if k == TenantDownLong {
 			want = 1 // drawn at a quarter of the others' weight (longDownOdds)
 		}
