@@ -7,7 +7,7 @@
 // and manager.Runnable (add it to the controller-runtime manager, so it runs only while the
 // process is the leader). ReadyCheck is its /readyz check (ready once Start has synced the
 // super caches); TenantStatuses feeds the status page (pkg/status), and SetLastCheckpoint
-// gives that page each tenant's last checkpoint time.
+// gives that page each tenant's last checkpoint time (both kept in a status.Recorder).
 //
 // # Implementation details
 //

@@ -92,7 +92,7 @@ func (s *Syncer) tenantHandler(c *tenant.Cluster, kind resources.Kind) cache.Res
 		// period).
 		UpdateFunc: func(o, n any) {
 			if !sameVersion(o, n) {
-				enqueue(n, !podcache.StatusOnly(o, n) || tenantPodConditionsChanged(o, n), false)
+				enqueue(n, !podcache.StatusOnly(o, n) || pod.TenantConditionsUpdated(o, n), false)
 			}
 		},
 		DeleteFunc: func(o any) { enqueue(o, true, true) },
@@ -241,14 +241,6 @@ func (s *Syncer) mappedSuperHandler(m resources.SuperMapper) cache.ResourceEvent
 		UpdateFunc: func(_, n any) { enqueue(n) },
 		DeleteFunc: enqueue,
 	}
-}
-
-// tenantPodConditionsChanged reports whether an update event of a tenant Pod changed its
-// tenant-owned conditions (pod.TenantConditionsChanged). For other kinds it returns false.
-func tenantPodConditionsChanged(oldObj, newObj any) bool {
-	o, ok1 := podcache.From(oldObj)
-	n, ok2 := podcache.From(newObj)
-	return ok1 && ok2 && pod.TenantConditionsChanged(o, n)
 }
 
 // podDependencies are the kinds a super Pod may need before the super cluster accepts or runs
