@@ -25,6 +25,10 @@
 //     caches held are in the scope from the resume on, for a grace.
 //   - The Source IDs of the syncer's informers (TenantPrefix, SuperPrefix, TenantSourceID) and
 //     the ack entry of an owned super object (OwnerVersion).
+//   - The diff against the ack maps (diff.go): which of a tenant's objects, and of the super
+//     objects it owns, changed or vanished since they were last enqueued (DiffTenant,
+//     DiffSuper; every object for a cold tenant), logged with a bounded sample; and the acks a
+//     removed tenant leaves behind (ForgetTenantSources).
 //
 // # Inputs and outputs
 //
@@ -35,8 +39,8 @@
 // queues and the admission window, Enqueue, Seed) and StartSuper. The tenant registry comes
 // later (SetRegistry). Out: a checkpoint.Checkpointer (Checkpointer: the syncer runs and saves
 // it), requests put back into the pipelines through Pipelines, restored source states and
-// scope entries, and the answers the syncer's hooks read (TakeCold, PolicyChangedSince,
-// Marks).
+// scope entries, and the answers the syncer's hooks read (TakeCold, DiffTenant, DiffSuper,
+// PolicyChangedSince, Marks).
 //
 // # Usage
 //

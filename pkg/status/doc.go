@@ -27,6 +27,12 @@
 // JavaScript a meta refresh reloads it. Ages on the page are computed against the Snapshot's
 // own time, never the browser's clock.
 //
+// A Provider keeps what it remembers beyond its connections in a Recorder (recorder.go): each
+// tenant's last successful sync (RecordSync, one atomic store per reconcile) and the last
+// checkpoint function; Complete adds the rows of tenants synced before but not connected now
+// (a Paused tenant) and fills in every row's last checkpoint. TopRetrying keeps the
+// MaxRetrying most failing hot requests of each tenant.
+//
 // # Implementation considerations
 //
 // The page is served on the metrics port rather than the health-probe port: controller-runtime

@@ -7,7 +7,7 @@
 // and manager.Runnable (add it to the controller-runtime manager, so it runs only while the
 // process is the leader). ReadyCheck is its /readyz check (ready once Start has synced the
 // super caches); TenantStatuses feeds the status page (pkg/status), and SetLastCheckpoint
-// gives that page each tenant's last checkpoint time.
+// gives that page each tenant's last checkpoint time (both kept in a status.Recorder).
 //
 // # Implementation details
 //
@@ -59,7 +59,8 @@
 // (pkg/retry, retries.go).
 //
 // What a checkpoint saves and how a process resumes from it (queue snapshots, parked
-// requests, the per-tenant budget, policy marks, the warm-up, the super scope) is pkg/resume's,
+// requests, the per-tenant budget, policy marks, the warm-up, the super scope, the diff of a
+// syncing tenant's objects against the ack maps) is pkg/resume's,
 // and moving a tenant between shards (the fence, Drain, Adopt, hand-over checkpoints)
 // pkg/handover's: checkpoint.go builds both, gives resume.State the pipelines as a struct of
 // functions (resume.Pipelines), declares CheckpointSchema, and keeps the methods cmd/ calls

@@ -3,7 +3,6 @@ package syncer
 import (
 	"time"
 
-	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/tools/cache"
@@ -93,7 +92,7 @@ func (s *Syncer) tenantHandler(c *tenant.Cluster, kind resources.Kind) cache.Res
 		// period).
 		UpdateFunc: func(o, n any) {
 			if !sameVersion(o, n) {
-				enqueue(n, !podStatusOnly(o, n) || tenantPodConditionsChanged(o, n), false)
+				enqueue(n, !podcache.StatusOnly(o, n) || pod.TenantConditionsUpdated(o, n), false)
 			}
 		},
 		DeleteFunc: func(o any) { enqueue(o, true, true) },
@@ -159,7 +158,7 @@ func (s *Syncer) superHandler(kind resources.Kind) cache.ResourceEventHandler {
 		// unchanged resourceVersion is a relist, not a change (see tenantHandler).
 		UpdateFunc: func(o, n any) {
 			if !sameVersion(o, n) {
-				enqueue(n, !podStatusOnly(o, n), false, false)
+				enqueue(n, !podcache.StatusOnly(o, n), false, false)
 				if kind == resources.KindPod {
 					s.superPodIPsChanged(o, n)
 				}
@@ -242,39 +241,6 @@ func (s *Syncer) mappedSuperHandler(m resources.SuperMapper) cache.ResourceEvent
 		UpdateFunc: func(_, n any) { enqueue(n) },
 		DeleteFunc: enqueue,
 	}
-}
-
-// podStatusOnly reports whether an update event of a Pod changed nothing but its status (and
-// resourceVersion). For other kinds it returns false.
-func podStatusOnly(oldObj, newObj any) bool {
-	if o, ok := oldObj.(*podcache.Pod); ok {
-		if n, ok := newObj.(*podcache.Pod); ok { // cached Pods: their specs compare encoded
-			return podMetaOnlyStatus(&o.ObjectMeta, &n.ObjectMeta) && o.SpecEqual(n)
-		}
-	}
-	o, ok1 := podcache.From(oldObj)
-	n, ok2 := podcache.From(newObj)
-	if !ok1 || !ok2 {
-		return false
-	}
-	return podMetaOnlyStatus(&o.ObjectMeta, &n.ObjectMeta) && equality.Semantic.DeepEqual(o.Spec, n.Spec)
-}
-
-// podMetaOnlyStatus reports whether two versions of a Pod's metadata are equal in what
-// podStatusOnly compares: UID, generation, deletion timestamp, labels and annotations.
-func podMetaOnlyStatus(o, n *metav1.ObjectMeta) bool {
-	return o.UID == n.UID && o.Generation == n.Generation &&
-		equality.Semantic.DeepEqual(o.DeletionTimestamp, n.DeletionTimestamp) &&
-		equality.Semantic.DeepEqual(o.Labels, n.Labels) &&
-		equality.Semantic.DeepEqual(o.Annotations, n.Annotations)
-}
-
-// tenantPodConditionsChanged reports whether an update event of a tenant Pod changed its
-// tenant-owned conditions (pod.TenantConditionsChanged). For other kinds it returns false.
-func tenantPodConditionsChanged(oldObj, newObj any) bool {
-	o, ok1 := podcache.From(oldObj)
-	n, ok2 := podcache.From(newObj)
-	return ok1 && ok2 && pod.TenantConditionsChanged(o, n)
 }
 
 // podDependencies are the kinds a super Pod may need before the super cluster accepts or runs

@@ -1,9 +1,6 @@
 package syncer
 
 import (
-	"slices"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/vcsyncer/syncer/pkg/metrics"
@@ -14,51 +11,19 @@ import (
 
 var _ status.Provider = (*Syncer)(nil)
 
-// statusState is what the Syncer records for the status page (pkg/status).
-type statusState struct {
-	// lastSync maps a tenant name to the Unix time in nanoseconds (*atomic.Int64) of its
-	// last successful reconcile, in either direction. Entries of removed tenants stay (one
-	// word per tenant name ever seen) so that a Paused tenant keeps its last sync time.
-	lastSync sync.Map
-	// lastCheckpoint is set by SetLastCheckpoint; nil: never checkpointed.
-	lastCheckpoint atomic.Pointer[func(tenant string) time.Time]
-}
-
 // recordSync notes a successful reconcile of one of tenant's objects now. Requests of a
 // tenant that is not (or no longer) synced are dropped by process without a reconcile, so
-// they do not count. It is called by every worker after every request: one map load and
-// one atomic store, no lock.
+// they do not count. It is called by every worker after every request.
 func (s *Syncer) recordSync(tenant string) {
-	if c, ok := s.registry.Get(tenant); !ok || !c.Synced() {
-		return
-	}
-	now := time.Now().UnixNano()
-	if v, ok := s.status.lastSync.Load(tenant); ok {
-		v.(*atomic.Int64).Store(now)
-		return
-	}
-	v := &atomic.Int64{}
-	v.Store(now)
-	if prev, loaded := s.status.lastSync.LoadOrStore(tenant, v); loaded {
-		prev.(*atomic.Int64).Store(now)
+	if c, ok := s.registry.Get(tenant); ok && c.Synced() {
+		s.status.RecordSync(tenant)
 	}
 }
 
-// lastSyncOf returns when tenant's last successful reconcile finished; zero: never.
-func (s *Syncer) lastSyncOf(tenant string) time.Time {
-	v, ok := s.status.lastSync.Load(tenant)
-	if !ok {
-		return time.Time{}
-	}
-	return time.Unix(0, v.(*atomic.Int64).Load())
-}
-
-// SetLastCheckpoint gives the Syncer the function that reports when a tenant's sync progress
-// was last checkpointed (the zero time: never, e.g. a tenant added after the last
-// checkpoint). Until it is called the status page shows "never". Safe to call at any time.
-func (s *Syncer) SetLastCheckpoint(f func(tenant string) time.Time) {
-	s.status.lastCheckpoint.Store(&f)
-}
+// SetLastCheckpoint gives the status page the function that reports when a tenant's sync
+// progress was last checkpointed (the zero time: never, e.g. a tenant added after the last
+// checkpoint). Until it is called the page shows "never". Safe to call at any time.
+func (s *Syncer) SetLastCheckpoint(f func(tenant string) time.Time) { s.status.SetLastCheckpoint(f) }
 
 // TenantStatuses implements status.Provider: one row per tenant in the registry, with its
 // phase derived from the connection as the Tenant controller derives it (tenant.PhaseOf), its
@@ -74,10 +39,6 @@ func (s *Syncer) TenantStatuses() []status.Tenant {
 	if s.down.fair != nil {
 		down, up = queueFigures(s.down), queueFigures(s.up)
 	}
-	var checkpoint func(string) time.Time
-	if f := s.status.lastCheckpoint.Load(); f != nil {
-		checkpoint = *f
-	}
 	hotCounts, hotRows := s.hotTables()
 	var out []status.Tenant
 	for _, name := range s.registry.Names() {
@@ -86,7 +47,7 @@ func (s *Syncer) TenantStatuses() []status.Tenant {
 			continue
 		}
 		st := c.State()
-		row := status.Tenant{Name: name, Weight: c.Weight(), LastSync: s.lastSyncOf(name),
+		row := status.Tenant{Name: name, Weight: c.Weight(), LastSync: s.status.LastSync(name),
 			HotRequests: hotCounts[name], Retrying: hotRows[name], KubeletStreams: int(metrics.KubeletOpenStreamsCount(name))}
 		row.Phase = string(tenant.PhaseOf(st))
 		if !st.Connected && st.LastError != "" {
@@ -98,22 +59,7 @@ func (s *Syncer) TenantStatuses() []status.Tenant {
 		}
 		out = append(out, row)
 	}
-	connected := make(map[string]bool, len(out))
-	for _, row := range out {
-		connected[row.Name] = true
-	}
-	s.status.lastSync.Range(func(k, _ any) bool {
-		if name := k.(string); !connected[name] {
-			out = append(out, status.Tenant{Name: name, LastSync: s.lastSyncOf(name)})
-		}
-		return true
-	})
-	if checkpoint != nil {
-		for i := range out {
-			out[i].LastCheckpoint = checkpoint(out[i].Name)
-		}
-	}
-	return out
+	return s.status.Complete(out)
 }
 
 // queueFigures returns q's per-tenant depth and oldest-item age (tenants with an empty
@@ -148,20 +94,8 @@ func (s *Syncer) hotTables() (map[string]int, map[string][]status.HotRequest) {
 			}
 		}
 	}
-	for t, l := range rows {
-		slices.SortStableFunc(l, func(a, b status.HotRequest) int { return b.Retries - a.Retries })
-		if len(l) > status.MaxRetrying {
-			l = l[:status.MaxRetrying]
-		}
-		rows[t] = l
-	}
+	status.TopRetrying(rows)
 	return counts, rows
-}
-
-// hotRows returns tenant's hot-request count and top rows (hotTables).
-func (s *Syncer) hotRows(tenant string) (int, []status.HotRequest) {
-	counts, rows := s.hotTables()
-	return counts[tenant], rows[tenant]
 }
 
 // TenantLags returns, for every registered tenant, how long its oldest unfinished request of

@@ -45,3 +45,9 @@ func TestHotRows(t *testing.T) {
 		t.Errorf("other tenant: %d, %v", n, rows)
 	}
 }
+
+// hotRows returns tenant's hot-request count and top rows (hotTables).
+func (s *Syncer) hotRows(tenant string) (int, []status.HotRequest) {
+	counts, rows := s.hotTables()
+	return counts[tenant], rows[tenant]
+}

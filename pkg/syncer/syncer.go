@@ -31,6 +31,7 @@ import (
 	"github.com/vcsyncer/syncer/pkg/resources/pod"
 	"github.com/vcsyncer/syncer/pkg/resume"
 	"github.com/vcsyncer/syncer/pkg/retry"
+	"github.com/vcsyncer/syncer/pkg/status"
 	"github.com/vcsyncer/syncer/pkg/tenant"
 	"github.com/vcsyncer/syncer/pkg/vnode"
 )
@@ -96,7 +97,7 @@ type Syncer struct {
 	resume *resume.State
 	shard  *handover.Shard
 	track  latency.Tracker // end-to-end lag and Pod-creation phases (pkg/latency; wired in metrics.go)
-	status statusState     // per-tenant last sync and last checkpoint for the status page (status.go)
+	status status.Recorder // per-tenant last sync and last checkpoint for the status page (status.go)
 	ready  readiness       // set by markReady once the super caches synced (ready.go)
 
 	// gate admits tenant objects under their tenant's limits (pkg/admit; wired in limits.go).

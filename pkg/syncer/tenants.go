@@ -2,9 +2,10 @@ package syncer
 
 import (
 	"context"
+	"maps"
+	"slices"
 	"time"
 
-	"github.com/go-logr/logr"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 
@@ -13,7 +14,6 @@ import (
 	"github.com/vcsyncer/syncer/pkg/resources"
 	"github.com/vcsyncer/syncer/pkg/resources/pod"
 	"github.com/vcsyncer/syncer/pkg/resume"
-	"github.com/vcsyncer/syncer/pkg/retry"
 	"github.com/vcsyncer/syncer/pkg/tenant"
 )
 
@@ -93,12 +93,7 @@ func (s *Syncer) clusterSynced(c *tenant.Cluster) {
 			}
 			continue
 		}
-		changed, vanished := src.Diff(objs, nil, nil)
-		if cold {
-			changed = metaObjects(objs, nil)
-		} else {
-			logResumeDiff(ctrl.Log.WithName("checkpoint"), c.Name, kind, "tenant", src, changed, vanished)
-		}
+		changed, vanished := resume.DiffTenant(ctrl.Log.WithName("checkpoint"), c.Name, kind, src, objs, cold)
 		for _, m := range changed {
 			if s.gate.CountRefused(c, kind, m.GetNamespace(), m.GetName()) {
 				continue // not enqueued, so not acked: admission runs again after a restart
@@ -144,14 +139,7 @@ func (s *Syncer) clusterSynced(c *tenant.Cluster) {
 			}
 			continue
 		}
-		ownedByC := func(m metav1.Object) bool { o, owned := conversion.OwnerOf(m); return owned && o.TenantUID == c.UID }
-		changed, vanished := src.Diff(objs, ownedByC,
-			func(_ string, v source.ObjectVersion) bool { return v.Owner != nil && v.Owner.TenantUID == c.UID })
-		if cold {
-			changed = metaObjects(objs, ownedByC)
-		} else {
-			logResumeDiff(ctrl.Log.WithName("checkpoint"), c.Name, kind, "super", src, changed, vanished)
-		}
+		changed, vanished := resume.DiffSuper(ctrl.Log.WithName("checkpoint"), c, kind, src, objs, cold)
 		for _, m := range changed {
 			o, _ := conversion.OwnerOf(m)
 			req := requestFor(o, kind)
@@ -180,50 +168,6 @@ func (s *Syncer) clusterSynced(c *tenant.Cluster) {
 		s.PolicyChanged(c)
 	}
 	s.resume.Marks.MarkApplied(c)
-}
-
-// logResumeDiff logs, for a tenant whose Sources held ack entries (a restart or a shard
-// hand-over), which objects of one kind on one side ("tenant" or "super") changed or vanished
-// since they were acked: those are the reconciles the resume costs. At most three keys are
-// named, each with its acked and current resourceVersion ("" when it had no ack entry), cut to
-// maxResumeSample bytes: names and resourceVersions come from the tenant's apiserver, which
-// may send strings of any length. mode is the Source's informer's resume mode (for the super
-// side, the shared super informer's).
-func logResumeDiff(log logr.Logger, tenantName string, kind resources.Kind, side string, src *source.Source, changed []metav1.Object, vanished map[string]source.ObjectVersion) {
-	if (len(changed) == 0 && len(vanished) == 0) || src.Mode() == source.ModeCold {
-		return // nothing changed, or nothing was known (a first sync: everything is new)
-	}
-	var sample []string
-	for _, m := range changed {
-		if len(sample) == 3 {
-			break
-		}
-		key := source.Key(m)
-		was, _ := src.Acked(key)
-		sample = append(sample, retry.Truncate(key+" "+was.ResourceVersion+"→"+m.GetResourceVersion(), maxResumeSample))
-	}
-	for key, v := range vanished {
-		if len(sample) == 3 {
-			break
-		}
-		sample = append(sample, retry.Truncate(key+" "+v.ResourceVersion+"→gone", maxResumeSample))
-	}
-	log.Info("Objects changed since they were last enqueued", "tenant", tenantName, "side", side,
-		"kind", string(kind), "mode", src.Mode(), "changed", len(changed), "vanished", len(vanished), "sample", sample)
-}
-
-// maxResumeSample bounds each key logged by logResumeDiff, in bytes.
-const maxResumeSample = 300
-
-// metaObjects returns the objects of objs that keep accepts (all when keep is nil).
-func metaObjects(objs []any, keep func(metav1.Object) bool) []metav1.Object {
-	var out []metav1.Object
-	for _, obj := range objs {
-		if m, ok := obj.(metav1.Object); ok && (keep == nil || keep(m)) {
-			out = append(out, m)
-		}
-	}
-	return out
 }
 
 // enqueueTenantObject enqueues a tenant object's requests as the initial list does: downward,
@@ -262,14 +206,7 @@ func (s *Syncer) ClusterStopped(c *tenant.Cluster) {
 		if s.tenantBudgets != nil {
 			s.tenantBudgets.Forget(c.Name)
 		}
-		s.sources.Forget(tenantSourcePrefix + c.Name + "/")
-		for _, r := range s.resources {
-			if src := s.superSource(r.Kind()); src != nil {
-				src.UnackWhere(func(_ string, v source.ObjectVersion) bool {
-					return v.Owner != nil && v.Owner.TenantUID == c.UID
-				})
-			}
-		}
+		s.resume.ForgetTenantSources(c, slices.Collect(maps.Keys(s.resources)))
 		for _, r := range s.resources {
 			if f, ok := r.(interface{ Forget(tenant string) }); ok {
 				f.Forget(c.Name) // per-tenant state of a kind
