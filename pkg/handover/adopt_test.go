@@ -2,7 +2,6 @@ package handover
 
 import (
 	"context"
-	"sync"
 	"testing"
 	"time"
 
@@ -10,34 +9,13 @@ import (
 
 	"github.com/vcsyncer/syncer/pkg/checkpoint"
 	"github.com/vcsyncer/syncer/pkg/checkpoint/source"
+	"github.com/vcsyncer/syncer/pkg/checkpoint/store"
 	"github.com/vcsyncer/syncer/pkg/checkpoint/trackingqueue"
 	"github.com/vcsyncer/syncer/pkg/resources"
 	"github.com/vcsyncer/syncer/pkg/resume"
 	"github.com/vcsyncer/syncer/pkg/tenant"
 	"github.com/vcsyncer/syncer/pkg/vnode"
 )
-
-// memStore is an in-memory checkpoint.Store.
-type memStore struct {
-	mu   sync.Mutex
-	name string // in String()
-	data []byte
-}
-
-func (m *memStore) Load(context.Context) ([]byte, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.data, nil
-}
-
-func (m *memStore) Save(_ context.Context, b []byte) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.data = append([]byte(nil), b...)
-	return nil
-}
-
-func (m *memStore) String() string { return "mem:" + m.name }
 
 // nopHooks are tenant.Hooks that do nothing (no tenant is registered in these tests).
 type nopHooks struct{}
@@ -84,11 +62,11 @@ func TestAdoptPrefersTheHandoverCheckpointOfAReleasedTenant(t *testing.T) {
 	owner := &source.Owner{Tenant: "t1", TenantUID: uid, Namespace: "app", Name: "cm"}
 	acked := map[string]source.ObjectVersion{"super-ns/cm": {UID: "s1", ResourceVersion: "10", Owner: owner}}
 	tenantState := source.State{ID: resume.TenantPrefix + "t1/ConfigMap", HasObjects: true}
-	stores := map[string]*memStore{"shard-b": {name: "shard-b"}, "handover-t1": {name: "handover-t1"}}
-	s, st := newTestShard(t, resume.Options{Store: &memStore{},
+	stores := map[string]*store.Memory{"shard-b": {Name: "shard-b"}, "handover-t1": {Name: "handover-t1"}}
+	s, st := newTestShard(t, resume.Options{Store: &store.Memory{},
 		StoreOf:       func(shard string) (checkpoint.Store, error) { return stores[shard], nil },
 		TenantStoreOf: func(tn string) (checkpoint.Store, error) { return stores["handover-"+tn], nil }})
-	write := func(st *memStore, at time.Time, super map[string]source.ObjectVersion) {
+	write := func(st *store.Memory, at time.Time, super map[string]source.ObjectVersion) {
 		t.Helper()
 		cp := &checkpoint.Checkpoint{Format: checkpoint.Format, Schema: testSchema, Config: testDigest, TakenAt: at,
 			Sources: []source.State{{ID: resume.SuperPrefix + "/ConfigMap", Acked: super}, tenantState}}
@@ -111,7 +89,7 @@ func TestAdoptPrefersTheHandoverCheckpointOfAReleasedTenant(t *testing.T) {
 
 	// A tenant taken after its shard's Lease expired resumes from that shard's last periodic
 	// checkpoint when it is newer than the hand-over checkpoint (written when it came there).
-	stores["shard-c"] = &memStore{name: "shard-c"}
+	stores["shard-c"] = &store.Memory{Name: "shard-c"}
 	newer := map[string]source.ObjectVersion{"super-ns/cm": {UID: "s1", ResourceVersion: "11", Owner: owner}}
 	write(stores["shard-c"], now.Add(2*time.Second), newer)
 	st.Sources().Forget(resume.TenantPrefix + "t1/")

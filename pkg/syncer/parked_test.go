@@ -2,43 +2,20 @@ package syncer
 
 import (
 	"bytes"
-	"context"
 	"encoding/gob"
 	"errors"
 	"fmt"
-	"sync"
 	"testing"
 	"time"
 
 	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/vcsyncer/syncer/pkg/checkpoint"
+	"github.com/vcsyncer/syncer/pkg/checkpoint/store"
 	"github.com/vcsyncer/syncer/pkg/resources"
 	"github.com/vcsyncer/syncer/pkg/resume"
 	"github.com/vcsyncer/syncer/pkg/tenant"
 )
-
-// memStore is an in-memory checkpoint.Store.
-type memStore struct {
-	mu   sync.Mutex
-	name string // in String()
-	data []byte
-}
-
-func (m *memStore) Load(context.Context) ([]byte, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.data, nil
-}
-
-func (m *memStore) Save(_ context.Context, b []byte) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.data = append([]byte(nil), b...)
-	return nil
-}
-
-func (m *memStore) String() string { return "mem:" + m.name }
 
 // TestRemovedTenantParkedWorkDoesNotBlockCheckpoints (review finding R2): requests restored
 // from a checkpoint for a tenant that was removed while the syncer was down stay parked for
@@ -49,7 +26,7 @@ func (m *memStore) String() string { return "mem:" + m.name }
 func TestRemovedTenantParkedWorkDoesNotBlockCheckpoints(t *testing.T) {
 	const budget = 10
 	s, err := New(Options{Super: fake.NewClientset(), DownwardWorkers: 1, UpwardWorkers: 1,
-		Checkpoint: CheckpointOptions{Store: &memStore{}, MaxItems: budget}})
+		Checkpoint: CheckpointOptions{Store: &store.Memory{}, MaxItems: budget}})
 	if err != nil {
 		t.Fatal(err)
 	}

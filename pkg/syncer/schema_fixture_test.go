@@ -32,6 +32,7 @@ import (
 	tenancyv1alpha1 "github.com/vcsyncer/syncer/pkg/apis/tenancy/v1alpha1"
 	"github.com/vcsyncer/syncer/pkg/checkpoint"
 	"github.com/vcsyncer/syncer/pkg/checkpoint/source"
+	"github.com/vcsyncer/syncer/pkg/checkpoint/store"
 	"github.com/vcsyncer/syncer/pkg/checkpoint/trackingqueue"
 	"github.com/vcsyncer/syncer/pkg/conversion"
 	"github.com/vcsyncer/syncer/pkg/policy"
@@ -195,12 +196,12 @@ func fxOptInKinds() []resources.Kind {
 // newFxEnv builds the fixtures' Syncer over store and its tenant (not started). The tenant's
 // informers are built the way a connected tenant's are (Syncer.tenantInformers, with the
 // Cluster's transform), and the identity of its Sources set as ClusterStarting sets it.
-func newFxEnv(t *testing.T, store checkpoint.Store) *fxEnv {
+func newFxEnv(t *testing.T, st checkpoint.Store) *fxEnv {
 	t.Helper()
 	e := &fxEnv{superCS: fake.NewClientset(fxSuperObjects()...), tenantCS: fake.NewClientset(fxObjects(fxNS, "tenant")...)}
 	var err error
 	e.s, err = New(Options{Super: e.superCS, DownwardWorkers: 1, UpwardWorkers: 1, OptInKinds: fxOptInKinds(),
-		Checkpoint: CheckpointOptions{Store: store, Holder: "fixture"}})
+		Checkpoint: CheckpointOptions{Store: st, Holder: "fixture"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -294,14 +295,18 @@ func fxCheckpoint(t *testing.T) *checkpoint.Checkpoint {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	st := &memStore{name: "fixture"}
+	st := &store.Memory{Name: "fixture"}
 	e := newFxEnv(t, st)
 	e.start(t, ctx)
 	e.record(t)
 	if err := e.s.ckpt.Save(ctx); err != nil {
 		t.Fatal(err)
 	}
-	cp, err := checkpoint.Decode(st.data)
+	data, err := st.Load(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cp, err := checkpoint.Decode(data)
 	if err != nil {
 		t.Fatal(err)
 	}
