@@ -612,6 +612,17 @@ func (c *ControlPlane) RestartAPIServer(ctx context.Context) error {
 	return c.StartAPIServer(ctx)
 }
 
+// apiServerProcess returns the kube-apiserver's process (running or exited), or nil if none
+// was started. It takes c.mu.
+func (c *ControlPlane) apiServerProcess() *process {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if i := c.apiServerIndex(); i >= 0 {
+		return c.procs[i]
+	}
+	return nil
+}
+
 // apiServerIndex returns the index of the kube-apiserver in c.procs (-1 if none). c.mu is held.
 func (c *ControlPlane) apiServerIndex() int {
 	for i, p := range c.procs {
@@ -626,13 +637,7 @@ func (c *ControlPlane) apiServerIndex() int {
 // reaped; it stays down until StartAPIServer (for tests of an apiserver down for a long time).
 // The kill is not an unexpected exit for Stop; stopping a stopped apiserver does nothing.
 func (c *ControlPlane) StopAPIServer() error {
-	c.mu.Lock()
-	idx := c.apiServerIndex()
-	var old *process
-	if idx >= 0 {
-		old = c.procs[idx]
-	}
-	c.mu.Unlock()
+	old := c.apiServerProcess()
 	if old == nil {
 		return fmt.Errorf("%s: no %s running", c.Name, KubeAPIServer)
 	}
@@ -644,13 +649,7 @@ func (c *ControlPlane) StopAPIServer() error {
 // the same flags (same port, certificates and etcd), and waits until it is ready. It fails if
 // the apiserver still runs.
 func (c *ControlPlane) StartAPIServer(ctx context.Context) error {
-	c.mu.Lock()
-	idx := c.apiServerIndex()
-	var old *process
-	if idx >= 0 {
-		old = c.procs[idx]
-	}
-	c.mu.Unlock()
+	old := c.apiServerProcess()
 	if old == nil {
 		return fmt.Errorf("%s: no %s to start again", c.Name, KubeAPIServer)
 	}
@@ -666,7 +665,9 @@ func (c *ControlPlane) StartAPIServer(ctx context.Context) error {
 		return fmt.Errorf("%s: restarting %s: %w", c.Name, KubeAPIServer, err)
 	}
 	c.mu.Lock()
-	c.procs[idx] = proc
+	if i := c.apiServerIndex(); i >= 0 {
+		c.procs[i] = proc
+	}
 	c.mu.Unlock()
 	if err := proc.waitHealthy(ctx, apiserverTimeout, httpProbe(c.RESTConfig.Host+"/readyz", adminTLS, "")); err != nil {
 		return fmt.Errorf("%s: restarted %s not ready: %w", c.Name, KubeAPIServer, err)
