@@ -173,6 +173,13 @@ func newCluster(name, uid string, cfg *rest.Config, hash string, weight int32, r
 	// Protobuf for built-in kinds, as kube-controller-manager uses: cheaper than JSON on both ends.
 	cfg.ContentType = "application/vnd.kubernetes.protobuf"
 	cfg.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
+	// No gzip (Accept-Encoding): kube-apiserver compresses a WatchList stream (an informer's
+	// first list and every event after it) one gzip member per event when the client accepts
+	// gzip (k8s.io/apiserver handlers/watch.go, perFlushGzipWriter), which costs the tenant
+	// apiserver a compression and the syncer a decompression per Pod event; and a body the
+	// transport decompresses for the syncer is one a hostile tenant can make far larger than
+	// the bytes it sends. A disable-compression: false in the kubeconfig does not turn it on.
+	cfg.DisableCompression = true
 	// Two clientsets over one transport (one connection pool): Client, whose requests are
 	// bounded by requestTimeout, and the informers' clientset, which is not. client-go turns a
 	// client's http.Client.Timeout (rest.Config.Timeout) into three bounds on every request made

@@ -102,6 +102,25 @@ func Scheme() *runtime.Scheme {
 	return s
 }
 
+// superClientConfig returns a copy of cfg for the syncer's super-cluster clients: user agent
+// vc-syncer (vc-syncer/shard=ID when shardID is not empty, so that the super apiserver's audit
+// log and metrics tell the shards' requests apart), client-side QPS 300 and burst 600, and no
+// gzip. kube-apiserver compresses a WatchList stream (an informer's first list and every event
+// after it) one gzip member per event when the client accepts gzip (k8s.io/apiserver
+// handlers/watch.go, perFlushGzipWriter): a compression in the super apiserver and a
+// decompression in the syncer per super Pod event, where the syncer runs beside the super
+// apiserver and bytes are cheaper than CPU.
+func superClientConfig(cfg *rest.Config, shardID string) *rest.Config {
+	cfg = rest.CopyConfig(cfg)
+	cfg.UserAgent = "vc-syncer"
+	if shardID != "" {
+		cfg.UserAgent = "vc-syncer/shard=" + shardID
+	}
+	cfg.QPS, cfg.Burst = 300, 600
+	cfg.DisableCompression = true
+	return cfg
+}
+
 // Run runs the syncer against the super cluster reached through cfg until ctx is done.
 func Run(ctx context.Context, o *options.Options, cfg *rest.Config) error {
 	log := ctrl.Log.WithName("vc-syncer")
@@ -109,15 +128,11 @@ func Run(ctx context.Context, o *options.Options, cfg *rest.Config) error {
 	log.Info("Starting", "version", version.String())
 	log.V(1).Info("Flags", "options", fmt.Sprintf("%+v", *o))
 	setMemoryLimit(log, o.MemoryLimitRatio)
-	cfg = rest.CopyConfig(cfg)
-	cfg.UserAgent = "vc-syncer"
 	shardID := ""
 	if o.Sharding {
 		shardID = o.ShardIdentity()
-		// The super apiserver's audit log and metrics tell the shards' requests apart.
-		cfg.UserAgent = "vc-syncer/shard=" + shardID
 	}
-	cfg.QPS, cfg.Burst = 300, 600
+	cfg = superClientConfig(cfg, shardID)
 
 	if o.InstallCRDs {
 		if err := InstallCRD(ctx, cfg); err != nil {
