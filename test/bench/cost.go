@@ -238,6 +238,9 @@ func costTable(r result) string {
 	md += fmt.Sprintf("| tenant kube-apiservers' CPU per Pod (ms) | | %.2f | %.2f of the super apiserver's straight |\n",
 		1000*r.TenantAPIServerCPUSecondsPerPod, ratio(r.TenantAPIServerCPUSecondsPerPod, r.SuperAPIServerCPUSecondsPerPodDirect))
 	md += fmt.Sprintf("| syncer CPU per Pod (ms) | | %.2f | |\n", 1000*r.SyncerCPUSecondsPerPod)
+	if r.SyncerAllocBytesPerPod > 0 {
+		md += fmt.Sprintf("| syncer heap allocated per Pod (KB), garbage collections per 100 Pods | | %.0f, %.1f | |\n", r.SyncerAllocBytesPerPod/1000, 100*r.SyncerGCCyclesPerPod)
+	}
 	md += fmt.Sprintf("| bytes stored per super Pod | %.0f | %.0f | %.2f |\n",
 		r.BytesStoredPerSuperPod["baseline"], r.BytesStoredPerSuperPod["syncer"], ratio(r.BytesStoredPerSuperPod["syncer"], r.BytesStoredPerSuperPod["baseline"]))
 	for _, part := range []string{"metadata.annotations", "metadata.managedFields", "metadata (other)", "spec", "status"} {

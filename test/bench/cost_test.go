@@ -1,8 +1,13 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
 	"math"
+	"net/http"
+	"net/http/httptest"
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -49,7 +54,8 @@ func TestResultCostKeys(t *testing.T) {
 	}
 	for _, k := range []string{"superCPUPerPodRatio", "syncerCPUSecondsPerPod", "tenantAPIServerCPUSecondsPerPod",
 		"superAPIServerCPUSecondsPerPodDirect", "syncerHeldSecondsP99", "throughputCeilingRatio", "p99Ratio", "throughputRatio",
-		"superRequestsPerPod", "tenantRequestsPerPod", "tenantRequestsPerPodByTenant", "bytesStoredPerSuperPod", "heldRun"} {
+		"superRequestsPerPod", "tenantRequestsPerPod", "tenantRequestsPerPodByTenant", "bytesStoredPerSuperPod", "heldRun",
+		"syncerAllocBytesPerPod", "syncerGCCyclesPerPod"} {
 		if _, ok := m[k]; !ok {
 			t.Errorf("result.json has no key %q", k)
 		}
@@ -140,5 +146,23 @@ func TestBytesByPart(t *testing.T) {
 	}
 	if bytesByPart(nil) != nil {
 		t.Error("no Pods: want nil")
+	}
+}
+
+func TestSyncerGoStats(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, "# TYPE go_gc_duration_seconds summary\ngo_gc_duration_seconds{quantile=\"0.5\"} 0.0001\n"+
+			"go_gc_duration_seconds_sum 0.01\ngo_gc_duration_seconds_count 23\n"+
+			"# TYPE go_memstats_alloc_bytes_total counter\ngo_memstats_alloc_bytes_total 2.08273488e+08\n")
+	}))
+	defer srv.Close()
+	g := syncerGoStats(context.Background(), strings.TrimPrefix(srv.URL, "http://"))
+	if !g.ok || g.allocBytes != 2.08273488e+08 || g.gcCycles != 23 {
+		t.Errorf("syncerGoStats = %+v; want 208273488 bytes, 23 cycles, ok", g)
+	}
+	empty := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	defer empty.Close()
+	if g := syncerGoStats(context.Background(), strings.TrimPrefix(empty.URL, "http://")); g.ok {
+		t.Errorf("syncerGoStats of a /metrics without the Go collector = %+v; want not ok", g)
 	}
 }

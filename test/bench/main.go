@@ -246,6 +246,12 @@ func run(ctx context.Context, c config) error {
 	syncReqA, _ := apiserverRequests(ctx, env.Super)
 	tenantReqA := tenantRequests(ctx, env)
 	tenantReqEachA := tenantRequestsEach(ctx, env)
+	alloc0 := syncerGoStats(ctx, metricsAddr)
+	if c.profile > 0 {
+		if err := saveURL(ctx, "http://"+pprofAddr+"/debug/pprof/allocs", filepath.Join(c.out, "syncer-allocs-before.pprof")); err != nil {
+			logf("allocation profile: %v", err)
+		}
+	}
 	profDone := make(chan error, 1)
 	if c.profile > 0 {
 		go func() {
@@ -262,6 +268,12 @@ func run(ctx context.Context, c config) error {
 	}
 	cpu1, _ := cpuSeconds(p.pid())
 	cpuSync["vc-syncer"] = cpu1 - cpu0
+	alloc1 := syncerGoStats(ctx, metricsAddr)
+	if c.profile > 0 {
+		if err := saveURL(ctx, "http://"+pprofAddr+"/debug/pprof/allocs", filepath.Join(c.out, "syncer-allocs.pprof")); err != nil {
+			logf("allocation profile: %v", err)
+		}
+	}
 	rss, _ := peakRSS(p.pid())
 	if c.profile > 0 {
 		if err := <-profDone; err != nil {
@@ -305,6 +317,10 @@ func run(ctx context.Context, c config) error {
 	res.SuperCPUPerPodRatio, res.SuperCPUSecondsPerPod = cost.SuperCPUPerPodRatio, cost.SuperCPUSecondsPerPod
 	res.SyncerCPUSecondsPerPod, res.TenantAPIServerCPUSecondsPerPod = cost.SyncerCPUSecondsPerPod, cost.TenantAPIServerCPUSecondsPerPod
 	res.SuperAPIServerCPUSecondsPerPod, res.SuperAPIServerCPUSecondsPerPodDirect = cost.SuperAPIServerCPUSecondsPerPod, cost.SuperAPIServerCPUSecondsPerPodDirect
+	if alloc0.ok && alloc1.ok && len(synced) > 0 {
+		res.SyncerAllocBytesPerPod = (alloc1.allocBytes - alloc0.allocBytes) / float64(len(synced))
+		res.SyncerGCCyclesPerPod = (alloc1.gcCycles - alloc0.gcCycles) / float64(len(synced))
+	}
 	// Cores over the whole measured window (informers' start to the last Pod Running), the
 	// interval the CPU seconds were taken over.
 	res.CPU = map[string][]cpuUse{"baseline": busiest(cpuBase, baseCPUWall), "syncer": busiest(cpuSync, syncCPUWall)}
@@ -700,6 +716,12 @@ type result struct {
 	// admission wait included) in HeldRun, the open-loop run at half the ceiling.
 	SyncerHeldSecondsP99 float64  `json:"syncerHeldSecondsP99"`
 	HeldRun              *heldRun `json:"heldRun,omitempty"`
+	// SyncerAllocBytesPerPod is what the syncer allocated on its heap during the burst through
+	// it, per Pod (go_memstats_alloc_bytes_total), and SyncerGCCyclesPerPod its garbage
+	// collections per Pod (go_gc_duration_seconds_count): the garbage behind the GC's share of
+	// its CPU, steadier from run to run than the CPU itself. 0 when /metrics could not be read.
+	SyncerAllocBytesPerPod float64 `json:"syncerAllocBytesPerPod"`
+	SyncerGCCyclesPerPod   float64 `json:"syncerGCCyclesPerPod"`
 }
 
 // cpuPerPodMillis returns the CPU seconds summed over cpu (process → seconds) per Pod, in
@@ -1038,6 +1060,34 @@ func countTenantEvents(ctx context.Context, settle time.Duration, clients []kube
 // saveCPUProfile records the CPU profile of the syncer serving pprof at addr for d into path.
 func saveCPUProfile(ctx context.Context, addr string, d time.Duration, path string) error {
 	return saveURL(ctx, fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", addr, max(1, int(d.Seconds()))), path)
+}
+
+// goStats are the syncer's cumulative heap allocations (bytes) and garbage collections.
+type goStats struct {
+	allocBytes, gcCycles float64
+	ok                   bool
+}
+
+// syncerGoStats reads go_memstats_alloc_bytes_total and go_gc_duration_seconds_count from the
+// syncer's /metrics at addr; ok is false when either cannot be read.
+func syncerGoStats(ctx context.Context, addr string) goStats {
+	var b strings.Builder
+	if err := saveURLTo(ctx, "http://"+addr+"/metrics", &b); err != nil {
+		logf("syncer metrics: %v", err)
+		return goStats{}
+	}
+	var g goStats
+	var seen int
+	for _, m := range parseMetrics(b.String()) {
+		switch m.name {
+		case "go_memstats_alloc_bytes_total":
+			g.allocBytes, seen = m.value, seen+1
+		case "go_gc_duration_seconds_count":
+			g.gcCycles, seen = m.value, seen+1
+		}
+	}
+	g.ok = seen == 2
+	return g
 }
 
 // saveMetrics saves the syncer's Prometheus /metrics (served at addr) into path.
