@@ -159,6 +159,7 @@ type Factory struct {
 	client kubernetes.Interface
 	tweak  func(*metav1.ListOptions)
 	scope  *Scope
+	core   *coreGroup
 }
 
 var _ informers.SharedInformerFactory = (*Factory)(nil)
@@ -172,10 +173,12 @@ func NewFactory(reg *Registry, prefix string, client kubernetes.Interface, o Fac
 	if o.Transform != nil {
 		opts = append(opts, informers.WithTransform(o.Transform))
 	}
-	return &Factory{
+	f := &Factory{
 		SharedInformerFactory: informers.NewSharedInformerFactoryWithOptions(client, 0, opts...),
 		reg:                   reg, prefix: prefix, client: client, tweak: o.Tweak, scope: o.Scope,
 	}
+	f.core = newCoreGroup(core.New(f, metav1.NamespaceAll, f.tweak))
+	return f
 }
 
 // InformerFor returns the shared informer of obj's type, building a resumable one for the
@@ -218,8 +221,9 @@ func (f *Factory) InformerFor(obj runtime.Object, newFunc internalinterfaces.New
 	})
 }
 
-// Core returns the core API group's informers, routed through f.
-func (f *Factory) Core() core.Interface { return core.New(f, metav1.NamespaceAll, f.tweak) }
+// Core returns the core API group's informers, routed through f: the same value on every call,
+// whose Pod, Node, Namespace and Service informers and listers are built once (coreGroup).
+func (f *Factory) Core() core.Interface { return f.core }
 
 // Discovery returns the discovery API group's informers, routed through f.
 func (f *Factory) Discovery() discovery.Interface {

@@ -312,7 +312,7 @@ func reconcileDownward(ctx context.Context, env *resources.Env, c *tenant.Cluste
 			maps.Copy(want.Annotations, ann)
 		}
 		annotateCharge(budget, want)
-		_, err = superPods.Create(ctx, want, metav1.CreateOptions{FieldManager: reconcile.FieldManager})
+		err = reconcile.CreatePod(ctx, env.Super, superNS, want, metav1.CreateOptions{FieldManager: reconcile.FieldManager})
 		// The slot stays taken by the new Pod until it is bound.
 		holdSlot = err == nil
 		if err == nil {

@@ -83,7 +83,7 @@ func reconcileUpward(ctx context.Context, env *resources.Env, c *tenant.Cluster,
 	}
 	u := t.DeepCopy()
 	u.Status = *want
-	if _, err := c.Client.CoreV1().Pods(ns).UpdateStatus(ctx, u, metav1.UpdateOptions{FieldManager: reconcile.FieldManager}); err != nil {
+	if err := reconcile.UpdatePodStatus(ctx, c.Client, ns, u, metav1.UpdateOptions{FieldManager: reconcile.FieldManager}); err != nil {
 		return fmt.Errorf("failed to update tenant Pod %s/%s status: %w", ns, name, err)
 	}
 	return nil
