@@ -151,11 +151,23 @@ type fairnessRun struct {
 	// WeightedInterval is the saturated interval of case (e), in seconds from the case's start:
 	// from the first instant every weighted tenant had a backlog (a Pod created and not yet
 	// Running) to the first instant after it that one had none.
-	WeightedInterval *weightedInterval  `json:"weightedInterval,omitempty"`
-	Cases            []fairnessCase     `json:"cases,omitempty"`
-	WebhookAnswered  map[string]int     `json:"webhookAnswered,omitempty"`
-	SyncerCPUSeconds map[string]float64 `json:"syncerCPUSecondsByProcess,omitempty"`
-	Seconds          float64            `json:"seconds,omitempty"`
+	WeightedInterval *weightedInterval `json:"weightedInterval,omitempty"`
+	// AdmittedShares are case (e)'s shares of what the syncer decides: the Pods whose super
+	// copies were created while every weighted tenant had Pods waiting in the syncer (created
+	// in the tenant, no super copy yet), from the first instant all had one to the first
+	// instant one had none; Running counts those super copies. WeightedShares count Running
+	// Pods while every tenant had a Pod not yet Running, which includes the end of a tenant's
+	// burst, when all its Pods are in the super cluster and the syncer, having none of its
+	// Pods to send, gives its share to the others (work-conserving).
+	// MaxAdmittedShareRelativeError is the largest |share ÷ target − 1| of them (at the top
+	// level, of any run); AdmittedInterval their interval.
+	AdmittedShares                []weightedShare    `json:"admittedShares,omitempty"`
+	MaxAdmittedShareRelativeError float64            `json:"maxAdmittedShareRelativeError"`
+	AdmittedInterval              *weightedInterval  `json:"admittedInterval,omitempty"`
+	Cases                         []fairnessCase     `json:"cases,omitempty"`
+	WebhookAnswered               map[string]int     `json:"webhookAnswered,omitempty"`
+	SyncerCPUSeconds              map[string]float64 `json:"syncerCPUSecondsByProcess,omitempty"`
+	Seconds                       float64            `json:"seconds,omitempty"`
 }
 
 type weightedInterval struct {
@@ -226,20 +238,45 @@ func medianRun(runs []fairnessRun) fairnessRun {
 	}
 	for _, r := range runs {
 		m.MaxWeightedShareRelativeError = max(m.MaxWeightedShareRelativeError, r.MaxWeightedShareRelativeError)
+		m.MaxAdmittedShareRelativeError = max(m.MaxAdmittedShareRelativeError, r.MaxAdmittedShareRelativeError)
 	}
-	for i, w := range runs[0].WeightedShares {
+	m.WeightedShares = medianShares(runs, func(r *fairnessRun) []weightedShare { return r.WeightedShares })
+	m.AdmittedShares = medianShares(runs, func(r *fairnessRun) []weightedShare { return r.AdmittedShares })
+	return m
+}
+
+// medianShares returns, per tenant of the first run's shares (of), the median share, error and
+// count over the runs.
+func medianShares(runs []fairnessRun, of func(*fairnessRun) []weightedShare) []weightedShare {
+	var out []weightedShare
+	for i, w := range of(&runs[0]) {
 		share, errs, running := make([]float64, 0, len(runs)), make([]float64, 0, len(runs)), make([]float64, 0, len(runs))
-		for _, r := range runs {
-			if i < len(r.WeightedShares) {
-				share = append(share, r.WeightedShares[i].Share)
-				errs = append(errs, r.WeightedShares[i].Error)
-				running = append(running, float64(r.WeightedShares[i].Running))
+		for j := range runs {
+			if ws := of(&runs[j]); i < len(ws) {
+				share = append(share, ws[i].Share)
+				errs = append(errs, ws[i].Error)
+				running = append(running, float64(ws[i].Running))
 			}
 		}
 		w.Share, w.Error, w.Running = median(share), median(errs), int(median(running))
-		m.WeightedShares = append(m.WeightedShares, w)
+		out = append(out, w)
 	}
-	return m
+	return out
+}
+
+// admittedSamples returns byTenant's samples with their super time as the end of their wait
+// (running), so that saturatedInterval and sharesIn measure the Pods waiting in the syncer and
+// the super copies it created; Pods whose super copy was never seen are left out.
+func admittedSamples(byTenant [][]sample) [][]sample {
+	out := make([][]sample, len(byTenant))
+	for i, l := range byTenant {
+		for _, s := range l {
+			if !s.super.IsZero() {
+				out[i] = append(out[i], sample{key: s.key, created: s.created, running: s.super})
+			}
+		}
+	}
+	return out
 }
 
 // median returns the median of v (the mean of the middle two for an even count), 0 for none.
@@ -473,6 +510,20 @@ func (f *fairness) runOnce(ctx context.Context, n int, hook *slowWebhook) (fairn
 		r.WeightedShares = append(r.WeightedShares, ws)
 		r.MaxWeightedShareRelativeError = max(r.MaxWeightedShareRelativeError, math.Abs(ws.Error))
 	}
+	admitted := admittedSamples(byLoad)
+	if start, end, ok := saturatedInterval(admitted); ok {
+		shares, counts, n := sharesIn(admitted, start, end)
+		r.AdmittedInterval = &weightedInterval{Start: start.Sub(first).Seconds(), End: end.Sub(first).Seconds(), Running: n}
+		for i, ti := range weightedTenants {
+			target := float64(c.weights[i]) / float64(sum)
+			ws := weightedShare{Tenant: env.Tenants[ti].Name, Weight: c.weights[i], Share: shares[i], Target: target,
+				Running: counts[i], Error: shares[i]/target - 1}
+			r.AdmittedShares = append(r.AdmittedShares, ws)
+			r.MaxAdmittedShareRelativeError = max(r.MaxAdmittedShareRelativeError, math.Abs(ws.Error))
+		}
+	} else {
+		logf("(e): the weighted tenants never all had Pods waiting in the syncer at once")
+	}
 
 	r.Cases = []fairnessCase{a, bd, b, cc, d, e}
 	r.RegularP99Alone, r.RegularP50Alone = a.Regular.P99, a.Regular.P50
@@ -486,10 +537,10 @@ func (f *fairness) runOnce(ctx context.Context, n int, hook *slowWebhook) (fairn
 	r.RatioSlowNeighbourToAloneP99 = d.Regular.P99 / a.Regular.P99
 	r.RatioGreedyFairToGreedyDirectP99 = b.Regular.P99 / bd.Regular.P99
 	r.SyncerCPUSeconds, r.Seconds = f.cpu, time.Since(t0).Seconds()
-	logf("run %d done in %s: regular p99 (a) %.2fs (b-direct) %.2fs (b) %.2fs (c) %.2fs (d) %.2fs; (b)/(b-direct) %.2f (d)/(a) %.2f; held p99 (a) %.3fs (b) %.3fs (d) %.3fs; shares %s",
+	logf("run %d done in %s: regular p99 (a) %.2fs (b-direct) %.2fs (b) %.2fs (c) %.2fs (d) %.2fs; (b)/(b-direct) %.2f (d)/(a) %.2f; held p99 (a) %.3fs (b) %.3fs (d) %.3fs; shares %s; admitted shares %s",
 		n, time.Since(t0).Round(time.Second), a.Regular.P99, bd.Regular.P99, b.Regular.P99, cc.Regular.P99, d.Regular.P99,
 		r.RatioGreedyFairToGreedyDirectP99, r.RatioSlowNeighbourToAloneP99, r.RegularSyncerHeldP99Alone, r.RegularSyncerHeldP99GreedyFair, r.RegularSyncerHeldP99SlowNeighbour,
-		sharesText(r.WeightedShares))
+		sharesText(r.WeightedShares), sharesText(r.AdmittedShares))
 	return r, nil
 }
 
@@ -624,6 +675,9 @@ func (f *fairness) runCase(ctx context.Context, name, short, desc string, tenant
 	}
 	fc.Regular, fc.Others, fc.All, fc.regular = summarize(reg), summarize(oth), summarize(samples), latencies(reg)
 	fc.RegularPhases, fc.OthersPhases = phaseBreakdown(reg, superTimes), phaseBreakdown(oth, superTimes)
+	for _, l := range byLoad {
+		superTimes.fill(l)
+	}
 	if err0 == nil && err1 == nil {
 		var regT, othT []string
 		for i, ti := range tenants[:len(loads)] {
@@ -907,12 +961,14 @@ func writeFairnessResults(c fairnessConfig, r fairnessResult) error {
 | regular syncer-held p99 in (b) ≤ 1.2 × (a) + 20 ms | %.3f s ≤ %.3f s | %s |
 | (d) ÷ (a) ≤ 1.2 at p99 | %.2f | %s |
 | every weighted share within ±10%% of weight ÷ Σ weights (relative: share ÷ target − 1 within ±0.10) | max %.1f%% | %s |
+| … of the super Pods the syncer created while every weighted tenant had Pods waiting in it (admittedShares) | max %.1f%% | %s |
 | (b) ÷ (a) at p99 (reported: the greedy bursts saturate the machine, so (b-direct) is the baseline) | %.2f | |
 | (c) ÷ (a) at p99 (reported, no target: the problem the admission window solves) | %.2f | |
 `, of, m.RatioGreedyFairToGreedyDirectP99, verdict(m.RatioGreedyFairToGreedyDirectP99, 1),
 		m.RegularSyncerHeldP99GreedyFair, heldBound, verdict(m.RegularSyncerHeldP99GreedyFair, heldBound),
 		m.RatioSlowNeighbourToAloneP99, verdict(m.RatioSlowNeighbourToAloneP99, 1.2),
-		100*m.MaxWeightedShareRelativeError, verdict(m.MaxWeightedShareRelativeError, 0.10), m.RatioGreedyFairToAloneP99, m.RatioGreedyFIFOToAloneP99)
+		100*m.MaxWeightedShareRelativeError, verdict(m.MaxWeightedShareRelativeError, 0.10),
+		100*m.MaxAdmittedShareRelativeError, verdict(m.MaxAdmittedShareRelativeError, 0.10), m.RatioGreedyFairToAloneP99, m.RatioGreedyFIFOToAloneP99)
 	for i, x := range runs {
 		title := "The run's cases"
 		if len(runs) > 1 {
@@ -1061,6 +1117,13 @@ func writeFairnessRunTables(b *strings.Builder, r fairnessRun) {
 	fmt.Fprintf(b, "| tenant | weight | target share | share | Running in interval | share ÷ target − 1 |\n|---|---|---|---|---|---|\n")
 	for _, w := range r.WeightedShares {
 		fmt.Fprintf(b, "| %s | %d | %.3f | %.3f | %d | %+.1f%% |\n", w.Tenant, w.Weight, w.Target, w.Share, w.Running, 100*w.Error)
+	}
+	if w := r.AdmittedInterval; w != nil {
+		fmt.Fprintf(b, "\nAdmitted (e): every weighted tenant had Pods waiting in the syncer %.2f s – %.2f s after the first create of (e); the syncer created %d super Pods in it.\n\n", w.Start, w.End, w.Running)
+		fmt.Fprintf(b, "| tenant | weight | target share | share | super Pods created in interval | share ÷ target − 1 |\n|---|---|---|---|---|---|\n")
+		for _, w := range r.AdmittedShares {
+			fmt.Fprintf(b, "| %s | %d | %.3f | %.3f | %d | %+.1f%% |\n", w.Tenant, w.Weight, w.Target, w.Share, w.Running, 100*w.Error)
+		}
 	}
 }
 

@@ -128,3 +128,36 @@ func TestSplitRegular(t *testing.T) {
 		t.Errorf("regular %v, others %v; want loads 0 and 1 regular, 2, 3 and 10 others", reg, oth)
 	}
 }
+
+// TestAdmittedShares checks the shares of what the syncer decides: the interval in which every
+// tenant had Pods without a super copy, and the super copies created in it. Running times are
+// what the shares of Running Pods use and must not matter here.
+func TestAdmittedShares(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
+	mk := func(created float64, super ...float64) []sample {
+		var out []sample
+		for i, s := range super {
+			out = append(out, sample{key: fmt.Sprint(i), created: at(created), running: at(100), super: at(s)})
+		}
+		return out
+	}
+	byTenant := [][]sample{
+		mk(0, 1, 2, 3, 4, 5, 6), // weight 3's Pods: waiting in the syncer until 6 s
+		mk(0, 2.5, 4.5, 8),      // its last super copy at 8 s
+		mk(0, 3.5, 7, 9),
+	}
+	byTenant[2] = append(byTenant[2], sample{key: "never", created: at(0)}) // never reached the super cluster
+	admitted := admittedSamples(byTenant)
+	if len(admitted[2]) != 3 {
+		t.Fatalf("admitted samples of tenant 2: %d; want 3 (the Pod never seen in the super cluster left out)", len(admitted[2]))
+	}
+	start, end, ok := saturatedInterval(admitted)
+	if !ok || !start.Equal(at(0)) || !end.Equal(at(6)) {
+		t.Fatalf("interval = %v, %v, %v; want 0s, 6s, true", start.Sub(t0), end.Sub(t0), ok)
+	}
+	_, counts, n := sharesIn(admitted, start, end)
+	if n != 9 || counts[0] != 6 || counts[1] != 2 || counts[2] != 1 {
+		t.Errorf("super copies in the interval = %v (n %d); want [6 2 1] (n 9)", counts, n)
+	}
+}

@@ -427,6 +427,8 @@ func waitTenantsRunning(ctx context.Context, cl client.Client, tenants []*localc
 type sample struct {
 	key              string
 	created, running time.Time
+	// super is when the Pod's super copy was first seen (zero when not tracked or never seen).
+	super time.Time
 }
 
 // load is one stream of Pod creations into one namespace.
@@ -988,6 +990,16 @@ func trackSuperPods(ctx context.Context, super kubernetes.Interface, tenantIndex
 	f.Start(stop)
 	f.WaitForCacheSync(ctx.Done())
 	return st, func() { close(stop); f.Shutdown() }, nil
+}
+
+// fill sets each sample's super time from st (left zero for a Pod whose super copy was not
+// seen).
+func (st *superTimes) fill(samples []sample) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	for i := range samples {
+		samples[i].super = st.added[samples[i].key]
+	}
 }
 
 func phaseBreakdown(synced []sample, st *superTimes) map[string][2]float64 {
