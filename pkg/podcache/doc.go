@@ -30,7 +30,9 @@
 // (ips.go) read a Pod's addresses from its status the same way: the addresses a super Pod's
 // update freed or gained, whose Endpoints and EndpointSlices the syncer then reconciles.
 // StatusOnly (update.go) tells an update that changed only a Pod's status from one that
-// changed its metadata or spec, comparing cached Pods' specs encoded, without a decode.
+// changed its metadata or spec, comparing cached Pods' specs encoded, without a decode;
+// StatusOrBindingOnly also lets a binding (spec.nodeName set) through, comparing the rest of
+// the encoded specs.
 //
 // It sits on floor 0 of the package map in docs/architecture.md and may import packages on floors
 // 0–0 only (today: none of the module's packages); test/layering checks it.

@@ -154,11 +154,12 @@ func (s *Syncer) superHandler(kind resources.Kind) cache.ResourceEventHandler {
 			enqueue(o, true, false, true)
 			s.enqueuePodsWaitingFor(kind, o)
 		},
-		// Status-only changes of a super Pod (scheduling, kubelet) matter upward only; an
-		// unchanged resourceVersion is a relist, not a change (see tenantHandler).
+		// A super Pod's binding (the super scheduler's) and its status changes (the kubelet's)
+		// matter upward only: the downward reconciler never writes either. An unchanged
+		// resourceVersion is a relist, not a change (see tenantHandler).
 		UpdateFunc: func(o, n any) {
 			if !sameVersion(o, n) {
-				enqueue(n, !podcache.StatusOnly(o, n), false, false)
+				enqueue(n, !podcache.StatusOrBindingOnly(o, n), false, false)
 				if kind == resources.KindPod {
 					s.superPodIPsChanged(o, n)
 				}
