@@ -37,3 +37,5 @@ for run in before-5 final-1 before-6 final-2; do
   bin=$BIND; [[ $run == before-* ]] && bin=$BEFORE
   VC_SYNCER_BENCH_BIN=$bin "${burst[@]}" --out "$out/final-400/$run"
 done
+# addr-1000: BIND against a build of it with podcache.AddressesOf (dropped, not merged; the
+# binary was built from a local commit on top of 25fc25f).
