@@ -503,24 +503,25 @@ func (f *fairness) runOnce(ctx context.Context, n int, hook *slowWebhook) (fairn
 		}
 	}
 	r.WeightedInterval = &weightedInterval{Start: start.Sub(first).Seconds(), End: end.Sub(first).Seconds(), Running: running}
-	for i, ti := range weightedTenants {
-		target := float64(c.weights[i]) / float64(sum)
-		ws := weightedShare{Tenant: env.Tenants[ti].Name, Weight: c.weights[i], Share: shares[i], Target: target,
-			Running: counts[i], Error: shares[i]/target - 1}
-		r.WeightedShares = append(r.WeightedShares, ws)
-		r.MaxWeightedShareRelativeError = max(r.MaxWeightedShareRelativeError, math.Abs(ws.Error))
-	}
-	admitted := admittedSamples(byLoad)
-	if start, end, ok := saturatedInterval(admitted); ok {
-		shares, counts, n := sharesIn(admitted, start, end)
-		r.AdmittedInterval = &weightedInterval{Start: start.Sub(first).Seconds(), End: end.Sub(first).Seconds(), Running: n}
+	// toShares turns sharesIn's figures into weightedShares and their largest relative error.
+	toShares := func(shares []float64, counts []int) ([]weightedShare, float64) {
+		var out []weightedShare
+		worst := 0.0
 		for i, ti := range weightedTenants {
 			target := float64(c.weights[i]) / float64(sum)
 			ws := weightedShare{Tenant: env.Tenants[ti].Name, Weight: c.weights[i], Share: shares[i], Target: target,
 				Running: counts[i], Error: shares[i]/target - 1}
-			r.AdmittedShares = append(r.AdmittedShares, ws)
-			r.MaxAdmittedShareRelativeError = max(r.MaxAdmittedShareRelativeError, math.Abs(ws.Error))
+			out = append(out, ws)
+			worst = max(worst, math.Abs(ws.Error))
 		}
+		return out, worst
+	}
+	r.WeightedShares, r.MaxWeightedShareRelativeError = toShares(shares, counts)
+	admitted := admittedSamples(byLoad)
+	if start, end, ok := saturatedInterval(admitted); ok {
+		shares, counts, n := sharesIn(admitted, start, end)
+		r.AdmittedInterval = &weightedInterval{Start: start.Sub(first).Seconds(), End: end.Sub(first).Seconds(), Running: n}
+		r.AdmittedShares, r.MaxAdmittedShareRelativeError = toShares(shares, counts)
 	} else {
 		logf("(e): the weighted tenants never all had Pods waiting in the syncer at once")
 	}

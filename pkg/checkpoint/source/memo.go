@@ -35,13 +35,13 @@ func newCoreGroup(g core.Interface) *coreGroup {
 	v1 := g.V1()
 	c := &coreV1{Interface: v1}
 	c.pods.TypedPodInformer = v1.Pods()
-	c.pods.k.build, c.pods.k.lister = c.pods.TypedPodInformer.Informer, corev1listers.NewPodLister
+	c.pods.build, c.pods.lister = c.pods.TypedPodInformer.Informer, corev1listers.NewPodLister
 	c.nodes.TypedNodeInformer = v1.Nodes()
-	c.nodes.k.build, c.nodes.k.lister = c.nodes.TypedNodeInformer.Informer, corev1listers.NewNodeLister
+	c.nodes.build, c.nodes.lister = c.nodes.TypedNodeInformer.Informer, corev1listers.NewNodeLister
 	c.namespaces.TypedNamespaceInformer = v1.Namespaces()
-	c.namespaces.k.build, c.namespaces.k.lister = c.namespaces.TypedNamespaceInformer.Informer, corev1listers.NewNamespaceLister
+	c.namespaces.build, c.namespaces.lister = c.namespaces.TypedNamespaceInformer.Informer, corev1listers.NewNamespaceLister
 	c.services.TypedServiceInformer = v1.Services()
-	c.services.k.build, c.services.k.lister = c.services.TypedServiceInformer.Informer, corev1listers.NewServiceLister
+	c.services.build, c.services.lister = c.services.TypedServiceInformer.Informer, corev1listers.NewServiceLister
 	return &coreGroup{Interface: g, v1: c}
 }
 
@@ -61,72 +61,53 @@ type kept[L any] struct {
 	l      L
 }
 
-func (k *kept[L]) get() (cache.SharedIndexInformer, L) {
-	k.once.Do(k.init)
-	return k.inf, k.l
-}
-
 func (k *kept[L]) init() {
 	k.inf = k.build()
 	k.l = k.lister(k.inf.GetIndexer())
 }
 
-type keptPods struct {
-	corev1informers.TypedPodInformer
-	k kept[corev1listers.PodLister]
+// Informer returns the kind's shared informer.
+func (k *kept[L]) Informer() cache.SharedIndexInformer {
+	k.once.Do(k.init)
+	return k.inf
 }
 
-func (p *keptPods) Informer() cache.SharedIndexInformer {
-	inf, _ := p.k.get()
-	return inf
+// Lister returns a lister over the kind's shared informer's cache.
+func (k *kept[L]) Lister() L {
+	k.once.Do(k.init)
+	return k.l
 }
 
-func (p *keptPods) Lister() corev1listers.PodLister {
-	_, l := p.k.get()
-	return l
-}
+// Each kept kind embeds client-go's typed informer one level down, so that kept's Informer and
+// Lister are the ones its method set has, and TypedInformer is client-go's.
+type (
+	typedPods struct {
+		corev1informers.TypedPodInformer
+	}
+	typedNodes struct {
+		corev1informers.TypedNodeInformer
+	}
+	typedNamespaces struct {
+		corev1informers.TypedNamespaceInformer
+	}
+	typedServices struct {
+		corev1informers.TypedServiceInformer
+	}
 
-type keptNodes struct {
-	corev1informers.TypedNodeInformer
-	k kept[corev1listers.NodeLister]
-}
-
-func (p *keptNodes) Informer() cache.SharedIndexInformer {
-	inf, _ := p.k.get()
-	return inf
-}
-
-func (p *keptNodes) Lister() corev1listers.NodeLister {
-	_, l := p.k.get()
-	return l
-}
-
-type keptNamespaces struct {
-	corev1informers.TypedNamespaceInformer
-	k kept[corev1listers.NamespaceLister]
-}
-
-func (p *keptNamespaces) Informer() cache.SharedIndexInformer {
-	inf, _ := p.k.get()
-	return inf
-}
-
-func (p *keptNamespaces) Lister() corev1listers.NamespaceLister {
-	_, l := p.k.get()
-	return l
-}
-
-type keptServices struct {
-	corev1informers.TypedServiceInformer
-	k kept[corev1listers.ServiceLister]
-}
-
-func (p *keptServices) Informer() cache.SharedIndexInformer {
-	inf, _ := p.k.get()
-	return inf
-}
-
-func (p *keptServices) Lister() corev1listers.ServiceLister {
-	_, l := p.k.get()
-	return l
-}
+	keptPods struct {
+		typedPods
+		kept[corev1listers.PodLister]
+	}
+	keptNodes struct {
+		typedNodes
+		kept[corev1listers.NodeLister]
+	}
+	keptNamespaces struct {
+		typedNamespaces
+		kept[corev1listers.NamespaceLister]
+	}
+	keptServices struct {
+		typedServices
+		kept[corev1listers.ServiceLister]
+	}
+)
