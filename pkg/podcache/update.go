@@ -58,7 +58,8 @@ func StatusOrBindingOnly(oldObj, newObj any) bool {
 
 // equalBut reports whether two protobuf encodings are equal once field num (a length-delimited
 // field written at most once, as the generated marshallers write a string) is left out of
-// both; false when either does not parse.
+// both; false when either does not parse up to that field (the bytes after it are compared,
+// not parsed).
 func equalBut(a, b []byte, num protowire.Number) bool {
 	a1, a2, ok1 := splitAround(a, num)
 	b1, b2, ok2 := splitAround(b, num)

@@ -13,9 +13,11 @@ import (
 // CreatePod creates pod in namespace ns through cs, as cs.CoreV1().Pods(ns).Create does, but
 // does not decode the created Pod the apiserver answers with (a whole Pod, about 7 KB and
 // 20 KB of allocations for a super Pod): for callers that only need to know whether the create
-// succeeded. The error is what Create would return (an *apierrors.StatusError for an answer
-// other than 2xx, so apierrors.IsAlreadyExists and the like work). A clientset without a REST
-// client (client-go's fake clientsets) goes through the typed client.
+// succeeded. For an answer other than 2xx the error is what Create would return (an
+// *apierrors.StatusError, so apierrors.IsAlreadyExists and the like work); a 2xx answer is
+// success whatever its body (read, up to the client's body limit, and dropped), where Create
+// would also fail on a body that does not decode. A clientset without a REST client
+// (client-go's fake clientsets) goes through the typed client.
 func CreatePod(ctx context.Context, cs kubernetes.Interface, ns string, pod *corev1.Pod, opts metav1.CreateOptions) error {
 	rc, ok := cs.CoreV1().RESTClient().(*rest.RESTClient)
 	if !ok || rc == nil {

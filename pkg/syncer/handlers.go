@@ -155,7 +155,10 @@ func (s *Syncer) superHandler(kind resources.Kind) cache.ResourceEventHandler {
 			s.enqueuePodsWaitingFor(kind, o)
 		},
 		// A super Pod's binding (the super scheduler's) and its status changes (the kubelet's)
-		// matter upward only: the downward reconciler never writes either. An unchanged
+		// matter upward only: what the downward reconciler writes into an existing super Pod
+		// (its labels, annotations and the tenant's readiness-gate conditions) does not depend
+		// on either, and a Binding leaves them alone. Such an update neither enqueues the Pod
+		// downward nor resets a failed downward request's backoff. An unchanged
 		// resourceVersion is a relist, not a change (see tenantHandler).
 		UpdateFunc: func(o, n any) {
 			if !sameVersion(o, n) {
