@@ -5,7 +5,8 @@
 //
 // SuperNamespace maps a tenant namespace to its super-cluster namespace; Stamp writes the
 // ownership labels and annotations onto a super object; OwnerOf reads them back. Reverse
-// lookups always use the annotations, never the shape of a name.
+// lookups always use the annotations, never the shape of a name. Truncate bounds a
+// tenant-chosen string before it goes into a log line or a message.
 //
 // # Implementation details
 //

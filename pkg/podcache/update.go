@@ -37,22 +37,21 @@ func metaOnlyStatus(o, n *metav1.ObjectMeta) bool {
 // *Pod) changed nothing but its status and, from empty to a node, its spec.nodeName: what the
 // scheduler's Binding and a kubelet write. For other kinds it returns false.
 func StatusOrBindingOnly(oldObj, newObj any) bool {
-	if StatusOnly(oldObj, newObj) {
-		return true
-	}
 	if o, ok := oldObj.(*Pod); ok {
-		if n, ok := newObj.(*Pod); ok {
-			return metaOnlyStatus(&o.ObjectMeta, &n.ObjectMeta) && o.NodeName() == "" && n.NodeName() != "" &&
-				equalBut(o.spec, n.spec, podSpecNodeName)
+		if n, ok := newObj.(*Pod); ok { // cached Pods: their specs compare encoded
+			return metaOnlyStatus(&o.ObjectMeta, &n.ObjectMeta) && (o.SpecEqual(n) ||
+				o.NodeName() == "" && n.NodeName() != "" && equalBut(o.spec, n.spec, podSpecNodeName))
 		}
 	}
 	o, ok1 := From(oldObj)
 	n, ok2 := From(newObj)
-	if !ok1 || !ok2 || o.Spec.NodeName != "" || n.Spec.NodeName == "" || !metaOnlyStatus(&o.ObjectMeta, &n.ObjectMeta) {
+	if !ok1 || !ok2 || !metaOnlyStatus(&o.ObjectMeta, &n.ObjectMeta) {
 		return false
 	}
 	os, ns := o.Spec, n.Spec
-	os.NodeName, ns.NodeName = "", ""
+	if os.NodeName == "" && ns.NodeName != "" {
+		ns.NodeName = "" // a binding: compare the rest
+	}
 	return equality.Semantic.DeepEqual(os, ns)
 }
 

@@ -69,13 +69,13 @@ func logDiff(log logr.Logger, tenantName string, kind resources.Kind, side strin
 		}
 		key := source.Key(m)
 		was, _ := src.Acked(key)
-		sample = append(sample, truncate(key+" "+was.ResourceVersion+"→"+m.GetResourceVersion(), maxDiffSample))
+		sample = append(sample, conversion.Truncate(key+" "+was.ResourceVersion+"→"+m.GetResourceVersion(), maxDiffSample))
 	}
 	for key, v := range vanished {
 		if len(sample) == 3 {
 			break
 		}
-		sample = append(sample, truncate(key+" "+v.ResourceVersion+"→gone", maxDiffSample))
+		sample = append(sample, conversion.Truncate(key+" "+v.ResourceVersion+"→gone", maxDiffSample))
 	}
 	log.Info("Objects changed since they were last enqueued", "tenant", tenantName, "side", side,
 		"kind", string(kind), "mode", src.Mode(), "changed", len(changed), "vanished", len(vanished), "sample", sample)
@@ -83,19 +83,6 @@ func logDiff(log logr.Logger, tenantName string, kind resources.Kind, side strin
 
 // maxDiffSample bounds each key logged by logDiff, in bytes.
 const maxDiffSample = 300
-
-// truncate cuts s to at most n bytes (at a rune boundary), marking the cut with "…" (as
-// retry.Truncate, which sits above this package).
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	cut := n
-	for cut > 0 && s[cut]&0xC0 == 0x80 {
-		cut--
-	}
-	return s[:cut] + "…"
-}
 
 // metaObjects returns the objects of objs that keep accepts (all when keep is nil).
 func metaObjects(objs []any, keep func(metav1.Object) bool) []metav1.Object {

@@ -3,31 +3,15 @@ package resume
 import (
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
 
-	"github.com/go-logr/logr"
-	"github.com/go-logr/logr/funcr"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/vcsyncer/syncer/pkg/checkpoint/source"
 	"github.com/vcsyncer/syncer/pkg/resources"
+	"github.com/vcsyncer/syncer/pkg/resources/restest"
 )
-
-// lineSink collects log lines written at V(0) and above.
-type lineSink struct {
-	mu    sync.Mutex
-	lines []string
-}
-
-func (s *lineSink) logger() logr.Logger {
-	return funcr.New(func(prefix, args string) {
-		s.mu.Lock()
-		s.lines = append(s.lines, prefix+" "+args)
-		s.mu.Unlock()
-	}, funcr.Options{Verbosity: 0})
-}
 
 // TestLogDiffBoundsTenantStrings: the resume log names at most three changed objects,
 // each cut to maxDiffSample bytes, however long the names and resourceVersions a hostile
@@ -41,19 +25,19 @@ func TestLogDiffBoundsTenantStrings(t *testing.T) {
 		src.Ack(source.Key(cm), source.ObjectVersion{ResourceVersion: huge})
 		changed = append(changed, cm)
 	}
-	sink := &lineSink{}
-	logDiff(sink.logger(), "t", resources.KindConfigMap, "tenant", src, nil, nil)
-	if len(sink.lines) != 0 {
-		t.Fatalf("logged %d lines with nothing changed, want none", len(sink.lines))
+	sink := &restest.LogSink{}
+	logDiff(sink.Logger(), "t", resources.KindConfigMap, "tenant", src, nil, nil)
+	if len(sink.Lines()) != 0 {
+		t.Fatalf("logged %d lines with nothing changed, want none", len(sink.Lines()))
 	}
-	logDiff(sink.logger(), "t", resources.KindConfigMap, "tenant", src, changed, nil)
-	if len(sink.lines) != 1 {
-		t.Fatalf("logged %d lines, want 1", len(sink.lines))
+	logDiff(sink.Logger(), "t", resources.KindConfigMap, "tenant", src, changed, nil)
+	if len(sink.Lines()) != 1 {
+		t.Fatalf("logged %d lines, want 1", len(sink.Lines()))
 	}
-	if n, limit := len(sink.lines[0]), 3*(maxDiffSample+10)+500; n > limit {
+	if n, limit := len(sink.Lines()[0]), 3*(maxDiffSample+10)+500; n > limit {
 		t.Errorf("resume log line of %d bytes for 1 MiB resourceVersions, want at most %d", n, limit)
 	}
-	if !strings.Contains(sink.lines[0], `"changed"=5`) {
-		t.Errorf("resume log line does not count the 5 changed objects: %.300s", sink.lines[0])
+	if !strings.Contains(sink.Lines()[0], `"changed"=5`) {
+		t.Errorf("resume log line does not count the 5 changed objects: %.300s", sink.Lines()[0])
 	}
 }

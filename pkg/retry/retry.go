@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/util/workqueue"
 
 	"github.com/vcsyncer/syncer/pkg/admit"
+	"github.com/vcsyncer/syncer/pkg/conversion"
 	"github.com/vcsyncer/syncer/pkg/reconcile"
 	"github.com/vcsyncer/syncer/pkg/resources"
 	"github.com/vcsyncer/syncer/pkg/resources/pod"
@@ -165,20 +166,6 @@ func Reason(err error) string {
 // IsReason reports whether r is one of Reasons.
 func IsReason(r string) bool { return slices.Contains(Reasons, r) }
 
-// Truncate cuts s to at most n bytes (at a rune boundary), marking the cut with "…".
-func Truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	cut := n
-	for cut > 0 && !utf8RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…"
-}
-
-func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }
-
 // LogKey is what "Retrying sync" lines are rate-limited by.
 type LogKey struct {
 	Tenant    string
@@ -297,7 +284,7 @@ func (b *Book) Failed(r resources.Request, reason, msg string) HotRequest {
 	}
 	e.Retries++
 	e.SinceChange++
-	e.Reason, e.LastError, e.Last = reason, Truncate(msg, maxLastErrorBytes), now
+	e.Reason, e.LastError, e.Last = reason, conversion.Truncate(msg, maxLastErrorBytes), now
 	return *e
 }
 

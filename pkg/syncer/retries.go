@@ -5,6 +5,7 @@ import (
 
 	ctrl "sigs.k8s.io/controller-runtime"
 
+	"github.com/vcsyncer/syncer/pkg/conversion"
 	"github.com/vcsyncer/syncer/pkg/metrics"
 	"github.com/vcsyncer/syncer/pkg/resources"
 	"github.com/vcsyncer/syncer/pkg/retry"
@@ -31,7 +32,7 @@ func (s *Syncer) retryFailed(ctx context.Context, q *pipelineQueue, req resource
 		metrics.SyncRetry(req.Tenant, string(req.Kind), dir, reason)
 	}
 	log := ctrl.LoggerFrom(ctx).WithValues("tenant", req.Tenant, "kind", string(req.Kind), "direction", dir, "reason", reason)
-	msg := retry.Truncate(err.Error(), 1024)
+	msg := conversion.Truncate(err.Error(), 1024)
 	if ok, suppressed := s.retryLog.Allow(retry.LogKey{Tenant: req.Tenant, Kind: req.Kind, Direction: dir, Reason: reason}); ok {
 		log.Info("Retrying sync", "request", req.String(), "retries", e.Retries, "error", msg,
 			"suppressedSinceLastLine", suppressed)

@@ -9,8 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-logr/logr"
-	"github.com/go-logr/logr/funcr"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -19,34 +17,9 @@ import (
 
 	"github.com/vcsyncer/syncer/pkg/metrics"
 	"github.com/vcsyncer/syncer/pkg/resources"
+	"github.com/vcsyncer/syncer/pkg/resources/restest"
 	"github.com/vcsyncer/syncer/pkg/retry"
 )
-
-// lineSink collects log lines written at V(0) and above.
-type lineSink struct {
-	mu    sync.Mutex
-	lines []string
-}
-
-func (s *lineSink) logger() logr.Logger {
-	return funcr.New(func(prefix, args string) {
-		s.mu.Lock()
-		s.lines = append(s.lines, prefix+" "+args)
-		s.mu.Unlock()
-	}, funcr.Options{Verbosity: 0})
-}
-
-func (s *lineSink) matching(sub string) []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var out []string
-	for _, l := range s.lines {
-		if strings.Contains(l, sub) {
-			out = append(out, l)
-		}
-	}
-	return out
-}
 
 // TestWorkLoopRetryVisible: a reconcile failing with a Conflict is logged at the default level
 // (once: later retries within the minute are suppressed), counted by reason in
@@ -60,8 +33,8 @@ func TestWorkLoopRetryVisible(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
-	sink := &lineSink{}
-	ctx = ctrl.LoggerInto(ctx, sink.logger())
+	sink := &restest.LogSink{}
+	ctx = ctrl.LoggerInto(ctx, sink.Logger())
 	// No registry: the fake reconcile needs none, and retries are counted for any tenant then.
 	conflict := apierrors.NewConflict(schema.GroupResource{Resource: "pods"}, "p", errors.New("the object has been modified"))
 	var mu sync.Mutex
@@ -92,9 +65,9 @@ func TestWorkLoopRetryVisible(t *testing.T) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	lines := sink.matching("Retrying sync")
+	lines := sink.Matching("Retrying sync")
 	if len(lines) != 1 {
-		t.Fatalf("%d 'Retrying sync' lines at the default level, want 1 (the rest suppressed for a minute):\n%s", len(lines), strings.Join(sink.lines, "\n"))
+		t.Fatalf("%d 'Retrying sync' lines at the default level, want 1 (the rest suppressed for a minute):\n%s", len(lines), strings.Join(sink.Lines(), "\n"))
 	}
 	for _, want := range []string{`"reason"="Conflict"`, `"tenant"="vis"`, `"kind"="Pod"`, `"direction"="upward"`, "the object has been modified"} {
 		if !strings.Contains(lines[0], want) {
