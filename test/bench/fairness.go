@@ -101,6 +101,8 @@ type fairnessCase struct {
 	Direct  bool `json:"direct,omitempty"`
 	short   string
 	regular []float64
+	// scrapes are the syncer's metrics every 0.5 s during the case (case (e) only).
+	scrapes []timedScrape
 }
 
 // weightedShare is one tenant's share of the Pods that became Running in the saturated
@@ -164,6 +166,11 @@ type fairnessRun struct {
 	AdmittedShares                []weightedShare    `json:"admittedShares,omitempty"`
 	MaxAdmittedShareRelativeError float64            `json:"maxAdmittedShareRelativeError"`
 	AdmittedInterval              *weightedInterval  `json:"admittedInterval,omitempty"`
+	// WeightedTenantSamples say where each weighted tenant's new Pods were inside the syncer
+	// during the admitted interval (queue, workers, admission window), from the syncer's gauges
+	// every 0.5 s; AdmissionWindowMean is the window's mean size over the same scrapes.
+	WeightedTenantSamples []weightedTenantSample `json:"weightedTenantSamples,omitempty"`
+	AdmissionWindowMean   float64                `json:"admissionWindowMean,omitempty"`
 	Cases                         []fairnessCase     `json:"cases,omitempty"`
 	WebhookAnswered               map[string]int     `json:"webhookAnswered,omitempty"`
 	SyncerCPUSeconds              map[string]float64 `json:"syncerCPUSecondsByProcess,omitempty"`
@@ -522,6 +529,11 @@ func (f *fairness) runOnce(ctx context.Context, n int, hook *slowWebhook) (fairn
 		shares, counts, n := sharesIn(admitted, start, end)
 		r.AdmittedInterval = &weightedInterval{Start: start.Sub(first).Seconds(), End: end.Sub(first).Seconds(), Running: n}
 		r.AdmittedShares, r.MaxAdmittedShareRelativeError = toShares(shares, counts)
+		var names []string
+		for _, ti := range weightedTenants {
+			names = append(names, env.Tenants[ti].Name)
+		}
+		r.WeightedTenantSamples, r.AdmissionWindowMean = tenantSamplesIn(e.scrapes, start, end, names)
 	} else {
 		logf("(e): the weighted tenants never all had Pods waiting in the syncer at once")
 	}
@@ -653,14 +665,22 @@ func (f *fairness) runCase(ctx context.Context, name, short, desc string, tenant
 	}
 	metricsURL := "http://" + f.metrics + "/metrics"
 	m0, err0 := scrape(ctx, metricsURL)
+	var stopSampling func() []timedScrape
+	if name == "e" {
+		stopSampling = sampleSyncer(ctx, metricsURL, 500*time.Millisecond)
+	}
 	t0 := time.Now()
 	samples, err := runLoads(ctx, f.c.timeout, loads)
 	stopSuper()
+	var scrapes []timedScrape
+	if stopSampling != nil {
+		scrapes = stopSampling()
+	}
 	m1, err1 := scrape(ctx, metricsURL)
 	if err != nil {
 		return fairnessCase{}, nil, fmt.Errorf("(%s): %w", name, err)
 	}
-	fc := fairnessCase{Name: name, Description: desc, short: short, FairQueuing: f.fair, DurationSeconds: time.Since(t0).Seconds()}
+	fc := fairnessCase{Name: name, Description: desc, short: short, FairQueuing: f.fair, DurationSeconds: time.Since(t0).Seconds(), scrapes: scrapes}
 	byLoad := make([][]sample, len(loads))
 	for _, s := range samples {
 		i, _ := strconv.Atoi(s.key[:strings.IndexByte(s.key, '/')])
@@ -1124,6 +1144,15 @@ func writeFairnessRunTables(b *strings.Builder, r fairnessRun) {
 		fmt.Fprintf(b, "| tenant | weight | target share | share | super Pods created in interval | share ÷ target − 1 |\n|---|---|---|---|---|---|\n")
 		for _, w := range r.AdmittedShares {
 			fmt.Fprintf(b, "| %s | %d | %.3f | %.3f | %d | %+.1f%% |\n", w.Tenant, w.Weight, w.Target, w.Share, w.Running, 100*w.Error)
+		}
+	}
+	if len(r.WeightedTenantSamples) > 0 {
+		fmt.Fprintf(b, "\nWhere the weighted tenants' Pods were in the syncer during that interval (means of its gauges every 0.5 s; admission window %.0f Pods on average): "+
+			"requests queued for and held by the downward workers, the workers' hold time, Pods waiting in and slots held of the admission window, the Pods' downward reconciles, and the time the tenant's share of --super-write-qps held it back.\n\n", r.AdmissionWindowMean)
+		fmt.Fprintf(b, "| tenant | admitted | queued | in flight | worker hold (s) | window waiting | window held | Pod reconciles | mean (s) | write-share delay (s) |\n|---|---|---|---|---|---|---|---|---|---|\n")
+		for _, w := range r.WeightedTenantSamples {
+			fmt.Fprintf(b, "| %s | %.0f | %.1f | %.1f | %.3f | %.1f | %.1f | %.0f | %.3f | %.2f |\n", w.Tenant, w.Admitted, w.QueueDepth, w.InFlight,
+				w.WorkerHoldSeconds, w.WindowWaiting, w.WindowHeld, w.PodReconciles, w.PodReconcileSeconds, w.WriteShareDelaySeconds)
 		}
 	}
 }

@@ -161,3 +161,53 @@ func TestAdmittedShares(t *testing.T) {
 		t.Errorf("super copies in the interval = %v (n %d); want [6 2 1] (n 9)", counts, n)
 	}
 }
+
+// TestTenantSamplesIn: only the scrapes inside the interval count; gauges are averaged over
+// them, counters and the reconcile mean are deltas between the first and the last, and series
+// of other tenants, directions and kinds are left out.
+func TestTenantSamplesIn(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	at := func(sec float64, held, waiting, admitted, podSum, podCount float64) timedScrape {
+		m := func(name string, v float64, kv ...string) metricSample {
+			l := map[string]string{}
+			for i := 0; i < len(kv); i += 2 {
+				l[kv[i]] = kv[i+1]
+			}
+			return metricSample{name: name, labels: l, value: v}
+		}
+		return timedScrape{at: t0.Add(time.Duration(sec * float64(time.Second))), samples: []metricSample{
+			m("vcsyncer_admission_window", 100),
+			m("vcsyncer_admission_held", held, "tenant", "a"),
+			m("vcsyncer_admission_held", 99, "tenant", "b"),
+			m("vcsyncer_admission_waiting", waiting, "tenant", "a"),
+			m("vcsyncer_admission_admitted_total", admitted, "tenant", "a"),
+			m("vcsyncer_queue_depth", 3, "tenant", "a", "direction", "downward"),
+			m("vcsyncer_queue_depth", 50, "tenant", "a", "direction", "upward"),
+			m("vcsyncer_sync_duration_seconds_sum", podSum, "tenant", "a", "direction", "downward", "kind", "Pod", "result", "success"),
+			m("vcsyncer_sync_duration_seconds_count", podCount, "tenant", "a", "direction", "downward", "kind", "Pod", "result", "success"),
+			m("vcsyncer_sync_duration_seconds_sum", 7, "tenant", "a", "direction", "downward", "kind", "Pod", "result", "error"),
+			m("vcsyncer_sync_duration_seconds_count", 1, "tenant", "a", "direction", "downward", "kind", "Pod", "result", "error"),
+			m("vcsyncer_sync_duration_seconds_sum", podSum*9, "tenant", "a", "direction", "downward", "kind", "Secret", "result", "success"),
+		}}
+	}
+	scrapes := []timedScrape{
+		at(0, 1000, 1000, 0, 0, 0), // before the interval
+		at(1, 10, 4, 5, 2, 10),
+		at(2, 20, 6, 15, 5, 20),
+		at(3, 30, 8, 25, 8, 30),
+		at(9, 1000, 1000, 900, 900, 900), // after it
+	}
+	got, window := tenantSamplesIn(scrapes, t0.Add(time.Second), t0.Add(3*time.Second), []string{"a"})
+	if len(got) != 1 {
+		t.Fatalf("got %v, want one tenant", got)
+	}
+	g := got[0]
+	want := weightedTenantSample{Tenant: "a", Admitted: 20, WindowHeld: 20, WindowWaiting: 6, QueueDepth: 3, PodReconciles: 20, PodReconcileSeconds: 0.3}
+	if g.Tenant != want.Tenant || g.Admitted != want.Admitted || g.WindowHeld != want.WindowHeld || g.WindowWaiting != want.WindowWaiting ||
+		g.QueueDepth != want.QueueDepth || g.PodReconciles != want.PodReconciles || math.Abs(g.PodReconcileSeconds-want.PodReconcileSeconds) > 1e-9 || window != 100 {
+		t.Fatalf("got %+v (window %v), want %+v (window 100)", g, window, want)
+	}
+	if got, _ := tenantSamplesIn(scrapes, t0.Add(4*time.Second), t0.Add(8*time.Second), []string{"a"}); got != nil {
+		t.Fatalf("no scrape in the interval: got %v, want nil", got)
+	}
+}
