@@ -163,18 +163,18 @@ type fairnessRun struct {
 	// Pods to send, gives its share to the others (work-conserving).
 	// MaxAdmittedShareRelativeError is the largest |share ÷ target − 1| of them (at the top
 	// level, of any run); AdmittedInterval their interval.
-	AdmittedShares                []weightedShare    `json:"admittedShares,omitempty"`
-	MaxAdmittedShareRelativeError float64            `json:"maxAdmittedShareRelativeError"`
-	AdmittedInterval              *weightedInterval  `json:"admittedInterval,omitempty"`
+	AdmittedShares                []weightedShare   `json:"admittedShares,omitempty"`
+	MaxAdmittedShareRelativeError float64           `json:"maxAdmittedShareRelativeError"`
+	AdmittedInterval              *weightedInterval `json:"admittedInterval,omitempty"`
 	// WeightedTenantSamples say where each weighted tenant's new Pods were inside the syncer
 	// during the admitted interval (queue, workers, admission window), from the syncer's gauges
 	// every 0.5 s; AdmissionWindowMean is the window's mean size over the same scrapes.
 	WeightedTenantSamples []weightedTenantSample `json:"weightedTenantSamples,omitempty"`
 	AdmissionWindowMean   float64                `json:"admissionWindowMean,omitempty"`
-	Cases                         []fairnessCase     `json:"cases,omitempty"`
-	WebhookAnswered               map[string]int     `json:"webhookAnswered,omitempty"`
-	SyncerCPUSeconds              map[string]float64 `json:"syncerCPUSecondsByProcess,omitempty"`
-	Seconds                       float64            `json:"seconds,omitempty"`
+	Cases                 []fairnessCase         `json:"cases,omitempty"`
+	WebhookAnswered       map[string]int         `json:"webhookAnswered,omitempty"`
+	SyncerCPUSeconds      map[string]float64     `json:"syncerCPUSecondsByProcess,omitempty"`
+	Seconds               float64                `json:"seconds,omitempty"`
 }
 
 type weightedInterval struct {
