@@ -380,6 +380,9 @@ func runFairness(ctx context.Context, args []string) error {
 	res.Nodes, res.RegularRate, res.RegularPods = c.nodes, c.regularRate, int(c.regularRate*c.regularDuration.Seconds())
 	res.GreedyPods, res.Concurrency, res.SlowRate, res.WebhookDelay, res.WeightedPods = c.greedyPods, c.concurrency, c.slowRate, c.webhookDelay.Seconds(), c.weightedPods
 	res.DownwardWorkersArg = "defaults (no worker flags); --fair-queuing=false in (c) only; --metrics-bind-address <free port> --metrics-secure=false to read the syncer's phase histogram"
+	if len(c.syncerFlags) > 0 {
+		res.DownwardWorkersArg = strings.Join(c.syncerFlags, " ") + " (--syncer-flag); --fair-queuing=false in (c) only; --metrics-bind-address <free port> --metrics-secure=false to read the syncer's phase histogram"
+	}
 	if err := writeFairnessResults(c, res); err != nil {
 		return err
 	}
