@@ -1006,9 +1006,8 @@ func writeFairnessResults(c fairnessConfig, r fairnessResult) error {
 ## What runs
 
 One super cluster (kube-scheduler, kwok, %d kwok Nodes of 110 Pods) and 5 tenant control planes
-on this machine; the vc-syncer binary built from this tree, default settings (no worker flags;
-plain-HTTP metrics on a free port so the bench can read the syncer's phase and held-time
-histograms), restarted between (b) and (c) and between (c) and (d). Cases run in order on the
+on this machine; the vc-syncer binary built from this tree (or $VC_SYNCER_BENCH_BIN), flags:
+%s; restarted between (b) and (c) and between (c) and (d). Cases run in order on the
 same control planes; after each case (but the last case of the last run) its namespaces are
 deleted and the bench waits until they and their super namespaces are gone (column cleanup), so
 no case leaks load into the next. With --repeat N the six cases run N times in a row.
@@ -1058,7 +1057,7 @@ Policy: %s (%s); limits.limitRange, maxObjects and everything else are the built
 - The whole run (control planes, build, %d × six cases, cleanups) took %.0f s here (2 cores).
 
 latency.png: the regular tenants' latency distributions (empirical CDF, log scale) in run 1's (a)–(d).
-`, r.Nodes, r.RegularPods, r.RegularRate, r.GreedyPods, r.Concurrency, r.SlowRate, r.WebhookDelay, answeredText(first.WebhookAnswered),
+`, r.Nodes, r.DownwardWorkersArg, r.RegularPods, r.RegularRate, r.GreedyPods, r.Concurrency, r.SlowRate, r.WebhookDelay, answeredText(first.WebhookAnswered),
 		c.weights[0], c.weights[1], c.weights[2], r.WeightedPods, r.Policy, quotaText(r.PolicyQuota),
 		r.RegularRate, r.RegularPods, 2*r.RegularPods, ordinal(2*r.RegularPods-int(0.99*float64(2*r.RegularPods))), r.GreedyPods, float64(2*r.GreedyPods+2*r.RegularPods)/66, c.regularDuration,
 		caseNamed(first.Cases, "b").All.Throughput, caseNamed(first.Cases, "b").Others.P50,
@@ -1152,10 +1151,10 @@ func writeFairnessRunTables(b *strings.Builder, r fairnessRun) {
 	if len(r.WeightedTenantSamples) > 0 {
 		fmt.Fprintf(b, "\nWhere the weighted tenants' Pods were in the syncer during that interval (means of its gauges every 0.5 s; admission window %.0f Pods on average): "+
 			"requests queued for and held by the downward workers, the workers' hold time, Pods waiting in and slots held of the admission window, the Pods' downward reconciles, and the time the tenant's share of --super-write-qps held it back.\n\n", r.AdmissionWindowMean)
-		fmt.Fprintf(b, "| tenant | admitted | queued | in flight | worker hold (s) | window waiting | window held | Pod reconciles | mean (s) | write-share delay (s) |\n|---|---|---|---|---|---|---|---|---|---|\n")
+		fmt.Fprintf(b, "| tenant | window admissions | queued | in flight | worker hold (s) | window waiting | window held | Pod reconciles | mean (s) | worker s per admission | write-share delay (s) |\n|---|---|---|---|---|---|---|---|---|---|---|\n")
 		for _, w := range r.WeightedTenantSamples {
-			fmt.Fprintf(b, "| %s | %.0f | %.1f | %.1f | %.3f | %.1f | %.1f | %.0f | %.3f | %.2f |\n", w.Tenant, w.Admitted, w.QueueDepth, w.InFlight,
-				w.WorkerHoldSeconds, w.WindowWaiting, w.WindowHeld, w.PodReconciles, w.PodReconcileSeconds, w.WriteShareDelaySeconds)
+			fmt.Fprintf(b, "| %s | %.0f | %.1f | %.1f | %.3f | %.1f | %.1f | %.0f | %.3f | %.3f | %.2f |\n", w.Tenant, w.Admitted, w.QueueDepth, w.InFlight,
+				w.WorkerHoldSeconds, w.WindowWaiting, w.WindowHeld, w.PodReconciles, w.PodReconcileSeconds, w.PodWorkerSecondsPerAdmitted, w.WriteShareDelaySeconds)
 		}
 	}
 }

@@ -163,51 +163,76 @@ func TestAdmittedShares(t *testing.T) {
 }
 
 // TestTenantSamplesIn: only the scrapes inside the interval count; gauges are averaged over
-// them, counters and the reconcile mean are deltas between the first and the last, and series
-// of other tenants, directions and kinds are left out.
+// them, counters and the reconcile mean are deltas between the first and the last (both results
+// of the Pod reconciles summed), and series of other tenants, directions and kinds are left
+// out. Every series it reads is one sampleSyncer keeps.
 func TestTenantSamplesIn(t *testing.T) {
 	t0 := time.Unix(1000, 0)
-	at := func(sec float64, held, waiting, admitted, podSum, podCount float64) timedScrape {
-		m := func(name string, v float64, kv ...string) metricSample {
-			l := map[string]string{}
-			for i := 0; i < len(kv); i += 2 {
-				l[kv[i]] = kv[i+1]
-			}
-			return metricSample{name: name, labels: l, value: v}
+	var names []string
+	m := func(name string, v float64, kv ...string) metricSample {
+		names = append(names, name)
+		l := map[string]string{}
+		for i := 0; i < len(kv); i += 2 {
+			l[kv[i]] = kv[i+1]
 		}
+		return metricSample{name: name, labels: l, value: v}
+	}
+	// i is the scrape's number: every series moves with it, the tenant's and the others'.
+	at := func(sec float64, i float64) timedScrape {
 		return timedScrape{at: t0.Add(time.Duration(sec * float64(time.Second))), samples: []metricSample{
-			m("vcsyncer_admission_window", 100),
-			m("vcsyncer_admission_held", held, "tenant", "a"),
-			m("vcsyncer_admission_held", 99, "tenant", "b"),
-			m("vcsyncer_admission_waiting", waiting, "tenant", "a"),
-			m("vcsyncer_admission_admitted_total", admitted, "tenant", "a"),
-			m("vcsyncer_queue_depth", 3, "tenant", "a", "direction", "downward"),
-			m("vcsyncer_queue_depth", 50, "tenant", "a", "direction", "upward"),
-			m("vcsyncer_sync_duration_seconds_sum", podSum, "tenant", "a", "direction", "downward", "kind", "Pod", "result", "success"),
-			m("vcsyncer_sync_duration_seconds_count", podCount, "tenant", "a", "direction", "downward", "kind", "Pod", "result", "success"),
-			m("vcsyncer_sync_duration_seconds_sum", 7, "tenant", "a", "direction", "downward", "kind", "Pod", "result", "error"),
-			m("vcsyncer_sync_duration_seconds_count", 1, "tenant", "a", "direction", "downward", "kind", "Pod", "result", "error"),
-			m("vcsyncer_sync_duration_seconds_sum", podSum*9, "tenant", "a", "direction", "downward", "kind", "Secret", "result", "success"),
+			m("vcsyncer_admission_window", 100*i),
+			m("vcsyncer_admission_held", 10*i, "tenant", "a"),
+			m("vcsyncer_admission_held", 99*i, "tenant", "b"),
+			m("vcsyncer_admission_waiting", 2*i, "tenant", "a"),
+			m("vcsyncer_admission_admitted_total", 10*i, "tenant", "a"),
+			m("vcsyncer_admission_admitted_total", 77*i, "tenant", "b"),
+			m("vcsyncer_queue_depth", 3*i, "tenant", "a", "direction", "downward"),
+			m("vcsyncer_queue_depth", 50*i, "tenant", "a", "direction", "upward"),
+			m("vcsyncer_queue_in_flight", i, "tenant", "a", "direction", "downward"),
+			m("vcsyncer_queue_in_flight", 40*i, "tenant", "a", "direction", "upward"),
+			m("vcsyncer_queue_worker_hold_seconds", 0.1*i, "tenant", "a", "direction", "downward"),
+			m("vcsyncer_queue_worker_hold_seconds", 9*i, "tenant", "b", "direction", "downward"),
+			m("vcsyncer_write_share_delay_seconds_total", 0.5*i, "tenant", "a"),
+			m("vcsyncer_write_share_delay_seconds_total", 8*i, "tenant", "b"),
+			m("vcsyncer_sync_duration_seconds_sum", 2*i, "tenant", "a", "direction", "downward", "kind", "Pod", "result", "success"),
+			m("vcsyncer_sync_duration_seconds_count", 8*i, "tenant", "a", "direction", "downward", "kind", "Pod", "result", "success"),
+			m("vcsyncer_sync_duration_seconds_sum", 1*i, "tenant", "a", "direction", "downward", "kind", "Pod", "result", "error"),
+			m("vcsyncer_sync_duration_seconds_count", 2*i, "tenant", "a", "direction", "downward", "kind", "Pod", "result", "error"),
+			m("vcsyncer_sync_duration_seconds_sum", 900*i, "tenant", "a", "direction", "downward", "kind", "Secret", "result", "success"),
+			m("vcsyncer_sync_duration_seconds_sum", 900*i, "tenant", "a", "direction", "upward", "kind", "Pod", "result", "success"),
+			m("vcsyncer_sync_duration_seconds_count", 900*i, "tenant", "a", "direction", "upward", "kind", "Pod", "result", "success"),
+			m("vcsyncer_sync_duration_seconds_sum", 900*i, "tenant", "b", "direction", "downward", "kind", "Pod", "result", "success"),
+			m("vcsyncer_sync_duration_seconds_count", 900*i, "tenant", "b", "direction", "downward", "kind", "Pod", "result", "success"),
 		}}
 	}
 	scrapes := []timedScrape{
-		at(0, 1000, 1000, 0, 0, 0), // before the interval
-		at(1, 10, 4, 5, 2, 10),
-		at(2, 20, 6, 15, 5, 20),
-		at(3, 30, 8, 25, 8, 30),
-		at(9, 1000, 1000, 900, 900, 900), // after it
+		at(0, 1000), // before the interval
+		at(1, 1),
+		at(2, 2),
+		at(3, 3),
+		at(9, 1000), // after it
 	}
 	got, window := tenantSamplesIn(scrapes, t0.Add(time.Second), t0.Add(3*time.Second), []string{"a"})
 	if len(got) != 1 {
 		t.Fatalf("got %v, want one tenant", got)
 	}
+	// Means over scrapes 1–3 (mean i = 2), deltas from 1 to 3 (Δi = 2).
+	want := weightedTenantSample{Tenant: "a", Admitted: 20, WindowHeld: 20, WindowWaiting: 4, QueueDepth: 6, InFlight: 2,
+		WorkerHoldSeconds: 0.2, PodReconciles: 20, PodReconcileSeconds: 6.0 / 20, PodWorkerSecondsPerAdmitted: 6.0 / 20, WriteShareDelaySeconds: 1}
+	near := func(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
 	g := got[0]
-	want := weightedTenantSample{Tenant: "a", Admitted: 20, WindowHeld: 20, WindowWaiting: 6, QueueDepth: 3, PodReconciles: 20, PodReconcileSeconds: 0.3}
-	if g.Tenant != want.Tenant || g.Admitted != want.Admitted || g.WindowHeld != want.WindowHeld || g.WindowWaiting != want.WindowWaiting ||
-		g.QueueDepth != want.QueueDepth || g.PodReconciles != want.PodReconciles || math.Abs(g.PodReconcileSeconds-want.PodReconcileSeconds) > 1e-9 || window != 100 {
-		t.Fatalf("got %+v (window %v), want %+v (window 100)", g, window, want)
+	if g.Tenant != want.Tenant || !near(g.Admitted, want.Admitted) || !near(g.WindowHeld, want.WindowHeld) || !near(g.WindowWaiting, want.WindowWaiting) ||
+		!near(g.QueueDepth, want.QueueDepth) || !near(g.InFlight, want.InFlight) || !near(g.WorkerHoldSeconds, want.WorkerHoldSeconds) ||
+		!near(g.PodReconciles, want.PodReconciles) || !near(g.PodReconcileSeconds, want.PodReconcileSeconds) ||
+		!near(g.PodWorkerSecondsPerAdmitted, want.PodWorkerSecondsPerAdmitted) || !near(g.WriteShareDelaySeconds, want.WriteShareDelaySeconds) || !near(window, 200) {
+		t.Fatalf("got %+v (window %v), want %+v (window 200)", g, window, want)
 	}
 	if got, _ := tenantSamplesIn(scrapes, t0.Add(4*time.Second), t0.Add(8*time.Second), []string{"a"}); got != nil {
 		t.Fatalf("no scrape in the interval: got %v, want nil", got)
+	}
+	for _, name := range names {
+		if !sampledSeries[name] {
+			t.Errorf("series %s is read but not kept by sampleSyncer (sampledSeries)", name)
+		}
 	}
 }

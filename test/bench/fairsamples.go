@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// timedScrape is one scrape of the syncer's metrics and when it was taken.
+// timedScrape is one scrape of the syncer's metrics and when it was asked for.
 type timedScrape struct {
 	at      time.Time
 	samples []metricSample
@@ -40,15 +40,16 @@ func sampleSyncer(ctx context.Context, url string, every time.Duration) (stop fu
 		t := time.NewTicker(every)
 		defer t.Stop()
 		for {
+			at := time.Now()
 			if ms, err := scrape(ctx, url); err == nil {
-				kept := ms[:0]
+				var kept []metricSample // not ms[:0]: the whole page would stay reachable
 				for _, m := range ms {
 					if sampledSeries[m.name] {
 						kept = append(kept, m)
 					}
 				}
 				mu.Lock()
-				out = append(out, timedScrape{at: time.Now(), samples: kept})
+				out = append(out, timedScrape{at: at, samples: kept})
 				mu.Unlock()
 			}
 			select {
@@ -73,8 +74,9 @@ func sampleSyncer(ctx context.Context, url string, every time.Duration) (stop fu
 // admission window, or holding a slot of it (created and not yet bound, or granted).
 type weightedTenantSample struct {
 	Tenant string `json:"tenant"`
-	// Admitted is the number of super Pods the admission window admitted for the tenant
-	// between the first and last scrape in the interval (Δ vcsyncer_admission_admitted_total).
+	// Admitted is the number of admissions of the tenant's Pods by the admission window
+	// between the first and last scrape in the interval (Δ vcsyncer_admission_admitted_total):
+	// not the super Pods created (a Pod admitted whose create then failed is admitted again).
 	Admitted float64 `json:"admitted"`
 	// WindowHeld and WindowWaiting are the mean slots held and Pods waiting in the window.
 	WindowHeld    float64 `json:"windowHeldMean"`
@@ -90,6 +92,10 @@ type weightedTenantSample struct {
 	// interval and their mean duration (Δsum ÷ Δcount of vcsyncer_sync_duration_seconds).
 	PodReconciles       float64 `json:"podDownwardReconciles"`
 	PodReconcileSeconds float64 `json:"podDownwardReconcileMeanSeconds"`
+	// PodWorkerSecondsPerAdmitted is the worker time of the tenant's downward Pod reconciles in
+	// the interval ÷ Admitted: what one of its Pods costs the worker pool, whose caps share
+	// worker time by weight.
+	PodWorkerSecondsPerAdmitted float64 `json:"podDownwardWorkerSecondsPerAdmitted"`
 	// WriteShareDelaySeconds is the time the tenant's requests were held back by its share of
 	// --super-write-qps in the interval (Δ vcsyncer_write_share_delay_seconds_total).
 	WriteShareDelaySeconds float64 `json:"writeShareDelaySeconds"`
@@ -148,7 +154,11 @@ func tenantSamplesIn(scrapes []timedScrape, start, end time.Time, tenants []stri
 			WriteShareDelaySeconds: delta("vcsyncer_write_share_delay_seconds_total", tl),
 		}
 		if ws.PodReconciles > 0 {
-			ws.PodReconcileSeconds = delta("vcsyncer_sync_duration_seconds_sum", pod) / ws.PodReconciles
+			total := delta("vcsyncer_sync_duration_seconds_sum", pod)
+			ws.PodReconcileSeconds = total / ws.PodReconciles
+			if ws.Admitted > 0 {
+				ws.PodWorkerSecondsPerAdmitted = total / ws.Admitted
+			}
 		}
 		out = append(out, ws)
 	}
