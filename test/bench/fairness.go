@@ -192,20 +192,20 @@ type fairnessResult struct {
 	Repeat int           `json:"repeat"`
 	Runs   []fairnessRun `json:"runs,omitempty"`
 
-	Date               string            `json:"date"`
-	Command            string            `json:"command"`
-	TotalSeconds       float64           `json:"totalSeconds"`
-	Nodes              int               `json:"nodes"`
-	RegularRate        float64           `json:"regularRatePodsPerSecond"`
-	RegularPods        int               `json:"regularPodsPerTenant"`
-	GreedyPods         int               `json:"greedyPodsPerTenant"`
-	Concurrency        int               `json:"concurrencyPerBurstingTenant"`
-	SlowRate           float64           `json:"slowRatePodsPerSecond"`
-	WebhookDelay       float64           `json:"webhookDelaySeconds"`
-	WeightedPods       int               `json:"weightedPodsPerTenant"`
-	Policy             string            `json:"policy"`
-	PolicyQuota        map[string]string `json:"policyQuota"`
-	DownwardWorkersArg string            `json:"syncerArgs"`
+	Date         string            `json:"date"`
+	Command      string            `json:"command"`
+	TotalSeconds float64           `json:"totalSeconds"`
+	Nodes        int               `json:"nodes"`
+	RegularRate  float64           `json:"regularRatePodsPerSecond"`
+	RegularPods  int               `json:"regularPodsPerTenant"`
+	GreedyPods   int               `json:"greedyPodsPerTenant"`
+	Concurrency  int               `json:"concurrencyPerBurstingTenant"`
+	SlowRate     float64           `json:"slowRatePodsPerSecond"`
+	WebhookDelay float64           `json:"webhookDelaySeconds"`
+	WeightedPods int               `json:"weightedPodsPerTenant"`
+	Policy       string            `json:"policy"`
+	PolicyQuota  map[string]string `json:"policyQuota"`
+	SyncerArgs   string            `json:"syncerArgs"`
 }
 
 // medianRun returns the run of result.json's top level for runs (see fairnessResult): runs[0]
@@ -379,10 +379,11 @@ func runFairness(ctx context.Context, args []string) error {
 	res.Date, res.Command, res.TotalSeconds = c.startedAt.UTC().Format(time.RFC3339), c.command, c.finished.Sub(c.startedAt).Seconds()
 	res.Nodes, res.RegularRate, res.RegularPods = c.nodes, c.regularRate, int(c.regularRate*c.regularDuration.Seconds())
 	res.GreedyPods, res.Concurrency, res.SlowRate, res.WebhookDelay, res.WeightedPods = c.greedyPods, c.concurrency, c.slowRate, c.webhookDelay.Seconds(), c.weightedPods
-	res.DownwardWorkersArg = "defaults (no worker flags); --fair-queuing=false in (c) only; --metrics-bind-address <free port> --metrics-secure=false to read the syncer's phase histogram"
+	res.SyncerArgs = "defaults (no worker flags)"
 	if len(c.syncerFlags) > 0 {
-		res.DownwardWorkersArg = strings.Join(c.syncerFlags, " ") + " (--syncer-flag); --fair-queuing=false in (c) only; --metrics-bind-address <free port> --metrics-secure=false to read the syncer's phase histogram"
+		res.SyncerArgs = strings.Join(c.syncerFlags, " ") + " (--syncer-flag)"
 	}
+	res.SyncerArgs += "; --fair-queuing=false in (c) only; --metrics-bind-address <free port> --metrics-secure=false to read the syncer's phase histogram"
 	if err := writeFairnessResults(c, res); err != nil {
 		return err
 	}
@@ -417,7 +418,7 @@ func (f *fairness) runOnce(ctx context.Context, n int, hook *slowWebhook) (fairn
 	if err := f.startSyncer(ctx, true, "fair-1", nil); err != nil {
 		return fairnessRun{}, err
 	}
-	a, _, err := f.runCase(ctx, "a", "alone", "regular tenants alone", regularNames, regular("case-a", 0), 2, false)
+	a, _, err := f.runCase(ctx, "a", "alone", "regular tenants alone", regularNames, regular("case-a", 0), 2, false, false)
 	if err != nil {
 		return fairnessRun{}, err
 	}
@@ -442,7 +443,7 @@ func (f *fairness) runOnce(ctx context.Context, n int, hook *slowWebhook) (fairn
 	// The regular tenants start just after the greedy burst, when its Pods fill the queues.
 	withGreedy := []int{fairRegular1, fairRegular2, fairGreedy1, fairGreedy2}
 	b, _, err := f.runCase(ctx, "b", "greedy neighbours, fair queuing", "regular tenants beside 2 greedy bursts, fair queuing", withGreedy,
-		append(regular("case-b", 500*time.Millisecond), greedy("case-b")...), 2, false)
+		append(regular("case-b", 500*time.Millisecond), greedy("case-b")...), 2, false, false)
 	if err != nil {
 		return fairnessRun{}, err
 	}
@@ -451,7 +452,7 @@ func (f *fairness) runOnce(ctx context.Context, n int, hook *slowWebhook) (fairn
 		return fairnessRun{}, err
 	}
 	cc, _, err := f.runCase(ctx, "c", "greedy neighbours, one FIFO", "regular tenants beside 2 greedy bursts, --fair-queuing=false", withGreedy,
-		append(regular("case-c", 500*time.Millisecond), greedy("case-c")...), 2, false)
+		append(regular("case-c", 500*time.Millisecond), greedy("case-c")...), 2, false, false)
 	if err != nil {
 		return fairnessRun{}, err
 	}
@@ -475,7 +476,7 @@ func (f *fairness) runOnce(ctx context.Context, n int, hook *slowWebhook) (fairn
 	// The regular tenants start once the slow tenant's Pods hold the workers.
 	slowLoad := load{client: slow.Client, namespace: "case-d", pods: int(c.slowRate*c.timeout.Seconds()) + 1, rate: c.slowRate, concurrency: 8, background: true}
 	d, _, err := f.runCase(ctx, "d", "slow neighbour", "regular tenants beside a slow tenant (webhook)", []int{fairRegular1, fairRegular2, fairSlow},
-		append(regular("case-d", 3*time.Second), slowLoad), 2, false, func(ctx context.Context) error { return uninstall(ctx, slow.Client) })
+		append(regular("case-d", 3*time.Second), slowLoad), 2, false, false, func(ctx context.Context) error { return uninstall(ctx, slow.Client) })
 	if err != nil {
 		return fairnessRun{}, err
 	}
@@ -490,7 +491,7 @@ func (f *fairness) runOnce(ctx context.Context, n int, hook *slowWebhook) (fairn
 	for _, ti := range weightedTenants {
 		wl = append(wl, load{client: env.Tenants[ti].Client, namespace: "case-e", pods: c.weightedPods, concurrency: c.concurrency})
 	}
-	e, byLoad, err := f.runCase(ctx, "e", "weighted", "3 weighted tenants, all saturated", weightedTenants, wl, 0, n == c.repeat)
+	e, byLoad, err := f.runCase(ctx, "e", "weighted", "3 weighted tenants, all saturated", weightedTenants, wl, 0, n == c.repeat, true)
 	if err != nil {
 		return fairnessRun{}, err
 	}
@@ -541,6 +542,7 @@ func (f *fairness) runOnce(ctx context.Context, n int, hook *slowWebhook) (fairn
 		logf("(e): the weighted tenants never all had Pods waiting in the syncer at once")
 	}
 
+	e.scrapes = nil // summarised above; not kept in r.Cases
 	r.Cases = []fairnessCase{a, bd, b, cc, d, e}
 	r.RegularP99Alone, r.RegularP50Alone = a.Regular.P99, a.Regular.P50
 	r.RegularP99GreedyDirect, r.RegularP50GreedyDirect = bd.Regular.P99, bd.Regular.P50
@@ -646,7 +648,7 @@ func (f *fairness) stopSyncer() {
 // are the regular tenants. Then it runs before (e.g. uninstalling a webhook) and, unless it is
 // the last case, deletes the namespaces and waits until the super cluster has none of them
 // left. It also returns the samples of each load.
-func (f *fairness) runCase(ctx context.Context, name, short, desc string, tenants []int, loads []load, nRegular int, last bool, before ...func(context.Context) error) (fairnessCase, [][]sample, error) {
+func (f *fairness) runCase(ctx context.Context, name, short, desc string, tenants []int, loads []load, nRegular int, last, sampled bool, before ...func(context.Context) error) (fairnessCase, [][]sample, error) {
 	ns := loads[0].namespace
 	for _, ti := range tenants {
 		t := f.env.Tenants[ti]
@@ -669,7 +671,7 @@ func (f *fairness) runCase(ctx context.Context, name, short, desc string, tenant
 	metricsURL := "http://" + f.metrics + "/metrics"
 	m0, err0 := scrape(ctx, metricsURL)
 	var stopSampling func() []timedScrape
-	if name == "e" {
+	if sampled {
 		stopSampling = sampleSyncer(ctx, metricsURL, 500*time.Millisecond)
 	}
 	t0 := time.Now()
@@ -1057,7 +1059,7 @@ Policy: %s (%s); limits.limitRange, maxObjects and everything else are the built
 - The whole run (control planes, build, %d × six cases, cleanups) took %.0f s here (2 cores).
 
 latency.png: the regular tenants' latency distributions (empirical CDF, log scale) in run 1's (a)–(d).
-`, r.Nodes, r.DownwardWorkersArg, r.RegularPods, r.RegularRate, r.GreedyPods, r.Concurrency, r.SlowRate, r.WebhookDelay, answeredText(first.WebhookAnswered),
+`, r.Nodes, r.SyncerArgs, r.RegularPods, r.RegularRate, r.GreedyPods, r.Concurrency, r.SlowRate, r.WebhookDelay, answeredText(first.WebhookAnswered),
 		c.weights[0], c.weights[1], c.weights[2], r.WeightedPods, r.Policy, quotaText(r.PolicyQuota),
 		r.RegularRate, r.RegularPods, 2*r.RegularPods, ordinal(2*r.RegularPods-int(0.99*float64(2*r.RegularPods))), r.GreedyPods, float64(2*r.GreedyPods+2*r.RegularPods)/66, c.regularDuration,
 		caseNamed(first.Cases, "b").All.Throughput, caseNamed(first.Cases, "b").Others.P50,

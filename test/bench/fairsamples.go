@@ -12,7 +12,7 @@ type timedScrape struct {
 	samples []metricSample
 }
 
-// sampledSeries are the series fairnessSampler keeps: the admission window's gauges and
+// sampledSeries are the series sampleSyncer keeps: the admission window's gauges and
 // counter, the downward queue's gauges, and the Pods' downward reconcile durations.
 var sampledSeries = map[string]bool{
 	"vcsyncer_admission_window":                true,
