@@ -113,6 +113,10 @@ type Env struct {
 	ReservedServiceIP func(c *tenant.Cluster, ip netip.Addr) bool
 	// PodAdmission paces the creation of super Pods (pkg/admission); nil admits every Pod.
 	PodAdmission PodAdmission
+	// PodEchoes is told of every super Pod the Pod reconciler creates, so that the super
+	// watch's Add of it (the reconciler's own write coming back) does not queue the tenant Pod
+	// downward again; nil: every Add does. Set by the syncer.
+	PodEchoes PodEchoes
 	// Budget counts the tenants' budgets (limits.quota over all of a tenant's namespaces,
 	// budget.go); nil bounds nothing. Set by the syncer.
 	Budget Budget
@@ -138,6 +142,15 @@ type Budget interface {
 	Release(tenant string, kind Kind, superNamespace, name string)
 	// Leave forgets a parked object (it is gone).
 	Leave(tenant string, kind Kind, superNamespace, name string)
+}
+
+// PodEchoes are the super Pods being created by the Pod reconciler, as it sees them.
+type PodEchoes interface {
+	// Expect announces that super Pod namespace/name is about to be created for the tenant Pod
+	// whose UID is tenantUID; call it before the create.
+	Expect(namespace, name, tenantUID string)
+	// Forget withdraws Expect when the create failed.
+	Forget(namespace, name string)
 }
 
 // PodAdmission is the super-Pod admission window as the Pod reconciler sees it.

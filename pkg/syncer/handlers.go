@@ -90,13 +90,35 @@ func (s *Syncer) tenantHandler(c *tenant.Cluster, kind resources.Kind) cache.Res
 		// with an unchanged resourceVersion is a relist replaying the cache, not a change
 		// (checkpointing.md finding 5: client-go delivers those to handlers without a resync
 		// period).
+		// The tenant Pod's binding to the vNode of its super Pod's node is the upward
+		// reconciler's own write (the super scheduler's binding, copied up): it changes nothing
+		// the downward reconciler writes either.
 		UpdateFunc: func(o, n any) {
 			if !sameVersion(o, n) {
-				enqueue(n, !podcache.StatusOnly(o, n) || pod.TenantConditionsUpdated(o, n), false)
+				down := pod.TenantConditionsUpdated(o, n) || (!podcache.StatusOnly(o, n) && !s.boundAsSuper(c, o, n))
+				enqueue(n, down, false)
 			}
 		},
 		DeleteFunc: func(o any) { enqueue(o, true, true) },
 	}
+}
+
+// boundAsSuper reports whether tenant c's Pod update (oldObj → newObj) is its binding only
+// (pod.TenantBindingOnly) to the node its cached super Pod is bound to, the super Pod being
+// this tenant Pod's copy (its UID stamp): the upward reconciler copying the super scheduler's
+// binding up. False for other kinds and when the super Pod is not cached.
+func (s *Syncer) boundAsSuper(c *tenant.Cluster, oldObj, newObj any) bool {
+	m, ok := podcache.MetaOf(newObj)
+	if !ok || s.env.SuperObject == nil {
+		return false
+	}
+	sp, ok := s.env.SuperObject(resources.KindPod, resources.SuperNamespace(c, m.Namespace), m.Name)
+	if !ok || sp.GetAnnotations()[conversion.AnnotationUID] != string(m.UID) {
+		return false
+	}
+	node, ok := podcache.NodeNameOf(sp)
+	tnode, _ := podcache.NodeNameOf(newObj)
+	return ok && node != "" && node == tnode && pod.TenantBindingOnly(oldObj, newObj)
 }
 
 // sameVersion reports whether two versions of an object have the same UID and resourceVersion.
@@ -130,6 +152,9 @@ func (s *Syncer) superHandler(kind resources.Kind) cache.ResourceEventHandler {
 			// this handler after the tenant synced (and was diffed by ClusterSynced), e.g. on a
 			// shard that has just taken the tenant with its ack map.
 			return
+		}
+		if added && kind == resources.KindPod && s.echoes != nil && s.echoes.take(m.GetNamespace(), m.GetName(), o.UID) {
+			down = false // the Pod reconciler's own create coming back: nothing to repair
 		}
 		req := requestFor(o, kind)
 		if down {

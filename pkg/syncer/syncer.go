@@ -106,6 +106,8 @@ type Syncer struct {
 	writes *fairqueue.Budget
 	// admission paces new super Pods (admission.go); nil when off.
 	admission *admission.Window[resources.Request]
+	// echoes are the super Pods being created, whose Adds are not queued downward (echoes.go).
+	echoes *podEchoes
 	// tenantBudgets counts the tenants' budgets (admit.NewBudget).
 	tenantBudgets *admission.Budget[resources.Request]
 	// events copies super Events into tenants (event.Pipeline, wired in events.go); nil when
@@ -215,6 +217,8 @@ func New(o Options) (*Syncer, error) {
 	if s.admission != nil {
 		env.PodAdmission = resources.PodAdmissionOf(s.admission)
 	}
+	s.echoes = newPodEchoes()
+	env.PodEchoes = s.echoes
 	if s.tenantBudgets, err = admit.NewBudget(env, s.resources, func(req resources.Request) { s.enqueue(s.down, req, true) }); err != nil {
 		return nil, err
 	}

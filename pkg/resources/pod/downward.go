@@ -312,7 +312,13 @@ func reconcileDownward(ctx context.Context, env *resources.Env, c *tenant.Cluste
 			maps.Copy(want.Annotations, ann)
 		}
 		annotateCharge(budget, want)
+		if env.PodEchoes != nil {
+			env.PodEchoes.Expect(superNS, name, string(full.UID))
+		}
 		err = reconcile.CreatePod(ctx, env.Super, superNS, want, metav1.CreateOptions{FieldManager: reconcile.FieldManager})
+		if err != nil && env.PodEchoes != nil {
+			env.PodEchoes.Forget(superNS, name)
+		}
 		// The slot stays taken by the new Pod until it is bound.
 		holdSlot = err == nil
 		if err == nil {

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
@@ -724,6 +725,49 @@ func TestSyncer(t *testing.T) {
 		})
 	})
 
+	// Each downward reconcile of a Pod decodes the tenant and super Pods (and, on a machine
+	// the burst saturates, waits for a CPU); those that have nothing to do are the syncer's own
+	// writes coming back. A new Pod needs one, to create its super Pod; neither the Add of that
+	// super Pod (the create coming back) nor the tenant Pod's binding (the upward reconciler's
+	// copy of the super scheduler's) queues it downward again.
+	t.Run("the syncer's own writes of a new Pod do not queue it downward again", func(t *testing.T) {
+		itest.MustCreateNS(t, t2.Client, "echo")
+		itest.Eventually(t, time.Minute, "the super copy of echo/default", func(ctx context.Context) error {
+			_, err := super.CoreV1().ServiceAccounts(conversion.SuperNamespace(t2.Name, uid2, "echo")).Get(ctx, "default", metav1.GetOptions{})
+			return err
+		})
+		itest.Consistently(t, 2*time.Second, "no downward Pod reconcile of "+t2.Name+" running", func(context.Context) error { return nil })
+		before := downwardPodReconciles(t, t2.Name)
+		itest.Created(t)(t2.Client.CoreV1().Pods("echo").Create(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "solo"},
+			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "busybox"}}}}, metav1.CreateOptions{}))
+		itest.Eventually(t, time.Minute, "echo/solo Running in the tenant", func(ctx context.Context) error {
+			p, err := t2.Client.CoreV1().Pods("echo").Get(ctx, "solo", metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			if p.Status.Phase != corev1.PodRunning {
+				return itest.Errorf("phase %q", p.Status.Phase)
+			}
+			return nil
+		})
+		itest.Consistently(t, 3*time.Second, "settled", func(context.Context) error { return nil })
+		if n := downwardPodReconciles(t, t2.Name) - before; n != 1 {
+			t.Errorf("%v downward Pod reconciles of %s from the Pod's creation to Running, want 1 (its create)", n, t2.Name)
+		}
+		// A change of the tenant's after the binding still goes down.
+		itest.Created(t)(t2.Client.CoreV1().Pods("echo").Patch(ctx, "solo", types.MergePatchType, []byte(`{"metadata":{"labels":{"tier":"x"}}}`), metav1.PatchOptions{}))
+		itest.Eventually(t, time.Minute, "the label on the super Pod", func(ctx context.Context) error {
+			p, err := super.CoreV1().Pods(conversion.SuperNamespace(t2.Name, uid2, "echo")).Get(ctx, "solo", metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			if p.Labels["tier"] != "x" {
+				return itest.Errorf("labels %v", p.Labels)
+			}
+			return nil
+		})
+	})
+
 	t.Run("per-tenant queue metrics, deleted with the tenant", func(t *testing.T) {
 		families, err := ctrlmetrics.Registry.Gather()
 		if err != nil {
@@ -846,4 +890,30 @@ func waitConditionFalse(t *testing.T, c client.Client, name, typ, reason string)
 		}
 		return nil
 	})
+}
+
+// downwardPodReconciles returns the downward Pod reconciles of tenant the in-process syncer has
+// run (vcsyncer_sync_duration_seconds_count, both results).
+func downwardPodReconciles(t *testing.T, tenant string) float64 {
+	t.Helper()
+	families, err := ctrlmetrics.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0.0
+	for _, f := range families {
+		if f.GetName() != "vcsyncer_sync_duration_seconds" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			l := map[string]string{}
+			for _, p := range m.GetLabel() {
+				l[p.GetName()] = p.GetValue()
+			}
+			if l["tenant"] == tenant && l["kind"] == "Pod" && l["direction"] == "downward" {
+				n += float64(m.GetHistogram().GetSampleCount())
+			}
+		}
+	}
+	return n
 }

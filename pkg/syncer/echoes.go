@@ -1,0 +1,80 @@
+package syncer
+
+import (
+	"sync"
+	"time"
+)
+
+// echoExpiry is how long a super Pod announced by podEchoes.Expect waits for its Add before it
+// is forgotten (the Add was dropped before the handler looked: not ready, acked, tenant gone).
+const echoExpiry = time.Minute
+
+// podEchoes are the super Pods the Pod reconciler is creating, so that the super watch's Add of
+// each, the reconciler's own write coming back, does not queue its tenant Pod downward again:
+// that reconcile would read both Pods and find nothing to do (on a 2 × 500-Pod burst one of
+// about three downward Pod reconciles per Pod). A later change of the super Pod by anyone else
+// is an Update and still queues it; so does a tenant change made meanwhile (client-go's queue
+// runs a request again when it was added while processing). Safe for concurrent use; it holds
+// one entry per create in flight or whose Add is not seen yet, each at most echoExpiry.
+type podEchoes struct {
+	mu      sync.Mutex
+	pending map[string]podEcho // super namespace/name
+	sweepAt int
+	now     func() time.Time
+}
+
+type podEcho struct {
+	tenantUID string
+	at        time.Time
+}
+
+func newPodEchoes() *podEchoes {
+	return &podEchoes{pending: map[string]podEcho{}, sweepAt: 1024, now: time.Now}
+}
+
+// Expect records that super Pod namespace/name is about to be created for the tenant Pod whose
+// UID is tenantUID (resources.PodEchoes). Call it before the create, so that an Add that
+// arrives before the create's answer is recognised.
+func (e *podEchoes) Expect(namespace, name, tenantUID string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	now := e.now()
+	if len(e.pending) >= e.sweepAt {
+		for k, p := range e.pending {
+			if now.Sub(p.at) > echoExpiry {
+				delete(e.pending, k)
+			}
+		}
+		e.sweepAt = max(1024, 2*len(e.pending))
+	}
+	e.pending[namespace+"/"+name] = podEcho{tenantUID: tenantUID, at: now}
+}
+
+// Forget withdraws Expect for a super Pod whose create failed.
+func (e *podEchoes) Forget(namespace, name string) {
+	e.mu.Lock()
+	delete(e.pending, namespace+"/"+name)
+	e.mu.Unlock()
+}
+
+// take reports whether the Add of super Pod namespace/name, stamped with tenant Pod UID
+// tenantUID, is the echo of a create announced by Expect (same tenant Pod, not expired), and
+// forgets the announcement either way.
+func (e *podEchoes) take(namespace, name, tenantUID string) bool {
+	key := namespace + "/" + name
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	p, ok := e.pending[key]
+	if !ok {
+		return false
+	}
+	delete(e.pending, key)
+	return p.tenantUID == tenantUID && e.now().Sub(p.at) <= echoExpiry
+}
+
+// len returns the number of announcements held (for tests).
+func (e *podEchoes) len() int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return len(e.pending)
+}
