@@ -59,6 +59,11 @@ var (
 		Help:    "Time a new tenant Pod spent inside the syncer, in seconds, by tenant: its creation (vcsyncer_pod_creation_duration_seconds) less the super cluster's scheduling, i.e. both directions' queue waits and processing, the admission window's wait included.",
 		Buckets: prometheus.ExponentialBuckets(0.001, 1.6, 24), // 1ms .. ~50s, fine enough to read a p99 near 25 ms
 	}, []string{"tenant"})
+	podCalls = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Namespace: Namespace, Subsystem: "pod_creation", Name: "call_duration_seconds",
+		Help:    "Time the downward reconcile that creates a new tenant Pod's super Pod spent in each of its API calls that hold its worker longest, in seconds, by tenant and call: token_request (the tenant apiserver's TokenRequests for the Pod's service-account tokens, together, and its full spec when not cached, read meanwhile) and super_create (the super apiserver's create of the super Pod). Tells whose apiserver a tenant's Pods wait for.",
+		Buckets: prometheus.ExponentialBuckets(0.001, 2.5, 12), // 1ms .. ~24s
+	}, []string{"tenant", "call"})
 	syncRejected = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: Namespace, Subsystem: "sync", Name: "rejected_total",
 		Help: "Downward reconciles whose super-cluster write was refused for a reason a retry does not change (invalid object, or denied by Pod Security admission, a ValidatingAdmissionPolicy or a webhook), by tenant and kind. Such a request is not retried on a timer: the object's next change, a policy change or a remediation scan brings it back.",
@@ -86,7 +91,20 @@ var (
 )
 
 func syncCollectors() []prometheus.Collector {
-	return []prometheus.Collector{syncDuration, syncLag, syncRejected, syncRetries, podPhase, podCreation, podHeld, buildInfo, tenantCollector, hotCollector, tenantLagWrites}
+	return []prometheus.Collector{syncDuration, syncLag, syncRejected, syncRetries, podPhase, podCreation, podHeld, podCalls, buildInfo, tenantCollector, hotCollector, tenantLagWrites}
+}
+
+// The API calls of a new Pod's downward reconcile (label values of "call" of
+// vcsyncer_pod_creation_call_duration_seconds).
+const (
+	CallTokenRequest = "token_request"
+	CallSuperCreate  = "super_create"
+)
+
+// PodCreationCall records that call (CallTokenRequest, CallSuperCreate) of the downward
+// reconcile creating a super Pod of tenant took d.
+func PodCreationCall(tenant, call string, d time.Duration) {
+	podCalls.WithLabelValues(tenant, call).Observe(d.Seconds())
 }
 
 // SyncRejected counts one downward reconcile of kind for tenant that the super cluster refused
@@ -213,6 +231,7 @@ func forgetSync(l prometheus.Labels) {
 	podPhase.DeletePartialMatch(l)
 	podCreation.DeletePartialMatch(l)
 	podHeld.DeletePartialMatch(l)
+	podCalls.DeletePartialMatch(l)
 }
 
 // registerSyncMetrics registers this file's collectors in controller-runtime's registry.

@@ -14,12 +14,13 @@ import (
 )
 
 // boundedLabels are the only label names a vc-syncer metric may carry: each has one value per
-// registered Tenant, synced kind, direction, result, phase, reason, policy rule, Event type or
-// build.
+// registered Tenant, synced kind, direction, result, phase, reason, policy rule, Event type,
+// API call or build.
 var boundedLabels = map[string]bool{
 	"tenant": true, "kind": true, "direction": true, "result": true, "phase": true,
 	"reason": true, "rule": true, "type": true, "version": true, "revision": true, "goversion": true,
 	"endpoint": true, // the kubelet API's four endpoints, or "other"
+	"call":     true, // the two API calls of a new Pod's downward reconcile
 }
 
 // populate gives every vector at least one series, so the linter sees every family.
@@ -42,6 +43,7 @@ func populate(tenant string) {
 	}
 	PodCreated(tenant, time.Second)
 	PodHeld(tenant, time.Millisecond)
+	PodCreationCall(tenant, CallSuperCreate, time.Millisecond)
 	PolicyDenied(tenant, "Pod", "volumeType")
 	AdmissionAdmitted(tenant, time.Second)
 	EventQueued(tenant, "Warning")

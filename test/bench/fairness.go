@@ -1152,11 +1152,13 @@ func writeFairnessRunTables(b *strings.Builder, r fairnessRun) {
 	}
 	if len(r.WeightedTenantSamples) > 0 {
 		fmt.Fprintf(b, "\nWhere the weighted tenants' Pods were in the syncer during that interval (means of its gauges every 0.5 s; admission window %.0f Pods on average): "+
-			"requests queued for and held by the downward workers, the workers' hold time, Pods waiting in and slots held of the admission window, the Pods' downward reconciles, and the time the tenant's share of --super-write-qps held it back.\n\n", r.AdmissionWindowMean)
-		fmt.Fprintf(b, "| tenant | window admissions | queued | in flight | worker hold (s) | window waiting | window held | Pod reconciles | mean (s) | worker s per admission | write-share delay (s) |\n|---|---|---|---|---|---|---|---|---|---|---|\n")
+			"requests queued for and held by the downward workers, the workers' hold time, Pods waiting in and slots held of the admission window, the Pods' downward reconciles, "+
+			"the super Pods created and the worker time per create, the mean super create and TokenRequest times, and the time the tenant's share of --super-write-qps held it back.\n\n", r.AdmissionWindowMean)
+		fmt.Fprintf(b, "| tenant | window admissions | queued | in flight | worker hold (s) | window waiting | window held | Pod reconciles | mean (s) | super creates | worker s per create | super create (s) | TokenRequest (s) | write-share delay (s) |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 		for _, w := range r.WeightedTenantSamples {
-			fmt.Fprintf(b, "| %s | %.0f | %.1f | %.1f | %.3f | %.1f | %.1f | %.0f | %.3f | %.3f | %.2f |\n", w.Tenant, w.Admitted, w.QueueDepth, w.InFlight,
-				w.WorkerHoldSeconds, w.WindowWaiting, w.WindowHeld, w.PodReconciles, w.PodReconcileSeconds, w.PodWorkerSecondsPerAdmitted, w.WriteShareDelaySeconds)
+			fmt.Fprintf(b, "| %s | %.0f | %.1f | %.1f | %.3f | %.1f | %.1f | %.0f | %.3f | %.0f | %.3f | %.3f | %.3f | %.2f |\n", w.Tenant, w.Admitted, w.QueueDepth, w.InFlight,
+				w.WorkerHoldSeconds, w.WindowWaiting, w.WindowHeld, w.PodReconciles, w.PodReconcileSeconds, w.SuperCreates, w.PodWorkerSecondsPerCreate,
+				w.SuperCreateSeconds, w.TokenRequestSeconds, w.WriteShareDelaySeconds)
 		}
 	}
 }

@@ -203,6 +203,12 @@ func TestTenantSamplesIn(t *testing.T) {
 			m("vcsyncer_sync_duration_seconds_count", 900*i, "tenant", "a", "direction", "upward", "kind", "Pod", "result", "success"),
 			m("vcsyncer_sync_duration_seconds_sum", 900*i, "tenant", "b", "direction", "downward", "kind", "Pod", "result", "success"),
 			m("vcsyncer_sync_duration_seconds_count", 900*i, "tenant", "b", "direction", "downward", "kind", "Pod", "result", "success"),
+			m("vcsyncer_pod_creation_call_duration_seconds_sum", 3*i, "tenant", "a", "call", "super_create"),
+			m("vcsyncer_pod_creation_call_duration_seconds_count", 5*i, "tenant", "a", "call", "super_create"),
+			m("vcsyncer_pod_creation_call_duration_seconds_sum", 0.5*i, "tenant", "a", "call", "token_request"),
+			m("vcsyncer_pod_creation_call_duration_seconds_count", 4*i, "tenant", "a", "call", "token_request"),
+			m("vcsyncer_pod_creation_call_duration_seconds_sum", 700*i, "tenant", "b", "call", "super_create"),
+			m("vcsyncer_pod_creation_call_duration_seconds_count", 70*i, "tenant", "b", "call", "super_create"),
 		}}
 	}
 	scrapes := []timedScrape{
@@ -218,13 +224,16 @@ func TestTenantSamplesIn(t *testing.T) {
 	}
 	// Means over scrapes 1–3 (mean i = 2), deltas from 1 to 3 (Δi = 2).
 	want := weightedTenantSample{Tenant: "a", Admitted: 20, WindowHeld: 20, WindowWaiting: 4, QueueDepth: 6, InFlight: 2,
-		WorkerHoldSeconds: 0.2, PodReconciles: 20, PodReconcileSeconds: 6.0 / 20, PodWorkerSecondsPerAdmitted: 6.0 / 20, WriteShareDelaySeconds: 1}
+		WorkerHoldSeconds: 0.2, PodReconciles: 20, PodReconcileSeconds: 6.0 / 20, PodWorkerSecondsPerAdmitted: 6.0 / 20, WriteShareDelaySeconds: 1,
+		SuperCreates: 10, PodWorkerSecondsPerCreate: 6.0 / 10, SuperCreateSeconds: 6.0 / 10, TokenRequestSeconds: 1.0 / 8}
 	near := func(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
 	g := got[0]
 	if g.Tenant != want.Tenant || !near(g.Admitted, want.Admitted) || !near(g.WindowHeld, want.WindowHeld) || !near(g.WindowWaiting, want.WindowWaiting) ||
 		!near(g.QueueDepth, want.QueueDepth) || !near(g.InFlight, want.InFlight) || !near(g.WorkerHoldSeconds, want.WorkerHoldSeconds) ||
 		!near(g.PodReconciles, want.PodReconciles) || !near(g.PodReconcileSeconds, want.PodReconcileSeconds) ||
-		!near(g.PodWorkerSecondsPerAdmitted, want.PodWorkerSecondsPerAdmitted) || !near(g.WriteShareDelaySeconds, want.WriteShareDelaySeconds) || !near(window, 200) {
+		!near(g.PodWorkerSecondsPerAdmitted, want.PodWorkerSecondsPerAdmitted) || !near(g.WriteShareDelaySeconds, want.WriteShareDelaySeconds) || !near(window, 200) ||
+		!near(g.SuperCreates, want.SuperCreates) || !near(g.PodWorkerSecondsPerCreate, want.PodWorkerSecondsPerCreate) ||
+		!near(g.SuperCreateSeconds, want.SuperCreateSeconds) || !near(g.TokenRequestSeconds, want.TokenRequestSeconds) {
 		t.Fatalf("got %+v (window %v), want %+v (window 200)", g, window, want)
 	}
 	if got, _ := tenantSamplesIn(scrapes, t0.Add(4*time.Second), t0.Add(8*time.Second), []string{"a"}); got != nil {

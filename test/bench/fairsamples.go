@@ -25,6 +25,9 @@ var sampledSeries = map[string]bool{
 	"vcsyncer_sync_duration_seconds_sum":       true,
 	"vcsyncer_sync_duration_seconds_count":     true,
 	"vcsyncer_write_share_delay_seconds_total": true,
+	// the API calls of the downward reconciles that create super Pods, by tenant and call
+	"vcsyncer_pod_creation_call_duration_seconds_sum":   true,
+	"vcsyncer_pod_creation_call_duration_seconds_count": true,
 }
 
 // sampleSyncer scrapes url every interval until the returned stop is called, which returns the
@@ -93,9 +96,20 @@ type weightedTenantSample struct {
 	PodReconciles       float64 `json:"podDownwardReconciles"`
 	PodReconcileSeconds float64 `json:"podDownwardReconcileMeanSeconds"`
 	// PodWorkerSecondsPerAdmitted is the worker time of the tenant's downward Pod reconciles in
-	// the interval ÷ Admitted: what one of its Pods costs the worker pool, whose caps share
-	// worker time by weight.
+	// the interval ÷ Admitted. For a tenant whose Pods wait in the window it understates what
+	// a Pod costs: a slot granted in the interval is used by a run that may come after it.
 	PodWorkerSecondsPerAdmitted float64 `json:"podDownwardWorkerSecondsPerAdmitted"`
+	// SuperCreates is the tenant's super Pod creates in the interval (Δ count of
+	// vcsyncer_pod_creation_call_duration_seconds{call="super_create"}), and
+	// PodWorkerSecondsPerCreate the worker time of its downward Pod reconciles ÷ SuperCreates:
+	// what one of its Pods costs the worker pool, whose caps share worker time by weight.
+	SuperCreates              float64 `json:"superCreates"`
+	PodWorkerSecondsPerCreate float64 `json:"podDownwardWorkerSecondsPerCreate"`
+	// SuperCreateSeconds and TokenRequestSeconds are the mean times of those creates on the
+	// super apiserver and of the Pods' TokenRequests on the tenant's apiserver, in seconds: whose
+	// apiserver the tenant's Pods wait for while they hold a worker.
+	SuperCreateSeconds  float64 `json:"superCreateMeanSeconds"`
+	TokenRequestSeconds float64 `json:"tokenRequestMeanSeconds"`
 	// WriteShareDelaySeconds is the time the tenant's requests were held back by its share of
 	// --super-write-qps in the interval (Δ vcsyncer_write_share_delay_seconds_total).
 	WriteShareDelaySeconds float64 `json:"writeShareDelaySeconds"`
@@ -153,11 +167,23 @@ func tenantSamplesIn(scrapes []timedScrape, start, end time.Time, tenants []stri
 			PodReconciles:          delta("vcsyncer_sync_duration_seconds_count", pod),
 			WriteShareDelaySeconds: delta("vcsyncer_write_share_delay_seconds_total", tl),
 		}
+		create := map[string]string{"tenant": t, "call": "super_create"}
+		token := map[string]string{"tenant": t, "call": "token_request"}
+		ws.SuperCreates = delta("vcsyncer_pod_creation_call_duration_seconds_count", create)
+		if ws.SuperCreates > 0 {
+			ws.SuperCreateSeconds = delta("vcsyncer_pod_creation_call_duration_seconds_sum", create) / ws.SuperCreates
+		}
+		if n := delta("vcsyncer_pod_creation_call_duration_seconds_count", token); n > 0 {
+			ws.TokenRequestSeconds = delta("vcsyncer_pod_creation_call_duration_seconds_sum", token) / n
+		}
 		if ws.PodReconciles > 0 {
 			total := delta("vcsyncer_sync_duration_seconds_sum", pod)
 			ws.PodReconcileSeconds = total / ws.PodReconciles
 			if ws.Admitted > 0 {
 				ws.PodWorkerSecondsPerAdmitted = total / ws.Admitted
+			}
+			if ws.SuperCreates > 0 {
+				ws.PodWorkerSecondsPerCreate = total / ws.SuperCreates
 			}
 		}
 		out = append(out, ws)

@@ -154,7 +154,7 @@
 // new super Pod.
 //
 // It sits on floor 6 of the package map in docs/architecture.md and may import packages on floors
-// 0–6 only (today: pkg/admit, pkg/conversion, pkg/podcache, pkg/policy, pkg/reconcile, pkg/resources,
+// 0–6 only (today: pkg/admit, pkg/conversion, pkg/metrics, pkg/podcache, pkg/policy, pkg/reconcile, pkg/resources,
 // pkg/resources/priorityclass, pkg/resources/storageclass, pkg/tenant, pkg/vnode); test/layering
 // checks it.
 package pod

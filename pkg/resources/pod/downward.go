@@ -15,6 +15,7 @@ import (
 
 	"github.com/vcsyncer/syncer/pkg/admit"
 	"github.com/vcsyncer/syncer/pkg/conversion"
+	"github.com/vcsyncer/syncer/pkg/metrics"
 	"github.com/vcsyncer/syncer/pkg/podcache"
 	"github.com/vcsyncer/syncer/pkg/policy"
 	"github.com/vcsyncer/syncer/pkg/reconcile"
@@ -299,7 +300,9 @@ func reconcileDownward(ctx context.Context, env *resources.Env, c *tenant.Cluste
 		}
 		// The tokens travel in the super Pod's annotations: creating it is the only write.
 		if tokensNeeded(&full.Spec) {
+			started := time.Now()
 			tokens, next, err := podTokens(ctx, c, full, prefetch)
+			metrics.PodCreationCall(c.Name, metrics.CallTokenRequest, time.Since(started))
 			var ann map[string]string
 			if err == nil {
 				ann, err = tokenAnnotations(c, full, tokens, next)
@@ -315,7 +318,9 @@ func reconcileDownward(ctx context.Context, env *resources.Env, c *tenant.Cluste
 		if env.PodEchoes != nil {
 			env.PodEchoes.Expect(superNS, name, string(full.UID))
 		}
+		started := time.Now()
 		err = reconcile.CreatePod(ctx, env.Super, superNS, want, metav1.CreateOptions{FieldManager: reconcile.FieldManager})
+		metrics.PodCreationCall(c.Name, metrics.CallSuperCreate, time.Since(started))
 		if err != nil && env.PodEchoes != nil {
 			env.PodEchoes.Forget(superNS, name)
 		}

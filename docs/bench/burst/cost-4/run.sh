@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# What one Pod costs through vc-syncer before and after a new Pod is reconciled downward once
+# (its own super create and its tenant binding no longer queue it again), from interleaved runs
+# of the same command on the 2-core machine, nothing else running (2026-12-07). Run from the
+# repository root:
+#   BEFORE=/path/to/vc-syncer-d670284 AFTER=/path/to/vc-syncer-50215ea docs/bench/burst/cost-4/run.sh
+set -euo pipefail
+out=${OUT:-docs/bench/burst/cost-4}
+
+# pair DIR A-NAME A-BIN B-NAME B-BIN [burst flags]: A-NAME-1, B-NAME-1, A-NAME-2, B-NAME-2 in
+# turn, each a burst with --cpu-profile 15s.
+pair() {
+  local dir=$1 a=$2 abin=$3 b=$4 bbin=$5; shift 5
+  for run in "$a" "$b" "$a" "$b"; do
+    local bin=$abin; [[ $run == "$b" ]] && bin=$bbin
+    mkdir -p "$out/$dir"
+    n=$(( $(find "$out/$dir" -maxdepth 1 -name "$run-*" | wc -l) + 1 ))
+    VC_SYNCER_BENCH_BIN=$bin go run ./test/bench burst --cpu-profile 15s "$@" --out "$out/$dir/$run-$n"
+  done
+}
+
+# 2 × 500 Pods, no held run (a longer burst: less noise in CPU per Pod).
+pair echo-1000 before "$BEFORE" after "$AFTER" --pods 500 --held-pods 0
+# The default burst (2 tenants × 200 Pods, 50 creators each) and the held run (2 × 100 Pods
+# open loop at half the ceiling).
+pair echo-400 before "$BEFORE" after "$AFTER"
