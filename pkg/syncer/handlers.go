@@ -3,6 +3,7 @@ package syncer
 import (
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/tools/cache"
@@ -95,30 +96,44 @@ func (s *Syncer) tenantHandler(c *tenant.Cluster, kind resources.Kind) cache.Res
 		// the downward reconciler writes either.
 		UpdateFunc: func(o, n any) {
 			if !sameVersion(o, n) {
-				down := pod.TenantConditionsUpdated(o, n) || (!podcache.StatusOnly(o, n) && !s.boundAsSuper(c, o, n))
-				enqueue(n, down, false)
+				enqueue(n, s.tenantUpdateGoesDown(c, o, n), false)
 			}
 		},
 		DeleteFunc: func(o any) { enqueue(o, true, true) },
 	}
 }
 
-// boundAsSuper reports whether tenant c's Pod update (oldObj → newObj) is its binding only
-// (pod.TenantBindingOnly) to the node its cached super Pod is bound to, the super Pod being
-// this tenant Pod's copy (its UID stamp): the upward reconciler copying the super scheduler's
-// binding up. False for other kinds and when the super Pod is not cached.
-func (s *Syncer) boundAsSuper(c *tenant.Cluster, oldObj, newObj any) bool {
-	m, ok := podcache.MetaOf(newObj)
-	if !ok || s.env.SuperObject == nil {
+// tenantUpdateGoesDown reports whether an update of tenant c's object (oldObj → newObj) is
+// enqueued downward: always for kinds other than Pod; for a Pod, when it changed more than its
+// status, unless that is its binding to the node its cached super Pod (this tenant Pod's copy,
+// by its UID stamp) is bound to (pod.TenantBindingOnly: the upward reconciler copying the super
+// scheduler's binding up), or when it changed the tenant-owned conditions copied down
+// (pod.TenantConditionsChanged). The Pods are decoded once for both.
+func (s *Syncer) tenantUpdateGoesDown(c *tenant.Cluster, oldObj, newObj any) bool {
+	statusOnly := podcache.StatusOnly(oldObj, newObj)
+	o, ok1 := podcache.From(oldObj)
+	n, ok2 := podcache.From(newObj)
+	if !ok1 || !ok2 {
+		return !statusOnly
+	}
+	if pod.TenantConditionsChanged(o, n) {
+		return true
+	}
+	return !statusOnly && !s.boundAsSuper(c, o, n)
+}
+
+// boundAsSuper reports whether the update of tenant c's Pod o → n is its binding only to the
+// node its cached super Pod, this tenant Pod's copy, is bound to.
+func (s *Syncer) boundAsSuper(c *tenant.Cluster, o, n *corev1.Pod) bool {
+	if n.Spec.NodeName == "" || s.env.SuperObject == nil {
 		return false
 	}
-	sp, ok := s.env.SuperObject(resources.KindPod, resources.SuperNamespace(c, m.Namespace), m.Name)
-	if !ok || sp.GetAnnotations()[conversion.AnnotationUID] != string(m.UID) {
+	sp, ok := s.env.SuperObject(resources.KindPod, resources.SuperNamespace(c, n.Namespace), n.Name)
+	if !ok || sp.GetAnnotations()[conversion.AnnotationUID] != string(n.UID) {
 		return false
 	}
 	node, ok := podcache.NodeNameOf(sp)
-	tnode, _ := podcache.NodeNameOf(newObj)
-	return ok && node != "" && node == tnode && pod.TenantBindingOnly(oldObj, newObj)
+	return ok && node == n.Spec.NodeName && pod.TenantBindingOnly(o, n)
 }
 
 // sameVersion reports whether two versions of an object have the same UID and resourceVersion.

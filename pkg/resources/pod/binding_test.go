@@ -12,7 +12,8 @@ import (
 
 // TestTenantBindingOnly: a tenant Pod's binding, as the tenant cache sees it (the old version
 // whole, the bound one trimmed), is told apart from a binding that comes with any other change
-// a relist could fold into one update, and from updates that are not a binding.
+// a relist could fold into one update, and from updates that are not a binding; the Pods it is
+// given are left as they were.
 func TestTenantBindingOnly(t *testing.T) {
 	unbound := func() *corev1.Pod {
 		return &corev1.Pod{
@@ -46,6 +47,14 @@ func TestTenantBindingOnly(t *testing.T) {
 		}
 		return c
 	}
+	// decoded returns the cached Pod as the handler reads it.
+	decoded := func(obj any) *corev1.Pod {
+		p, ok := podcache.From(obj)
+		if !ok {
+			t.Fatalf("%T does not decode", obj)
+		}
+		return p
+	}
 	for _, tc := range []struct {
 		name   string
 		change func(*corev1.Pod)
@@ -60,25 +69,26 @@ func TestTenantBindingOnly(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			n := bind(unbound())
 			tc.change(n)
-			if got := TenantBindingOnly(cached(unbound()), cached(n)); got != tc.want {
+			if got := TenantBindingOnly(decoded(cached(unbound())), decoded(cached(n))); got != tc.want {
 				t.Errorf("cached: got %t, want %t", got, tc.want)
 			}
-			if got := TenantBindingOnly(unbound(), n); got != tc.want {
+			o := unbound()
+			if got := TenantBindingOnly(o, n); got != tc.want {
 				t.Errorf("plain Pods: got %t, want %t", got, tc.want)
+			}
+			if len(o.Spec.Containers[0].Env) != 1 || len(o.Spec.Tolerations) != 1 {
+				t.Errorf("the old Pod was trimmed in place: %+v", o.Spec)
 			}
 		})
 	}
 	t.Run("not a binding", func(t *testing.T) {
 		o, n := bind(unbound()), bind(unbound())
 		n.ResourceVersion = "3"
-		if TenantBindingOnly(cached(o), cached(n)) {
+		if TenantBindingOnly(decoded(cached(o)), decoded(cached(n))) {
 			t.Error("an update of a bound Pod taken for its binding")
 		}
-		if TenantBindingOnly(cached(unbound()), cached(unbound())) {
+		if TenantBindingOnly(decoded(cached(unbound())), decoded(cached(unbound()))) {
 			t.Error("an update of an unbound Pod taken for its binding")
-		}
-		if TenantBindingOnly(&corev1.ConfigMap{}, &corev1.ConfigMap{}) {
-			t.Error("a ConfigMap taken for a Pod's binding")
 		}
 	})
 }

@@ -12,7 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 
-	"github.com/vcsyncer/syncer/pkg/podcache"
 	"github.com/vcsyncer/syncer/pkg/reconcile"
 )
 
@@ -101,14 +100,6 @@ func truncateUTF8(s string, n int) string {
 func TenantConditionsChanged(oldPod, newPod *corev1.Pod) bool {
 	gates := gateTypes(newPod)
 	return !sameConditions(gateConditions(&oldPod.Status, gates, true), gateConditions(&newPod.Status, gates, true))
-}
-
-// TenantConditionsUpdated is TenantConditionsChanged for an update event of a tenant Pod
-// (*corev1.Pod or cached *podcache.Pod). For other kinds it returns false.
-func TenantConditionsUpdated(oldObj, newObj any) bool {
-	o, ok1 := podcache.From(oldObj)
-	n, ok2 := podcache.From(newObj)
-	return ok1 && ok2 && TenantConditionsChanged(o, n)
 }
 
 // tenantConditionsInSync reports whether super Pod s's status has tenant Pod t's copied-down
