@@ -3,7 +3,11 @@
 # (its own super create and its tenant binding no longer queue it again), from interleaved runs
 # of the same command on the 2-core machine, nothing else running (2026-12-07). Run from the
 # repository root:
-#   BEFORE=/path/to/vc-syncer-d670284 AFTER=/path/to/vc-syncer-50215ea docs/bench/burst/cost-4/run.sh
+#   BEFORE=/path/to/vc-syncer-d670284 AFTER=/path/to/vc-syncer-50215ea FINAL=/path/to/vc-syncer-a3a0537 \
+#     docs/bench/burst/cost-4/run.sh
+# BEFORE: the syncer before the change (d670284); AFTER: the Add of a super Pod the reconciler
+# created and the tenant binding to its super Pod's node no longer queue it downward (50215ea);
+# FINAL: AFTER with the tenant Pod's update decoded once for both checks (a3a0537).
 set -euo pipefail
 out=${OUT:-docs/bench/burst/cost-4}
 
@@ -14,7 +18,7 @@ pair() {
   for run in "$a" "$b" "$a" "$b"; do
     local bin=$abin; [[ $run == "$b" ]] && bin=$bbin
     mkdir -p "$out/$dir"
-    n=$(( $(find "$out/$dir" -maxdepth 1 -name "$run-*" | wc -l) + 1 ))
+    n=$(( $(find "$out/$dir" -mindepth 1 -maxdepth 1 -name "$run-*" | wc -l) + 1 ))
     VC_SYNCER_BENCH_BIN=$bin go run ./test/bench burst --cpu-profile 15s "$@" --out "$out/$dir/$run-$n"
   done
 }
@@ -22,5 +26,7 @@ pair() {
 # 2 × 500 Pods, no held run (a longer burst: less noise in CPU per Pod).
 pair echo-1000 before "$BEFORE" after "$AFTER" --pods 500 --held-pods 0
 # The default burst (2 tenants × 200 Pods, 50 creators each) and the held run (2 × 100 Pods
-# open loop at half the ceiling).
+# open loop at half the ceiling); run twice (before-1..4, after-1..4).
 pair echo-400 before "$BEFORE" after "$AFTER"
+pair echo-400 before "$BEFORE" after "$AFTER"
+pair final-400 before "$BEFORE" final "$FINAL"
