@@ -3,11 +3,11 @@
 # (its own super create and its tenant binding no longer queue it again), from interleaved runs
 # of the same command on the 2-core machine, nothing else running (2026-12-07). Run from the
 # repository root:
-#   BEFORE=/path/to/vc-syncer-d670284 AFTER=/path/to/vc-syncer-50215ea FINAL=/path/to/vc-syncer-a3a0537 \
+#   BEFORE=/path/to/vc-syncer-d670284 AFTER=/path/to/vc-syncer-50215ea FINAL=/path/to/vc-syncer-0e1350f \
 #     docs/bench/burst/cost-4/run.sh
 # BEFORE: the syncer before the change (d670284); AFTER: the Add of a super Pod the reconciler
 # created and the tenant binding to its super Pod's node no longer queue it downward (50215ea);
-# FINAL: AFTER with the tenant Pod's update decoded once for both checks (a3a0537).
+# FINAL: AFTER with the tenant Pod's update decoded once for both checks (0e1350f).
 set -euo pipefail
 out=${OUT:-docs/bench/burst/cost-4}
 
