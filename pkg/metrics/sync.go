@@ -61,7 +61,7 @@ var (
 	}, []string{"tenant"})
 	podCalls = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Namespace: Namespace, Subsystem: "pod_creation", Name: "call_duration_seconds",
-		Help:    "Time the downward reconcile that creates a new tenant Pod's super Pod spent in each of its API calls that hold its worker longest, in seconds, by tenant and call: token_request (the tenant apiserver's TokenRequests for the Pod's service-account tokens, together, and its full spec when not cached, read meanwhile) and super_create (the super apiserver's create of the super Pod). Tells whose apiserver a tenant's Pods wait for.",
+		Help:    "Time the downward reconcile that creates a new tenant Pod's super Pod waited for each of its API calls that hold its worker longest, in seconds, by tenant and call: token_request (the wait for the tenant apiserver's TokenRequests of the Pod's service-account tokens once the super Pod is built; for a Pod not cached whole they start earlier, beside the read of its spec, and only the rest of the wait shows) and super_create (the super apiserver's successful create of the super Pod). Tells whose apiserver a tenant's Pods wait for.",
 		Buckets: prometheus.ExponentialBuckets(0.001, 2.5, 12), // 1ms .. ~24s
 	}, []string{"tenant", "call"})
 	syncRejected = prometheus.NewCounterVec(prometheus.CounterOpts{

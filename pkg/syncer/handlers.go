@@ -103,6 +103,28 @@ func (s *Syncer) tenantHandler(c *tenant.Cluster, kind resources.Kind) cache.Res
 	}
 }
 
+// podEcho reports whether the Add of super Pod m (owned by tenant c's Pod o) is the Pod
+// reconciler's own create coming back (podEchoes) while the tenant Pod is still as created
+// (tenantPodAsCreated): then it is not queued downward.
+func (s *Syncer) podEcho(c *tenant.Cluster, m metav1.Object, o conversion.Owner) bool {
+	return s.echoes != nil && s.echoes.take(m.GetNamespace(), m.GetName(), o.UID) && s.tenantPodAsCreated(c, o)
+}
+
+// tenantPodAsCreated reports whether tenant c's cached Pod o.Namespace/o.Name is the one whose
+// super Pod was just created (UID o.UID), not being deleted, and without readiness gates: then
+// the super Pod's Add leaves the downward reconciler nothing to do. Otherwise the Add is queued:
+// a tenant Pod deleted while its super Pod was being created (the reconcile the deletion ran
+// may have read a super cache without the new Pod) is deleted by it, and tenant gate
+// conditions set before the create are copied into the new super Pod's status.
+func (s *Syncer) tenantPodAsCreated(c *tenant.Cluster, o conversion.Owner) bool {
+	obj, ok, err := c.Informers.Core().V1().Pods().Informer().GetIndexer().GetByKey(o.Namespace + "/" + o.Name)
+	if err != nil || !ok {
+		return false
+	}
+	t, ok := podcache.From(obj)
+	return ok && string(t.UID) == o.UID && t.DeletionTimestamp.IsZero() && len(t.Spec.ReadinessGates) == 0
+}
+
 // tenantUpdateGoesDown reports whether an update of tenant c's object (oldObj → newObj) is
 // enqueued downward: always for kinds other than Pod; for a Pod, when it changed more than its
 // status, unless that is its binding to the node its cached super Pod (this tenant Pod's copy,
@@ -123,9 +145,11 @@ func (s *Syncer) tenantUpdateGoesDown(c *tenant.Cluster, oldObj, newObj any) boo
 }
 
 // boundAsSuper reports whether the update of tenant c's Pod o → n is its binding only to the
-// node its cached super Pod, this tenant Pod's copy, is bound to.
+// node its cached super Pod, this tenant Pod's copy, is bound to. A Pod with readiness gates is
+// left out: the downward reconcile copies its gate conditions into the super Pod's status, and
+// conditions set before its super Pod existed are copied by the next reconcile.
 func (s *Syncer) boundAsSuper(c *tenant.Cluster, o, n *corev1.Pod) bool {
-	if n.Spec.NodeName == "" || s.env.SuperObject == nil {
+	if o.Spec.NodeName != "" || n.Spec.NodeName == "" || len(n.Spec.ReadinessGates) > 0 || s.env.SuperObject == nil {
 		return false
 	}
 	sp, ok := s.env.SuperObject(resources.KindPod, resources.SuperNamespace(c, n.Namespace), n.Name)
@@ -168,7 +192,7 @@ func (s *Syncer) superHandler(kind resources.Kind) cache.ResourceEventHandler {
 			// shard that has just taken the tenant with its ack map.
 			return
 		}
-		if added && kind == resources.KindPod && s.echoes != nil && s.echoes.take(m.GetNamespace(), m.GetName(), o.UID) {
+		if added && kind == resources.KindPod && s.podEcho(c, m, o) {
 			down = false // the Pod reconciler's own create coming back: nothing to repair
 		}
 		req := requestFor(o, kind)

@@ -99,7 +99,7 @@ type weightedTenantSample struct {
 	// the interval ÷ Admitted. For a tenant whose Pods wait in the window it understates what
 	// a Pod costs: a slot granted in the interval is used by a run that may come after it.
 	PodWorkerSecondsPerAdmitted float64 `json:"podDownwardWorkerSecondsPerAdmitted"`
-	// SuperCreates is the tenant's super Pod creates in the interval (Δ count of
+	// SuperCreates is the tenant's successful super Pod creates in the interval (Δ count of
 	// vcsyncer_pod_creation_call_duration_seconds{call="super_create"}), and
 	// PodWorkerSecondsPerCreate the worker time of its downward Pod reconciles ÷ SuperCreates:
 	// what one of its Pods costs the worker pool, whose caps share worker time by weight.

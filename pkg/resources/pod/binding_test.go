@@ -69,22 +69,22 @@ func TestTenantBindingOnly(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			n := bind(unbound())
 			tc.change(n)
-			if got := TenantBindingOnly(decoded(cached(unbound())), decoded(cached(n))); got != tc.want {
+			if got := TenantBindingOnly(decoded(cached(unbound())), decoded(cached(n.DeepCopy()))); got != tc.want {
 				t.Errorf("cached: got %t, want %t", got, tc.want)
 			}
 			o := unbound()
 			if got := TenantBindingOnly(o, n); got != tc.want {
 				t.Errorf("plain Pods: got %t, want %t", got, tc.want)
 			}
-			if len(o.Spec.Containers[0].Env) != 1 || len(o.Spec.Tolerations) != 1 {
-				t.Errorf("the old Pod was trimmed in place: %+v", o.Spec)
+			if len(o.Spec.Containers[0].Env) != 1 || len(o.Spec.Tolerations) != 1 || len(n.Spec.Tolerations) != 1 {
+				t.Errorf("a Pod was trimmed in place: old %+v, new %+v", o.Spec, n.Spec)
 			}
 		})
 	}
 	t.Run("not a binding", func(t *testing.T) {
 		o, n := bind(unbound()), bind(unbound())
 		n.ResourceVersion = "3"
-		if TenantBindingOnly(decoded(cached(o)), decoded(cached(n))) {
+		if TenantBindingOnly(decoded(cached(o)), decoded(cached(n))) || TenantBindingOnly(o, n) {
 			t.Error("an update of a bound Pod taken for its binding")
 		}
 		if TenantBindingOnly(decoded(cached(unbound())), decoded(cached(unbound()))) {

@@ -320,7 +320,9 @@ func reconcileDownward(ctx context.Context, env *resources.Env, c *tenant.Cluste
 		}
 		started := time.Now()
 		err = reconcile.CreatePod(ctx, env.Super, superNS, want, metav1.CreateOptions{FieldManager: reconcile.FieldManager})
-		metrics.PodCreationCall(c.Name, metrics.CallSuperCreate, time.Since(started))
+		if err == nil {
+			metrics.PodCreationCall(c.Name, metrics.CallSuperCreate, time.Since(started))
+		}
 		if err != nil && env.PodEchoes != nil {
 			env.PodEchoes.Forget(superNS, name)
 		}

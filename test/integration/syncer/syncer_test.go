@@ -736,8 +736,7 @@ func TestSyncer(t *testing.T) {
 			_, err := super.CoreV1().ServiceAccounts(conversion.SuperNamespace(t2.Name, uid2, "echo")).Get(ctx, "default", metav1.GetOptions{})
 			return err
 		})
-		itest.Consistently(t, 2*time.Second, "no downward Pod reconcile of "+t2.Name+" running", func(context.Context) error { return nil })
-		before := downwardPodReconciles(t, t2.Name)
+		before := settledDownwardPodReconciles(t, t2.Name)
 		itest.Created(t)(t2.Client.CoreV1().Pods("echo").Create(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "solo"},
 			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "busybox"}}}}, metav1.CreateOptions{}))
 		itest.Eventually(t, time.Minute, "echo/solo Running in the tenant", func(ctx context.Context) error {
@@ -750,12 +749,13 @@ func TestSyncer(t *testing.T) {
 			}
 			return nil
 		})
-		itest.Consistently(t, 3*time.Second, "settled", func(context.Context) error { return nil })
-		if n := downwardPodReconciles(t, t2.Name) - before; n != 1 {
+		if n := settledDownwardPodReconciles(t, t2.Name) - before; n != 1 {
 			t.Errorf("%v downward Pod reconciles of %s from the Pod's creation to Running, want 1 (its create)", n, t2.Name)
 		}
 		// A change of the tenant's after the binding still goes down.
-		itest.Created(t)(t2.Client.CoreV1().Pods("echo").Patch(ctx, "solo", types.MergePatchType, []byte(`{"metadata":{"labels":{"tier":"x"}}}`), metav1.PatchOptions{}))
+		if _, err := t2.Client.CoreV1().Pods("echo").Patch(ctx, "solo", types.MergePatchType, []byte(`{"metadata":{"labels":{"tier":"x"}}}`), metav1.PatchOptions{}); err != nil {
+			t.Fatal(err)
+		}
 		itest.Eventually(t, time.Minute, "the label on the super Pod", func(ctx context.Context) error {
 			p, err := super.CoreV1().Pods(conversion.SuperNamespace(t2.Name, uid2, "echo")).Get(ctx, "solo", metav1.GetOptions{})
 			if err != nil {
@@ -890,6 +890,22 @@ func waitConditionFalse(t *testing.T, c client.Client, name, typ, reason string)
 		}
 		return nil
 	})
+}
+
+// settledDownwardPodReconciles waits until the downward Pod reconciles of tenant have not
+// changed for 3 s (at most a minute) and returns their number.
+func settledDownwardPodReconciles(t *testing.T, tenant string) float64 {
+	t.Helper()
+	last, since := downwardPodReconciles(t, tenant), time.Now()
+	for deadline := time.Now().Add(time.Minute); time.Since(since) < 3*time.Second; time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the downward Pod reconciles of %s did not settle within a minute", tenant)
+		}
+		if n := downwardPodReconciles(t, tenant); n != last {
+			last, since = n, time.Now()
+		}
+	}
+	return last
 }
 
 // downwardPodReconciles returns the downward Pod reconciles of tenant the in-process syncer has
