@@ -6,12 +6,9 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/informers"
-	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/vcsyncer/syncer/pkg/conversion"
 	"github.com/vcsyncer/syncer/pkg/resources"
-	"github.com/vcsyncer/syncer/pkg/tenant"
 )
 
 // TestPodEchoSkipsOnlyTheCreatedPod: the Add of a super Pod the reconciler announced is not
@@ -21,13 +18,7 @@ import (
 // its budget no longer counts: the Add is queued and deletes it. Gate conditions the tenant set
 // before the create are copied by the Add's reconcile too.
 func TestPodEchoSkipsOnlyTheCreatedPod(t *testing.T) {
-	s, err := New(Options{Super: fake.NewClientset(), DownwardWorkers: 1, UpwardWorkers: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tenantCS := fake.NewClientset()
-	c := &tenant.Cluster{Name: "team-a", UID: "6f1c9e0a-4a43-4d8e-9d5e-3b9e8f0c2a17",
-		Client: tenantCS, Informers: informers.NewSharedInformerFactory(tenantCS, 0)}
+	s, c := newSyncerWithTenant(t)
 	superNS := resources.SuperNamespace(c, "shop")
 	store := s.resources[resources.KindPod].TenantInformer(c).GetIndexer()
 	owner := conversion.Owner{Tenant: c.Name, TenantUID: c.UID, Namespace: "shop", Name: "web-0", UID: "pod-uid-1"}
@@ -80,11 +71,7 @@ func TestPodEchoSkipsOnlyTheCreatedPod(t *testing.T) {
 // another node, of a Pod whose cached super Pod is another tenant Pod's copy or is missing, or
 // of a Pod with readiness gates is.
 func TestTenantBindingGoesDownOnlyWhenNeeded(t *testing.T) {
-	s, err := New(Options{Super: fake.NewClientset(), DownwardWorkers: 1, UpwardWorkers: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := &tenant.Cluster{Name: "team-a", UID: "6f1c9e0a-4a43-4d8e-9d5e-3b9e8f0c2a17"}
+	s, c := newSyncerWithTenant(t)
 	superNS := resources.SuperNamespace(c, "shop")
 	superStore := s.env.SuperInformers.Core().V1().Pods().Informer().GetIndexer()
 	setSuper := func(uid, node string) {

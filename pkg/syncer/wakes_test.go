@@ -25,13 +25,7 @@ import (
 // the super caches (afterReady), run once per namespace however many adds asked for them, and
 // then enqueue only the objects that have no super copy.
 func TestWakesWaitForSuperCaches(t *testing.T) {
-	s, err := New(Options{Super: fake.NewClientset(), DownwardWorkers: 1, UpwardWorkers: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tenantCS := fake.NewClientset()
-	c := &tenant.Cluster{Name: "team-a", UID: "6f1c9e0a-4a43-4d8e-9d5e-3b9e8f0c2a17",
-		Client: tenantCS, Informers: informers.NewSharedInformerFactory(tenantCS, 0)}
+	s, c := newSyncerWithTenant(t)
 	superNS := resources.SuperNamespace(c, "shop")
 	for _, cm := range []string{"synced", "new"} {
 		if err := s.resources[resources.KindConfigMap].TenantInformer(c).GetIndexer().Add(&corev1.ConfigMap{
@@ -91,4 +85,18 @@ func TestWakesWaitForSuperCaches(t *testing.T) {
 	if got := queued(); !slices.Contains(got, "team-a/ConfigMap/shop/later") {
 		t.Errorf("a wake after the super caches synced did not enqueue shop/later: %q", got)
 	}
+}
+
+// newSyncerWithTenant returns a Syncer on a fake super clientset (one worker each way) and a
+// tenant Cluster team-a on a fake tenant clientset, neither started: its caches are filled by
+// the test.
+func newSyncerWithTenant(t *testing.T) (*Syncer, *tenant.Cluster) {
+	t.Helper()
+	s, err := New(Options{Super: fake.NewClientset(), DownwardWorkers: 1, UpwardWorkers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tenantCS := fake.NewClientset()
+	return s, &tenant.Cluster{Name: "team-a", UID: "6f1c9e0a-4a43-4d8e-9d5e-3b9e8f0c2a17",
+		Client: tenantCS, Informers: informers.NewSharedInformerFactory(tenantCS, 0)}
 }

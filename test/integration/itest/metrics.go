@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 	"k8s.io/client-go/kubernetes"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 )
 
 // FreePort returns a TCP port on 127.0.0.1 that was free a moment ago.
@@ -152,4 +153,39 @@ func APIServerRequests(t *testing.T, cs kubernetes.Interface, verb string) map[s
 		}
 	}
 	return out
+}
+
+// RegistryValue returns the sum of the counter (or histogram sample count) named name over the
+// series whose labels include want, from the Prometheus registry of a syncer running in the
+// test's process (controller-runtime's metrics.Registry).
+func RegistryValue(t *testing.T, name string, want map[string]string) float64 {
+	t.Helper()
+	families, err := ctrlmetrics.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := 0.0
+	for _, mf := range families {
+		if mf.GetName() != name {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			n := 0
+			for _, l := range m.GetLabel() {
+				if v, ok := want[l.GetName()]; ok && v == l.GetValue() {
+					n++
+				}
+			}
+			if n != len(want) {
+				continue
+			}
+			switch {
+			case m.GetCounter() != nil:
+				sum += m.GetCounter().GetValue()
+			case m.GetHistogram() != nil:
+				sum += float64(m.GetHistogram().GetSampleCount())
+			}
+		}
+	}
+	return sum
 }

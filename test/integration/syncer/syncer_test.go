@@ -912,24 +912,5 @@ func settledDownwardPodReconciles(t *testing.T, tenant string) float64 {
 // run (vcsyncer_sync_duration_seconds_count, both results).
 func downwardPodReconciles(t *testing.T, tenant string) float64 {
 	t.Helper()
-	families, err := ctrlmetrics.Registry.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	n := 0.0
-	for _, f := range families {
-		if f.GetName() != "vcsyncer_sync_duration_seconds" {
-			continue
-		}
-		for _, m := range f.GetMetric() {
-			l := map[string]string{}
-			for _, p := range m.GetLabel() {
-				l[p.GetName()] = p.GetValue()
-			}
-			if l["tenant"] == tenant && l["kind"] == "Pod" && l["direction"] == "downward" {
-				n += float64(m.GetHistogram().GetSampleCount())
-			}
-		}
-	}
-	return n
+	return itest.RegistryValue(t, "vcsyncer_sync_duration_seconds", map[string]string{"tenant": tenant, "kind": "Pod", "direction": "downward"})
 }
