@@ -12,10 +12,11 @@ const echoExpiry = time.Minute
 // podEchoes are the super Pods the Pod reconciler is creating, so that the super watch's Add of
 // each, the reconciler's own write coming back, does not queue its tenant Pod downward again:
 // that reconcile would read both Pods and find nothing to do. A later change of the super Pod
-// by anyone else is an Update and still queues it. The super Pod handler skips an Add only
+// by anyone else is an Update and still queues it (unless a relist folds it into the Add; the
+// next change or remediation scan repairs it then). The super Pod handler skips an Add only
 // while the tenant Pod is still the one created for (Syncer.tenantPodAsCreated). Safe for
-// concurrent use; it holds one entry per create in flight or whose Add is not seen yet, each
-// at most echoExpiry.
+// concurrent use; it holds one entry per create in flight or whose Add is not seen yet: an
+// entry older than echoExpiry no longer matches and is swept once the set has grown to sweepAt.
 type podEchoes struct {
 	mu      sync.Mutex
 	pending map[string]podEcho // super namespace/name
