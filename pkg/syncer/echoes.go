@@ -72,10 +72,3 @@ func (e *podEchoes) take(namespace, name, tenantUID string) bool {
 	delete(e.pending, key)
 	return p.tenantUID == tenantUID && e.now().Sub(p.at) <= echoExpiry
 }
-
-// len returns the number of announcements held (for tests).
-func (e *podEchoes) len() int {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return len(e.pending)
-}

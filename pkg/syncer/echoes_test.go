@@ -50,7 +50,7 @@ func TestPodEchoes(t *testing.T) {
 	for i := range 3000 {
 		e.Expect("t-ns", fmt.Sprint("new-", i), "uid")
 	}
-	if n := e.len(); n > 3000+1024 {
+	if n := len(e.pending); n > 3000+1024 {
 		t.Errorf("%d announcements held after 3000 expired and 3000 new ones, want at most %d", n, 3000+1024)
 	}
 }

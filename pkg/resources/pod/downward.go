@@ -322,8 +322,7 @@ func reconcileDownward(ctx context.Context, env *resources.Env, c *tenant.Cluste
 		err = reconcile.CreatePod(ctx, env.Super, superNS, want, metav1.CreateOptions{FieldManager: reconcile.FieldManager})
 		if err == nil {
 			metrics.PodCreationCall(c.Name, metrics.CallSuperCreate, time.Since(started))
-		}
-		if err != nil && env.PodEchoes != nil {
+		} else if env.PodEchoes != nil {
 			env.PodEchoes.Forget(superNS, name)
 		}
 		// The slot stays taken by the new Pod until it is bound.
