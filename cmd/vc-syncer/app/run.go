@@ -26,6 +26,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrlconfig "sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
@@ -192,6 +193,7 @@ func Run(ctx context.Context, o *options.Options, cfg *rest.Config) error {
 		// no work is done after the release (controller-runtime's condition for this option).
 		LeaderElectionReleaseOnCancel: true,
 		GracefulShutdownTimeout:       &o.GracefulShutdownTimeout,
+		Controller:                    ctrlconfig.Controller{SkipNameValidation: &o.RunsAgainInProcess},
 		Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{
 			// Tenant kubeconfig Secrets only: the checkpoint store's chunks (which may share the
 			// namespace) are neither cached nor a reason to reconcile Tenants.

@@ -41,6 +41,7 @@ func StartSyncer(t *testing.T, super *rest.Config, mutate func(*options.Options)
 	o := options.NewOptions()
 	o.MetricsBindAddress, o.HealthProbeBindAddress = "0", "0"
 	o.LeaderElect = false // one syncer per test: no Lease to acquire
+	o.RunsAgainInProcess = true
 	// The local super cluster's kwok serves the Nodes' resource metrics under its own path.
 	o.KubeletSuperMetricsPath = localcluster.KwokMetricsPath
 	if mutate != nil {

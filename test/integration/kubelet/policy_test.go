@@ -37,7 +37,6 @@ func testExecSwitchedOffByPolicy(t *testing.T, c client.Client, t1 *localcluster
 	t.Cleanup(func() { _ = c.Delete(context.Background(), pol) })
 	setPolicyName(t, c, t1.Name, "no-exec")
 	refused := metrics.KubeletRequests(t1.Name, "exec", "policy_forbidden")
-	forwarded := metrics.KubeletRequests(t1.Name, "exec", "forwarded")
 	itest.Eventually(t, time.Minute, "kubectl exec refused by the tenant's policy", func(ctx context.Context) error {
 		var stderr strings.Builder
 		err := execIn(ctx, t1, []string{"echo", "exec-refused"}, io.Discard, &stderr)
@@ -50,6 +49,18 @@ func testExecSwitchedOffByPolicy(t *testing.T, c client.Client, t1 *localcluster
 		t.Logf("kubectl exec with kubelet.allowExec false: %v", err)
 		return nil
 	})
+	// The syncer sees the policy change asynchronously, so an exec before the first refusal
+	// may still be forwarded; once one is refused, the next is refused too and none goes through.
+	refused = metrics.KubeletRequests(t1.Name, "exec", "policy_forbidden")
+	forwarded := metrics.KubeletRequests(t1.Name, "exec", "forwarded")
+	ectx, ecancel := context.WithTimeout(ctx, 30*time.Second)
+	defer ecancel()
+	if err := execIn(ectx, t1, []string{"echo", "exec-refused-again"}, io.Discard, io.Discard); err == nil {
+		t.Errorf("kubectl exec succeeded after a refusal by the policy")
+	}
+	if d := metrics.KubeletRequests(t1.Name, "exec", "policy_forbidden") - refused; d < 1 {
+		t.Errorf("%v exec requests refused by the policy for one more kubectl exec, want at least 1 (WebSocket, then SPDY)", d)
+	}
 	if d := metrics.KubeletRequests(t1.Name, "exec", "forwarded") - forwarded; d != 0 {
 		t.Errorf("%v exec requests forwarded while the policy switches exec off", d)
 	}
@@ -78,16 +89,17 @@ func testAttachPortForwardSwitchedOffByPolicy(t *testing.T, c client.Client, sup
 	}
 	t.Cleanup(func() { _ = c.Delete(context.Background(), pol) })
 	setPolicyName(t, c, t1.Name, pol.Name)
-	forwarded := metrics.KubeletRequests(t1.Name, "attach", "forwarded") + metrics.KubeletRequests(t1.Name, "portForward", "forwarded")
-	for _, e := range []string{"portForward", "attach"} {
+	try := func(ctx context.Context, e string) error {
+		if e == "portForward" {
+			return echoThroughPortForward(ctx, portForwardDialers(t, t1)["spdy"], 1)
+		}
+		return attachSees(ctx, attachExecutors(t, t1)["spdy"], super, "attach-refused")
+	}
+	endpoints := []string{"portForward", "attach"}
+	for _, e := range endpoints {
 		refused := metrics.KubeletRequests(t1.Name, e, "policy_forbidden")
 		itest.Eventually(t, time.Minute, e+" refused by the tenant's policy", func(ctx context.Context) error {
-			var err error
-			if e == "portForward" {
-				err = echoThroughPortForward(ctx, portForwardDialers(t, t1)["spdy"], 1)
-			} else {
-				err = attachSees(ctx, attachExecutors(t, t1)["spdy"], super, "attach-refused")
-			}
+			err := try(ctx, e)
 			if err == nil {
 				return itest.Errorf("%s succeeded with the endpoint switched off", e)
 			}
@@ -98,8 +110,22 @@ func testAttachPortForwardSwitchedOffByPolicy(t *testing.T, c client.Client, sup
 			return nil
 		})
 	}
-	if d := metrics.KubeletRequests(t1.Name, "attach", "forwarded") + metrics.KubeletRequests(t1.Name, "portForward", "forwarded") - forwarded; d != 0 {
-		t.Errorf("%v attach or port-forward requests forwarded while the policy switches them off", d)
+	// The syncer sees the policy change asynchronously, so a request before the first refusal
+	// may still be forwarded; once both are refused, none goes through.
+	for _, e := range endpoints {
+		refused := metrics.KubeletRequests(t1.Name, e, "policy_forbidden")
+		forwarded := metrics.KubeletRequests(t1.Name, e, "forwarded")
+		rctx, rcancel := context.WithTimeout(ctx, 30*time.Second)
+		if err := try(rctx, e); err == nil {
+			t.Errorf("%s succeeded after a refusal by the policy", e)
+		}
+		rcancel()
+		if d := metrics.KubeletRequests(t1.Name, e, "policy_forbidden") - refused; d < 1 {
+			t.Errorf("%v %s requests refused by the policy for one more try, want at least 1", d, e)
+		}
+		if d := metrics.KubeletRequests(t1.Name, e, "forwarded") - forwarded; d != 0 {
+			t.Errorf("%v %s requests forwarded while the policy switches it off", d, e)
+		}
 	}
 	ectx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()

@@ -56,6 +56,11 @@ type Options struct {
 	// LeaderElect turns on leader election so only one replica syncs. Defaults to true
 	// (`vc-syncer dev` and tests running a single syncer turn it off).
 	LeaderElect bool
+	// RunsAgainInProcess lets Run be called more than once in one process (tests that start
+	// a syncer per run under -count=2): controller-runtime refuses a second controller of the
+	// same name in a process unless its name validation is skipped. Not a flag; false for
+	// the binary, whose process runs one syncer.
+	RunsAgainInProcess bool
 	// LeaderElectionNamespace holds the leader-election Lease. Defaults to KubeconfigNamespace.
 	LeaderElectionNamespace string
 	// KubeconfigNamespace is the only namespace whose Secrets the syncer reads. Defaults to "vc-syncer-system".
