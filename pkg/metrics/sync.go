@@ -64,6 +64,10 @@ var (
 		Help:    "Time the downward reconcile that creates a new tenant Pod's super Pod waited for each of its API calls that hold its worker longest, in seconds, by tenant and call: token_request (the wait for the tenant apiserver's TokenRequests of the Pod's service-account tokens once the super Pod is built; for a Pod not cached whole they start earlier, beside the read of its spec, and only the rest of the wait shows) and super_create (the super apiserver's successful create of the super Pod). Tells whose apiserver a tenant's Pods wait for.",
 		Buckets: prometheus.ExponentialBuckets(0.001, 2.5, 12), // 1ms .. ~24s
 	}, []string{"tenant", "call"})
+	tokenPrefetches = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: Namespace, Subsystem: "pod", Name: "token_prefetches_total",
+		Help: "Rounds of TokenRequests for a new tenant Pod's service-account tokens that the syncer started when the tenant informer delivered the Pod, before a downward worker took it, by tenant and result: taken (the Pod's reconcile used the tokens instead of waiting for the tenant apiserver), unused (dropped: older than 2 minutes, the Pod deleted or the tenant stopped), full (not started: the tenant had 1024 Pods waiting for a round).",
+	}, []string{"tenant", "result"})
 	syncRejected = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: Namespace, Subsystem: "sync", Name: "rejected_total",
 		Help: "Downward reconciles whose super-cluster write was refused for a reason a retry does not change (invalid object, or denied by Pod Security admission, a ValidatingAdmissionPolicy or a webhook), by tenant and kind. Such a request is not retried on a timer: the object's next change, a policy change or a remediation scan brings it back.",
@@ -91,7 +95,7 @@ var (
 )
 
 func syncCollectors() []prometheus.Collector {
-	return []prometheus.Collector{syncDuration, syncLag, syncRejected, syncRetries, podPhase, podCreation, podHeld, podCalls, buildInfo, tenantCollector, hotCollector, tenantLagWrites}
+	return []prometheus.Collector{syncDuration, syncLag, syncRejected, syncRetries, podPhase, podCreation, podHeld, podCalls, tokenPrefetches, buildInfo, tenantCollector, hotCollector, tenantLagWrites}
 }
 
 // The API calls of a new Pod's downward reconcile (label values of "call" of
@@ -105,6 +109,15 @@ const (
 // reconcile creating a super Pod of tenant took d.
 func PodCreationCall(tenant, call string, d time.Duration) {
 	podCalls.WithLabelValues(tenant, call).Observe(d.Seconds())
+}
+
+// TokenPrefetch counts one round of tenant's prefetched TokenRequests by result (taken,
+// unused, full).
+func TokenPrefetch(tenant, result string) { tokenPrefetches.WithLabelValues(tenant, result).Inc() }
+
+// TokenPrefetches returns the count of tenant's prefetched rounds with result (for tests).
+func TokenPrefetches(tenant, result string) float64 {
+	return counterValue(tokenPrefetches.WithLabelValues(tenant, result))
 }
 
 // SyncRejected counts one downward reconcile of kind for tenant that the super cluster refused
@@ -232,6 +245,7 @@ func forgetSync(l prometheus.Labels) {
 	podCreation.DeletePartialMatch(l)
 	podHeld.DeletePartialMatch(l)
 	podCalls.DeletePartialMatch(l)
+	tokenPrefetches.DeletePartialMatch(l)
 }
 
 // registerSyncMetrics registers this file's collectors in controller-runtime's registry.

@@ -44,6 +44,7 @@ func populate(tenant string) {
 	PodCreated(tenant, time.Second)
 	PodHeld(tenant, time.Millisecond)
 	PodCreationCall(tenant, CallSuperCreate, time.Millisecond)
+	TokenPrefetch(tenant, "taken")
 	PolicyDenied(tenant, "Pod", "volumeType")
 	AdmissionAdmitted(tenant, time.Second)
 	EventQueued(tenant, "Warning")

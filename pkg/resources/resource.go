@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
@@ -120,6 +122,10 @@ type Env struct {
 	// Budget counts the tenants' budgets (limits.quota over all of a tenant's namespaces,
 	// budget.go); nil bounds nothing. Set by the syncer.
 	Budget Budget
+	// PodTokens holds the service-account tokens requested for new tenant Pods before a
+	// downward worker takes them (pod.TokenPrefetcher, fed by the syncer's tenant Pod
+	// handler); nil: the Pod reconciler requests a Pod's tokens itself.
+	PodTokens PodTokens
 	// Disruptions remembers why deleted super Pods went away (their DisruptionTarget
 	// condition), filled by the syncer's super Pod handler; nil remembers nothing.
 	Disruptions *Disruptions
@@ -151,6 +157,17 @@ type PodEchoes interface {
 	Expect(namespace, name, tenantUID string)
 	// Forget withdraws Expect when the create failed.
 	Forget(namespace, name string)
+}
+
+// PodTokens are the service-account tokens of new tenant Pods requested ahead of their
+// downward reconcile, as the Pod reconciler sees them.
+type PodTokens interface {
+	// Take returns the tokens requested ahead for tenant's Pod with UID uid, in the order of
+	// its projected serviceAccountToken sources, and when they must be refreshed; it waits
+	// for a round still in flight (until ctx ends) and forgets the round. ok is false when
+	// none was requested (the caller requests the tokens itself); err is the round's failure
+	// (e.g. the ServiceAccount is gone) or ctx's.
+	Take(ctx context.Context, tenant string, uid types.UID) (tokens []string, refresh time.Time, ok bool, err error)
 }
 
 // PodAdmission is the super-Pod admission window as the Pod reconciler sees it.

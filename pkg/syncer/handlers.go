@@ -45,7 +45,8 @@ func requestFor(o conversion.Owner, kind resources.Kind) resources.Request {
 // enqueue, so a checkpoint never records as handled a change that is not in the queue).
 func (s *Syncer) tenantHandler(c *tenant.Cluster, kind resources.Kind) cache.ResourceEventHandler {
 	src := s.tenantSource(c, kind)
-	enqueue := func(obj any, down, deleted bool) {
+	// enqueue reports whether obj was queued (downward when down).
+	enqueue := func(obj any, down, deleted bool) bool {
 		if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 			obj, deleted = d.Obj, true
 		}
@@ -53,16 +54,16 @@ func (s *Syncer) tenantHandler(c *tenant.Cluster, kind resources.Kind) cache.Res
 			s.gate.ReleaseHeld(c, kind, obj) // its bytes held (Secrets, ConfigMaps), synced or not
 		}
 		if !c.Synced() {
-			return // the initial list is enqueued by ClusterSynced
+			return false // the initial list is enqueued by ClusterSynced
 		}
 		m, ok := obj.(metav1.Object)
 		if !ok {
-			return
+			return false
 		}
 		if deleted {
 			s.gate.Release(c, kind, source.Key(m)) // a refused object may take its slot
 		} else if !s.gate.Admit(c, kind, m, false) {
-			return // over limits.maxObjects: reported once, not enqueued, not acked
+			return false // over limits.maxObjects: reported once, not enqueued, not acked
 		}
 		req := resources.Request{Tenant: c.Name, Kind: kind, Namespace: m.GetNamespace(), Name: m.GetName()}
 		if down {
@@ -82,9 +83,17 @@ func (s *Syncer) tenantHandler(c *tenant.Cluster, kind resources.Kind) cache.Res
 				src.Ack(source.Key(m), source.VersionOf(m))
 			}
 		}
+		return true
 	}
+	prefetch := kind == resources.KindPod && s.podTokens != nil
 	return cache.ResourceEventHandlerFuncs{
-		AddFunc: func(o any) { enqueue(o, true, false) },
+		// A new Pod's service-account tokens are requested while it waits in the queue, so
+		// its worker does not wait for the tenant apiserver (pod.TokenPrefetcher).
+		AddFunc: func(o any) {
+			if enqueue(o, true, false) && prefetch {
+				s.podTokens.Added(c, o)
+			}
+		},
 		// A tenant Pod's status changes (mostly the syncer's own upward writes) change what
 		// the downward reconciler does with it only when they change its tenant-owned
 		// conditions (readiness gates), which go down into the super Pod's status. An update
@@ -99,7 +108,12 @@ func (s *Syncer) tenantHandler(c *tenant.Cluster, kind resources.Kind) cache.Res
 				enqueue(n, s.tenantUpdateGoesDown(c, o, n), false)
 			}
 		},
-		DeleteFunc: func(o any) { enqueue(o, true, true) },
+		DeleteFunc: func(o any) {
+			enqueue(o, true, true)
+			if prefetch {
+				s.podTokens.Deleted(c.Name, o)
+			}
+		},
 	}
 }
 

@@ -108,6 +108,9 @@ type Syncer struct {
 	admission *admission.Window[resources.Request]
 	// echoes are the super Pods being created, whose Adds are not queued downward (echoes.go).
 	echoes *podEchoes
+	// podTokens requests new tenant Pods' service-account tokens before a worker takes them
+	// (pod.TokenPrefetcher); nil when Pods are not synced.
+	podTokens *pod.TokenPrefetcher
 	// tenantBudgets counts the tenants' budgets (admit.NewBudget).
 	tenantBudgets *admission.Budget[resources.Request]
 	// events copies super Events into tenants (event.Pipeline, wired in events.go); nil when
@@ -219,6 +222,10 @@ func New(o Options) (*Syncer, error) {
 	}
 	s.echoes = newPodEchoes()
 	env.PodEchoes = s.echoes
+	if _, ok := s.resources[resources.KindPod]; ok {
+		s.podTokens = pod.NewTokenPrefetcher(env)
+		env.PodTokens = s.podTokens
+	}
 	if s.tenantBudgets, err = admit.NewBudget(env, s.resources, func(req resources.Request) { s.enqueue(s.down, req, true) }); err != nil {
 		return nil, err
 	}

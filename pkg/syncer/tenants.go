@@ -195,6 +195,9 @@ func (s *Syncer) enqueueDependents(c *tenant.Cluster, kind resources.Kind, m met
 func (s *Syncer) ClusterStopped(c *tenant.Cluster) {
 	s.vnodes.ClusterStopped(c)
 	s.gate.Forget(c)
+	if s.podTokens != nil {
+		s.podTokens.Forget(c) // its informers are gone: a new Cluster starts over
+	}
 	if _, running := s.registry.Get(c.Name); !running {
 		s.forgetTenantMetrics(c.Name)
 		// Removed: its resumable state goes too (its super objects are deleted by the

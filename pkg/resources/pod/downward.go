@@ -301,7 +301,7 @@ func reconcileDownward(ctx context.Context, env *resources.Env, c *tenant.Cluste
 		// The tokens travel in the super Pod's annotations: creating it is the only write.
 		if tokensNeeded(&full.Spec) {
 			started := time.Now()
-			tokens, next, err := podTokens(ctx, c, full, prefetch)
+			tokens, next, err := podTokens(ctx, env, c, full, prefetch)
 			metrics.PodCreationCall(c.Name, metrics.CallTokenRequest, time.Since(started))
 			var ann map[string]string
 			if err == nil {

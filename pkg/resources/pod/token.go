@@ -336,12 +336,19 @@ func refreshAt(issued, exp time.Time) time.Time {
 // tokens take at most two round trips to the tenant apiserver instead of eight.
 const tokenRequestConcurrency = 4
 
+// maxTokenBytes bounds one token a tenant apiserver issues: a bound service-account token (a
+// signed JWT) is one or two KiB, and a tenant admin's apiserver may answer anything; the
+// super Pod carries at most pods.maxServiceAccountTokens of them (8 built in) beside the
+// tenant CA (maxTenantCABytes) within the 256 KiB of annotations the super apiserver allows.
+const maxTokenBytes = 16 << 10
+
 // requestTokens requests, from the tenant apiserver, a token for every source in srcs of tenant
 // Pod p (its name, namespace, UID and ServiceAccount are used), bound to that Pod. The
 // TokenRequests run concurrently, at most tokenRequestConcurrency at a time; the first that
 // fails cancels the others. It returns the tokens in the order of srcs and when they must be
 // refreshed (refreshAt of the token that expires first; at the latest in 24 hours). Errors: a
-// TokenRequest refused by the tenant (e.g. the ServiceAccount is gone) or timed out.
+// TokenRequest refused by the tenant (e.g. the ServiceAccount is gone) or timed out, or a
+// token longer than maxTokenBytes.
 func requestTokens(ctx context.Context, c *tenant.Cluster, p *corev1.Pod, srcs []tokenSource) ([]string, time.Time, error) {
 	now := time.Now()
 	next := now.Add(24 * time.Hour)
@@ -367,6 +374,9 @@ func requestTokens(ctx context.Context, c *tenant.Cluster, p *corev1.Pod, srcs [
 			}, metav1.CreateOptions{})
 			if err != nil {
 				return fmt.Errorf("TokenRequest for ServiceAccount %s/%s in the tenant: %w", p.Namespace, sa, err)
+			}
+			if n := len(tr.Status.Token); n > maxTokenBytes {
+				return fmt.Errorf("TokenRequest for ServiceAccount %s/%s in the tenant: the token is %d bytes, more than the %d a super Pod carries", p.Namespace, sa, n, maxTokenBytes)
 			}
 			issued[i] = tr
 			return nil
@@ -435,6 +445,10 @@ type tokenPrefetch struct {
 	tokens []string
 	next   time.Time
 	err    error
+	// at is when the round was made; pod is the Pod it requests tokens for, until they are
+	// issued (TokenPrefetcher's rounds).
+	at  time.Time
+	pod *corev1.Pod
 }
 
 // prefetchTokens starts requestTokens for cached tenant Pod t's token sources, at most limit of
@@ -454,10 +468,17 @@ func prefetchTokens(ctx context.Context, c *tenant.Cluster, t *corev1.Pod, limit
 	return p
 }
 
-// podTokens returns the tokens of tenant Pod full (its full spec) and their refresh time: those
-// of prefetch when it asked for the same tokens (sameTokenRequests; the Pod's UID is checked
-// by the caller), else requested now. Errors: those of requestTokens, or ctx ending first.
-func podTokens(ctx context.Context, c *tenant.Cluster, full *corev1.Pod, prefetch *tokenPrefetch) ([]string, time.Time, error) {
+// podTokens returns the tokens of tenant Pod full (its full spec) and their refresh time:
+// those requested for it before a worker took it (env.PodTokens, TokenPrefetcher: a Pod's
+// UID names one spec, whose volumes and ServiceAccount cannot change), else those of prefetch
+// when it asked for the same tokens (sameTokenRequests; the Pod's UID is checked by the
+// caller), else requested now. Errors: those of requestTokens, or ctx ending first.
+func podTokens(ctx context.Context, env *resources.Env, c *tenant.Cluster, full *corev1.Pod, prefetch *tokenPrefetch) ([]string, time.Time, error) {
+	if env.PodTokens != nil {
+		if tokens, next, ok, err := env.PodTokens.Take(ctx, c.Name, full.UID); ok {
+			return tokens, next, err
+		}
+	}
 	srcs, _ := tokenSources(&full.Spec)
 	if prefetch == nil || !sameTokenRequests(prefetch.srcs, srcs) {
 		return requestTokens(ctx, c, full, srcs)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/vcsyncer/syncer/pkg/conversion"
 	"github.com/vcsyncer/syncer/pkg/podcache"
+	"github.com/vcsyncer/syncer/pkg/resources"
 	"github.com/vcsyncer/syncer/pkg/tenant"
 )
 
@@ -42,7 +43,7 @@ func TestPrefetchedTokens(t *testing.T) {
 	}
 
 	p := prefetchTokens(context.Background(), c, cached, 8)
-	tokens, _, err := podTokens(context.Background(), c, full, p)
+	tokens, _, err := podTokens(context.Background(), &resources.Env{}, c, full, p)
 	if err != nil || len(tokens) != 1 || tokens[0] != "tok-pod-uid" {
 		t.Fatalf("tokens = %v, %v", tokens, err)
 	}
@@ -54,7 +55,7 @@ func TestPrefetchedTokens(t *testing.T) {
 	other := full.DeepCopy()
 	other.Spec.Volumes[0].Projected.Sources[0].ServiceAccountToken.Audience = "vault"
 	p = prefetchTokens(context.Background(), c, cached, 8)
-	tokens, _, err = podTokens(context.Background(), c, other, p)
+	tokens, _, err = podTokens(context.Background(), &resources.Env{}, c, other, p)
 	if err != nil || len(tokens) != 1 || tokens[0] != "tok-pod-uid-vault" {
 		t.Fatalf("tokens for another audience = %v, %v; want the full spec's", tokens, err)
 	}

@@ -21,6 +21,7 @@ import (
 	tenancyv1alpha1 "github.com/vcsyncer/syncer/pkg/apis/tenancy/v1alpha1"
 	"github.com/vcsyncer/syncer/pkg/conversion"
 	"github.com/vcsyncer/syncer/pkg/localcluster"
+	"github.com/vcsyncer/syncer/pkg/metrics"
 	"github.com/vcsyncer/syncer/pkg/resources/pod"
 	"github.com/vcsyncer/syncer/test/framework"
 	"github.com/vcsyncer/syncer/test/integration/itest"
@@ -737,6 +738,7 @@ func TestSyncer(t *testing.T) {
 			return err
 		})
 		before := settledDownwardPodReconciles(t, t2.Name)
+		taken := metrics.TokenPrefetches(t2.Name, "taken")
 		itest.Created(t)(t2.Client.CoreV1().Pods("echo").Create(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "solo"},
 			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "busybox"}}}}, metav1.CreateOptions{}))
 		itest.Eventually(t, time.Minute, "echo/solo Running in the tenant", func(ctx context.Context) error {
@@ -751,6 +753,17 @@ func TestSyncer(t *testing.T) {
 		})
 		if n := settledDownwardPodReconciles(t, t2.Name) - before; n != 1 {
 			t.Errorf("%v downward Pod reconciles of %s from the Pod's creation to Running, want 1 (its create)", n, t2.Name)
+		}
+		// Its token was requested when the tenant informer delivered it, not by its worker.
+		if d := metrics.TokenPrefetches(t2.Name, "taken") - taken; d != 1 {
+			t.Errorf("the reconcile took %v prefetched token rounds for the new Pod, want 1", d)
+		}
+		sp, err := super.CoreV1().Pods(conversion.SuperNamespace(t2.Name, uid2, "echo")).Get(ctx, "solo", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sp.Annotations[pod.AnnotationTokenPrefix+"0"] == "" {
+			t.Errorf("super Pod without its tenant token (annotation %s0)", pod.AnnotationTokenPrefix)
 		}
 		// A change of the tenant's after the binding still goes down.
 		if _, err := t2.Client.CoreV1().Pods("echo").Patch(ctx, "solo", types.MergePatchType, []byte(`{"metadata":{"labels":{"tier":"x"}}}`), metav1.PatchOptions{}); err != nil {
