@@ -232,19 +232,7 @@ func reconcileDownward(ctx context.Context, env *resources.Env, c *tenant.Cluste
 		if err != nil {
 			return err
 		}
-		checked := &full.Spec
-		if localRC {
-			s := full.Spec
-			s.RuntimeClassName = nil
-			checked = &s
-		}
-		if d := checkPolicy(env, c, checked); d != nil {
-			return refuse(ctx, c, full, d)
-		}
-		if d := policy.PodClaimDataSources(c.Policy().Storage(), ns, &full.Spec); d != nil {
-			return refuse(ctx, c, full, d)
-		}
-		if d := storageclass.PodClaimClassDenial(env, c.Policy().Storage(), &full.Spec); d != nil {
+		if d := policyDenial(env, c, ns, &full.Spec, localRC); d != nil {
 			return refuse(ctx, c, full, d)
 		}
 		if _, err := admit.EnsureSuperNamespace(ctx, env, c, ns); err != nil {
@@ -572,6 +560,26 @@ func serviceAccountCopied(env *resources.Env, superNS, sa string) bool {
 	}
 	_, err := env.SuperInformers.Core().V1().ServiceAccounts().Lister().ServiceAccounts(superNS).Get(sa)
 	return err == nil
+}
+
+// policyDenial is the tenant policy's refusal of a Pod with spec in tenant namespace ns, nil
+// when it allows it: the Pod rules (checkPolicy; without the RuntimeClass when localRC, a
+// class only the tenant has, which the Pod runs without), its claims' data sources and their
+// StorageClasses.
+func policyDenial(env *resources.Env, c *tenant.Cluster, ns string, spec *corev1.PodSpec, localRC bool) *policy.Denial {
+	checked := spec
+	if localRC {
+		s := *spec
+		s.RuntimeClassName = nil
+		checked = &s
+	}
+	if d := checkPolicy(env, c, checked); d != nil {
+		return d
+	}
+	if d := policy.PodClaimDataSources(c.Policy().Storage(), ns, spec); d != nil {
+		return d
+	}
+	return storageclass.PodClaimClassDenial(env, c.Policy().Storage(), spec)
 }
 
 // cachedFullPod returns a copy of the tenant Pod cached as obj when the cache holds its whole

@@ -2,6 +2,7 @@ package pod
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"time"
 
@@ -11,7 +12,9 @@ import (
 
 	"github.com/vcsyncer/syncer/pkg/metrics"
 	"github.com/vcsyncer/syncer/pkg/podcache"
+	"github.com/vcsyncer/syncer/pkg/policy"
 	"github.com/vcsyncer/syncer/pkg/resources"
+	"github.com/vcsyncer/syncer/pkg/resources/priorityclass"
 	"github.com/vcsyncer/syncer/pkg/tenant"
 )
 
@@ -49,11 +52,13 @@ const (
 // flight and prefetchHeld rounds are held, in the order the Pods arrived (the order of the
 // tenant's sub-queue); a round untaken after prefetchTTL is dropped. Only Pods whose whole
 // spec is cached (not yet bound), that are not being deleted, whose ServiceAccount has its
-// super copy and whose token sources are within the policy's pods.maxServiceAccountTokens
-// are prefetched: what the reconcile would request anyway, except for Pods the policy
-// refuses later, whose tokens the tenant's own apiserver issues and nobody uses. A slow or
-// hostile tenant apiserver holds only its own tenant's prefetchConcurrency goroutines.
-// Safe for concurrent use.
+// super copy and that the tenant policy allows (policyDenial: its Pod rules, the
+// pods.maxServiceAccountTokens bound among them, and its claims) are prefetched, so a Pod the
+// policy refuses gets no token, as in its reconcile. A Pod that waits for room in its
+// tenant's budget or quota may have its tokens issued before it waits; they are dropped after
+// prefetchTTL and its reconcile requests fresh ones once it has room. A slow or hostile
+// tenant apiserver holds only its own tenant's prefetchConcurrency goroutines. Safe for
+// concurrent use.
 type TokenPrefetcher struct {
 	env *resources.Env
 	now func() time.Time
@@ -249,7 +254,16 @@ func (p *TokenPrefetcher) round(st *tenantTokens, w pendingPod) *tokenPrefetch {
 	if len(srcs) == 0 {
 		return nil
 	}
-	if m := st.c.Policy().Pods().MaxServiceAccountTokens; m != nil && len(srcs) > int(*m) {
+	// What the policy refuses gets no token, as in its reconcile; a RuntimeClass the policy
+	// does not allow, or a PriorityClass that is not public, is left to the reconcile (it asks
+	// the apiservers, or reports the Pod).
+	if rc := full.Spec.RuntimeClassName; rc != nil && *rc != "" && !policy.RuntimeClassAllowed(st.c.Policy().Pods(), *rc) {
+		return nil
+	}
+	if pc := full.Spec.PriorityClassName; pc != "" && !slices.Contains(systemPriorityClasses, pc) && !priorityclass.IsPublic(p.env, pc) {
+		return nil
+	}
+	if policyDenial(p.env, st.c, full.Namespace, &full.Spec, false) != nil {
 		return nil
 	}
 	if !serviceAccountCopied(p.env, resources.SuperNamespace(st.c, full.Namespace), full.Spec.ServiceAccountName) {

@@ -51,18 +51,23 @@ func newPrefetchFixture(t *testing.T, name string, answer func(ctx context.Conte
 		return out, nil
 	}
 	f.c = &tenant.Cluster{Name: name, Client: tokenClient{fake.NewClientset(), fn}, Informers: informers.NewSharedInformerFactory(fake.NewClientset(), 0)}
-	f.p = NewTokenPrefetcher(&resources.Env{})
+	f.p = NewTokenPrefetcher(&resources.Env{SuperNodes: informers.NewSharedInformerFactory(fake.NewClientset(), 0)})
 	t.Cleanup(func() { f.p.Forget(f.c) })
 	return f
 }
 
-// add caches a new unbound Pod named name (UID "uid-"+name, one token source) as the tenant
-// transform does (whole spec) and tells the prefetcher; bound caches it trimmed instead.
-func (f *prefetchFixture) add(t *testing.T, name string, bound bool) types.UID {
+// add caches a new unbound Pod named name (UID "uid-"+name, one token source, changed by
+// mutate when not nil) as the tenant transform does (whole spec) and tells the prefetcher;
+// bound caches it trimmed instead.
+func (f *prefetchFixture) add(t *testing.T, name string, bound bool, mutate ...func(*corev1.Pod)) types.UID {
 	t.Helper()
 	p := tenantPod()
 	p.Name, p.UID, p.Spec.NodeName = name, types.UID("uid-"+name), ""
 	p.Spec.Volumes[0].Projected.Sources = p.Spec.Volumes[0].Projected.Sources[:1]
+	p.Spec.PriorityClassName, p.Spec.Priority, p.Spec.PreemptionPolicy = "", nil, nil
+	for _, m := range mutate {
+		m(p)
+	}
 	mk := podcache.NewFull
 	if bound {
 		p.Spec.NodeName = "vnode-1"
@@ -134,6 +139,19 @@ func TestTokenPrefetcherHandsOverOnce(t *testing.T) {
 	}
 	if _, _, ok, _ := f.p.Take(ctx, f.c.Name, deleting.UID); ok {
 		t.Error("tokens prefetched for a Pod being deleted")
+	}
+	refused := f.add(t, "refused", false, func(p *corev1.Pod) { p.Spec.SchedulerName = "not-allowed" })
+	manyTokens := f.add(t, "many-tokens", false, func(p *corev1.Pod) {
+		for range 8 {
+			p.Spec.Volumes[0].Projected.Sources = append(p.Spec.Volumes[0].Projected.Sources, p.Spec.Volumes[0].Projected.Sources[0])
+		}
+	})
+	waitFor(t, "the refused Pods' turns", func() bool { _, pending := f.held(); return pending == 0 })
+	time.Sleep(20 * time.Millisecond)
+	for _, uid := range []types.UID{refused, manyTokens} {
+		if _, _, ok, _ := f.p.Take(ctx, f.c.Name, uid); ok {
+			t.Errorf("tokens prefetched for Pod %s, which the default policy refuses", uid)
+		}
 	}
 
 	gone := f.add(t, "gone", false)
