@@ -117,6 +117,38 @@ func (b *Budget[T]) Reserve(tenant string, item T, key string, need, hard corev1
 	ts.hard = hard
 	b.expireLocked(ts)
 	old := ts.pods[key]
+	if over = ts.overLocked(old, need, hard); len(over) > 0 {
+		ts.parkLocked(budgetWaiter[T]{item: item, key: key, need: need})
+		return false, over, nil
+	}
+	e := &budgetEntry{charge: need, reserved: true}
+	if old != nil && !old.reserved {
+		e.prev = old
+	} else if old != nil {
+		e.prev = old.prev
+	}
+	ts.setLocked(key, e)
+	ts.unparkLocked(key)
+	return true, nil, nil
+}
+
+// Fits reports whether Reserve would take need for key in tenant's budget hard now, without
+// reserving or parking anything (false before the super cache has been observed). Another
+// caller may take the room before key's Reserve.
+func (b *Budget[T]) Fits(tenant, key string, need, hard corev1.ResourceList) bool {
+	if b.o.Synced != nil && !b.o.Synced() {
+		return false
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	ts := b.tenantLocked(tenant)
+	b.expireLocked(ts)
+	return len(ts.overLocked(ts.pods[key], need, hard)) == 0
+}
+
+// overLocked returns the keys of hard that need would exceed in ts's use, old (key's counted
+// entry, nil when none) replaced by need; only the keys need takes more than zero of.
+func (ts *budgetTenant[T]) overLocked(old *budgetEntry, need, hard corev1.ResourceList) (over []Exceeded) {
 	for name, h := range hard {
 		n, ok := need[name]
 		if !ok || n.Sign() <= 0 {
@@ -132,19 +164,7 @@ func (b *Budget[T]) Reserve(tenant string, item T, key string, need, hard corev1
 			over = append(over, Exceeded{Name: name, Requested: n.DeepCopy(), Used: used, Hard: h.DeepCopy()})
 		}
 	}
-	if len(over) > 0 {
-		ts.parkLocked(budgetWaiter[T]{item: item, key: key, need: need})
-		return false, over, nil
-	}
-	e := &budgetEntry{charge: need, reserved: true}
-	if old != nil && !old.reserved {
-		e.prev = old
-	} else if old != nil {
-		e.prev = old.prev
-	}
-	ts.setLocked(key, e)
-	ts.unparkLocked(key)
-	return true, nil, nil
+	return over
 }
 
 // Created records that the super object of a reservation was written: the reservation is

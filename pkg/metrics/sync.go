@@ -61,12 +61,12 @@ var (
 	}, []string{"tenant"})
 	podCalls = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Namespace: Namespace, Subsystem: "pod_creation", Name: "call_duration_seconds",
-		Help:    "Time the downward reconcile that creates a new tenant Pod's super Pod waited for each of its API calls that hold its worker longest, in seconds, by tenant and call: token_request (the wait for the tenant apiserver's TokenRequests of the Pod's service-account tokens once the super Pod is built; for a Pod not cached whole they start earlier, beside the read of its spec, and only the rest of the wait shows) and super_create (the super apiserver's successful create of the super Pod). Tells whose apiserver a tenant's Pods wait for.",
+		Help:    "Time the downward reconcile that creates a new tenant Pod's super Pod waited for each of its API calls that hold its worker longest, in seconds, by tenant and call: token_request (the wait for the tenant apiserver's TokenRequests of the Pod's service-account tokens once the super Pod is built; near 0 when they were requested as the Pod arrived, vcsyncer_pod_token_prefetches_total; for a Pod not cached whole they start beside the read of its spec, and only the rest of the wait shows) and super_create (the super apiserver's successful create of the super Pod). Tells whose apiserver a tenant's Pods wait for.",
 		Buckets: prometheus.ExponentialBuckets(0.001, 2.5, 12), // 1ms .. ~24s
 	}, []string{"tenant", "call"})
 	tokenPrefetches = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: Namespace, Subsystem: "pod", Name: "token_prefetches_total",
-		Help: "Rounds of TokenRequests for a new tenant Pod's service-account tokens that the syncer started when the tenant informer delivered the Pod, before a downward worker took it, by tenant and result: taken (the Pod's reconcile used the tokens instead of waiting for the tenant apiserver), unused (dropped: older than 2 minutes, the Pod deleted or the tenant stopped), full (not started: the tenant had 1024 Pods waiting for a round).",
+		Help: "Rounds of TokenRequests for a new tenant Pod's service-account tokens that the syncer started when the tenant informer delivered the Pod, before a downward worker took it, by tenant and result: taken (the Pod's reconcile used the tokens instead of waiting for the tenant apiserver), failed (a TokenRequest failed; the reconcile requests its own), unused (dropped: older than 2 minutes, the Pod deleted or the tenant stopped), full (not started: the tenant had 1024 Pods waiting for a round). Per tenant at most 2 Pods are in flight and 16 rounds held; only Pods the tenant policy allows and that fit in its budget and quota when they arrive.",
 	}, []string{"tenant", "result"})
 	syncRejected = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: Namespace, Subsystem: "sync", Name: "rejected_total",

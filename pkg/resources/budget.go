@@ -39,6 +39,10 @@ func (a budgetOf[T]) Reserve(tenant string, kind Kind, namespace, name, superNam
 	return ok, out, err
 }
 
+func (a budgetOf[T]) Fits(tenant string, kind Kind, superNamespace, name string, need, hard corev1.ResourceList) bool {
+	return a.b.Fits(tenant, BudgetKey(kind, superNamespace, name), need, hard)
+}
+
 func (a budgetOf[T]) Created(tenant string, kind Kind, superNamespace, name string) {
 	a.b.Created(tenant, BudgetKey(kind, superNamespace, name))
 }
@@ -138,6 +142,17 @@ func budgetHard(c *tenant.Cluster) corev1.ResourceList {
 		return policy.BudgetHard(l.Quota)
 	}
 	return nil
+}
+
+// BudgetFits reports whether tenant object obj of kind (super copy superNS/obj's name), which
+// costs charge, fits in tenant c's budget now (true when the tenant has no budget or the kind
+// costs nothing): Budget.Fits, which reserves nothing.
+func BudgetFits(env *Env, c *tenant.Cluster, kind Kind, obj metav1.Object, superNS string, charge corev1.ResourceList) bool {
+	hard := budgetHard(c)
+	if env.Budget == nil || len(hard) == 0 || len(charge) == 0 {
+		return true
+	}
+	return env.Budget.Fits(c.Name, kind, superNS, obj.GetName(), charge, hard)
 }
 
 // Written reports that the super copy was written: the reservation stays until the super

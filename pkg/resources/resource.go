@@ -142,6 +142,8 @@ type Budget interface {
 	// over says where it does not fit. err is not nil while the budgets are not counted yet
 	// (retry).
 	Reserve(tenant string, kind Kind, namespace, name, superNamespace string, need, hard corev1.ResourceList) (ok bool, over []policy.BudgetExceeded, err error)
+	// Fits reports whether Reserve would take need now, without reserving or parking.
+	Fits(tenant string, kind Kind, superNamespace, name string, need, hard corev1.ResourceList) bool
 	// Created reports that the reserved object's super copy was written.
 	Created(tenant string, kind Kind, superNamespace, name string)
 	// Release returns the reservation of an object whose super copy was not written.

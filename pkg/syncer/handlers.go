@@ -45,8 +45,9 @@ func requestFor(o conversion.Owner, kind resources.Kind) resources.Request {
 // enqueue, so a checkpoint never records as handled a change that is not in the queue).
 func (s *Syncer) tenantHandler(c *tenant.Cluster, kind resources.Kind) cache.ResourceEventHandler {
 	src := s.tenantSource(c, kind)
-	// enqueue reports whether obj was queued (downward when down).
-	enqueue := func(obj any, down, deleted bool) bool {
+	prefetch := kind == resources.KindPod && s.podTokens != nil
+	// enqueue queues obj (downward when down); added is a new object (the informer's Add).
+	enqueue := func(obj any, down, deleted, added bool) {
 		if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 			obj, deleted = d.Obj, true
 		}
@@ -54,18 +55,24 @@ func (s *Syncer) tenantHandler(c *tenant.Cluster, kind resources.Kind) cache.Res
 			s.gate.ReleaseHeld(c, kind, obj) // its bytes held (Secrets, ConfigMaps), synced or not
 		}
 		if !c.Synced() {
-			return false // the initial list is enqueued by ClusterSynced
+			return // the initial list is enqueued by ClusterSynced
 		}
 		m, ok := obj.(metav1.Object)
 		if !ok {
-			return false
+			return
 		}
 		if deleted {
 			s.gate.Release(c, kind, source.Key(m)) // a refused object may take its slot
 		} else if !s.gate.Admit(c, kind, m, false) {
-			return false // over limits.maxObjects: reported once, not enqueued, not acked
+			return // over limits.maxObjects: reported once, not enqueued, not acked
 		}
 		req := resources.Request{Tenant: c.Name, Kind: kind, Namespace: m.GetNamespace(), Name: m.GetName()}
+		if added && prefetch {
+			// A new Pod's service-account tokens are requested while it waits in the queue,
+			// so its worker does not wait for the tenant apiserver (pod.TokenPrefetcher);
+			// before the enqueue, so its worker finds the round started.
+			s.podTokens.Added(c, obj)
+		}
 		if down {
 			s.enqueue(s.down, req, true)
 		}
@@ -83,17 +90,9 @@ func (s *Syncer) tenantHandler(c *tenant.Cluster, kind resources.Kind) cache.Res
 				src.Ack(source.Key(m), source.VersionOf(m))
 			}
 		}
-		return true
 	}
-	prefetch := kind == resources.KindPod && s.podTokens != nil
 	return cache.ResourceEventHandlerFuncs{
-		// A new Pod's service-account tokens are requested while it waits in the queue, so
-		// its worker does not wait for the tenant apiserver (pod.TokenPrefetcher).
-		AddFunc: func(o any) {
-			if enqueue(o, true, false) && prefetch {
-				s.podTokens.Added(c, o)
-			}
-		},
+		AddFunc: func(o any) { enqueue(o, true, false, true) },
 		// A tenant Pod's status changes (mostly the syncer's own upward writes) change what
 		// the downward reconciler does with it only when they change its tenant-owned
 		// conditions (readiness gates), which go down into the super Pod's status. An update
@@ -105,11 +104,11 @@ func (s *Syncer) tenantHandler(c *tenant.Cluster, kind resources.Kind) cache.Res
 		// the downward reconciler writes either.
 		UpdateFunc: func(o, n any) {
 			if !sameVersion(o, n) {
-				enqueue(n, s.tenantUpdateGoesDown(c, o, n), false)
+				enqueue(n, s.tenantUpdateGoesDown(c, o, n), false, false)
 			}
 		},
 		DeleteFunc: func(o any) {
-			enqueue(o, true, true)
+			enqueue(o, true, true, false)
 			if prefetch {
 				s.podTokens.Deleted(c.Name, o)
 			}

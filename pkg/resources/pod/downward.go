@@ -191,7 +191,8 @@ func reconcileDownward(ctx context.Context, env *resources.Env, c *tenant.Cluste
 			}
 		}
 		// The tenant cache holds a Pod not yet bound with its whole spec: the super Pod is made
-		// from it, and its tokens are requested once the policy has decided (below). Else (a
+		// from it, and its tokens were requested when it arrived if the policy allowed it
+		// (TokenPrefetcher), else they are requested once the policy has decided (below). Else (a
 		// trimmed Pod: bound, e.g. a preset spec.nodeName, or one restored from a checkpoint)
 		// the full spec is read once, at least as new as the cached copy (served from the
 		// tenant apiserver's watch cache), and the tokens are requested from the cached Pod

@@ -2,14 +2,19 @@ package pod
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"slices"
 	"sync"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/vcsyncer/syncer/pkg/admit"
 	"github.com/vcsyncer/syncer/pkg/metrics"
 	"github.com/vcsyncer/syncer/pkg/podcache"
 	"github.com/vcsyncer/syncer/pkg/policy"
@@ -18,11 +23,14 @@ import (
 	"github.com/vcsyncer/syncer/pkg/tenant"
 )
 
-// The bounds of TokenPrefetcher, per tenant.
+// The bounds of TokenPrefetcher.
 const (
 	// prefetchConcurrency is how many of a tenant's Pods have TokenRequests in flight ahead
 	// of the workers at once (each Pod's up to tokenRequestConcurrency at a time).
 	prefetchConcurrency = 2
+	// prefetchInFlight is how many Pods of all tenants have TokenRequests in flight ahead of
+	// the workers at once; a tenant takes at most prefetchConcurrency of them.
+	prefetchInFlight = 64
 	// prefetchHeld is how many rounds (in flight, or issued and not yet taken) a tenant has:
 	// how far ahead of the workers its tokens are requested. A round holds at most the
 	// policy's pods.maxServiceAccountTokens tokens of at most maxTokenBytes each.
@@ -30,38 +38,42 @@ const (
 	// prefetchPending bounds a tenant's new Pods waiting for a round; the Pods beyond get
 	// their tokens from their own reconcile.
 	prefetchPending = 1024
-	// prefetchTTL is how long a round may take and then wait to be taken; an older one is
-	// dropped and its Pod's reconcile requests fresh tokens. Far inside a token's lifetime
-	// (at least 10 minutes, the TokenRequest API's minimum), whose refresh time is counted
-	// from the request.
+	// prefetchTTL is how long a round may take and then wait to be taken; then it is dropped
+	// and its Pod's reconcile requests fresh tokens. Far inside a token's lifetime (at least
+	// 10 minutes, the TokenRequest API's minimum), whose refresh time is counted from the
+	// request.
 	prefetchTTL = 2 * time.Minute
 )
 
 // Results of a prefetched round (label "result" of vcsyncer_pod_token_prefetches_total).
 const (
 	prefetchTaken  = "taken"  // the Pod's reconcile used it
+	prefetchFailed = "failed" // a TokenRequest failed: the reconcile requests its own
 	prefetchUnused = "unused" // dropped untaken: too old, its Pod deleted, its tenant stopped
 	prefetchFull   = "full"   // not requested: the tenant had prefetchPending Pods waiting
 )
+
+// errNoRound closes a round made for a Pod that turned out not to qualify (round).
+var errNoRound = errors.New("no prefetch for this Pod")
 
 // TokenPrefetcher requests the service-account tokens of a tenant's new Pods when the tenant
 // informer delivers them (Added), before a downward worker takes them; the Pod reconciler then
 // finds them issued (Take, resources.PodTokens) instead of holding its worker while the
 // tenant apiserver answers, so the workers' fair shares (worker time, pkg/fairqueue) are not
 // spent waiting on a tenant's apiserver. Per tenant at most prefetchConcurrency Pods are in
-// flight and prefetchHeld rounds are held, in the order the Pods arrived (the order of the
-// tenant's sub-queue); a round untaken after prefetchTTL is dropped. Only Pods whose whole
-// spec is cached (not yet bound), that are not being deleted, whose ServiceAccount has its
-// super copy and that the tenant policy allows (policyDenial: its Pod rules, the
-// pods.maxServiceAccountTokens bound among them, and its claims) are prefetched, so a Pod the
-// policy refuses gets no token, as in its reconcile. A Pod that waits for room in its
-// tenant's budget or quota may have its tokens issued before it waits; they are dropped after
-// prefetchTTL and its reconcile requests fresh ones once it has room. A slow or hostile
-// tenant apiserver holds only its own tenant's prefetchConcurrency goroutines. Safe for
-// concurrent use.
+// flight (prefetchInFlight over all tenants) and prefetchHeld rounds are held, in the order
+// the Pods arrived; a round untaken after prefetchTTL is dropped. Only Pods whose whole spec
+// is cached (not yet bound), that are not being deleted, whose ServiceAccount has its super
+// copy, that the tenant policy allows (policyDenial: its Pod rules, the
+// pods.maxServiceAccountTokens bound among them, and its claims) and that fit in the tenant's
+// budget and its namespace's quota now are prefetched, so a Pod the policy refuses, or that
+// arrives over its budget, gets no token, as in its reconcile. A slow or hostile tenant
+// apiserver holds only its own tenant's prefetchConcurrency goroutines. The work is done
+// outside the workers, so it is not part of the tenant's fair share. Safe for concurrent use.
 type TokenPrefetcher struct {
 	env *resources.Env
 	now func() time.Time
+	sem chan struct{} // prefetchInFlight
 
 	mu      sync.Mutex
 	tenants map[string]*tenantTokens
@@ -72,7 +84,8 @@ type tenantTokens struct {
 	c       *tenant.Cluster
 	ctx     context.Context // ends when the tenant is forgotten or its Cluster replaced
 	cancel  context.CancelFunc
-	pending []pendingPod // FIFO
+	pending []pendingPod       // FIFO
+	waiting map[types.UID]bool // the UIDs in pending whose Pods still want a round
 	running int
 	rounds  map[types.UID]*tokenPrefetch
 }
@@ -83,17 +96,18 @@ type pendingPod struct {
 	uid types.UID
 }
 
-// NewTokenPrefetcher returns a TokenPrefetcher reading env's super caches (the
-// ServiceAccounts' super copies).
+// NewTokenPrefetcher returns a TokenPrefetcher reading env's super caches (ServiceAccount
+// copies, quotas) and budgets.
 func NewTokenPrefetcher(env *resources.Env) *TokenPrefetcher {
-	return &TokenPrefetcher{env: env, now: time.Now, tenants: map[string]*tenantTokens{}}
+	return &TokenPrefetcher{env: env, now: time.Now, sem: make(chan struct{}, prefetchInFlight), tenants: map[string]*tenantTokens{}}
 }
 
 var _ resources.PodTokens = (*TokenPrefetcher)(nil)
 
 // Added is told of tenant Pod obj (as the tenant informer caches it) that tenant c's informer
-// delivered as new and the syncer queued downward; it queues the Pod for a round when its
-// whole spec is cached and it is not being deleted (the rest is checked when its turn comes).
+// delivered as new, before the syncer queues it downward; it queues the Pod for a round when
+// its whole spec is cached and it is not being deleted (the rest is checked when its turn
+// comes).
 func (p *TokenPrefetcher) Added(c *tenant.Cluster, obj any) {
 	cp, ok := obj.(*podcache.Pod)
 	if !ok || !cp.Full() || cp.GetDeletionTimestamp() != nil {
@@ -111,7 +125,7 @@ func (p *TokenPrefetcher) Added(c *tenant.Cluster, obj any) {
 			p.dropLocked(c.Name, st)
 		}
 		ctx, cancel := context.WithCancel(context.Background())
-		st = &tenantTokens{c: c, ctx: ctx, cancel: cancel, rounds: map[types.UID]*tokenPrefetch{}}
+		st = &tenantTokens{c: c, ctx: ctx, cancel: cancel, waiting: map[types.UID]bool{}, rounds: map[types.UID]*tokenPrefetch{}}
 		p.tenants[c.Name] = st
 	}
 	if len(st.pending) >= prefetchPending {
@@ -119,6 +133,7 @@ func (p *TokenPrefetcher) Added(c *tenant.Cluster, obj any) {
 		return
 	}
 	st.pending = append(st.pending, pendingPod{key: key, uid: cp.GetUID()})
+	st.waiting[cp.GetUID()] = true
 	p.startLocked(st)
 }
 
@@ -135,7 +150,8 @@ func (p *TokenPrefetcher) Deleted(tenant string, obj any) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if st := p.tenants[tenant]; st != nil {
-		if r := st.rounds[m.GetUID()]; r != nil {
+		delete(st.waiting, m.GetUID())
+		if _, ok := st.rounds[m.GetUID()]; ok {
 			delete(st.rounds, m.GetUID())
 			metrics.TokenPrefetch(tenant, prefetchUnused)
 			p.startLocked(st)
@@ -159,16 +175,19 @@ func (p *TokenPrefetcher) dropLocked(tenant string, st *tenantTokens) {
 	for range st.rounds {
 		metrics.TokenPrefetch(tenant, prefetchUnused)
 	}
-	st.rounds, st.pending = map[types.UID]*tokenPrefetch{}, nil
+	st.rounds, st.pending, st.waiting = map[types.UID]*tokenPrefetch{}, nil, map[types.UID]bool{}
 	delete(p.tenants, tenant)
 }
 
-// Take implements resources.PodTokens.
+// Take implements resources.PodTokens. A Pod whose round was not made yet no longer wants one
+// (its reconcile requests the tokens itself). A round that failed, or was made for a Pod that
+// did not qualify, is not handed over (ok false).
 func (p *TokenPrefetcher) Take(ctx context.Context, tenant string, uid types.UID) ([]string, time.Time, bool, error) {
 	p.mu.Lock()
 	st := p.tenants[tenant]
 	var r *tokenPrefetch
 	if st != nil {
+		delete(st.waiting, uid)
 		if r = st.rounds[uid]; r != nil {
 			delete(st.rounds, uid)
 			p.startLocked(st)
@@ -178,96 +197,161 @@ func (p *TokenPrefetcher) Take(ctx context.Context, tenant string, uid types.UID
 	if r == nil {
 		return nil, time.Time{}, false, nil
 	}
-	if p.now().Sub(r.at) > prefetchTTL {
-		metrics.TokenPrefetch(tenant, prefetchUnused)
-		return nil, time.Time{}, false, nil
-	}
 	select {
 	case <-r.done:
-		metrics.TokenPrefetch(tenant, prefetchTaken)
-		return r.tokens, r.next, true, r.err
 	case <-ctx.Done():
-		metrics.TokenPrefetch(tenant, prefetchUnused)
+		p.count(tenant, st, prefetchUnused)
 		return nil, time.Time{}, true, ctx.Err()
+	}
+	switch {
+	case r.err != nil: // counted by run (failed), or no round was made for the Pod
+		return nil, time.Time{}, false, nil
+	case p.now().Sub(r.at) > prefetchTTL:
+		p.count(tenant, st, prefetchUnused)
+		return nil, time.Time{}, false, nil
+	}
+	p.count(tenant, st, prefetchTaken)
+	return r.tokens, r.next, true, nil
+}
+
+// count counts a round of st with result unless its tenant was forgotten meanwhile (whose
+// metrics are gone).
+func (p *TokenPrefetcher) count(tenant string, st *tenantTokens, result string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.tenants[tenant] == st {
+		metrics.TokenPrefetch(tenant, result)
 	}
 }
 
-// startLocked starts rounds for st's waiting Pods while it has room (prefetchConcurrency,
-// prefetchHeld), after dropping its rounds older than prefetchTTL when it has none.
+// startLocked drops st's rounds older than prefetchTTL, then starts rounds for its waiting
+// Pods while it has room (prefetchConcurrency, prefetchHeld). A round is in st.rounds from
+// its start, so a Take that comes while it is made waits for it.
 func (p *TokenPrefetcher) startLocked(st *tenantTokens) {
-	if len(st.rounds) >= prefetchHeld {
-		now := p.now()
-		for uid, r := range st.rounds {
-			if now.Sub(r.at) > prefetchTTL {
-				delete(st.rounds, uid)
-				metrics.TokenPrefetch(st.c.Name, prefetchUnused)
-			}
+	now := p.now()
+	for uid, r := range st.rounds {
+		if now.Sub(r.at) > prefetchTTL {
+			delete(st.rounds, uid)
+			metrics.TokenPrefetch(st.c.Name, prefetchUnused)
 		}
 	}
-	for st.running < prefetchConcurrency && len(st.pending) > 0 && len(st.rounds)+st.running < prefetchHeld {
+	for st.running < prefetchConcurrency && len(st.pending) > 0 && len(st.rounds) < prefetchHeld {
 		next := st.pending[0]
 		st.pending[0] = pendingPod{}
 		st.pending = st.pending[1:]
 		if len(st.pending) == 0 {
 			st.pending = nil // let the drained backing array go
 		}
-		st.running++
-		go p.run(st, next)
-	}
-}
-
-// run requests the tokens of waiting Pod w of st, if it still qualifies, as a round Take can
-// find, then starts the next.
-func (p *TokenPrefetcher) run(st *tenantTokens, w pendingPod) {
-	if r := p.round(st, w); r != nil {
-		p.mu.Lock()
-		if p.tenants[st.c.Name] == st {
-			st.rounds[w.uid] = r
+		if !st.waiting[next.uid] {
+			continue // taken by its reconcile, or deleted, before its turn
 		}
-		p.mu.Unlock()
-		ctx, cancel := context.WithTimeout(st.ctx, prefetchTTL)
-		r.tokens, r.next, r.err = requestTokens(ctx, st.c, r.pod, r.srcs)
-		cancel()
-		r.pod = nil
-		close(r.done)
+		delete(st.waiting, next.uid)
+		r := &tokenPrefetch{done: make(chan struct{}), at: now}
+		st.rounds[next.uid] = r
+		st.running++
+		go p.run(st, next, r)
 	}
-	p.mu.Lock()
-	st.running--
-	p.startLocked(st)
-	p.mu.Unlock()
 }
 
-// round returns a round, not started, for waiting Pod w of st: nil when the Pod is no longer
-// cached whole with w's UID, is being deleted, needs no tokens, has more token sources than
-// its policy allows, or its ServiceAccount has no super copy yet (its reconcile waits for it).
-func (p *TokenPrefetcher) round(st *tenantTokens, w pendingPod) *tokenPrefetch {
+// run makes round r for waiting Pod w of st: its TokenRequests when the Pod still qualifies
+// (qualify), else errNoRound; then it starts the next. A panic on a tenant's odd Pod fails the
+// round, not the syncer.
+func (p *TokenPrefetcher) run(st *tenantTokens, w pendingPod, r *tokenPrefetch) {
+	defer func() {
+		if v := recover(); v != nil {
+			utilruntime.HandleError(fmt.Errorf("token prefetch for tenant %s Pod %s: panic: %v", st.c.Name, w.key, v))
+			r.err = fmt.Errorf("token prefetch panicked: %v", v)
+		}
+		close(r.done)
+		p.mu.Lock()
+		st.running--
+		held := st.rounds[w.uid] == r
+		if r.err != nil && held {
+			delete(st.rounds, w.uid) // nothing to hand over; a Take already waiting sees r.err
+		}
+		if r.err != nil && !errors.Is(r.err, errNoRound) && p.tenants[st.c.Name] == st {
+			metrics.TokenPrefetch(st.c.Name, prefetchFailed)
+		}
+		p.startLocked(st)
+		p.mu.Unlock()
+		if r.err == nil && held {
+			p.expireAfter(st, w.uid, r)
+		}
+	}()
+	pod, srcs := p.qualify(st, w)
+	if pod == nil {
+		r.err = errNoRound
+		return
+	}
+	select {
+	case p.sem <- struct{}{}:
+	case <-st.ctx.Done():
+		r.err = st.ctx.Err()
+		return
+	}
+	defer func() { <-p.sem }()
+	ctx, cancel := context.WithTimeout(st.ctx, prefetchTTL)
+	defer cancel()
+	r.srcs = srcs
+	r.tokens, r.next, r.err = requestTokens(ctx, st.c, pod, srcs)
+}
+
+// expireAfter drops issued round r of Pod uid once it is older than prefetchTTL, if it is
+// still held then.
+func (p *TokenPrefetcher) expireAfter(st *tenantTokens, uid types.UID, r *tokenPrefetch) {
+	time.AfterFunc(prefetchTTL-p.now().Sub(r.at)+time.Second, func() {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		if st.rounds[uid] == r {
+			delete(st.rounds, uid)
+			if p.tenants[st.c.Name] == st {
+				metrics.TokenPrefetch(st.c.Name, prefetchUnused)
+				p.startLocked(st)
+			}
+		}
+	})
+}
+
+// qualify returns waiting Pod w of st as cached (read only) and its token sources when its
+// tokens are to be requested now; nil when the Pod is no longer cached whole with w's UID, is
+// being deleted, needs no tokens, is refused by its tenant's policy (policyDenial; a
+// RuntimeClass the policy does not allow or a PriorityClass that is not public is left to
+// the reconcile, which asks the apiservers or reports the Pod), does not fit in its tenant's
+// budget or its namespace's quota now, or its ServiceAccount has no super copy yet (its
+// reconcile waits for it).
+func (p *TokenPrefetcher) qualify(st *tenantTokens, w pendingPod) (*corev1.Pod, []tokenSource) {
 	obj, _, _ := st.c.Informers.Core().V1().Pods().Informer().GetIndexer().GetByKey(w.key)
 	cp, ok := obj.(*podcache.Pod)
 	if !ok || !cp.Full() || cp.UID != w.uid || cp.DeletionTimestamp != nil {
-		return nil
+		return nil, nil
 	}
-	full, err := cp.Pod() // read only: requestTokens reads its name, UID and ServiceAccount
+	full, err := cp.Pod()
 	if err != nil {
-		return nil
+		return nil, nil
 	}
 	srcs, _ := tokenSources(&full.Spec)
 	if len(srcs) == 0 {
-		return nil
+		return nil, nil
 	}
-	// What the policy refuses gets no token, as in its reconcile; a RuntimeClass the policy
-	// does not allow, or a PriorityClass that is not public, is left to the reconcile (it asks
-	// the apiservers, or reports the Pod).
 	if rc := full.Spec.RuntimeClassName; rc != nil && *rc != "" && !policy.RuntimeClassAllowed(st.c.Policy().Pods(), *rc) {
-		return nil
+		return nil, nil
 	}
 	if pc := full.Spec.PriorityClassName; pc != "" && !slices.Contains(systemPriorityClasses, pc) && !priorityclass.IsPublic(p.env, pc) {
-		return nil
+		return nil, nil
 	}
 	if policyDenial(p.env, st.c, full.Namespace, &full.Spec, false) != nil {
-		return nil
+		return nil, nil
 	}
-	if !serviceAccountCopied(p.env, resources.SuperNamespace(st.c, full.Namespace), full.Spec.ServiceAccountName) {
-		return nil
+	superNS := resources.SuperNamespace(st.c, full.Namespace)
+	if !resources.BudgetFits(p.env, st.c, resources.KindPod, full, superNS, policy.PodCharge(full, defaultCharge(st.c))) {
+		return nil, nil
 	}
-	return &tokenPrefetch{srcs: srcs, done: make(chan struct{}), at: p.now(), pod: full}
+	probe := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: full.Name, Namespace: superNS}}
+	if admit.CheckQuota(p.env, st.c, resources.KindPod, full.Namespace, probe) != nil {
+		return nil, nil
+	}
+	if !serviceAccountCopied(p.env, superNS, full.Spec.ServiceAccountName) {
+		return nil, nil
+	}
+	return full, srcs
 }

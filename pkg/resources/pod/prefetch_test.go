@@ -2,6 +2,7 @@ package pod
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -51,7 +52,8 @@ func newPrefetchFixture(t *testing.T, name string, answer func(ctx context.Conte
 		return out, nil
 	}
 	f.c = &tenant.Cluster{Name: name, Client: tokenClient{fake.NewClientset(), fn}, Informers: informers.NewSharedInformerFactory(fake.NewClientset(), 0)}
-	f.p = NewTokenPrefetcher(&resources.Env{SuperNodes: informers.NewSharedInformerFactory(fake.NewClientset(), 0)})
+	f.p = NewTokenPrefetcher(&resources.Env{SuperNodes: informers.NewSharedInformerFactory(fake.NewClientset(), 0),
+		SuperInformers: informers.NewSharedInformerFactory(fake.NewClientset(), 0)})
 	t.Cleanup(func() { f.p.Forget(f.c) })
 	return f
 }
@@ -134,11 +136,11 @@ func TestTokenPrefetcherHandsOverOnce(t *testing.T) {
 	deleting.DeletionTimestamp = &metav1.Time{Time: time.Now()}
 	cp, _ := podcache.NewFull(deleting)
 	f.p.Added(f.c, cp)
+	if r, pending := f.held(); r != 0 || pending != 0 {
+		t.Errorf("%d rounds, %d Pods waiting after the Adds of a bound Pod and a Pod being deleted; want none", r, pending)
+	}
 	if _, _, ok, _ := f.p.Take(ctx, f.c.Name, boundUID); ok {
 		t.Error("tokens prefetched for a bound Pod")
-	}
-	if _, _, ok, _ := f.p.Take(ctx, f.c.Name, deleting.UID); ok {
-		t.Error("tokens prefetched for a Pod being deleted")
 	}
 	refused := f.add(t, "refused", false, func(p *corev1.Pod) { p.Spec.SchedulerName = "not-allowed" })
 	manyTokens := f.add(t, "many-tokens", false, func(p *corev1.Pod) {
@@ -146,8 +148,7 @@ func TestTokenPrefetcherHandsOverOnce(t *testing.T) {
 			p.Spec.Volumes[0].Projected.Sources = append(p.Spec.Volumes[0].Projected.Sources, p.Spec.Volumes[0].Projected.Sources[0])
 		}
 	})
-	waitFor(t, "the refused Pods' turns", func() bool { _, pending := f.held(); return pending == 0 })
-	time.Sleep(20 * time.Millisecond)
+	waitFor(t, "the refused Pods' turns", func() bool { r, pending := f.held(); return r == 0 && pending == 0 })
 	for _, uid := range []types.UID{refused, manyTokens} {
 		if _, _, ok, _ := f.p.Take(ctx, f.c.Name, uid); ok {
 			t.Errorf("tokens prefetched for Pod %s, which the default policy refuses", uid)
@@ -155,7 +156,7 @@ func TestTokenPrefetcherHandsOverOnce(t *testing.T) {
 	}
 
 	gone := f.add(t, "gone", false)
-	waitFor(t, "the round of Pod gone", func() bool { r, _ := f.held(); return r == 1 })
+	waitFor(t, "the TokenRequest of Pod gone", func() bool { return f.calls.Load() == 1 })
 	f.p.Deleted(f.c.Name, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "gone", Namespace: "shop", UID: gone}})
 	if _, _, ok, _ := f.p.Take(ctx, f.c.Name, gone); ok {
 		t.Error("a deleted Pod's round was handed over")
@@ -196,7 +197,7 @@ func TestTokenPrefetcherBoundsASlowTenant(t *testing.T) {
 	other := newPrefetchFixture(t, "prefetch-other", func(_ context.Context, uid types.UID) (string, error) { return "tok-" + string(uid), nil })
 	ouid := other.add(t, "o", false)
 	waitFor(t, "the other tenant's round", func() bool { r, _ := other.held(); return r == 1 })
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if _, _, ok, err := other.p.Take(ctx, other.c.Name, ouid); !ok || err != nil {
 		t.Errorf("the other tenant's round: ok %v, %v", ok, err)
@@ -228,6 +229,40 @@ func TestTokenPrefetcherBoundsASlowTenant(t *testing.T) {
 	waitFor(t, "the request to end", func() bool { return cancelled.Load() == before+1 })
 }
 
+// A Pod whose reconcile comes before its round started gets none later (no second
+// TokenRequest for it), and a round whose TokenRequest failed is not handed over: the
+// reconcile requests its own tokens.
+func TestTokenPrefetcherNoRoundAfterItsReconcile(t *testing.T) {
+	release := make(chan struct{})
+	f := newPrefetchFixture(t, "prefetch-late", func(ctx context.Context, uid types.UID) (string, error) {
+		if uid == "uid-fails" {
+			return "", errors.New("serviceaccounts \"default\" not found")
+		}
+		<-release
+		return "tok-" + string(uid), nil
+	})
+	failed := metrics.TokenPrefetches(f.c.Name, prefetchFailed)
+	f.add(t, "a", false)
+	f.add(t, "b", false)
+	waitFor(t, "2 requests in flight", func() bool { return f.inFlight.Load() == prefetchConcurrency })
+	late := f.add(t, "late", false)
+	ctx := context.Background()
+	if _, _, ok, _ := f.p.Take(ctx, f.c.Name, late); ok {
+		t.Fatal("a round handed over for a Pod still waiting for its turn")
+	}
+	close(release)
+	waitFor(t, "the two rounds", func() bool { r, pending := f.held(); return r == 2 && pending == 0 && f.inFlight.Load() == 0 })
+	if n := f.calls.Load(); n != 2 {
+		t.Errorf("%d TokenRequests; want 2 (none for the Pod reconciled before its turn)", n)
+	}
+
+	fails := f.add(t, "fails", false)
+	waitFor(t, "the failed round", func() bool { return metrics.TokenPrefetches(f.c.Name, prefetchFailed)-failed == 1 })
+	if _, _, ok, err := f.p.Take(ctx, f.c.Name, fails); ok || err != nil {
+		t.Errorf("a failed round: ok %v, %v; want none handed over", ok, err)
+	}
+}
+
 // A round older than prefetchTTL is not handed over: the reconcile requests fresh tokens.
 func TestTokenPrefetcherDropsOldRounds(t *testing.T) {
 	f := newPrefetchFixture(t, "prefetch-old", func(_ context.Context, uid types.UID) (string, error) { return "tok-" + string(uid), nil })
@@ -254,10 +289,15 @@ func TestRequestTokensRefusesHugeTokens(t *testing.T) {
 	f := newPrefetchFixture(t, "prefetch-huge", func(context.Context, types.UID) (string, error) {
 		return strings.Repeat("x", maxTokenBytes+1), nil
 	})
+	failed := metrics.TokenPrefetches(f.c.Name, prefetchFailed)
 	uid := f.add(t, "huge", false)
-	waitFor(t, "the round", func() bool { r, _ := f.held(); return r == 1 })
-	_, _, ok, err := f.p.Take(context.Background(), f.c.Name, uid)
-	if !ok || err == nil || !strings.Contains(err.Error(), "more than") {
-		t.Fatalf("Take = ok %v, %v; want the round's refusal of the token", ok, err)
+	waitFor(t, "the failed round", func() bool { return metrics.TokenPrefetches(f.c.Name, prefetchFailed)-failed == 1 })
+	if _, _, ok, _ := f.p.Take(context.Background(), f.c.Name, uid); ok {
+		t.Error("a round with a huge token handed over")
+	}
+	p := tenantPod()
+	srcs, _ := tokenSources(&p.Spec)
+	if _, _, err := requestTokens(context.Background(), f.c, p, srcs); err == nil || !strings.Contains(err.Error(), "more than") {
+		t.Errorf("requestTokens = %v; want the refusal of the token", err)
 	}
 }
