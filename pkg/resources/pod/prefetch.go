@@ -25,11 +25,15 @@ import (
 
 // The bounds of TokenPrefetcher.
 const (
-	// prefetchConcurrency is how many of a tenant's Pods have TokenRequests in flight ahead
-	// of the workers at once (each Pod's up to tokenRequestConcurrency at a time).
+	// prefetchConcurrency is how many Pods of a tenant of weight 1 have TokenRequests in
+	// flight ahead of the workers at once (each Pod's up to tokenRequestConcurrency at a
+	// time); a heavier tenant, which gets that many times the workers' time, has that many
+	// times as many, up to prefetchMaxConcurrency (tenantConcurrency).
 	prefetchConcurrency = 2
+	// prefetchMaxConcurrency bounds one tenant's Pods in flight whatever its weight.
+	prefetchMaxConcurrency = 8
 	// prefetchInFlight is how many Pods of all tenants have TokenRequests in flight ahead of
-	// the workers at once; a tenant takes at most prefetchConcurrency of them.
+	// the workers at once; a tenant takes at most tenantConcurrency of them.
 	prefetchInFlight = 64
 	// prefetchHeld is how many rounds (in flight, or issued and not yet taken) a tenant has:
 	// how far ahead of the workers its tokens are requested. A round holds at most the
@@ -60,15 +64,16 @@ var errNoRound = errors.New("no prefetch for this Pod")
 // informer delivers them (Added), before a downward worker takes them; the Pod reconciler then
 // finds them issued (Take, resources.PodTokens) instead of holding its worker while the
 // tenant apiserver answers, so the workers' fair shares (worker time, pkg/fairqueue) are not
-// spent waiting on a tenant's apiserver. Per tenant at most prefetchConcurrency Pods are in
-// flight (prefetchInFlight over all tenants) and prefetchHeld rounds are held, in the order
+// spent waiting on a tenant's apiserver. Per tenant at most prefetchConcurrency Pods per unit
+// of its weight are in flight (tenantConcurrency; prefetchInFlight over all tenants) and
+// prefetchHeld rounds are held, in the order
 // the Pods arrived; a round untaken after prefetchTTL is dropped. Only Pods whose whole spec
 // is cached (not yet bound), that are not being deleted, whose ServiceAccount has its super
 // copy, that the tenant policy allows (policyDenial: its Pod rules, the
 // pods.maxServiceAccountTokens bound among them, and its claims) and that fit in the tenant's
 // budget and its namespace's quota now are prefetched, so a Pod the policy refuses, or that
 // arrives over its budget, gets no token, as in its reconcile. A slow or hostile tenant
-// apiserver holds only its own tenant's prefetchConcurrency goroutines. The work is done
+// apiserver holds only its own tenant's tenantConcurrency goroutines. The work is done
 // outside the workers, so it is not part of the tenant's fair share. Safe for concurrent use.
 type TokenPrefetcher struct {
 	env *resources.Env
@@ -225,7 +230,7 @@ func (p *TokenPrefetcher) count(tenant string, st *tenantTokens, result string) 
 }
 
 // startLocked drops st's rounds older than prefetchTTL, then starts rounds for its waiting
-// Pods while it has room (prefetchConcurrency, prefetchHeld). A round is in st.rounds from
+// Pods while it has room (tenantConcurrency, prefetchHeld). A round is in st.rounds from
 // its start, so a Take that comes while it is made waits for it.
 func (p *TokenPrefetcher) startLocked(st *tenantTokens) {
 	now := p.now()
@@ -235,7 +240,7 @@ func (p *TokenPrefetcher) startLocked(st *tenantTokens) {
 			metrics.TokenPrefetch(st.c.Name, prefetchUnused)
 		}
 	}
-	for st.running < prefetchConcurrency && len(st.pending) > 0 && len(st.rounds) < prefetchHeld {
+	for st.running < tenantConcurrency(st.c) && len(st.pending) > 0 && len(st.rounds) < prefetchHeld {
 		next := st.pending[0]
 		st.pending[0] = pendingPod{}
 		st.pending = st.pending[1:]
@@ -251,6 +256,16 @@ func (p *TokenPrefetcher) startLocked(st *tenantTokens) {
 		st.running++
 		go p.run(st, next, r)
 	}
+}
+
+// tenantConcurrency is how many of tenant c's Pods may have TokenRequests in flight ahead of
+// the workers: prefetchConcurrency times its weight (its share of the workers, set by the
+// provider, not the tenant), at most prefetchMaxConcurrency.
+func tenantConcurrency(c *tenant.Cluster) int { return concurrencyFor(c.Weight()) }
+
+// concurrencyFor is tenantConcurrency for a tenant of weight w (below 1: 1).
+func concurrencyFor(w int32) int {
+	return min(prefetchConcurrency*max(int(w), 1), prefetchMaxConcurrency)
 }
 
 // run makes round r for waiting Pod w of st: its TokenRequests when the Pod still qualifies

@@ -301,3 +301,12 @@ func TestRequestTokensRefusesHugeTokens(t *testing.T) {
 		t.Errorf("requestTokens = %v; want the refusal of the token", err)
 	}
 }
+
+// A tenant's Pods in flight grow with its weight (its share of the workers), up to a bound.
+func TestTokenPrefetcherConcurrencyFollowsWeight(t *testing.T) {
+	for w, want := range map[int32]int{0: 2, 1: 2, 2: 4, 3: 6, 4: 8, 1000: prefetchMaxConcurrency} {
+		if got := concurrencyFor(w); got != want {
+			t.Errorf("weight %d: %d Pods in flight, want %d", w, got, want)
+		}
+	}
+}
