@@ -3,7 +3,7 @@
 # requested as it arrives, not by its downward worker (pod.TokenPrefetcher), from interleaved
 # runs of the same command on the 2-core machine, nothing else running (2026-12-07). Run from
 # the repository root:
-#   BEFORE=/path/to/vc-syncer-0648bc9 AFTER=/path/to/vc-syncer-a52f6a4 docs/bench/burst/cost-5/run.sh
+#   BEFORE=/path/to/vc-syncer-0648bc9 AFTER=/path/to/vc-syncer-bebf309 docs/bench/burst/cost-5/run.sh
 set -euo pipefail
 out=${OUT:-docs/bench/burst/cost-5}
 
