@@ -215,3 +215,35 @@ func TestBudgetUpdateThatCostsMore(t *testing.T) {
 		t.Fatalf("used %s after b was deleted during its update, want 2Gi (a's alone)", got)
 	}
 }
+
+// Fits answers as Reserve would, for a new key and for one counted already, and neither
+// reserves nor parks.
+func TestBudgetFitsReservesNothing(t *testing.T) {
+	b := NewBudget(BudgetOptions[string]{Wake: (&wakes{}).wake})
+	hard := res("pods", "2")
+	one := res("pods", "1")
+	if !b.Fits("t1", "ns/a", one, hard) {
+		t.Fatal("an empty budget has no room for one Pod")
+	}
+	for _, key := range []string{"ns/a", "ns/b"} {
+		if ok, _, _ := b.Reserve("t1", key, key, one, hard); !ok {
+			t.Fatalf("Reserve(%s) refused", key)
+		}
+	}
+	if b.Fits("t1", "ns/c", one, hard) {
+		t.Error("Fits a third Pod in a budget of 2")
+	}
+	if !b.Fits("t1", "ns/a", one, hard) {
+		t.Error("a Pod counted already does not fit in its own place")
+	}
+	if n := b.Waiting("t1"); n != 0 {
+		t.Errorf("Waiting = %d after Fits, want 0 (Fits parks nothing)", n)
+	}
+	if got := qty(b.Used("t1"), "pods"); got != "2" {
+		t.Errorf("used pods %s after Fits, want 2 (Fits reserves nothing)", got)
+	}
+	nb := NewBudget(BudgetOptions[string]{Wake: (&wakes{}).wake, Synced: func() bool { return false }})
+	if nb.Fits("t1", "ns/a", one, hard) {
+		t.Error("Fits before the super cache was observed")
+	}
+}

@@ -446,10 +446,8 @@ type tokenPrefetch struct {
 	tokens []string
 	next   time.Time
 	err    error
-	// at is when the round was made; pod is the Pod it requests tokens for, until they are
-	// issued (TokenPrefetcher's rounds).
-	at  time.Time
-	pod *corev1.Pod
+	// at is when the round was made (TokenPrefetcher's rounds).
+	at time.Time
 }
 
 // prefetchTokens starts requestTokens for cached tenant Pod t's token sources, at most limit of
