@@ -141,8 +141,12 @@ func (b *Budget[T]) Fits(tenant, key string, need, hard corev1.ResourceList) boo
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	ts := b.tenantLocked(tenant)
-	b.expireLocked(ts)
+	ts := b.tenants[tenant] // not created: a removed tenant's late question leaves nothing
+	if ts == nil {
+		ts = &budgetTenant[T]{used: corev1.ResourceList{}}
+	} else {
+		b.expireLocked(ts)
+	}
 	return len(ts.overLocked(ts.pods[key], need, hard)) == 0
 }
 

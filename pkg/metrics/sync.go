@@ -66,7 +66,7 @@ var (
 	}, []string{"tenant", "call"})
 	tokenPrefetches = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: Namespace, Subsystem: "pod", Name: "token_prefetches_total",
-		Help: "Rounds of TokenRequests for a new tenant Pod's service-account tokens that the syncer started when the tenant informer delivered the Pod, before a downward worker took it, by tenant and result: taken (the Pod's reconcile used the tokens instead of waiting for the tenant apiserver), failed (a TokenRequest failed; the reconcile requests its own), unused (dropped: older than 2 minutes, the Pod deleted or the tenant stopped), full (not started: the tenant had 1024 Pods waiting for a round). Per tenant at most 2 Pods per unit of its weight (up to 8) are in flight and 16 rounds held; only Pods the tenant policy allows and that fit in its budget and quota when they arrive.",
+		Help: "Rounds of TokenRequests for a new tenant Pod's service-account tokens that the syncer started when the tenant informer delivered the Pod, before a downward worker took it, by tenant and result: taken (the Pod's reconcile used the tokens instead of waiting for the tenant apiserver), failed (a TokenRequest failed; the reconcile requests its own), unused (dropped: older than 2 minutes, the Pod deleted or the tenant stopped), full (not started: the tenant had 1024 Pods waiting for a round). Per tenant at most 2 Pods per unit of its weight (up to 8) are in flight, 64 over all tenants (a Pod that finds none free gets its tokens from its reconcile), and 16 rounds held; only Pods the tenant policy allows and that fit in its budget and quota when they arrive.",
 	}, []string{"tenant", "result"})
 	syncRejected = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: Namespace, Subsystem: "sync", Name: "rejected_total",
@@ -112,7 +112,7 @@ func PodCreationCall(tenant, call string, d time.Duration) {
 }
 
 // TokenPrefetch counts one round of tenant's prefetched TokenRequests by result (taken,
-// unused, full).
+// failed, unused, full).
 func TokenPrefetch(tenant, result string) { tokenPrefetches.WithLabelValues(tenant, result).Inc() }
 
 // TokenPrefetches returns the count of tenant's prefetched rounds with result (for tests).

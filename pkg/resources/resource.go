@@ -164,12 +164,12 @@ type PodEchoes interface {
 // PodTokens are the service-account tokens of new tenant Pods requested ahead of their
 // downward reconcile, as the Pod reconciler sees them.
 type PodTokens interface {
-	// Take returns the tokens requested ahead for tenant's Pod with UID uid, in the order of
-	// its projected serviceAccountToken sources, and when they must be refreshed; it waits
-	// for a round still in flight (until ctx ends) and forgets the round. ok is false when
-	// none was requested (the caller requests the tokens itself); err is the round's failure
-	// (e.g. the ServiceAccount is gone) or ctx's.
-	Take(ctx context.Context, tenant string, uid types.UID) (tokens []string, refresh time.Time, ok bool, err error)
+	// Take returns the tokens requested ahead for tenant's Pod namespace/name with UID uid,
+	// in the order of its projected serviceAccountToken sources, and when they must be
+	// refreshed; it waits for a round still in flight (until ctx ends) and forgets the round.
+	// ok is false when none was requested, or the round failed (the caller requests the
+	// tokens itself); err is ctx's when it ended first.
+	Take(ctx context.Context, tenant, namespace, name string, uid types.UID) (tokens []string, refresh time.Time, ok bool, err error)
 }
 
 // PodAdmission is the super-Pod admission window as the Pod reconciler sees it.

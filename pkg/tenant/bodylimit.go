@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 )
 
 // maxResponseBytes bounds the body of each response the tenant Client reads (gets, writes'
@@ -15,13 +16,19 @@ import (
 // whole into the syncer's memory. A variable for tests.
 var maxResponseBytes int64 = 32 << 20
 
+// maxTokenResponseBytes bounds the answer to a TokenRequest (POST
+// .../serviceaccounts/<name>/token): a TokenRequest with a signed JWT of one or two KiB; the
+// syncer requests several at once for many Pods, so a hostile apiserver's answer must not reach
+// maxResponseBytes each. A variable for tests.
+var maxTokenResponseBytes int64 = 64 << 10
+
 // ErrResponseTooLarge is returned (wrapped) by a read of a tenant response body past
 // maxResponseBytes.
 var ErrResponseTooLarge = errors.New("tenant apiserver response over the syncer's bound")
 
 // bodyLimit is the transport of the tenant Client: it bounds every response body at
-// maxResponseBytes (a read past it fails with ErrResponseTooLarge). Watches are not its
-// requests (the informers' client is apart).
+// maxResponseBytes, a TokenRequest's at maxTokenResponseBytes (a read past it fails with
+// ErrResponseTooLarge). Watches are not its requests (the informers' client is apart).
 type bodyLimit struct{ next http.RoundTripper }
 
 // RoundTrip passes req to next and bounds the response's body.
@@ -30,20 +37,24 @@ func (b bodyLimit) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err != nil || resp.Body == nil {
 		return resp, err
 	}
-	resp.Body = &limitedBody{ReadCloser: resp.Body, left: maxResponseBytes, what: req.Method + " " + req.URL.Path}
+	limit := maxResponseBytes
+	if req.Method == http.MethodPost && strings.HasSuffix(req.URL.Path, "/token") && strings.Contains(req.URL.Path, "/serviceaccounts/") {
+		limit = maxTokenResponseBytes
+	}
+	resp.Body = &limitedBody{ReadCloser: resp.Body, left: limit, limit: limit, what: req.Method + " " + req.URL.Path}
 	return resp, nil
 }
 
 // limitedBody fails a read once more than left bytes were read.
 type limitedBody struct {
 	io.ReadCloser
-	left int64
-	what string
+	left, limit int64
+	what        string
 }
 
 func (l *limitedBody) Read(p []byte) (int, error) {
 	if l.left < 0 {
-		return 0, fmt.Errorf("%w: %s: more than %d bytes", ErrResponseTooLarge, l.what, maxResponseBytes)
+		return 0, fmt.Errorf("%w: %s: more than %d bytes", ErrResponseTooLarge, l.what, l.limit)
 	}
 	if int64(len(p)) > l.left+1 {
 		p = p[:l.left+1] // one byte past the bound tells a body of exactly the bound from a longer one
@@ -51,7 +62,7 @@ func (l *limitedBody) Read(p []byte) (int, error) {
 	n, err := l.ReadCloser.Read(p)
 	l.left -= int64(n)
 	if l.left < 0 {
-		return n, fmt.Errorf("%w: %s: more than %d bytes", ErrResponseTooLarge, l.what, maxResponseBytes)
+		return n, fmt.Errorf("%w: %s: more than %d bytes", ErrResponseTooLarge, l.what, l.limit)
 	}
 	return n, err
 }

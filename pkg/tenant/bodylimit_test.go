@@ -42,3 +42,35 @@ func TestTenantResponsesAreBounded(t *testing.T) {
 		}
 	}
 }
+
+// A TokenRequest's answer is bounded at maxTokenResponseBytes, far below maxResponseBytes;
+// other requests to the same server keep the larger bound.
+func TestTenantTokenResponsesAreBoundedTighter(t *testing.T) {
+	old := maxTokenResponseBytes
+	maxTokenResponseBytes = 100
+	t.Cleanup(func() { maxTokenResponseBytes = old })
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = w.Write([]byte(strings.Repeat("x", 1000)))
+	}))
+	t.Cleanup(srv.Close)
+	c := &http.Client{Transport: bodyLimit{next: http.DefaultTransport}}
+	for _, tc := range []struct {
+		method, path string
+		wantErr      bool
+	}{
+		{http.MethodPost, "/api/v1/namespaces/ns/serviceaccounts/default/token", true},
+		{http.MethodGet, "/api/v1/namespaces/ns/serviceaccounts/default", false},
+		{http.MethodPost, "/api/v1/namespaces/ns/pods/p/binding", false},
+	} {
+		req, _ := http.NewRequest(tc.method, srv.URL+tc.path, nil)
+		resp, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := io.ReadAll(resp.Body)
+		_ = resp.Body.Close()
+		if got := errors.Is(err, ErrResponseTooLarge); got != tc.wantErr {
+			t.Errorf("%s %s: read %d bytes, err %v; want ErrResponseTooLarge %v", tc.method, tc.path, len(b), err, tc.wantErr)
+		}
+	}
+}

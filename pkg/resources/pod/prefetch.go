@@ -33,7 +33,10 @@ const (
 	// prefetchMaxConcurrency bounds one tenant's Pods in flight whatever its weight.
 	prefetchMaxConcurrency = 8
 	// prefetchInFlight is how many Pods of all tenants have TokenRequests in flight ahead of
-	// the workers at once; a tenant takes at most tenantConcurrency of them.
+	// the workers at once; a tenant takes at most tenantConcurrency of them. When all are
+	// taken (slow tenant apiservers hold theirs up to --tenant-request-timeout), the other
+	// Pods wait for a free one, or get their tokens from their reconcile as without a
+	// prefetch: no worker waits for another tenant's requests.
 	prefetchInFlight = 64
 	// prefetchHeld is how many rounds (in flight, or issued and not yet taken) a tenant has:
 	// how far ahead of the workers its tokens are requested. A round holds at most the
@@ -73,7 +76,9 @@ var errNoRound = errors.New("no prefetch for this Pod")
 // pods.maxServiceAccountTokens bound among them, and its claims) and that fit in the tenant's
 // budget and its namespace's quota now are prefetched, so a Pod the policy refuses, or that
 // arrives over its budget, gets no token, as in its reconcile. A slow or hostile tenant
-// apiserver holds only its own tenant's tenantConcurrency goroutines. The work is done
+// apiserver holds only its own tenant's tenantConcurrency goroutines and slots; a Pod of
+// another tenant that finds no free slot gets no round, and its reconcile requests its own
+// tokens at once (no worker waits for another tenant's requests). The work is done
 // outside the workers, so it is not part of the tenant's fair share. Safe for concurrent use.
 type TokenPrefetcher struct {
 	env *resources.Env
@@ -156,8 +161,8 @@ func (p *TokenPrefetcher) Deleted(tenant string, obj any) {
 	defer p.mu.Unlock()
 	if st := p.tenants[tenant]; st != nil {
 		delete(st.waiting, m.GetUID())
-		if _, ok := st.rounds[m.GetUID()]; ok {
-			delete(st.rounds, m.GetUID())
+		if r, ok := st.rounds[m.GetUID()]; ok {
+			p.removeLocked(st, m.GetUID(), r)
 			metrics.TokenPrefetch(tenant, prefetchUnused)
 			p.startLocked(st)
 		}
@@ -177,7 +182,8 @@ func (p *TokenPrefetcher) Forget(c *tenant.Cluster) {
 // dropLocked ends st's requests and forgets it.
 func (p *TokenPrefetcher) dropLocked(tenant string, st *tenantTokens) {
 	st.cancel()
-	for range st.rounds {
+	for uid, r := range st.rounds {
+		p.removeLocked(st, uid, r)
 		metrics.TokenPrefetch(tenant, prefetchUnused)
 	}
 	st.rounds, st.pending, st.waiting = map[types.UID]*tokenPrefetch{}, nil, map[types.UID]bool{}
@@ -187,15 +193,17 @@ func (p *TokenPrefetcher) dropLocked(tenant string, st *tenantTokens) {
 // Take implements resources.PodTokens. A Pod whose round was not made yet no longer wants one
 // (its reconcile requests the tokens itself). A round that failed, or was made for a Pod that
 // did not qualify, is not handed over (ok false).
-func (p *TokenPrefetcher) Take(ctx context.Context, tenant string, uid types.UID) ([]string, time.Time, bool, error) {
+func (p *TokenPrefetcher) Take(ctx context.Context, tenant, namespace, name string, uid types.UID) ([]string, time.Time, bool, error) {
 	p.mu.Lock()
 	st := p.tenants[tenant]
 	var r *tokenPrefetch
 	if st != nil {
 		delete(st.waiting, uid)
-		if r = st.rounds[uid]; r != nil {
-			delete(st.rounds, uid)
+		if r = st.rounds[uid]; r != nil && r.key == namespace+"/"+name {
+			p.removeLocked(st, uid, r)
 			p.startLocked(st)
+		} else {
+			r = nil
 		}
 	}
 	p.mu.Unlock()
@@ -235,13 +243,25 @@ func (p *TokenPrefetcher) count(tenant string, st *tenantTokens, result string) 
 func (p *TokenPrefetcher) startLocked(st *tenantTokens) {
 	now := p.now()
 	for uid, r := range st.rounds {
+		select {
+		case <-r.done:
+		default:
+			continue // in flight: its run ends it
+		}
 		if now.Sub(r.at) > prefetchTTL {
-			delete(st.rounds, uid)
+			p.removeLocked(st, uid, r)
 			metrics.TokenPrefetch(st.c.Name, prefetchUnused)
 		}
 	}
 	for st.running < tenantConcurrency(st.c) && len(st.pending) > 0 && len(st.rounds) < prefetchHeld {
 		next := st.pending[0]
+		if st.waiting[next.uid] {
+			select {
+			case p.sem <- struct{}{}: // released by run
+			default:
+				return // started again when a slot frees (run)
+			}
+		}
 		st.pending[0] = pendingPod{}
 		st.pending = st.pending[1:]
 		if len(st.pending) == 0 {
@@ -251,7 +271,7 @@ func (p *TokenPrefetcher) startLocked(st *tenantTokens) {
 			continue // taken by its reconcile, or deleted, before its turn
 		}
 		delete(st.waiting, next.uid)
-		r := &tokenPrefetch{done: make(chan struct{}), at: now}
+		r := &tokenPrefetch{done: make(chan struct{}), at: now, key: next.key}
 		st.rounds[next.uid] = r
 		st.running++
 		go p.run(st, next, r)
@@ -279,18 +299,25 @@ func (p *TokenPrefetcher) run(st *tenantTokens, w pendingPod, r *tokenPrefetch) 
 		}
 		close(r.done)
 		p.mu.Lock()
+		defer p.mu.Unlock()
+		<-p.sem
 		st.running--
 		held := st.rounds[w.uid] == r
 		if r.err != nil && held {
-			delete(st.rounds, w.uid) // nothing to hand over; a Take already waiting sees r.err
+			p.removeLocked(st, w.uid, r) // nothing to hand over; a Take already waiting sees r.err
 		}
 		if r.err != nil && !errors.Is(r.err, errNoRound) && p.tenants[st.c.Name] == st {
 			metrics.TokenPrefetch(st.c.Name, prefetchFailed)
 		}
-		p.startLocked(st)
-		p.mu.Unlock()
 		if r.err == nil && held {
-			p.expireAfter(st, w.uid, r)
+			p.expireLocked(st, w.uid, r)
+		}
+		// The freed slot goes to whichever tenant has a Pod waiting (this one first).
+		p.startLocked(st)
+		for _, other := range p.tenants {
+			if other != st {
+				p.startLocked(other)
+			}
 		}
 	}()
 	pod, srcs := p.qualify(st, w)
@@ -298,33 +325,35 @@ func (p *TokenPrefetcher) run(st *tenantTokens, w pendingPod, r *tokenPrefetch) 
 		r.err = errNoRound
 		return
 	}
-	select {
-	case p.sem <- struct{}{}:
-	case <-st.ctx.Done():
-		r.err = st.ctx.Err()
-		return
-	}
-	defer func() { <-p.sem }()
 	ctx, cancel := context.WithTimeout(st.ctx, prefetchTTL)
 	defer cancel()
 	r.srcs = srcs
 	r.tokens, r.next, r.err = requestTokens(ctx, st.c, pod, srcs)
 }
 
-// expireAfter drops issued round r of Pod uid once it is older than prefetchTTL, if it is
-// still held then.
-func (p *TokenPrefetcher) expireAfter(st *tenantTokens, uid types.UID, r *tokenPrefetch) {
-	time.AfterFunc(prefetchTTL-p.now().Sub(r.at)+time.Second, func() {
+// expireLocked arranges for issued round r of Pod uid to be dropped once it is older than
+// prefetchTTL, if it is still held then (its timer stops when it leaves st.rounds before).
+func (p *TokenPrefetcher) expireLocked(st *tenantTokens, uid types.UID, r *tokenPrefetch) {
+	r.timer = time.AfterFunc(prefetchTTL-p.now().Sub(r.at)+time.Second, func() {
 		p.mu.Lock()
 		defer p.mu.Unlock()
 		if st.rounds[uid] == r {
-			delete(st.rounds, uid)
+			p.removeLocked(st, uid, r)
 			if p.tenants[st.c.Name] == st {
 				metrics.TokenPrefetch(st.c.Name, prefetchUnused)
 				p.startLocked(st)
 			}
 		}
 	})
+}
+
+// removeLocked takes round r of Pod uid out of st and stops its expiry timer, so neither holds
+// its tokens any longer.
+func (p *TokenPrefetcher) removeLocked(st *tenantTokens, uid types.UID, r *tokenPrefetch) {
+	delete(st.rounds, uid)
+	if r.timer != nil {
+		r.timer.Stop()
+	}
 }
 
 // qualify returns waiting Pod w of st as cached (read only) and its token sources when its

@@ -86,6 +86,11 @@ func (f *prefetchFixture) add(t *testing.T, name string, bound bool, mutate ...f
 	return p.UID
 }
 
+// take is the Pod reconciler's Take of the round of the Pod that add made with UID uid.
+func (f *prefetchFixture) take(ctx context.Context, uid types.UID) ([]string, time.Time, bool, error) {
+	return f.p.Take(ctx, f.c.Name, "shop", strings.TrimPrefix(string(uid), "uid-"), uid)
+}
+
 // held returns how many rounds the tenant holds and how many Pods wait for one.
 func (f *prefetchFixture) held() (rounds, pending int) {
 	f.p.mu.Lock()
@@ -115,18 +120,26 @@ func TestTokenPrefetcherHandsOverOnce(t *testing.T) {
 
 	uid := f.add(t, "a", false)
 	waitFor(t, "the round", func() bool { r, _ := f.held(); return r == 1 })
-	tokens, refresh, ok, err := f.p.Take(ctx, f.c.Name, uid)
+	tokens, refresh, ok, err := f.take(ctx, uid)
 	if !ok || err != nil || len(tokens) != 1 || tokens[0] != "tok-uid-a" {
 		t.Fatalf("Take = %v, %v, %v; want the prefetched token", tokens, ok, err)
 	}
 	if d := time.Until(refresh); d < 40*time.Minute || d > 50*time.Minute {
 		t.Errorf("refresh in %v; want 80%% of the hour-long token's lifetime", d)
 	}
-	if _, _, ok, _ := f.p.Take(ctx, f.c.Name, uid); ok {
+	if _, _, ok, _ := f.take(ctx, uid); ok {
 		t.Error("a round was handed over twice")
 	}
-	if d := metrics.TokenPrefetches(f.c.Name, prefetchTaken) - taken; d != 1 {
-		t.Errorf("taken rose by %v, want 1", d)
+	other := f.add(t, "b", false)
+	waitFor(t, "the round of Pod b", func() bool { r, _ := f.held(); return r == 1 })
+	if _, _, ok, _ := f.p.Take(ctx, f.c.Name, "shop", "not-b", other); ok {
+		t.Error("the round of Pod b handed over to another Pod with its UID")
+	}
+	if _, _, ok, _ := f.take(ctx, other); !ok {
+		t.Error("Pod b's own reconcile found no round")
+	}
+	if d := metrics.TokenPrefetches(f.c.Name, prefetchTaken) - taken; d != 2 {
+		t.Errorf("taken rose by %v, want 2 (Pods a and b)", d)
 	}
 
 	f.calls.Store(0)
@@ -139,7 +152,7 @@ func TestTokenPrefetcherHandsOverOnce(t *testing.T) {
 	if r, pending := f.held(); r != 0 || pending != 0 {
 		t.Errorf("%d rounds, %d Pods waiting after the Adds of a bound Pod and a Pod being deleted; want none", r, pending)
 	}
-	if _, _, ok, _ := f.p.Take(ctx, f.c.Name, boundUID); ok {
+	if _, _, ok, _ := f.take(ctx, boundUID); ok {
 		t.Error("tokens prefetched for a bound Pod")
 	}
 	refused := f.add(t, "refused", false, func(p *corev1.Pod) { p.Spec.SchedulerName = "not-allowed" })
@@ -150,7 +163,7 @@ func TestTokenPrefetcherHandsOverOnce(t *testing.T) {
 	})
 	waitFor(t, "the refused Pods' turns", func() bool { r, pending := f.held(); return r == 0 && pending == 0 })
 	for _, uid := range []types.UID{refused, manyTokens} {
-		if _, _, ok, _ := f.p.Take(ctx, f.c.Name, uid); ok {
+		if _, _, ok, _ := f.take(ctx, uid); ok {
 			t.Errorf("tokens prefetched for Pod %s, which the default policy refuses", uid)
 		}
 	}
@@ -158,7 +171,7 @@ func TestTokenPrefetcherHandsOverOnce(t *testing.T) {
 	gone := f.add(t, "gone", false)
 	waitFor(t, "the TokenRequest of Pod gone", func() bool { return f.calls.Load() == 1 })
 	f.p.Deleted(f.c.Name, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "gone", Namespace: "shop", UID: gone}})
-	if _, _, ok, _ := f.p.Take(ctx, f.c.Name, gone); ok {
+	if _, _, ok, _ := f.take(ctx, gone); ok {
 		t.Error("a deleted Pod's round was handed over")
 	}
 	if d := metrics.TokenPrefetches(f.c.Name, prefetchUnused) - unused; d != 1 {
@@ -199,7 +212,7 @@ func TestTokenPrefetcherBoundsASlowTenant(t *testing.T) {
 	waitFor(t, "the other tenant's round", func() bool { r, _ := other.held(); return r == 1 })
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if _, _, ok, err := other.p.Take(ctx, other.c.Name, ouid); !ok || err != nil {
+	if _, _, ok, err := other.take(ctx, ouid); !ok || err != nil {
 		t.Errorf("the other tenant's round: ok %v, %v", ok, err)
 	}
 
@@ -209,11 +222,11 @@ func TestTokenPrefetcherBoundsASlowTenant(t *testing.T) {
 	if r, pending := slow.held(); r != prefetchHeld || pending != 10 {
 		t.Errorf("%d rounds held, %d Pods waiting; want %d and 10", r, pending, prefetchHeld)
 	}
-	if _, _, ok, err := slow.p.Take(ctx, slow.c.Name, uids[0]); !ok || err != nil {
+	if _, _, ok, err := slow.take(ctx, uids[0]); !ok || err != nil {
 		t.Fatalf("first Pod's round: ok %v, %v", ok, err)
 	}
 	waitFor(t, "the next Pod's round", func() bool { r, pending := slow.held(); return r == prefetchHeld && pending == 9 })
-	if _, _, ok, _ := slow.p.Take(ctx, slow.c.Name, uids[prefetchHeld]); !ok {
+	if _, _, ok, _ := slow.take(ctx, uids[prefetchHeld]); !ok {
 		t.Error("the Pod after the held ones got no round once one was taken")
 	}
 
@@ -247,7 +260,7 @@ func TestTokenPrefetcherNoRoundAfterItsReconcile(t *testing.T) {
 	waitFor(t, "2 requests in flight", func() bool { return f.inFlight.Load() == prefetchConcurrency })
 	late := f.add(t, "late", false)
 	ctx := context.Background()
-	if _, _, ok, _ := f.p.Take(ctx, f.c.Name, late); ok {
+	if _, _, ok, _ := f.take(ctx, late); ok {
 		t.Fatal("a round handed over for a Pod still waiting for its turn")
 	}
 	close(release)
@@ -258,7 +271,7 @@ func TestTokenPrefetcherNoRoundAfterItsReconcile(t *testing.T) {
 
 	fails := f.add(t, "fails", false)
 	waitFor(t, "the failed round", func() bool { return metrics.TokenPrefetches(f.c.Name, prefetchFailed)-failed == 1 })
-	if _, _, ok, err := f.p.Take(ctx, f.c.Name, fails); ok || err != nil {
+	if _, _, ok, err := f.take(ctx, fails); ok || err != nil {
 		t.Errorf("a failed round: ok %v, %v; want none handed over", ok, err)
 	}
 }
@@ -275,7 +288,7 @@ func TestTokenPrefetcherDropsOldRounds(t *testing.T) {
 	mu.Lock()
 	now = now.Add(prefetchTTL + time.Second)
 	mu.Unlock()
-	if _, _, ok, _ := f.p.Take(context.Background(), f.c.Name, uid); ok {
+	if _, _, ok, _ := f.take(context.Background(), uid); ok {
 		t.Error("a round older than prefetchTTL was handed over")
 	}
 	if d := metrics.TokenPrefetches(f.c.Name, prefetchUnused) - unused; d != 1 {
@@ -292,7 +305,7 @@ func TestRequestTokensRefusesHugeTokens(t *testing.T) {
 	failed := metrics.TokenPrefetches(f.c.Name, prefetchFailed)
 	uid := f.add(t, "huge", false)
 	waitFor(t, "the failed round", func() bool { return metrics.TokenPrefetches(f.c.Name, prefetchFailed)-failed == 1 })
-	if _, _, ok, _ := f.p.Take(context.Background(), f.c.Name, uid); ok {
+	if _, _, ok, _ := f.take(context.Background(), uid); ok {
 		t.Error("a round with a huge token handed over")
 	}
 	p := tenantPod()
@@ -308,5 +321,45 @@ func TestTokenPrefetcherConcurrencyFollowsWeight(t *testing.T) {
 		if got := concurrencyFor(w); got != want {
 			t.Errorf("weight %d: %d Pods in flight, want %d", w, got, want)
 		}
+	}
+}
+
+// When the slots shared by all tenants are held by one tenant's slow requests, another
+// tenant's Pod gets no round and its reconcile does not wait: Take answers at once, and the
+// reconcile requests its own tokens. A freed slot goes to the tenant with a Pod waiting.
+func TestTokenPrefetcherSharedSlotsDoNotHoldOtherTenants(t *testing.T) {
+	release := make(chan struct{})
+	slow := newPrefetchFixture(t, "prefetch-slots-slow", func(ctx context.Context, uid types.UID) (string, error) {
+		select {
+		case <-release:
+			return "tok-" + string(uid), nil
+		case <-ctx.Done():
+			return "", ctx.Err()
+		}
+	})
+	slow.p.sem = make(chan struct{}, prefetchConcurrency) // every slot for the slow tenant's Pods
+	other := newPrefetchFixture(t, "prefetch-slots-other", func(_ context.Context, uid types.UID) (string, error) { return "tok-" + string(uid), nil })
+	other.p = slow.p
+	slow.add(t, "s1", false)
+	slow.add(t, "s2", false)
+	waitFor(t, "the slow tenant's requests", func() bool { return slow.inFlight.Load() == prefetchConcurrency })
+
+	uid := other.add(t, "o1", false)
+	if r, pending := other.held(); r != 0 || pending != 1 {
+		t.Fatalf("other tenant: %d rounds, %d Pods waiting; want 0 and 1 while no slot is free", r, pending)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if _, _, ok, err := other.take(ctx, uid); ok || err != nil {
+		t.Errorf("Take of a Pod without a round: ok %v, %v; want none at once", ok, err)
+	}
+	later := other.add(t, "o2", false)
+	close(release)
+	waitFor(t, "the other tenant's round", func() bool { r, pending := other.held(); return r == 1 && pending == 0 })
+	if _, _, ok, err := other.take(context.Background(), later); !ok || err != nil {
+		t.Errorf("the other tenant's Pod after a slot freed: ok %v, %v", ok, err)
+	}
+	if n := other.calls.Load(); n != 1 {
+		t.Errorf("%d TokenRequests for the other tenant; want 1 (none for the Pod its reconcile took first)", n)
 	}
 }

@@ -338,9 +338,10 @@ func refreshAt(issued, exp time.Time) time.Time {
 const tokenRequestConcurrency = 4
 
 // maxTokenBytes bounds one token a tenant apiserver issues: a bound service-account token (a
-// signed JWT) is one or two KiB, and a tenant admin's apiserver may answer anything; the
-// super Pod carries at most pods.maxServiceAccountTokens of them (8 built in) beside the
-// tenant CA (maxTenantCABytes) within the 256 KiB of annotations the super apiserver allows.
+// signed JWT) is one or two KiB, and a tenant admin's apiserver may answer anything (its
+// whole answer is bounded by the tenant Client, 64 KiB for a TokenRequest). A super Pod whose
+// tokens and tenant CA pass the super apiserver's 256 KiB of annotations is refused by it:
+// that tenant's Pod only.
 const maxTokenBytes = 16 << 10
 
 // requestTokens requests, from the tenant apiserver, a token for every source in srcs of tenant
@@ -446,8 +447,11 @@ type tokenPrefetch struct {
 	tokens []string
 	next   time.Time
 	err    error
-	// at is when the round was made (TokenPrefetcher's rounds).
-	at time.Time
+	// at is when the round was made, key the namespace/name of its Pod, timer its expiry once
+	// issued (TokenPrefetcher's rounds; timer guarded by its mutex).
+	at    time.Time
+	key   string
+	timer *time.Timer
 }
 
 // prefetchTokens starts requestTokens for cached tenant Pod t's token sources, at most limit of
@@ -476,7 +480,7 @@ func prefetchTokens(ctx context.Context, c *tenant.Cluster, t *corev1.Pod, limit
 func podTokens(ctx context.Context, env *resources.Env, c *tenant.Cluster, full *corev1.Pod, prefetch *tokenPrefetch) ([]string, time.Time, error) {
 	srcs, _ := tokenSources(&full.Spec)
 	if env.PodTokens != nil {
-		tokens, next, ok, err := env.PodTokens.Take(ctx, c.Name, full.UID)
+		tokens, next, ok, err := env.PodTokens.Take(ctx, c.Name, full.Namespace, full.Name, full.UID)
 		if ok && err != nil {
 			return nil, time.Time{}, err
 		}
