@@ -40,12 +40,13 @@ import (
 // replaced by a downwardAPI source projecting that annotation at the same path, and references
 // to kube-root-ca.crt read AnnotationTenantCA. Creating the super Pod is therefore the only
 // super write a Pod's tokens cost, and a refresh is one patch of its annotations (vcluster
-// carries tokens the same way). A new Pod's TokenRequests are made when the syncer sees it, while
-// it waits for a worker (TokenPrefetcher), so its worker does not wait for them; for a Pod
-// cached trimmed they start from the cached Pod while its full spec is read (prefetchTokens),
-// so they add no round trip of their own to the Pod's creation. Tokens are refreshed when 80% of their lifetime has passed, the kubelet's rule; the
-// kubelet rewrites downwardAPI files when the annotations change (within its sync period, about
-// a minute, far inside the remaining 20%).
+// carries tokens the same way). A new Pod's TokenRequests are made when the syncer sees it,
+// while it waits for a worker (TokenPrefetcher), so its worker does not wait for them; for a
+// Pod cached trimmed they start from the cached Pod while its full spec is read
+// (prefetchTokens), so they add no round trip of their own to the Pod's creation. Tokens are
+// refreshed when 80% of their lifetime has passed, the kubelet's rule; the kubelet rewrites
+// downwardAPI files when the annotations change (within its sync period, about a minute, far
+// inside the remaining 20%).
 //
 // The super Pod cache drops these annotations (TrimSuperPod): they would cost about 1.5 KB per
 // token per cached Pod, and checkpoints of the cache must never hold tenant credentials.
@@ -474,9 +475,9 @@ func prefetchTokens(ctx context.Context, c *tenant.Cluster, t *corev1.Pod, limit
 // podTokens returns the tokens of tenant Pod full (its full spec) and their refresh time:
 // those requested for it before a worker took it (env.PodTokens, TokenPrefetcher: a Pod's
 // UID names one spec, whose volumes and ServiceAccount cannot change; as many as the spec
-// has sources), else those of prefetch
-// when it asked for the same tokens (sameTokenRequests; the Pod's UID is checked by the
-// caller), else requested now. Errors: those of requestTokens, or ctx ending first.
+// has sources), else those of prefetch when it asked for the same tokens (sameTokenRequests;
+// the Pod's UID is checked by the caller), else requested now. Errors: those of
+// requestTokens, or ctx ending first.
 func podTokens(ctx context.Context, env *resources.Env, c *tenant.Cluster, full *corev1.Pod, prefetch *tokenPrefetch) ([]string, time.Time, error) {
 	srcs, _ := tokenSources(&full.Spec)
 	if env.PodTokens != nil {
