@@ -92,6 +92,14 @@ func checkPolicy(env *resources.Env, c *tenant.Cluster, spec *corev1.PodSpec) *p
 // RuntimeClass (localRuntimeClass).
 const ReasonLocalRuntimeClass = "RuntimeClassNotInSuperCluster"
 
+// runtimeClassRefused reports whether Pod spec names a RuntimeClass tenant c's Pod policy does
+// not allow: refused, unless only the tenant has that class (localRuntimeClass, which asks
+// both apiservers).
+func runtimeClassRefused(c *tenant.Cluster, spec *corev1.PodSpec) bool {
+	rc := spec.RuntimeClassName
+	return rc != nil && *rc != "" && !policy.RuntimeClassAllowed(c.Policy().Pods(), *rc)
+}
+
 // localRuntimeClass reports whether Pod spec names a RuntimeClass only tenant c has: a name
 // c's Pod policy neither allows (allowedRuntimeClassNames) nor sets as its default, of a class
 // the tenant apiserver has and the super cluster does not (both read live: this runs only for
@@ -103,7 +111,7 @@ const ReasonLocalRuntimeClass = "RuntimeClassNotInSuperCluster"
 // other than NotFound.
 func localRuntimeClass(ctx context.Context, env *resources.Env, c *tenant.Cluster, spec *corev1.PodSpec) (bool, error) {
 	rc := spec.RuntimeClassName
-	if rc == nil || *rc == "" || policy.RuntimeClassAllowed(c.Policy().Pods(), *rc) || c.Client == nil {
+	if !runtimeClassRefused(c, spec) || c.Client == nil {
 		return false, nil
 	}
 	if _, err := c.Client.NodeV1().RuntimeClasses().Get(ctx, *rc, metav1.GetOptions{}); apierrors.IsNotFound(err) {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"sync"
 	"time"
 
@@ -19,7 +18,6 @@ import (
 	"github.com/vcsyncer/syncer/pkg/podcache"
 	"github.com/vcsyncer/syncer/pkg/policy"
 	"github.com/vcsyncer/syncer/pkg/resources"
-	"github.com/vcsyncer/syncer/pkg/resources/priorityclass"
 	"github.com/vcsyncer/syncer/pkg/tenant"
 )
 
@@ -377,10 +375,7 @@ func (p *TokenPrefetcher) qualify(st *tenantTokens, w pendingPod) (*corev1.Pod, 
 	if len(srcs) == 0 {
 		return nil, nil
 	}
-	if rc := full.Spec.RuntimeClassName; rc != nil && *rc != "" && !policy.RuntimeClassAllowed(st.c.Policy().Pods(), *rc) {
-		return nil, nil
-	}
-	if pc := full.Spec.PriorityClassName; pc != "" && !slices.Contains(systemPriorityClasses, pc) && !priorityclass.IsPublic(p.env, pc) {
+	if runtimeClassRefused(st.c, &full.Spec) || !priorityClassUsable(p.env, full.Spec.PriorityClassName) {
 		return nil, nil
 	}
 	if policyDenial(p.env, st.c, full.Namespace, &full.Spec, false) != nil {

@@ -53,7 +53,8 @@ func newPrefetchFixture(t *testing.T, name string, answer func(ctx context.Conte
 	}
 	f.c = &tenant.Cluster{Name: name, Client: tokenClient{fake.NewClientset(), fn}, Informers: informers.NewSharedInformerFactory(fake.NewClientset(), 0)}
 	f.p = NewTokenPrefetcher(&resources.Env{SuperNodes: informers.NewSharedInformerFactory(fake.NewClientset(), 0),
-		SuperInformers: informers.NewSharedInformerFactory(fake.NewClientset(), 0)})
+		SuperInformers: informers.NewSharedInformerFactory(fake.NewClientset(), 0),
+		SuperPublic:    informers.NewSharedInformerFactory(fake.NewClientset(), 0)})
 	t.Cleanup(func() { f.p.Forget(f.c) })
 	return f
 }
@@ -161,8 +162,10 @@ func TestTokenPrefetcherHandsOverOnce(t *testing.T) {
 			p.Spec.Volumes[0].Projected.Sources = append(p.Spec.Volumes[0].Projected.Sources, p.Spec.Volumes[0].Projected.Sources[0])
 		}
 	})
+	otherRuntime := f.add(t, "other-runtime", false, func(p *corev1.Pod) { rc := "gvisor"; p.Spec.RuntimeClassName = &rc })
+	privatePriority := f.add(t, "private-priority", false, func(p *corev1.Pod) { p.Spec.PriorityClassName = "not-public" })
 	waitFor(t, "the refused Pods' turns", func() bool { r, pending := f.held(); return r == 0 && pending == 0 })
-	for _, uid := range []types.UID{refused, manyTokens} {
+	for _, uid := range []types.UID{refused, manyTokens, otherRuntime, privatePriority} {
 		if _, _, ok, _ := f.take(ctx, uid); ok {
 			t.Errorf("tokens prefetched for Pod %s, which the default policy refuses", uid)
 		}

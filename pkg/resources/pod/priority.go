@@ -22,11 +22,18 @@ import (
 // Pending; false is returned.
 func priorityClassAllowed(env *resources.Env, c *tenant.Cluster, p *corev1.Pod) bool {
 	pc := p.Spec.PriorityClassName
-	if pc == "" || slices.Contains(systemPriorityClasses, pc) || priorityclass.IsPublic(env, pc) {
+	if priorityClassUsable(env, pc) {
 		return true
 	}
 	c.Recorder.Event(p, corev1.EventTypeWarning, priorityclass.ReasonPriorityClassNotPublic, priorityClassNotPublic(pc))
 	return false
+}
+
+// priorityClassUsable reports whether a Pod naming priorityClassName pc may be created in the
+// super cluster (priorityClassAllowed, which also reports a Pod that may not): none, a
+// built-in system class, or a public super class.
+func priorityClassUsable(env *resources.Env, pc string) bool {
+	return pc == "" || slices.Contains(systemPriorityClasses, pc) || priorityclass.IsPublic(env, pc)
 }
 
 // priorityClassNotPublic is the message of the Event and condition of a Pod naming PriorityClass
