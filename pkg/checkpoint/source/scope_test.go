@@ -263,6 +263,12 @@ func TestScopeChangeListsOnlyTheAddedValues(t *testing.T) {
 	if n := srv.listCount(); n != 2 {
 		t.Errorf("%d lists after removing A, want still 2", n)
 	}
+	// The handlers hear of a deletion after the cache has dropped the object.
+	eventually(t, "a1 and a2 handed to the handlers as deletions", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(deleted) >= 2
+	})
 	mu.Lock()
 	sort.Strings(deleted)
 	if !slices.Equal(deleted, []string{"a1", "a2"}) {
