@@ -79,6 +79,15 @@ const heldMetric = "vcsyncer_pod_creation_syncer_held_seconds"
 // heldMetric made between the scrapes before and after, over the given tenants (by the
 // metric's tenant label; every tenant when none is given); the zero value when there were none.
 func heldStats(before, after []metricSample, tenants ...string) phaseStats {
+	return histogramDelta(before, after, heldMetric, func(l map[string]string) bool {
+		return len(tenants) == 0 || slices.Contains(tenants, l["tenant"])
+	})
+}
+
+// histogramDelta returns the count, mean and p50/p99 (bucketQuantile) of the observations of
+// the Prometheus histogram name made between the scrapes before and after, summed over the
+// series whose labels keep accepts; the zero value when there were none.
+func histogramDelta(before, after []metricSample, name string, keep func(labels map[string]string) bool) phaseStats {
 	type acc struct {
 		sum, count float64
 		buckets    map[float64]float64
@@ -86,15 +95,15 @@ func heldStats(before, after []metricSample, tenants ...string) phaseStats {
 	read := func(samples []metricSample) acc {
 		a := acc{buckets: map[float64]float64{}}
 		for _, s := range samples {
-			if len(tenants) > 0 && !slices.Contains(tenants, s.labels["tenant"]) {
+			if !strings.HasPrefix(s.name, name+"_") || !keep(s.labels) {
 				continue
 			}
 			switch s.name {
-			case heldMetric + "_sum":
+			case name + "_sum":
 				a.sum += s.value
-			case heldMetric + "_count":
+			case name + "_count":
 				a.count += s.value
-			case heldMetric + "_bucket":
+			case name + "_bucket":
 				le, err := strconv.ParseFloat(s.labels["le"], 64)
 				if s.labels["le"] == "+Inf" {
 					le, err = math.Inf(1), nil
@@ -118,6 +127,26 @@ func heldStats(before, after []metricSample, tenants ...string) phaseStats {
 	return phaseStats{Count: n, Mean: (a.sum - b.sum) / n, P50: bucketQuantile(0.5, d, n), P99: bucketQuantile(0.99, d, n)}
 }
 
+// heldBreakdown returns, for the observations made between the scrapes before and after, the
+// syncer's phases of a new Pod's creation (vcsyncer_pod_creation_phase_duration_seconds by
+// phase: downward_queue, admission_wait, downward_process, super_scheduling, upward_queue,
+// upward_process) and the downward reconcile's API calls
+// (vcsyncer_pod_creation_call_duration_seconds by call: token_request, super_create); a phase
+// or call without observations is left out.
+func heldBreakdown(before, after []metricSample) (phases, calls map[string]phaseStats) {
+	pick := func(name, label string, values []string) map[string]phaseStats {
+		out := map[string]phaseStats{}
+		for _, v := range values {
+			if st := histogramDelta(before, after, name, func(l map[string]string) bool { return l[label] == v }); st.Count > 0 {
+				out[v] = st
+			}
+		}
+		return out
+	}
+	return pick("vcsyncer_pod_creation_phase_duration_seconds", "phase", syncerPhases),
+		pick("vcsyncer_pod_creation_call_duration_seconds", "call", []string{"token_request", "super_create"})
+}
+
 // heldRun is the open-loop run at a fraction of the measured ceiling through the syncer, where
 // the syncer's own latency is measured on a machine that is not saturated.
 type heldRun struct {
@@ -131,16 +160,29 @@ type heldRun struct {
 	Held phaseStats `json:"syncerHeld"`
 	// EndToEnd is each Pod's latency from its scheduled arrival to Running in its tenant.
 	EndToEnd stats `json:"endToEnd"`
+	// Phases and Calls are heldBreakdown over the run: where the held time goes (the syncer's
+	// queues and processing) and, inside the downward processing, how long the worker waited
+	// for the tenant apiserver's TokenRequests and for the super apiserver's create.
+	Phases map[string]phaseStats `json:"phases,omitempty"`
+	Calls  map[string]phaseStats `json:"calls,omitempty"`
+	// TenantCreateCall is the tenant apiserver's answer time to the bench's creates of the run's
+	// Pods; DirectCreateCall that of the super apiserver to the same number of the same Pods
+	// created straight into it right after, at the same rate (namespaces bench-held-direct-N,
+	// deleted after): what one Pod create costs in time on this machine at this load, beside the
+	// syncer's super_create.
+	TenantCreateCall phaseStats `json:"tenantCreateCall"`
+	DirectCreateCall phaseStats `json:"directCreateCall"`
 }
 
-// heldPodsPerTenant returns how many Pods each tenant creates in the held run: want, fewer
-// when the kwok Nodes (110 Pods each) would not hold them beside the saturated run's Pods and a
-// margin of 10 per Node for the system's own; at least 1.
+// heldPodsPerTenant returns how many Pods each tenant creates in the held run (and as many
+// again straight into the super cluster, heldRun.DirectCreateCall): want, fewer when the kwok
+// Nodes (110 Pods each) would not hold both beside the saturated run's Pods and a margin of 10
+// per Node for the system's own; at least 1.
 func heldPodsPerTenant(want, nodes, tenants, podsPerTenant int) int {
 	if tenants <= 0 {
 		return 0
 	}
-	room := (nodes*100 - tenants*podsPerTenant) / tenants
+	room := (nodes*100 - tenants*podsPerTenant) / (2 * tenants)
 	return max(1, min(want, room))
 }
 
@@ -262,6 +304,19 @@ func costTable(r result) string {
 		md += fmt.Sprintf("| time inside the syncer p50 / p99 (s), %d × %d Pods open loop at %.1f Pods/s (%.2f × ceiling) | | %.3f / %.3f | |\n",
 			r.Tenants, h.PodsPerTenant, h.Rate, h.Fraction, h.Held.P50, h.Held.P99)
 		md += fmt.Sprintf("| end to end p50 / p99 (s) at that rate | | %.3f / %.3f | |\n", h.EndToEnd.P50, h.EndToEnd.P99)
+		for _, ph := range syncerPhases {
+			if st, ok := h.Phases[ph]; ok {
+				md += fmt.Sprintf("| … %s mean, p50 / p99 (ms) at that rate | | %.1f, %.1f / %.1f | |\n", ph, 1000*st.Mean, 1000*st.P50, 1000*st.P99)
+			}
+		}
+		for _, call := range []string{"token_request", "super_create"} {
+			if st, ok := h.Calls[call]; ok {
+				md += fmt.Sprintf("| … the worker's wait for %s mean, p50 / p99 (ms) | | %.1f, %.1f / %.1f | |\n", call, 1000*st.Mean, 1000*st.P50, 1000*st.P99)
+			}
+		}
+		md += fmt.Sprintf("| a Pod create's answer time mean, p50 / p99 (ms) at that rate: super apiserver straight; tenant apiservers | %.1f, %.1f / %.1f | %.1f, %.1f / %.1f | |\n",
+			1000*h.DirectCreateCall.Mean, 1000*h.DirectCreateCall.P50, 1000*h.DirectCreateCall.P99,
+			1000*h.TenantCreateCall.Mean, 1000*h.TenantCreateCall.P50, 1000*h.TenantCreateCall.P99)
 	}
 	return md
 }

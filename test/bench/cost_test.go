@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -103,7 +104,7 @@ func TestHeldPodsPerTenant(t *testing.T) {
 	cases := map[string]struct{ want, nodes, tenants, pods, wantGot int }{
 		"room":     {100, 10, 2, 200, 100},
 		"crowded":  {100, 10, 4, 250, 1},
-		"tight":    {100, 10, 4, 200, 50},
+		"tight":    {100, 10, 4, 200, 25},
 		"none set": {100, 10, 0, 200, 0},
 	}
 	for name, tc := range cases {
@@ -164,5 +165,61 @@ func TestSyncerGoStats(t *testing.T) {
 	defer empty.Close()
 	if g := syncerGoStats(context.Background(), strings.TrimPrefix(empty.URL, "http://")); g.ok {
 		t.Errorf("syncerGoStats of a /metrics without the Go collector = %+v; want not ok", g)
+	}
+}
+
+func TestHeldBreakdown(t *testing.T) {
+	before := parseMetrics(`vcsyncer_pod_creation_phase_duration_seconds_bucket{tenant="a",phase="downward_process",le="0.01"} 4
+vcsyncer_pod_creation_phase_duration_seconds_bucket{tenant="a",phase="downward_process",le="+Inf"} 4
+vcsyncer_pod_creation_phase_duration_seconds_sum{tenant="a",phase="downward_process"} 0.02
+vcsyncer_pod_creation_phase_duration_seconds_count{tenant="a",phase="downward_process"} 4
+`)
+	// Between the scrapes: 10 downward_process of tenants a and b (6 over 10 ms), 5
+	// upward_queue, 10 super_create calls; downward_queue was not observed.
+	after := parseMetrics(`vcsyncer_pod_creation_phase_duration_seconds_bucket{tenant="a",phase="downward_process",le="0.01"} 6
+vcsyncer_pod_creation_phase_duration_seconds_bucket{tenant="a",phase="downward_process",le="+Inf"} 9
+vcsyncer_pod_creation_phase_duration_seconds_sum{tenant="a",phase="downward_process"} 0.12
+vcsyncer_pod_creation_phase_duration_seconds_count{tenant="a",phase="downward_process"} 9
+vcsyncer_pod_creation_phase_duration_seconds_bucket{tenant="b",phase="downward_process",le="0.01"} 2
+vcsyncer_pod_creation_phase_duration_seconds_bucket{tenant="b",phase="downward_process",le="+Inf"} 5
+vcsyncer_pod_creation_phase_duration_seconds_sum{tenant="b",phase="downward_process"} 0.1
+vcsyncer_pod_creation_phase_duration_seconds_count{tenant="b",phase="downward_process"} 5
+vcsyncer_pod_creation_phase_duration_seconds_bucket{tenant="a",phase="upward_queue",le="0.01"} 5
+vcsyncer_pod_creation_phase_duration_seconds_bucket{tenant="a",phase="upward_queue",le="+Inf"} 5
+vcsyncer_pod_creation_phase_duration_seconds_sum{tenant="a",phase="upward_queue"} 0.005
+vcsyncer_pod_creation_phase_duration_seconds_count{tenant="a",phase="upward_queue"} 5
+vcsyncer_pod_creation_call_duration_seconds_bucket{tenant="a",call="super_create",le="0.01"} 10
+vcsyncer_pod_creation_call_duration_seconds_bucket{tenant="a",call="super_create",le="+Inf"} 10
+vcsyncer_pod_creation_call_duration_seconds_sum{tenant="a",call="super_create"} 0.05
+vcsyncer_pod_creation_call_duration_seconds_count{tenant="a",call="super_create"} 10
+`)
+	phases, calls := heldBreakdown(before, after)
+	near := func(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
+	if dp := phases["downward_process"]; dp.Count != 10 || !near(dp.Mean, 0.02) || !near(dp.P50, 0.01) || dp.P99 != 0.01 {
+		// Six of ten over the last finite bound: bucketQuantile answers that bound.
+		t.Errorf("downward_process = %+v, want 10 observations (both tenants), mean 20 ms, p50 and p99 at the 10 ms bound", dp)
+	}
+	if uq := phases["upward_queue"]; uq.Count != 5 || !near(uq.Mean, 0.001) {
+		t.Errorf("upward_queue = %+v, want 5 observations, mean 1 ms", uq)
+	}
+	if _, ok := phases["downward_queue"]; ok || len(phases) != 2 {
+		t.Errorf("phases %v, want only the two observed", phases)
+	}
+	if sc := calls["super_create"]; sc.Count != 10 || !near(sc.Mean, 0.005) || len(calls) != 1 {
+		t.Errorf("calls %v, want super_create alone: 10 calls, mean 5 ms", calls)
+	}
+}
+
+func TestCallStats(t *testing.T) {
+	var s []sample
+	for i := 1; i <= 100; i++ {
+		s = append(s, sample{call: time.Duration(i) * time.Millisecond})
+	}
+	st := callStats(s)
+	if st.Count != 100 || math.Abs(st.Mean-0.0505) > 1e-9 || st.P50 < 0.050 || st.P50 > 0.051 || st.P99 < 0.099 || st.P99 > 0.100 {
+		t.Errorf("callStats of 1..100 ms = %+v, want 100 calls, mean 50.5 ms, p50 near 50 ms, p99 near 99 ms", st)
+	}
+	if z := callStats(nil); z != (phaseStats{}) {
+		t.Errorf("callStats(nil) = %+v, want zero", z)
 	}
 }

@@ -353,10 +353,16 @@ func run(ctx context.Context, c config) error {
 // baseline burst creates the same Pods as the tenants do through the syncer, and returns the
 // super client once per namespace with them (burst's arguments).
 func baselineNamespaces(ctx context.Context, env *localcluster.Environment, n int) ([]kubernetes.Interface, []string, error) {
+	return superNamespaces(ctx, env, "baseline", n)
+}
+
+// superNamespaces creates n namespaces <prefix>-1 … <prefix>-n in the super cluster and
+// returns the super client once per namespace, and their names.
+func superNamespaces(ctx context.Context, env *localcluster.Environment, prefix string, n int) ([]kubernetes.Interface, []string, error) {
 	var clients []kubernetes.Interface
 	var nss []string
 	for i := range n {
-		ns := fmt.Sprintf("baseline-%d", i+1)
+		ns := fmt.Sprintf("%s-%d", prefix, i+1)
 		if err := createNamespace(ctx, env.Super.Client, ns); err != nil {
 			return nil, nil, err
 		}
@@ -429,6 +435,9 @@ type sample struct {
 	created, running time.Time
 	// super is when the Pod's super copy was first seen (zero when not tracked or never seen).
 	super time.Time
+	// call is how long the Pod's create call took (the apiserver's answer time, as the
+	// client saw it).
+	call time.Duration
 }
 
 // load is one stream of Pod creations into one namespace.
@@ -468,6 +477,7 @@ func runLoads(ctx context.Context, timeout time.Duration, loads []load) ([]sampl
 	defer cancel()
 	var mu sync.Mutex
 	created := map[string]time.Time{}
+	calls := map[string]time.Duration{}
 	running := map[string]time.Time{}
 	total, runningWaited := 0, 0 // Pods of the loads that are not background
 	for _, l := range loads {
@@ -524,7 +534,9 @@ func runLoads(ctx context.Context, timeout time.Duration, loads []load) ([]sampl
 					if l.rate > 0 {
 						t = j.due
 					}
+					callStart := time.Now()
 					_, err := l.client.CoreV1().Pods(l.namespace).Create(ctx, benchPod(name), metav1.CreateOptions{})
+					call := time.Since(callStart)
 					if err != nil {
 						select {
 						case errs <- fmt.Errorf("create %s/%s: %w", l.namespace, name, err):
@@ -534,6 +546,7 @@ func runLoads(ctx context.Context, timeout time.Duration, loads []load) ([]sampl
 					}
 					mu.Lock()
 					created[fmt.Sprint(i, "/", name)] = t
+					calls[fmt.Sprint(i, "/", name)] = call
 					mu.Unlock()
 				}
 			})
@@ -596,7 +609,7 @@ func runLoads(ctx context.Context, timeout time.Duration, loads []load) ([]sampl
 	out := make([]sample, 0, len(created))
 	for k, c := range created {
 		if r, ok := running[k]; ok {
-			out = append(out, sample{key: k, created: c, running: r})
+			out = append(out, sample{key: k, created: c, running: r, call: calls[k]})
 		}
 	}
 	return out, nil
@@ -795,8 +808,43 @@ func heldPhase(ctx context.Context, c config, env *localcluster.Environment, add
 		return h, err
 	}
 	h.Held, h.EndToEnd = heldStats(before, after), summarize(samples)
+	h.Phases, h.Calls = heldBreakdown(before, after)
+	h.TenantCreateCall = callStats(samples)
 	logf("held: syncer-held p50 %.3fs p99 %.3fs over %.0f Pods; end to end p99 %.2fs", h.Held.P50, h.Held.P99, h.Held.Count, h.EndToEnd.P99)
+
+	// The same Pods straight into the super cluster at the same rate: the super apiserver's
+	// answer time to a create at this load, beside the syncer's super_create.
+	dclients, dnss, err := superNamespaces(ctx, env, "bench-held-direct", c.tenants)
+	if err != nil {
+		return h, err
+	}
+	direct, err := burst(ctx, hc, dclients, dnss)
+	if err != nil {
+		return h, fmt.Errorf("straight: %w", err)
+	}
+	h.DirectCreateCall = callStats(direct)
+	for _, ns := range dnss {
+		_ = env.Super.Client.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{})
+	}
+	logf("held: create call p50 %.3fs p99 %.3fs on the tenant apiservers, %.3fs / %.3fs straight on the super apiserver; the syncer's super_create %.3fs / %.3fs",
+		h.TenantCreateCall.P50, h.TenantCreateCall.P99, h.DirectCreateCall.P50, h.DirectCreateCall.P99, h.Calls["super_create"].P50, h.Calls["super_create"].P99)
 	return h, nil
+}
+
+// callStats returns the count, mean, p50 and p99 (percentile) of the samples' create calls;
+// the zero value for none.
+func callStats(s []sample) phaseStats {
+	if len(s) == 0 {
+		return phaseStats{}
+	}
+	d := make([]float64, len(s))
+	sum := 0.0
+	for i, x := range s {
+		d[i] = x.call.Seconds()
+		sum += d[i]
+	}
+	slices.Sort(d)
+	return phaseStats{Count: float64(len(d)), Mean: sum / float64(len(d)), P50: percentile(d, 0.5), P99: percentile(d, 0.99)}
 }
 
 // tenantRequests returns the sum over env's tenants of apiserverRequests; a tenant whose
