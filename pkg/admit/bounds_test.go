@@ -279,11 +279,11 @@ func TestEnsureBoundsRepairs(t *testing.T) {
 	t.Run("policy change updates the quota", func(t *testing.T) {
 		f := setup(t)
 		f.c.SetPolicy(policy.Resolve(nil, &tenancyv1alpha1.TenantPolicySpec{Limits: &tenancyv1alpha1.LimitsPolicy{
-			Quota: corev1.ResourceList{corev1.ResourcePods: resource.MustParse("5")}}}))
+			Quota: corev1.ResourceList{corev1.ResourcePods: resource.MustParse("5"), corev1.ResourceSecrets: resource.MustParse("5")}}}))
 		_ = admit.EnsureBounds(ctx, f.env, f.c, sns(f))
 		live, _ := f.super.CoreV1().ResourceQuotas(f.superNS).Get(ctx, "vc-syncer-quota", metav1.GetOptions{})
-		if len(live.Spec.Hard) != 1 || live.Spec.Hard.Pods().String() != "5" {
-			t.Errorf("quota after policy change = %v, want pods=5 only", live.Spec.Hard)
+		if got := live.Spec.Hard[corev1.ResourceSecrets]; len(live.Spec.Hard) != 1 || got.String() != "5" {
+			t.Errorf("quota after policy change = %v, want secrets=5 only (pods is the budget's alone)", live.Spec.Hard)
 		}
 	})
 	t.Run("an admin's quota at the name is left alone", func(t *testing.T) {

@@ -95,12 +95,21 @@ func BudgetHard(hard corev1.ResourceList) corev1.ResourceList {
 }
 
 // BackstopKey reports whether limits.quota key k belongs in the ResourceQuota the syncer keeps
-// in each super namespace: object counts and claims' storage, which never refuse a Pod the
-// tenant's budget admitted and never require a field the tenant did not set. Compute keys
-// (cpu, memory, ephemeral-storage, hugepages, extended resources, requests.* and limits.*
-// other than storage) are the budget's alone: a ResourceQuota with requests.cpu or limits.*
-// refuses every Pod with a container that does not set them.
+// in each super namespace: object counts other than Pods' and claims' storage, which never
+// refuse a Pod the tenant's budget admitted and never require a field the tenant did not set.
+// Compute keys (cpu, memory, ephemeral-storage, hugepages, extended resources, requests.* and
+// limits.* other than storage) are the budget's alone: a ResourceQuota with requests.cpu or
+// limits.* refuses every Pod with a container that does not set them. So are pods and
+// count/pods: a ResourceQuota with either makes the super apiserver's quota admission
+// evaluate every super Pod's create and write the quota's status for it (about 0.3 writes
+// per Pod in a burst; the kube-apiserver's ResourceQuota admission plugin), the largest
+// part of what a super Pod costs beyond one created straight, to bound per namespace what the
+// budget already bounds over all of the tenant's namespaces, as it bounds the Pods' cpu and
+// memory.
 func BackstopKey(k corev1.ResourceName) bool {
+	if k == corev1.ResourcePods || k == "count/pods" {
+		return false
+	}
 	return isStorageKey(k) || isCountKey(k)
 }
 

@@ -71,8 +71,8 @@ func TestBudgetKeys(t *testing.T) {
 		budget, backstop bool
 		canonical        corev1.ResourceName
 	}{
-		"pods":             {true, true, "pods"},
-		"count/pods":       {true, true, "count/pods"},
+		"pods":             {true, false, "pods"},
+		"count/pods":       {true, false, "count/pods"},
 		"cpu":              {true, false, "requests.cpu"},
 		"limits.memory":    {true, false, "limits.memory"},
 		"hugepages-2Mi":    {true, false, "requests.hugepages-2Mi"},

@@ -33,7 +33,7 @@ func TestPodWaitsForAdmission(t *testing.T) {
 	ctx := context.Background()
 	f := newPodBounds(t)
 	_ = reconcileDownward(ctx, f.env, f.c, "app", "web") // super namespace and bounds
-	f.syncCaches(t, "0")
+	f.syncCaches(t)
 	adm := &fakeAdmission{}
 	f.env.PodAdmission = adm
 	f.tenant.ClearActions()
@@ -89,7 +89,7 @@ func TestNodeNameSetAfterCachedReadIsNotCopied(t *testing.T) {
 	ctx := context.Background()
 	f := newPodBounds(t)
 	_ = reconcileDownward(ctx, f.env, f.c, "app", "web")
-	f.syncCaches(t, "0")
+	f.syncCaches(t)
 	live, err := f.tenant.CoreV1().Pods("app").Get(ctx, "web", metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)

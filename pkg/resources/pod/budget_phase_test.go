@@ -21,11 +21,13 @@ func TestPodMarkedFinishedByItsTenantIsChargedItsSpec(t *testing.T) {
 	ctx := context.Background()
 	f := newPodBounds(t)
 	f.c.SetPolicy(policy.Resolve(nil, &tenancyv1alpha1.TenantPolicySpec{Limits: &tenancyv1alpha1.LimitsPolicy{
-		Quota: corev1.ResourceList{corev1.ResourcePods: resource.MustParse("1"), corev1.ResourceRequestsCPU: resource.MustParse("4")}}}))
+		// services: a backstop quota in each super namespace, as the built-in default has.
+		Quota: corev1.ResourceList{corev1.ResourcePods: resource.MustParse("1"), corev1.ResourceRequestsCPU: resource.MustParse("4"),
+			corev1.ResourceServices: resource.MustParse("10")}}}))
 	b := admission.NewBudget(admission.BudgetOptions[string]{Wake: func(string) {}})
 	f.env.Budget = restest.Budget(b)
 	_ = reconcileDownward(ctx, f.env, f.c, "app", "web") // the namespace and its quota
-	f.syncCaches(t, "0")
+	f.syncCaches(t)
 	// The budget is full: another Pod of the tenant takes pods=1.
 	b.Observe("t1", "Pod/t1-other/db", corev1.ResourceList{corev1.ResourcePods: resource.MustParse("1")})
 

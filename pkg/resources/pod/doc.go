@@ -96,8 +96,8 @@
 // invalid object) stays Pending with PodScheduled=False, reason SuperClusterRejected and the
 // super apiserver's message (at most 1 KiB), and a Warning Event with the same reason; that
 // version of the Pod is not sent again (neither a re-enqueue nor a remediation scan) until the
-// Pod or the policy changes. A Pod the super namespace's ResourceQuota (the backstop of object counts)
-// has no room for gets reason QuotaExceeded on both
+// Pod or the policy changes. A Pod the super cluster's quota admission refuses (a ResourceQuota
+// in the super namespace; the syncer's backstop counts no Pods) gets reason QuotaExceeded on both
 // (and is retried with backoff), one naming a PriorityClass that is not public
 // PriorityClassNotPublic. One refusal kind has one reason, on the Event and on the condition
 // (policy.Denial.Reason for the policy's and the quota's). Once the Pod is created, the upward

@@ -51,7 +51,7 @@ func TestNewPodSpecComesFromTheCache(t *testing.T) {
 	ctx := context.Background()
 	f := newPodBounds(t)
 	_ = reconcileDownward(ctx, f.env, f.c, "app", "web")
-	f.syncCaches(t, "0")
+	f.syncCaches(t)
 	f.cacheAsInformer(t, func(p *corev1.Pod) {
 		p.Spec.Containers[0].Command = []string{"serve"}
 		p.Spec.Containers[0].Env = []corev1.EnvVar{{Name: "MODE", Value: "fast"}}
@@ -104,7 +104,7 @@ func TestRefusedWholePodGetsNoToken(t *testing.T) {
 	ctx := context.Background()
 	f := newPodBounds(t)
 	_ = reconcileDownward(ctx, f.env, f.c, "app", "web")
-	f.syncCaches(t, "0")
+	f.syncCaches(t)
 	f.cacheAsInformer(t, func(p *corev1.Pod) {
 		p.Spec.Volumes = []corev1.Volume{
 			{Name: "token", VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{Sources: []corev1.VolumeProjection{

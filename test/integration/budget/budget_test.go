@@ -199,7 +199,7 @@ func apiserverCount(t *testing.T, cs kubernetes.Interface, res, sub string) floa
 // Pods over two namespaces, a 4th (in either) waits, refused visibly (condition and one Warning
 // Event with the same reason, one count), with no super create and no TokenRequest while it
 // waits; deleting one Pod admits it promptly. The super namespaces keep a ResourceQuota of
-// object counts only and no LimitRange.
+// object counts other than Pods' only (services here) and no LimitRange.
 func (s *suite) budgetAcrossNamespaces(t *testing.T) {
 	ctx := context.Background()
 	// Earlier subtests' Pods are deleted first: the budget counts all of the tenant's Pods.
@@ -221,7 +221,8 @@ func (s *suite) budgetAcrossNamespaces(t *testing.T) {
 		return nil
 	})
 	itest.DefaultPolicy(t, s.c, tenancyv1alpha1.TenantPolicySpec{Limits: &tenancyv1alpha1.LimitsPolicy{
-		Quota: corev1.ResourceList{corev1.ResourcePods: resource.MustParse("3"), corev1.ResourceRequestsCPU: resource.MustParse("64")}}})
+		Quota: corev1.ResourceList{corev1.ResourcePods: resource.MustParse("3"), corev1.ResourceRequestsCPU: resource.MustParse("64"),
+			corev1.ResourceServices: resource.MustParse("10")}}})
 	itest.MustCreateNS(t, s.tc.Client, "b1")
 	itest.MustCreateNS(t, s.tc.Client, "b2")
 	for _, p := range []struct{ ns, name string }{{"b1", "p1"}, {"b1", "p2"}, {"b2", "p3"}} {
@@ -290,14 +291,19 @@ func (s *suite) budgetAcrossNamespaces(t *testing.T) {
 	if d := apiserverCount(t, s.tc.Client, "serviceaccounts", "token") - tokens0; d != 1 {
 		t.Errorf("%v TokenRequests reached the tenant for p4, want 1", d)
 	}
-	// The super namespace's ResourceQuota is a backstop of object counts only.
+	// The super namespace's ResourceQuota is a backstop of object counts other than Pods'
+	// only: with pods, the super apiserver's quota admission would evaluate every super Pod's
+	// create and write the quota's status for it.
 	itest.Eventually(t, maxWait, "backstop ResourceQuota in "+s.superNS("b1"), func(ctx context.Context) error {
 		rq, err := s.super.CoreV1().ResourceQuotas(s.superNS("b1")).Get(ctx, "vc-syncer-quota", metav1.GetOptions{})
 		if err != nil {
 			return err
 		}
-		if _, ok := rq.Spec.Hard[corev1.ResourcePods]; !ok {
-			return itest.Errorf("hard %v has no pods backstop", rq.Spec.Hard)
+		if _, ok := rq.Spec.Hard[corev1.ResourceServices]; !ok {
+			return itest.Errorf("hard %v has no services backstop", rq.Spec.Hard)
+		}
+		if _, ok := rq.Spec.Hard[corev1.ResourcePods]; ok {
+			return itest.Errorf("hard %v has pods: every super Pod's create would write the quota", rq.Spec.Hard)
 		}
 		if _, ok := rq.Spec.Hard[corev1.ResourceRequestsCPU]; ok {
 			return itest.Errorf("hard %v has requests.cpu: every container would have to request cpu", rq.Spec.Hard)

@@ -56,11 +56,13 @@ type LimitsPolicy struct {
 	//
 	// The syncer also keeps a ResourceQuota (name vc-syncer-quota) in every super namespace of
 	// the tenant as a backstop, with only the keys of this map that never refuse a Pod the
-	// budget admitted and never require a field the tenant did not set: object counts (pods,
-	// services, services.nodeports, services.loadbalancers, persistentvolumeclaims, secrets,
-	// configmaps, count/*) and claims' storage (requests.storage, per StorageClass). Not
-	// requests.cpu, requests.memory or limits.*: a ResourceQuota with those refuses every Pod
-	// with a container that does not set them. It also counts what the budget does not: the
+	// budget admitted and never require a field the tenant did not set: object counts
+	// (services, services.nodeports, services.loadbalancers, persistentvolumeclaims, secrets,
+	// configmaps, count/* but count/pods) and claims' storage (requests.storage, per
+	// StorageClass). Not requests.cpu, requests.memory or limits.*: a ResourceQuota with those
+	// refuses every Pod with a container that does not set them. Not pods or count/pods: the
+	// super apiserver would write the quota's status for every super Pod; the budget alone
+	// counts Pods. It also counts what the budget does not: the
 	// claims of generic ephemeral volumes, which the super cluster makes from super Pods
 	// (objects it has no room for are refused, rule quota, and retried with backoff).
 	//
