@@ -92,6 +92,12 @@ type fairnessCase struct {
 	// super_scheduling, upward_queue, upward_process).
 	RegularSyncerPhases map[string]float64 `json:"regularSyncerPhaseMeanSeconds"`
 	OthersSyncerPhases  map[string]float64 `json:"othersSyncerPhaseMeanSeconds"`
+	// RegularSyncerCalls and OthersSyncerCalls split downward_process further: the mean time
+	// the group's Pods' downward reconciles waited for the tenant's TokenRequests
+	// (token_request) and the super create (super_create), from
+	// vcsyncer_pod_creation_call_duration_seconds during the case.
+	RegularSyncerCalls map[string]float64 `json:"regularSyncerCallMeanSeconds"`
+	OthersSyncerCalls  map[string]float64 `json:"othersSyncerCallMeanSeconds"`
 	// RegularSyncerHeld is the time the regular tenants' new Pods spent inside the syncer
 	// during the case (vcsyncer_pod_creation_syncer_held_seconds of those tenants, Δ of the
 	// histogram between scrapes before and after the case; p50/p99 read from its buckets);
@@ -714,6 +720,7 @@ func (f *fairness) runCase(ctx context.Context, name, short, desc string, tenant
 			}
 		}
 		fc.RegularSyncerPhases, fc.OthersSyncerPhases = syncerPhaseMeans(m0, m1, regT), syncerPhaseMeans(m0, m1, othT)
+		fc.RegularSyncerCalls, fc.OthersSyncerCalls = syncerCallMeans(m0, m1, regT), syncerCallMeans(m0, m1, othT)
 		fc.RegularSyncerHeld = heldStats(m0, m1, regT...)
 	} else {
 		logf("(%s) no syncer metrics: %v %v", name, err0, err1)
@@ -835,7 +842,20 @@ func (f *fairness) cleanup(ctx context.Context, ns string, tenants []int) error 
 // vcsyncer_pod_creation_phase_duration_seconds (Δsum ÷ Δcount over those tenants); phases
 // without new observations are left out.
 func syncerPhaseMeans(before, after []metricSample, tenants []string) map[string]float64 {
-	const h = "vcsyncer_pod_creation_phase_duration_seconds"
+	return histogramMeans(before, after, tenants, "vcsyncer_pod_creation_phase_duration_seconds", "phase")
+}
+
+// syncerCallMeans returns, like syncerPhaseMeans, the mean time (seconds) the downward
+// reconciles of the given tenants' new Pods waited for each call of
+// vcsyncer_pod_creation_call_duration_seconds (token_request, super_create).
+func syncerCallMeans(before, after []metricSample, tenants []string) map[string]float64 {
+	return histogramMeans(before, after, tenants, "vcsyncer_pod_creation_call_duration_seconds", "call")
+}
+
+// histogramMeans returns, from two scrapes, the mean of the observations of histogram h made
+// in between by each value of its label (Δsum ÷ Δcount over the series of the given tenants);
+// values without new observations are left out, and nil when none has any.
+func histogramMeans(before, after []metricSample, tenants []string, h, label string) map[string]float64 {
 	in := map[string]bool{}
 	for _, t := range tenants {
 		in[t] = true
@@ -848,9 +868,9 @@ func syncerPhaseMeans(before, after []metricSample, tenants []string) map[string
 			}
 			switch m.name {
 			case h + "_sum":
-				sum[m.labels["phase"]] += sign * m.value
+				sum[m.labels[label]] += sign * m.value
 			case h + "_count":
-				count[m.labels["phase"]] += sign * m.value
+				count[m.labels[label]] += sign * m.value
 			}
 		}
 	}
@@ -1122,18 +1142,19 @@ func writeFairnessRunTables(b *strings.Builder, r fairnessRun) {
 			ph(fc.OthersPhases, "downward"), ph(fc.OthersPhases, "super"), ph(fc.OthersPhases, "upward"))
 	}
 	fmt.Fprintf(b, "\nThe syncer's own split (vcsyncer_pod_creation_phase_duration_seconds during the case, mean seconds) and the regular Pods' syncer-held time (vcsyncer_pod_creation_syncer_held_seconds, p50 / p99 from its buckets):\n\n")
-	fmt.Fprintf(b, "| case | Pods of | downward_queue | downward_process | super_scheduling | upward_queue | upward_process | syncer-held p50 / p99 |\n|---|---|---|---|---|---|---|---|\n")
+	fmt.Fprintf(b, "| case | Pods of | downward_queue | downward_process | … of which token_request / super_create | super_scheduling | upward_queue | upward_process | syncer-held p50 / p99 |\n|---|---|---|---|---|---|---|---|---|\n")
 	for _, fc := range r.Cases {
 		for _, g := range []struct {
-			who  string
-			m    map[string]float64
-			held string
-		}{{"regular", fc.RegularSyncerPhases, fmt.Sprintf("%.3f / %.3f", fc.RegularSyncerHeld.P50, fc.RegularSyncerHeld.P99)}, {"others", fc.OthersSyncerPhases, ""}} {
+			who   string
+			m     map[string]float64
+			calls map[string]float64
+			held  string
+		}{{"regular", fc.RegularSyncerPhases, fc.RegularSyncerCalls, fmt.Sprintf("%.3f / %.3f", fc.RegularSyncerHeld.P50, fc.RegularSyncerHeld.P99)}, {"others", fc.OthersSyncerPhases, fc.OthersSyncerCalls, ""}} {
 			if len(g.m) == 0 {
 				continue
 			}
-			fmt.Fprintf(b, "| (%s) | %s | %.3f | %.3f | %.3f | %.3f | %.3f | %s |\n", fc.Name, g.who, g.m["downward_queue"], g.m["downward_process"],
-				g.m["super_scheduling"], g.m["upward_queue"], g.m["upward_process"], g.held)
+			fmt.Fprintf(b, "| (%s) | %s | %.3f | %.3f | %.3f / %.3f | %.3f | %.3f | %.3f | %s |\n", fc.Name, g.who, g.m["downward_queue"], g.m["downward_process"],
+				g.calls["token_request"], g.calls["super_create"], g.m["super_scheduling"], g.m["upward_queue"], g.m["upward_process"], g.held)
 		}
 	}
 	if w := r.WeightedInterval; w != nil {

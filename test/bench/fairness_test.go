@@ -87,6 +87,30 @@ vcsyncer_pod_creation_phase_duration_seconds_count{phase="downward_queue",tenant
 	}
 }
 
+func TestSyncerCallMeans(t *testing.T) {
+	// Between the scrapes tenant a's 4 Pods waited 0.2 s for TokenRequests and 0.1 s for the
+	// super create; tenant b's 2 Pods 1 s for the super create. A phase series is not a call.
+	before := parseMetrics(`vcsyncer_pod_creation_call_duration_seconds_sum{call="token_request",tenant="a"} 1
+vcsyncer_pod_creation_call_duration_seconds_count{call="token_request",tenant="a"} 10
+`)
+	after := parseMetrics(`vcsyncer_pod_creation_call_duration_seconds_sum{call="token_request",tenant="a"} 1.2
+vcsyncer_pod_creation_call_duration_seconds_count{call="token_request",tenant="a"} 14
+vcsyncer_pod_creation_call_duration_seconds_sum{call="super_create",tenant="a"} 0.1
+vcsyncer_pod_creation_call_duration_seconds_count{call="super_create",tenant="a"} 4
+vcsyncer_pod_creation_call_duration_seconds_sum{call="super_create",tenant="b"} 1
+vcsyncer_pod_creation_call_duration_seconds_count{call="super_create",tenant="b"} 2
+vcsyncer_pod_creation_phase_duration_seconds_sum{phase="downward_queue",tenant="a"} 9
+vcsyncer_pod_creation_phase_duration_seconds_count{phase="downward_queue",tenant="a"} 1
+`)
+	got := syncerCallMeans(before, after, []string{"a"})
+	if len(got) != 2 || math.Abs(got["token_request"]-0.05) > 1e-9 || math.Abs(got["super_create"]-0.025) > 1e-9 {
+		t.Errorf("tenant a: %v, want token_request 0.05 and super_create 0.025 only", got)
+	}
+	if got := syncerCallMeans(before, after, []string{"a", "b"}); math.Abs(got["super_create"]-1.1/6) > 1e-9 {
+		t.Errorf("tenants a and b: %v, want super_create %v", got, 1.1/6)
+	}
+}
+
 func TestMedianRun(t *testing.T) {
 	if got := median([]float64{3, 1, 2}); got != 2 {
 		t.Errorf("median of 3, 1, 2 = %v, want 2", got)
