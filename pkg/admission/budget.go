@@ -236,6 +236,7 @@ func (b *Budget[T]) Observe(tenant, key string, charge corev1.ResourceList) {
 	case charge == nil:
 		ts.setLocked(key, nil)
 		wake = ts.wakeLocked()
+		b.dropIfEmptyLocked(tenant, ts)
 	default:
 		lower := e != nil && lessOrEqual(charge, e.charge) && !equalLists(charge, e.charge)
 		ts.setLocked(key, &budgetEntry{charge: charge})
@@ -247,11 +248,27 @@ func (b *Budget[T]) Observe(tenant, key string, charge corev1.ResourceList) {
 	b.wakeAll(wake)
 }
 
-// Forget drops tenant's counts and parked items (the tenant was removed).
-func (b *Budget[T]) Forget(tenant string) {
+// Stopped drops tenant's parked items (its syncing stopped: paused, its kubeconfig unusable,
+// moved to another shard or removed; a started tenant enqueues its objects again) and keeps
+// its counts: its super objects stay until deleted, and the super informers' Observe calls keep
+// counting them whether the tenant syncs or not, so a tenant paused and resumed cannot start
+// another budget's worth of Pods beside the ones still running. Reservations stay too: their
+// reconciles end with Release, or the informer replaces them. Once the tenant counts nothing
+// (its objects deleted, or left this shard's caches), its entry goes.
+func (b *Budget[T]) Stopped(tenant string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	delete(b.tenants, tenant)
+	if ts := b.tenants[tenant]; ts != nil {
+		ts.waiting = nil
+		b.dropIfEmptyLocked(tenant, ts)
+	}
+}
+
+// dropIfEmptyLocked deletes tenant's entry when it counts nothing and nothing waits.
+func (b *Budget[T]) dropIfEmptyLocked(tenant string, ts *budgetTenant[T]) {
+	if len(ts.pods) == 0 && len(ts.waiting) == 0 {
+		delete(b.tenants, tenant)
+	}
 }
 
 // Used returns a copy of tenant's counted use (reservations included).

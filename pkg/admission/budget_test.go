@@ -247,3 +247,39 @@ func TestBudgetFitsReservesNothing(t *testing.T) {
 		t.Error("Fits before the super cache was observed")
 	}
 }
+
+// TestBudgetStoppedKeepsCounts: a tenant whose syncing stops (paused, kubeconfig unusable)
+// keeps its super Pods' counts, so once it syncs again it cannot start another budget's worth
+// beside them; its parked items go, and its entry goes once it counts nothing.
+func TestBudgetStoppedKeepsCounts(t *testing.T) {
+	w := &wakes{}
+	b := NewBudget(BudgetOptions[string]{Wake: w.wake})
+	hard := res("pods", "2")
+	b.Observe("t", "Pod/ns/a", res("pods", "1"))
+	b.Observe("t", "Pod/ns/b", res("pods", "1"))
+	if ok, _, _ := b.Reserve("t", "c", "Pod/ns/c", res("pods", "1"), hard); ok {
+		t.Fatal("c fits in a full budget")
+	}
+	b.Stopped("t")
+	if got := qty(b.Used("t"), "pods"); got != "2" {
+		t.Errorf("pods used after the tenant stopped = %s, want 2 (its super Pods still run)", got)
+	}
+	if n := b.Waiting("t"); n != 0 {
+		t.Errorf("%d parked items after the tenant stopped, want 0", n)
+	}
+	if ok, _, _ := b.Reserve("t", "d", "Pod/ns/d", res("pods", "1"), hard); ok {
+		t.Error("d fits after the tenant stopped and started again: the stop forgot the running Pods")
+	}
+	b.Stopped("t")
+	b.Observe("t", "Pod/ns/a", nil)
+	b.Observe("t", "Pod/ns/b", nil)
+	b.mu.Lock()
+	_, kept := b.tenants["t"]
+	b.mu.Unlock()
+	if kept {
+		t.Error("the tenant's entry is kept though it counts nothing and nothing waits")
+	}
+	if got := w.take(); len(got) != 0 {
+		t.Errorf("woken %v: the parked items went with the stop", got)
+	}
+}

@@ -41,15 +41,7 @@ func NewBudget(env *resources.Env, synced map[resources.Kind]resources.Resource,
 		if kind != resources.KindPod && !policy.ChargedKind(string(kind)) {
 			continue
 		}
-		observe := func(obj any) {
-			m, charge, ok := superCharge(kind, obj)
-			if !ok {
-				return
-			}
-			if o, owned := conversion.OwnerOf(m); owned {
-				b.Observe(o.Tenant, resources.BudgetKey(kind, m.GetNamespace(), m.GetName()), charge)
-			}
-		}
+		observe := func(obj any) { observeSuper(b, kind, obj, "") }
 		gone := func(obj any) {
 			if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 				obj = d.Obj
@@ -71,6 +63,59 @@ func NewBudget(env *resources.Env, synced map[resources.Kind]resources.Resource,
 		regs = append(regs, reg)
 	}
 	return b, nil
+}
+
+// observeSuper observes super object obj of kind (as its informer has it) in its owning
+// tenant's budget b: its charge (superCharge). With tenant set, objects of other tenants are
+// skipped. It reports whether obj was observed.
+func observeSuper(b *admission.Budget[resources.Request], kind resources.Kind, obj any, tenant string) bool {
+	m, charge, ok := superCharge(kind, obj)
+	if !ok {
+		return false
+	}
+	o, owned := conversion.OwnerOf(m)
+	if !owned || tenant != "" && o.Tenant != tenant {
+		return false
+	}
+	b.Observe(o.Tenant, resources.BudgetKey(kind, m.GetNamespace(), m.GetName()), charge)
+	return true
+}
+
+// CountTenant observes in budget b (NewBudget's) every super object of tenant that the super
+// informers of the charged kinds in synced cache now, as their handlers would, and returns how
+// many. With sharding, a tenant that joins this shard has its super objects listed into the
+// caches (resume.State.ScopeWaitFor) and handed to the handlers some time later; counting it
+// from the caches before its informers start means none of its Pods is admitted against a
+// partial count. Each object is looked up again once observed: an update or deletion the
+// handlers deliver meanwhile (after the cache has it) is not undone by the older version.
+func CountTenant(env *resources.Env, synced map[resources.Kind]resources.Resource, b *admission.Budget[resources.Request], tenant string) int {
+	n := 0
+	for kind, r := range synced {
+		if kind != resources.KindPod && !policy.ChargedKind(string(kind)) {
+			continue
+		}
+		store := r.SuperInformer(env).GetStore()
+		for _, obj := range store.List() {
+			if !observeSuper(b, kind, obj, tenant) {
+				continue
+			}
+			n++
+			key, err := cache.MetaNamespaceKeyFunc(obj)
+			if err != nil {
+				continue
+			}
+			switch cur, exists, err := store.GetByKey(key); {
+			case err != nil:
+			case !exists:
+				if m, ok := obj.(metav1.Object); ok {
+					b.Observe(tenant, resources.BudgetKey(kind, m.GetNamespace(), m.GetName()), nil)
+				}
+			case cur != obj:
+				observeSuper(b, kind, cur, tenant)
+			}
+		}
+	}
+	return n
 }
 
 // superCharge returns super object obj of kind (as its informer has it) and what it counts in

@@ -39,7 +39,9 @@ func QuotaNeed(kind resources.Kind, obj metav1.Object) corev1.ResourceList {
 // namespace of obj (the super object of kind about to be created, from tenant namespace ns),
 // by its cached status, has no room for it (QuotaNeed), and nil when it has or there is no
 // such quota. It reads the super cache only, so a refused object is retried without a call to
-// any apiserver.
+// any apiserver. A Pod needs none of the keys this syncer writes into that quota
+// (policy.BackstopKey leaves out pods and count/pods); it is refused only by a quota an older
+// syncer wrote with them, until this one repairs it (EnsureBounds).
 func CheckQuota(env *resources.Env, c *tenant.Cluster, kind resources.Kind, ns string, obj metav1.Object) *policy.Denial {
 	rq := cachedQuota(env, c, obj.GetNamespace())
 	if rq == nil {

@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 
+	"github.com/vcsyncer/syncer/pkg/admit"
 	"github.com/vcsyncer/syncer/pkg/checkpoint/source"
 	"github.com/vcsyncer/syncer/pkg/conversion"
 	"github.com/vcsyncer/syncer/pkg/resources"
@@ -53,6 +54,11 @@ func (s *Syncer) ClusterStarting(c *tenant.Cluster) {
 	// they are there before the tenant is Synced (the super handlers take what arrives after
 	// that for live changes, and the super diff of ClusterSynced must see them).
 	s.resume.ScopeWaitFor(c)
+	if s.scope != nil && s.tenantBudgets != nil {
+		// Its budget counts the super objects the scope just listed before any of its Pods
+		// is admitted (the budget's handlers get them later).
+		admit.CountTenant(s.env, s.resources, s.tenantBudgets, c.Name)
+	}
 }
 
 // ClusterSynced implements tenant.Hooks. It enqueues the tenant objects whose version differs
@@ -207,7 +213,7 @@ func (s *Syncer) ClusterStopped(c *tenant.Cluster) {
 			s.admission.Forget(c.Name)
 		}
 		if s.tenantBudgets != nil {
-			s.tenantBudgets.Forget(c.Name)
+			s.tenantBudgets.Stopped(c.Name) // counts kept: its super objects may stay
 		}
 		s.resume.ForgetTenantSources(c, slices.Collect(maps.Keys(s.resources)))
 		for _, r := range s.resources {

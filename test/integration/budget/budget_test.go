@@ -61,6 +61,7 @@ func TestBudget(t *testing.T) {
 		{"budget-bounds-the-tenant-across-namespaces", s.budgetAcrossNamespaces},
 		{"budget-bounds-claims-storage-across-namespaces", s.claimsAcrossNamespaces},
 		{"budget-bounds-services-across-namespaces", s.servicesAcrossNamespaces},
+		{"budget-kept-across-a-pause", s.budgetKeptAcrossAPause},
 	} {
 		if !t.Run(tc.name, tc.run) {
 			t.Logf("FAILED: %s", tc.name)
@@ -524,4 +525,66 @@ func (s *suite) servicesAcrossNamespaces(t *testing.T) {
 	if d := apiserverCount(t, s.super, "services", "") - creates0; d != 1 {
 		t.Errorf("%v Service creates reached the super apiserver for c, want 1", d)
 	}
+}
+
+// budgetKeptAcrossAPause: a tenant paused and resumed keeps counting the super Pods that ran
+// on meanwhile. With the budget full, a new Pod after the resume waits (QuotaExceeded) and gets
+// no super copy: the pause did not make room for another budget's worth of Pods.
+func (s *suite) budgetKeptAcrossAPause(t *testing.T) {
+	ctx := context.Background()
+	// The budget: the tenant's super Pods now, and one more.
+	l, err := s.super.CoreV1().Pods("").List(ctx, metav1.ListOptions{LabelSelector: conversion.LabelTenantUID + "=" + s.uid})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, p := range l.Items {
+		if p.DeletionTimestamp == nil && p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed {
+			n++
+		}
+	}
+	itest.DefaultPolicy(t, s.c, tenancyv1alpha1.TenantPolicySpec{Limits: &tenancyv1alpha1.LimitsPolicy{
+		Quota: corev1.ResourceList{corev1.ResourcePods: *resource.NewQuantity(int64(n+1), resource.DecimalSI),
+			corev1.ResourceRequestsCPU: resource.MustParse("64"), corev1.ResourceServices: resource.MustParse("10")}}})
+	itest.MustCreateNS(t, s.tc.Client, "pause")
+	if _, err := s.tc.Client.CoreV1().Pods("pause").Create(ctx, pod("before", corev1.ResourceRequirements{}), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	s.superPod(t, "pause", "before")
+
+	setPaused := func(paused bool) {
+		t.Helper()
+		itest.Eventually(t, maxWait, fmt.Sprintf("Tenant paused=%t", paused), func(ctx context.Context) error {
+			tn := &tenancyv1alpha1.Tenant{}
+			if err := s.c.Get(ctx, client.ObjectKey{Name: s.tc.Name}, tn); err != nil {
+				return err
+			}
+			tn.Spec.Paused = paused
+			return s.c.Update(ctx, tn)
+		})
+	}
+	setPaused(true)
+	itest.Eventually(t, maxWait, "Tenant Paused", func(ctx context.Context) error {
+		tn := &tenancyv1alpha1.Tenant{}
+		if err := s.c.Get(ctx, client.ObjectKey{Name: s.tc.Name}, tn); err != nil {
+			return err
+		}
+		if tn.Status.Phase != tenancyv1alpha1.TenantPaused {
+			return itest.Errorf("phase %q", tn.Status.Phase)
+		}
+		return nil
+	})
+	setPaused(false)
+	itest.WaitRunning(t, s.c, s.tc.Name)
+
+	if _, err := s.tc.Client.CoreV1().Pods("pause").Create(ctx, pod("after", corev1.ResourceRequirements{}), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	itest.WaitEvent(t, s.tc.Client, "pause", "after", "QuotaExceeded", "tenant budget")
+	itest.Consistently(t, 3*time.Second, "no super copy of the Pod after the resume", func(ctx context.Context) error {
+		if _, err := s.super.CoreV1().Pods(s.superNS("pause")).Get(ctx, "after", metav1.GetOptions{}); err == nil {
+			return itest.Errorf("the Pod created after the resume has a super copy: the pause forgot the %d running Pods", n+1)
+		}
+		return nil
+	})
 }

@@ -387,10 +387,11 @@ func (s *suite) attackManyNodePorts(t *testing.T) {
 	})
 }
 
-// checkQuotaAndLimits: every super namespace the syncer creates has a ResourceQuota (pods,
-// node ports, load balancers, storage) as a backstop of the tenant-wide budget, with no compute
-// key that would make every container set requests or limits, and no LimitRange of the
-// syncer's (it would change the tenant's Pods).
+// checkQuotaAndLimits: every super namespace the syncer creates has a ResourceQuota (node
+// ports, load balancers, storage) as a backstop of the tenant-wide budget, with no compute key
+// that would make every container set requests or limits and no pods key (the budget alone
+// counts Pods; with pods, the super apiserver writes the quota's status for every super Pod),
+// and no LimitRange of the syncer's (it would change the tenant's Pods).
 func (s *suite) checkQuotaAndLimits(t *testing.T) {
 	for _, ns := range []string{s.aSuperNS, s.bSuperNS} {
 		itest.Eventually(t, maxWait, "ResourceQuota and no LimitRange in "+ns, func(ctx context.Context) error {
@@ -414,6 +415,11 @@ func (s *suite) checkQuotaAndLimits(t *testing.T) {
 						return itest.Errorf("ResourceQuota %s has %s: every container would have to set it", q.Name, k)
 					}
 				}
+				for _, k := range []corev1.ResourceName{corev1.ResourcePods, "count/pods"} {
+					if _, ok := q.Spec.Hard[k]; ok {
+						return itest.Errorf("ResourceQuota %s has %s: the super apiserver would write its status for every super Pod", q.Name, k)
+					}
+				}
 			}
 			hard := corev1.ResourceList{}
 			for _, q := range rq.Items {
@@ -422,7 +428,7 @@ func (s *suite) checkQuotaAndLimits(t *testing.T) {
 				}
 			}
 			var missing []string
-			for _, k := range []corev1.ResourceName{corev1.ResourcePods, corev1.ResourceServicesNodePorts, corev1.ResourceServicesLoadBalancers, corev1.ResourceRequestsStorage} {
+			for _, k := range []corev1.ResourceName{corev1.ResourceServicesNodePorts, corev1.ResourceServicesLoadBalancers, corev1.ResourceRequestsStorage} {
 				if _, ok := hard[k]; !ok {
 					missing = append(missing, string(k))
 				}
