@@ -319,6 +319,13 @@ func (s *suite) budgetPolicy(t *testing.T, quota corev1.ResourceList) {
 	t.Helper()
 	quota[corev1.ResourcePods] = resource.MustParse("100")
 	quota[corev1.ResourceRequestsCPU] = resource.MustParse("64")
+	s.setQuota(t, quota)
+}
+
+// setQuota sets the default TenantPolicy's limits.quota to quota, creating the policy if need
+// be.
+func (s *suite) setQuota(t *testing.T, quota corev1.ResourceList) {
+	t.Helper()
 	itest.Eventually(t, maxWait, "TenantPolicy default with limits.quota "+fmt.Sprint(quota), func(ctx context.Context) error {
 		var p tenancyv1alpha1.TenantPolicy
 		err := s.c.Get(ctx, client.ObjectKey{Name: "default"}, &p)
@@ -543,9 +550,8 @@ func (s *suite) budgetKeptAcrossAPause(t *testing.T) {
 			n++
 		}
 	}
-	itest.DefaultPolicy(t, s.c, tenancyv1alpha1.TenantPolicySpec{Limits: &tenancyv1alpha1.LimitsPolicy{
-		Quota: corev1.ResourceList{corev1.ResourcePods: *resource.NewQuantity(int64(n+1), resource.DecimalSI),
-			corev1.ResourceRequestsCPU: resource.MustParse("64"), corev1.ResourceServices: resource.MustParse("10")}}})
+	s.setQuota(t, corev1.ResourceList{corev1.ResourcePods: *resource.NewQuantity(int64(n+1), resource.DecimalSI),
+		corev1.ResourceRequestsCPU: resource.MustParse("64"), corev1.ResourceServices: resource.MustParse("10")})
 	itest.MustCreateNS(t, s.tc.Client, "pause")
 	if _, err := s.tc.Client.CoreV1().Pods("pause").Create(ctx, pod("before", corev1.ResourceRequirements{}), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
