@@ -204,6 +204,7 @@ func (b *Budget[T]) Release(tenant, key string) {
 			ts.setLocked(key, e.prev)
 			wake = ts.wakeLocked()
 		}
+		b.dropIfEmptyLocked(tenant, ts)
 	}
 	b.mu.Unlock()
 	b.wakeAll(wake)

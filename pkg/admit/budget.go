@@ -67,14 +67,18 @@ func NewBudget(env *resources.Env, synced map[resources.Kind]resources.Resource,
 
 // observeSuper observes super object obj of kind (as its informer has it) in its owning
 // tenant's budget b: its charge (superCharge). With tenant set, objects of other tenants are
-// skipped. It reports whether obj was observed.
+// skipped before their charge is computed. It reports whether obj was observed.
 func observeSuper(b *admission.Budget[resources.Request], kind resources.Kind, obj any, tenant string) bool {
-	m, charge, ok := superCharge(kind, obj)
+	m, ok := obj.(metav1.Object)
 	if !ok {
 		return false
 	}
 	o, owned := conversion.OwnerOf(m)
 	if !owned || tenant != "" && o.Tenant != tenant {
+		return false
+	}
+	_, charge, ok := superCharge(kind, obj)
+	if !ok {
 		return false
 	}
 	b.Observe(o.Tenant, resources.BudgetKey(kind, m.GetNamespace(), m.GetName()), charge)
@@ -86,8 +90,12 @@ func observeSuper(b *admission.Budget[resources.Request], kind resources.Kind, o
 // many. With sharding, a tenant that joins this shard has its super objects listed into the
 // caches (resume.State.ScopeWaitFor) and handed to the handlers some time later; counting it
 // from the caches before its informers start means none of its Pods is admitted against a
-// partial count. Each object is looked up again once observed: an update or deletion the
-// handlers deliver meanwhile (after the cache has it) is not undone by the older version.
+// partial count. It costs one pass over the shard's cached objects of those kinds.
+//
+// After each observation the object is looked up again, until the cache holds what was last
+// observed (at most a few rounds): an informer updates its cache before it notifies its
+// handlers (client-go's shared informer), so a change the lookup does not see yet reaches the
+// handlers after this observation and overrides it, and one it sees is observed here.
 func CountTenant(env *resources.Env, synced map[resources.Kind]resources.Resource, b *admission.Budget[resources.Request], tenant string) int {
 	n := 0
 	for kind, r := range synced {
@@ -100,18 +108,27 @@ func CountTenant(env *resources.Env, synced map[resources.Kind]resources.Resourc
 				continue
 			}
 			n++
+			m := obj.(metav1.Object) // observeSuper took it as one
+			budgetKey := resources.BudgetKey(kind, m.GetNamespace(), m.GetName())
 			key, err := cache.MetaNamespaceKeyFunc(obj)
 			if err != nil {
 				continue
 			}
-			switch cur, exists, err := store.GetByKey(key); {
-			case err != nil:
-			case !exists:
-				if m, ok := obj.(metav1.Object); ok {
-					b.Observe(tenant, resources.BudgetKey(kind, m.GetNamespace(), m.GetName()), nil)
+			last := obj
+			for range 8 {
+				cur, exists, err := store.GetByKey(key)
+				if err != nil || exists && cur == last || !exists && last == nil {
+					break
 				}
-			case cur != obj:
-				observeSuper(b, kind, cur, tenant)
+				if !exists {
+					b.Observe(tenant, budgetKey, nil)
+					last = nil
+					continue
+				}
+				if !observeSuper(b, kind, cur, tenant) {
+					b.Observe(tenant, budgetKey, nil) // no longer the tenant's
+				}
+				last = cur
 			}
 		}
 	}

@@ -101,3 +101,52 @@ func TestCountTenantCountsItsCachedSuperObjects(t *testing.T) {
 		t.Errorf("t1 uses %s pods after counting twice, want 2", got.String())
 	}
 }
+
+// racyInformer's store runs afterList once its List has been taken: a change the informer
+// makes (and hands to its handlers) while CountTenant works through that list.
+type racyInformer struct {
+	cache.SharedIndexInformer
+	afterList func()
+}
+
+type racyStore struct {
+	cache.Store
+	afterList func()
+}
+
+func (r racyInformer) GetStore() cache.Store {
+	return racyStore{r.SharedIndexInformer.GetStore(), r.afterList}
+}
+
+func (s racyStore) List() []any {
+	l := s.Store.List()
+	s.afterList()
+	return l
+}
+
+// A super Pod deleted (and its deletion handed to the handlers) after CountTenant listed the
+// cache is not counted back in from the stale list: the look-up after each observation sees it
+// gone.
+func TestCountTenantDoesNotUndoALaterDeletion(t *testing.T) {
+	inf := informers.NewSharedInformerFactory(fake.NewClientset(), 0).Core().V1().Pods().Informer()
+	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "t1-app", Name: "gone",
+		Annotations: map[string]string{policy.AnnotationCharge: policy.FormatCharge(corev1.ResourceList{corev1.ResourcePods: resource.MustParse("1")})}},
+		Spec: corev1.PodSpec{NodeName: "node-1", Containers: []corev1.Container{{Name: "c", Image: "nginx"}}}}
+	conversion.Stamp(&p.ObjectMeta, conversion.Owner{Tenant: "t1", TenantUID: "uid-t1", Namespace: "app", Name: "gone", UID: "u-gone"})
+	cp := cached(t, p)
+	if err := inf.GetStore().Add(cp); err != nil {
+		t.Fatal(err)
+	}
+	b := admission.NewBudget(admission.BudgetOptions[resources.Request]{Wake: func(resources.Request) {}})
+	racy := racyInformer{inf, func() {
+		// The informer's deletion: the cache first, then the handler.
+		if err := inf.GetStore().Delete(cp); err != nil {
+			t.Error(err)
+		}
+		b.Observe("t1", resources.BudgetKey(resources.KindPod, "t1-app", "gone"), nil)
+	}}
+	CountTenant(&resources.Env{}, map[resources.Kind]resources.Resource{resources.KindPod: superPodsOnly{racy}}, b, "t1")
+	if got := b.Used("t1"); len(got) != 0 {
+		t.Errorf("t1 uses %v after its only Pod was deleted while it was counted, want nothing", got)
+	}
+}
