@@ -102,10 +102,10 @@ func BudgetHard(hard corev1.ResourceList) corev1.ResourceList {
 // limits.* refuses every Pod with a container that does not set them. So are pods and
 // count/pods: a ResourceQuota with either makes the super apiserver's quota admission
 // evaluate every super Pod's create and write the quota's status for it (about 0.3 writes
-// per Pod in a burst; the kube-apiserver's ResourceQuota admission plugin), the largest
-// part of what a super Pod costs beyond one created straight, to bound per namespace what the
-// budget already bounds over all of the tenant's namespaces, as it bounds the Pods' cpu and
-// memory.
+// per Pod in a burst; the kube-apiserver's ResourceQuota admission plugin), so a super create
+// waited about twice as long as one made straight (docs/bench/burst/cost-6), to bound per
+// namespace what the budget already bounds over all of the tenant's namespaces, as it bounds
+// the Pods' cpu and memory.
 func BackstopKey(k corev1.ResourceName) bool {
 	if k == corev1.ResourcePods || k == "count/pods" {
 		return false
