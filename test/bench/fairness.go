@@ -856,34 +856,23 @@ func syncerCallMeans(before, after []metricSample, tenants []string) map[string]
 // in between by each value of its label (Δsum ÷ Δcount over the series of the given tenants);
 // values without new observations are left out, and nil when none has any.
 func histogramMeans(before, after []metricSample, tenants []string, h, label string) map[string]float64 {
-	in := map[string]bool{}
-	for _, t := range tenants {
-		in[t] = true
-	}
-	sum, count := map[string]float64{}, map[string]float64{}
-	add := func(ms []metricSample, sign float64) {
-		for _, m := range ms {
-			if !in[m.labels["tenant"]] {
-				continue
-			}
-			switch m.name {
-			case h + "_sum":
-				sum[m.labels[label]] += sign * m.value
-			case h + "_count":
-				count[m.labels[label]] += sign * m.value
-			}
+	values := map[string]bool{}
+	for _, m := range after {
+		if m.name == h+"_count" && slices.Contains(tenants, m.labels["tenant"]) {
+			values[m.labels[label]] = true
 		}
 	}
-	add(after, 1)
-	add(before, -1)
-	out := map[string]float64{}
-	for ph, n := range count {
-		if n > 0 {
-			out[ph] = sum[ph] / n
+	var out map[string]float64
+	for v := range values {
+		st := histogramDelta(before, after, h, func(l map[string]string) bool {
+			return l[label] == v && slices.Contains(tenants, l["tenant"])
+		})
+		if st.Count > 0 {
+			if out == nil {
+				out = map[string]float64{}
+			}
+			out[v] = st.Mean
 		}
-	}
-	if len(out) == 0 {
-		return nil
 	}
 	return out
 }

@@ -85,6 +85,9 @@ type TokenPrefetcher struct {
 
 	mu      sync.Mutex
 	tenants map[string]*tenantTokens
+	// blocked are the tenants whose next Pod found no free slot of sem: the next freed slot
+	// starts them again (and no one else is visited for it).
+	blocked map[*tenantTokens]bool
 }
 
 // tenantTokens is one tenant's part of a TokenPrefetcher.
@@ -107,7 +110,8 @@ type pendingPod struct {
 // NewTokenPrefetcher returns a TokenPrefetcher reading env's super caches (ServiceAccount
 // copies, quotas) and budgets.
 func NewTokenPrefetcher(env *resources.Env) *TokenPrefetcher {
-	return &TokenPrefetcher{env: env, now: time.Now, sem: make(chan struct{}, prefetchInFlight), tenants: map[string]*tenantTokens{}}
+	return &TokenPrefetcher{env: env, now: time.Now, sem: make(chan struct{}, prefetchInFlight), tenants: map[string]*tenantTokens{},
+		blocked: map[*tenantTokens]bool{}}
 }
 
 var _ resources.PodTokens = (*TokenPrefetcher)(nil)
@@ -186,6 +190,7 @@ func (p *TokenPrefetcher) dropLocked(tenant string, st *tenantTokens) {
 	}
 	st.rounds, st.pending, st.waiting = map[types.UID]*tokenPrefetch{}, nil, map[types.UID]bool{}
 	delete(p.tenants, tenant)
+	delete(p.blocked, st)
 }
 
 // Take implements resources.PodTokens. A Pod whose round was not made yet no longer wants one
@@ -257,7 +262,8 @@ func (p *TokenPrefetcher) startLocked(st *tenantTokens) {
 			select {
 			case p.sem <- struct{}{}: // released by run
 			default:
-				return // started again when a slot frees (run)
+				p.blocked[st] = true // started again when a slot frees (run)
+				return
 			}
 		}
 		st.pending[0] = pendingPod{}
@@ -310,12 +316,12 @@ func (p *TokenPrefetcher) run(st *tenantTokens, w pendingPod, r *tokenPrefetch) 
 		if r.err == nil && held {
 			p.expireLocked(st, w.uid, r)
 		}
-		// The freed slot goes to whichever tenant has a Pod waiting (this one first).
+		// The freed slot goes to this tenant's next Pod, else to a tenant that found none free.
 		p.startLocked(st)
-		for _, other := range p.tenants {
-			if other != st {
-				p.startLocked(other)
-			}
+		blocked := p.blocked
+		p.blocked = map[*tenantTokens]bool{}
+		for other := range blocked {
+			p.startLocked(other) // blocked again when the slots are gone
 		}
 	}()
 	pod, srcs := p.qualify(st, w)

@@ -12,25 +12,16 @@
 set -euo pipefail
 out=${OUT:-docs/bench/burst/cost-3}
 
-# pair DIR A-NAME A-BIN B-NAME B-BIN [burst flags]: A-NAME-1, B-NAME-1, A-NAME-2, B-NAME-2 (the
-# numbers as in DIR) in turn, each a burst with --cpu-profile 15s.
-pair() {
-  local dir=$1 a=$2 abin=$3 b=$4 bbin=$5; shift 5
-  for run in "$a" "$b" "$a" "$b"; do
-    local bin=$abin; [[ $run == "$b" ]] && bin=$bbin
-    n=$(( $(ls -d "$out/$dir/$run"-* 2>/dev/null | wc -l) + 1 ))
-    VC_SYNCER_BENCH_BIN=$bin go run ./test/bench burst --cpu-profile 15s "$@" --out "$out/$dir/$run-$n"
-  done
-}
+source docs/bench/burst/pair.sh  # pair DIR A-NAME A-BIN B-NAME B-BIN [burst flags]: A, B, A, B
 
 # The default burst (2 tenants × 200 Pods, 50 creators each) and the held run (2 × 100 Pods
 # open loop at half the ceiling); the committed runs are before-1..2 and after-1..2.
-pair gzip-400 before "$BEFORE" after "$GZIP"
+pair gzip-400 before "$BEFORE" after "$GZIP" --cpu-profile 15s
 # 2 × 500 Pods, no held run (a longer burst: less noise in CPU per Pod); committed: before-3..4
 # and after-3..4.
-pair gzip-1000 before "$BEFORE" after "$GZIP" --pods 500 --held-pods 0
-pair alloc-1000 gz "$GZIP" alloc "$ALLOC" --pods 500 --held-pods 0     # committed: gz-1..2, alloc-1..2
-pair bind-1000 alloc "$ALLOC" bind "$BIND" --pods 500 --held-pods 0    # committed: alloc-3..4, bind-1..2
+pair gzip-1000 before "$BEFORE" after "$GZIP" --cpu-profile 15s --pods 500 --held-pods 0
+pair alloc-1000 gz "$GZIP" alloc "$ALLOC" --cpu-profile 15s --pods 500 --held-pods 0     # committed: gz-1..2, alloc-1..2
+pair bind-1000 alloc "$ALLOC" bind "$BIND" --cpu-profile 15s --pods 500 --held-pods 0    # committed: alloc-3..4, bind-1..2
 # All three against the syncer before them, default burst and held run; committed: before-5..6,
 # final-1..2.
-pair final-400 before "$BEFORE" final "$BIND"
+pair final-400 before "$BEFORE" final "$BIND" --cpu-profile 15s

@@ -11,22 +11,12 @@
 set -euo pipefail
 out=${OUT:-docs/bench/burst/cost-4}
 
-# pair DIR A-NAME A-BIN B-NAME B-BIN [burst flags]: A-NAME-1, B-NAME-1, A-NAME-2, B-NAME-2 in
-# turn, each a burst with --cpu-profile 15s.
-pair() {
-  local dir=$1 a=$2 abin=$3 b=$4 bbin=$5; shift 5
-  for run in "$a" "$b" "$a" "$b"; do
-    local bin=$abin; [[ $run == "$b" ]] && bin=$bbin
-    mkdir -p "$out/$dir"
-    n=$(( $(find "$out/$dir" -mindepth 1 -maxdepth 1 -name "$run-*" | wc -l) + 1 ))
-    VC_SYNCER_BENCH_BIN=$bin go run ./test/bench burst --cpu-profile 15s "$@" --out "$out/$dir/$run-$n"
-  done
-}
+source docs/bench/burst/pair.sh  # pair DIR A-NAME A-BIN B-NAME B-BIN [burst flags]: A, B, A, B
 
 # 2 × 500 Pods, no held run (a longer burst: less noise in CPU per Pod).
-pair echo-1000 before "$BEFORE" after "$AFTER" --pods 500 --held-pods 0
+pair echo-1000 before "$BEFORE" after "$AFTER" --cpu-profile 15s --pods 500 --held-pods 0
 # The default burst (2 tenants × 200 Pods, 50 creators each) and the held run (2 × 100 Pods
 # open loop at half the ceiling); run twice (before-1..4, after-1..4).
-pair echo-400 before "$BEFORE" after "$AFTER"
-pair echo-400 before "$BEFORE" after "$AFTER"
-pair final-400 before "$BEFORE" final "$FINAL"
+pair echo-400 before "$BEFORE" after "$AFTER" --cpu-profile 15s
+pair echo-400 before "$BEFORE" after "$AFTER" --cpu-profile 15s
+pair final-400 before "$BEFORE" final "$FINAL" --cpu-profile 15s

@@ -7,17 +7,7 @@
 set -euo pipefail
 out=${OUT:-docs/bench/burst/cost-5}
 
-# pair DIR A-NAME A-BIN B-NAME B-BIN [burst flags]: A-NAME-1, B-NAME-1, A-NAME-2, B-NAME-2 in
-# turn.
-pair() {
-  local dir=$1 a=$2 abin=$3 b=$4 bbin=$5; shift 5
-  for run in "$a" "$b" "$a" "$b"; do
-    local bin=$abin; [[ $run == "$b" ]] && bin=$bbin
-    mkdir -p "$out/$dir"
-    n=$(( $(find "$out/$dir" -mindepth 1 -maxdepth 1 -name "$run-*" | wc -l) + 1 ))
-    VC_SYNCER_BENCH_BIN=$bin go run ./test/bench burst "$@" --out "$out/$dir/$run-$n"
-  done
-}
+source docs/bench/burst/pair.sh  # pair DIR A-NAME A-BIN B-NAME B-BIN [burst flags]: A, B, A, B
 
 # The default burst (2 tenants × 200 Pods, 50 creators each) and the held run (2 × 100 Pods
 # open loop at half the ceiling), twice each way (before-1..4, after-1..4).
