@@ -295,11 +295,11 @@ func (c *ControlPlane) run(ctx context.Context, serviceCIDR string, nodes int) e
 	// etcd
 	var etcdURL string
 	if err := c.startComponent(ctx, Etcd, etcdTimeout, func() ([]string, probe, error) {
-		cp, err := freePort()
+		cp, err := FreePort()
 		if err != nil {
 			return nil, nil, err
 		}
-		pp, err := freePort()
+		pp, err := FreePort()
 		if err != nil {
 			return nil, nil, err
 		}
@@ -325,7 +325,7 @@ func (c *ControlPlane) run(ctx context.Context, serviceCIDR string, nodes int) e
 	}
 	var server string
 	if err := c.startComponent(ctx, KubeAPIServer, apiserverTimeout, func() ([]string, probe, error) {
-		port, err := freePort()
+		port, err := FreePort()
 		if err != nil {
 			return nil, nil, err
 		}
@@ -362,7 +362,7 @@ func (c *ControlPlane) run(ctx context.Context, serviceCIDR string, nodes int) e
 		controllers = "*"
 	}
 	if err := c.startComponent(ctx, KubeControllerManager, clientTimeout, func() ([]string, probe, error) {
-		port, err := freePort()
+		port, err := FreePort()
 		if err != nil {
 			return nil, nil, err
 		}
@@ -378,7 +378,7 @@ func (c *ControlPlane) run(ctx context.Context, serviceCIDR string, nodes int) e
 
 	if c.superPlane {
 		if err := c.startComponent(ctx, KubeScheduler, clientTimeout, func() ([]string, probe, error) {
-			port, err := freePort()
+			port, err := FreePort()
 			if err != nil {
 				return nil, nil, err
 			}
@@ -391,7 +391,7 @@ func (c *ControlPlane) run(ctx context.Context, serviceCIDR string, nodes int) e
 			return err
 		}
 		if err := c.startComponent(ctx, Kwok, clientTimeout, func() ([]string, probe, error) {
-			port, err := freePort()
+			port, err := FreePort()
 			if err != nil {
 				return nil, nil, err
 			}

@@ -122,11 +122,11 @@ func (c *ControlPlane) StartCoreDNS(ctx context.Context) (*DNSServer, error) {
 	}
 	d := &DNSServer{Corefile: filepath.Join(c.Dir, "Corefile")}
 	err := c.startComponent(ctx, CoreDNS, clientTimeout, func() ([]string, probe, error) {
-		port, err := freePort()
+		port, err := FreePort()
 		if err != nil {
 			return nil, nil, err
 		}
-		readyPort, err := freePort()
+		readyPort, err := FreePort()
 		if err != nil {
 			return nil, nil, err
 		}

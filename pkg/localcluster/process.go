@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -29,33 +28,6 @@ const (
 	// moment we picked it and the moment the component bound it.
 	maxBindAttempts = 3
 )
-
-// usedPorts remembers every port handed out by this process, so that two components started
-// in parallel never get the same port from the kernel's ephemeral range.
-var (
-	portsMu   sync.Mutex
-	usedPorts = map[int]bool{}
-)
-
-// freePort returns a loopback TCP port that was free a moment ago: it listens on 127.0.0.1:0,
-// closes the listener and returns the port. The caller must tolerate losing a race for it.
-func freePort() (int, error) {
-	portsMu.Lock()
-	defer portsMu.Unlock()
-	for range 100 {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return 0, fmt.Errorf("failed to find a free loopback port: %w", err)
-		}
-		port := l.Addr().(*net.TCPAddr).Port
-		_ = l.Close()
-		if !usedPorts[port] {
-			usedPorts[port] = true
-			return port, nil
-		}
-	}
-	return 0, errors.New("failed to find a free loopback port not handed out before")
-}
 
 // process is one running control-plane component.
 type process struct {

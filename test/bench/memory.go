@@ -5,8 +5,8 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"github.com/vcsyncer/syncer/pkg/localcluster"
 	"io"
-	"net"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -184,14 +184,13 @@ func procStatusBytes(pid int, field string) (int64, error) {
 	return 0, fmt.Errorf("%s not found in /proc/%d/status", field, pid)
 }
 
-// freeAddr returns a free loopback host:port.
+// freeAddr returns a free loopback host:port (localcluster.FreeAddr).
 func freeAddr() string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	addr, err := localcluster.FreeAddr()
 	if err != nil {
 		return "127.0.0.1:6060"
 	}
-	defer l.Close()
-	return l.Addr().String()
+	return addr
 }
 
 // saveProfile fetches the syncer's profile /debug/pprof/<profile> (a name with its query,

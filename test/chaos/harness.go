@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -119,11 +118,11 @@ func Start(ctx context.Context, env *localcluster.Environment, bin string, o Opt
 	}
 	for i := range pool {
 		id := fmt.Sprintf("shard-%d", i)
-		addr, err := freeAddr()
+		addr, err := localcluster.FreeAddr()
 		if err != nil {
 			return nil, err
 		}
-		paddr, err := freeAddr()
+		paddr, err := localcluster.FreeAddr()
 		if err != nil {
 			return nil, err
 		}
@@ -609,14 +608,4 @@ func getText(ctx context.Context, url string) (string, error) {
 	var b strings.Builder
 	_, err = bufio.NewReader(resp.Body).WriteTo(&b)
 	return b.String(), err
-}
-
-// freeAddr returns a 127.0.0.1:port nothing listens on now.
-func freeAddr() (string, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	defer l.Close()
-	return l.Addr().String(), nil
 }

@@ -77,9 +77,6 @@ func keepLogs(dir, testName string) (string, error) {
 		base = filepath.Join(os.TempDir(), "vc-syncer-test-logs")
 	}
 	dest := filepath.Join(base, unsafePathChars.ReplaceAllString(testName, "_"))
-	if err := os.RemoveAll(dest); err != nil {
-		return "", err
-	}
 	logs, err := filepath.Glob(filepath.Join(dir, "*", "logs", "*.log"))
 	if err != nil {
 		return "", err
@@ -87,8 +84,17 @@ func keepLogs(dir, testName string) (string, error) {
 	if len(logs) == 0 {
 		return "", fmt.Errorf("no logs found under %s", dir)
 	}
+	// Only each control plane's directory is replaced: the test's own cleanups may already have
+	// kept other artifacts (a syncer's logs) beside them.
+	cleared := map[string]bool{}
 	for _, src := range logs {
 		plane := filepath.Base(filepath.Dir(filepath.Dir(src)))
+		if !cleared[plane] {
+			if err := os.RemoveAll(filepath.Join(dest, plane)); err != nil {
+				return "", err
+			}
+			cleared[plane] = true
+		}
 		if err := copyFile(src, filepath.Join(dest, plane, filepath.Base(src))); err != nil {
 			return "", err
 		}

@@ -43,7 +43,10 @@ func TestChaosSoak(t *testing.T) {
 		// The replicas' logs and the fault logs of a failed run, beside the components' logs.
 		if t.Failed() {
 			dst := filepath.Join(itest.ArtifactsDir(t), "replicas")
-			if err := os.CopyFS(dst, os.DirFS(out)); err != nil {
+			// os.CopyFS does not overwrite: an earlier failed run's copy goes first.
+			if err := os.RemoveAll(dst); err != nil {
+				t.Logf("keeping the replicas' logs: %v", err)
+			} else if err := os.CopyFS(dst, os.DirFS(out)); err != nil {
 				t.Logf("keeping the replicas' logs: %v", err)
 			} else {
 				t.Logf("replicas' logs and fault logs kept in %s", dst)
