@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"github.com/vcsyncer/syncer/pkg/localcluster"
 	"io"
 	"os"
 	"path/filepath"
@@ -13,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/vcsyncer/syncer/pkg/localcluster"
 )
 
 // runMemory measures the syncer's resident memory at several numbers of synced Pods in one

@@ -12,9 +12,10 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
-	"github.com/vcsyncer/syncer/pkg/localcluster"
 	"k8s.io/client-go/kubernetes"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	"github.com/vcsyncer/syncer/pkg/localcluster"
 )
 
 // FreePort returns a TCP port on 127.0.0.1 that was free a moment ago, outside the kernel's
