@@ -187,10 +187,11 @@ func Reconcile[T Object](ctx context.Context, env *resources.Env, c *tenant.Clus
 		// never sets them and an Update must not drop them.
 		want.SetFinalizers(sObj.GetFinalizers())
 		want.SetOwnerReferences(sObj.GetOwnerReferences())
-		if _, err := s.Client(superNS).Update(ctx, want, metav1.UpdateOptions{FieldManager: FieldManager}); err != nil {
+		_, err = s.Client(superNS).Update(ctx, want, metav1.UpdateOptions{FieldManager: FieldManager})
+		hold.WriteEnded(err)
+		if err != nil {
 			return Report(c, tObj, s.Kind, "update", err)
 		}
-		hold.Written()
 		admit.Admitted(c, s.Kind, ns, name) // a budget refusal of an earlier run is over
 		return nil
 	}
@@ -217,13 +218,14 @@ func Reconcile[T Object](ctx context.Context, env *resources.Env, c *tenant.Clus
 		return fmt.Errorf("%s %s/%s: %w", s.Kind, ns, name, admit.ErrNoQuotaRoom)
 	}
 	admit.ReportDroppedMeta(c, s.Kind, tObj, want)
-	if _, err := s.Client(superNS).Create(ctx, want, metav1.CreateOptions{FieldManager: FieldManager}); err != nil {
+	_, err = s.Client(superNS).Create(ctx, want, metav1.CreateOptions{FieldManager: FieldManager})
+	hold.WriteEnded(err)
+	if err != nil {
 		if apierrors.IsAlreadyExists(err) {
 			return Conflict(ctx, c, s.Client(superNS), tObj, s.Kind, superNS, name, err)
 		}
 		return Report(c, tObj, s.Kind, "create", err)
 	}
-	hold.Written()
 	admit.QuotaAdmitted(c, s.Kind, ns, name)
 	admit.Admitted(c, s.Kind, ns, name) // a budget refusal of an earlier run is over
 	return nil

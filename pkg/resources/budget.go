@@ -1,10 +1,12 @@
 package resources
 
 import (
+	"errors"
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/vcsyncer/syncer/pkg/admission"
@@ -162,6 +164,33 @@ func (h *BudgetHold) Written() {
 	if h.held {
 		h.env.Budget.Created(h.c.Name, h.kind, h.superNS, h.name)
 	}
+}
+
+// WriteEnded reports how the write of the super copy ended: when err is nil, or leaves the
+// outcome unknown (WriteOutcomeUnknown: the apiserver may have written it), the reservation
+// stays, as Written keeps it, until the super informer delivers the copy or the budget's
+// reservation TTL ends; a retry of the same object replaces it rather than adding to it. After
+// a refusal, Done returns it.
+func (h *BudgetHold) WriteEnded(err error) {
+	if err == nil || WriteOutcomeUnknown(err) {
+		h.Written()
+	}
+}
+
+// WriteOutcomeUnknown reports whether a write that returned err (not nil) may still have been
+// applied: any error but an API status below 500, which is the apiserver's answer that it
+// wrote nothing (a refusal: 4xx, including AlreadyExists, Conflict and 429). A timeout (504,
+// the apiserver's "did not complete within the allowed duration", after which the write can
+// still commit), a server timeout, an internal error (an etcd timeout after the commit), a 503
+// and a transport error (a connection broken after the request was sent, a client deadline)
+// leave it unknown.
+func WriteOutcomeUnknown(err error) bool {
+	var status apierrors.APIStatus
+	if !errors.As(err, &status) {
+		return true
+	}
+	code := status.Status().Code
+	return code == 0 || code >= 500
 }
 
 // Done returns the reservation unless the super copy was written. Deferred by the caller.

@@ -316,9 +316,7 @@ func reconcileDownward(ctx context.Context, env *resources.Env, c *tenant.Cluste
 		}
 		// The slot stays taken by the new Pod until it is bound.
 		holdSlot = err == nil
-		if err == nil {
-			budget.Written()
-		}
+		budget.WriteEnded(err)
 		if holdSlot && env.PodAdmission != nil && want.Spec.NodeName == "" {
 			env.PodAdmission.Created(superNS, name)
 		}
