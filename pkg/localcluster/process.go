@@ -201,9 +201,12 @@ func (p *process) waitHealthy(ctx context.Context, timeout time.Duration, check 
 	}
 }
 
-// logTail returns the last tailLines lines of the file at path (at most the last 64 KiB are
-// read).
-func logTail(path string) string {
+// logTail returns the last tailLines lines of the component log at path (LogTail).
+func logTail(path string) string { return LogTail(path, tailLines) }
+
+// LogTail returns the last n lines of the file at path, reading at most its last 64 KiB, or a
+// sentence naming the read error: the end of a process's log, for error messages.
+func LogTail(path string, n int) string {
 	f, err := os.Open(path)
 	if err != nil {
 		return fmt.Sprintf("(cannot read log: %v)", err)
@@ -215,8 +218,8 @@ func logTail(path string) string {
 	}
 	data, _ := io.ReadAll(f)
 	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
-	if len(lines) > tailLines {
-		lines = lines[len(lines)-tailLines:]
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, "\n")
 }

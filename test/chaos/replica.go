@@ -2,13 +2,13 @@ package chaos
 
 import (
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/vcsyncer/syncer/pkg/localcluster"
 )
 
 // Replica is one vc-syncer process the soak starts, kills and starts again.
@@ -54,7 +54,7 @@ func (r *Replica) Start() error {
 		if r.cmd == cmd {
 			if !r.stopping {
 				r.crashes = append(r.crashes, fmt.Sprintf("replica %s (pid %d) exited by itself at %s: %s (log %s); its last lines:\n%s",
-					r.ID, cmd.Process.Pid, time.Now().UTC().Format(time.RFC3339), cmd.ProcessState, r.Log, tailLines(r.Log, 8)))
+					r.ID, cmd.Process.Pid, time.Now().UTC().Format(time.RFC3339), cmd.ProcessState, r.Log, localcluster.LogTail(r.Log, 8)))
 			}
 			r.cmd = nil
 		}
@@ -110,29 +110,4 @@ func (r *Replica) EnsureRunning() error {
 		return nil
 	}
 	return r.Start()
-}
-
-// tailLines returns the last n lines of the file at path (at most its last 8 KiB), or its read
-// error's text, so that a crash report carries the replica's last words even when no log is kept.
-func tailLines(path string, n int) string {
-	f, err := os.Open(path)
-	if err != nil {
-		return err.Error()
-	}
-	defer f.Close()
-	const window = 8 << 10
-	if st, err := f.Stat(); err == nil && st.Size() > window {
-		if _, err := f.Seek(st.Size()-window, io.SeekStart); err != nil {
-			return err.Error()
-		}
-	}
-	data, err := io.ReadAll(f)
-	if err != nil {
-		return err.Error()
-	}
-	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
 }

@@ -54,9 +54,24 @@ func TestConfigMapOverTenantBudgetWaitsWithoutCost(t *testing.T) {
 	if len(woken) != 1 || woken[0] != "shop/cfg" {
 		t.Fatalf("woken %v, want [shop/cfg]", woken)
 	}
-	// The first run makes the super namespace and its backstop quota; the fake super cluster
-	// has no quota controller: its status is filled in here.
-	_ = Resource.Downward(h.Ctx(), h.Env, h.C, "shop", "cfg")
+	makeSuperNamespace(t, h, "cfg")
+	if err := Resource.Downward(h.Ctx(), h.Env, h.C, "shop", "cfg"); err != nil {
+		t.Fatalf("Downward after room appeared: %v", err)
+	}
+	if _, err := h.SuperCS.CoreV1().ConfigMaps(resources.SuperNamespace(h.C, "shop")).Get(h.Ctx(), "cfg", metav1.GetOptions{}); err != nil {
+		t.Fatalf("no super copy once room appeared: %v", err)
+	}
+	if got := b.Used("t1")[corev1.ResourceConfigMaps]; got.String() != "1" {
+		t.Errorf("used configmaps %s after the create, want 1 (reserved until observed)", got.String())
+	}
+}
+
+// makeSuperNamespace runs the downward reconcile of tenant ConfigMap shop/name once, which
+// makes the super namespace and its backstop quota, and puts both into the super caches, the
+// quota computed with nothing used (the fake super cluster has no quota controller).
+func makeSuperNamespace(t *testing.T, h *restest.Harness, name string) {
+	t.Helper()
+	_ = Resource.Downward(h.Ctx(), h.Env, h.C, "shop", name)
 	superNS := resources.SuperNamespace(h.C, "shop")
 	ns, err := h.SuperCS.CoreV1().Namespaces().Get(h.Ctx(), superNS, metav1.GetOptions{})
 	if err != nil {
@@ -69,14 +84,5 @@ func TestConfigMapOverTenantBudgetWaitsWithoutCost(t *testing.T) {
 			rq.Status.Used[k] = resource.MustParse("0")
 		}
 		h.Super(h.Env.SuperInformers.Core().V1().ResourceQuotas().Informer(), rq)
-	}
-	if err := Resource.Downward(h.Ctx(), h.Env, h.C, "shop", "cfg"); err != nil {
-		t.Fatalf("Downward after room appeared: %v", err)
-	}
-	if _, err := h.SuperCS.CoreV1().ConfigMaps(resources.SuperNamespace(h.C, "shop")).Get(h.Ctx(), "cfg", metav1.GetOptions{}); err != nil {
-		t.Fatalf("no super copy once room appeared: %v", err)
-	}
-	if got := b.Used("t1")[corev1.ResourceConfigMaps]; got.String() != "1" {
-		t.Errorf("used configmaps %s after the create, want 1 (reserved until observed)", got.String())
 	}
 }

@@ -13,9 +13,7 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/vcsyncer/syncer/pkg/admission"
-	"github.com/vcsyncer/syncer/pkg/admit"
 	tenancyv1alpha1 "github.com/vcsyncer/syncer/pkg/apis/tenancy/v1alpha1"
-	"github.com/vcsyncer/syncer/pkg/resources"
 	"github.com/vcsyncer/syncer/pkg/resources/restest"
 )
 
@@ -38,22 +36,7 @@ func TestConfigMapCreateOfUnknownOutcomeKeepsTheBudgetReservation(t *testing.T) 
 			h.Env.Budget = restest.Budget(b)
 			h.Tenant(h.C.Informers.Core().V1().ConfigMaps().Informer(),
 				&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "cfg", Namespace: "shop", UID: "cm-uid", ResourceVersion: "1"}})
-			// The first run makes the super namespace and its backstop quota (computed here: the
-			// fake super cluster has no quota controller).
-			_ = Resource.Downward(h.Ctx(), h.Env, h.C, "shop", "cfg")
-			superNS := resources.SuperNamespace(h.C, "shop")
-			ns, err := h.SuperCS.CoreV1().Namespaces().Get(h.Ctx(), superNS, metav1.GetOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			h.Super(h.Env.SuperInformers.Core().V1().Namespaces().Informer(), ns)
-			if rq, err := h.SuperCS.CoreV1().ResourceQuotas(superNS).Get(h.Ctx(), admit.QuotaName, metav1.GetOptions{}); err == nil {
-				rq.Status.Hard, rq.Status.Used = resources.CopyResourceList(rq.Spec.Hard), corev1.ResourceList{}
-				for k := range rq.Spec.Hard {
-					rq.Status.Used[k] = resource.MustParse("0")
-				}
-				h.Super(h.Env.SuperInformers.Core().V1().ResourceQuotas().Informer(), rq)
-			}
+			makeSuperNamespace(t, h, "cfg")
 			h.SuperCS.PrependReactor("create", "configmaps", func(k8stesting.Action) (bool, runtime.Object, error) {
 				return true, nil, c.err
 			})

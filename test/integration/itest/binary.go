@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/vcsyncer/syncer/pkg/localcluster"
 )
 
 // ModulePath is the Go module of this repository.
@@ -135,19 +137,9 @@ func ArtifactsDir(t testing.TB) string {
 	return filepath.Join(base, regexp.MustCompile(`[^A-Za-z0-9._-]+`).ReplaceAllString(t.Name(), "_"))
 }
 
-// Tail returns the last n lines of the file at path (its read error's text if it cannot be
-// read), for failure messages.
-func Tail(path string, n int) string {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return err.Error()
-	}
-	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
-}
+// Tail returns the last n lines of the file at path (its read error if it cannot be read), for
+// failure messages (localcluster.LogTail).
+func Tail(path string, n int) string { return localcluster.LogTail(path, n) }
 
 // EarlierSyncer builds the earlier syncer of an upgrade test and returns its path: by
 // default the repository as of the first commit with the working tree's CheckpointSchema
