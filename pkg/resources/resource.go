@@ -159,6 +159,9 @@ type PodEchoes interface {
 	Expect(namespace, name, tenantUID string)
 	// Forget withdraws Expect when the create failed.
 	Forget(namespace, name string)
+	// Answered records that the create of super Pod namespace/name succeeded, now: the time
+	// until its Add reaches the syncer is then measured (metrics.CallSuperWatch).
+	Answered(namespace, name string)
 }
 
 // PodTokens are the service-account tokens of new tenant Pods requested ahead of their

@@ -27,6 +27,7 @@ type podEchoes struct {
 type podEcho struct {
 	tenantUID string
 	at        time.Time
+	answered  time.Time // when the create succeeded (zero: not yet)
 }
 
 func newPodEchoes() *podEchoes {
@@ -58,17 +59,36 @@ func (e *podEchoes) Forget(namespace, name string) {
 	e.mu.Unlock()
 }
 
+// Answered records that the announced create of super Pod namespace/name succeeded, now.
+func (e *podEchoes) Answered(namespace, name string) {
+	key := namespace + "/" + name
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if p, ok := e.pending[key]; ok {
+		p.answered = e.now()
+		e.pending[key] = p
+	}
+}
+
 // take reports whether the Add of super Pod namespace/name, stamped with tenant Pod UID
 // tenantUID, is the echo of a create announced by Expect (same tenant Pod, not expired), and
-// forgets the announcement either way.
-func (e *podEchoes) take(namespace, name, tenantUID string) bool {
+// forgets the announcement either way. For an echo, delivered is how long after the create's
+// answer (Answered) the Add came: 0 when it came first.
+func (e *podEchoes) take(namespace, name, tenantUID string) (echo bool, delivered time.Duration) {
 	key := namespace + "/" + name
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	p, ok := e.pending[key]
 	if !ok {
-		return false
+		return false, 0
 	}
 	delete(e.pending, key)
-	return p.tenantUID == tenantUID && e.now().Sub(p.at) <= echoExpiry
+	now := e.now()
+	if p.tenantUID != tenantUID || now.Sub(p.at) > echoExpiry {
+		return false, 0
+	}
+	if !p.answered.IsZero() {
+		delivered = max(0, now.Sub(p.answered))
+	}
+	return true, delivered
 }

@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/vcsyncer/syncer/pkg/conversion"
+	"github.com/vcsyncer/syncer/pkg/metrics"
 	"github.com/vcsyncer/syncer/pkg/resources"
 )
 
@@ -56,11 +57,17 @@ func TestPodEchoSkipsOnlyTheCreatedPod(t *testing.T) {
 				}
 			}
 			s.echoes.Expect(superNS, "web-0", owner.UID)
+			s.echoes.Answered(superNS, "web-0")
+			watched := metrics.PodCreationCalls(c.Name, metrics.CallSuperWatch)
 			if got := s.podEcho(c, super, owner); got != tc.want {
 				t.Errorf("the super Pod's Add taken for the create's echo: %t, want %t", got, tc.want)
 			}
 			if s.podEcho(c, super, owner) {
 				t.Error("a second Add taken for the same create's echo")
+			}
+			// The create's echo came, whether it is queued or not: its delivery is measured once.
+			if d := metrics.PodCreationCalls(c.Name, metrics.CallSuperWatch) - watched; d != 1 {
+				t.Errorf("super_watch observations rose by %d, want 1", d)
 			}
 		})
 	}

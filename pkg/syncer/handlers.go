@@ -120,7 +120,15 @@ func (s *Syncer) tenantHandler(c *tenant.Cluster, kind resources.Kind) cache.Res
 // reconciler's own create coming back (podEchoes) while the tenant Pod is still as created
 // (tenantPodAsCreated): then it is not queued downward.
 func (s *Syncer) podEcho(c *tenant.Cluster, m metav1.Object, o conversion.Owner) bool {
-	return s.echoes != nil && s.echoes.take(m.GetNamespace(), m.GetName(), o.UID) && s.tenantPodAsCreated(c, o)
+	if s.echoes == nil {
+		return false
+	}
+	echo, delivered := s.echoes.take(m.GetNamespace(), m.GetName(), o.UID)
+	if !echo {
+		return false
+	}
+	metrics.PodCreationCall(c.Name, metrics.CallSuperWatch, delivered)
+	return s.tenantPodAsCreated(c, o)
 }
 
 // tenantPodAsCreated reports whether tenant c's cached Pod o.Namespace/o.Name is the one whose

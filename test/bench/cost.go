@@ -127,11 +127,17 @@ func histogramDelta(before, after []metricSample, name string, keep func(labels 
 	return phaseStats{Count: n, Mean: (a.sum - b.sum) / n, P50: bucketQuantile(0.5, d, n), P99: bucketQuantile(0.99, d, n)}
 }
 
+// syncerCalls are the values of vcsyncer_pod_creation_call_duration_seconds's call label, in
+// the order of a new Pod's downward reconcile: its TokenRequests, the super create, and the
+// super watch's delivery of the created Pod.
+var syncerCalls = []string{"token_request", "super_create", "super_watch"}
+
 // heldBreakdown returns, for the observations made between the scrapes before and after, the
 // syncer's phases of a new Pod's creation (vcsyncer_pod_creation_phase_duration_seconds by
 // phase: downward_queue, admission_wait, downward_process, super_scheduling, upward_queue,
 // upward_process) and the downward reconcile's API calls
-// (vcsyncer_pod_creation_call_duration_seconds by call: token_request, super_create); a phase
+// (vcsyncer_pod_creation_call_duration_seconds by call: token_request, super_create, and
+// super_watch, the super watch's delivery of the created Pod); a phase
 // or call without observations is left out.
 func heldBreakdown(before, after []metricSample) (phases, calls map[string]phaseStats) {
 	pick := func(name, label string, values []string) map[string]phaseStats {
@@ -144,7 +150,7 @@ func heldBreakdown(before, after []metricSample) (phases, calls map[string]phase
 		return out
 	}
 	return pick("vcsyncer_pod_creation_phase_duration_seconds", "phase", syncerPhases),
-		pick("vcsyncer_pod_creation_call_duration_seconds", "call", []string{"token_request", "super_create"})
+		pick("vcsyncer_pod_creation_call_duration_seconds", "call", syncerCalls)
 }
 
 // heldRun is the open-loop run at a fraction of the measured ceiling through the syncer, where
@@ -309,7 +315,7 @@ func costTable(r result) string {
 				md += fmt.Sprintf("| … %s mean, p50 / p99 (ms) at that rate | | %.1f, %.1f / %.1f | |\n", ph, 1000*st.Mean, 1000*st.P50, 1000*st.P99)
 			}
 		}
-		for _, call := range []string{"token_request", "super_create"} {
+		for _, call := range syncerCalls {
 			if st, ok := h.Calls[call]; ok {
 				md += fmt.Sprintf("| … the worker's wait for %s mean, p50 / p99 (ms) | | %.1f, %.1f / %.1f | |\n", call, 1000*st.Mean, 1000*st.P50, 1000*st.P99)
 			}

@@ -311,6 +311,9 @@ func reconcileDownward(ctx context.Context, env *resources.Env, c *tenant.Cluste
 		err = reconcile.CreatePod(ctx, env.Super, superNS, want, metav1.CreateOptions{FieldManager: reconcile.FieldManager})
 		if err == nil {
 			metrics.PodCreationCall(c.Name, metrics.CallSuperCreate, time.Since(started))
+			if env.PodEchoes != nil {
+				env.PodEchoes.Answered(superNS, name)
+			}
 		} else if env.PodEchoes != nil {
 			env.PodEchoes.Forget(superNS, name)
 		}
