@@ -29,6 +29,9 @@ type BudgetOptions[T comparable] struct {
 	Now func() time.Time
 	// ReservationTTL defaults to DefaultReservationTTL.
 	ReservationTTL time.Duration
+	// AfterFunc runs f once, d from now, on its own goroutine: the expiry of a tenant's written
+	// reservations that nothing replaced. nil: time.AfterFunc.
+	AfterFunc func(d time.Duration, f func())
 }
 
 // Exceeded is one key of a budget that a charge does not fit under.
@@ -47,8 +50,11 @@ type Exceeded struct {
 // or is deleted (Observe with a nil charge). A reservation whose write failed is returned
 // (Release), and the charge it replaced counts again. So two workers admitting two objects of
 // one tenant at once cannot both take the last room, and a restarted syncer counts the same
-// as before from its super caches alone. Keys are the callers' (kind, namespace and name of
-// the super object).
+// as before from its super caches alone. A written reservation (Created) that a later
+// reservation of the same key replaces (the object's next reconcile, after a write whose outcome
+// was unknown) counts again if that one is returned. Written reservations that the informer
+// never replaces expire after the ReservationTTL, and the items parked behind them are woken
+// then. Keys are the callers' (kind, namespace and name of the super object).
 //
 // It is safe for concurrent use.
 type Budget[T comparable] struct {
@@ -78,6 +84,8 @@ type budgetTenant[T comparable] struct {
 	pods    map[string]*budgetEntry
 	waiting []budgetWaiter[T] // first come, first woken
 	hard    corev1.ResourceList
+	// expiring is set while an expiry of the tenant's written reservations is scheduled.
+	expiring bool
 }
 
 // NewBudget returns an empty Budget.
@@ -87,6 +95,9 @@ func NewBudget[T comparable](o BudgetOptions[T]) *Budget[T] {
 	}
 	if o.ReservationTTL <= 0 {
 		o.ReservationTTL = DefaultReservationTTL
+	}
+	if o.AfterFunc == nil {
+		o.AfterFunc = func(d time.Duration, f func()) { time.AfterFunc(d, f) }
 	}
 	return &Budget[T]{o: o, tenants: map[string]*budgetTenant[T]{}}
 }
@@ -105,31 +116,51 @@ func (b *Budget[T]) tenantLocked(tenant string) *budgetTenant[T] {
 // replaced. When need does not fit, item is parked (once per key) and woken by Wake when room
 // appears, and over says which keys of hard it would exceed; the caller returns without a
 // retry. Only the keys that need takes more than zero of are checked (a use over a lowered
-// hard does not refuse a Pod that takes none of it). It returns ErrBudgetNotSynced before
-// the super cache has been observed.
+// hard does not refuse a Pod that takes none of it). A written reservation of key that this
+// one replaces counts again if this one is returned (Release): its write's outcome may have
+// been unknown, and the object may exist. It returns ErrBudgetNotSynced before the super cache
+// has been observed.
 func (b *Budget[T]) Reserve(tenant string, item T, key string, need, hard corev1.ResourceList) (ok bool, over []Exceeded, err error) {
 	if b.o.Synced != nil && !b.o.Synced() {
 		return false, nil, ErrBudgetNotSynced
 	}
 	b.mu.Lock()
-	defer b.mu.Unlock()
 	ts := b.tenantLocked(tenant)
 	ts.hard = hard
-	b.expireLocked(ts)
+	wake := b.expireLocked(ts)
+	defer func() {
+		b.mu.Unlock()
+		b.wakeAll(wake)
+	}()
 	old := ts.pods[key]
 	if over = ts.overLocked(old, need, hard); len(over) > 0 {
 		ts.parkLocked(budgetWaiter[T]{item: item, key: key, need: need})
 		return false, over, nil
 	}
 	e := &budgetEntry{charge: need, reserved: true}
-	if old != nil && !old.reserved {
+	switch {
+	case old == nil:
+	case !old.reserved:
 		e.prev = old
-	} else if old != nil {
+	case !old.created.IsZero():
+		// At most one written reservation is kept behind this one, on the observed entry (if
+		// any) behind all of them.
+		e.prev = &budgetEntry{charge: old.charge, reserved: true, created: old.created, prev: observedBase(old.prev)}
+	default:
 		e.prev = old.prev
 	}
 	ts.setLocked(key, e)
 	ts.unparkLocked(key)
 	return true, nil, nil
+}
+
+// observedBase returns the first entry of the chain from e that is not a reservation (an
+// observed super object's), nil when there is none.
+func observedBase(e *budgetEntry) *budgetEntry {
+	for e != nil && e.reserved {
+		e = e.prev
+	}
+	return e
 }
 
 // Fits reports whether Reserve would take need for key in tenant's budget hard now, without
@@ -140,14 +171,17 @@ func (b *Budget[T]) Fits(tenant, key string, need, hard corev1.ResourceList) boo
 		return false
 	}
 	b.mu.Lock()
-	defer b.mu.Unlock()
 	ts := b.tenants[tenant] // not created: a removed tenant's late question leaves nothing
+	var wake []T
 	if ts == nil {
 		ts = &budgetTenant[T]{used: corev1.ResourceList{}}
 	} else {
-		b.expireLocked(ts)
+		wake = b.expireLocked(ts)
 	}
-	return len(ts.overLocked(ts.pods[key], need, hard)) == 0
+	fits := len(ts.overLocked(ts.pods[key], need, hard)) == 0
+	b.mu.Unlock()
+	b.wakeAll(wake)
+	return fits
 }
 
 // overLocked returns the keys of hard that need would exceed in ts's use, old (key's counted
@@ -171,16 +205,57 @@ func (ts *budgetTenant[T]) overLocked(old *budgetEntry, need, hard corev1.Resour
 	return over
 }
 
-// Created records that the super object of a reservation was written: the reservation is
-// kept until Observe replaces it, or for the ReservationTTL.
+// Created records that the super object of a reservation was written, or that its write's
+// outcome is unknown: the reservation is kept until Observe replaces it, or for the
+// ReservationTTL (an expiry is scheduled then, which wakes the items parked behind it).
 func (b *Budget[T]) Created(tenant, key string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if ts := b.tenants[tenant]; ts != nil {
 		if e := ts.pods[key]; e != nil && e.reserved {
 			e.created = b.o.Now()
+			b.scheduleExpiryLocked(tenant, ts, e.created)
 		}
 	}
+}
+
+// scheduleExpiryLocked schedules, unless one is scheduled already, the expiry of tenant's
+// written reservations for just after the one written at created ends.
+func (b *Budget[T]) scheduleExpiryLocked(tenant string, ts *budgetTenant[T], created time.Time) {
+	if ts.expiring {
+		return
+	}
+	ts.expiring = true
+	d := created.Add(b.o.ReservationTTL).Sub(b.o.Now()) + time.Millisecond
+	b.o.AfterFunc(max(d, time.Millisecond), func() { b.expireScheduled(tenant, ts) })
+}
+
+// expireScheduled expires tenant's written reservations whose time is over, wakes the items
+// that fit in the room they held, and schedules the next expiry for the oldest one left. ts
+// is the tenant's entry the expiry was scheduled for: a tenant's entry dropped and made again
+// has its own.
+func (b *Budget[T]) expireScheduled(tenant string, ts *budgetTenant[T]) {
+	b.mu.Lock()
+	if b.tenants[tenant] != ts {
+		b.mu.Unlock()
+		return
+	}
+	ts.expiring = false
+	wake := b.expireLocked(ts)
+	var oldest time.Time
+	for _, e := range ts.pods {
+		for ; e != nil && e.reserved; e = e.prev {
+			if !e.created.IsZero() && (oldest.IsZero() || e.created.Before(oldest)) {
+				oldest = e.created
+			}
+		}
+	}
+	if !oldest.IsZero() {
+		b.scheduleExpiryLocked(tenant, ts, oldest)
+	}
+	b.dropIfEmptyLocked(tenant, ts)
+	b.mu.Unlock()
+	b.wakeAll(wake)
 }
 
 // Leave forgets key's place in line (its object is gone or no longer waits).
@@ -192,16 +267,20 @@ func (b *Budget[T]) Leave(tenant, key string) {
 	}
 }
 
-// Release returns the reservation of key (its super object was not created or updated): the
-// observed charge it replaced, if any, counts again; an observed super object's charge is not
-// touched, nor key's place in line.
+// Release returns the reservation of key (its super object was not created or updated): what
+// it replaced, if any (an observed charge, or a written reservation not yet expired), counts
+// again; an observed super object's charge is not touched, nor key's place in line.
 func (b *Budget[T]) Release(tenant, key string) {
 	b.mu.Lock()
 	ts := b.tenants[tenant]
 	var wake []T
 	if ts != nil {
 		if e := ts.pods[key]; e != nil && e.reserved {
-			ts.setLocked(key, e.prev)
+			p, now := e.prev, b.o.Now()
+			for b.expired(p, now) {
+				p = p.prev // a written reservation behind it that has expired meanwhile
+			}
+			ts.setLocked(key, p)
 			wake = ts.wakeLocked()
 		}
 		b.dropIfEmptyLocked(tenant, ts)
@@ -303,16 +382,32 @@ func (b *Budget[T]) wakeAll(items []T) {
 	}
 }
 
-// expireLocked drops reservations whose super object was written more than ReservationTTL
-// ago and never observed (the informer missed it, e.g. deleted at once), restoring the
-// observed charge a reservation replaced.
-func (b *Budget[T]) expireLocked(ts *budgetTenant[T]) {
+// expireLocked drops reservations whose super object was written (or whose write's outcome
+// was unknown) more than ReservationTTL ago and never observed (the informer missed it, e.g.
+// deleted at once, or nothing was written), restoring what a reservation replaced (an observed
+// charge, or a written reservation not yet expired), and returns the parked items that now fit.
+func (b *Budget[T]) expireLocked(ts *budgetTenant[T]) []T {
 	now := b.o.Now()
+	changed := false
 	for key, e := range ts.pods {
-		if e.reserved && !e.created.IsZero() && now.Sub(e.created) > b.o.ReservationTTL {
-			ts.setLocked(key, e.prev)
+		if b.expired(e, now) {
+			p := e.prev
+			for b.expired(p, now) {
+				p = p.prev
+			}
+			ts.setLocked(key, p)
+			changed = true
 		}
 	}
+	if !changed {
+		return nil
+	}
+	return ts.wakeLocked()
+}
+
+// expired reports whether e is a written reservation older than the ReservationTTL at now.
+func (b *Budget[T]) expired(e *budgetEntry, now time.Time) bool {
+	return e != nil && e.reserved && !e.created.IsZero() && now.Sub(e.created) > b.o.ReservationTTL
 }
 
 // setLocked replaces key's entry (nil removes it), keeping used the sum of the entries.

@@ -283,3 +283,78 @@ func TestBudgetStoppedKeepsCounts(t *testing.T) {
 		t.Errorf("woken %v: the parked items went with the stop", got)
 	}
 }
+
+// TestBudgetRetryKeepsAWrittenReservation: a create whose outcome was unknown leaves a
+// written reservation (Created); the object's retry reserves the key again and finds the
+// object there already (AlreadyExists: Release). The first write's reservation counts again,
+// so a parked Pod is not woken into room the maybe-written object holds, until it expires.
+func TestBudgetRetryKeepsAWrittenReservation(t *testing.T) {
+	now := time.Unix(1000, 0)
+	var w wakes
+	b := NewBudget(BudgetOptions[string]{Wake: w.wake, Now: func() time.Time { return now },
+		AfterFunc: func(time.Duration, func()) {}})
+	hard := res("pods", "1")
+	if ok, _, _ := b.Reserve("t", "a", "a", res("pods", "1"), hard); !ok {
+		t.Fatal("a refused")
+	}
+	b.Created("t", "a") // the create timed out: its outcome is unknown
+	if ok, _, _ := b.Reserve("t", "b", "b", res("pods", "1"), hard); ok {
+		t.Fatal("b admitted beside a's written reservation")
+	}
+	now = now.Add(time.Second)
+	if ok, _, _ := b.Reserve("t", "a", "a", res("pods", "1"), hard); !ok { // a's retry
+		t.Fatal("a's retry refused")
+	}
+	b.Release("t", "a") // AlreadyExists: the first create did write it
+	if got := qty(b.Used("t"), "pods"); got != "1" {
+		t.Fatalf("used pods %s after the retry's release, want 1 (the first write's reservation)", got)
+	}
+	if woken := w.take(); len(woken) != 0 {
+		t.Fatalf("woken %v into room a's object holds", woken)
+	}
+	now = now.Add(DefaultReservationTTL)
+	if ok, _, _ := b.Reserve("t", "b", "b", res("pods", "1"), hard); !ok {
+		t.Fatal("the written reservation never observed did not expire")
+	}
+}
+
+// TestBudgetExpiryWakesParked: a written reservation that nothing replaces ends after the
+// ReservationTTL by itself (a scheduled expiry, not the next Reserve), waking the Pods parked
+// behind it, and a tenant left with nothing is dropped.
+func TestBudgetExpiryWakesParked(t *testing.T) {
+	now := time.Unix(1000, 0)
+	var w wakes
+	var scheduled []func()
+	var delays []time.Duration
+	b := NewBudget(BudgetOptions[string]{Wake: w.wake, Now: func() time.Time { return now },
+		AfterFunc: func(d time.Duration, f func()) { delays, scheduled = append(delays, d), append(scheduled, f) }})
+	hard := res("pods", "1")
+	b.Reserve("t", "a", "a", res("pods", "1"), hard)
+	b.Created("t", "a")
+	if ok, _, _ := b.Reserve("t", "b", "b", res("pods", "1"), hard); ok {
+		t.Fatal("b admitted beside a's written reservation")
+	}
+	if len(scheduled) != 1 || delays[0] <= DefaultReservationTTL {
+		t.Fatalf("expiries scheduled %v, want one after the TTL", delays)
+	}
+	now = now.Add(DefaultReservationTTL / 2)
+	scheduled[0]() // early: nothing expires; the next one is scheduled for a's end
+	if woken := w.take(); len(woken) != 0 {
+		t.Fatalf("woken %v before a's reservation ended", woken)
+	}
+	if len(scheduled) != 2 || delays[1] > DefaultReservationTTL/2+time.Second {
+		t.Fatalf("expiries scheduled %v, want a second one at a's end", delays)
+	}
+	now = now.Add(DefaultReservationTTL/2 + time.Second)
+	scheduled[1]()
+	if woken := w.take(); len(woken) != 1 || woken[0] != "b" {
+		t.Fatalf("woken %v after a's reservation ended, want [b]", woken)
+	}
+	b.Leave("t", "b")
+	b.mu.Lock()
+	_, kept := b.tenants["t"]
+	b.mu.Unlock()
+	if kept {
+		t.Error("a tenant that counts nothing and has nothing parked was kept")
+	}
+}

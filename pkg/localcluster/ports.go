@@ -18,6 +18,10 @@ const ephemeralRangeFile = "/proc/sys/net/ipv4/ip_local_port_range"
 // registered service ports that other software on a host listens on.
 const lowestPickedPort = 10000
 
+// minPickedPorts is the fewest ports a gap beside the ephemeral range must hold for FreePort
+// to pick from it.
+const minPickedPorts = 1000
+
 // usedPorts remembers every port handed out by this process, so that two components started
 // in parallel never get the same port.
 var (
@@ -28,8 +32,8 @@ var (
 // FreePort returns a loopback TCP port that nothing listened on a moment ago and that this
 // process has not handed out before. The caller must tolerate losing a race for it.
 //
-// Where the kernel's ephemeral range (ip_local_port_range, Linux) leaves room below it, the
-// port is picked there: a port from the ephemeral range can be taken meanwhile as the local
+// Where the kernel's ephemeral range (ip_local_port_range, Linux) leaves room below or above
+// it (at least 1000 ports), the port is picked there: a port from the ephemeral range can be taken meanwhile as the local
 // port of any outgoing connection (a watch, an etcd client), and a component that is stopped
 // and started again on the same port (the chaos soak's syncer replicas, a restarted
 // apiserver) then fails to bind it for as long as that connection lives. Elsewhere, or when
@@ -39,15 +43,10 @@ var (
 func FreePort() (int, error) {
 	portsMu.Lock()
 	defer portsMu.Unlock()
-	low, high := lowestPickedPort, 0
-	if data, err := os.ReadFile(ephemeralRangeFile); err == nil {
-		if first, _, ok := parsePortRange(string(data)); ok {
-			high = first // exclusive
-		}
-	}
+	low, high := pickRange()
 	for range 100 {
 		port := 0
-		if high-low >= 1000 {
+		if high-low >= minPickedPorts {
 			port = low + rand.IntN(high-low)
 		}
 		l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port))
@@ -64,7 +63,36 @@ func FreePort() (int, error) {
 			return port, nil
 		}
 	}
-	return 0, errors.New("failed to find a free loopback port not handed out before")
+	return 0, errors.New("failed to find a free loopback port in 100 tries (all in use or handed out before)")
+}
+
+// pickRange returns the ports [low, high) FreePort picks from: the larger of the gaps below
+// and above the kernel's ephemeral range (from lowestPickedPort up to its first port, or from
+// after its last port to 65535); 0, 0 when the range cannot be read or neither gap holds
+// minPickedPorts.
+func pickRange() (low, high int) {
+	data, err := os.ReadFile(ephemeralRangeFile)
+	if err != nil {
+		return 0, 0
+	}
+	return pickRangeOf(string(data))
+}
+
+// pickRangeOf is pickRange for the range file's content rangeFile.
+func pickRangeOf(rangeFile string) (low, high int) {
+	first, last, ok := parsePortRange(rangeFile)
+	if !ok {
+		return 0, 0
+	}
+	below, above := first-lowestPickedPort, 65535-last
+	switch {
+	case max(below, above) < minPickedPorts:
+		return 0, 0
+	case above > below:
+		return last + 1, 65536
+	default:
+		return lowestPickedPort, first
+	}
 }
 
 // FreeAddr returns "127.0.0.1:<port>" for a port from FreePort.

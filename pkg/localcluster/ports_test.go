@@ -29,14 +29,31 @@ func TestParsePortRange(t *testing.T) {
 	}
 }
 
+func TestPickRangeOf(t *testing.T) {
+	for _, c := range []struct {
+		in        string
+		low, high int
+	}{
+		{"32768\t60999\n", 10000, 32768}, // Linux's default: below
+		{"1024 60999", 61000, 65536},     // room above only
+		{"1024 65535", 0, 0},             // no room: FreePort asks the kernel
+		{"garbage", 0, 0},
+	} {
+		if low, high := pickRangeOf(c.in); low != c.low || high != c.high {
+			t.Errorf("pickRangeOf(%q) = %d, %d; want %d, %d", c.in, low, high, c.low, c.high)
+		}
+	}
+}
+
 // TestFreePortIsOutsideTheEphemeralRange checks that the ports handed out can be listened on,
 // are not handed out twice, and lie below the kernel's range of ports for outgoing
 // connections when that range leaves room.
 func TestFreePortIsOutsideTheEphemeralRange(t *testing.T) {
-	first := 0
+	first, last := 0, 0
 	if data, err := os.ReadFile(ephemeralRangeFile); err == nil {
-		first, _, _ = parsePortRange(string(data))
+		first, last, _ = parsePortRange(string(data))
 	}
+	low, high := pickRange()
 	seen := map[int]bool{}
 	for range 50 {
 		port, err := FreePort()
@@ -47,8 +64,8 @@ func TestFreePortIsOutsideTheEphemeralRange(t *testing.T) {
 			t.Fatalf("port %d handed out twice", port)
 		}
 		seen[port] = true
-		if first-lowestPickedPort >= 1000 && (port < lowestPickedPort || port >= first) {
-			t.Errorf("port %d is not in [%d, %d), below the ephemeral range", port, lowestPickedPort, first)
+		if high-low >= minPickedPorts && (port < low || port >= high || port >= first && port <= last) {
+			t.Errorf("port %d is not in [%d, %d), outside the ephemeral range [%d, %d]", port, low, high, first, last)
 		}
 		l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port))
 		if err != nil {
