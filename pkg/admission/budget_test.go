@@ -329,7 +329,9 @@ func TestBudgetExpiryWakesParked(t *testing.T) {
 	b := NewBudget(BudgetOptions[string]{Wake: w.wake, Now: func() time.Time { return now },
 		AfterFunc: func(d time.Duration, f func()) { delays, scheduled = append(delays, d), append(scheduled, f) }})
 	hard := res("pods", "1")
-	b.Reserve("t", "a", "a", res("pods", "1"), hard)
+	if ok, _, _ := b.Reserve("t", "a", "a", res("pods", "1"), hard); !ok {
+		t.Fatal("a refused")
+	}
 	b.Created("t", "a")
 	if ok, _, _ := b.Reserve("t", "b", "b", res("pods", "1"), hard); ok {
 		t.Fatal("b admitted beside a's written reservation")
