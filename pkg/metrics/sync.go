@@ -62,7 +62,7 @@ var (
 	}, []string{"tenant"})
 	podCalls = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Namespace: Namespace, Subsystem: "pod_creation", Name: "call_duration_seconds",
-		Help:    "Time the downward reconcile that creates a new tenant Pod's super Pod waited for each of its API calls that hold its worker longest, in seconds, by tenant and call: token_request (the wait for the tenant apiserver's TokenRequests of the Pod's service-account tokens once the super Pod is built; near 0 when they were requested as the Pod arrived, vcsyncer_pod_token_prefetches_total; for a Pod not cached whole they start beside the read of its spec, and only the rest of the wait shows), super_create (the super apiserver's successful create of the super Pod) and super_watch (not a call: from that create's answer until the super Pod's Add reached the syncer's super Pod handler, the super apiserver's watch delivery and the syncer's informer; 0 when the Add came first). Tells whose apiserver a tenant's Pods wait for.",
+		Help:    "Time the downward reconcile that creates a new tenant Pod's super Pod waited for each of its API calls that hold its worker longest, in seconds, by tenant and call: token_request (the wait for the tenant apiserver's TokenRequests of the Pod's service-account tokens once the super Pod is built; near 0 when they were requested as the Pod arrived, vcsyncer_pod_token_prefetches_total; for a Pod not cached whole they start beside the read of its spec, and only the rest of the wait shows), super_create (the super apiserver's successful create of the super Pod); and, not calls, super_watch (from that create's answer until the syncer's super informer received the super Pod: the super apiserver's watch delivery) and super_informer (from then until the syncer's super Pod handler ran: the informer's queue and the handler's backlog), both 0 when the Add came first. Tells whose apiserver a tenant's Pods wait for.",
 		Buckets: prometheus.ExponentialBuckets(0.001, 2.5, 12), // 1ms .. ~24s
 	}, []string{"tenant", "call"})
 	tokenPrefetches = prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -104,13 +104,17 @@ func syncCollectors() []prometheus.Collector {
 const (
 	CallTokenRequest = "token_request"
 	CallSuperCreate  = "super_create"
-	// CallSuperWatch is the wait after the super create's answer for the super watch to
-	// deliver the new super Pod to the syncer's handler (it ends downward_process).
+	// CallSuperWatch is the wait after the super create's answer until the syncer's super
+	// informer received the new super Pod (the super apiserver's watch delivery, the
+	// connection, the decoding).
 	CallSuperWatch = "super_watch"
+	// CallSuperInformer is the wait from then until the syncer's super Pod handler ran (the
+	// informer's queue and cache update, the handler's backlog); it ends downward_process.
+	CallSuperInformer = "super_informer"
 )
 
-// PodCreationCall records that call (CallTokenRequest, CallSuperCreate, CallSuperWatch) of the downward
-// reconcile creating a super Pod of tenant took d.
+// PodCreationCall records that call (CallTokenRequest, CallSuperCreate, CallSuperWatch,
+// CallSuperInformer) of the downward reconcile creating a super Pod of tenant took d.
 func PodCreationCall(tenant, call string, d time.Duration) {
 	podCalls.WithLabelValues(tenant, call).Observe(d.Seconds())
 }

@@ -3,6 +3,8 @@ package syncer
 import (
 	"sync"
 	"time"
+
+	corev1 "k8s.io/api/core/v1"
 )
 
 // echoExpiry is how long a super Pod announced by podEchoes.Expect waits for its Add before it
@@ -28,6 +30,16 @@ type podEcho struct {
 	tenantUID string
 	at        time.Time
 	answered  time.Time // when the create succeeded (zero: not yet)
+	arrived   time.Time // when the super informer first received the super Pod (zero: not yet)
+}
+
+// echoDelivery is how the Add of a created super Pod reached the syncer's handler: watch,
+// from the create's answer until the super informer received the Pod (the super apiserver's
+// watch delivery, the connection and the decoding); informer, from then until the handler
+// ran (the informer's queue, transform and cache update, and the handler's backlog). Both are
+// 0 for an Add that came before the answer; informer is 0 when the arrival was not seen.
+type echoDelivery struct {
+	watch, informer time.Duration
 }
 
 func newPodEchoes() *podEchoes {
@@ -70,25 +82,57 @@ func (e *podEchoes) Answered(namespace, name string) {
 	}
 }
 
+// arrivals returns transform (the super informers' transform) preceded by a record of the
+// moment each announced super Pod first reaches the informer: a transform runs as the
+// informer's reflector queues an object, before the informer's cache and handlers see it.
+func (e *podEchoes) arrivals(transform func(any) (any, error)) func(any) (any, error) {
+	return func(obj any) (any, error) {
+		if p, ok := obj.(*corev1.Pod); ok {
+			e.arrived(p.Namespace, p.Name)
+		}
+		return transform(obj)
+	}
+}
+
+// arrived records, for an announced super Pod namespace/name not seen yet, that the super
+// informer received it now.
+func (e *podEchoes) arrived(namespace, name string) {
+	key := namespace + "/" + name
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if p, ok := e.pending[key]; ok && p.arrived.IsZero() {
+		p.arrived = e.now()
+		e.pending[key] = p
+	}
+}
+
 // take reports whether the Add of super Pod namespace/name, stamped with tenant Pod UID
 // tenantUID, is the echo of a create announced by Expect (same tenant Pod, not expired), and
-// forgets the announcement either way. For an echo, delivered is how long after the create's
-// answer (Answered) the Add came: 0 when it came first.
-func (e *podEchoes) take(namespace, name, tenantUID string) (echo bool, delivered time.Duration) {
+// forgets the announcement either way. For an echo, d splits the time from the create's
+// answer (Answered) until now, the handler's moment (echoDelivery).
+func (e *podEchoes) take(namespace, name, tenantUID string) (echo bool, d echoDelivery) {
 	key := namespace + "/" + name
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	p, ok := e.pending[key]
 	if !ok {
-		return false, 0
+		return false, d
 	}
 	delete(e.pending, key)
 	now := e.now()
 	if p.tenantUID != tenantUID || now.Sub(p.at) > echoExpiry {
-		return false, 0
+		return false, d
 	}
-	if !p.answered.IsZero() {
-		delivered = max(0, now.Sub(p.answered))
+	switch {
+	case p.answered.IsZero():
+	case p.arrived.IsZero():
+		d.watch = max(0, now.Sub(p.answered))
+	default:
+		d.watch = max(0, p.arrived.Sub(p.answered))
+		d.informer = now.Sub(p.arrived)
+		if p.arrived.Before(p.answered) {
+			d.informer = max(0, now.Sub(p.answered))
+		}
 	}
-	return true, delivered
+	return true, d
 }

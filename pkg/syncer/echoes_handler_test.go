@@ -59,6 +59,7 @@ func TestPodEchoSkipsOnlyTheCreatedPod(t *testing.T) {
 			s.echoes.Expect(superNS, "web-0", owner.UID)
 			s.echoes.Answered(superNS, "web-0")
 			watched := metrics.PodCreationCalls(c.Name, metrics.CallSuperWatch)
+			informed := metrics.PodCreationCalls(c.Name, metrics.CallSuperInformer)
 			if got := s.podEcho(c, super, owner); got != tc.want {
 				t.Errorf("the super Pod's Add taken for the create's echo: %t, want %t", got, tc.want)
 			}
@@ -68,6 +69,9 @@ func TestPodEchoSkipsOnlyTheCreatedPod(t *testing.T) {
 			// The create's echo came, whether it is queued or not: its delivery is measured once.
 			if d := metrics.PodCreationCalls(c.Name, metrics.CallSuperWatch) - watched; d != 1 {
 				t.Errorf("super_watch observations rose by %d, want 1", d)
+			}
+			if d := metrics.PodCreationCalls(c.Name, metrics.CallSuperInformer) - informed; d != 1 {
+				t.Errorf("super_informer observations rose by %d, want 1", d)
 			}
 		})
 	}

@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"testing"
 	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // TestPodEchoes: an announced create's Add is recognised once, for the same tenant Pod only and
@@ -60,27 +63,49 @@ func TestPodEchoes(t *testing.T) {
 	}
 }
 
-// TestPodEchoDelivery: the time from a create's answer to its Add is measured on the clock;
-// an Add that came before the answer measures 0.
+// TestPodEchoDelivery: the time from a create's answer to its Add is split at the moment the
+// super informer received the Pod (its transform ran), on the clock; an Add that came before
+// the answer measures 0, and one whose arrival was not seen is all watch.
 func TestPodEchoDelivery(t *testing.T) {
 	now := time.Unix(1000, 0)
 	e := newPodEchoes()
 	e.now = func() time.Time { return now }
+	transform := e.arrivals(func(obj any) (any, error) { return obj, nil })
+	pod := func(name string) *corev1.Pod {
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "t-ns", Name: name}}
+	}
 	e.Expect("t-ns", "web-0", "uid-1")
 	now = now.Add(5 * time.Millisecond) // the create's call
 	e.Answered("t-ns", "web-0")
 	now = now.Add(30 * time.Millisecond)
-	if echo, d := e.take("t-ns", "web-0", "uid-1"); !echo || d != 30*time.Millisecond {
-		t.Errorf("take = %v, %v; want true, 30ms (since the answer, not since Expect)", echo, d)
+	if _, err := transform(pod("web-0")); err != nil {
+		t.Fatal(err)
+	}
+	now = now.Add(20 * time.Millisecond)
+	if _, err := transform(pod("web-0")); err != nil { // an Update: the first arrival counts
+		t.Fatal(err)
+	}
+	if echo, d := e.take("t-ns", "web-0", "uid-1"); !echo || d.watch != 30*time.Millisecond || d.informer != 20*time.Millisecond {
+		t.Errorf("take = %v, %+v; want true, watch 30ms (from the answer, not from Expect), informer 20ms", echo, d)
 	}
 
 	e.Expect("t-ns", "web-1", "uid-2")
 	now = now.Add(5 * time.Millisecond)
-	if echo, d := e.take("t-ns", "web-1", "uid-2"); !echo || d != 0 {
-		t.Errorf("take of an Add before the answer = %v, %v; want true, 0", echo, d)
+	if echo, d := e.take("t-ns", "web-1", "uid-2"); !echo || d != (echoDelivery{}) {
+		t.Errorf("take of an Add before the answer = %v, %+v; want true, 0", echo, d)
 	}
 	e.Answered("t-ns", "web-1") // the answer after the Add: nothing left to stamp
+
+	e.Expect("t-ns", "web-2", "uid-3")
+	e.Answered("t-ns", "web-2")
+	now = now.Add(40 * time.Millisecond)
+	if echo, d := e.take("t-ns", "web-2", "uid-3"); !echo || d.watch != 40*time.Millisecond || d.informer != 0 {
+		t.Errorf("take without a seen arrival = %v, %+v; want true, watch 40ms", echo, d)
+	}
+	if _, err := transform(pod("other")); err != nil { // not announced: nothing recorded
+		t.Fatal(err)
+	}
 	if n := len(e.pending); n != 0 {
-		t.Errorf("%d announcements held after both Adds, want 0", n)
+		t.Errorf("%d announcements held after every Add, want 0", n)
 	}
 }

@@ -123,11 +123,12 @@ func (s *Syncer) podEcho(c *tenant.Cluster, m metav1.Object, o conversion.Owner)
 	if s.echoes == nil {
 		return false
 	}
-	echo, delivered := s.echoes.take(m.GetNamespace(), m.GetName(), o.UID)
+	echo, d := s.echoes.take(m.GetNamespace(), m.GetName(), o.UID)
 	if !echo {
 		return false
 	}
-	metrics.PodCreationCall(c.Name, metrics.CallSuperWatch, delivered)
+	metrics.PodCreationCall(c.Name, metrics.CallSuperWatch, d.watch)
+	metrics.PodCreationCall(c.Name, metrics.CallSuperInformer, d.informer)
 	return s.tenantPodAsCreated(c, o)
 }
 

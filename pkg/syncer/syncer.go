@@ -147,10 +147,11 @@ func New(o Options) (*Syncer, error) {
 	sources.OnMode = metrics.SourceMode
 	sources.OnListAvoided = func(string) { metrics.ListAvoided() }
 	scope := resume.NewScope(o.Sharding != nil)
+	echoes := newPodEchoes()
 	env := &resources.Env{
 		Super: o.Super,
 		SuperInformers: source.NewFactory(sources, superSourcePrefix, o.Super, source.FactoryOptions{
-			Tweak: func(lo *metav1.ListOptions) { lo.LabelSelector = sel }, Transform: superTransform, Scope: scope}),
+			Tweak: func(lo *metav1.ListOptions) { lo.LabelSelector = sel }, Transform: echoes.arrivals(superTransform), Scope: scope}),
 		SuperNodes:    source.NewFactory(sources, superNodesPrefix, o.Super, source.FactoryOptions{Transform: stripManagedFields}),
 		TenantDNS:     o.TenantDNS,
 		ClusterDomain: o.ClusterDomain,
@@ -220,7 +221,7 @@ func New(o Options) (*Syncer, error) {
 	if s.admission != nil {
 		env.PodAdmission = resources.PodAdmissionOf(s.admission)
 	}
-	s.echoes = newPodEchoes()
+	s.echoes = echoes
 	env.PodEchoes = s.echoes
 	if _, ok := s.resources[resources.KindPod]; ok {
 		s.podTokens = pod.NewTokenPrefetcher(env)

@@ -128,16 +128,16 @@ func histogramDelta(before, after []metricSample, name string, keep func(labels 
 }
 
 // syncerCalls are the values of vcsyncer_pod_creation_call_duration_seconds's call label, in
-// the order of a new Pod's downward reconcile: its TokenRequests, the super create, and the
-// super watch's delivery of the created Pod.
-var syncerCalls = []string{"token_request", "super_create", "super_watch"}
+// the order of a new Pod's downward reconcile: its TokenRequests, the super create, the super
+// watch's delivery of the created Pod to the syncer's informer, and the informer's to the
+// syncer's handler.
+var syncerCalls = []string{"token_request", "super_create", "super_watch", "super_informer"}
 
 // heldBreakdown returns, for the observations made between the scrapes before and after, the
 // syncer's phases of a new Pod's creation (vcsyncer_pod_creation_phase_duration_seconds by
 // phase: downward_queue, admission_wait, downward_process, super_scheduling, upward_queue,
 // upward_process) and the downward reconcile's API calls
-// (vcsyncer_pod_creation_call_duration_seconds by call: token_request, super_create, and
-// super_watch, the super watch's delivery of the created Pod); a phase
+// (vcsyncer_pod_creation_call_duration_seconds by call: syncerCalls); a phase
 // or call without observations is left out.
 func heldBreakdown(before, after []metricSample) (phases, calls map[string]phaseStats) {
 	pick := func(name, label string, values []string) map[string]phaseStats {
