@@ -241,7 +241,7 @@ func (b *Budget[T]) expireScheduled(tenant string, ts *budgetTenant[T]) {
 		return
 	}
 	ts.expiring = false
-	wake := b.expireLocked(ts)
+	wake := b.expireLocked(ts) // no expired written reservation is left, current or behind one
 	var oldest time.Time
 	for _, e := range ts.pods {
 		for ; e != nil && e.reserved; e = e.prev {
@@ -385,7 +385,8 @@ func (b *Budget[T]) wakeAll(items []T) {
 // expireLocked drops reservations whose super object was written (or whose write's outcome
 // was unknown) more than ReservationTTL ago and never observed (the informer missed it, e.g.
 // deleted at once, or nothing was written), restoring what a reservation replaced (an observed
-// charge, or a written reservation not yet expired), and returns the parked items that now fit.
+// charge, or a written reservation not yet expired), drops expired written reservations kept
+// behind current ones, and returns the parked items that now fit.
 func (b *Budget[T]) expireLocked(ts *budgetTenant[T]) []T {
 	now := b.o.Now()
 	changed := false
@@ -397,6 +398,14 @@ func (b *Budget[T]) expireLocked(ts *budgetTenant[T]) []T {
 			}
 			ts.setLocked(key, p)
 			changed = true
+			continue
+		}
+		// A written reservation kept behind a current one that has expired is dropped too
+		// (it counts nothing now; Release would skip it).
+		for ; e != nil && e.reserved; e = e.prev {
+			for b.expired(e.prev, now) {
+				e.prev = e.prev.prev
+			}
 		}
 	}
 	if !changed {

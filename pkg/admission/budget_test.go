@@ -360,3 +360,32 @@ func TestBudgetExpiryWakesParked(t *testing.T) {
 		t.Error("a tenant that counts nothing and has nothing parked was kept")
 	}
 }
+
+// TestBudgetExpiryOfAKeptWrittenReservation: a written reservation kept behind a retry's
+// reservation that is not written yet expires at its time; the expiry then has nothing left to
+// wait for and schedules no other (it does not fire again at once for the expired one).
+func TestBudgetExpiryOfAKeptWrittenReservation(t *testing.T) {
+	now := time.Unix(1000, 0)
+	var delays []time.Duration
+	var scheduled []func()
+	b := NewBudget(BudgetOptions[string]{Wake: func(string) {}, Now: func() time.Time { return now },
+		AfterFunc: func(d time.Duration, f func()) { delays, scheduled = append(delays, d), append(scheduled, f) }})
+	hard := res("pods", "1")
+	if ok, _, _ := b.Reserve("t", "a", "a", res("pods", "1"), hard); !ok {
+		t.Fatal("a refused")
+	}
+	b.Created("t", "a") // outcome unknown
+	now = now.Add(time.Minute)
+	if ok, _, _ := b.Reserve("t", "a", "a", res("pods", "1"), hard); !ok { // the retry, still writing
+		t.Fatal("a's retry refused")
+	}
+	now = now.Add(DefaultReservationTTL)
+	scheduled[0]()
+	if len(scheduled) != 1 {
+		t.Fatalf("expiries scheduled %v after the kept reservation ended, want none more", delays)
+	}
+	b.Release("t", "a") // the retry's write refused
+	if got := qty(b.Used("t"), "pods"); got != "0" {
+		t.Errorf("used pods %s, want 0: the kept reservation has expired", got)
+	}
+}

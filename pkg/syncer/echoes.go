@@ -5,6 +5,8 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/vcsyncer/syncer/pkg/conversion"
 )
 
 // echoExpiry is how long a super Pod announced by podEchoes.Expect waits for its Add before it
@@ -21,10 +23,13 @@ const echoExpiry = time.Minute
 // entry older than echoExpiry no longer matches and is swept once the set has grown to sweepAt.
 type podEchoes struct {
 	mu      sync.Mutex
-	pending map[string]podEcho // super namespace/name
+	pending map[echoKey]podEcho
 	sweepAt int
 	now     func() time.Time
 }
+
+// echoKey is a super Pod's namespace and name.
+type echoKey struct{ namespace, name string }
 
 type podEcho struct {
 	tenantUID string
@@ -43,7 +48,7 @@ type echoDelivery struct {
 }
 
 func newPodEchoes() *podEchoes {
-	return &podEchoes{pending: map[string]podEcho{}, sweepAt: 1024, now: time.Now}
+	return &podEchoes{pending: map[echoKey]podEcho{}, sweepAt: 1024, now: time.Now}
 }
 
 // Expect records that super Pod namespace/name is about to be created for the tenant Pod whose
@@ -61,19 +66,19 @@ func (e *podEchoes) Expect(namespace, name, tenantUID string) {
 		}
 		e.sweepAt = max(1024, 2*len(e.pending))
 	}
-	e.pending[namespace+"/"+name] = podEcho{tenantUID: tenantUID, at: now}
+	e.pending[echoKey{namespace, name}] = podEcho{tenantUID: tenantUID, at: now}
 }
 
 // Forget withdraws Expect for a super Pod whose create failed.
 func (e *podEchoes) Forget(namespace, name string) {
 	e.mu.Lock()
-	delete(e.pending, namespace+"/"+name)
+	delete(e.pending, echoKey{namespace, name})
 	e.mu.Unlock()
 }
 
 // Answered records that the announced create of super Pod namespace/name succeeded, now.
 func (e *podEchoes) Answered(namespace, name string) {
-	key := namespace + "/" + name
+	key := echoKey{namespace, name}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if p, ok := e.pending[key]; ok {
@@ -85,22 +90,26 @@ func (e *podEchoes) Answered(namespace, name string) {
 // arrivals returns transform (the super informers' transform) preceded by a record of the
 // moment each announced super Pod first reaches the informer: a transform runs as the
 // informer's reflector queues an object, before the informer's cache and handlers see it.
+// Only a super Pod stamped with the announced tenant Pod's UID counts (not an older super Pod
+// of the same name whose update or deletion arrives meanwhile).
 func (e *podEchoes) arrivals(transform func(any) (any, error)) func(any) (any, error) {
 	return func(obj any) (any, error) {
 		if p, ok := obj.(*corev1.Pod); ok {
-			e.arrived(p.Namespace, p.Name)
+			if o, owned := conversion.OwnerOf(p); owned {
+				e.arrived(p.Namespace, p.Name, o.UID)
+			}
 		}
 		return transform(obj)
 	}
 }
 
-// arrived records, for an announced super Pod namespace/name not seen yet, that the super
-// informer received it now.
-func (e *podEchoes) arrived(namespace, name string) {
-	key := namespace + "/" + name
+// arrived records, for an announced super Pod namespace/name of tenant Pod tenantUID not seen
+// yet, that the super informer received it now.
+func (e *podEchoes) arrived(namespace, name, tenantUID string) {
+	key := echoKey{namespace, name}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if p, ok := e.pending[key]; ok && p.arrived.IsZero() {
+	if p, ok := e.pending[key]; ok && p.arrived.IsZero() && p.tenantUID == tenantUID {
 		p.arrived = e.now()
 		e.pending[key] = p
 	}
@@ -111,7 +120,7 @@ func (e *podEchoes) arrived(namespace, name string) {
 // forgets the announcement either way. For an echo, d splits the time from the create's
 // answer (Answered) until now, the handler's moment (echoDelivery).
 func (e *podEchoes) take(namespace, name, tenantUID string) (echo bool, d echoDelivery) {
-	key := namespace + "/" + name
+	key := echoKey{namespace, name}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	p, ok := e.pending[key]

@@ -7,6 +7,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/vcsyncer/syncer/pkg/conversion"
 )
 
 // TestPodEchoes: an announced create's Add is recognised once, for the same tenant Pod only and
@@ -71,22 +73,28 @@ func TestPodEchoDelivery(t *testing.T) {
 	e := newPodEchoes()
 	e.now = func() time.Time { return now }
 	transform := e.arrivals(func(obj any) (any, error) { return obj, nil })
-	pod := func(name string) *corev1.Pod {
-		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "t-ns", Name: name}}
+	pod := func(name, uid string) *corev1.Pod {
+		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "t-ns", Name: name}}
+		conversion.Stamp(&p.ObjectMeta, conversion.Owner{Tenant: "t", TenantUID: "t-uid", Namespace: "ns", Name: name, UID: uid})
+		return p
 	}
 	e.Expect("t-ns", "web-0", "uid-1")
 	now = now.Add(5 * time.Millisecond) // the create's call
 	e.Answered("t-ns", "web-0")
-	now = now.Add(30 * time.Millisecond)
-	if _, err := transform(pod("web-0")); err != nil {
+	now = now.Add(10 * time.Millisecond)
+	if _, err := transform(pod("web-0", "uid-0")); err != nil { // an older super Pod of the name
 		t.Fatal(err)
 	}
 	now = now.Add(20 * time.Millisecond)
-	if _, err := transform(pod("web-0")); err != nil { // an Update: the first arrival counts
+	if _, err := transform(pod("web-0", "uid-1")); err != nil {
+		t.Fatal(err)
+	}
+	now = now.Add(20 * time.Millisecond)
+	if _, err := transform(pod("web-0", "uid-1")); err != nil { // an Update: the first arrival counts
 		t.Fatal(err)
 	}
 	if echo, d := e.take("t-ns", "web-0", "uid-1"); !echo || d.watch != 30*time.Millisecond || d.informer != 20*time.Millisecond {
-		t.Errorf("take = %v, %+v; want true, watch 30ms (from the answer, not from Expect), informer 20ms", echo, d)
+		t.Errorf("take = %v, %+v; want true, watch 30ms (from the answer, not from Expect, nor from an older Pod's event), informer 20ms", echo, d)
 	}
 
 	e.Expect("t-ns", "web-1", "uid-2")
@@ -102,7 +110,7 @@ func TestPodEchoDelivery(t *testing.T) {
 	if echo, d := e.take("t-ns", "web-2", "uid-3"); !echo || d.watch != 40*time.Millisecond || d.informer != 0 {
 		t.Errorf("take without a seen arrival = %v, %+v; want true, watch 40ms", echo, d)
 	}
-	if _, err := transform(pod("other")); err != nil { // not announced: nothing recorded
+	if _, err := transform(pod("other", "uid-9")); err != nil { // not announced: nothing recorded
 		t.Fatal(err)
 	}
 	if n := len(e.pending); n != 0 {
