@@ -291,9 +291,10 @@ func (b *Budget[T]) Release(tenant, key string) {
 
 // Observe records super object key of tenant as the super informer has it: charge is what
 // the object is counted (nil for a Pod that ended, or an object that was deleted, which
-// counts nothing). It replaces a reservation of the same key. A nil charge does not remove a
-// reservation, written (Created) or not: that is a newer object at the same name, whose ADD
-// the informer delivers after the older one's DELETE. When the tenant's use goes
+// counts nothing). It replaces a reservation of the same key, unless it costs less than the
+// reservation (the object before the write the reservation is for: the reservation stays).
+// A nil charge does not remove a reservation, written (Created) or not: that is a newer
+// object at the same name, whose ADD the informer delivers after the older one's DELETE. When the tenant's use goes
 // down, the parked items that now fit are woken, first come first.
 func (b *Budget[T]) Observe(tenant, key string, charge corev1.ResourceList) {
 	b.mu.Lock()
@@ -317,6 +318,13 @@ func (b *Budget[T]) Observe(tenant, key string, charge corev1.ResourceList) {
 		ts.setLocked(key, nil)
 		wake = ts.wakeLocked()
 		b.dropIfEmptyLocked(tenant, ts)
+	case e != nil && e.reserved && lessOrEqual(charge, e.charge) && !equalLists(charge, e.charge):
+		// A reservation for more than the object is seen to cost: the object as it was before
+		// the write the reservation is for (an update to cost more, whose older events, a
+		// status change say, the informer still delivers), or an older object at the name. It
+		// stays, with what it replaced now this observation, until an observation of what it
+		// reserved replaces it, Release, or the ReservationTTL.
+		e.prev = &budgetEntry{charge: charge}
 	default:
 		lower := e != nil && lessOrEqual(charge, e.charge) && !equalLists(charge, e.charge)
 		ts.setLocked(key, &budgetEntry{charge: charge})

@@ -389,3 +389,39 @@ func TestBudgetExpiryOfAKeptWrittenReservation(t *testing.T) {
 		t.Errorf("used pods %s, want 0: the kept reservation has expired", got)
 	}
 }
+
+// TestBudgetOlderEventsKeepAnUpdatesReservation: while an update to cost more (1 → 2 cpu) is
+// being written, the informer still delivers the object's older events (a status change, at
+// 1 cpu): the reservation of 2 stays, so a parked Pod is not woken into room the update is about
+// to take; the update's own event replaces it, and a refused update gives back the last seen.
+func TestBudgetOlderEventsKeepAnUpdatesReservation(t *testing.T) {
+	var w wakes
+	b := NewBudget(BudgetOptions[string]{Wake: w.wake, AfterFunc: func(time.Duration, func()) {}})
+	hard := res("requests.cpu", "3")
+	b.Observe("t", "a", res("requests.cpu", "1"))
+	b.Observe("t", "other", res("requests.cpu", "1"))
+	if ok, _, _ := b.Reserve("t", "a", "a", res("requests.cpu", "2"), hard); !ok {
+		t.Fatal("a's update refused")
+	}
+	if ok, _, _ := b.Reserve("t", "b", "b", res("requests.cpu", "1"), hard); ok {
+		t.Fatal("b admitted beside a's update")
+	}
+	b.Observe("t", "a", res("requests.cpu", "1")) // a's status changed before the update landed
+	if got := qty(b.Used("t"), "requests.cpu"); got != "3" {
+		t.Fatalf("used cpu %s after an older event of a, want 3 (a's reservation of 2 stays)", got)
+	}
+	if woken := w.take(); len(woken) != 0 {
+		t.Fatalf("woken %v into room a's update takes", woken)
+	}
+	b.Release("t", "a") // the update was refused: a costs what was last seen
+	if got := qty(b.Used("t"), "requests.cpu"); got != "2" {
+		t.Fatalf("used cpu %s after the refused update, want 2", got)
+	}
+	if woken := w.take(); len(woken) != 1 || woken[0] != "b" {
+		t.Fatalf("woken %v, want [b]", woken)
+	}
+	b.Observe("t", "a", res("requests.cpu", "2")) // an update by someone else landed
+	if got := qty(b.Used("t"), "requests.cpu"); got != "3" {
+		t.Fatalf("used cpu %s, want 3", got)
+	}
+}
